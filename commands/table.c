@@ -1,0 +1,45 @@
+/* table.c - the one list of verbs: dispatch, help, completion, man-page lint */
+#include "cmd.h"
+#include "hs.h"
+
+static const char *const capture_words[] = { "start", "stop", "status", "--for", NULL };
+static const char *const filter_words[] = { "add", "del", "list", NULL };
+static const char *const set_words[] = { "format", "db", "trace-timeout", "history",
+	"text", "json", "default", "all", "off", NULL };
+static const char *const traces_words[] = { "show", "flow", "switch", "outcome", "since",
+	"limit", "delivered", "dropped", "looped", "unknown", NULL };
+static const char *const topo_words[] = { "load", "show", NULL };
+static const char *const history_words[] = { "sessions", "flows", "traces", "show",
+	"limit", NULL };
+
+const struct hs_cmd hs_cmds[] = {
+	{ "help", cmd_help, "[VERB]",
+	  "list the verbs, or show one verb's synopsis", NULL, 0 },
+	{ "quit", cmd_quit, "",
+	  "leave the console (stops capture, commits history)", NULL, 0 },
+	{ "exit", cmd_quit, "", "same as quit", NULL, HS_CMDF_ALIAS },
+	{ "set", cmd_set, "[format|db|trace-timeout|history] [VALUE]",
+	  "show or change a setting", set_words, 0 },
+	{ "source", cmd_source, "<FILE>",
+	  "run the commands of a runbook file", NULL, 0 },
+	{ "sleep", cmd_sleep, "<DURATION>",
+	  "wait, letting capture and timers run", NULL, 0 },
+	{ "capture", cmd_capture, "start|stop|status [IFACE|FILE] [--for DURATION]",
+	  "start, stop or show the packet source", capture_words, 0 },
+	{ "filter", cmd_filter, "add|del|list [EXPR...|ID]",
+	  "analyzer-side BPF filters on the inner packet", filter_words, 0 },
+	{ "decode", cmd_decode, "<FILE>",
+	  "print one line per frame of a capture file, without history", NULL, 0 },
+	{ "traces", cmd_traces, "[show ID] [flow FLOW] [switch SW] [outcome O] [since T] [limit N]",
+	  "list closed traces, or one trace hop by hop", traces_words, 0 },
+	{ "flows", cmd_flows, "[limit N]",
+	  "list flows seen in traces with their counters", NULL, 0 },
+	{ "topo", cmd_topo, "load|show [FILE]",
+	  "load or show the fabric topology", topo_words, 0 },
+	{ "history", cmd_history, "[sessions|flows|traces|show ID] [limit N]",
+	  "query the stored history", history_words, 0 },
+	{ "sql", cmd_sql, "<QUERY...>",
+	  "run a read-only SQL query on the history", NULL, 0 },
+};
+
+const unsigned hs_ncmds = HS_ARRAY_SIZE(hs_cmds);

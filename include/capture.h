@@ -1,0 +1,36 @@
+/* capture.h - packet sources (live interface or capture file) on the loop
+ *
+ * Live: pcap_create + immediate mode + non-blocking, uv_poll on the
+ * selectable fd plus a timer for pcap_get_required_select_timeout().
+ * Files: read in slices of HS_CAP_BATCH frames per loop turn (uv_idle), so
+ * the prompt stays responsive. Each frame goes through hs_pipeline_frame().
+ */
+#ifndef HS_CAPTURE_H
+#define HS_CAPTURE_H
+
+#include <uv.h>
+#include "hs.h"
+
+#define HS_CAP_BATCH 256	/* frames per callback, so a flood cannot starve the prompt */
+
+struct hs_ctx;
+
+struct hs_capture_stats {
+	uint64_t packets, bytes;
+	uint64_t decode_errors;
+	uint64_t kernel_drops, if_drops;
+	uint64_t filtered;	/* dropped by analyzer filters */
+	uint64_t started_ns, ended_ns;	/* wall clock */
+	uint64_t first_ts, last_ts;	/* capture time */
+};
+
+/* start reading from an interface (live) or a file; 0 or -1 with the error printed */
+int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint64_t for_ns);
+/* stop: closes open traces, ends the history session */
+void hs_capture_stop(struct hs_ctx *ctx, const char *why);
+bool hs_capture_running(const struct hs_ctx *ctx);
+/* called when a capture ends by itself (file done, --for elapsed) */
+typedef void (*hs_capture_done_cb)(struct hs_ctx *ctx, int status);
+void hs_capture_on_done(struct hs_ctx *ctx, hs_capture_done_cb cb);
+
+#endif

@@ -1,0 +1,59 @@
+/* cmd.h - the command table
+ *
+ * One line per verb in commands/table.c drives dispatch, 'help', TAB
+ * completion, argument-count checks and the man-page lint. Each verb lives
+ * in commands/<verb>.c and is documented in man/hopscope-<verb>.1.
+ *
+ * The argument spec is the synopsis shown by 'help': <x> is required, [x]
+ * optional, "..." repeats; a first word a|b|c lists sub-verbs. The minimum
+ * and maximum argument counts are derived from it.
+ */
+#ifndef HS_CMD_H
+#define HS_CMD_H
+
+struct hs_ctx;
+
+/* what a verb returns */
+#define HS_CMD_OK	0
+#define HS_CMD_FAIL	(-1)
+#define HS_CMD_PENDING	1	/* finishes later through hs_cmd_finish() */
+
+typedef int (*hs_cmd_fn)(struct hs_ctx *ctx, int argc, char **argv);
+
+/* flags */
+#define HS_CMDF_ALIAS	0x01	/* not listed by help, no man page of its own */
+
+struct hs_cmd {
+	const char *name;
+	hs_cmd_fn fn;
+	const char *args;	/* argument spec, e.g. "start|stop|status [SOURCE] [--for DURATION]" */
+	const char *summary;	/* one line, lowercase, no full stop */
+	const char *const *words;	/* completion candidates for arguments, NULL-ended */
+	unsigned flags;
+};
+
+extern const struct hs_cmd hs_cmds[];
+extern const unsigned hs_ncmds;
+
+/* exact name or unambiguous prefix; NULL with *ambiguous set when several match */
+const struct hs_cmd *hs_cmd_lookup(const char *word, int *ambiguous);
+/* derived from args: min and max (-1 = no limit) argument counts */
+void hs_cmd_arity(const struct hs_cmd *c, int *min, int *max);
+
+#define HS_DECLARE_CMD(v) int cmd_##v(struct hs_ctx *ctx, int argc, char **argv)
+
+HS_DECLARE_CMD(help);
+HS_DECLARE_CMD(quit);
+HS_DECLARE_CMD(set);
+HS_DECLARE_CMD(source);
+HS_DECLARE_CMD(sleep);
+HS_DECLARE_CMD(capture);
+HS_DECLARE_CMD(filter);
+HS_DECLARE_CMD(decode);
+HS_DECLARE_CMD(traces);
+HS_DECLARE_CMD(flows);
+HS_DECLARE_CMD(topo);
+HS_DECLARE_CMD(history);
+HS_DECLARE_CMD(sql);
+
+#endif

@@ -1,0 +1,78 @@
+/* console.h - the console: one libuv loop, the REPL or a runbook, and the
+ * state every verb works on.
+ */
+#ifndef HS_CONSOLE_H
+#define HS_CONSOLE_H
+
+#include <uv.h>
+#include "hs.h"
+#include "out.h"
+#include "decode.h"
+#include "topo.h"
+#include "tracer.h"
+#include "flows.h"
+#include "store.h"
+#include "filter.h"
+#include "capture.h"
+
+enum hs_policy {
+	HS_POLICY_DEFAULT = 0,	/* flows; anomalous, probe and filter-matched traces */
+	HS_POLICY_ALL,		/* every trace in full */
+	HS_POLICY_OFF,		/* nothing (benchmarks) */
+};
+
+struct hs_settings {
+	bool json;
+	uint64_t trace_timeout_ns;	/* default 1 s */
+	enum hs_policy policy;
+	char *db_path;			/* default ./hopscope.db */
+};
+
+struct hs_capture;
+
+struct hs_ctx {
+	uv_loop_t *loop;
+	struct hs_out out;
+	struct hs_settings set;
+
+	struct hs_topo *topo;		/* NULL until topo load / --topo */
+	struct hs_store *store;		/* NULL until first needed (lazy open) */
+	int64_t session;		/* history session of the running capture, 0 none */
+	struct hs_tracer *tracer;
+	struct hs_flowtab *flows;
+	struct hs_filterset *filters;
+	struct hs_capture *cap;
+	struct hs_capture_stats last_stats;	/* of the current/last capture */
+	uint64_t derr[HS_DERR__COUNT];	/* decode errors by reason */
+	uv_timer_t commit_timer;	/* commits history batches */
+
+	/* command runner */
+	bool interactive;		/* a terminal REPL */
+	bool keep_going;
+	bool quit;			/* 'quit' or end of input */
+	int exit_status;
+	void (*cancel)(struct hs_ctx *ctx);	/* set by a pending verb: Ctrl-C calls it */
+	void *pending;			/* runner state of the pending verb */
+};
+
+/* process one decoded-or-not frame: count, filter, trace (capture.c) */
+void hs_pipeline_frame(struct hs_ctx *ctx, int dlt, const uint8_t *data,
+		       uint32_t caplen, uint32_t wirelen, uint64_t ts_ns);
+
+/* open the history on first use; NULL with the error printed */
+struct hs_store *hs_ctx_store(struct hs_ctx *ctx);
+
+/* run one command line (split into words, '#' comments); returns HS_CMD_* */
+int hs_run_line(struct hs_ctx *ctx, const char *line);
+/* a pending verb reports that it finished */
+void hs_cmd_finish(struct hs_ctx *ctx, int status);
+/* print an asynchronous message above the prompt without breaking the line */
+void hs_async_print(struct hs_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* split a line into words: blanks separate, '...' and "..." quote, # starts a
+ * comment outside quotes. Returns argc or -1 (unterminated quote) with the
+ * column in *errcol. argv points into buf (modified). */
+int hs_split_words(char *buf, char **argv, int max, int *errcol);
+
+#endif

@@ -1,0 +1,111 @@
+/* decode.h - mirrored frame -> mirror metadata + innermost packet
+ *
+ * Every read is bounds checked against the captured length; a frame that
+ * cannot be decoded has pkt->error set to a reason and is counted, never
+ * read past its end. hs_decode() allocates nothing.
+ */
+#ifndef HS_DECODE_H
+#define HS_DECODE_H
+
+#include "hs.h"
+
+enum hs_encap {
+	HS_ENCAP_NONE = 0,	/* plain SPAN copy, or no mirror header */
+	HS_ENCAP_ERSPAN1,	/* GRE 0x88BE without sequence bit */
+	HS_ENCAP_ERSPAN2,	/* GRE 0x88BE, ERSPAN version 1 */
+	HS_ENCAP_ERSPAN3,	/* GRE 0x22EB, ERSPAN version 2 */
+	HS_ENCAP_GRE_TEB,	/* GRE 0x6558 */
+	HS_ENCAP_GRE_IP,	/* GRE 0x0800 / 0x86DD */
+	HS_ENCAP_IPIP,		/* IPv4/IPv6 in IPv4 (4, 41), IPv4 in IPv6 */
+	HS_ENCAP__COUNT
+};
+
+/* Why a frame could not be decoded. Names are stable (JSON, history). */
+#define HS_DERR_LIST(X) \
+	X(NONE, "none") \
+	X(TRUNC_LINK, "truncated-link") \
+	X(TRUNC_VLAN, "truncated-vlan") \
+	X(TRUNC_IP, "truncated-ip") \
+	X(BAD_IP, "bad-ip-header") \
+	X(TRUNC_IP6, "truncated-ipv6") \
+	X(TRUNC_IP6_EXT, "truncated-ipv6-ext") \
+	X(TRUNC_GRE, "truncated-gre") \
+	X(BAD_GRE, "bad-gre") \
+	X(TRUNC_ERSPAN, "truncated-erspan") \
+	X(BAD_ERSPAN, "bad-erspan") \
+	X(TRUNC_L4, "truncated-l4") \
+	X(TRUNC_TUNNEL, "truncated-tunnel") \
+	X(FRAGMENT, "fragment") \
+	X(NOT_IP, "not-ip") \
+	X(TOO_DEEP, "too-deep") \
+	X(LINKTYPE, "unsupported-linktype")
+
+enum hs_derr {
+#define HS_DERR_ENUM(id, name) HS_DERR_##id,
+	HS_DERR_LIST(HS_DERR_ENUM)
+#undef HS_DERR_ENUM
+	HS_DERR__COUNT
+};
+
+/* flags in hs_pkt.have */
+#define HS_HAVE_MIRROR	0x0001	/* mirror_src/dst valid */
+#define HS_HAVE_ERSPAN	0x0002	/* erspan_ver, session valid */
+#define HS_HAVE_HWTS	0x0004	/* hw_ts valid (ERSPAN III) */
+#define HS_HAVE_IP	0x0008	/* innermost IP header decoded */
+#define HS_HAVE_PORTS	0x0010	/* sport/dport valid (TCP/UDP) */
+#define HS_HAVE_TCP	0x0020	/* tcp_flags, seq, ack valid */
+#define HS_HAVE_ICMP	0x0040	/* icmp_type/code valid */
+#define HS_HAVE_IPID	0x0080	/* ip_id valid (IPv4) */
+#define HS_HAVE_VNI	0x0100	/* passed a VXLAN or Geneve overlay */
+#define HS_HAVE_VLAN	0x0200	/* outermost 802.1Q/802.1ad tag seen */
+#define HS_HAVE_HWNS	0x0400	/* hw_ns valid */
+
+struct hs_pkt {
+	uint32_t frame;		/* 1-based frame number in the source */
+	uint64_t ts_ns;		/* capture time */
+	uint32_t caplen, wirelen;
+	uint32_t have;		/* HS_HAVE_* */
+	uint8_t encap;		/* enum hs_encap: the outermost mirror encapsulation */
+	uint8_t error;		/* enum hs_derr */
+
+	/* mirror metadata */
+	struct hs_addr mirror_src, mirror_dst;
+	uint8_t erspan_ver;	/* header version field: 1 = type II, 2 = type III */
+	uint16_t session;	/* ERSPAN session (span) id */
+	uint16_t vlan;		/* outermost VLAN id */
+	uint32_t hw_ts;		/* ERSPAN III timestamp field, raw */
+	uint8_t hw_gra;		/* ERSPAN III granularity (0=100us 1=100ns 2=IEEE1588 3=platform) */
+	uint64_t hw_ns;		/* switch time in ns when derivable (HS_HAVE_HWNS):
+				 * gra 1: ts*100; gra 2: ns, upper 32 bits from a
+				 * platform-id 3 subheader when present */
+	uint32_t vni;		/* VXLAN/Geneve VNI */
+
+	/* innermost packet */
+	struct hs_flowkey key;	/* src, dst, proto, sport, dport */
+	uint8_t ttl;		/* IPv4 TTL or IPv6 hop limit */
+	uint8_t tos;		/* IPv4 TOS / IPv6 traffic class (DSCP<<2 | ECN) */
+	uint16_t ip_id;
+	uint8_t tcp_flags;	/* low 8 flag bits: FIN=1 SYN=2 RST=4 PSH=8 ACK=16 URG=32 ECE=64 CWR=128 */
+	uint32_t seq, ack;
+	uint16_t l4_len;	/* L4 payload length (TCP/UDP data bytes) */
+	uint8_t icmp_type, icmp_code;
+	uint32_t len;		/* inner IP total length (IPv6: 40 + payload length) */
+	const uint8_t *l3;	/* innermost IP header inside the frame buffer */
+	uint32_t l3_caplen;	/* captured bytes from l3 to the end (clamped to len) */
+	const uint8_t *l4_payload; /* start of the TCP/UDP payload, or NULL */
+	uint32_t l4_payload_caplen;
+};
+
+/* link types: pcap DLT values accepted by hs_decode */
+bool hs_decode_linktype_ok(int dlt);
+
+/* Decode one frame. Returns 0 when an innermost IP packet was found, -1 with
+ * pkt->error set otherwise. pkt is fully overwritten. */
+int hs_decode(int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
+	      uint64_t ts_ns, struct hs_pkt *pkt);
+
+const char *hs_encap_name(int encap);	/* "erspan3", "none", ... */
+const char *hs_derr_name(int err);	/* "truncated-ip", ... */
+
+
+#endif

@@ -1,0 +1,55 @@
+/* hs.h - types and helpers shared by every part of hopscope */
+#ifndef HS_H
+#define HS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#define HS_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define HS_NS_PER_SEC 1000000000ULL
+
+/* An IPv4 or IPv6 address. af is 4, 6, or 0 for "none". */
+struct hs_addr {
+	uint8_t af;
+	uint8_t a[16];		/* IPv4 in a[0..3] */
+};
+
+/* Longest text form of an hs_addr, with its NUL. */
+#define HS_ADDRSTRLEN 46
+
+/* Inner 5-tuple. Addresses of both directions are kept as seen. */
+struct hs_flowkey {
+	struct hs_addr src, dst;
+	uint16_t sport, dport;
+	uint8_t proto;
+};
+
+const char *hs_addr_str(const struct hs_addr *a, char *buf, size_t len);
+int hs_addr_parse(const char *s, struct hs_addr *out);
+bool hs_addr_eq(const struct hs_addr *x, const struct hs_addr *y);
+/* true when a lies in net/plen */
+bool hs_addr_in(const struct hs_addr *a, const struct hs_addr *net, int plen);
+/* "10.0.0.0/24" -> net, plen; returns 0 or -1 */
+int hs_prefix_parse(const char *s, struct hs_addr *net, int *plen);
+
+uint64_t hs_flowkey_hash(const struct hs_flowkey *k);
+bool hs_flowkey_eq(const struct hs_flowkey *x, const struct hs_flowkey *y);
+
+/* "250ms", "2s", "1.5s", "1m", "100us", "5" (seconds) -> nanoseconds. 0 or -1. */
+int hs_parse_duration(const char *s, uint64_t *ns);
+/* decimal or 0x.. unsigned integer no larger than max. 0 or -1. */
+int hs_parse_uint(const char *s, uint64_t max, uint64_t *out);
+/* nanoseconds -> "1.250ms", "3.2s" (human); returns buf */
+const char *hs_fmt_duration(uint64_t ns, char *buf, size_t len);
+/* seconds.nanoseconds with 9 decimals */
+const char *hs_fmt_ts(uint64_t ts_ns, char *buf, size_t len);
+
+/* monotonic and wall clocks in nanoseconds */
+uint64_t hs_mono_ns(void);
+uint64_t hs_wall_ns(void);
+
+void *hs_xcalloc(size_t n, size_t size);	/* aborts on OOM */
+char *hs_xstrdup(const char *s);
+
+#endif

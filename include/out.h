@@ -1,0 +1,55 @@
+/* out.h - one call renders text or JSON
+ *
+ * Every verb prints through an hs_out. In text mode the fmt argument is used
+ * (printf-style, with the value); in JSON mode the key is. One JSON object is
+ * one line (JSON lines). Keys whose fmt is NULL are JSON-only; out_text()
+ * prints text-only lines.
+ */
+#ifndef HS_OUT_H
+#define HS_OUT_H
+
+#include <stdio.h>
+#include <stdarg.h>
+#include "hs.h"
+
+#define HS_OUT_MAX_DEPTH 8
+
+struct hs_out {
+	FILE *fp;		/* results */
+	FILE *err;		/* errors and progress */
+	bool json;
+	int depth;
+	bool first[HS_OUT_MAX_DEPTH];	/* no member printed yet at this depth */
+	bool is_array[HS_OUT_MAX_DEPTH];
+};
+
+void out_init(struct hs_out *o, FILE *fp, FILE *err, bool json);
+
+void out_obj_open(struct hs_out *o, const char *key);	/* key NULL at top / in arrays */
+void out_obj_close(struct hs_out *o);			/* ends the line at depth 0 */
+void out_arr_open(struct hs_out *o, const char *key);
+void out_arr_close(struct hs_out *o);
+
+void out_str(struct hs_out *o, const char *key, const char *fmt, const char *val);
+void out_uint(struct hs_out *o, const char *key, const char *fmt, uint64_t val);
+void out_int(struct hs_out *o, const char *key, const char *fmt, int64_t val);
+void out_double(struct hs_out *o, const char *key, const char *fmt, double val);
+void out_bool(struct hs_out *o, const char *key, const char *fmt, bool val);
+void out_null(struct hs_out *o, const char *key);
+/* a JSON number already formatted (e.g. a timestamp with 9 decimals) */
+void out_raw(struct hs_out *o, const char *key, const char *fmt, const char *num);
+
+void out_text(struct hs_out *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void out_nl(struct hs_out *o);		/* newline in text mode only */
+
+/* JSON string escaping into fp */
+void out_json_string(FILE *fp, const char *s);
+
+/* "error: <msg>" (git style: lowercase, no full stop); returns -1 */
+int out_err(struct hs_out *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void out_warn(struct hs_out *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,55 @@
+/* store.h - the SQLite history
+ *
+ * One file per capture project. WAL journal, schema versioned with
+ * PRAGMA user_version, files marked as ours with PRAGMA application_id.
+ * Writes are queued into an open transaction and committed in batches by
+ * hs_store_commit(): a kill -9 loses at most the uncommitted batch.
+ * Every value from the user or the wire is bound, never spliced into SQL.
+ */
+#ifndef HS_STORE_H
+#define HS_STORE_H
+
+#include "hs.h"
+#include "tracer.h"
+#include "flows.h"
+#include "topo.h"
+
+#define HS_STORE_APP_ID 0x48734331	/* "HsC1" */
+#define HS_STORE_SCHEMA 1
+
+struct sqlite3;
+
+struct hs_session_stats {
+	uint64_t packets, bytes, decode_errors, kernel_drops, traces;
+};
+
+/* Open or create. NULL with a message in err when the file is not a hopscope
+ * history, is from a newer hopscope, is locked or cannot be opened; nothing
+ * in the file is changed then. */
+struct hs_store *hs_store_open(const char *path, char *err, size_t errlen);
+void hs_store_close(struct hs_store *st);	/* commits what is queued */
+const char *hs_store_path(const struct hs_store *st);
+struct sqlite3 *hs_store_db(struct hs_store *st);
+const char *hs_store_errmsg(struct hs_store *st);
+
+/* returns the session id, or -1 */
+int64_t hs_store_session_begin(struct hs_store *st, const char *source,
+			       const char *filter, uint64_t wall_ns);
+int hs_store_session_end(struct hs_store *st, int64_t session,
+			 const struct hs_session_stats *stats, uint64_t wall_ns);
+
+/* queue rows into the current batch; 0 or -1 */
+int hs_store_trace(struct hs_store *st, int64_t session, const struct hs_trace *t,
+		   const struct hs_topo *topo);
+int hs_store_flow(struct hs_store *st, int64_t session, const struct hs_flow *f);
+/* commit the batch; returns rows committed or -1 */
+int hs_store_commit(struct hs_store *st);
+size_t hs_store_pending(const struct hs_store *st);
+uint64_t hs_store_written(const struct hs_store *st);	/* rows committed so far */
+
+/* read-only statement for 'sql': refuses writes, ATTACH, PRAGMA changes and
+ * load_extension (authorizer). NULL with err set. */
+struct sqlite3_stmt *hs_store_prepare_ro(struct hs_store *st, const char *sql,
+					 char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,73 @@
+/* topo.h - the fabric: switches, links, hosts, subnets behind each ToR
+ *
+ * File format (one record a line, '#' comments, words separated by blanks):
+ *
+ *   switch NAME role ROLE mirror ADDR loopback ADDR
+ *   link   NAME PORT NAME PORT
+ *   host   NAME addr ADDR leaf NAME
+ *   subnet NAME PREFIX                 (hosts behind ToR NAME)
+ *   analyzer ADDR [iface IFNAME]       (where mirrored copies are sent)
+ *
+ * ROLE is leaf, spine, agg, core or tor. A wrong line is refused as a whole
+ * with "FILE:LINE:COL: ..." and the topology already loaded is kept.
+ */
+#ifndef HS_TOPO_H
+#define HS_TOPO_H
+
+#include "hs.h"
+
+#define HS_NAME_MAX 32
+
+struct hs_switch {
+	char name[HS_NAME_MAX];
+	char role[16];
+	struct hs_addr mirror;
+	struct hs_addr loopback;
+};
+
+struct hs_link {
+	int a, b;		/* switch indexes */
+	char a_port[HS_NAME_MAX], b_port[HS_NAME_MAX];
+};
+
+struct hs_host {
+	char name[HS_NAME_MAX];
+	struct hs_addr addr;
+	int leaf;		/* switch index */
+};
+
+struct hs_subnet {
+	struct hs_addr net;
+	int plen;
+	int leaf;
+};
+
+struct hs_topo {
+	char *path;
+	int nsw, nlinks, nhosts, nsubnets;
+	struct hs_switch *sw;
+	struct hs_link *links;
+	struct hs_host *hosts;
+	struct hs_subnet *subnets;
+	struct hs_addr analyzer;
+	char analyzer_iface[HS_NAME_MAX];
+	/* derived: hop distances between switches, nsw*nsw, -1 = unreachable */
+	int16_t *dist;
+};
+
+/* NULL on error with a "FILE:LINE:COL: what" message in err */
+struct hs_topo *hs_topo_load(const char *path, char *err, size_t errlen);
+struct hs_topo *hs_topo_parse(const char *text, const char *name, char *err, size_t errlen);
+void hs_topo_free(struct hs_topo *t);
+
+int hs_topo_switch_by_name(const struct hs_topo *t, const char *name);
+/* switch whose mirror (or, failing that, loopback) address is a; -1 if none */
+int hs_topo_switch_by_addr(const struct hs_topo *t, const struct hs_addr *a);
+/* ToR (leaf) serving address a, from hosts then subnets; -1 if unknown */
+int hs_topo_leaf_for(const struct hs_topo *t, const struct hs_addr *a);
+/* neighbours of sw on a shortest path to switch dst; returns how many, up to max */
+int hs_topo_next_hops(const struct hs_topo *t, int sw, int dst, int *out, int max);
+/* link index joining switches a and b (either order), -1 if none */
+int hs_topo_link(const struct hs_topo *t, int a, int b);
+
+#endif

@@ -1,0 +1,106 @@
+/* tracer.h - join the mirrored copies of one packet into a per-hop trace
+ *
+ * Copies of one original packet share the inner 5-tuple, IP ID and (TCP)
+ * sequence number. Hops are ordered by inner TTL (descending), then time.
+ * A trace closes after a quiet timeout measured in capture time, gets an
+ * outcome from the topology, and is handed to on_close. The steady-state
+ * hot path (hs_tracer_add, hs_tracer_advance) allocates nothing: open traces
+ * come from a pool sized at creation, closed ones land in a fixed ring.
+ */
+#ifndef HS_TRACER_H
+#define HS_TRACER_H
+
+#include "hs.h"
+#include "decode.h"
+#include "topo.h"
+
+#define HS_TRACE_MAX_HOPS 16	/* hops kept per trace; more are counted */
+#define HS_TRACE_MAX_NEXT 4
+
+enum hs_outcome {
+	HS_OUT_OPEN = 0,
+	HS_OUT_DELIVERED,	/* last hop is the ToR of the destination */
+	HS_OUT_DROPPED,		/* ended before the destination's ToR */
+	HS_OUT_LOOPED,		/* a switch appears twice */
+	HS_OUT_UNKNOWN,		/* no topology to judge by */
+	HS_OUT__COUNT
+};
+
+/* hs_trace.flags */
+#define HS_TF_PROBE	0x01	/* carries a hopscope probe signature */
+#define HS_TF_MATCHED	0x02	/* kept by an explicit analyzer filter */
+#define HS_TF_DEBUG	0x04	/* debug DSCP bit set */
+#define HS_TF_EVICTED	0x08	/* closed early because the pool was full */
+
+struct hs_hop {
+	int sw;			/* topology switch index, -1 when unknown */
+	struct hs_addr addr;	/* mirror source address */
+	uint64_t ts_ns;		/* capture time of the copy */
+	uint64_t hw_ns;		/* switch timestamp (ERSPAN III), 0 if none */
+	uint8_t ttl, tos;
+	uint16_t session;
+};
+
+struct hs_trace {
+	uint64_t id;		/* 1-based, increasing in order of closing */
+	struct hs_flowkey key;
+	uint16_t ip_id;
+	uint32_t seq;
+	uint8_t tcp_flags;
+	uint32_t len;		/* inner IP length */
+	uint8_t outcome;	/* enum hs_outcome */
+	uint8_t flags;		/* HS_TF_* */
+	uint32_t probe_id;	/* when HS_TF_PROBE */
+	int last_sw;		/* switch of the last hop, -1 if unknown */
+	int n_next;		/* expected next hops (dropped, with topology) */
+	int expected_next[HS_TRACE_MAX_NEXT];
+	uint16_t nhops;		/* hops kept in hops[] */
+	uint16_t extra_hops;	/* copies beyond HS_TRACE_MAX_HOPS */
+	struct hs_hop hops[HS_TRACE_MAX_HOPS];
+};
+
+typedef void (*hs_trace_cb)(void *arg, const struct hs_trace *t);
+
+struct hs_tracer_cfg {
+	uint64_t timeout_ns;	/* quiet time before a trace closes (capture time) */
+	size_t max_open;	/* pool size; the oldest open trace is evicted beyond it */
+	size_t ring;		/* closed traces kept for 'traces' */
+	const struct hs_topo *topo;	/* may be NULL */
+	hs_trace_cb on_close;
+	void *arg;
+};
+
+struct hs_tracer_stats {
+	uint64_t copies;	/* mirrored copies added */
+	uint64_t open;		/* open now */
+	uint64_t closed;
+	uint64_t evicted;
+	uint64_t by_outcome[HS_OUT__COUNT];
+};
+
+struct hs_tracer *hs_tracer_new(const struct hs_tracer_cfg *cfg);
+void hs_tracer_free(struct hs_tracer *tr);
+void hs_tracer_set_topo(struct hs_tracer *tr, const struct hs_topo *topo);
+void hs_tracer_set_timeout(struct hs_tracer *tr, uint64_t timeout_ns);
+
+/* one decoded copy (pkt->have & HS_HAVE_IP); flags are HS_TF_* to OR in */
+void hs_tracer_add(struct hs_tracer *tr, const struct hs_pkt *pkt, uint8_t flags);
+/* close traces quiet since before now_ns - timeout (capture time) */
+void hs_tracer_advance(struct hs_tracer *tr, uint64_t now_ns);
+/* close every open trace (end of a file, capture stop) */
+void hs_tracer_close_all(struct hs_tracer *tr);
+void hs_tracer_get_stats(const struct hs_tracer *tr, struct hs_tracer_stats *st);
+
+/* closed traces still in the ring: by id, or the newest first */
+const struct hs_trace *hs_tracer_find(const struct hs_tracer *tr, uint64_t id);
+size_t hs_tracer_recent(const struct hs_tracer *tr, const struct hs_trace **out, size_t max);
+/* forget closed traces (new capture session); ids keep increasing */
+void hs_tracer_clear(struct hs_tracer *tr);
+
+/* outcome and expected next hops from hops and topology (used on close) */
+void hs_trace_classify(struct hs_trace *t, const struct hs_topo *topo);
+const char *hs_outcome_name(int outcome);	/* "delivered", ... */
+/* switch name of a hop: topology name or the address */
+const char *hs_hop_name(const struct hs_topo *topo, const struct hs_hop *h, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,212 @@
+/* util.c - addresses, flow keys, durations, numbers, clocks */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "hs.h"
+
+const char *hs_addr_str(const struct hs_addr *a, char *buf, size_t len)
+{
+	if (len == 0)
+		return buf;
+	if (a->af == 4) {
+		if (!inet_ntop(AF_INET, a->a, buf, (socklen_t)len))
+			buf[0] = '\0';
+	} else if (a->af == 6) {
+		if (!inet_ntop(AF_INET6, a->a, buf, (socklen_t)len))
+			buf[0] = '\0';
+	} else {
+		snprintf(buf, len, "-");
+	}
+	return buf;
+}
+
+int hs_addr_parse(const char *s, struct hs_addr *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (inet_pton(AF_INET, s, out->a) == 1) {
+		out->af = 4;
+		return 0;
+	}
+	if (inet_pton(AF_INET6, s, out->a) == 1) {
+		out->af = 6;
+		return 0;
+	}
+	return -1;
+}
+
+bool hs_addr_eq(const struct hs_addr *x, const struct hs_addr *y)
+{
+	if (x->af != y->af)
+		return false;
+	return memcmp(x->a, y->a, x->af == 4 ? 4 : 16) == 0;
+}
+
+bool hs_addr_in(const struct hs_addr *a, const struct hs_addr *net, int plen)
+{
+	int bits = a->af == 4 ? 32 : 128;
+
+	if (a->af != net->af || plen < 0 || plen > bits)
+		return false;
+	int full = plen / 8, rest = plen % 8;
+	if (memcmp(a->a, net->a, (size_t)full) != 0)
+		return false;
+	if (rest) {
+		uint8_t mask = (uint8_t)(0xff << (8 - rest));
+		if ((a->a[full] & mask) != (net->a[full] & mask))
+			return false;
+	}
+	return true;
+}
+
+int hs_prefix_parse(const char *s, struct hs_addr *net, int *plen)
+{
+	char buf[HS_ADDRSTRLEN + 8];
+	const char *slash = strchr(s, '/');
+	uint64_t v;
+
+	if (strlen(s) >= sizeof(buf))
+		return -1;
+	strcpy(buf, s);
+	if (slash)
+		buf[slash - s] = '\0';
+	if (hs_addr_parse(buf, net) < 0)
+		return -1;
+	int bits = net->af == 4 ? 32 : 128;
+	if (!slash) {
+		*plen = bits;
+		return 0;
+	}
+	if (hs_parse_uint(slash + 1, (uint64_t)bits, &v) < 0)
+		return -1;
+	*plen = (int)v;
+	return 0;
+}
+
+/* FNV-1a over the fields that make the key, so padding never counts */
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	while (n--) {
+		h ^= *b++;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+uint64_t hs_flowkey_hash(const struct hs_flowkey *k)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	size_t n = k->src.af == 6 ? 16 : 4;
+
+	h = fnv(h, k->src.a, n);
+	h = fnv(h, k->dst.a, n);
+	h = fnv(h, &k->sport, sizeof(k->sport));
+	h = fnv(h, &k->dport, sizeof(k->dport));
+	h = fnv(h, &k->proto, 1);
+	return h ^ (h >> 29);
+}
+
+bool hs_flowkey_eq(const struct hs_flowkey *x, const struct hs_flowkey *y)
+{
+	return x->proto == y->proto && x->sport == y->sport && x->dport == y->dport &&
+	       hs_addr_eq(&x->src, &y->src) && hs_addr_eq(&x->dst, &y->dst);
+}
+
+int hs_parse_uint(const char *s, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-' || *s == '+' || isspace((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int hs_parse_duration(const char *s, uint64_t *ns)
+{
+	static const struct { const char *unit; double mul; } units[] = {
+		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
+		{ "m", 60e9 }, { "min", 60e9 }, { "h", 3600e9 }, { "", 1e9 },
+	};
+	char *end;
+	double v;
+
+	if (!s || !*s || !(isdigit((unsigned char)*s) || *s == '.'))
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || v < 0)
+		return -1;
+	for (size_t i = 0; i < HS_ARRAY_SIZE(units); i++) {
+		if (strcmp(end, units[i].unit) == 0) {
+			double r = v * units[i].mul;
+			if (r > 1e18)
+				return -1;
+			*ns = (uint64_t)(r + 0.5);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+const char *hs_fmt_duration(uint64_t ns, char *buf, size_t len)
+{
+	if (ns < 1000)
+		snprintf(buf, len, "%lluns", (unsigned long long)ns);
+	else if (ns < 1000000)
+		snprintf(buf, len, "%.1fus", ns / 1e3);
+	else if (ns < 1000000000ULL)
+		snprintf(buf, len, "%.3fms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.3fs", ns / 1e9);
+	return buf;
+}
+
+const char *hs_fmt_ts(uint64_t ts_ns, char *buf, size_t len)
+{
+	snprintf(buf, len, "%llu.%09llu", (unsigned long long)(ts_ns / HS_NS_PER_SEC),
+		 (unsigned long long)(ts_ns % HS_NS_PER_SEC));
+	return buf;
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * HS_NS_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t hs_mono_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
+uint64_t hs_wall_ns(void) { return clock_ns(CLOCK_REALTIME); }
+
+void *hs_xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p) {
+		fprintf(stderr, "hopscope: out of memory\n");
+		abort();
+	}
+	return p;
+}
+
+char *hs_xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *p = hs_xcalloc(1, n);
+
+	memcpy(p, s, n);
+	return p;
+}
