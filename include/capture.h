@@ -24,6 +24,11 @@ struct hs_capture_stats {
 	uint64_t first_ts, last_ts;	/* capture time */
 };
 
+/* create the tracer, flow table, filters and history commit timer (at
+ * console start), and tear them down (stops capture, commits) at exit */
+int hs_pipeline_init(struct hs_ctx *ctx);
+void hs_pipeline_fini(struct hs_ctx *ctx);
+
 /* start reading from an interface (live) or a file; 0 or -1 with the error printed */
 int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint64_t for_ns);
 /* stop: closes open traces, ends the history session */

@@ -26,6 +26,12 @@ enum hs_outcome {
 	HS_OUT__COUNT
 };
 
+/* The debug bit: the lowest DSCP bit (TOS 0x04). Standard PHBs (CSx, AFxy,
+ * EF) only use even DSCP values, so an odd DSCP marks a packet every switch
+ * mirrors (probes set it). */
+#define HS_DEBUG_TOS_BIT 0x04
+#define HS_TOS_IS_DEBUG(tos) (((tos) & HS_DEBUG_TOS_BIT) != 0)
+
 /* hs_trace.flags */
 #define HS_TF_PROBE	0x01	/* carries a hopscope probe signature */
 #define HS_TF_MATCHED	0x02	/* kept by an explicit analyzer filter */

@@ -1,0 +1,69 @@
+#!/bin/sh
+# quickstart.sh - install what is missing, build, then open the console or run the tests.
+#
+#   sh share/quickstart.sh console   build and open the console on the lab (or the bundled sample)
+#   sh share/quickstart.sh test      build and run the whole test suite, then again under ASan/UBSan
+#
+# Meant for a fresh Debian 12 machine, run as root from the top of the source tree.
+set -eu
+
+cd "$(dirname "$0")/.."
+mode=${1:-console}
+case "$mode" in
+console|test) ;;
+*) echo "usage: sh share/quickstart.sh console|test" >&2; exit 2 ;;
+esac
+
+# build tools and libraries, then what the tests and the lab drive
+PKGS="build-essential autoconf automake pkg-config
+libuv1-dev libedit-dev libncurses-dev libpcap-dev libnet1-dev libsqlite3-dev libcmocka-dev
+libnetfilter-log-dev
+iproute2 iptables iputils-ping procps"
+TEST_PKGS="tshark tcpdump mandoc python3 sqlite3 tmux util-linux"
+
+need=""
+for p in $PKGS $( [ "$mode" = test ] && echo "$TEST_PKGS" ); do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		need="$need $p"
+	fi
+done
+if [ -n "$need" ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "quickstart: missing packages:$need (run as root, or install them first)" >&2
+		exit 1
+	fi
+	echo "quickstart: installing$need"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $need >/dev/null
+fi
+
+jobs=$(nproc 2>/dev/null || echo 2)
+if [ ! -x configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt configure ]; then
+	autoreconf -fi
+fi
+if [ ! -f Makefile ] || [ configure -nt Makefile ]; then
+	./configure --enable-werror
+fi
+make -j"$jobs"
+
+if [ "$mode" = console ]; then
+	# the live lab where root and namespaces allow it, the bundled capture otherwise
+	if [ "$(id -u)" -eq 0 ] && ip netns add hs-probe-ns 2>/dev/null; then
+		ip netns del hs-probe-ns
+		./hopscope-lab status >/dev/null 2>&1 || ./hopscope-lab up
+		./hopscope-lab traffic start >/dev/null 2>&1 || true
+		exec ./hopscope --lab
+	fi
+	echo "quickstart: no root or no network namespaces here: opening the bundled sample capture"
+	exec ./hopscope -r share/sample/sample.pcap --topo share/sample/sample.topo
+fi
+
+# the whole suite, then the unit and end-to-end tests again under ASan/UBSan
+status=0
+make -j"$jobs" check || status=1
+sh tests/summary.sh test-suite.log tests
+[ $status -eq 0 ] || grep -h -A40 '^FAIL\|^ERROR' test-suite.log | head -200
+make check-sanitizers || status=1
+exit $status
