@@ -7,6 +7,8 @@
 #ifndef HS_DECODE_H
 #define HS_DECODE_H
 
+#include <stdio.h>
+
 #include "hs.h"
 
 enum hs_encap {
@@ -106,6 +108,10 @@ int hs_decode(int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
 
 const char *hs_encap_name(int encap);	/* "erspan3", "none", ... */
 const char *hs_derr_name(int err);	/* "truncated-ip", ... */
+
+/* one line per frame: the `decode --json` object, and a tcpdump-like summary */
+void hs_pkt_json(FILE *fp, const struct hs_pkt *p);
+void hs_pkt_text(FILE *fp, const struct hs_pkt *p);
 
 
 #endif

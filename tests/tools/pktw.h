@@ -40,6 +40,7 @@ struct pktw_mirror {
 	uint32_t gre_keyval, gre_seq;
 	int overlay;		/* 0, 4789 (VXLAN) or 6081 (Geneve) around the inner frame */
 	uint32_t vni;
+	bool gre_seqf;		/* GRE/TEB and GRE/IP: add a sequence number too */
 };
 
 /* whole frame for link type dlt (DLT_EN10MB, DLT_LINUX_SLL, DLT_LINUX_SLL2,
@@ -55,5 +56,8 @@ struct pktw_file {
 int pktw_open(struct pktw_file *f, const char *path, int dlt);
 void pktw_write(struct pktw_file *f, uint64_t ts_ns, const uint8_t *frame, size_t len);
 void pktw_close(struct pktw_file *f);
+/* a frame captured short: caplen bytes of a wirelen-byte frame */
+void pktw_write_cut(struct pktw_file *f, uint64_t ts_ns, const uint8_t *frame,
+		    size_t caplen, size_t wirelen);
 
 #endif

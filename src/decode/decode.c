@@ -1,0 +1,190 @@
+/* decode.c - the decoder's entry point, names, and the one-line renderings
+ * of a decoded frame (JSON and text)
+ */
+#include <inttypes.h>
+#include <pcap/dlt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rd.h"
+
+#ifndef DLT_LINUX_SLL2
+#define DLT_LINUX_SLL2 276
+#endif
+
+static const char *const encap_names[HS_ENCAP__COUNT] = {
+	[HS_ENCAP_NONE] = "none",
+	[HS_ENCAP_ERSPAN1] = "erspan1",
+	[HS_ENCAP_ERSPAN2] = "erspan2",
+	[HS_ENCAP_ERSPAN3] = "erspan3",
+	[HS_ENCAP_GRE_TEB] = "gre-teb",
+	[HS_ENCAP_GRE_IP] = "gre-ip",
+	[HS_ENCAP_IPIP] = "ipip",
+};
+
+static const char *const derr_names[HS_DERR__COUNT] = {
+#define HS_DERR_NAME(id, name) [HS_DERR_##id] = name,
+	HS_DERR_LIST(HS_DERR_NAME)
+#undef HS_DERR_NAME
+};
+
+const char *hs_encap_name(int encap)
+{
+	if (encap < 0 || encap >= HS_ENCAP__COUNT)
+		return "unknown";
+	return encap_names[encap];
+}
+
+const char *hs_derr_name(int err)
+{
+	if (err < 0 || err >= HS_DERR__COUNT)
+		return "unknown";
+	return derr_names[err];
+}
+
+bool hs_decode_linktype_ok(int dlt)
+{
+	switch (dlt) {
+	case DLT_EN10MB:
+	case DLT_LINUX_SLL:
+	case DLT_LINUX_SLL2:
+	case DLT_RAW:
+	case 101:		/* LINKTYPE_RAW */
+	case 228:		/* DLT_IPV4 */
+	case 229:		/* DLT_IPV6 */
+		return true;
+	default:
+		return false;
+	}
+}
+
+void dec_set_mirror(struct dctx *c, int encap)
+{
+	struct hs_pkt *k = c->pkt;
+
+	if (k->encap != HS_ENCAP_NONE)
+		return;		/* only the outermost encapsulation is the mirror's */
+	k->encap = (uint8_t)encap;
+	/* the enclosing IP header is the current innermost one */
+	k->mirror_src = k->key.src;
+	k->mirror_dst = k->key.dst;
+	k->have |= HS_HAVE_MIRROR;
+}
+
+int hs_decode(int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
+	      uint64_t ts_ns, struct hs_pkt *pkt)
+{
+	struct dctx c = { .pkt = pkt, .depth = 0 };
+
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->ts_ns = ts_ns;
+	pkt->caplen = caplen;
+	pkt->wirelen = wirelen;
+	if (!data)
+		caplen = 0;
+	if (dec_link(&c, dlt, data, caplen) < 0) {
+		if (pkt->error == HS_DERR_NONE)
+			pkt->error = HS_DERR_NOT_IP;
+		return -1;
+	}
+	pkt->error = HS_DERR_NONE;
+	return 0;
+}
+
+/* ---- rendering ---------------------------------------------------------- */
+
+void hs_pkt_json(FILE *fp, const struct hs_pkt *p)
+{
+	char ts[40], a[HS_ADDRSTRLEN], b[HS_ADDRSTRLEN];
+
+	fprintf(fp, "{\"frame\":%" PRIu32 ",\"ts\":%s,\"encap\":\"%s\"", p->frame,
+		hs_fmt_ts(p->ts_ns, ts, sizeof(ts)), hs_encap_name(p->encap));
+	if (p->have & HS_HAVE_MIRROR)
+		fprintf(fp, ",\"mirror_src\":\"%s\",\"mirror_dst\":\"%s\"",
+			hs_addr_str(&p->mirror_src, a, sizeof(a)),
+			hs_addr_str(&p->mirror_dst, b, sizeof(b)));
+	if (p->have & HS_HAVE_ERSPAN)
+		fprintf(fp, ",\"erspan_ver\":%u,\"session\":%u", p->erspan_ver, p->session);
+	if (p->have & HS_HAVE_HWTS)
+		fprintf(fp, ",\"hw_ts\":%" PRIu32, p->hw_ts);
+	if (p->have & HS_HAVE_IP) {
+		fprintf(fp, ",\"src\":\"%s\",\"dst\":\"%s\",\"proto\":%u,\"ttl\":%u",
+			hs_addr_str(&p->key.src, a, sizeof(a)),
+			hs_addr_str(&p->key.dst, b, sizeof(b)), p->key.proto, p->ttl);
+		if (p->have & HS_HAVE_IPID)
+			fprintf(fp, ",\"ip_id\":%u", p->ip_id);
+	}
+	if (p->have & HS_HAVE_PORTS)
+		fprintf(fp, ",\"sport\":%u,\"dport\":%u", p->key.sport, p->key.dport);
+	if (p->have & HS_HAVE_TCP)
+		fprintf(fp, ",\"tcp_flags\":%u,\"seq\":%" PRIu32, p->tcp_flags, p->seq);
+	if (p->have & HS_HAVE_IP)
+		fprintf(fp, ",\"len\":%" PRIu32, p->len);
+	if (p->error != HS_DERR_NONE)
+		fprintf(fp, ",\"error\":\"%s\"", hs_derr_name(p->error));
+	fputs("}\n", fp);
+}
+
+static const char *proto_name(uint8_t proto, char *buf, size_t len)
+{
+	switch (proto) {
+	case 1: return "icmp";
+	case 6: return "tcp";
+	case 17: return "udp";
+	case 47: return "gre";
+	case 58: return "icmp6";
+	default:
+		snprintf(buf, len, "proto-%u", proto);
+		return buf;
+	}
+}
+
+/* tcpdump's flag letters, "." for ACK */
+static const char *tcp_flag_str(uint8_t f, char *buf)
+{
+	static const struct { uint8_t bit; char c; } fl[] = {
+		{ 0x02, 'S' }, { 0x01, 'F' }, { 0x08, 'P' }, { 0x04, 'R' },
+		{ 0x20, 'U' }, { 0x40, 'E' }, { 0x80, 'W' }, { 0x10, '.' },
+	};
+	char *q = buf;
+
+	*q++ = '[';
+	for (size_t i = 0; i < HS_ARRAY_SIZE(fl); i++)
+		if (f & fl[i].bit)
+			*q++ = fl[i].c;
+	if (q == buf + 1)
+		*q++ = 'n';	/* none */
+	*q++ = ']';
+	*q = '\0';
+	return buf;
+}
+
+void hs_pkt_text(FILE *fp, const struct hs_pkt *p)
+{
+	char ts[40], a[HS_ADDRSTRLEN], b[HS_ADDRSTRLEN], pn[16], fl[12];
+
+	fprintf(fp, "%" PRIu32 " %s %s", p->frame, hs_fmt_ts(p->ts_ns, ts, sizeof(ts)),
+		hs_encap_name(p->encap));
+	if (p->have & HS_HAVE_MIRROR)
+		fprintf(fp, " %s>%s", hs_addr_str(&p->mirror_src, a, sizeof(a)),
+			hs_addr_str(&p->mirror_dst, b, sizeof(b)));
+	if (p->have & HS_HAVE_ERSPAN)
+		fprintf(fp, " session %u", p->session);
+	if (p->have & HS_HAVE_IP) {
+		hs_addr_str(&p->key.src, a, sizeof(a));
+		hs_addr_str(&p->key.dst, b, sizeof(b));
+		if (p->have & HS_HAVE_PORTS)
+			fprintf(fp, " | %s.%u > %s.%u", a, p->key.sport, b, p->key.dport);
+		else
+			fprintf(fp, " | %s > %s", a, b);
+		fprintf(fp, " %s", proto_name(p->key.proto, pn, sizeof(pn)));
+		if (p->have & HS_HAVE_TCP)
+			fprintf(fp, " %s seq %" PRIu32, tcp_flag_str(p->tcp_flags, fl), p->seq);
+		if (p->have & HS_HAVE_ICMP)
+			fprintf(fp, " type %u code %u", p->icmp_type, p->icmp_code);
+		fprintf(fp, " ttl %u len %" PRIu32, p->ttl, p->len);
+	}
+	if (p->error != HS_DERR_NONE)
+		fprintf(fp, " [%s]", hs_derr_name(p->error));
+	fputc('\n', fp);
+}

@@ -1,0 +1,94 @@
+/* link.c - link layers: Ethernet with stacked 802.1Q/802.1ad tags, Linux
+ * cooked capture v1 and v2, raw IP
+ *
+ * Ethernet II per IEEE 802.3 clause 3; tags per IEEE 802.1Q (0x8100 C-tag,
+ * 0x88a8 S-tag, and the pre-standard 0x9100); SLL and SLL2 as documented at
+ * tcpdump.org/linktypes.
+ */
+#include <pcap/dlt.h>
+
+#include "rd.h"
+
+#define ETH_HLEN 14
+#define SLL_HLEN 16
+#define SLL2_HLEN 20
+
+#ifndef DLT_LINUX_SLL2
+#define DLT_LINUX_SLL2 276
+#endif
+#define LINKTYPE_RAW 101	/* the file value; libpcap maps it to DLT_RAW */
+#ifndef DLT_IPV4
+#define DLT_IPV4 228
+#define DLT_IPV6 229
+#endif
+
+static bool is_tag(uint16_t type)
+{
+	return type == 0x8100 || type == 0x88a8 || type == 0x9100;
+}
+
+int dec_ethertype(struct dctx *c, uint16_t type, const uint8_t *p, uint32_t len,
+		  bool link)
+{
+	uint32_t off = 0;
+	int tags = 0;
+
+	while (is_tag(type)) {
+		uint16_t tci;
+
+		if (++tags > DEC_MAX_TAGS)
+			return dec_fail(c, HS_DERR_TOO_DEEP);
+		if (!rd_be16(p, len, off, &tci) || !rd_be16(p, len, off + 2, &type))
+			return dec_fail(c, HS_DERR_TRUNC_VLAN);
+		if (link && tags == 1) {
+			c->pkt->vlan = tci & 0x0fff;
+			c->pkt->have |= HS_HAVE_VLAN;
+		}
+		off += 4;
+	}
+	switch (type) {
+	case 0x0800:
+		return dec_ipv4(c, p + off, len - off);
+	case 0x86dd:
+		return dec_ipv6(c, p + off, len - off);
+	default:
+		return dec_fail(c, HS_DERR_NOT_IP);	/* ARP, LLDP, 802.3/LLC, ... */
+	}
+}
+
+int dec_ether(struct dctx *c, const uint8_t *p, uint32_t len, bool link)
+{
+	uint16_t type;
+
+	if (!dec_enter(c))
+		return -1;
+	if (!rd_have(len, 0, ETH_HLEN))
+		return dec_fail(c, HS_DERR_TRUNC_LINK);
+	type = be16(p + 12);
+	return dec_ethertype(c, type, p + ETH_HLEN, len - ETH_HLEN, link);
+}
+
+int dec_link(struct dctx *c, int dlt, const uint8_t *p, uint32_t len)
+{
+	switch (dlt) {
+	case DLT_EN10MB:
+		return dec_ether(c, p, len, true);
+	case DLT_LINUX_SLL:
+		if (!rd_have(len, 0, SLL_HLEN))
+			return dec_fail(c, HS_DERR_TRUNC_LINK);
+		return dec_ethertype(c, be16(p + 14), p + SLL_HLEN, len - SLL_HLEN, true);
+	case DLT_LINUX_SLL2:
+		if (!rd_have(len, 0, SLL2_HLEN))
+			return dec_fail(c, HS_DERR_TRUNC_LINK);
+		return dec_ethertype(c, be16(p), p + SLL2_HLEN, len - SLL2_HLEN, true);
+	case DLT_RAW:
+	case LINKTYPE_RAW:
+		return dec_ip_any(c, p, len);
+	case DLT_IPV4:
+		return dec_ipv4(c, p, len);
+	case DLT_IPV6:
+		return dec_ipv6(c, p, len);
+	default:
+		return dec_fail(c, HS_DERR_LINKTYPE);
+	}
+}
