@@ -82,6 +82,7 @@ struct hs_tracer_stats {
 	uint64_t closed;
 	uint64_t evicted;
 	uint64_t by_outcome[HS_OUT__COUNT];
+	uint64_t duplicates;	/* same copy twice (same mirror source and TTL) */
 };
 
 struct hs_tracer *hs_tracer_new(const struct hs_tracer_cfg *cfg);
@@ -91,6 +92,9 @@ void hs_tracer_set_timeout(struct hs_tracer *tr, uint64_t timeout_ns);
 
 /* one decoded copy (pkt->have & HS_HAVE_IP); flags are HS_TF_* to OR in */
 void hs_tracer_add(struct hs_tracer *tr, const struct hs_pkt *pkt, uint8_t flags);
+/* the same for a copy of a probe: sets HS_TF_PROBE and the trace's probe_id */
+void hs_tracer_add_probe(struct hs_tracer *tr, const struct hs_pkt *pkt, uint8_t flags,
+			 uint32_t probe_id);
 /* close traces quiet since before now_ns - timeout (capture time) */
 void hs_tracer_advance(struct hs_tracer *tr, uint64_t now_ns);
 /* close every open trace (end of a file, capture stop) */

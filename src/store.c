@@ -1,0 +1,602 @@
+/* store.c - the SQLite history
+ *
+ * Times are INTEGER nanoseconds since the Unix epoch (capture time for
+ * flows, traces and hops; wall time for sessions). Addresses are text.
+ *
+ * Opening checks, before writing anything, that the file is SQLite, carries
+ * our application_id (or is empty), has a schema we know and that no other
+ * writer holds it; only then is it switched to WAL and migrated. Rows are
+ * queued in an open transaction and committed by hs_store_commit().
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <sqlite3.h>
+
+#include "store.h"
+
+#define BUSY_TIMEOUT_MS 200
+
+enum {
+	S_SESSION_BEGIN,
+	S_SESSION_END,
+	S_FLOW,
+	S_TRACE,
+	S_HOP,
+	S__COUNT
+};
+
+static const char *const stmt_sql[S__COUNT] = {
+	[S_SESSION_BEGIN] =
+		"INSERT INTO sessions(started, source, filter) VALUES (?1, ?2, ?3)",
+	[S_SESSION_END] =
+		"UPDATE sessions SET ended = ?2, packets = ?3, bytes = ?4, decode_errors = ?5,"
+		" kernel_drops = ?6, traces = ?7 WHERE id = ?1",
+	[S_FLOW] =
+		"INSERT INTO flows(session, src, dst, proto, sport, dport, first_ts, last_ts,"
+		" packets, bytes, syn, fin, rst, dropped, looped)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
+		" ON CONFLICT(session, src, dst, proto, sport, dport) DO UPDATE SET"
+		" first_ts = excluded.first_ts, last_ts = excluded.last_ts,"
+		" packets = excluded.packets, bytes = excluded.bytes, syn = excluded.syn,"
+		" fin = excluded.fin, rst = excluded.rst, dropped = excluded.dropped,"
+		" looped = excluded.looped",
+	[S_TRACE] =
+		"INSERT INTO traces(session, trace_no, src, dst, proto, sport, dport, ip_id, seq,"
+		" tcp_flags, len, first_ts, last_ts, outcome, last_switch, expected_next, nhops,"
+		" flags, probe_id)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,"
+		" ?17, ?18, ?19)",
+	[S_HOP] =
+		"INSERT INTO hops(trace, idx, switch, addr, ts, hw_ts, ttl, tos, session)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+};
+
+/* schema version 1 */
+static const char schema_v1[] =
+	"CREATE TABLE sessions ("
+	" id INTEGER PRIMARY KEY,"
+	" started INTEGER NOT NULL,"		/* wall clock, ns */
+	" ended INTEGER,"
+	" source TEXT,"
+	" filter TEXT,"
+	" packets INTEGER NOT NULL DEFAULT 0,"
+	" bytes INTEGER NOT NULL DEFAULT 0,"
+	" decode_errors INTEGER NOT NULL DEFAULT 0,"
+	" kernel_drops INTEGER NOT NULL DEFAULT 0,"
+	" traces INTEGER NOT NULL DEFAULT 0);"
+	"CREATE TABLE flows ("
+	" session INTEGER NOT NULL REFERENCES sessions(id),"
+	" src TEXT NOT NULL, dst TEXT NOT NULL, proto INTEGER NOT NULL,"
+	" sport INTEGER NOT NULL, dport INTEGER NOT NULL,"
+	" first_ts INTEGER, last_ts INTEGER,"	/* capture time, ns */
+	" packets INTEGER NOT NULL, bytes INTEGER NOT NULL,"
+	" syn INTEGER NOT NULL, fin INTEGER NOT NULL, rst INTEGER NOT NULL,"
+	" dropped INTEGER NOT NULL, looped INTEGER NOT NULL,"
+	" UNIQUE (session, src, dst, proto, sport, dport));"
+	"CREATE TABLE traces ("
+	" id INTEGER PRIMARY KEY,"
+	" session INTEGER NOT NULL REFERENCES sessions(id),"
+	" trace_no INTEGER NOT NULL,"		/* the tracer's id within the session */
+	" src TEXT NOT NULL, dst TEXT NOT NULL, proto INTEGER NOT NULL,"
+	" sport INTEGER, dport INTEGER, ip_id INTEGER, seq INTEGER, tcp_flags INTEGER,"
+	" len INTEGER,"
+	" first_ts INTEGER, last_ts INTEGER,"	/* capture time, ns */
+	" outcome TEXT NOT NULL,"		/* delivered, dropped, looped, unknown */
+	" last_switch TEXT,"
+	" expected_next TEXT,"			/* switch names joined by '|' */
+	" nhops INTEGER NOT NULL,"
+	" flags INTEGER NOT NULL,"
+	" probe_id INTEGER);"
+	"CREATE INDEX traces_by_session ON traces(session, trace_no);"
+	"CREATE INDEX traces_by_outcome ON traces(outcome);"
+	"CREATE TABLE hops ("
+	" trace INTEGER NOT NULL REFERENCES traces(id),"
+	" idx INTEGER NOT NULL,"		/* 0-based, in path order */
+	" switch TEXT,"				/* topology name, NULL when unknown */
+	" addr TEXT NOT NULL,"			/* mirror source address */
+	" ts INTEGER NOT NULL,"			/* capture time, ns */
+	" hw_ts INTEGER,"			/* switch time (ERSPAN III), ns */
+	" ttl INTEGER, tos INTEGER,"
+	" session INTEGER,"			/* ERSPAN session id */
+	" PRIMARY KEY (trace, idx));";
+
+/* migrations[i] takes the schema from version i to i + 1 */
+static const char *const migrations[] = { schema_v1 };
+
+_Static_assert(HS_ARRAY_SIZE(migrations) == HS_STORE_SCHEMA,
+	       "one migration per schema version");
+
+struct hs_store {
+	sqlite3 *db;
+	char *path;
+	sqlite3_stmt *stmt[S__COUNT];
+	bool in_tx;
+	size_t pending;
+	uint64_t written;
+	char errmsg[512];
+};
+
+static int set_err(struct hs_store *st, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int set_err(struct hs_store *st, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(st->errmsg, sizeof(st->errmsg), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int db_err(struct hs_store *st, const char *what)
+{
+	return set_err(st, "%s '%s': %s", what, st->path, sqlite3_errmsg(st->db));
+}
+
+/* a single integer from a query, -1 on error */
+static int query_int(sqlite3 *db, const char *sql, int64_t *out)
+{
+	sqlite3_stmt *s;
+	int rc = sqlite3_prepare_v2(db, sql, -1, &s, NULL);
+
+	if (rc != SQLITE_OK)
+		return -1;
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*out = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
+/* the first bytes say whether this is SQLite at all (an empty file is fine) */
+static int check_header(const char *path, char *err, size_t errlen, bool *exists)
+{
+	static const char magic[16] = "SQLite format 3";
+	char buf[16];
+	FILE *fp = fopen(path, "rb");
+
+	*exists = false;
+	if (!fp) {
+		if (errno == ENOENT)
+			return 0;
+		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	*exists = true;
+	size_t n = fread(buf, 1, sizeof(buf), fp);
+	fclose(fp);
+	if (n == 0)
+		return 0;
+	if (n < sizeof(buf) || memcmp(buf, magic, sizeof(magic)) != 0) {
+		snprintf(err, errlen, "'%s' is not a hopscope history (file is not a database)", path);
+		return -1;
+	}
+	return 0;
+}
+
+static int migrate(struct hs_store *st, int64_t from)
+{
+	char sql[96];
+
+	if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		return db_err(st, "cannot set up");
+	for (int64_t v = from; v < HS_STORE_SCHEMA; v++) {
+		if (sqlite3_exec(st->db, migrations[v], NULL, NULL, NULL) != SQLITE_OK)
+			goto fail;
+	}
+	snprintf(sql, sizeof(sql), "PRAGMA application_id = %d; PRAGMA user_version = %d",
+		 HS_STORE_APP_ID, HS_STORE_SCHEMA);
+	if (sqlite3_exec(st->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		goto fail;
+	if (sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		goto fail;
+	return 0;
+fail:
+	db_err(st, "cannot set up");
+	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	return -1;
+}
+
+static void store_destroy(struct hs_store *st)
+{
+	for (int i = 0; i < S__COUNT; i++)
+		sqlite3_finalize(st->stmt[i]);
+	sqlite3_close_v2(st->db);
+	free(st->path);
+	free(st);
+}
+
+struct hs_store *hs_store_open(const char *path, char *err, size_t errlen)
+{
+	struct hs_store *st;
+	bool exists;
+	int64_t app_id = 0, version = 0, ntables = 0;
+
+	if (errlen)
+		err[0] = '\0';
+	if (check_header(path, err, errlen, &exists) < 0)
+		return NULL;
+	st = hs_xcalloc(1, sizeof(*st));
+	st->path = hs_xstrdup(path);
+	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+			    NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "cannot open '%s': %s", path,
+			 st->db ? sqlite3_errmsg(st->db) : "out of memory");
+		goto fail;
+	}
+	sqlite3_extended_result_codes(st->db, 0);
+	sqlite3_busy_timeout(st->db, BUSY_TIMEOUT_MS);
+	sqlite3_db_config(st->db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
+
+	if (query_int(st->db, "PRAGMA application_id", &app_id) < 0 ||
+	    query_int(st->db, "PRAGMA user_version", &version) < 0 ||
+	    query_int(st->db, "SELECT count(*) FROM sqlite_master", &ntables) < 0) {
+		int code = sqlite3_errcode(st->db);
+		if (code == SQLITE_NOTADB)
+			snprintf(err, errlen, "'%s' is not a hopscope history (%s)", path,
+				 sqlite3_errmsg(st->db));
+		else if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
+			snprintf(err, errlen, "'%s' is locked by another writer (%s)", path,
+				 sqlite3_errmsg(st->db));
+		else
+			snprintf(err, errlen, "cannot read '%s': %s", path, sqlite3_errmsg(st->db));
+		goto fail;
+	}
+	if (app_id != HS_STORE_APP_ID && (app_id != 0 || ntables != 0)) {
+		snprintf(err, errlen,
+			 "'%s' is not a hopscope history (application_id 0x%08llx, %lld tables)",
+			 path, (unsigned long long)(uint32_t)app_id, (long long)ntables);
+		goto fail;
+	}
+	if (version > HS_STORE_SCHEMA) {
+		snprintf(err, errlen,
+			 "'%s' is from a newer hopscope (schema version %lld, this one knows %d)",
+			 path, (long long)version, HS_STORE_SCHEMA);
+		goto fail;
+	}
+	/* take the write lock once before changing anything: a busy file is refused */
+	if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "'%s' is locked by another writer (%s)", path,
+			 sqlite3_errmsg(st->db));
+		goto fail;
+	}
+	sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
+
+	if (sqlite3_exec(st->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_exec(st->db, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "cannot set up '%s': %s", path, sqlite3_errmsg(st->db));
+		goto fail;
+	}
+	if (version < HS_STORE_SCHEMA && migrate(st, version) < 0) {
+		snprintf(err, errlen, "%s", st->errmsg);
+		goto fail;
+	}
+	for (int i = 0; i < S__COUNT; i++) {
+		if (sqlite3_prepare_v3(st->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
+				       &st->stmt[i], NULL) != SQLITE_OK) {
+			snprintf(err, errlen, "cannot use '%s': %s", path, sqlite3_errmsg(st->db));
+			goto fail;
+		}
+	}
+	return st;
+fail:
+	store_destroy(st);
+	if (!exists)
+		unlink(path);
+	return NULL;
+}
+
+void hs_store_close(struct hs_store *st)
+{
+	if (!st)
+		return;
+	if (st->in_tx)
+		hs_store_commit(st);
+	store_destroy(st);
+}
+
+const char *hs_store_path(const struct hs_store *st)
+{
+	return st->path;
+}
+
+struct sqlite3 *hs_store_db(struct hs_store *st)
+{
+	return st->db;
+}
+
+const char *hs_store_errmsg(struct hs_store *st)
+{
+	return st->errmsg;
+}
+
+static int begin(struct hs_store *st)
+{
+	if (st->in_tx)
+		return 0;
+	if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		return db_err(st, "cannot write to");
+	st->in_tx = true;
+	return 0;
+}
+
+/* step a cached statement to completion and reset it */
+static int run(struct hs_store *st, sqlite3_stmt *s)
+{
+	int rc = sqlite3_step(s);
+
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	if (rc != SQLITE_DONE)
+		return db_err(st, "cannot write to");
+	return 0;
+}
+
+static void bind_text(sqlite3_stmt *s, int i, const char *v)
+{
+	if (v)
+		sqlite3_bind_text(s, i, v, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(s, i);
+}
+
+static void bind_u64(sqlite3_stmt *s, int i, uint64_t v)
+{
+	sqlite3_bind_int64(s, i, v > INT64_MAX ? INT64_MAX : (sqlite3_int64)v);
+}
+
+int64_t hs_store_session_begin(struct hs_store *st, const char *source, const char *filter,
+			       uint64_t wall_ns)
+{
+	sqlite3_stmt *s = st->stmt[S_SESSION_BEGIN];
+
+	if (begin(st) < 0)
+		return -1;
+	bind_u64(s, 1, wall_ns);
+	bind_text(s, 2, source);
+	bind_text(s, 3, filter);
+	if (run(st, s) < 0)
+		return -1;
+	int64_t id = sqlite3_last_insert_rowid(st->db);
+	st->pending++;
+	if (hs_store_commit(st) < 0)
+		return -1;
+	return id;
+}
+
+int hs_store_session_end(struct hs_store *st, int64_t session,
+			 const struct hs_session_stats *stats, uint64_t wall_ns)
+{
+	sqlite3_stmt *s = st->stmt[S_SESSION_END];
+
+	if (begin(st) < 0)
+		return -1;
+	sqlite3_bind_int64(s, 1, session);
+	bind_u64(s, 2, wall_ns);
+	bind_u64(s, 3, stats->packets);
+	bind_u64(s, 4, stats->bytes);
+	bind_u64(s, 5, stats->decode_errors);
+	bind_u64(s, 6, stats->kernel_drops);
+	bind_u64(s, 7, stats->traces);
+	if (run(st, s) < 0)
+		return -1;
+	st->pending++;
+	return hs_store_commit(st) < 0 ? -1 : 0;
+}
+
+int hs_store_trace(struct hs_store *st, int64_t session, const struct hs_trace *t,
+		   const struct hs_topo *topo)
+{
+	sqlite3_stmt *s = st->stmt[S_TRACE];
+	char src[HS_ADDRSTRLEN], dst[HS_ADDRSTRLEN], name[HS_ADDRSTRLEN + HS_NAME_MAX];
+	char next[HS_TRACE_MAX_NEXT * HS_NAME_MAX + 8];
+	uint64_t first = 0, last = 0;
+
+	if (begin(st) < 0)
+		return -1;
+	for (unsigned i = 0; i < t->nhops; i++) {
+		uint64_t ts = t->hops[i].ts_ns;
+		if (i == 0 || ts < first)
+			first = ts;
+		if (ts > last)
+			last = ts;
+	}
+	next[0] = '\0';
+	for (int i = 0; topo && i < t->n_next && i < HS_TRACE_MAX_NEXT; i++) {
+		int sw = t->expected_next[i];
+		if (sw < 0 || sw >= topo->nsw)
+			continue;
+		size_t n = strlen(next);
+		snprintf(next + n, sizeof(next) - n, "%s%s", n ? "|" : "", topo->sw[sw].name);
+	}
+	sqlite3_bind_int64(s, 1, session);
+	bind_u64(s, 2, t->id);
+	bind_text(s, 3, hs_addr_str(&t->key.src, src, sizeof(src)));
+	bind_text(s, 4, hs_addr_str(&t->key.dst, dst, sizeof(dst)));
+	sqlite3_bind_int(s, 5, t->key.proto);
+	sqlite3_bind_int(s, 6, t->key.sport);
+	sqlite3_bind_int(s, 7, t->key.dport);
+	sqlite3_bind_int(s, 8, t->ip_id);
+	bind_u64(s, 9, t->seq);
+	sqlite3_bind_int(s, 10, t->tcp_flags);
+	bind_u64(s, 11, t->len);
+	if (t->nhops) {
+		bind_u64(s, 12, first);
+		bind_u64(s, 13, last);
+	}
+	bind_text(s, 14, hs_outcome_name(t->outcome));
+	if (t->nhops && (t->last_sw >= 0 || !topo))
+		bind_text(s, 15, hs_hop_name(topo, &t->hops[t->nhops - 1], name, sizeof(name)));
+	else if (t->nhops)
+		bind_text(s, 15, hs_addr_str(&t->hops[t->nhops - 1].addr, name, sizeof(name)));
+	bind_text(s, 16, next[0] ? next : NULL);
+	sqlite3_bind_int(s, 17, t->nhops);
+	sqlite3_bind_int(s, 18, t->flags);
+	if (t->flags & HS_TF_PROBE)
+		bind_u64(s, 19, t->probe_id);
+	if (run(st, s) < 0)
+		return -1;
+	int64_t row = sqlite3_last_insert_rowid(st->db);
+	st->pending++;
+
+	s = st->stmt[S_HOP];
+	for (unsigned i = 0; i < t->nhops; i++) {
+		const struct hs_hop *h = &t->hops[i];
+		sqlite3_bind_int64(s, 1, row);
+		sqlite3_bind_int(s, 2, (int)i);
+		if (topo && h->sw >= 0 && h->sw < topo->nsw)
+			bind_text(s, 3, topo->sw[h->sw].name);
+		bind_text(s, 4, hs_addr_str(&h->addr, src, sizeof(src)));
+		bind_u64(s, 5, h->ts_ns);
+		if (h->hw_ns)
+			bind_u64(s, 6, h->hw_ns);
+		sqlite3_bind_int(s, 7, h->ttl);
+		sqlite3_bind_int(s, 8, h->tos);
+		sqlite3_bind_int(s, 9, h->session);
+		if (run(st, s) < 0)
+			return -1;
+		st->pending++;
+	}
+	return 0;
+}
+
+int hs_store_flow(struct hs_store *st, int64_t session, const struct hs_flow *f)
+{
+	sqlite3_stmt *s = st->stmt[S_FLOW];
+	char src[HS_ADDRSTRLEN], dst[HS_ADDRSTRLEN];
+
+	if (begin(st) < 0)
+		return -1;
+	sqlite3_bind_int64(s, 1, session);
+	bind_text(s, 2, hs_addr_str(&f->key.src, src, sizeof(src)));
+	bind_text(s, 3, hs_addr_str(&f->key.dst, dst, sizeof(dst)));
+	sqlite3_bind_int(s, 4, f->key.proto);
+	sqlite3_bind_int(s, 5, f->key.sport);
+	sqlite3_bind_int(s, 6, f->key.dport);
+	bind_u64(s, 7, f->first_ns);
+	bind_u64(s, 8, f->last_ns);
+	bind_u64(s, 9, f->packets);
+	bind_u64(s, 10, f->bytes);
+	sqlite3_bind_int64(s, 11, f->syn);
+	sqlite3_bind_int64(s, 12, f->fin);
+	sqlite3_bind_int64(s, 13, f->rst);
+	sqlite3_bind_int64(s, 14, f->dropped);
+	sqlite3_bind_int64(s, 15, f->looped);
+	if (run(st, s) < 0)
+		return -1;
+	st->pending++;
+	return 0;
+}
+
+int hs_store_commit(struct hs_store *st)
+{
+	if (!st->in_tx)
+		return 0;
+	if (sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		return db_err(st, "cannot commit to");
+	st->in_tx = false;
+	size_t n = st->pending;
+	st->written += n;
+	st->pending = 0;
+	return n > INT32_MAX ? INT32_MAX : (int)n;
+}
+
+size_t hs_store_pending(const struct hs_store *st)
+{
+	return st->pending;
+}
+
+uint64_t hs_store_written(const struct hs_store *st)
+{
+	return st->written;
+}
+
+/* ---- read-only queries ------------------------------------------------- */
+
+static int ro_authorizer(void *arg, int action, const char *a1, const char *a2,
+			 const char *db, const char *trigger)
+{
+	static const char *const ro_pragmas[] = {
+		"table_info", "table_xinfo", "table_list", "index_list", "index_info",
+		"index_xinfo", "foreign_key_list", "user_version", "application_id",
+		"schema_version", "database_list", "page_count", "page_size", "freelist_count",
+		"collation_list", "function_list", "pragma_list", "compile_options",
+	};
+
+	switch (action) {
+	case SQLITE_SELECT:
+	case SQLITE_READ:
+	case SQLITE_RECURSIVE:
+		return SQLITE_OK;
+	case SQLITE_FUNCTION:
+		if (a2 && strcasecmp(a2, "load_extension") == 0)
+			return SQLITE_DENY;
+		return SQLITE_OK;
+	case SQLITE_PRAGMA:
+		if (a2)		/* PRAGMA x = y, or with an argument: may change things */
+			if (strcasecmp(a1, "table_info") && strcasecmp(a1, "table_xinfo") &&
+			    strcasecmp(a1, "index_list") && strcasecmp(a1, "index_info") &&
+			    strcasecmp(a1, "index_xinfo") && strcasecmp(a1, "foreign_key_list"))
+				return SQLITE_DENY;
+		for (size_t i = 0; i < HS_ARRAY_SIZE(ro_pragmas); i++)
+			if (strcasecmp(a1, ro_pragmas[i]) == 0)
+				return SQLITE_OK;
+		return SQLITE_DENY;
+	default:
+		return SQLITE_DENY;
+	}
+}
+
+struct sqlite3_stmt *hs_store_prepare_ro(struct hs_store *st, const char *sql, char *err,
+					 size_t errlen)
+{
+	sqlite3_stmt *s = NULL;
+	const char *tail = NULL;
+	int rc;
+
+	if (errlen)
+		err[0] = '\0';
+	sqlite3_db_config(st->db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
+	sqlite3_set_authorizer(st->db, ro_authorizer, st);
+	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, &tail);
+	sqlite3_set_authorizer(st->db, NULL, NULL);
+	if (rc != SQLITE_OK) {
+		if (rc == SQLITE_AUTH)
+			snprintf(err, errlen, "refused: the history is read-only here (%s)",
+				 sqlite3_errmsg(st->db));
+		else
+			snprintf(err, errlen, "%s", sqlite3_errmsg(st->db));
+		sqlite3_finalize(s);
+		return NULL;
+	}
+	if (!s) {
+		snprintf(err, errlen, "empty query");
+		return NULL;
+	}
+	if (!sqlite3_stmt_readonly(s)) {
+		snprintf(err, errlen, "refused: the history is read-only here");
+		sqlite3_finalize(s);
+		return NULL;
+	}
+	/* one statement only: anything but blanks and comments after it is refused */
+	sqlite3_stmt *more = NULL;
+	if (tail && *tail) {
+		sqlite3_set_authorizer(st->db, ro_authorizer, st);
+		rc = sqlite3_prepare_v2(st->db, tail, -1, &more, NULL);
+		sqlite3_set_authorizer(st->db, NULL, NULL);
+		if (rc != SQLITE_OK || more) {
+			sqlite3_finalize(more);
+			sqlite3_finalize(s);
+			snprintf(err, errlen, "one statement at a time");
+			return NULL;
+		}
+	}
+	return s;
+}

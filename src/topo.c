@@ -1,0 +1,563 @@
+/* topo.c - topology file parser, lookups and shortest-path distances
+ *
+ * The file is read in two passes: the first defines every switch (so links,
+ * hosts and subnets may name switches defined further down), the second
+ * everything else. The first error refuses the whole file.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topo.h"
+
+#define MAX_WORDS 16
+
+struct word {
+	const char *s;		/* not NUL terminated */
+	size_t len;
+	int col;		/* 1-based */
+};
+
+struct parser {
+	struct hs_topo *t;
+	const char *name;
+	char *err;
+	size_t errlen;
+	int line;
+	int eol_col;		/* column just past the last word */
+	int cap_sw, cap_links, cap_hosts, cap_subnets;
+};
+
+static const char *const roles[] = { "leaf", "spine", "agg", "core", "tor" };
+
+static int perr(struct parser *p, int col, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int perr(struct parser *p, int col, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(p->err, p->errlen, "%s:%d:%d: ", p->name, p->line, col);
+
+	if (n < 0 || (size_t)n >= p->errlen)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(p->err + n, p->errlen - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static bool word_is(const struct word *w, const char *s)
+{
+	return w->len == strlen(s) && memcmp(w->s, s, w->len) == 0;
+}
+
+/* copy a word into buf; -1 when it does not fit */
+static int word_copy(const struct word *w, char *buf, size_t len)
+{
+	if (w->len >= len)
+		return -1;
+	memcpy(buf, w->s, w->len);
+	buf[w->len] = '\0';
+	return 0;
+}
+
+static void *grow(void *arr, int *cap, int n, size_t size)
+{
+	if (n < *cap)
+		return arr;
+	int ncap = *cap ? *cap * 2 : 16;
+	void *p = realloc(arr, (size_t)ncap * size);
+	if (!p) {
+		fprintf(stderr, "hopscope: out of memory\n");
+		abort();
+	}
+	*cap = ncap;
+	return p;
+}
+
+static int get_name(struct parser *p, const struct word *w, char *buf, const char *what)
+{
+	if (w->len == 0)
+		return perr(p, w->col, "expected %s", what);
+	if (word_copy(w, buf, HS_NAME_MAX) < 0)
+		return perr(p, w->col, "%s too long (at most %d characters)", what,
+			    HS_NAME_MAX - 1);
+	return 0;
+}
+
+static int get_addr(struct parser *p, const struct word *w, struct hs_addr *a, const char *what)
+{
+	char buf[HS_ADDRSTRLEN];
+
+	if (word_copy(w, buf, sizeof(buf)) < 0 || hs_addr_parse(buf, a) < 0)
+		return perr(p, w->col, "expected %s address, got '%.*s'", what,
+			    (int)(w->len > 64 ? 64 : w->len), w->s);
+	return 0;
+}
+
+static int get_switch(struct parser *p, const struct word *w)
+{
+	char buf[HS_NAME_MAX];
+
+	if (word_copy(w, buf, sizeof(buf)) == 0) {
+		int i = hs_topo_switch_by_name(p->t, buf);
+		if (i >= 0)
+			return i;
+	}
+	perr(p, w->col, "unknown switch '%.*s'", (int)(w->len > 64 ? 64 : w->len), w->s);
+	return -1;
+}
+
+/* "need" words after the keyword; a missing one is reported at end of line */
+static int need(struct parser *p, int nw, int n, const char *what)
+{
+	if (nw < n)
+		return perr(p, p->eol_col, "expected %s", what);
+	return 0;
+}
+
+static int parse_switch(struct parser *p, struct word *w, int nw)
+{
+	struct hs_topo *t = p->t;
+	struct hs_switch sw;
+	bool have_role = false, have_mirror = false, have_lo = false;
+
+	memset(&sw, 0, sizeof(sw));
+	if (need(p, nw, 2, "switch name") < 0 || get_name(p, &w[1], sw.name, "switch name") < 0)
+		return -1;
+	if (hs_topo_switch_by_name(t, sw.name) >= 0)
+		return perr(p, w[1].col, "duplicate switch '%s'", sw.name);
+	for (int i = 2; i < nw; i += 2) {
+		if (!word_is(&w[i], "role") && !word_is(&w[i], "mirror") &&
+		    !word_is(&w[i], "loopback"))
+			return perr(p, w[i].col, "expected 'role', 'mirror' or 'loopback', got '%.*s'",
+				    (int)(w[i].len > 64 ? 64 : w[i].len), w[i].s);
+		if (i + 1 >= nw)
+			return perr(p, p->eol_col, "expected a value after '%.*s'",
+				    (int)w[i].len, w[i].s);
+		if (word_is(&w[i], "role")) {
+			size_t r;
+			for (r = 0; r < HS_ARRAY_SIZE(roles); r++)
+				if (word_is(&w[i + 1], roles[r]))
+					break;
+			if (r == HS_ARRAY_SIZE(roles))
+				return perr(p, w[i + 1].col,
+					    "expected role leaf, spine, agg, core or tor");
+			snprintf(sw.role, sizeof(sw.role), "%s", roles[r]);
+			have_role = true;
+		} else if (word_is(&w[i], "mirror")) {
+			if (get_addr(p, &w[i + 1], &sw.mirror, "mirror") < 0)
+				return -1;
+			have_mirror = true;
+		} else {
+			if (get_addr(p, &w[i + 1], &sw.loopback, "loopback") < 0)
+				return -1;
+			have_lo = true;
+		}
+	}
+	if (!have_role)
+		return perr(p, p->eol_col, "expected 'role ROLE'");
+	if (!have_mirror)
+		return perr(p, p->eol_col, "expected 'mirror ADDR'");
+	(void)have_lo;		/* the loopback is optional (no IP-in-IP target) */
+	for (int i = 0; i < t->nsw; i++) {
+		if (hs_addr_eq(&t->sw[i].mirror, &sw.mirror))
+			return perr(p, w[1].col, "switch '%s' has the mirror address of '%s'",
+				    sw.name, t->sw[i].name);
+	}
+	t->sw = grow(t->sw, &p->cap_sw, t->nsw, sizeof(*t->sw));
+	t->sw[t->nsw++] = sw;
+	return 0;
+}
+
+static int parse_link(struct parser *p, struct word *w, int nw)
+{
+	struct hs_topo *t = p->t;
+	struct hs_link l;
+
+	memset(&l, 0, sizeof(l));
+	if (need(p, nw, 2, "switch name") < 0 || (l.a = get_switch(p, &w[1])) < 0)
+		return -1;
+	if (need(p, nw, 3, "port name") < 0 || get_name(p, &w[2], l.a_port, "port name") < 0)
+		return -1;
+	if (need(p, nw, 4, "switch name") < 0 || (l.b = get_switch(p, &w[3])) < 0)
+		return -1;
+	if (need(p, nw, 5, "port name") < 0 || get_name(p, &w[4], l.b_port, "port name") < 0)
+		return -1;
+	if (nw > 5)
+		return perr(p, w[5].col, "expected end of line");
+	if (l.a == l.b)
+		return perr(p, w[3].col, "link from '%s' to itself", t->sw[l.a].name);
+	t->links = grow(t->links, &p->cap_links, t->nlinks, sizeof(*t->links));
+	t->links[t->nlinks++] = l;
+	return 0;
+}
+
+static int parse_host(struct parser *p, struct word *w, int nw)
+{
+	struct hs_topo *t = p->t;
+	struct hs_host h;
+	bool have_addr = false, have_leaf = false;
+
+	memset(&h, 0, sizeof(h));
+	if (need(p, nw, 2, "host name") < 0 || get_name(p, &w[1], h.name, "host name") < 0)
+		return -1;
+	for (int i = 0; i < t->nhosts; i++)
+		if (strcmp(t->hosts[i].name, h.name) == 0)
+			return perr(p, w[1].col, "duplicate host '%s'", h.name);
+	for (int i = 2; i < nw; i += 2) {
+		if (!word_is(&w[i], "addr") && !word_is(&w[i], "leaf"))
+			return perr(p, w[i].col, "expected 'addr' or 'leaf', got '%.*s'",
+				    (int)(w[i].len > 64 ? 64 : w[i].len), w[i].s);
+		if (i + 1 >= nw)
+			return perr(p, p->eol_col, "expected a value after '%.*s'",
+				    (int)w[i].len, w[i].s);
+		if (word_is(&w[i], "addr")) {
+			if (get_addr(p, &w[i + 1], &h.addr, "host") < 0)
+				return -1;
+			have_addr = true;
+		} else {
+			if ((h.leaf = get_switch(p, &w[i + 1])) < 0)
+				return -1;
+			have_leaf = true;
+		}
+	}
+	if (!have_addr)
+		return perr(p, p->eol_col, "expected 'addr ADDR'");
+	if (!have_leaf)
+		return perr(p, p->eol_col, "expected 'leaf SWITCH'");
+	t->hosts = grow(t->hosts, &p->cap_hosts, t->nhosts, sizeof(*t->hosts));
+	t->hosts[t->nhosts++] = h;
+	return 0;
+}
+
+static int parse_subnet(struct parser *p, struct word *w, int nw)
+{
+	struct hs_topo *t = p->t;
+	struct hs_subnet s;
+	char buf[HS_ADDRSTRLEN + 8];
+
+	memset(&s, 0, sizeof(s));
+	if (need(p, nw, 2, "switch name") < 0 || (s.leaf = get_switch(p, &w[1])) < 0)
+		return -1;
+	if (need(p, nw, 3, "prefix") < 0)
+		return -1;
+	if (word_copy(&w[2], buf, sizeof(buf)) < 0 || hs_prefix_parse(buf, &s.net, &s.plen) < 0)
+		return perr(p, w[2].col, "expected prefix like 10.1.1.0/24, got '%.*s'",
+			    (int)(w[2].len > 64 ? 64 : w[2].len), w[2].s);
+	if (nw > 3)
+		return perr(p, w[3].col, "expected end of line");
+	t->subnets = grow(t->subnets, &p->cap_subnets, t->nsubnets, sizeof(*t->subnets));
+	t->subnets[t->nsubnets++] = s;
+	return 0;
+}
+
+static int parse_analyzer(struct parser *p, struct word *w, int nw)
+{
+	struct hs_topo *t = p->t;
+
+	if (need(p, nw, 2, "analyzer address") < 0 ||
+	    get_addr(p, &w[1], &t->analyzer, "analyzer") < 0)
+		return -1;
+	if (nw == 2)
+		return 0;
+	if (!word_is(&w[2], "iface"))
+		return perr(p, w[2].col, "expected 'iface' or end of line");
+	if (need(p, nw, 4, "interface name") < 0 ||
+	    get_name(p, &w[3], t->analyzer_iface, "interface name") < 0)
+		return -1;
+	if (nw > 4)
+		return perr(p, w[4].col, "expected end of line");
+	return 0;
+}
+
+/* split one line into words; -1 (error set) on too many words */
+static int split(struct parser *p, const char *s, const char *end, struct word *w)
+{
+	int nw = 0;
+	const char *start = s;
+
+	p->eol_col = 1;
+	while (s < end) {
+		if (*s == ' ' || *s == '\t' || *s == '\r') {
+			s++;
+			continue;
+		}
+		if (*s == '#')
+			break;
+		const char *b = s;
+		while (s < end && *s != ' ' && *s != '\t' && *s != '\r' && *s != '#')
+			s++;
+		if (nw == MAX_WORDS)
+			return perr(p, (int)(b - start) + 1, "expected end of line");
+		w[nw].s = b;
+		w[nw].len = (size_t)(s - b);
+		w[nw].col = (int)(b - start) + 1;
+		p->eol_col = (int)(s - start) + 2;
+		nw++;
+	}
+	return nw;
+}
+
+static int run_pass(struct parser *p, const char *text, int pass)
+{
+	const char *s = text;
+
+	p->line = 0;
+	while (*s) {
+		const char *e = strchr(s, '\n');
+		struct word w[MAX_WORDS];
+		int nw, rc = 0;
+
+		if (!e)
+			e = s + strlen(s);
+		p->line++;
+		if ((nw = split(p, s, e, w)) < 0)
+			return -1;
+		if (nw > 0) {
+			bool is_sw = word_is(&w[0], "switch");
+			if (pass == 1 && is_sw)
+				rc = parse_switch(p, w, nw);
+			else if (pass == 1 && !word_is(&w[0], "link") && !word_is(&w[0], "host") &&
+				 !word_is(&w[0], "subnet") && !word_is(&w[0], "analyzer"))
+				rc = perr(p, w[0].col,
+					  "expected switch, link, host, subnet or analyzer, got '%.*s'",
+					  (int)(w[0].len > 64 ? 64 : w[0].len), w[0].s);
+			else if (pass == 2 && word_is(&w[0], "link"))
+				rc = parse_link(p, w, nw);
+			else if (pass == 2 && word_is(&w[0], "host"))
+				rc = parse_host(p, w, nw);
+			else if (pass == 2 && word_is(&w[0], "subnet"))
+				rc = parse_subnet(p, w, nw);
+			else if (pass == 2 && word_is(&w[0], "analyzer"))
+				rc = parse_analyzer(p, w, nw);
+		}
+		if (rc < 0)
+			return -1;
+		s = *e ? e + 1 : e;
+	}
+	return 0;
+}
+
+/* breadth-first search from every switch over the links (adjacency in CSR form) */
+static void compute_dist(struct hs_topo *t)
+{
+	size_t n = (size_t)t->nsw;
+	int *queue = hs_xcalloc(n, sizeof(int));
+	int *start = hs_xcalloc(n + 1, sizeof(int));
+	int *adj = hs_xcalloc((size_t)t->nlinks * 2, sizeof(int));
+	int *fill = hs_xcalloc(n, sizeof(int));
+
+	for (int l = 0; l < t->nlinks; l++) {
+		start[t->links[l].a + 1]++;
+		start[t->links[l].b + 1]++;
+	}
+	for (size_t i = 0; i < n; i++)
+		start[i + 1] += start[i];
+	for (int l = 0; l < t->nlinks; l++) {
+		int a = t->links[l].a, b = t->links[l].b;
+		adj[start[a] + fill[a]++] = b;
+		adj[start[b] + fill[b]++] = a;
+	}
+	t->dist = hs_xcalloc(n * n, sizeof(int16_t));
+	for (size_t i = 0; i < n * n; i++)
+		t->dist[i] = -1;
+	for (size_t src = 0; src < n; src++) {
+		int16_t *d = t->dist + src * n;
+		size_t head = 0, tail = 0;
+
+		d[src] = 0;
+		queue[tail++] = (int)src;
+		while (head < tail) {
+			int u = queue[head++];
+			for (int k = start[u]; k < start[u + 1]; k++) {
+				int v = adj[k];
+				if (d[v] < 0) {
+					d[v] = (int16_t)(d[u] + 1);
+					queue[tail++] = v;
+				}
+			}
+		}
+	}
+	free(queue);
+	free(start);
+	free(adj);
+	free(fill);
+}
+
+struct hs_topo *hs_topo_parse(const char *text, const char *name, char *err, size_t errlen)
+{
+	struct parser p;
+	struct hs_topo *t = hs_xcalloc(1, sizeof(*t));
+
+	memset(&p, 0, sizeof(p));
+	p.t = t;
+	p.name = name ? name : "-";
+	p.err = err;
+	p.errlen = errlen;
+	if (errlen)
+		err[0] = '\0';
+	if (run_pass(&p, text, 1) < 0 || run_pass(&p, text, 2) < 0) {
+		hs_topo_free(t);
+		return NULL;
+	}
+	if (t->nsw > 4096) {
+		snprintf(err, errlen, "%s: too many switches (%d, at most 4096)", p.name, t->nsw);
+		hs_topo_free(t);
+		return NULL;
+	}
+	t->path = hs_xstrdup(p.name);
+	compute_dist(t);
+	return t;
+}
+
+struct hs_topo *hs_topo_load(const char *path, char *err, size_t errlen)
+{
+	FILE *fp = fopen(path, "r");
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	struct hs_topo *t;
+
+	if (!fp) {
+		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	for (;;) {
+		if (cap - len < 4096) {
+			cap = cap ? cap * 2 : 8192;
+			if (cap > (64u << 20)) {
+				snprintf(err, errlen, "'%s' is too large for a topology", path);
+				free(buf);
+				fclose(fp);
+				return NULL;
+			}
+			char *nb = realloc(buf, cap);
+			if (!nb) {
+				free(buf);
+				fclose(fp);
+				snprintf(err, errlen, "cannot read '%s': out of memory", path);
+				return NULL;
+			}
+			buf = nb;
+		}
+		size_t n = fread(buf + len, 1, cap - len - 1, fp);
+		len += n;
+		if (n == 0)
+			break;
+	}
+	if (ferror(fp)) {
+		snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+		free(buf);
+		fclose(fp);
+		return NULL;
+	}
+	fclose(fp);
+	buf[len] = '\0';
+	if (strlen(buf) != len) {
+		int line = 1;
+		for (const char *c = buf; *c; c++)
+			line += *c == '\n';
+		snprintf(err, errlen, "%s:%d:1: expected text, found a NUL byte", path, line);
+		free(buf);
+		return NULL;
+	}
+	t = hs_topo_parse(buf, path, err, errlen);
+	free(buf);
+	return t;
+}
+
+void hs_topo_free(struct hs_topo *t)
+{
+	if (!t)
+		return;
+	free(t->path);
+	free(t->sw);
+	free(t->links);
+	free(t->hosts);
+	free(t->subnets);
+	free(t->dist);
+	free(t);
+}
+
+int hs_topo_switch_by_name(const struct hs_topo *t, const char *name)
+{
+	if (!t || !name)
+		return -1;
+	for (int i = 0; i < t->nsw; i++)
+		if (strcmp(t->sw[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+int hs_topo_switch_by_addr(const struct hs_topo *t, const struct hs_addr *a)
+{
+	if (!t || !a || a->af == 0)
+		return -1;
+	for (int i = 0; i < t->nsw; i++)
+		if (hs_addr_eq(&t->sw[i].mirror, a))
+			return i;
+	for (int i = 0; i < t->nsw; i++)
+		if (t->sw[i].loopback.af && hs_addr_eq(&t->sw[i].loopback, a))
+			return i;
+	return -1;
+}
+
+int hs_topo_leaf_for(const struct hs_topo *t, const struct hs_addr *a)
+{
+	int best = -1, best_plen = -1;
+
+	if (!t || !a || a->af == 0)
+		return -1;
+	for (int i = 0; i < t->nhosts; i++)
+		if (hs_addr_eq(&t->hosts[i].addr, a))
+			return t->hosts[i].leaf;
+	for (int i = 0; i < t->nsubnets; i++) {
+		const struct hs_subnet *s = &t->subnets[i];
+		if (s->plen > best_plen && hs_addr_in(a, &s->net, s->plen)) {
+			best = s->leaf;
+			best_plen = s->plen;
+		}
+	}
+	return best;
+}
+
+int hs_topo_next_hops(const struct hs_topo *t, int sw, int dst, int *out, int max)
+{
+	int n = 0;
+
+	if (!t || !t->dist || sw < 0 || dst < 0 || sw >= t->nsw || dst >= t->nsw || sw == dst)
+		return 0;
+	int16_t d = t->dist[(size_t)sw * (size_t)t->nsw + (size_t)dst];
+	if (d <= 0)
+		return 0;
+	for (int l = 0; l < t->nlinks && n < max; l++) {
+		int v;
+		if (t->links[l].a == sw)
+			v = t->links[l].b;
+		else if (t->links[l].b == sw)
+			v = t->links[l].a;
+		else
+			continue;
+		if (t->dist[(size_t)v * (size_t)t->nsw + (size_t)dst] != d - 1)
+			continue;
+		bool seen = false;	/* parallel links name a neighbour once */
+		for (int i = 0; i < n; i++)
+			seen |= out[i] == v;
+		if (!seen)
+			out[n++] = v;
+	}
+	return n;
+}
+
+int hs_topo_link(const struct hs_topo *t, int a, int b)
+{
+	if (!t)
+		return -1;
+	for (int l = 0; l < t->nlinks; l++)
+		if ((t->links[l].a == a && t->links[l].b == b) ||
+		    (t->links[l].a == b && t->links[l].b == a))
+			return l;
+	return -1;
+}

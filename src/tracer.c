@@ -1,0 +1,702 @@
+/* tracer.c - join the mirrored copies of one packet into a per-hop trace
+ *
+ * Open traces live in a pool allocated once. They are found through an
+ * open-addressing hash index (linear probing, backward-shift deletion) and
+ * kept on an intrusive list in order of last activity, so closing the quiet
+ * ones walks only what it closes. Hops are stored compactly while a trace is
+ * open (mirror source interned to 16 bits, time as a 32-bit offset from the
+ * first copy) and expanded into struct hs_trace when the trace closes, into a
+ * fixed ring of closed traces. Nothing is allocated per packet.
+ *
+ * Identity of an original packet: inner 5-tuple, IPv4 ID, and the TCP
+ * sequence number (TCP) or a hash of the first L4 bytes (anything else).
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracer.h"
+
+#define NIL UINT32_MAX
+#define INLINE_HOPS 12
+#define EXT_HOPS (HS_TRACE_MAX_HOPS - INLINE_HOPS)
+#define MSRC_MAX 16384		/* distinct (mirror address, session) pairs */
+#define MSRC_INDEX (MSRC_MAX * 2)
+#define IDENT_BYTES 32		/* L4 bytes hashed into a non-TCP identity */
+#define LEAF_CACHE 4096		/* destination address -> its ToR */
+
+/* one mirrored copy while the trace is open: 12 bytes */
+struct ohop {
+	uint32_t dts;		/* capture time - first_ns, ns */
+	uint32_t hw_lo;		/* low 32 bits of hw_ns */
+	uint16_t src;		/* interned mirror source */
+	uint8_t ttl, tos;
+};
+
+/* an open trace: 232 bytes */
+struct otrace {
+	uint64_t first_ns;
+	uint8_t src[16], dst[16];
+	uint32_t ident;		/* TCP seq or hash of the first L4 bytes */
+	uint32_t last_dts;	/* last activity - first_ns */
+	uint32_t prev, next;	/* activity list */
+	uint32_t ext;		/* extension block + 1 for hops past INLINE_HOPS, 0 none */
+	uint32_t len;
+	uint32_t probe_id;
+	uint16_t sport, dport;
+	uint16_t ip_id;
+	uint16_t hw_mask;	/* hop i has a switch timestamp */
+	uint8_t af, proto, tcp_flags, flags, nhops, extra;
+	struct ohop hops[INLINE_HOPS];
+};
+
+_Static_assert(sizeof(struct otrace) <= 232, "open traces must stay small");
+
+struct msrc {
+	struct hs_addr addr;
+	uint16_t session;
+	int sw;
+	uint64_t hw_last;	/* newest hw_ns seen from it, to widen hw_lo */
+};
+
+struct hs_tracer {
+	struct hs_tracer_cfg cfg;
+	const struct hs_topo *topo;
+
+	struct otrace *pool;
+	uint32_t pool_size;
+	uint32_t *free_list;	/* stack of free pool slots */
+	uint32_t nfree;
+	uint32_t *index;	/* pool slot + 1, 0 empty */
+	uint32_t index_mask;
+	uint32_t lru_head, lru_tail;	/* oldest activity first */
+
+	struct ohop (*ext)[EXT_HOPS];
+	uint32_t ext_size;
+	uint32_t *ext_free;
+	uint32_t next_ext_free;
+
+	struct msrc *msrc;	/* msrc[0] is "unknown" */
+	uint32_t nmsrc;
+	uint16_t *msrc_index;
+
+	struct hs_trace *ring;
+	size_t ring_size;
+	uint64_t last_id;	/* id of the newest closed trace */
+	uint64_t first_id;	/* oldest id still valid in the ring */
+
+	struct hs_tracer_stats st;
+	uint64_t hops_dropped;	/* extension blocks exhausted */
+
+	struct leaf_entry {
+		struct hs_addr addr;
+		int leaf;
+	} *leaf_cache;		/* af 0: empty; cleared when the topology changes */
+};
+
+static inline uint64_t mix64(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return h;
+}
+
+static inline uint64_t load64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static uint64_t id_hash(uint8_t af, const uint8_t *src, const uint8_t *dst, uint16_t sport,
+			uint16_t dport, uint8_t proto, uint16_t ip_id, uint32_t ident)
+{
+	uint64_t h = ((uint64_t)sport << 48) ^ ((uint64_t)dport << 32) ^
+		     ((uint64_t)proto << 24) ^ ((uint64_t)af << 16) ^ ip_id;
+
+	h = mix64(h ^ ((uint64_t)ident << 20));
+	h = mix64(h ^ load64(src) ^ (load64(dst) * 0x9e3779b97f4a7c15ULL));
+	if (af == 6)
+		h = mix64(h ^ load64(src + 8) ^ (load64(dst + 8) * 0x9e3779b97f4a7c15ULL));
+	return h;
+}
+
+static uint64_t ot_hash(const struct otrace *ot)
+{
+	return id_hash(ot->af, ot->src, ot->dst, ot->sport, ot->dport, ot->proto, ot->ip_id,
+		       ot->ident);
+}
+
+/* identity of a non-TCP packet: its first L4 bytes (ICMP id/seq, UDP payload) */
+static uint32_t l4_ident(const struct hs_pkt *p)
+{
+	const uint8_t *b = NULL;
+	uint32_t n = 0;
+	uint32_t h = 2166136261u;
+
+	if (p->key.proto == 6)
+		return (p->have & HS_HAVE_TCP) ? p->seq : 0;
+	if (p->l4_payload && p->l4_payload_caplen > 0) {
+		b = p->l4_payload;
+		n = p->l4_payload_caplen;
+	} else if (p->l3 && p->l3_caplen > 0) {
+		uint32_t hl = 0;
+		if (p->key.src.af == 4 && p->l3_caplen >= 20)
+			hl = (uint32_t)(p->l3[0] & 0x0f) * 4;
+		else if (p->key.src.af == 6)
+			hl = 40;
+		if (hl >= 20 && hl < p->l3_caplen) {
+			b = p->l3 + hl;
+			n = p->l3_caplen - hl;
+		}
+	}
+	if (n > IDENT_BYTES)
+		n = IDENT_BYTES;
+	for (uint32_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 16777619u;
+	}
+	h ^= (uint32_t)p->l4_len << 8 ^ p->icmp_type ^ (uint32_t)p->icmp_code << 24;
+	return h;
+}
+
+/* ---- mirror sources --------------------------------------------------- */
+
+static uint32_t msrc_hash(const struct hs_addr *a, uint16_t session)
+{
+	uint64_t h = load64(a->a) ^ ((uint64_t)session << 40) ^ a->af;
+
+	if (a->af == 6)
+		h ^= mix64(load64(a->a + 8));
+	return (uint32_t)mix64(h);
+}
+
+static uint16_t msrc_intern(struct hs_tracer *tr, const struct hs_addr *a, uint16_t session)
+{
+	struct hs_addr key = { .af = a->af };
+	uint32_t i;
+
+	if (a->af != 4 && a->af != 6)
+		return 0;
+	memcpy(key.a, a->a, a->af == 4 ? 4 : 16);
+	i = msrc_hash(&key, session) & (MSRC_INDEX - 1);
+	for (;; i = (i + 1) & (MSRC_INDEX - 1)) {
+		uint16_t id = tr->msrc_index[i];
+		if (id == 0)
+			break;
+		struct msrc *m = &tr->msrc[id];
+		if (m->session == session && hs_addr_eq(&m->addr, &key))
+			return id;
+	}
+	if (tr->nmsrc >= MSRC_MAX - 1)
+		return 0;
+	uint16_t id = (uint16_t)++tr->nmsrc;
+	tr->msrc[id].addr = key;
+	tr->msrc[id].session = session;
+	tr->msrc[id].sw = hs_topo_switch_by_addr(tr->topo, &key);
+	tr->msrc[id].hw_last = 0;
+	tr->msrc_index[i] = id;
+	return id;
+}
+
+/* ---- the pool, its index and the activity list --------------------------- */
+
+static void lru_unlink(struct hs_tracer *tr, uint32_t i)
+{
+	struct otrace *ot = &tr->pool[i];
+
+	if (ot->prev != NIL)
+		tr->pool[ot->prev].next = ot->next;
+	else
+		tr->lru_head = ot->next;
+	if (ot->next != NIL)
+		tr->pool[ot->next].prev = ot->prev;
+	else
+		tr->lru_tail = ot->prev;
+	ot->prev = ot->next = NIL;
+}
+
+static void lru_append(struct hs_tracer *tr, uint32_t i)
+{
+	struct otrace *ot = &tr->pool[i];
+
+	ot->next = NIL;
+	ot->prev = tr->lru_tail;
+	if (tr->lru_tail != NIL)
+		tr->pool[tr->lru_tail].next = i;
+	else
+		tr->lru_head = i;
+	tr->lru_tail = i;
+}
+
+static void index_remove(struct hs_tracer *tr, uint32_t slot)
+{
+	uint32_t mask = tr->index_mask;
+	uint32_t i = (uint32_t)ot_hash(&tr->pool[slot]) & mask;
+
+	while (tr->index[i] != slot + 1)
+		i = (i + 1) & mask;
+	/* backward shift: move later entries of the cluster into the hole */
+	uint32_t hole = i;
+	for (uint32_t j = (i + 1) & mask; tr->index[j]; j = (j + 1) & mask) {
+		uint32_t home = (uint32_t)ot_hash(&tr->pool[tr->index[j] - 1]) & mask;
+		/* j may move to hole when home is not cyclically in (hole, j] */
+		bool stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+		if (!stays) {
+			tr->index[hole] = tr->index[j];
+			hole = j;
+		}
+	}
+	tr->index[hole] = 0;
+}
+
+static struct ohop *hop_at(struct hs_tracer *tr, struct otrace *ot, unsigned i)
+{
+	if (i < INLINE_HOPS)
+		return &ot->hops[i];
+	return &tr->ext[ot->ext - 1][i - INLINE_HOPS];
+}
+
+static int hop_cmp(const struct hs_hop *a, const struct hs_hop *b)
+{
+	if (a->ttl != b->ttl)
+		return a->ttl > b->ttl ? -1 : 1;
+	if (a->ts_ns != b->ts_ns)
+		return a->ts_ns < b->ts_ns ? -1 : 1;
+	return 0;
+}
+
+static void classify(struct hs_trace *t, const struct hs_topo *topo, int leaf);
+
+/* hs_topo_leaf_for scans hosts and subnets: remember recent answers */
+static int leaf_of(struct hs_tracer *tr, const struct hs_addr *a)
+{
+	struct leaf_entry *e = &tr->leaf_cache[msrc_hash(a, 0) & (LEAF_CACHE - 1)];
+
+	if (e->addr.af && hs_addr_eq(&e->addr, a))
+		return e->leaf;
+	memset(&e->addr, 0, sizeof(e->addr));
+	e->addr.af = a->af;
+	memcpy(e->addr.a, a->a, a->af == 4 ? 4 : 16);
+	e->leaf = hs_topo_leaf_for(tr->topo, a);
+	return e->leaf;
+}
+
+static uint64_t widen_hw(uint64_t last, uint32_t lo)
+{
+	uint64_t v = (last & ~0xffffffffULL) | lo;
+
+	if (v > last && v - last > 0x80000000ULL && v >= 0x100000000ULL)
+		v -= 0x100000000ULL;
+	else if (v < last && last - v > 0x80000000ULL)
+		v += 0x100000000ULL;
+	return v;
+}
+
+/* expand, classify, hand over and free one open trace */
+static void close_slot(struct hs_tracer *tr, uint32_t slot, uint8_t extra_flags)
+{
+	struct otrace *ot = &tr->pool[slot];
+	size_t r = (size_t)(tr->last_id % tr->ring_size);
+	struct hs_trace *t = &tr->ring[r];
+
+	memset(t, 0, offsetof(struct hs_trace, hops));
+	t->id = ++tr->last_id;
+	if (tr->last_id - tr->first_id >= tr->ring_size)
+		tr->first_id = tr->last_id - tr->ring_size + 1;
+	t->key.src.af = t->key.dst.af = ot->af;
+	memcpy(t->key.src.a, ot->src, ot->af == 4 ? 4 : 16);
+	memcpy(t->key.dst.a, ot->dst, ot->af == 4 ? 4 : 16);
+	t->key.sport = ot->sport;
+	t->key.dport = ot->dport;
+	t->key.proto = ot->proto;
+	t->ip_id = ot->ip_id;
+	t->seq = ot->proto == 6 ? ot->ident : 0;
+	t->tcp_flags = ot->tcp_flags;
+	t->len = ot->len;
+	t->flags = ot->flags | extra_flags;
+	t->probe_id = ot->probe_id;
+	t->nhops = ot->nhops;
+	t->extra_hops = ot->extra;
+	for (unsigned i = 0; i < ot->nhops; i++) {
+		const struct ohop *oh = hop_at(tr, ot, i);
+		const struct msrc *m = &tr->msrc[oh->src];
+		struct hs_hop h;
+
+		memset(&h, 0, sizeof(h));
+		h.sw = m->sw;
+		h.addr = m->addr;
+		h.session = m->session;
+		h.ts_ns = ot->first_ns + oh->dts;
+		h.hw_ns = (ot->hw_mask >> i) & 1 ? widen_hw(m->hw_last, oh->hw_lo) : 0;
+		h.ttl = oh->ttl;
+		h.tos = oh->tos;
+		/* insertion sort: TTL descending, then time */
+		unsigned j = i;
+		while (j > 0 && hop_cmp(&h, &t->hops[j - 1]) < 0) {
+			t->hops[j] = t->hops[j - 1];
+			j--;
+		}
+		t->hops[j] = h;
+	}
+	classify(t, tr->topo, tr->topo ? leaf_of(tr, &t->key.dst) : -1);
+
+	if (ot->ext) {
+		tr->ext_free[tr->next_ext_free++] = ot->ext - 1;
+		ot->ext = 0;
+	}
+	index_remove(tr, slot);
+	lru_unlink(tr, slot);
+	tr->free_list[tr->nfree++] = slot;
+	tr->st.open--;
+	tr->st.closed++;
+	tr->st.by_outcome[t->outcome]++;
+	if (extra_flags & HS_TF_EVICTED)
+		tr->st.evicted++;
+	if (tr->cfg.on_close)
+		tr->cfg.on_close(tr->cfg.arg, t);
+}
+
+/* ---- public ------------------------------------------------------------ */
+
+struct hs_tracer *hs_tracer_new(const struct hs_tracer_cfg *cfg)
+{
+	struct hs_tracer *tr = hs_xcalloc(1, sizeof(*tr));
+	size_t n;
+
+	tr->cfg = *cfg;
+	if (!tr->cfg.timeout_ns)
+		tr->cfg.timeout_ns = 100 * 1000 * 1000ULL;
+	if (!tr->cfg.max_open)
+		tr->cfg.max_open = 65536;
+	if (tr->cfg.max_open > (1u << 30))
+		tr->cfg.max_open = 1u << 30;
+	if (!tr->cfg.ring)
+		tr->cfg.ring = 8192;
+	tr->topo = cfg->topo;
+
+	tr->pool_size = (uint32_t)tr->cfg.max_open;
+	tr->pool = hs_xcalloc(tr->pool_size, sizeof(*tr->pool));
+	tr->free_list = hs_xcalloc(tr->pool_size, sizeof(uint32_t));
+	for (uint32_t i = 0; i < tr->pool_size; i++)
+		tr->free_list[i] = tr->pool_size - 1 - i;
+	tr->nfree = tr->pool_size;
+	for (n = 16; n < (size_t)tr->pool_size * 2; n <<= 1)
+		;
+	tr->index = hs_xcalloc(n, sizeof(uint32_t));
+	tr->index_mask = (uint32_t)(n - 1);
+	tr->lru_head = tr->lru_tail = NIL;
+
+	tr->ext_size = tr->pool_size / 8 + 16;
+	tr->ext = hs_xcalloc(tr->ext_size, sizeof(*tr->ext));
+	tr->ext_free = hs_xcalloc(tr->ext_size, sizeof(uint32_t));
+	for (uint32_t i = 0; i < tr->ext_size; i++)
+		tr->ext_free[i] = tr->ext_size - 1 - i;
+	tr->next_ext_free = tr->ext_size;
+
+	tr->msrc = hs_xcalloc(MSRC_MAX, sizeof(*tr->msrc));
+	tr->msrc[0].sw = -1;
+	tr->msrc_index = hs_xcalloc(MSRC_INDEX, sizeof(uint16_t));
+
+	tr->leaf_cache = hs_xcalloc(LEAF_CACHE, sizeof(*tr->leaf_cache));
+	tr->ring_size = tr->cfg.ring;
+	tr->ring = hs_xcalloc(tr->ring_size, sizeof(*tr->ring));
+	tr->first_id = 1;
+	return tr;
+}
+
+void hs_tracer_free(struct hs_tracer *tr)
+{
+	if (!tr)
+		return;
+	free(tr->pool);
+	free(tr->free_list);
+	free(tr->index);
+	free(tr->ext);
+	free(tr->ext_free);
+	free(tr->msrc);
+	free(tr->msrc_index);
+	free(tr->ring);
+	free(tr->leaf_cache);
+	free(tr);
+}
+
+void hs_tracer_set_topo(struct hs_tracer *tr, const struct hs_topo *topo)
+{
+	tr->topo = topo;
+	tr->cfg.topo = topo;
+	memset(tr->leaf_cache, 0, LEAF_CACHE * sizeof(*tr->leaf_cache));
+	for (uint32_t i = 1; i <= tr->nmsrc; i++)
+		tr->msrc[i].sw = hs_topo_switch_by_addr(topo, &tr->msrc[i].addr);
+}
+
+void hs_tracer_set_timeout(struct hs_tracer *tr, uint64_t timeout_ns)
+{
+	tr->cfg.timeout_ns = timeout_ns;
+}
+
+static uint32_t dts_of(uint64_t ts, uint64_t first)
+{
+	uint64_t d = ts - first;
+
+	return d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
+}
+
+/* a copy older than the first one seen: move the trace's origin back */
+static void rebase(struct hs_tracer *tr, struct otrace *ot, uint64_t ts)
+{
+	uint64_t shift = ot->first_ns - ts;
+
+	for (unsigned i = 0; i < ot->nhops; i++) {
+		struct ohop *h = hop_at(tr, ot, i);
+		h->dts = dts_of(h->dts + shift, 0);
+	}
+	ot->last_dts = dts_of(ot->last_dts + shift, 0);
+	ot->first_ns = ts;
+}
+
+void hs_tracer_add(struct hs_tracer *tr, const struct hs_pkt *p, uint8_t flags)
+{
+	hs_tracer_add_probe(tr, p, flags, 0);
+}
+
+void hs_tracer_add_probe(struct hs_tracer *tr, const struct hs_pkt *p, uint8_t flags,
+			 uint32_t probe_id)
+{
+	uint8_t src[16] = { 0 }, dst[16] = { 0 };
+	uint8_t af = p->key.src.af;
+	size_t alen;
+
+	if (!(p->have & HS_HAVE_IP) || (af != 4 && af != 6) || p->key.dst.af != af)
+		return;
+	alen = af == 4 ? 4 : 16;
+	memcpy(src, p->key.src.a, alen);
+	memcpy(dst, p->key.dst.a, alen);
+	uint16_t ip_id = af == 4 ? p->ip_id : 0;
+	uint32_t ident = l4_ident(p);
+	uint64_t h = id_hash(af, src, dst, p->key.sport, p->key.dport, p->key.proto, ip_id, ident);
+	uint32_t mask = tr->index_mask, i = (uint32_t)h & mask;
+	uint32_t slot = NIL;
+	struct otrace *ot;
+
+	tr->st.copies++;
+	for (; tr->index[i]; i = (i + 1) & mask) {
+		ot = &tr->pool[tr->index[i] - 1];
+		if (ot->ident == ident && ot->ip_id == ip_id && ot->sport == p->key.sport &&
+		    ot->dport == p->key.dport && ot->proto == p->key.proto && ot->af == af &&
+		    memcmp(ot->src, src, alen) == 0 && memcmp(ot->dst, dst, alen) == 0) {
+			slot = tr->index[i] - 1;
+			break;
+		}
+	}
+
+	uint16_t msrc = msrc_intern(tr, &p->mirror_src, (p->have & HS_HAVE_ERSPAN) ? p->session : 0);
+	if (p->have & HS_HAVE_HWNS && msrc) {
+		struct msrc *m = &tr->msrc[msrc];
+		if (p->hw_ns > m->hw_last || m->hw_last - p->hw_ns > 0x80000000ULL)
+			m->hw_last = p->hw_ns;
+	}
+
+	if (slot == NIL) {
+		if (tr->nfree == 0) {
+			close_slot(tr, tr->lru_head, HS_TF_EVICTED);
+			/* the index may have shifted: find our empty slot again */
+			for (i = (uint32_t)h & mask; tr->index[i]; i = (i + 1) & mask)
+				;
+		}
+		slot = tr->free_list[--tr->nfree];
+		ot = &tr->pool[slot];
+		memset(ot, 0, offsetof(struct otrace, hops));
+		ot->first_ns = p->ts_ns;
+		memcpy(ot->src, src, sizeof(src));
+		memcpy(ot->dst, dst, sizeof(dst));
+		ot->ident = ident;
+		ot->ip_id = ip_id;
+		ot->sport = p->key.sport;
+		ot->dport = p->key.dport;
+		ot->proto = p->key.proto;
+		ot->af = af;
+		ot->len = p->len;
+		ot->tcp_flags = (p->have & HS_HAVE_TCP) ? p->tcp_flags : 0;
+		tr->index[i] = slot + 1;
+		lru_append(tr, slot);
+		tr->st.open++;
+	} else {
+		ot = &tr->pool[slot];
+		/* a second copy from the same place with the same TTL is a duplicate */
+		for (unsigned k = 0; k < ot->nhops; k++) {
+			const struct ohop *oh = hop_at(tr, ot, k);
+			if (oh->src == msrc && oh->ttl == p->ttl) {
+				tr->st.duplicates++;
+				return;
+			}
+		}
+		if (p->ts_ns < ot->first_ns)
+			rebase(tr, ot, p->ts_ns);
+		if (tr->lru_tail != slot) {
+			lru_unlink(tr, slot);
+			lru_append(tr, slot);
+		}
+	}
+
+	ot->flags |= flags;
+	if (HS_TOS_IS_DEBUG(p->tos))
+		ot->flags |= HS_TF_DEBUG;
+	if (probe_id) {
+		ot->flags |= HS_TF_PROBE;
+		ot->probe_id = probe_id;
+	}
+	uint32_t dts = dts_of(p->ts_ns, ot->first_ns);
+	if (dts > ot->last_dts)
+		ot->last_dts = dts;
+
+	if (ot->nhops >= HS_TRACE_MAX_HOPS) {
+		if (ot->extra < UINT8_MAX)
+			ot->extra++;
+		return;
+	}
+	if (ot->nhops == INLINE_HOPS && !ot->ext) {
+		if (tr->next_ext_free == 0) {
+			tr->hops_dropped++;
+			if (ot->extra < UINT8_MAX)
+				ot->extra++;
+			return;
+		}
+		ot->ext = tr->ext_free[--tr->next_ext_free] + 1;
+	}
+	struct ohop *oh = hop_at(tr, ot, ot->nhops);
+	oh->dts = dts;
+	oh->hw_lo = (uint32_t)p->hw_ns;
+	oh->src = msrc;
+	oh->ttl = p->ttl;
+	oh->tos = p->tos;
+	if (p->have & HS_HAVE_HWNS)
+		ot->hw_mask |= (uint16_t)(1u << ot->nhops);
+	ot->nhops++;
+}
+
+void hs_tracer_advance(struct hs_tracer *tr, uint64_t now_ns)
+{
+	uint64_t timeout = tr->cfg.timeout_ns;
+
+	while (tr->lru_head != NIL) {
+		const struct otrace *ot = &tr->pool[tr->lru_head];
+		uint64_t last = ot->first_ns + ot->last_dts;
+
+		if (now_ns < last || now_ns - last <= timeout)
+			break;
+		close_slot(tr, tr->lru_head, 0);
+	}
+}
+
+void hs_tracer_close_all(struct hs_tracer *tr)
+{
+	while (tr->lru_head != NIL)
+		close_slot(tr, tr->lru_head, 0);
+}
+
+void hs_tracer_get_stats(const struct hs_tracer *tr, struct hs_tracer_stats *st)
+{
+	*st = tr->st;
+}
+
+const struct hs_trace *hs_tracer_find(const struct hs_tracer *tr, uint64_t id)
+{
+	if (id == 0 || id < tr->first_id || id > tr->last_id)
+		return NULL;
+	return &tr->ring[(id - 1) % tr->ring_size];
+}
+
+size_t hs_tracer_recent(const struct hs_tracer *tr, const struct hs_trace **out, size_t max)
+{
+	size_t n = 0;
+
+	for (uint64_t id = tr->last_id; id >= tr->first_id && id > 0 && n < max; id--)
+		out[n++] = &tr->ring[(id - 1) % tr->ring_size];
+	return n;
+}
+
+void hs_tracer_clear(struct hs_tracer *tr)
+{
+	tr->first_id = tr->last_id + 1;
+}
+
+/* ---- outcome ------------------------------------------------------------ */
+
+void hs_trace_classify(struct hs_trace *t, const struct hs_topo *topo)
+{
+	classify(t, topo, topo ? hs_topo_leaf_for(topo, &t->key.dst) : -1);
+}
+
+static void classify(struct hs_trace *t, const struct hs_topo *topo, int leaf)
+{
+	t->n_next = 0;
+	t->last_sw = -1;
+	if (t->nhops == 0) {
+		t->outcome = HS_OUT_UNKNOWN;
+		return;
+	}
+	if (topo) {
+		for (unsigned i = 0; i < t->nhops; i++)
+			if (t->hops[i].sw < 0 || t->hops[i].sw >= topo->nsw)
+				t->hops[i].sw = hs_topo_switch_by_addr(topo, &t->hops[i].addr);
+	}
+	const struct hs_hop *last = &t->hops[t->nhops - 1];
+	t->last_sw = topo ? last->sw : -1;
+	if (!topo) {
+		t->outcome = HS_OUT_UNKNOWN;
+		return;
+	}
+	for (unsigned i = 0; i < t->nhops; i++) {
+		for (unsigned j = i + 1; j < t->nhops; j++) {
+			const struct hs_hop *a = &t->hops[i], *b = &t->hops[j];
+			bool same = a->sw >= 0 ? a->sw == b->sw
+					       : b->sw < 0 && hs_addr_eq(&a->addr, &b->addr);
+			if (same) {
+				t->outcome = HS_OUT_LOOPED;
+				return;
+			}
+		}
+	}
+	if (leaf < 0) {
+		t->outcome = HS_OUT_UNKNOWN;
+		return;
+	}
+	if (last->sw == leaf) {
+		t->outcome = HS_OUT_DELIVERED;
+		return;
+	}
+	t->outcome = HS_OUT_DROPPED;
+	if (last->sw >= 0)
+		t->n_next = hs_topo_next_hops(topo, last->sw, leaf, t->expected_next,
+					      HS_TRACE_MAX_NEXT);
+}
+
+const char *hs_outcome_name(int outcome)
+{
+	static const char *const names[HS_OUT__COUNT] = {
+		[HS_OUT_OPEN] = "open",
+		[HS_OUT_DELIVERED] = "delivered",
+		[HS_OUT_DROPPED] = "dropped",
+		[HS_OUT_LOOPED] = "looped",
+		[HS_OUT_UNKNOWN] = "unknown",
+	};
+
+	if (outcome < 0 || outcome >= HS_OUT__COUNT)
+		return "?";
+	return names[outcome];
+}
+
+const char *hs_hop_name(const struct hs_topo *topo, const struct hs_hop *h, char *buf, size_t len)
+{
+	if (topo && h->sw >= 0 && h->sw < topo->nsw) {
+		snprintf(buf, len, "%s", topo->sw[h->sw].name);
+		return buf;
+	}
+	return hs_addr_str(&h->addr, buf, len);
+}

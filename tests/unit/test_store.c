@@ -1,0 +1,444 @@
+/* test_store.c - the SQLite history: create, reopen, refuse, batch, read-only SQL */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "store.h"
+
+#define T0 (1700000000ULL * HS_NS_PER_SEC)
+
+struct fixture {
+	char dir[64];
+	char path[128];
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	snprintf(f->dir, sizeof(f->dir), "/tmp/hs-store-XXXXXX");
+	if (!mkdtemp(f->dir))
+		return -1;
+	snprintf(f->path, sizeof(f->path), "%s/h.db", f->dir);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	char p[192];
+	static const char *const sfx[] = { "", "-wal", "-shm", "-journal" };
+
+	for (size_t i = 0; i < HS_ARRAY_SIZE(sfx); i++) {
+		snprintf(p, sizeof(p), "%s%s", f->path, sfx[i]);
+		unlink(p);
+	}
+	rmdir(f->dir);
+	free(f);
+	return 0;
+}
+
+static int64_t q1(const char *path, const char *sql)
+{
+	sqlite3 *db;
+	sqlite3_stmt *s;
+	int64_t v = -1;
+
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+		fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+	if (sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return v;
+}
+
+static char *qtext(const char *path, const char *sql)
+{
+	sqlite3 *db;
+	sqlite3_stmt *s;
+	char *v = NULL;
+
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
+	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
+		v = strdup((const char *)sqlite3_column_text(s, 0));
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return v;
+}
+
+static void exec(const char *path, const char *sql)
+{
+	sqlite3 *db;
+	char *msg = NULL;
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+		fail_msg("%s: %s", sql, msg);
+	sqlite3_close(db);
+}
+
+static void *slurp(const char *path, size_t *len)
+{
+	FILE *fp = fopen(path, "rb");
+	char *buf;
+
+	assert_non_null(fp);
+	fseek(fp, 0, SEEK_END);
+	*len = (size_t)ftell(fp);
+	rewind(fp);
+	buf = malloc(*len + 1);
+	assert_int_equal(fread(buf, 1, *len, fp), *len);
+	fclose(fp);
+	return buf;
+}
+
+static struct hs_addr A(const char *s)
+{
+	struct hs_addr a;
+
+	assert_int_equal(hs_addr_parse(s, &a), 0);
+	return a;
+}
+
+static struct hs_topo *topo(void)
+{
+	char err[256];
+	struct hs_topo *t = hs_topo_parse("switch leaf1 role leaf mirror 10.255.0.3\n"
+					  "switch spine1 role spine mirror 10.255.0.1\n"
+					  "switch spine2 role spine mirror 10.255.0.2\n"
+					  "switch leaf2 role leaf mirror 10.255.0.4\n"
+					  "link leaf1 a spine1 b\nlink leaf1 c spine2 d\n"
+					  "link leaf2 a spine1 e\nlink leaf2 c spine2 f\n"
+					  "subnet leaf2 10.1.2.0/24\n", "t", err, sizeof(err));
+	assert_non_null(t);
+	return t;
+}
+
+/* a trace dropped after leaf1 (expected next: both spines) */
+static void mktrace(struct hs_trace *t, uint64_t id, const struct hs_topo *tp)
+{
+	memset(t, 0, sizeof(*t));
+	t->id = id;
+	t->key.src = A("10.1.1.10");
+	t->key.dst = A("10.1.2.10");
+	t->key.proto = 6;
+	t->key.sport = 40000;
+	t->key.dport = 80;
+	t->ip_id = 77;
+	t->seq = 4000000000u;
+	t->tcp_flags = 0x02;
+	t->len = 60;
+	t->nhops = 1;
+	t->hops[0].sw = -1;
+	t->hops[0].addr = A("10.255.0.3");
+	t->hops[0].ts_ns = T0 + 123456789;
+	t->hops[0].hw_ns = 999;
+	t->hops[0].ttl = 64;
+	t->hops[0].session = 1;
+	hs_trace_classify(t, tp);
+}
+
+static void test_create_and_reopen(void **state)
+{
+	struct fixture *f = *state;
+	char err[512];
+	struct hs_topo *tp = topo();
+	struct hs_trace t;
+	struct hs_flow fl;
+
+	struct hs_store *st = hs_store_open(f->path, err, sizeof(err));
+	if (!st)
+		fail_msg("%s", err);
+	assert_string_equal(hs_store_path(st), f->path);
+	int64_t sess = hs_store_session_begin(st, "sample.pcap", "tcp port 80", T0);
+	assert_true(sess > 0);
+	mktrace(&t, 1, tp);
+	assert_int_equal(t.outcome, HS_OUT_DROPPED);
+	assert_int_equal(hs_store_trace(st, sess, &t, tp), 0);
+	assert_int_equal(hs_store_pending(st), 2);	/* trace + hop */
+
+	memset(&fl, 0, sizeof(fl));
+	fl.key = t.key;
+	fl.first_ns = T0;
+	fl.last_ns = T0 + 5;
+	fl.packets = 1;
+	fl.bytes = 60;
+	fl.syn = 1;
+	fl.dropped = 1;
+	assert_int_equal(hs_store_flow(st, sess, &fl), 0);
+	assert_int_equal(hs_store_commit(st), 3);
+	assert_int_equal(hs_store_pending(st), 0);
+	/* upsert: the same flow again replaces its counters */
+	fl.packets = 5;
+	fl.bytes = 300;
+	fl.fin = 1;
+	assert_int_equal(hs_store_flow(st, sess, &fl), 0);
+	struct hs_session_stats ss = { .packets = 10, .bytes = 1000, .decode_errors = 2,
+				       .kernel_drops = 0, .traces = 1 };
+	assert_int_equal(hs_store_session_end(st, sess, &ss, T0 + HS_NS_PER_SEC), 0);
+	assert_true(hs_store_written(st) >= 5);
+	hs_store_close(st);
+
+	assert_int_equal(q1(f->path, "PRAGMA application_id"), HS_STORE_APP_ID);
+	assert_int_equal(q1(f->path, "PRAGMA user_version"), HS_STORE_SCHEMA);
+	char *jm = qtext(f->path, "PRAGMA journal_mode");
+	assert_string_equal(jm, "wal");
+	free(jm);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM flows"), 1);
+	assert_int_equal(q1(f->path, "SELECT packets FROM flows"), 5);
+	assert_int_equal(q1(f->path, "SELECT fin FROM flows"), 1);
+	assert_int_equal(q1(f->path, "SELECT seq FROM traces"), 4000000000LL);
+	assert_int_equal(q1(f->path, "SELECT ts FROM hops"), (int64_t)(T0 + 123456789));
+	assert_int_equal(q1(f->path, "SELECT hw_ts FROM hops"), 999);
+	assert_int_equal(q1(f->path, "SELECT decode_errors FROM sessions"), 2);
+	assert_int_equal(q1(f->path, "SELECT ended FROM sessions"), (int64_t)(T0 + HS_NS_PER_SEC));
+	char *s = qtext(f->path, "SELECT outcome || ' ' || last_switch || ' ' || expected_next FROM traces");
+	assert_string_equal(s, "dropped leaf1 spine1|spine2");
+	free(s);
+	s = qtext(f->path, "SELECT switch || ' ' || addr FROM hops");
+	assert_string_equal(s, "leaf1 10.255.0.3");
+	free(s);
+	s = qtext(f->path, "SELECT src || '>' || dst || ' ' || source || ' ' || filter FROM traces, sessions");
+	assert_string_equal(s, "10.1.1.10>10.1.2.10 sample.pcap tcp port 80");
+	free(s);
+
+	/* reopen: same schema, new session, old rows kept */
+	st = hs_store_open(f->path, err, sizeof(err));
+	if (!st)
+		fail_msg("%s", err);
+	int64_t sess2 = hs_store_session_begin(st, "eth0", NULL, T0 + 10);
+	assert_true(sess2 > sess);
+	mktrace(&t, 1, NULL);	/* no topology: unknown, names are addresses */
+	assert_int_equal(hs_store_trace(st, sess2, &t, NULL), 0);
+	hs_store_close(st);	/* commits what is queued */
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM traces"), 2);
+	s = qtext(f->path, "SELECT outcome || ' ' || last_switch FROM traces WHERE session = 2");
+	assert_string_equal(s, "unknown 10.255.0.3");
+	free(s);
+	hs_topo_free(tp);
+}
+
+static void test_batches(void **state)
+{
+	struct fixture *f = *state;
+	char err[512];
+	struct hs_trace t;
+	struct hs_store *st = hs_store_open(f->path, err, sizeof(err));
+
+	assert_non_null(st);
+	int64_t sess = hs_store_session_begin(st, "x", NULL, T0);
+	for (int i = 0; i < 100; i++) {
+		mktrace(&t, (uint64_t)i + 1, NULL);
+		assert_int_equal(hs_store_trace(st, sess, &t, NULL), 0);
+	}
+	/* another reader sees nothing until the batch commits */
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM traces"), 0);
+	assert_int_equal(hs_store_pending(st), 200);
+	assert_int_equal(hs_store_commit(st), 200);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM traces"), 100);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM hops"), 100);
+	assert_int_equal(hs_store_commit(st), 0);	/* nothing queued */
+	/* the next write opens a new batch */
+	mktrace(&t, 101, NULL);
+	assert_int_equal(hs_store_trace(st, sess, &t, NULL), 0);
+	assert_int_equal(hs_store_pending(st), 2);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM traces"), 100);
+	assert_int_equal(hs_store_commit(st), 2);
+	assert_int_equal(q1(f->path, "SELECT max(trace_no) FROM traces"), 101);
+	hs_store_close(st);
+}
+
+/* open must fail with msg and leave the file exactly as it was */
+static void refused(const char *path, const char *msg)
+{
+	char err[512];
+	size_t n1, n2;
+	void *before = slurp(path, &n1);
+	struct hs_store *st = hs_store_open(path, err, sizeof(err));
+
+	if (st)
+		fail_msg("'%s' was opened, expected: %s", path, msg);
+	if (!strstr(err, msg))
+		fail_msg("got '%s', expected '%s'", err, msg);
+	void *after = slurp(path, &n2);
+	assert_int_equal(n1, n2);
+	assert_memory_equal(before, after, n1);
+	free(before);
+	free(after);
+}
+
+static void test_refuse_not_db(void **state)
+{
+	struct fixture *f = *state;
+	FILE *fp = fopen(f->path, "w");
+	char want[256];
+
+	fputs("these are my notes, not a database\n", fp);
+	fclose(fp);
+	snprintf(want, sizeof(want), "'%s' is not a hopscope history (file is not a database)", f->path);
+	refused(f->path, want);
+
+	/* a long text file is refused the same way */
+	fp = fopen(f->path, "w");
+	for (int i = 0; i < 1000; i++)
+		fputs("0123456789abcdef", fp);
+	fclose(fp);
+	refused(f->path, want);
+}
+
+static void test_refuse_foreign(void **state)
+{
+	struct fixture *f = *state;
+
+	exec(f->path, "CREATE TABLE accounts(id INTEGER PRIMARY KEY, owner TEXT);"
+		      "INSERT INTO accounts(owner) VALUES ('alice')");
+	refused(f->path, "is not a hopscope history (application_id 0x00000000, 1 tables)");
+	exec(f->path, "PRAGMA application_id = 1234");
+	refused(f->path, "is not a hopscope history (application_id 0x000004d2");
+}
+
+static void test_refuse_newer(void **state)
+{
+	struct fixture *f = *state;
+	char err[512];
+	struct hs_store *st = hs_store_open(f->path, err, sizeof(err));
+
+	assert_non_null(st);
+	hs_store_close(st);
+	exec(f->path, "PRAGMA user_version = 99");
+	refused(f->path, "is from a newer hopscope (schema version 99, this one knows 1)");
+}
+
+static void test_refuse_locked(void **state)
+{
+	struct fixture *f = *state;
+	char err[512];
+	struct hs_store *st = hs_store_open(f->path, err, sizeof(err));
+	sqlite3 *other;
+
+	assert_non_null(st);
+	hs_store_close(st);
+	assert_int_equal(sqlite3_open(f->path, &other), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(other, "BEGIN IMMEDIATE; INSERT INTO sessions(started) VALUES (1)",
+				      NULL, NULL, NULL), SQLITE_OK);
+	uint64_t t0 = hs_mono_ns();
+	refused(f->path, "is locked by another writer (database is locked)");
+	assert_true(hs_mono_ns() - t0 < 3 * HS_NS_PER_SEC);	/* an error, not a hang */
+	sqlite3_exec(other, "ROLLBACK", NULL, NULL, NULL);
+	sqlite3_close(other);
+	st = hs_store_open(f->path, err, sizeof(err));
+	assert_non_null(st);
+	hs_store_close(st);
+}
+
+static void test_missing_dir(void **state)
+{
+	char err[512];
+
+	assert_null(hs_store_open("/nonexistent-dir/h.db", err, sizeof(err)));
+	assert_string_equal(err, "cannot open '/nonexistent-dir/h.db': unable to open database file");
+}
+
+static void test_sql_readonly(void **state)
+{
+	struct fixture *f = *state;
+	char err[512];
+	struct hs_store *st = hs_store_open(f->path, err, sizeof(err));
+	sqlite3_stmt *s;
+	static const char *const bad[] = {
+		"INSERT INTO sessions(started) VALUES (1)",
+		"DELETE FROM flows",
+		"UPDATE sessions SET ended = 0",
+		"DROP TABLE hops",
+		"CREATE TABLE x(y)",
+		"ATTACH DATABASE '/tmp/hs-evil.db' AS evil",
+		"DETACH DATABASE main",
+		"PRAGMA user_version = 5",
+		"PRAGMA journal_mode = DELETE",
+		"PRAGMA writable_schema = ON",
+		"SELECT load_extension('/tmp/evil.so')",
+		"BEGIN",
+		"VACUUM",
+		"SELECT 1; DELETE FROM flows",
+		"WITH x AS (SELECT 1) INSERT INTO sessions(started) SELECT * FROM x",
+		"",
+		"SELEC 1",
+	};
+
+	assert_non_null(st);
+	int64_t sess = hs_store_session_begin(st, "x", NULL, T0);
+	assert_true(sess > 0);
+	for (size_t i = 0; i < HS_ARRAY_SIZE(bad); i++) {
+		err[0] = '\0';
+		s = hs_store_prepare_ro(st, bad[i], err, sizeof(err));
+		if (s) {
+			sqlite3_finalize(s);
+			fail_msg("accepted '%s'", bad[i]);
+		}
+		assert_true(err[0] != '\0');
+	}
+	s = hs_store_prepare_ro(st, "INSERT INTO sessions(started) VALUES (1)", err, sizeof(err));
+	assert_null(s);
+	assert_non_null(strstr(err, "read-only"));
+
+	s = hs_store_prepare_ro(st, "SELECT id, source FROM sessions WHERE id = ?1 -- trailing", err,
+				sizeof(err));
+	if (!s)
+		fail_msg("%s", err);
+	sqlite3_bind_int64(s, 1, sess);
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	assert_string_equal((const char *)sqlite3_column_text(s, 1), "x");
+	sqlite3_finalize(s);
+	s = hs_store_prepare_ro(st, "PRAGMA table_info(flows)", err, sizeof(err));
+	if (!s)
+		fail_msg("%s", err);
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	sqlite3_finalize(s);
+	s = hs_store_prepare_ro(st, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+				"WHERE i < 3) SELECT count(*) FROM n", err, sizeof(err));
+	if (!s)
+		fail_msg("%s", err);
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int(s, 0), 3);
+	sqlite3_finalize(s);
+
+	/* writes through the store still work after the read-only checks */
+	struct hs_trace t;
+	memset(&t, 0, sizeof(t));
+	t.key.src = A("10.0.0.1");
+	t.key.dst = A("10.0.0.2");
+	t.outcome = HS_OUT_UNKNOWN;
+	assert_int_equal(hs_store_trace(st, sess, &t, NULL), 0);
+	assert_int_equal(hs_store_commit(st), 1);
+	hs_store_close(st);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM sessions"), 1);
+	assert_int_equal(q1(f->path, "PRAGMA user_version"), 1);
+	assert_int_equal(access("/tmp/hs-evil.db", F_OK), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_create_and_reopen, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batches, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refuse_not_db, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refuse_foreign, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refuse_newer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refuse_locked, setup, teardown),
+		cmocka_unit_test(test_missing_dir),
+		cmocka_unit_test_setup_teardown(test_sql_readonly, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

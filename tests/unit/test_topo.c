@@ -1,0 +1,272 @@
+/* test_topo.c - topology parser, lookups and paths */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "topo.h"
+
+static const char fabric[] =
+	"# two spines, three leaves\n"
+	"switch spine1 role spine mirror 10.255.0.1 loopback 10.254.0.1\n"
+	"switch spine2 role spine mirror 10.255.0.2 loopback 10.254.0.2\n"
+	"switch leaf1 role leaf mirror 10.255.0.3 loopback 10.254.0.3\n"
+	"switch leaf2 role leaf mirror 10.255.0.4 loopback 10.254.0.4\n"
+	"  switch   leaf3\trole leaf mirror 10.255.0.5   # no loopback\n"
+	"link leaf1 spine1 spine1 leaf1\n"
+	"link leaf1 spine2 spine2 leaf1\n"
+	"link leaf2 spine1 spine1 leaf2\n"
+	"link leaf2 spine2 spine2 leaf2\n"
+	"link leaf3 spine1 spine1 leaf3\n"
+	"host h1 addr 10.1.1.10 leaf leaf1\n"
+	"host odd addr 10.1.2.99 leaf leaf3\n"
+	"subnet leaf1 10.1.1.0/24\n"
+	"subnet leaf2 10.1.2.0/24\n"
+	"subnet leaf3 10.1.0.0/16\n"
+	"analyzer 10.255.0.254 iface hs-mirror\n";
+
+static struct hs_topo *load(void)
+{
+	char err[256];
+	struct hs_topo *t = hs_topo_parse(fabric, "fabric.topo", err, sizeof(err));
+
+	if (!t)
+		fail_msg("%s", err);
+	return t;
+}
+
+static struct hs_addr A(const char *s)
+{
+	struct hs_addr a;
+
+	assert_int_equal(hs_addr_parse(s, &a), 0);
+	return a;
+}
+
+static void test_parse_ok(void **state)
+{
+	struct hs_topo *t = load();
+	char buf[HS_ADDRSTRLEN];
+
+	assert_int_equal(t->nsw, 5);
+	assert_int_equal(t->nlinks, 5);
+	assert_int_equal(t->nhosts, 2);
+	assert_int_equal(t->nsubnets, 3);
+	assert_string_equal(t->sw[4].name, "leaf3");
+	assert_string_equal(t->sw[4].role, "leaf");
+	assert_int_equal(t->sw[4].loopback.af, 0);
+	assert_string_equal(hs_addr_str(&t->sw[0].loopback, buf, sizeof(buf)), "10.254.0.1");
+	assert_string_equal(hs_addr_str(&t->analyzer, buf, sizeof(buf)), "10.255.0.254");
+	assert_string_equal(t->analyzer_iface, "hs-mirror");
+	assert_string_equal(t->links[0].a_port, "spine1");
+	assert_string_equal(t->links[0].b_port, "leaf1");
+	hs_topo_free(t);
+}
+
+static void test_lookups(void **state)
+{
+	struct hs_topo *t = load();
+	struct hs_addr a;
+
+	assert_int_equal(hs_topo_switch_by_name(t, "leaf2"), 3);
+	assert_int_equal(hs_topo_switch_by_name(t, "leaf9"), -1);
+	a = A("10.255.0.2");
+	assert_int_equal(hs_topo_switch_by_addr(t, &a), 1);
+	a = A("10.254.0.3");	/* loopback */
+	assert_int_equal(hs_topo_switch_by_addr(t, &a), 2);
+	a = A("10.254.0.9");
+	assert_int_equal(hs_topo_switch_by_addr(t, &a), -1);
+
+	/* hosts first, then the longest prefix */
+	a = A("10.1.2.99");
+	assert_int_equal(hs_topo_leaf_for(t, &a), 4);
+	a = A("10.1.2.7");
+	assert_int_equal(hs_topo_leaf_for(t, &a), 3);
+	a = A("10.1.9.7");
+	assert_int_equal(hs_topo_leaf_for(t, &a), 4);
+	a = A("192.168.0.1");
+	assert_int_equal(hs_topo_leaf_for(t, &a), -1);
+	a = A("2001:db8::1");
+	assert_int_equal(hs_topo_leaf_for(t, &a), -1);
+
+	assert_int_equal(hs_topo_link(t, 0, 2), 0);
+	assert_int_equal(hs_topo_link(t, 2, 0), 0);
+	assert_int_equal(hs_topo_link(t, 2, 3), -1);
+	hs_topo_free(t);
+}
+
+static void test_paths(void **state)
+{
+	struct hs_topo *t = load();
+	int next[4], n;
+	size_t ns = (size_t)t->nsw;
+
+	assert_int_equal(t->dist[2 * ns + 3], 2);	/* leaf1 - leaf2 */
+	assert_int_equal(t->dist[2 * ns + 2], 0);
+	assert_int_equal(t->dist[1 * ns + 4], 3);	/* spine2 - leaf1|leaf2 - spine1 - leaf3 */
+	assert_int_equal(t->dist[4 * ns + 1], 3);
+
+	n = hs_topo_next_hops(t, 2, 3, next, 4);	/* leaf1 -> leaf2: both spines */
+	assert_int_equal(n, 2);
+	assert_true((next[0] == 0 && next[1] == 1) || (next[0] == 1 && next[1] == 0));
+	n = hs_topo_next_hops(t, 2, 4, next, 4);	/* leaf1 -> leaf3: spine1 only */
+	assert_int_equal(n, 1);
+	assert_int_equal(next[0], 0);
+	n = hs_topo_next_hops(t, 0, 3, next, 4);	/* spine1 -> leaf2 */
+	assert_int_equal(n, 1);
+	assert_int_equal(next[0], 3);
+	assert_int_equal(hs_topo_next_hops(t, 3, 3, next, 4), 0);
+	assert_int_equal(hs_topo_next_hops(t, 3, 2, next, 1), 1);	/* max honoured */
+	assert_int_equal(hs_topo_next_hops(t, -1, 2, next, 4), 0);
+	assert_int_equal(hs_topo_next_hops(t, 0, 99, next, 4), 0);
+	hs_topo_free(t);
+}
+
+static void test_unreachable(void **state)
+{
+	char err[256];
+	struct hs_topo *t = hs_topo_parse("switch a role leaf mirror 10.0.0.1\n"
+					  "switch b role leaf mirror 10.0.0.2\n", "x", err,
+					  sizeof(err));
+	int next[4];
+
+	assert_non_null(t);
+	assert_int_equal(t->dist[1], -1);
+	assert_int_equal(hs_topo_next_hops(t, 0, 1, next, 4), 0);
+	hs_topo_free(t);
+}
+
+struct bad {
+	const char *text;
+	const char *err;	/* expected prefix of the message */
+};
+
+static void test_errors(void **state)
+{
+	static const struct bad cases[] = {
+		{ "bogus a b\n", "t:1:1: expected switch, link, host, subnet or analyzer" },
+		{ "\n\n   frob\n", "t:3:4: expected switch" },
+		{ "switch a role leaf mirror 10.0.0.1\nswitch a role spine mirror 10.0.0.2\n",
+		  "t:2:8: duplicate switch 'a'" },
+		{ "switch a role leaf mirror 10.0.0.1\nlink a p1 b p2\n",
+		  "t:2:11: unknown switch 'b'" },
+		{ "switch a role leaf mirror 10.0.0.300\n", "t:1:27: expected mirror address" },
+		{ "switch a role leaf mirror 10.0.0.1 loopback x::y::z\n",
+		  "t:1:45: expected loopback address" },
+		{ "switch a role leaf\n", "t:1:20: expected 'mirror ADDR'" },
+		{ "switch a mirror 10.0.0.1\n", "t:1:26: expected 'role ROLE'" },
+		{ "switch a role leaf mirror\n", "t:1:27: expected a value after 'mirror'" },
+		{ "switch a role router mirror 10.0.0.1\n", "t:1:15: expected role" },
+		{ "switch a colour blue\n", "t:1:10: expected 'role', 'mirror' or 'loopback'" },
+		{ "switch\n", "t:1:8: expected switch name" },
+		{ "switch abcdefghijklmnopqrstuvwxyz0123456789 role leaf mirror 10.0.0.1\n",
+		  "t:1:8: switch name too long" },
+		{ "switch a role leaf mirror 10.0.0.1\nswitch b role leaf mirror 10.0.0.1\n",
+		  "t:2:8: switch 'b' has the mirror address of 'a'" },
+		{ "switch a role leaf mirror 10.0.0.1\nlink a p1\n", "t:2:11: expected switch name" },
+		{ "switch a role leaf mirror 10.0.0.1\nlink a p1 a p2\n", "t:2:11: link from 'a' to itself" },
+		{ "switch a role leaf mirror 10.0.0.1\nswitch b role leaf mirror 10.0.0.2\n"
+		  "link a p1 b p2 extra\n", "t:3:16: expected end of line" },
+		{ "switch a role leaf mirror 10.0.0.1\nhost h addr 10.1.1.1\n",
+		  "t:2:22: expected 'leaf SWITCH'" },
+		{ "switch a role leaf mirror 10.0.0.1\nhost h leaf a\n", "t:2:15: expected 'addr ADDR'" },
+		{ "switch a role leaf mirror 10.0.0.1\nhost h addr 10.1.1.1 leaf z\n",
+		  "t:2:27: unknown switch 'z'" },
+		{ "switch a role leaf mirror 10.0.0.1\nsubnet a 10.1.1.0/33\n",
+		  "t:2:10: expected prefix" },
+		{ "switch a role leaf mirror 10.0.0.1\nsubnet a\n", "t:2:10: expected prefix" },
+		{ "analyzer nowhere\n", "t:1:10: expected analyzer address" },
+		{ "analyzer 10.0.0.9 port 3\n", "t:1:19: expected 'iface' or end of line" },
+		{ "switch a role leaf mirror 10.0.0.1\nlink a p1 zz p2\nbogus\n",
+		  "t:3:1: expected switch" },	/* keywords are checked before names */
+	};
+
+	for (size_t i = 0; i < HS_ARRAY_SIZE(cases); i++) {
+		char err[256] = "";
+		struct hs_topo *t = hs_topo_parse(cases[i].text, "t", err, sizeof(err));
+		if (t || strncmp(err, cases[i].err, strlen(cases[i].err)) != 0)
+			fail_msg("case %zu: got %s '%s', want '%s...'", i, t ? "a topology and" : "",
+				 err, cases[i].err);
+	}
+}
+
+static void test_garbage(void **state)
+{
+	char text[600], err[256];
+	unsigned seed = 12345;
+
+	/* random bytes (no NUL) never crash the parser and are refused */
+	for (int round = 0; round < 500; round++) {
+		size_t n = 1 + (size_t)(seed % (sizeof(text) - 1));
+		for (size_t i = 0; i < n; i++) {
+			seed = seed * 1103515245u + 12345u;
+			text[i] = (char)(1 + (seed >> 16) % 255);
+		}
+		text[n - 1] = '\0';
+		struct hs_topo *t = hs_topo_parse(text, "g", err, sizeof(err));
+		if (t) {
+			hs_topo_free(t);
+			continue;
+		}
+		assert_memory_equal(err, "g:", 2);
+	}
+	/* a long line of many words */
+	memset(text, 'x', sizeof(text) - 1);
+	for (size_t i = 1; i < sizeof(text) - 1; i += 2)
+		text[i] = ' ';
+	text[sizeof(text) - 1] = '\0';
+	assert_null(hs_topo_parse(text, "g", err, sizeof(err)));
+	/* a tiny error buffer is not overrun */
+	char small[8];
+	assert_null(hs_topo_parse("bogus\n", "a-long-file-name.topo", small, sizeof(small)));
+	assert_true(strlen(small) < sizeof(small));
+}
+
+static void test_load_file(void **state)
+{
+	char path[] = "/tmp/hs-topo-XXXXXX";
+	char err[512];
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, fabric, strlen(fabric)), (ssize_t)strlen(fabric));
+	close(fd);
+	struct hs_topo *t = hs_topo_load(path, err, sizeof(err));
+	assert_non_null(t);
+	assert_string_equal(t->path, path);
+	assert_int_equal(t->nsw, 5);
+	hs_topo_free(t);
+
+	/* a NUL byte in the file is refused with its line */
+	fd = open(path, O_WRONLY | O_TRUNC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "switch a role leaf mirror 10.0.0.1\nx\0y\n", 40), 40);
+	close(fd);
+	assert_null(hs_topo_load(path, err, sizeof(err)));
+	assert_non_null(strstr(err, ":2:1: expected text"));
+	unlink(path);
+
+	assert_null(hs_topo_load("/nonexistent/x.topo", err, sizeof(err)));
+	assert_string_equal(err, "cannot open '/nonexistent/x.topo': No such file or directory");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_ok),
+		cmocka_unit_test(test_lookups),
+		cmocka_unit_test(test_paths),
+		cmocka_unit_test(test_unreachable),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_garbage),
+		cmocka_unit_test(test_load_file),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

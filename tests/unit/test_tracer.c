@@ -1,0 +1,624 @@
+/* test_tracer.c - joining copies into traces, outcomes, flows */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "tracer.h"
+#include "flows.h"
+
+#define US 1000ULL
+#define MS 1000000ULL
+#define T0 (1700000000ULL * HS_NS_PER_SEC)
+
+static const char fabric[] =
+	"switch spine1 role spine mirror 10.255.0.1\n"
+	"switch spine2 role spine mirror 10.255.0.2\n"
+	"switch leaf1 role leaf mirror 10.255.0.3\n"
+	"switch leaf2 role leaf mirror 10.255.0.4\n"
+	"link leaf1 s1 spine1 l1\n"
+	"link leaf1 s2 spine2 l1\n"
+	"link leaf2 s1 spine1 l2\n"
+	"link leaf2 s2 spine2 l2\n"
+	"subnet leaf1 10.1.1.0/24\n"
+	"subnet leaf2 10.1.2.0/24\n";
+
+enum { SPINE1, SPINE2, LEAF1, LEAF2 };
+static const char *const mirror_of[] = { "10.255.0.1", "10.255.0.2", "10.255.0.3", "10.255.0.4" };
+
+/* collects closed traces */
+struct sink {
+	struct hs_trace t[64];
+	int n;
+};
+
+static void on_close(void *arg, const struct hs_trace *t)
+{
+	struct sink *s = arg;
+
+	if (s->n < (int)HS_ARRAY_SIZE(s->t))
+		s->t[s->n] = *t;
+	s->n++;
+}
+
+static struct hs_addr A(const char *s)
+{
+	struct hs_addr a;
+
+	assert_int_equal(hs_addr_parse(s, &a), 0);
+	return a;
+}
+
+/* a TCP copy of packet (src > dst, ip_id, seq) seen at mirror sw */
+static struct hs_pkt tcp(const char *src, const char *dst, uint16_t ip_id, uint32_t seq, int sw,
+			 uint8_t ttl, uint64_t ts)
+{
+	struct hs_pkt p;
+
+	memset(&p, 0, sizeof(p));
+	p.have = HS_HAVE_MIRROR | HS_HAVE_ERSPAN | HS_HAVE_IP | HS_HAVE_PORTS | HS_HAVE_TCP |
+		 HS_HAVE_IPID;
+	p.ts_ns = ts;
+	p.mirror_src = A(mirror_of[sw]);
+	p.mirror_dst = A("10.255.0.254");
+	p.session = 1;
+	p.key.src = A(src);
+	p.key.dst = A(dst);
+	p.key.sport = 40000;
+	p.key.dport = 80;
+	p.key.proto = 6;
+	p.ttl = ttl;
+	p.ip_id = ip_id;
+	p.seq = seq;
+	p.tcp_flags = 0x02;
+	p.len = 60;
+	return p;
+}
+
+static struct hs_tracer *mk(struct sink *s, const struct hs_topo *topo, size_t max_open,
+			    size_t ring)
+{
+	struct hs_tracer_cfg cfg = {
+		.timeout_ns = 1 * MS, .max_open = max_open, .ring = ring,
+		.topo = topo, .on_close = on_close, .arg = s,
+	};
+
+	memset(s, 0, sizeof(*s));
+	return hs_tracer_new(&cfg);
+}
+
+static struct hs_topo *topo(void)
+{
+	char err[256];
+	struct hs_topo *t = hs_topo_parse(fabric, "fabric", err, sizeof(err));
+
+	if (!t)
+		fail_msg("%s", err);
+	return t;
+}
+
+static void add(struct hs_tracer *tr, struct hs_pkt p)
+{
+	hs_tracer_add(tr, &p, 0);
+}
+
+static void test_grouping_and_order(void **state)
+{
+	struct sink s;
+	struct hs_tracer *tr = mk(&s, NULL, 64, 64);
+	struct hs_tracer_stats st;
+
+	/* copies arrive out of path order; a second packet is interleaved */
+	add(tr, tcp("10.1.1.10", "10.1.2.10", 7, 1000, LEAF2, 62, T0 + 30 * US));
+	add(tr, tcp("10.1.1.10", "10.1.2.10", 7, 1000, LEAF1, 64, T0 + 10 * US));
+	add(tr, tcp("10.1.1.10", "10.1.2.10", 8, 1000, LEAF1, 64, T0 + 11 * US));
+	add(tr, tcp("10.1.1.10", "10.1.2.10", 7, 1000, SPINE1, 63, T0 + 20 * US));
+	add(tr, tcp("10.1.1.10", "10.1.2.10", 7, 2000, LEAF1, 64, T0 + 12 * US));
+	hs_tracer_get_stats(tr, &st);
+	assert_int_equal(st.copies, 5);
+	assert_int_equal(st.open, 3);
+	assert_int_equal(s.n, 0);
+	hs_tracer_close_all(tr);
+	assert_int_equal(s.n, 3);
+	hs_tracer_get_stats(tr, &st);
+	assert_int_equal(st.open, 0);
+	assert_int_equal(st.closed, 3);
+	assert_int_equal(st.by_outcome[HS_OUT_UNKNOWN], 3);
+
+	const struct hs_trace *t = NULL;
+	for (int i = 0; i < s.n; i++)
+		if (s.t[i].ip_id == 7 && s.t[i].seq == 1000)
+			t = &s.t[i];
+	assert_non_null(t);
+	assert_int_equal(t->nhops, 3);
+	assert_int_equal(t->hops[0].ttl, 64);
+	assert_int_equal(t->hops[1].ttl, 63);
+	assert_int_equal(t->hops[2].ttl, 62);
+	assert_int_equal(t->hops[0].ts_ns, T0 + 10 * US);
+	assert_int_equal(t->hops[2].ts_ns, T0 + 30 * US);
+	assert_true(hs_addr_eq(&t->hops[1].addr, &(struct hs_addr){ 0 }) == false);
+	char buf[64];
+	assert_string_equal(hs_hop_name(NULL, &t->hops[1], buf, sizeof(buf)), "10.255.0.1");
+	assert_int_equal(t->hops[1].sw, -1);
+	assert_int_equal(t->outcome, HS_OUT_UNKNOWN);
+	assert_int_equal(t->key.sport, 40000);
+	assert_int_equal(t->tcp_flags, 0x02);
+	assert_int_equal(t->len, 60);
+	hs_tracer_free(tr);
+}
+
+static void test_same_ttl_by_time_and_duplicates(void **state)
+{
+	struct sink s;
+	struct hs_tracer *tr = mk(&s, NULL, 64, 64);
+	struct hs_tracer_stats st;
+
+	/* two switches see the same TTL (one does not decrement): time decides */
+	add(tr, tcp("10.1.1.10", "10.1.2.10", 1, 5, SPINE2, 63, T0 + 50 * US));
+	add(tr, tcp("10.1.1.10", "10.1.2.10", 1, 5, SPINE1, 63, T0 + 40 * US));
+	add(tr, tcp("10.1.1.10", "10.1.2.10", 1, 5, SPINE1, 63, T0 + 45 * US));	/* duplicate */
+	add(tr, tcp("10.1.1.10", "10.1.2.10", 1, 5, LEAF1, 64, T0 + 60 * US));
+	hs_tracer_get_stats(tr, &st);
+	assert_int_equal(st.duplicates, 1);
+	hs_tracer_close_all(tr);
+	assert_int_equal(s.n, 1);
+	assert_int_equal(s.t[0].nhops, 3);
+	assert_true(hs_addr_eq(&s.t[0].hops[0].addr, &(struct hs_addr){ .af = 4, .a = { 10, 255, 0, 3 } }));
+	assert_true(hs_addr_eq(&s.t[0].hops[1].addr, &(struct hs_addr){ .af = 4, .a = { 10, 255, 0, 1 } }));
+	assert_true(hs_addr_eq(&s.t[0].hops[2].addr, &(struct hs_addr){ .af = 4, .a = { 10, 255, 0, 2 } }));
+	/* the copy that came first in capture time keeps its own time */
+	assert_int_equal(s.t[0].hops[1].ts_ns, T0 + 40 * US);
+	hs_tracer_free(tr);
+}
+
+static void test_timeout_capture_time(void **state)
+{
+	struct sink s;
+	struct hs_tracer *tr = mk(&s, NULL, 64, 64);
+
+	add(tr, tcp("10.1.1.10", "10.1.2.10", 1, 1, LEAF1, 64, T0));			/* A */
+	add(tr, tcp("10.1.1.10", "10.1.2.10", 2, 1, LEAF1, 64, T0 + 200 * US));	/* B */
+	hs_tracer_advance(tr, T0 + 500 * US);
+	assert_int_equal(s.n, 0);
+	add(tr, tcp("10.1.1.10", "10.1.2.10", 1, 1, SPINE1, 63, T0 + 600 * US));	/* A again */
+	hs_tracer_advance(tr, T0 + 1 * MS);		/* nothing quiet for more than 1 ms */
+	assert_int_equal(s.n, 0);
+	hs_tracer_advance(tr, T0 + 1300 * US);		/* B quiet since 200us */
+	assert_int_equal(s.n, 1);
+	assert_int_equal(s.t[0].ip_id, 2);
+	assert_int_equal(s.t[0].id, 1);
+	hs_tracer_advance(tr, T0 + 1600 * US);		/* A: exactly 1 ms, still open */
+	assert_int_equal(s.n, 1);
+	hs_tracer_advance(tr, T0 + 1601 * US);
+	assert_int_equal(s.n, 2);
+	assert_int_equal(s.t[1].ip_id, 1);
+	assert_int_equal(s.t[1].nhops, 2);
+	assert_int_equal(s.t[1].id, 2);
+
+	/* a longer timeout set later applies to open traces */
+	hs_tracer_set_timeout(tr, 10 * MS);
+	add(tr, tcp("10.1.1.10", "10.1.2.10", 3, 1, LEAF1, 64, T0 + 2 * MS));
+	hs_tracer_advance(tr, T0 + 5 * MS);
+	assert_int_equal(s.n, 2);
+	hs_tracer_advance(tr, T0 + 13 * MS);
+	assert_int_equal(s.n, 3);
+	hs_tracer_free(tr);
+}
+
+static void test_outcomes(void **state)
+{
+	struct hs_topo *tp = topo();
+	struct sink s;
+	struct hs_tracer *tr = mk(&s, tp, 64, 64);
+	const char *a = "10.1.1.10", *b = "10.1.2.10";
+
+	/* delivered: leaf1 > spine2 > leaf2 */
+	add(tr, tcp(a, b, 1, 1, LEAF1, 64, T0));
+	add(tr, tcp(a, b, 1, 1, SPINE2, 63, T0 + 5 * US));
+	add(tr, tcp(a, b, 1, 1, LEAF2, 62, T0 + 9 * US));
+	hs_tracer_advance(tr, T0 + 2 * MS);
+	/* dropped after leaf1: expected either spine */
+	add(tr, tcp(a, b, 2, 1, LEAF1, 64, T0 + 3 * MS));
+	hs_tracer_advance(tr, T0 + 5 * MS);
+	/* dropped after spine1: expected leaf2 */
+	add(tr, tcp(a, b, 3, 1, LEAF1, 64, T0 + 6 * MS));
+	add(tr, tcp(a, b, 3, 1, SPINE1, 63, T0 + 6 * MS + 4 * US));
+	hs_tracer_advance(tr, T0 + 8 * MS);
+	/* looped: leaf1 > spine1 > leaf2 > spine1 */
+	add(tr, tcp(a, b, 4, 1, LEAF1, 64, T0 + 9 * MS));
+	add(tr, tcp(a, b, 4, 1, SPINE1, 63, T0 + 9 * MS + 1 * US));
+	add(tr, tcp(a, b, 4, 1, LEAF2, 62, T0 + 9 * MS + 2 * US));
+	add(tr, tcp(a, b, 4, 1, SPINE1, 61, T0 + 9 * MS + 3 * US));
+	hs_tracer_advance(tr, T0 + 11 * MS);
+	/* destination nobody serves: cannot judge */
+	add(tr, tcp(a, "192.0.2.1", 5, 1, LEAF1, 64, T0 + 12 * MS));
+	hs_tracer_close_all(tr);
+
+	assert_int_equal(s.n, 5);
+	assert_int_equal(s.t[0].outcome, HS_OUT_DELIVERED);
+	assert_int_equal(s.t[0].last_sw, LEAF2);
+	assert_int_equal(s.t[0].hops[1].sw, SPINE2);
+	assert_int_equal(s.t[0].n_next, 0);
+
+	assert_int_equal(s.t[1].outcome, HS_OUT_DROPPED);
+	assert_int_equal(s.t[1].last_sw, LEAF1);
+	assert_int_equal(s.t[1].n_next, 2);
+	assert_true((s.t[1].expected_next[0] == SPINE1 && s.t[1].expected_next[1] == SPINE2) ||
+		    (s.t[1].expected_next[0] == SPINE2 && s.t[1].expected_next[1] == SPINE1));
+
+	assert_int_equal(s.t[2].outcome, HS_OUT_DROPPED);
+	assert_int_equal(s.t[2].last_sw, SPINE1);
+	assert_int_equal(s.t[2].n_next, 1);
+	assert_int_equal(s.t[2].expected_next[0], LEAF2);
+
+	assert_int_equal(s.t[3].outcome, HS_OUT_LOOPED);
+	assert_int_equal(s.t[3].nhops, 4);
+	assert_int_equal(s.t[4].outcome, HS_OUT_UNKNOWN);
+
+	struct hs_tracer_stats st;
+	hs_tracer_get_stats(tr, &st);
+	assert_int_equal(st.by_outcome[HS_OUT_DELIVERED], 1);
+	assert_int_equal(st.by_outcome[HS_OUT_DROPPED], 2);
+	assert_int_equal(st.by_outcome[HS_OUT_LOOPED], 1);
+
+	char buf[64];
+	assert_string_equal(hs_hop_name(tp, &s.t[0].hops[1], buf, sizeof(buf)), "spine2");
+	assert_string_equal(hs_outcome_name(HS_OUT_DROPPED), "dropped");
+	assert_string_equal(hs_outcome_name(HS_OUT_LOOPED), "looped");
+	assert_string_equal(hs_outcome_name(HS_OUT_DELIVERED), "delivered");
+	assert_string_equal(hs_outcome_name(99), "?");
+	hs_tracer_free(tr);
+	hs_topo_free(tp);
+}
+
+static void test_classify_unknown_switch(void **state)
+{
+	struct hs_topo *tp = topo();
+	struct hs_trace t;
+
+	/* a hop from a mirror the topology does not know: no expected next hop */
+	memset(&t, 0, sizeof(t));
+	t.key.dst = A("10.1.2.10");
+	t.nhops = 2;
+	t.hops[0].sw = -1;
+	t.hops[0].addr = A("10.255.0.3");
+	t.hops[1].sw = -1;
+	t.hops[1].addr = A("10.255.0.77");
+	hs_trace_classify(&t, tp);
+	assert_int_equal(t.hops[0].sw, LEAF1);
+	assert_int_equal(t.outcome, HS_OUT_DROPPED);
+	assert_int_equal(t.last_sw, -1);
+	assert_int_equal(t.n_next, 0);
+
+	/* the same unknown mirror twice is a loop */
+	t.nhops = 3;
+	t.hops[2] = t.hops[1];
+	t.hops[2].ttl = 1;
+	hs_trace_classify(&t, tp);
+	assert_int_equal(t.outcome, HS_OUT_LOOPED);
+
+	/* without topology there is nothing to judge by */
+	hs_trace_classify(&t, NULL);
+	assert_int_equal(t.outcome, HS_OUT_UNKNOWN);
+	hs_topo_free(tp);
+}
+
+static void test_topo_set_later(void **state)
+{
+	struct hs_topo *tp = topo();
+	struct sink s;
+	struct hs_tracer *tr = mk(&s, NULL, 64, 64);
+
+	add(tr, tcp("10.1.1.10", "10.1.2.10", 1, 1, LEAF1, 64, T0));
+	hs_tracer_advance(tr, T0 + 5 * MS);
+	assert_int_equal(s.t[0].outcome, HS_OUT_UNKNOWN);
+	hs_tracer_set_topo(tr, tp);
+	add(tr, tcp("10.1.1.10", "10.1.2.10", 2, 1, LEAF1, 64, T0 + 6 * MS));
+	hs_tracer_close_all(tr);
+	assert_int_equal(s.t[1].outcome, HS_OUT_DROPPED);
+	assert_int_equal(s.t[1].hops[0].sw, LEAF1);
+	hs_tracer_free(tr);
+	hs_topo_free(tp);
+}
+
+static void test_eviction(void **state)
+{
+	struct sink s;
+	struct hs_tracer *tr = mk(&s, NULL, 4, 64);
+	struct hs_tracer_stats st;
+
+	for (int i = 0; i < 4; i++)
+		add(tr, tcp("10.1.1.10", "10.1.2.10", (uint16_t)i, 1, LEAF1, 64, T0 + (uint64_t)i * US));
+	add(tr, tcp("10.1.1.10", "10.1.2.10", 0, 1, SPINE1, 63, T0 + 5 * US));	/* touch #0 */
+	assert_int_equal(s.n, 0);
+	add(tr, tcp("10.1.1.10", "10.1.2.10", 9, 1, LEAF1, 64, T0 + 6 * US));	/* pool full */
+	assert_int_equal(s.n, 1);
+	assert_int_equal(s.t[0].ip_id, 1);	/* the least recently active */
+	assert_true(s.t[0].flags & HS_TF_EVICTED);
+	hs_tracer_get_stats(tr, &st);
+	assert_int_equal(st.evicted, 1);
+	assert_int_equal(st.open, 4);
+	/* the touched one still collects copies */
+	add(tr, tcp("10.1.1.10", "10.1.2.10", 0, 1, LEAF2, 62, T0 + 7 * US));
+	hs_tracer_close_all(tr);
+	assert_int_equal(s.n, 5);
+	for (int i = 1; i < 5; i++) {
+		assert_false(s.t[i].flags & HS_TF_EVICTED);
+		if (s.t[i].ip_id == 0)
+			assert_int_equal(s.t[i].nhops, 3);
+	}
+	hs_tracer_free(tr);
+}
+
+static void test_ring(void **state)
+{
+	struct sink s;
+	struct hs_tracer *tr = mk(&s, NULL, 64, 4);
+	const struct hs_trace *out[8];
+
+	for (int i = 0; i < 6; i++) {
+		add(tr, tcp("10.1.1.10", "10.1.2.10", (uint16_t)(100 + i), 1, LEAF1, 64,
+			    T0 + (uint64_t)i * 10 * MS));
+		hs_tracer_advance(tr, T0 + (uint64_t)i * 10 * MS + 5 * MS);
+	}
+	assert_int_equal(s.n, 6);
+	assert_null(hs_tracer_find(tr, 0));
+	assert_null(hs_tracer_find(tr, 1));
+	assert_null(hs_tracer_find(tr, 2));
+	assert_null(hs_tracer_find(tr, 7));
+	for (uint64_t id = 3; id <= 6; id++) {
+		const struct hs_trace *t = hs_tracer_find(tr, id);
+		assert_non_null(t);
+		assert_int_equal(t->id, id);
+		assert_int_equal(t->ip_id, 100 + id - 1);
+	}
+	assert_int_equal(hs_tracer_recent(tr, out, 8), 4);
+	assert_int_equal(out[0]->id, 6);
+	assert_int_equal(out[3]->id, 3);
+	assert_int_equal(hs_tracer_recent(tr, out, 2), 2);
+	assert_int_equal(out[1]->id, 5);
+
+	hs_tracer_clear(tr);
+	assert_int_equal(hs_tracer_recent(tr, out, 8), 0);
+	assert_null(hs_tracer_find(tr, 6));
+	add(tr, tcp("10.1.1.10", "10.1.2.10", 1, 1, LEAF1, 64, T0 + 100 * MS));
+	hs_tracer_close_all(tr);
+	assert_int_equal(hs_tracer_recent(tr, out, 8), 1);
+	assert_int_equal(out[0]->id, 7);
+	hs_tracer_free(tr);
+}
+
+static void test_flags_hw_and_long_paths(void **state)
+{
+	struct sink s;
+	struct hs_tracer *tr = mk(&s, NULL, 64, 64);
+	struct hs_pkt p;
+
+	/* a packet bouncing 20 times: 16 hops kept, 4 counted */
+	for (int i = 0; i < 20; i++) {
+		p = tcp("10.1.1.10", "10.1.2.10", 1, 1, i % 2 ? SPINE1 : LEAF2, (uint8_t)(64 - i),
+			T0 + (uint64_t)i * US);
+		p.have |= HS_HAVE_HWTS | HS_HAVE_HWNS;
+		/* switch clocks near a 32-bit wrap of nanoseconds */
+		p.hw_ns = 0x2fffffff0ULL + (uint64_t)i * 100;
+		hs_tracer_add(tr, &p, 0);
+	}
+	/* a debug-marked copy and one kept by a filter */
+	p = tcp("10.1.1.10", "10.1.2.10", 2, 1, LEAF1, 64, T0 + 30 * US);
+	p.tos = 0x04;
+	hs_tracer_add(tr, &p, HS_TF_MATCHED);
+	hs_tracer_add_probe(tr, &(struct hs_pkt){ 0 }, 0, 3);	/* not IP: ignored */
+	p = tcp("10.1.1.10", "10.1.2.10", 3, 1, LEAF1, 64, T0 + 31 * US);
+	hs_tracer_add_probe(tr, &p, 0, 0xabcdef);
+	hs_tracer_close_all(tr);
+	assert_int_equal(s.n, 3);
+	assert_int_equal(s.t[0].nhops, HS_TRACE_MAX_HOPS);
+	assert_int_equal(s.t[0].extra_hops, 4);
+	for (int i = 0; i < HS_TRACE_MAX_HOPS; i++) {
+		assert_int_equal(s.t[0].hops[i].ttl, 64 - i);
+		assert_int_equal(s.t[0].hops[i].hw_ns, 0x2fffffff0ULL + (uint64_t)i * 100);
+		assert_int_equal(s.t[0].hops[i].session, 1);
+	}
+	assert_int_equal(s.t[0].flags, 0);
+	assert_int_equal(s.t[1].flags, HS_TF_DEBUG | HS_TF_MATCHED);
+	assert_int_equal(s.t[1].hops[0].hw_ns, 0);
+	assert_int_equal(s.t[1].hops[0].tos, 0x04);
+	assert_int_equal(s.t[2].flags, HS_TF_PROBE);
+	assert_int_equal(s.t[2].probe_id, 0xabcdef);
+	hs_tracer_free(tr);
+}
+
+static void test_non_tcp_identity(void **state)
+{
+	struct sink s;
+	struct hs_tracer *tr = mk(&s, NULL, 64, 64);
+	uint8_t pay1[8] = { 1, 2, 3, 4, 5, 6, 7, 8 }, pay2[8] = { 1, 2, 3, 4, 5, 6, 7, 9 };
+	struct hs_pkt p;
+
+	/* IPv6 UDP: no IP ID, the payload tells packets apart */
+	for (int sw = 0; sw < 2; sw++) {
+		for (int k = 0; k < 2; k++) {
+			memset(&p, 0, sizeof(p));
+			p.have = HS_HAVE_MIRROR | HS_HAVE_IP | HS_HAVE_PORTS;
+			p.ts_ns = T0 + (uint64_t)(sw * 2 + k) * US;
+			p.mirror_src = A(mirror_of[sw]);
+			p.key.src = A("2001:db8::1");
+			p.key.dst = A("2001:db8::2");
+			p.key.proto = 17;
+			p.key.sport = 5000;
+			p.key.dport = 4791;
+			p.ttl = (uint8_t)(64 - sw);
+			p.l4_payload = k ? pay2 : pay1;
+			p.l4_payload_caplen = 8;
+			p.l4_len = 8;
+			hs_tracer_add(tr, &p, 0);
+		}
+	}
+	/* ICMP echo over IPv4 with the same IP ID: identified by its header bytes */
+	uint8_t icmp[2][28];
+	for (int k = 0; k < 2; k++) {
+		memset(icmp[k], 0, sizeof(icmp[k]));
+		icmp[k][0] = 0x45;
+		icmp[k][20] = 8;		/* echo request */
+		icmp[k][27] = (uint8_t)k;	/* sequence */
+		for (int sw = 0; sw < 2; sw++) {
+			memset(&p, 0, sizeof(p));
+			p.have = HS_HAVE_MIRROR | HS_HAVE_IP | HS_HAVE_ICMP | HS_HAVE_IPID;
+			p.ts_ns = T0 + 10 * US;
+			p.mirror_src = A(mirror_of[sw]);
+			p.key.src = A("10.1.1.10");
+			p.key.dst = A("10.1.2.10");
+			p.key.proto = 1;
+			p.ttl = (uint8_t)(64 - sw);
+			p.ip_id = 0;
+			p.icmp_type = 8;
+			p.l3 = icmp[k];
+			p.l3_caplen = sizeof(icmp[k]);
+			hs_tracer_add(tr, &p, 0);
+		}
+	}
+	hs_tracer_close_all(tr);
+	assert_int_equal(s.n, 4);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(s.t[i].nhops, 2);
+		assert_int_equal(s.t[i].seq, 0);
+	}
+	char buf[HS_ADDRSTRLEN];
+	assert_string_equal(hs_addr_str(&s.t[0].key.dst, buf, sizeof(buf)), "2001:db8::2");
+	hs_tracer_free(tr);
+}
+
+/* many interleaved packets through a small pool: the index stays consistent */
+static void test_stress(void **state)
+{
+	struct hs_tracer_cfg cfg = { .timeout_ns = 50 * US, .max_open = 512, .ring = 16 };
+	struct hs_tracer *tr = hs_tracer_new(&cfg);
+	struct hs_tracer_stats st;
+	uint64_t ts = T0;
+	unsigned seed = 7;
+	const int npkt = 50000;
+
+	for (int i = 0; i < npkt; i += 4) {
+		/* four packets, their three copies interleaved */
+		for (int sw = 0; sw < 3; sw++) {
+			for (int k = 0; k < 4; k++) {
+				seed = seed * 1103515245u + 12345u;
+				char src[32];
+				snprintf(src, sizeof(src), "10.1.%d.%d", (i + k) % 200, 1 + (i + k) / 200 % 250);
+				struct hs_pkt p = tcp(src, "10.1.2.10", (uint16_t)(i + k), (uint32_t)i, sw,
+						      (uint8_t)(64 - sw), ts);
+				hs_tracer_add(tr, &p, 0);
+				ts += 100;
+			}
+		}
+		hs_tracer_advance(tr, ts);
+	}
+	hs_tracer_close_all(tr);
+	hs_tracer_get_stats(tr, &st);
+	assert_int_equal(st.copies, (uint64_t)npkt * 3);
+	assert_int_equal(st.closed, npkt);
+	assert_int_equal(st.evicted, 0);
+	assert_int_equal(st.duplicates, 0);
+	const struct hs_trace *out[16];
+	size_t n = hs_tracer_recent(tr, out, 16);
+	assert_int_equal(n, 16);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(out[i]->nhops, 3);
+	hs_tracer_free(tr);
+}
+
+static void test_flows(void **state)
+{
+	struct hs_flowtab *ft = hs_flowtab_new(2);
+	struct hs_trace t;
+
+	memset(&t, 0, sizeof(t));
+	t.key.src = A("10.1.1.10");
+	t.key.dst = A("10.1.2.10");
+	t.key.proto = 6;
+	t.key.sport = 1234;
+	t.key.dport = 80;
+	t.nhops = 2;
+	t.hops[0].ts_ns = T0 + 5;
+	t.hops[1].ts_ns = T0 + 9;
+	t.len = 60;
+	t.tcp_flags = 0x02;
+	t.outcome = HS_OUT_DELIVERED;
+	struct hs_flow *f = hs_flowtab_add_trace(ft, &t);
+	assert_non_null(f);
+	assert_int_equal(f->id, 1);
+	t.tcp_flags = 0x10;
+	t.len = 1500;
+	t.hops[0].ts_ns = T0 + 100;
+	t.hops[1].ts_ns = T0 + 200;
+	t.outcome = HS_OUT_DROPPED;
+	assert_ptr_equal(hs_flowtab_add_trace(ft, &t), f);
+	t.tcp_flags = 0x11;
+	t.outcome = HS_OUT_LOOPED;
+	hs_flowtab_add_trace(ft, &t);
+	t.tcp_flags = 0x04;
+	t.outcome = HS_OUT_DELIVERED;
+	hs_flowtab_add_trace(ft, &t);
+	assert_int_equal(f->packets, 4);
+	assert_int_equal(f->bytes, 60 + 3 * 1500);
+	assert_int_equal(f->syn, 1);
+	assert_int_equal(f->fin, 1);
+	assert_int_equal(f->rst, 1);
+	assert_int_equal(f->dropped, 1);
+	assert_int_equal(f->looped, 1);
+	assert_int_equal(f->first_ns, T0 + 5);
+	assert_int_equal(f->last_ns, T0 + 200);
+	assert_true(f->dirty);
+
+	/* the reverse direction is another flow; a third one overflows */
+	struct hs_trace r = t;
+	r.key.src = t.key.dst;
+	r.key.dst = t.key.src;
+	r.key.sport = 80;
+	r.key.dport = 1234;
+	struct hs_flow *g = hs_flowtab_add_trace(ft, &r);
+	assert_non_null(g);
+	assert_int_equal(g->id, 2);
+	r.key.dport = 1235;
+	assert_null(hs_flowtab_add_trace(ft, &r));
+	assert_int_equal(hs_flowtab_overflow(ft), 1);
+	assert_int_equal(hs_flowtab_count(ft), 2);
+	assert_ptr_equal(hs_flowtab_at(ft, 0), f);
+	assert_ptr_equal(hs_flowtab_at(ft, 1), g);
+	assert_null(hs_flowtab_at(ft, 2));
+
+	/* UDP flags are not TCP flags */
+	hs_flowtab_clear(ft);
+	assert_int_equal(hs_flowtab_count(ft), 0);
+	r.key.proto = 17;
+	r.tcp_flags = 0x02;
+	g = hs_flowtab_add_trace(ft, &r);
+	assert_int_equal(g->syn, 0);
+	assert_int_equal(g->packets, 1);
+	assert_int_equal(g->id, 3);
+	hs_flowtab_free(ft);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_grouping_and_order),
+		cmocka_unit_test(test_same_ttl_by_time_and_duplicates),
+		cmocka_unit_test(test_timeout_capture_time),
+		cmocka_unit_test(test_outcomes),
+		cmocka_unit_test(test_classify_unknown_switch),
+		cmocka_unit_test(test_topo_set_later),
+		cmocka_unit_test(test_eviction),
+		cmocka_unit_test(test_ring),
+		cmocka_unit_test(test_flags_hw_and_long_paths),
+		cmocka_unit_test(test_non_tcp_identity),
+		cmocka_unit_test(test_stress),
+		cmocka_unit_test(test_flows),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
