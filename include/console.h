@@ -53,6 +53,8 @@ struct hs_ctx {
 	int exit_status;
 	void (*cancel)(struct hs_ctx *ctx);	/* set by a pending verb: Ctrl-C calls it */
 	void *pending;			/* runner state of the pending verb */
+	struct hs_runner *runner;	/* sources of command lines (runbook.c) */
+	char *lab_state;		/* --lab state directory, NULL otherwise */
 };
 
 /* process one decoded-or-not frame: count, filter, trace (capture.c) */
@@ -69,6 +71,12 @@ void hs_cmd_finish(struct hs_ctx *ctx, int status);
 /* print an asynchronous message above the prompt without breaking the line */
 void hs_async_print(struct hs_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* the full-screen view takes the terminal: stop reading stdin with libedit
+ * and restore the terminal; then re-init libedit on stdin and redraw the
+ * prompt, history intact */
+void hs_console_suspend(struct hs_ctx *ctx);
+void hs_console_resume(struct hs_ctx *ctx);
 
 /* split a line into words: blanks separate, '...' and "..." quote, # starts a
  * comment outside quotes. Returns argc or -1 (unterminated quote) with the

@@ -21,6 +21,7 @@ struct hs_out {
 	int depth;
 	bool first[HS_OUT_MAX_DEPTH];	/* no member printed yet at this depth */
 	bool is_array[HS_OUT_MAX_DEPTH];
+	char where[96];		/* "FILE:LINE: " before errors of a runbook line, else "" */
 };
 
 void out_init(struct hs_out *o, FILE *fp, FILE *err, bool json);

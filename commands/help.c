@@ -1,0 +1,97 @@
+/* help.c - list the verbs, or show one verb's synopsis */
+#include <string.h>
+
+#include "cmd.h"
+#include "console.h"
+#include "runner.h"
+
+static void aliases(struct hs_out *o, const struct hs_cmd *c)
+{
+	bool any = false;
+
+	for (unsigned i = 0; i < hs_ncmds; i++) {
+		const struct hs_cmd *a = &hs_cmds[i];
+		if (!(a->flags & HS_CMDF_ALIAS) || a->fn != c->fn)
+			continue;
+		if (!any)
+			out_arr_open(o, "aliases");
+		any = true;
+		out_str(o, NULL, NULL, a->name);
+	}
+	if (any)
+		out_arr_close(o);
+}
+
+static void one_json(struct hs_out *o, const struct hs_cmd *c)
+{
+	char syn[512];
+
+	snprintf(syn, sizeof(syn), "%s%s%s", c->name, *c->args ? " " : "", c->args);
+	out_obj_open(o, NULL);
+	out_str(o, "name", NULL, c->name);
+	out_str(o, "synopsis", NULL, syn);
+	out_str(o, "args", NULL, c->args);
+	out_str(o, "summary", NULL, c->summary);
+	aliases(o, c);
+	out_obj_close(o);
+}
+
+static int help_one(struct hs_ctx *ctx, const char *word)
+{
+	struct hs_out *o = &ctx->out;
+	int amb;
+	const struct hs_cmd *c = hs_cmd_lookup(word, &amb);
+	char usage[512];
+
+	if (!c) {
+		if (amb)
+			return out_err(o, "'%s' is ambiguous (try 'help')", word);
+		return out_err(o, "no verb '%s' (try 'help')", word);
+	}
+	/* help for an alias is help for the verb it names */
+	if (c->flags & HS_CMDF_ALIAS)
+		for (unsigned i = 0; i < hs_ncmds; i++)
+			if (hs_cmds[i].fn == c->fn && !(hs_cmds[i].flags & HS_CMDF_ALIAS))
+				c = &hs_cmds[i];
+	if (o->json) {
+		one_json(o, c);
+		return HS_CMD_OK;
+	}
+	out_text(o, "%s\n", hs_cmd_usage(c, usage, sizeof(usage)));
+	out_text(o, "%s\n", c->summary);
+	out_text(o, "see hopscope-%s(1)\n", c->name);
+	return HS_CMD_OK;
+}
+
+int cmd_help(struct hs_ctx *ctx, int argc, char **argv)
+{
+	struct hs_out *o = &ctx->out;
+	int width = 0;
+
+	if (argc > 1)
+		return help_one(ctx, argv[1]);
+	for (unsigned i = 0; i < hs_ncmds; i++) {
+		const struct hs_cmd *c = &hs_cmds[i];
+		int w = (int)(strlen(c->name) + 1 + strlen(c->args));
+		if (!(c->flags & HS_CMDF_ALIAS) && w > width && w <= 40)
+			width = w;
+	}
+	for (unsigned i = 0; i < hs_ncmds; i++) {
+		const struct hs_cmd *c = &hs_cmds[i];
+		char syn[512];
+
+		if (c->flags & HS_CMDF_ALIAS)
+			continue;
+		if (o->json) {
+			one_json(o, c);
+			continue;
+		}
+		snprintf(syn, sizeof(syn), "%s%s%s", c->name, *c->args ? " " : "", c->args);
+		if ((int)strlen(syn) > width)
+			out_text(o, "  %s\n  %-*s  %s\n", syn, width, "", c->summary);
+		else
+			out_text(o, "  %-*s  %s\n", width, syn, c->summary);
+	}
+	out_text(o, "\n'help VERB' shows one verb; each verb has a page, hopscope-VERB(1)\n");
+	return HS_CMD_OK;
+}

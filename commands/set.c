@@ -1,0 +1,135 @@
+/* set.c - show or change a setting: format, db, trace-timeout, history */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "console.h"
+
+static const char *const policy_names[] = {
+	[HS_POLICY_DEFAULT] = "default",
+	[HS_POLICY_ALL] = "all",
+	[HS_POLICY_OFF] = "off",
+};
+
+static const char *db_path(const struct hs_ctx *ctx)
+{
+	return ctx->set.db_path ? ctx->set.db_path : "hopscope.db";
+}
+
+static uint64_t timeout_ns(const struct hs_ctx *ctx)
+{
+	return ctx->set.trace_timeout_ns ? ctx->set.trace_timeout_ns : HS_NS_PER_SEC;
+}
+
+/* one setting, or all of them when name is NULL */
+static void show(struct hs_ctx *ctx, const char *name)
+{
+	struct hs_out *o = &ctx->out;
+	char dur[32];
+	bool all = name == NULL;
+
+	out_obj_open(o, NULL);
+	if (all || strcmp(name, "format") == 0) {
+		out_text(o, "%-14s", "format");
+		out_str(o, "format", "%s\n", ctx->set.json ? "json" : "text");
+	}
+	if (all || strcmp(name, "db") == 0) {
+		out_text(o, "%-14s", "db");
+		out_str(o, "db", "%s", db_path(ctx));
+		out_bool(o, "db_open", NULL, ctx->store != NULL);
+		out_text(o, "%s\n", ctx->store ? " (open)" : "");
+	}
+	if (all || strcmp(name, "trace-timeout") == 0) {
+		out_text(o, "%-14s", "trace-timeout");
+		out_str(o, "trace_timeout", "%s\n",
+			hs_fmt_duration(timeout_ns(ctx), dur, sizeof(dur)));
+		out_uint(o, "trace_timeout_ns", NULL, timeout_ns(ctx));
+	}
+	if (all || strcmp(name, "history") == 0) {
+		out_text(o, "%-14s", "history");
+		out_str(o, "history", "%s\n", policy_names[ctx->set.policy]);
+	}
+	out_obj_close(o);
+}
+
+static int set_format(struct hs_ctx *ctx, const char *v)
+{
+	if (strcmp(v, "text") == 0)
+		ctx->set.json = false;
+	else if (strcmp(v, "json") == 0)
+		ctx->set.json = true;
+	else
+		return out_err(&ctx->out, "bad format '%s' (text or json)", v);
+	ctx->out.json = ctx->set.json;
+	return HS_CMD_OK;
+}
+
+static int set_db(struct hs_ctx *ctx, const char *v)
+{
+	if (!*v)
+		return out_err(&ctx->out, "the history database needs a path");
+	if (hs_capture_running(ctx))
+		return out_err(&ctx->out, "cannot change the history database while a capture "
+			       "runs (capture stop first)");
+	if (ctx->store) {
+		hs_store_close(ctx->store);	/* commits what is queued */
+		ctx->store = NULL;
+	}
+	free(ctx->set.db_path);
+	ctx->set.db_path = hs_xstrdup(v);
+	return HS_CMD_OK;
+}
+
+static int set_timeout(struct hs_ctx *ctx, const char *v)
+{
+	uint64_t ns;
+
+	if (hs_parse_duration(v, &ns) < 0 || ns == 0)
+		return out_err(&ctx->out, "bad trace timeout '%s' (e.g. 250ms, 1s, 2s)", v);
+	if (ns > 3600 * HS_NS_PER_SEC)
+		return out_err(&ctx->out, "trace timeout '%s' is too long (at most 1h)", v);
+	ctx->set.trace_timeout_ns = ns;
+	if (ctx->tracer)
+		hs_tracer_set_timeout(ctx->tracer, ns);
+	return HS_CMD_OK;
+}
+
+static int set_history(struct hs_ctx *ctx, const char *v)
+{
+	for (size_t i = 0; i < HS_ARRAY_SIZE(policy_names); i++) {
+		if (strcmp(v, policy_names[i]) == 0) {
+			ctx->set.policy = (enum hs_policy)i;
+			return HS_CMD_OK;
+		}
+	}
+	return out_err(&ctx->out, "bad history policy '%s' (default, all or off)", v);
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(struct hs_ctx *ctx, const char *v);
+} settings[] = {
+	{ "format", set_format },
+	{ "db", set_db },
+	{ "trace-timeout", set_timeout },
+	{ "history", set_history },
+};
+
+int cmd_set(struct hs_ctx *ctx, int argc, char **argv)
+{
+	if (argc == 1) {
+		show(ctx, NULL);
+		return HS_CMD_OK;
+	}
+	for (size_t i = 0; i < HS_ARRAY_SIZE(settings); i++) {
+		if (strcmp(argv[1], settings[i].name) != 0)
+			continue;
+		if (argc == 2) {
+			show(ctx, settings[i].name);
+			return HS_CMD_OK;
+		}
+		return settings[i].fn(ctx, argv[2]);
+	}
+	return out_err(&ctx->out, "unknown setting '%s' (format, db, trace-timeout, history)",
+		       argv[1]);
+}

@@ -1,0 +1,65 @@
+/* runner.h - where command lines come from, and who runs them next
+ *
+ * The runner keeps a stack of line sources: runbook files (-f, 'source'),
+ * the commands of -c, and the console's own input (a terminal or a pipe).
+ * Top-level sources run one after the other in the order they were added;
+ * 'source FILE' pushes a file above the line that named it. Lines run one
+ * at a time: a verb that returns HS_CMD_PENDING holds every source until it
+ * calls hs_cmd_finish().
+ */
+#ifndef HS_RUNNER_H
+#define HS_RUNNER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cmd.h"
+
+struct hs_ctx;
+
+#define HS_SOURCE_DEPTH	16	/* runbooks sourced inside runbooks */
+#define HS_MAX_WORDS	256	/* words on one command line */
+
+void hs_runner_init(struct hs_ctx *ctx);
+void hs_runner_free(struct hs_ctx *ctx);
+
+/* queue a runbook file (-f); 0, or -1 with the error printed */
+int hs_runner_add_file(struct hs_ctx *ctx, const char *path);
+/* queue the commands of -c, separated by ';' outside quotes */
+void hs_runner_add_cmds(struct hs_ctx *ctx, const char *cmds);
+/* queue one command given as words (hopscope VERB ARG...) */
+void hs_runner_add_words(struct hs_ctx *ctx, int argc, char **argv);
+/* queue the console's input: lines arrive with hs_runner_feed(). An
+ * interactive source prints errors without stopping; any other one is run
+ * like a runbook called name. */
+void hs_runner_add_input(struct hs_ctx *ctx, const char *name, bool interactive);
+void hs_runner_feed(struct hs_ctx *ctx, const char *data, size_t len);
+void hs_runner_feed_eof(struct hs_ctx *ctx);
+
+/* run lines until a verb is pending, input is awaited, or all is done */
+void hs_runner_start(struct hs_ctx *ctx);
+/* a verb or a runbook is running: the console does not prompt */
+bool hs_runner_busy(const struct hs_ctx *ctx);
+/* Ctrl-C: cancel the pending verb and abandon runbooks started from the
+ * prompt; returns false when there was nothing to interrupt */
+bool hs_runner_interrupt(struct hs_ctx *ctx);
+
+/* 'source FILE': HS_CMD_PENDING until the file has run, or HS_CMD_FAIL */
+int hs_runner_source(struct hs_ctx *ctx, const char *path);
+
+/* split the text of -c into commands at ';' outside quotes; returns how
+ * many, each a new string in *out (free each and the array) */
+int hs_split_commands(const char *s, char ***out);
+/* the text that follows a verb in its errors: "usage: VERB SPEC" */
+const char *hs_cmd_usage(const struct hs_cmd *c, char *buf, size_t len);
+
+/* console.c: the runner waits for input (prompt), or has no more (leave) */
+void hs_console_idle(struct hs_ctx *ctx);
+void hs_console_end(struct hs_ctx *ctx);
+/* console.c: signals, and stdin unless batch (-c/-f): libedit on a
+ * terminal, plain lines otherwise. 0 or -1 with the error printed. */
+int hs_console_start(struct hs_ctx *ctx, bool batch);
+/* close the console's handles and save the line history */
+void hs_console_close(struct hs_ctx *ctx);
+
+#endif

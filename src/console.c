@@ -1,0 +1,625 @@
+/* console.c - the REPL on the loop: libedit on a terminal, plain lines on a
+ * pipe, signals, and messages printed above the prompt
+ *
+ * libedit runs unbuffered: every time stdin is readable (uv_poll) one call
+ * of el_gets() handles one key, and a line is complete when it ends in a
+ * newline. While a line runs the terminal is back in cooked mode and stdin
+ * is not polled; the runner calls hs_console_idle() when it wants the next
+ * line, and the prompt comes back.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <histedit.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "console.h"
+#include "runner.h"
+#include "watch.h"
+
+#define PROMPT "hopscope> "
+#define HISTORY_SIZE 1000
+#define MAX_CANDIDATES 256
+
+struct console {
+	struct hs_ctx *ctx;
+	bool started, ended;
+	bool batch;		/* -c/-f: stdin is not read */
+	bool tty;		/* libedit on stdin */
+	bool pipe_input;	/* a pipe or socket read through uv_pipe */
+
+	EditLine *el;
+	History *hist;
+	char *hist_path;
+	bool prompting;		/* unbuffered mode on, the prompt is shown */
+	bool suspended;
+
+	uv_poll_t poll;		/* stdin, terminal */
+	uv_pipe_t pipe;		/* stdin, pipe */
+	uv_signal_t sig_int, sig_term, sig_winch;
+	bool poll_init, pipe_init, sig_init;
+	int rows, cols;
+};
+
+static struct console con;
+
+/* ---- the line editor -------------------------------------------------------- */
+
+static char *prompt_fn(EditLine *el)
+{
+	(void)el;
+	return (char *)PROMPT;
+}
+
+/* completion candidates for the word being typed */
+struct cands {
+	char *v[MAX_CANDIDATES];
+	int n;
+	bool no_space;		/* a directory: keep typing the path */
+};
+
+static void cand_add(struct cands *c, const char *s, size_t len)
+{
+	if (c->n >= MAX_CANDIDATES)
+		return;
+	for (int i = 0; i < c->n; i++)
+		if (strlen(c->v[i]) == len && strncmp(c->v[i], s, len) == 0)
+			return;
+	c->v[c->n] = hs_xcalloc(1, len + 1);
+	memcpy(c->v[c->n++], s, len);
+}
+
+static void cand_words(struct cands *c, const char *const *words, const char *pfx)
+{
+	size_t n = strlen(pfx);
+
+	for (; words && *words; words++)
+		if (strncmp(*words, pfx, n) == 0)
+			cand_add(c, *words, strlen(*words));
+}
+
+static void cand_files(struct cands *c, const char *pfx)
+{
+	const char *slash = strrchr(pfx, '/');
+	size_t dlen = slash ? (size_t)(slash - pfx) + 1 : 0;
+	const char *base = pfx + dlen;
+	char dir[4096];
+	DIR *d;
+	struct dirent *e;
+
+	if (dlen >= sizeof(dir))
+		return;
+	memcpy(dir, pfx, dlen);
+	dir[dlen] = '\0';
+	d = opendir(dlen ? dir : ".");
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		char full[8192];
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (e->d_name[0] == '.' && base[0] != '.')
+			continue;
+		if (strncmp(e->d_name, base, strlen(base)) != 0)
+			continue;
+		int k = snprintf(full, sizeof(full), "%s%s", dir, e->d_name);
+		if (k < 0 || (size_t)k >= sizeof(full) - 1)
+			continue;
+		DIR *sub = opendir(full);
+		if (sub) {
+			closedir(sub);
+			full[k++] = '/';
+			full[k] = '\0';
+		}
+		cand_add(c, full, (size_t)k);
+	}
+	closedir(d);
+	if (c->n == 1 && c->v[0][strlen(c->v[0]) - 1] == '/')
+		c->no_space = true;
+}
+
+static bool takes_file(const char *verb)
+{
+	static const char *const v[] = { "source", "decode", "topo", "capture" };
+
+	for (size_t i = 0; i < HS_ARRAY_SIZE(v); i++)
+		if (strcmp(verb, v[i]) == 0)
+			return true;
+	return false;
+}
+
+static void candidates(struct hs_ctx *ctx, char *line, struct cands *c)
+{
+	char *argv[64];
+	int argc, col;
+	const char *pfx = "";
+	size_t len = strlen(line);
+	bool new_word = len == 0 || line[len - 1] == ' ' || line[len - 1] == '\t';
+
+	argc = hs_split_words(line, argv, (int)HS_ARRAY_SIZE(argv) - 1, &col);
+	if (argc < 0)
+		return;
+	if (!new_word && argc > 0)
+		pfx = argv[--argc];
+	if (argc == 0) {
+		size_t n = strlen(pfx);
+		for (unsigned i = 0; i < hs_ncmds; i++)
+			if (strncmp(hs_cmds[i].name, pfx, n) == 0)
+				cand_add(c, hs_cmds[i].name, strlen(hs_cmds[i].name));
+		return;
+	}
+	const struct hs_cmd *cmd = hs_cmd_lookup(argv[0], NULL);
+	if (!cmd)
+		return;
+	/* switch names after 'switch' */
+	if (argc >= 2 && strcmp(argv[argc - 1], "switch") == 0 && ctx->topo) {
+		for (int i = 0; i < ctx->topo->nsw; i++)
+			if (strncmp(ctx->topo->sw[i].name, pfx, strlen(pfx)) == 0)
+				cand_add(c, ctx->topo->sw[i].name, strlen(ctx->topo->sw[i].name));
+		return;
+	}
+	if (cmd->fn == cmd_help && argc == 1) {
+		for (unsigned i = 0; i < hs_ncmds; i++)
+			if (strncmp(hs_cmds[i].name, pfx, strlen(pfx)) == 0)
+				cand_add(c, hs_cmds[i].name, strlen(hs_cmds[i].name));
+		return;
+	}
+	cand_words(c, cmd->words, pfx);
+	if (takes_file(cmd->name) && (c->n == 0 || argc >= 2 || pfx[0] == '/' || pfx[0] == '.'))
+		cand_files(c, pfx);
+}
+
+static unsigned char complete(EditLine *el, int ch)
+{
+	const LineInfo *li = el_line(el);
+	size_t len = (size_t)(li->cursor - li->buffer);
+	char *line = hs_xcalloc(1, len + 1);
+	struct cands c = { .n = 0 };
+	unsigned char rc = CC_ERROR;
+	const char *word;
+	size_t wlen;
+
+	(void)ch;
+	memcpy(line, li->buffer, len);
+	/* the word under the cursor, as typed (unquoted words only) */
+	word = line + len;
+	while (word > line && word[-1] != ' ' && word[-1] != '\t')
+		word--;
+	wlen = strlen(word);
+	{
+		char *copy = hs_xstrdup(line);
+		candidates(con.ctx, copy, &c);
+		free(copy);
+	}
+	if (c.n == 1) {
+		if (el_insertstr(el, c.v[0] + wlen) == 0 && (c.no_space || el_insertstr(el, " ") == 0))
+			rc = CC_REFRESH;
+	} else if (c.n > 1) {
+		/* longest common prefix, then the list if it adds nothing */
+		size_t common = strlen(c.v[0]);
+		for (int i = 1; i < c.n; i++) {
+			size_t k = 0;
+			while (k < common && c.v[i][k] == c.v[0][k])
+				k++;
+			common = k;
+		}
+		if (common > wlen) {
+			char *ins = hs_xcalloc(1, common - wlen + 1);
+			memcpy(ins, c.v[0] + wlen, common - wlen);
+			el_insertstr(el, ins);
+			free(ins);
+			rc = CC_REFRESH;
+		} else {
+			fputs("\n", stdout);
+			for (int i = 0; i < c.n; i++)
+				printf("%s%s", i ? "  " : "", c.v[i]);
+			fputs("\n", stdout);
+			fflush(stdout);
+			rc = CC_REDISPLAY;
+		}
+	}
+	for (int i = 0; i < c.n; i++)
+		free(c.v[i]);
+	free(line);
+	return rc;
+}
+
+static EditLine *editor_new(void)
+{
+	EditLine *el = el_init("hopscope", stdin, stdout, stderr);
+
+	if (!el)
+		return NULL;
+	el_set(el, EL_EDITOR, "emacs");
+	el_set(el, EL_SIGNAL, 0);
+	el_set(el, EL_PROMPT, prompt_fn);
+	el_set(el, EL_HIST, history, con.hist);
+	/* the wide call: the narrow one leaks its copies of the two strings */
+	el_wset(el, EL_ADDFN, L"hs-complete", L"complete a verb, word or file name", complete);
+	el_set(el, EL_BIND, "^I", "hs-complete", NULL);
+	el_source(el, NULL);	/* the user's ~/.editrc */
+	return el;
+}
+
+static void history_open(void)
+{
+	HistEvent ev;
+	const char *env = getenv("HOPSCOPE_HISTORY");
+	const char *home = getenv("HOME");
+
+	con.hist = history_init();
+	if (!con.hist)
+		return;
+	history(con.hist, &ev, H_SETSIZE, HISTORY_SIZE);
+	history(con.hist, &ev, H_SETUNIQUE, 1);
+	if (env) {
+		if (*env)
+			con.hist_path = hs_xstrdup(env);
+	} else if (home && *home) {
+		size_t n = strlen(home) + sizeof("/.hopscope_history");
+		con.hist_path = hs_xcalloc(1, n);
+		snprintf(con.hist_path, n, "%s/.hopscope_history", home);
+	}
+	if (con.hist_path)
+		history(con.hist, &ev, H_LOAD, con.hist_path);	/* none yet is fine */
+}
+
+static void history_save(void)
+{
+	HistEvent ev;
+
+	if (con.hist && con.hist_path)
+		history(con.hist, &ev, H_SAVE, con.hist_path);
+}
+
+/* stop prompting: cooked terminal, stdin not polled */
+static void prompt_off(void)
+{
+	if (con.poll_init)
+		uv_poll_stop(&con.poll);
+	if (con.prompting && con.el)
+		el_set(con.el, EL_UNBUFFERED, 0);
+	con.prompting = false;
+}
+
+static void line_read(const char *line, size_t n)
+{
+	HistEvent ev;
+	char *copy;
+
+	prompt_off();
+	copy = hs_xcalloc(1, n + 2);
+	memcpy(copy, line, n);
+	while (n > 0 && (copy[n - 1] == '\n' || copy[n - 1] == '\r'))
+		copy[--n] = '\0';
+	if (n > 0 && con.hist) {
+		const char *p = copy;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p)
+			history(con.hist, &ev, H_ENTER, copy);
+	}
+	copy[n] = '\n';
+	hs_runner_feed(con.ctx, copy, n + 1);
+	free(copy);
+}
+
+static void stdin_eof(void)
+{
+	prompt_off();
+	if (con.tty)
+		fputs("\n", stdout);
+	hs_runner_feed_eof(con.ctx);
+}
+
+static void tty_readable(uv_poll_t *h, int status, int events)
+{
+	const char *line;
+	int n = 0, avail = 0;
+
+	(void)h;
+	if (status < 0 || (events & UV_DISCONNECT) ||
+	    (ioctl(STDIN_FILENO, FIONREAD, &avail) == 0 && avail == 0)) {
+		stdin_eof();
+		return;
+	}
+	line = el_gets(con.el, &n);
+	if (!line || n <= 0)
+		return;		/* an edit, not a line yet */
+	if (n == 1 && line[0] == 0x04) {	/* ^D on an empty line */
+		stdin_eof();
+		return;
+	}
+	if (line[n - 1] == '\n')
+		line_read(line, (size_t)n);
+}
+
+/* ---- plain lines from a pipe -------------------------------------------------- */
+
+static void pipe_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
+{
+	static char space[65536];
+
+	(void)h;
+	(void)hint;
+	buf->base = space;
+	buf->len = sizeof(space);
+}
+
+static void pipe_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+{
+	if (n > 0) {
+		hs_runner_feed(con.ctx, buf->base, (size_t)n);
+	} else if (n < 0) {
+		if (n != UV_EOF)
+			out_err(&con.ctx->out, "cannot read standard input: %s", uv_strerror((int)n));
+		uv_read_stop(s);
+		hs_runner_feed_eof(con.ctx);
+	}
+}
+
+/* ---- signals ------------------------------------------------------------------ */
+
+static void clear_line(void)
+{
+	const LineInfo *li = el_line(con.el);
+
+	el_cursor(con.el, (int)(li->lastchar - li->cursor));
+	li = el_line(con.el);
+	el_deletestr(con.el, (int)(li->cursor - li->buffer));
+	fputs("^C\r\n", stdout);
+	fflush(stdout);
+	el_set(con.el, EL_REFRESH);
+}
+
+static void on_sigint(uv_signal_t *h, int sig)
+{
+	struct hs_ctx *ctx = con.ctx;
+
+	(void)h;
+	(void)sig;
+	if (!con.tty) {
+		/* a runbook: Ctrl-C ends the run */
+		void (*cancel)(struct hs_ctx *) = ctx->cancel;
+		ctx->exit_status = 130;
+		ctx->quit = true;
+		if (cancel) {
+			ctx->cancel = NULL;
+			cancel(ctx);
+		}
+		hs_console_end(ctx);
+		return;
+	}
+	if (con.prompting && con.el) {
+		clear_line();
+		return;
+	}
+	fputs("\n", stdout);	/* the terminal echoed ^C itself (cooked mode) */
+	if (!hs_runner_interrupt(ctx))
+		hs_async_print(ctx, "this cannot be interrupted; it ends by itself");
+}
+
+static void on_sigterm(uv_signal_t *h, int sig)
+{
+	struct hs_ctx *ctx = con.ctx;
+	void (*cancel)(struct hs_ctx *) = ctx->cancel;
+
+	(void)h;
+	(void)sig;
+	if (!con.tty && hs_runner_busy(ctx) && ctx->exit_status == 0)
+		ctx->exit_status = 128 + SIGTERM;
+	ctx->quit = true;
+	if (cancel) {
+		ctx->cancel = NULL;
+		cancel(ctx);
+	}
+	hs_console_end(ctx);
+}
+
+static void window_size(void)
+{
+	struct winsize ws;
+
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col) {
+		con.rows = ws.ws_row;
+		con.cols = ws.ws_col;
+	}
+}
+
+static void on_sigwinch(uv_signal_t *h, int sig)
+{
+	(void)h;
+	(void)sig;
+	window_size();
+	if (con.el)
+		el_resize(con.el);
+}
+
+/* ---- the console ------------------------------------------------------------------ */
+
+int hs_console_start(struct hs_ctx *ctx, bool batch)
+{
+	memset(&con, 0, sizeof(con));
+	con.ctx = ctx;
+	con.batch = batch;
+	con.started = true;
+
+	uv_signal_init(ctx->loop, &con.sig_int);
+	uv_signal_init(ctx->loop, &con.sig_term);
+	uv_signal_init(ctx->loop, &con.sig_winch);
+	con.sig_init = true;
+	uv_signal_start(&con.sig_int, on_sigint, SIGINT);
+	uv_signal_start(&con.sig_term, on_sigterm, SIGTERM);
+	uv_signal_start(&con.sig_winch, on_sigwinch, SIGWINCH);
+	uv_unref((uv_handle_t *)&con.sig_int);
+	uv_unref((uv_handle_t *)&con.sig_term);
+	uv_unref((uv_handle_t *)&con.sig_winch);
+	window_size();
+
+	if (batch)
+		return 0;
+	if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
+		int rc;
+		history_open();
+		con.el = editor_new();
+		if (!con.el)
+			return out_err(&ctx->out, "cannot set up line editing on the terminal");
+		rc = uv_poll_init(ctx->loop, &con.poll, STDIN_FILENO);
+		if (rc < 0)
+			return out_err(&ctx->out, "cannot watch standard input: %s", uv_strerror(rc));
+		con.poll_init = true;
+		con.tty = true;
+		hs_runner_add_input(ctx, "stdin", true);
+		return 0;
+	}
+	/* not a terminal: its lines are a runbook (typed lines without line
+	 * editing when only the output is redirected) */
+	hs_runner_add_input(ctx, "stdin", isatty(STDIN_FILENO));
+	uv_handle_type t = uv_guess_handle(STDIN_FILENO);
+	if (t == UV_NAMED_PIPE || t == UV_TCP || t == UV_TTY) {
+		int rc = uv_pipe_init(ctx->loop, &con.pipe, 0);
+		if (rc == 0)
+			rc = uv_pipe_open(&con.pipe, STDIN_FILENO);
+		if (rc == 0) {
+			con.pipe_init = true;
+			con.pipe_input = true;
+			uv_read_start((uv_stream_t *)&con.pipe, pipe_alloc, pipe_read);
+			return 0;
+		}
+		if (con.pipe.type)
+			uv_close((uv_handle_t *)&con.pipe, NULL);
+	}
+	/* a file or a device: read it as it comes, it never blocks for long */
+	{
+		char buf[65536];
+		size_t n;
+		while ((n = fread(buf, 1, sizeof(buf), stdin)) > 0)
+			hs_runner_feed(ctx, buf, n);
+		hs_runner_feed_eof(ctx);
+	}
+	return 0;
+}
+
+void hs_console_idle(struct hs_ctx *ctx)
+{
+	(void)ctx;
+	if (!con.started || con.ended || !con.tty || con.suspended || !con.el)
+		return;
+	if (!con.prompting) {
+		fflush(stdout);
+		el_set(con.el, EL_UNBUFFERED, 1);	/* prints the prompt */
+		con.prompting = true;
+	}
+	if (con.poll_init)
+		uv_poll_start(&con.poll, UV_READABLE | UV_DISCONNECT, tty_readable);
+}
+
+void hs_console_end(struct hs_ctx *ctx)
+{
+	ctx->quit = true;
+	if (!con.started || con.ended)
+		return;
+	con.ended = true;
+	prompt_off();
+	if (con.pipe_init)
+		uv_read_stop((uv_stream_t *)&con.pipe);
+	fflush(stdout);
+	uv_stop(ctx->loop);
+}
+
+void hs_console_close(struct hs_ctx *ctx)
+{
+	(void)ctx;
+	if (!con.started)
+		return;
+	hs_console_end(ctx);
+	if (con.el) {
+		el_end(con.el);
+		con.el = NULL;
+	}
+	history_save();
+	if (con.hist)
+		history_end(con.hist);
+	con.hist = NULL;
+	free(con.hist_path);
+	con.hist_path = NULL;
+	if (con.poll_init)
+		uv_close((uv_handle_t *)&con.poll, NULL);
+	if (con.pipe_init)
+		uv_close((uv_handle_t *)&con.pipe, NULL);
+	if (con.sig_init) {
+		uv_close((uv_handle_t *)&con.sig_int, NULL);
+		uv_close((uv_handle_t *)&con.sig_term, NULL);
+		uv_close((uv_handle_t *)&con.sig_winch, NULL);
+	}
+	con.poll_init = con.pipe_init = con.sig_init = false;
+	con.started = false;
+}
+
+void hs_async_print(struct hs_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+	FILE *fp = ctx->out.json ? ctx->out.err : ctx->out.fp;
+
+	if (!fp)
+		fp = stdout;
+	if (hs_watch_active(ctx)) {
+		/* the full-screen view has the terminal: its events pane */
+		char msg[1024];
+		va_start(ap, fmt);
+		vsnprintf(msg, sizeof(msg), fmt, ap);
+		va_end(ap);
+		hs_watch_event(ctx, msg);
+		return;
+	}
+	va_start(ap, fmt);
+	if (con.started && con.prompting && con.el) {
+		/* above the prompt: clear it, print, draw it again with the line */
+		fputs("\r\033[K", stdout);
+		vfprintf(stdout, fmt, ap);
+		fputs("\r\n", stdout);
+		fflush(stdout);
+		el_set(con.el, EL_REFRESH);
+	} else {
+		fflush(ctx->out.fp);
+		vfprintf(fp, fmt, ap);
+		fputc('\n', fp);
+		fflush(fp);
+	}
+	va_end(ap);
+}
+
+void hs_console_suspend(struct hs_ctx *ctx)
+{
+	(void)ctx;
+	if (!con.started || !con.tty || con.suspended)
+		return;
+	prompt_off();
+	if (con.el) {
+		el_end(con.el);
+		con.el = NULL;
+	}
+	con.suspended = true;
+}
+
+void hs_console_resume(struct hs_ctx *ctx)
+{
+	if (!con.started || !con.tty || !con.suspended)
+		return;
+	con.suspended = false;
+	con.el = editor_new();
+	window_size();
+	if (!con.el) {
+		out_err(&ctx->out, "cannot set up line editing on the terminal");
+		hs_console_end(ctx);
+		return;
+	}
+	if (!hs_runner_busy(ctx))
+		hs_console_idle(ctx);
+}

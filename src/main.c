@@ -1,0 +1,265 @@
+/* main.c - hopscope: options, then the console on one libuv loop */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <locale.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "console.h"
+#include "runner.h"
+
+#define LAB_STATE_DEFAULT "/run/hopscope-lab"
+#define LAB_MIRROR_IFACE "hs-mirror"
+
+static void usage(FILE *fp)
+{
+	fprintf(fp,
+		"usage: hopscope [-r FILE | -i IFACE | --lab [--state DIR]] [--topo FILE] [--db PATH]\n"
+		"                [-f RUNBOOK] [-c 'CMD; CMD'] [--json] [--keep-going]\n"
+		"                [VERB [ARG...]]\n"
+		"       hopscope -h | --help | --version\n"
+		"\n"
+		"  -r, --read FILE       read mirrored packets from a capture file\n"
+		"  -i, --interface IFACE capture mirrored packets live on IFACE\n"
+		"      --lab             capture from the lab fabric (hopscope-lab up)\n"
+		"      --state DIR       the lab's state directory (default " LAB_STATE_DEFAULT ")\n"
+		"      --topo FILE       load the fabric topology\n"
+		"      --db PATH         history database (default ./hopscope.db)\n"
+		"  -f, --runbook FILE    run the commands of FILE, then exit\n"
+		"  -c, --command CMDS    run commands separated by ';', then exit\n"
+		"      --json            every verb prints JSON lines\n"
+		"      --keep-going      a runbook carries on after a failed command\n"
+		"  -h, --help            this help\n"
+		"      --version         print the version\n"
+		"\n"
+		"A VERB with its arguments runs that one command and exits. Without -f, -c\n"
+		"or a VERB the console reads commands from the terminal; 'help' lists them.\n");
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fputs("hopscope: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs(" (try 'hopscope --help')\n", stderr);
+	return 2;
+}
+
+enum { OPT_TOPO = 256, OPT_DB, OPT_JSON, OPT_KEEP, OPT_VERSION, OPT_LAB, OPT_STATE };
+
+static const struct option longopts[] = {
+	{ "read", required_argument, NULL, 'r' },
+	{ "interface", required_argument, NULL, 'i' },
+	{ "runbook", required_argument, NULL, 'f' },
+	{ "command", required_argument, NULL, 'c' },
+	{ "topo", required_argument, NULL, OPT_TOPO },
+	{ "db", required_argument, NULL, OPT_DB },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "keep-going", no_argument, NULL, OPT_KEEP },
+	{ "lab", no_argument, NULL, OPT_LAB },
+	{ "state", required_argument, NULL, OPT_STATE },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* -f and -c run in the order given */
+struct batch_item {
+	bool is_file;
+	const char *arg;
+};
+
+struct opts {
+	const char *read, *iface, *topo, *db, *state;
+	bool json, keep_going, lab;
+	struct batch_item *batch;
+	int nbatch;
+	char **words;		/* hopscope VERB ARG... */
+	int nwords;
+};
+
+static void file_read(struct hs_ctx *ctx, int status)
+{
+	if (status < 0 && ctx->exit_status == 0)
+		ctx->exit_status = 1;
+	hs_runner_start(ctx);
+}
+
+static void close_handle(uv_handle_t *h, void *arg)
+{
+	(void)arg;
+	if (!uv_is_closing(h))
+		uv_close(h, NULL);
+}
+
+/* --lab: the fabric's topology and its mirror interface must be there */
+static int lab_check(struct hs_ctx *ctx, const char *dir, char **topo)
+{
+	size_t n = strlen(dir) + sizeof("/topo");
+
+	*topo = hs_xcalloc(1, n);
+	snprintf(*topo, n, "%s/topo", dir);
+	if (access(*topo, R_OK) < 0 || if_nametoindex(LAB_MIRROR_IFACE) == 0) {
+		out_err(&ctx->out, "the lab is not up: run 'hopscope-lab up' first "
+			"(no '%s' or no interface '%s')", *topo, LAB_MIRROR_IFACE);
+		return -1;
+	}
+	ctx->lab_state = hs_xstrdup(dir);
+	return 0;
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+	int c;
+
+	opterr = 0;
+	o->batch = hs_xcalloc((size_t)argc, sizeof(*o->batch));
+	/* '+': options end at the first word, which begins a command */
+	while ((c = getopt_long(argc, argv, "+:r:i:f:c:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'r': o->read = optarg; break;
+		case 'i': o->iface = optarg; break;
+		case 'f':
+		case 'c':
+			o->batch[o->nbatch].is_file = c == 'f';
+			o->batch[o->nbatch++].arg = optarg;
+			break;
+		case OPT_TOPO: o->topo = optarg; break;
+		case OPT_DB: o->db = optarg; break;
+		case OPT_JSON: o->json = true; break;
+		case OPT_KEEP: o->keep_going = true; break;
+		case OPT_LAB: o->lab = true; break;
+		case OPT_STATE: o->state = optarg; break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case OPT_VERSION:
+			printf("hopscope %s\n", VERSION);
+			return 0;
+		case ':':
+			return usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	o->words = argv + optind;
+	o->nwords = argc - optind;
+	if (o->read && o->iface)
+		return usage_error("%s", "-r and -i cannot be used together");
+	if (o->lab && (o->read || o->iface))
+		return usage_error("%s", "--lab cannot be used with -r or -i");
+	if (o->state && !o->lab)
+		return usage_error("%s", "--state goes with --lab");
+	if (o->db && !*o->db)
+		return usage_error("%s", "--db needs a path");
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { 0 };
+	struct hs_ctx ctx = { 0 };
+	char *lab_topo = NULL;
+	const char *topo;
+	bool batch, is_file = false;
+	const char *source = NULL;
+	int rc;
+
+	setlocale(LC_CTYPE, "");
+	rc = parse(argc, argv, &o);
+	if (rc >= 0) {
+		free(o.batch);
+		return rc;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	ctx.loop = uv_default_loop();
+	out_init(&ctx.out, stdout, stderr, o.json);
+	ctx.set.json = o.json;
+	ctx.set.trace_timeout_ns = HS_NS_PER_SEC;
+	ctx.set.policy = HS_POLICY_DEFAULT;
+	ctx.set.db_path = hs_xstrdup(o.db ? o.db : "hopscope.db");
+	ctx.keep_going = o.keep_going;
+	batch = o.nbatch > 0 || o.nwords > 0;
+	ctx.interactive = !batch && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+	hs_runner_init(&ctx);
+
+	topo = o.topo;
+	if (o.lab) {
+		if (lab_check(&ctx, o.state ? o.state : LAB_STATE_DEFAULT, &lab_topo) < 0) {
+			ctx.exit_status = 1;
+			goto out;
+		}
+		if (!topo)
+			topo = lab_topo;
+		source = LAB_MIRROR_IFACE;
+	} else if (o.read) {
+		source = o.read;
+		is_file = true;
+	} else if (o.iface) {
+		source = o.iface;
+	}
+	if (topo) {
+		char err[512];
+		ctx.topo = hs_topo_load(topo, err, sizeof(err));
+		if (!ctx.topo) {
+			out_err(&ctx.out, "%s", err);
+			ctx.exit_status = 1;
+			goto out;
+		}
+	}
+	if (hs_pipeline_init(&ctx) < 0) {
+		ctx.exit_status = 1;
+		goto out;
+	}
+	for (int i = 0; i < o.nbatch; i++) {
+		if (!o.batch[i].is_file) {
+			hs_runner_add_cmds(&ctx, o.batch[i].arg);
+		} else if (hs_runner_add_file(&ctx, o.batch[i].arg) < 0) {
+			ctx.exit_status = 1;
+			goto out;
+		}
+	}
+	if (o.nwords > 0)
+		hs_runner_add_words(&ctx, o.nwords, o.words);
+	if (hs_console_start(&ctx, batch) < 0) {
+		ctx.exit_status = 1;
+		goto out;
+	}
+	if (source) {
+		if (hs_capture_start(&ctx, source, is_file, 0) < 0) {
+			ctx.exit_status = 1;
+			goto out;
+		}
+	}
+	/* a runbook sees the whole file; the prompt opens at once */
+	if (source && is_file && !ctx.interactive && hs_capture_running(&ctx))
+		hs_capture_on_done(&ctx, file_read);
+	else
+		hs_runner_start(&ctx);
+	if (!ctx.quit)
+		uv_run(ctx.loop, UV_RUN_DEFAULT);
+
+out:
+	hs_console_close(&ctx);
+	hs_pipeline_fini(&ctx);		/* stops capture, commits history */
+	hs_runner_free(&ctx);
+	uv_walk(ctx.loop, close_handle, NULL);
+	/* the first run only clears a uv_stop() made before the loop ran */
+	uv_run(ctx.loop, UV_RUN_NOWAIT);
+	uv_run(ctx.loop, UV_RUN_DEFAULT);
+	if (uv_loop_close(ctx.loop) != 0)
+		fprintf(stderr, "hopscope: warning: event loop handles left open\n");
+	if (ctx.topo)
+		hs_topo_free(ctx.topo);
+	free(ctx.set.db_path);
+	free(ctx.lab_state);
+	free(lab_topo);
+	free(o.batch);
+	fflush(stdout);
+	return ctx.exit_status;
+}

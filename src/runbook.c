@@ -1,0 +1,805 @@
+/* runbook.c - command lines: words, verbs, argument counts, runbooks
+ *
+ * A line is split into words, its verb is looked up in the command table
+ * (exact name or unambiguous prefix), its argument count is checked against
+ * the table's spec, and the verb runs. Lines come from sources stacked in
+ * the runner (see runner.h); a failed line of a runbook stops it with its
+ * FILE:LINE in front of the error, unless --keep-going.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "console.h"
+#include "runner.h"
+#include "watch.h"
+
+/* ---- the runner's state -------------------------------------------------- */
+
+enum src_kind { SRC_FILE, SRC_CMDS, SRC_INPUT };
+
+struct hs_src {
+	enum src_kind kind;
+	char *name;
+	FILE *fp;			/* SRC_FILE */
+	char **cmds;			/* SRC_CMDS */
+	int ncmds, next;
+	char *buf;			/* SRC_INPUT: bytes not yet a line */
+	size_t len, cap;
+	bool eof;
+	bool interactive;
+	bool from_verb;			/* pushed by 'source': its end finishes that line */
+	bool stop;			/* abandoned: runs no more lines */
+	bool failed;
+	bool waiting;			/* its current line's verb is pending */
+	unsigned lineno;
+	struct hs_src *next_src;	/* below on the stack, or next in the queue */
+};
+
+struct hs_runner {
+	struct hs_src *stack;
+	int depth;
+	struct hs_src *queue;
+	bool started, pumping, ended;
+	int in_verb;
+	bool early_set;
+	int early;
+};
+
+/* ---- words ---------------------------------------------------------------- */
+
+static bool blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+}
+
+int hs_split_words(char *buf, char **argv, int max, int *errcol)
+{
+	char *r = buf, *w = buf;
+	int argc = 0;
+
+	*errcol = 0;
+	for (;;) {
+		while (blank(*r))
+			r++;
+		if (*r == '\0' || *r == '#')
+			break;
+		if (argc >= max) {
+			*errcol = (int)(r - buf) + 1;
+			return -1;
+		}
+		argv[argc++] = w;
+		/* one word: runs of plain and quoted text until a blank */
+		while (*r && !blank(*r)) {
+			if (*r == '\'' || *r == '"') {
+				char q = *r;
+				char *open = r++;
+				while (*r && *r != q)
+					*w++ = *r++;
+				if (*r != q) {
+					*errcol = (int)(open - buf) + 1;
+					return -1;
+				}
+				r++;
+			} else {
+				*w++ = *r++;
+			}
+		}
+		/* the terminator may overwrite the blank just read, never text ahead */
+		if (*r)
+			r++;
+		*w++ = '\0';
+	}
+	return argc;
+}
+
+int hs_split_commands(const char *s, char ***out)
+{
+	size_t n = 1, len = strlen(s);
+	char quote = 0;
+	bool comment = false, word_start = true;
+
+	for (size_t i = 0; i < len; i++)
+		if (s[i] == ';' || s[i] == '\n')
+			n++;
+	char **v = hs_xcalloc(n, sizeof(*v));
+	char *cur = hs_xcalloc(1, len + 1);
+	size_t k = 0, cn = 0;
+
+	for (size_t i = 0; i <= len; i++) {
+		char c = s[i];
+		if (c == '\0' || (!quote && (c == '\n' || (c == ';' && !comment)))) {
+			cur[k] = '\0';
+			v[cn++] = cur;
+			if (c == '\0')
+				break;
+			cur = hs_xcalloc(1, len + 1);
+			k = 0;
+			comment = false;
+			word_start = true;
+			continue;
+		}
+		if (comment) {
+			cur[k++] = c;
+			continue;
+		}
+		if (quote) {
+			if (c == quote)
+				quote = 0;
+		} else if (c == '\'' || c == '"') {
+			quote = c;
+		} else if (c == '#' && word_start) {
+			comment = true;
+		}
+		word_start = blank(c);
+		cur[k++] = c;
+	}
+	*out = v;
+	return (int)cn;
+}
+
+/* ---- the command table ------------------------------------------------------ */
+
+const struct hs_cmd *hs_cmd_lookup(const char *word, int *ambiguous)
+{
+	const struct hs_cmd *found = NULL;
+	size_t n = strlen(word);
+	int matches = 0;
+
+	if (ambiguous)
+		*ambiguous = 0;
+	if (n == 0)
+		return NULL;
+	for (unsigned i = 0; i < hs_ncmds; i++)
+		if (strcmp(hs_cmds[i].name, word) == 0)
+			return &hs_cmds[i];
+	for (unsigned i = 0; i < hs_ncmds; i++) {
+		const struct hs_cmd *c = &hs_cmds[i];
+		if (strncmp(c->name, word, n) != 0)
+			continue;
+		/* an alias and the verb it names are one match */
+		if (found && found->fn == c->fn) {
+			if (found->flags & HS_CMDF_ALIAS)
+				found = c;
+			continue;
+		}
+		matches++;
+		found = c;
+	}
+	if (matches > 1) {
+		if (ambiguous)
+			*ambiguous = matches;
+		return NULL;
+	}
+	return found;
+}
+
+/* words inside one spec group, and whether one of them repeats */
+static int group_words(const char *s, size_t len, bool *rep)
+{
+	int n = 0;
+	bool in = false;
+
+	for (size_t i = 0; i < len; i++) {
+		if (blank(s[i])) {
+			in = false;
+		} else if (!in) {
+			in = true;
+			n++;
+		}
+		if (i + 2 < len && s[i] == '.' && s[i + 1] == '.' && s[i + 2] == '.')
+			*rep = true;
+	}
+	return n;
+}
+
+void hs_cmd_arity(const struct hs_cmd *c, int *min, int *max)
+{
+	const char *s = c->args ? c->args : "";
+	int lo = 0, hi = 0;
+	bool unlimited = false;
+
+	while (*s) {
+		if (blank(*s)) {
+			s++;
+			continue;
+		}
+		if (*s == '[' || *s == '<') {
+			char close = *s == '[' ? ']' : '>';
+			const char *e = strchr(s + 1, close);
+			size_t len = e ? (size_t)(e - s - 1) : strlen(s + 1);
+			bool rep = false;
+			int n = group_words(s + 1, len, &rep);
+			if (*s == '<')
+				lo += n;
+			hi += n;
+			unlimited |= rep;
+			s = e ? e + 1 : s + 1 + len;
+		} else {
+			/* a literal word or a choice of sub-verbs: required */
+			size_t len = strcspn(s, " \t");
+			bool rep = false;
+			group_words(s, len, &rep);
+			lo++;
+			hi++;
+			unlimited |= rep;
+			s += len;
+		}
+	}
+	*min = lo;
+	*max = unlimited ? -1 : hi;
+}
+
+const char *hs_cmd_usage(const struct hs_cmd *c, char *buf, size_t len)
+{
+	snprintf(buf, len, "usage: %s%s%s", c->name, c->args && *c->args ? " " : "",
+		 c->args ? c->args : "");
+	return buf;
+}
+
+/* ---- one line ----------------------------------------------------------------- */
+
+/* a verb that failed half-way through a JSON object still ends its line */
+static void out_settle(struct hs_out *o)
+{
+	while (o->depth > 0) {
+		int d = o->depth - 1 < HS_OUT_MAX_DEPTH ? o->depth - 1 : HS_OUT_MAX_DEPTH - 1;
+		if (o->is_array[d])
+			out_arr_close(o);
+		else
+			out_obj_close(o);
+	}
+	fflush(o->fp);
+}
+
+static void ambiguity(struct hs_ctx *ctx, const char *word)
+{
+	char list[512] = "";
+	size_t n = strlen(word), off = 0;
+
+	for (unsigned i = 0; i < hs_ncmds && off < sizeof(list); i++) {
+		const struct hs_cmd *c = &hs_cmds[i];
+		if ((c->flags & HS_CMDF_ALIAS) || strncmp(c->name, word, n) != 0)
+			continue;
+		int k = snprintf(list + off, sizeof(list) - off, "%s%s", off ? ", " : "", c->name);
+		if (k < 0)
+			break;
+		off += (size_t)k;
+	}
+	out_err(&ctx->out, "'%s' is ambiguous: %s", word, list);
+}
+
+static int run_words(struct hs_ctx *ctx, int argc, char **argv)
+{
+	struct hs_runner *r = ctx->runner;
+	const struct hs_cmd *c;
+	int amb, min, max, n = 1, rc;
+	bool json = false;
+	char usage[512];
+
+	/* --json after the verb renders this verb in JSON */
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			json = true;
+		else
+			argv[n++] = argv[i];
+	}
+	argc = n;
+	argv[argc] = NULL;
+
+	c = hs_cmd_lookup(argv[0], &amb);
+	if (!c) {
+		if (amb) {
+			ambiguity(ctx, argv[0]);
+			return HS_CMD_FAIL;
+		}
+		out_err(&ctx->out, "unknown verb '%s' (try 'help')", argv[0]);
+		return HS_CMD_FAIL;
+	}
+	hs_cmd_arity(c, &min, &max);
+	if (argc - 1 < min) {
+		out_err(&ctx->out, "too few arguments for '%s' (%s)", c->name,
+			hs_cmd_usage(c, usage, sizeof(usage)));
+		return HS_CMD_FAIL;
+	}
+	if (max >= 0 && argc - 1 > max) {
+		out_err(&ctx->out, "too many arguments for '%s' (%s)", c->name,
+			hs_cmd_usage(c, usage, sizeof(usage)));
+		return HS_CMD_FAIL;
+	}
+	argv[0] = (char *)c->name;
+	ctx->out.json = ctx->set.json || json;
+	if (r)
+		r->in_verb++;
+	rc = c->fn(ctx, argc, argv);
+	if (r) {
+		r->in_verb--;
+		/* finished before it even returned */
+		if (rc == HS_CMD_PENDING && r->early_set && !r->in_verb) {
+			r->early_set = false;
+			rc = r->early;
+		}
+	}
+	if (rc != HS_CMD_PENDING) {
+		out_settle(&ctx->out);
+		ctx->out.json = ctx->set.json;
+	}
+	return rc < 0 ? HS_CMD_FAIL : rc;
+}
+
+int hs_run_line(struct hs_ctx *ctx, const char *line)
+{
+	size_t len = strlen(line);
+	char *buf = hs_xcalloc(1, len + 1);
+	char **argv = hs_xcalloc(HS_MAX_WORDS + 1, sizeof(*argv));
+	int argc, col, rc;
+
+	memcpy(buf, line, len);
+	argc = hs_split_words(buf, argv, HS_MAX_WORDS, &col);
+	if (argc < 0) {
+		if (line[col - 1] == '\'' || line[col - 1] == '"')
+			out_err(&ctx->out, "unterminated quote at column %d", col);
+		else
+			out_err(&ctx->out, "too many words at column %d (at most %d)", col,
+				HS_MAX_WORDS);
+		rc = HS_CMD_FAIL;
+	} else if (argc == 0) {
+		rc = HS_CMD_OK;
+	} else {
+		rc = run_words(ctx, argc, argv);
+	}
+	free(argv);
+	free(buf);
+	return rc;
+}
+
+/* ---- the runner ------------------------------------------------------------- */
+
+void hs_runner_init(struct hs_ctx *ctx)
+{
+	if (!ctx->runner)
+		ctx->runner = hs_xcalloc(1, sizeof(struct hs_runner));
+}
+
+static void src_free(struct hs_src *s)
+{
+	if (s->fp && s->fp != stdin)
+		fclose(s->fp);
+	for (int i = 0; i < s->ncmds; i++)
+		free(s->cmds[i]);
+	free(s->cmds);
+	free(s->buf);
+	free(s->name);
+	free(s);
+}
+
+void hs_runner_free(struct hs_ctx *ctx)
+{
+	struct hs_runner *r = ctx->runner;
+
+	if (!r)
+		return;
+	while (r->stack) {
+		struct hs_src *s = r->stack;
+		r->stack = s->next_src;
+		src_free(s);
+	}
+	while (r->queue) {
+		struct hs_src *s = r->queue;
+		r->queue = s->next_src;
+		src_free(s);
+	}
+	free(r);
+	ctx->runner = NULL;
+}
+
+static void enqueue(struct hs_ctx *ctx, struct hs_src *s)
+{
+	struct hs_src **p;
+
+	hs_runner_init(ctx);
+	for (p = &ctx->runner->queue; *p; p = &(*p)->next_src)
+		;
+	*p = s;
+}
+
+static FILE *open_runbook(struct hs_ctx *ctx, const char *path)
+{
+	FILE *fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+
+	if (!fp)
+		out_err(&ctx->out, "cannot open '%s': %s", path, strerror(errno));
+	return fp;
+}
+
+int hs_runner_add_file(struct hs_ctx *ctx, const char *path)
+{
+	FILE *fp = open_runbook(ctx, path);
+	struct hs_src *s;
+
+	if (!fp)
+		return -1;
+	s = hs_xcalloc(1, sizeof(*s));
+	s->kind = SRC_FILE;
+	s->fp = fp;
+	s->name = hs_xstrdup(strcmp(path, "-") == 0 ? "stdin" : path);
+	enqueue(ctx, s);
+	return 0;
+}
+
+void hs_runner_add_cmds(struct hs_ctx *ctx, const char *cmds)
+{
+	struct hs_src *s = hs_xcalloc(1, sizeof(*s));
+
+	s->kind = SRC_CMDS;
+	s->name = hs_xstrdup("-c");
+	s->ncmds = hs_split_commands(cmds, &s->cmds);
+	enqueue(ctx, s);
+}
+
+void hs_runner_add_words(struct hs_ctx *ctx, int argc, char **argv)
+{
+	struct hs_src *s = hs_xcalloc(1, sizeof(*s));
+	size_t len = 1;
+	char *line, *w;
+
+	/* quote every word so the line splits back into the same words: a
+	 * single quote is closed, given in double quotes, and reopened */
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) * 5 + 3;
+	line = w = hs_xcalloc(1, len);
+	for (int i = 0; i < argc; i++) {
+		if (i)
+			*w++ = ' ';
+		*w++ = '\'';
+		for (const char *p = argv[i]; *p; p++) {
+			if (*p == '\'') {
+				memcpy(w, "'\"'\"'", 5);
+				w += 5;
+			} else {
+				*w++ = *p;
+			}
+		}
+		*w++ = '\'';
+	}
+	*w = '\0';
+	s->kind = SRC_CMDS;
+	s->name = hs_xstrdup("");	/* errors need no place: the line is the command */
+	s->cmds = hs_xcalloc(1, sizeof(*s->cmds));
+	s->cmds[0] = line;
+	s->ncmds = 1;
+	enqueue(ctx, s);
+}
+
+void hs_runner_add_input(struct hs_ctx *ctx, const char *name, bool interactive)
+{
+	struct hs_src *s = hs_xcalloc(1, sizeof(*s));
+
+	s->kind = SRC_INPUT;
+	s->name = hs_xstrdup(name);
+	s->interactive = interactive;
+	enqueue(ctx, s);
+}
+
+static struct hs_src *input_src(struct hs_runner *r)
+{
+	for (struct hs_src *s = r->stack; s; s = s->next_src)
+		if (s->kind == SRC_INPUT)
+			return s;
+	for (struct hs_src *s = r->queue; s; s = s->next_src)
+		if (s->kind == SRC_INPUT)
+			return s;
+	return NULL;
+}
+
+static void pump(struct hs_ctx *ctx);
+
+void hs_runner_feed(struct hs_ctx *ctx, const char *data, size_t len)
+{
+	struct hs_src *s = ctx->runner ? input_src(ctx->runner) : NULL;
+
+	if (!s || s->eof)
+		return;
+	if (s->len + len + 1 > s->cap) {
+		size_t cap = s->cap ? s->cap : 256;
+		while (cap < s->len + len + 1)
+			cap *= 2;
+		char *nb = realloc(s->buf, cap);
+		if (!nb) {
+			out_err(&ctx->out, "out of memory reading input");
+			return;
+		}
+		s->buf = nb;
+		s->cap = cap;
+	}
+	memcpy(s->buf + s->len, data, len);
+	s->len += len;
+	pump(ctx);
+}
+
+void hs_runner_feed_eof(struct hs_ctx *ctx)
+{
+	struct hs_src *s = ctx->runner ? input_src(ctx->runner) : NULL;
+
+	if (s)
+		s->eof = true;
+	pump(ctx);
+}
+
+/* 1: a line in *line (free it), 0: the source is done, -1: wait for input */
+static int next_line(struct hs_ctx *ctx, struct hs_src *s, char **line)
+{
+	if (s->stop)
+		return 0;
+	switch (s->kind) {
+	case SRC_FILE: {
+		char *l = NULL;
+		size_t cap = 0;
+		ssize_t n;
+
+		errno = 0;
+		n = getline(&l, &cap, s->fp);
+		if (n < 0) {
+			free(l);
+			if (ferror(s->fp)) {
+				out_err(&ctx->out, "cannot read '%s': %s", s->name,
+					strerror(errno ? errno : EIO));
+				s->failed = true;
+			}
+			return 0;
+		}
+		while (n > 0 && (l[n - 1] == '\n' || l[n - 1] == '\r'))
+			l[--n] = '\0';
+		s->lineno++;
+		*line = l;
+		return 1;
+	}
+	case SRC_CMDS:
+		if (s->next >= s->ncmds)
+			return 0;
+		*line = hs_xstrdup(s->cmds[s->next++]);
+		s->lineno = (unsigned)s->next;
+		return 1;
+	case SRC_INPUT: {
+		char *nl = s->len ? memchr(s->buf, '\n', s->len) : NULL;
+		size_t n;
+
+		if (!nl && !(s->eof && s->len > 0))
+			return s->eof ? 0 : -1;
+		n = nl ? (size_t)(nl - s->buf) : s->len;
+		*line = hs_xcalloc(1, n + 1);
+		memcpy(*line, s->buf, n);
+		if (n > 0 && (*line)[n - 1] == '\r')
+			(*line)[n - 1] = '\0';
+		if (nl)
+			n++;
+		memmove(s->buf, s->buf + n, s->len - n);
+		s->len -= n;
+		s->lineno++;
+		return 1;
+	}
+	}
+	return 0;
+}
+
+static void set_where(struct hs_ctx *ctx, const struct hs_src *s)
+{
+	if (!s || s->interactive || !s->name[0])
+		ctx->out.where[0] = '\0';
+	else
+		snprintf(ctx->out.where, sizeof(ctx->out.where), "%s:%u: ", s->name, s->lineno);
+}
+
+static void abandon_all(struct hs_runner *r)
+{
+	for (struct hs_src *s = r->stack; s; s = s->next_src)
+		s->stop = true;
+	while (r->queue) {
+		struct hs_src *s = r->queue;
+		r->queue = s->next_src;
+		src_free(s);
+	}
+}
+
+/* the stack was started from the prompt: its failures are only printed */
+static bool under_prompt(const struct hs_runner *r)
+{
+	const struct hs_src *s = r->stack;
+
+	while (s && s->next_src)
+		s = s->next_src;
+	return s && s->interactive;
+}
+
+/* a line of s finished with status rc */
+static void line_done(struct hs_ctx *ctx, struct hs_src *s, int rc)
+{
+	if (rc != HS_CMD_FAIL || s->interactive)
+		return;
+	if (ctx->exit_status == 0 && !under_prompt(ctx->runner))
+		ctx->exit_status = 1;
+	s->failed = true;
+	if (ctx->keep_going)
+		return;
+	s->stop = true;
+	if (!s->from_verb)
+		abandon_all(ctx->runner);	/* a failed top-level runbook ends the run */
+}
+
+/* the top source is done: pop it, and finish the 'source' line below it */
+static void pop(struct hs_ctx *ctx)
+{
+	struct hs_runner *r = ctx->runner;
+	struct hs_src *s = r->stack;
+	struct hs_src *up = s->next_src;
+	bool from_verb = s->from_verb, failed = s->failed;
+
+	r->stack = up;
+	r->depth--;
+	src_free(s);
+	if (from_verb && up && up->waiting) {
+		up->waiting = false;
+		set_where(ctx, up);
+		ctx->out.json = ctx->set.json;
+		line_done(ctx, up, failed ? HS_CMD_FAIL : HS_CMD_OK);
+	}
+}
+
+static void pump(struct hs_ctx *ctx)
+{
+	struct hs_runner *r = ctx->runner;
+
+	if (!r || !r->started || r->pumping || r->ended)
+		return;
+	r->pumping = true;
+	for (;;) {
+		struct hs_src *s = r->stack;
+		char *line;
+		int rc;
+
+		if (ctx->quit) {
+			abandon_all(r);
+			break;
+		}
+		if (!s) {
+			if (!r->queue)
+				break;
+			s = r->queue;
+			r->queue = s->next_src;
+			s->next_src = NULL;
+			r->stack = s;
+			r->depth = 1;
+			continue;
+		}
+		if (s->waiting) {
+			r->pumping = false;
+			return;
+		}
+		rc = next_line(ctx, s, &line);
+		if (rc < 0) {
+			set_where(ctx, NULL);
+			r->pumping = false;
+			hs_console_idle(ctx);
+			return;
+		}
+		if (rc == 0) {
+			pop(ctx);
+			continue;
+		}
+		set_where(ctx, s);
+		rc = hs_run_line(ctx, line);
+		free(line);
+		if (rc == HS_CMD_PENDING)
+			s->waiting = true;
+		else
+			line_done(ctx, s, rc);
+	}
+	r->pumping = false;
+	r->ended = true;
+	set_where(ctx, NULL);
+	hs_console_end(ctx);
+}
+
+void hs_runner_start(struct hs_ctx *ctx)
+{
+	hs_runner_init(ctx);
+	ctx->runner->started = true;
+	pump(ctx);
+}
+
+void hs_cmd_finish(struct hs_ctx *ctx, int status)
+{
+	struct hs_runner *r = ctx->runner;
+	struct hs_src *s;
+
+	/* a verb started from the full-screen view's ':' line finishes there */
+	if (hs_watch_take_finish(ctx, status))
+		return;
+	ctx->cancel = NULL;
+	if (!r) {
+		out_settle(&ctx->out);
+		ctx->out.json = ctx->set.json;
+		return;
+	}
+	if (r->in_verb) {
+		r->early_set = true;
+		r->early = status;
+		return;
+	}
+	out_settle(&ctx->out);
+	ctx->out.json = ctx->set.json;
+	s = r->stack;
+	if (!s || !s->waiting)
+		return;
+	s->waiting = false;
+	line_done(ctx, s, status < 0 ? HS_CMD_FAIL : HS_CMD_OK);
+	pump(ctx);
+}
+
+bool hs_runner_busy(const struct hs_ctx *ctx)
+{
+	const struct hs_runner *r = ctx->runner;
+	const struct hs_src *s;
+
+	if (!r || !r->started || r->ended)
+		return true;
+	s = r->stack;
+	return !s || s->waiting || s->kind != SRC_INPUT || r->pumping;
+}
+
+bool hs_runner_interrupt(struct hs_ctx *ctx)
+{
+	struct hs_runner *r = ctx->runner;
+	bool did = false;
+	void (*cancel)(struct hs_ctx *) = ctx->cancel;
+
+	if (!r)
+		return false;
+	/* runbooks started from the prompt stop where they are */
+	for (struct hs_src *s = r->stack; s && !s->interactive; s = s->next_src) {
+		if (s->kind != SRC_INPUT && !s->stop) {
+			if (!did)
+				out_err(&ctx->out, "interrupted");	/* where: the line */
+			s->stop = true;
+			s->failed = true;
+			did = true;
+		}
+	}
+	if (r->stack && r->stack->waiting && cancel) {
+		ctx->cancel = NULL;
+		cancel(ctx);
+		did = true;
+	}
+	return did;
+}
+
+int hs_runner_source(struct hs_ctx *ctx, const char *path)
+{
+	struct hs_runner *r;
+	struct hs_src *s;
+	FILE *fp;
+
+	hs_runner_init(ctx);
+	r = ctx->runner;
+	if (!r->started || !r->stack) {
+		/* not run by the runner (a test, the watch command line): run it here */
+		return out_err(&ctx->out, "'source' runs only from the console or a runbook");
+	}
+	if (r->depth >= HS_SOURCE_DEPTH)
+		return out_err(&ctx->out, "cannot source '%s': runbooks nest deeper than %d",
+			       path, HS_SOURCE_DEPTH);
+	fp = open_runbook(ctx, path);
+	if (!fp)
+		return HS_CMD_FAIL;
+	s = hs_xcalloc(1, sizeof(*s));
+	s->kind = SRC_FILE;
+	s->fp = fp;
+	s->name = hs_xstrdup(strcmp(path, "-") == 0 ? "stdin" : path);
+	s->from_verb = true;
+	s->next_src = r->stack;
+	r->stack = s;
+	r->depth++;
+	return HS_CMD_PENDING;
+}

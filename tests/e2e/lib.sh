@@ -1,0 +1,59 @@
+# lib.sh - shared helpers for the end-to-end tests (sourced, not run)
+#
+#   . "$(dirname "$0")/lib.sh"
+#   hs -c 'help'          runs the console: stdout in $tmp/out, stderr in
+#                         $tmp/err, exit status in $st (stdin is /dev/null)
+#   check "what" CMD...   one TAP-style line, counted
+#   finish                exits 0 when every check passed, 1 otherwise
+#
+# Exit statuses follow automake: 77 skips the test, 99 is a hard error.
+set -u
+
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+top_builddir=${top_builddir:-$top_srcdir}
+HS=$top_builddir/hopscope
+TEST=$(basename "$0" .sh)
+
+skip() { echo "SKIP: $TEST: $*"; exit 77; }
+hard() { echo "ERROR: $TEST: $*" >&2; exit 99; }
+fail() { echo "FAIL: $TEST: $*" >&2; exit 1; }
+
+[ -x "$HS" ] || hard "'$HS' is not built"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/hs-$TEST.XXXXXX") || hard "cannot make a temporary directory"
+# tests may add their own cleanup to $cleanup (run first)
+cleanup=
+trap 'eval "$cleanup"; rm -rf "$tmp"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# keep the user's line history out of it
+HOPSCOPE_HISTORY=$tmp/history
+export HOPSCOPE_HISTORY
+
+n=0
+fails=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() {
+	n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"
+	if [ -s "$tmp/err" ]; then sed 's/^/#   stderr: /' "$tmp/err" | head -n 5; fi
+}
+check() { # check DESCRIPTION COMMAND...
+	d=$1; shift
+	if "$@"; then ok "$d"; else not_ok "$d"; fi
+}
+
+hs() {
+	timeout 60 "$HS" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+	st=$?
+}
+has() { grep -q -- "$1" "$2"; }
+hasnt() { ! grep -q -- "$1" "$2"; }
+crashed() { [ "$st" -ge 124 ]; }
+failed_cleanly() { [ "$st" -ne 0 ] && [ "$st" -lt 124 ]; }
+
+finish() {
+	echo "1..$n"
+	[ "$fails" -eq 0 ] || { echo "$fails of $n checks failed"; exit 1; }
+	exit 0
+}

@@ -1,0 +1,73 @@
+#!/bin/sh
+# manlint.sh - every verb has its page, every page is a verb, the pages
+# agree with the command table, hopscope.1 lists them all, mandoc is happy.
+. "$(dirname "$0")/lib.sh"
+
+command -v mandoc >/dev/null 2>&1 || skip "mandoc is not installed"
+command -v python3 >/dev/null 2>&1 || skip "python3 is not installed"
+MAN=$top_srcdir/man
+[ -f "$MAN/hopscope.1" ] || hard "no $MAN/hopscope.1"
+
+hs --json -c help
+[ "$st" -eq 0 ] || hard "'hopscope --json -c help' failed (status $st)"
+cp "$tmp/out" "$tmp/verbs.json"
+
+# the SYNOPSIS and SEE ALSO of a page as plain text, blanks squeezed
+section() { # section PAGE NAME
+	mandoc -T ascii "$1" | sed 's/.\x08//g' | awk -v s="$2" '
+		/^[A-Z][A-Z ]*$/ { on = ($0 == s); next }
+		on { print }' | tr -s ' \n\t' '   '
+}
+
+# --- every verb has a page whose SYNOPSIS is the table's spec ------------------
+python3 - "$tmp/verbs.json" >"$tmp/verbs" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    print("%s\t%s" % (o["name"], o["synopsis"]))
+PY
+[ -s "$tmp/verbs" ] || hard "help --json listed no verbs"
+tab=$(printf '\t')
+while IFS="$tab" read -r verb synopsis; do
+	page=$MAN/hopscope-$verb.1
+	if [ ! -f "$page" ]; then
+		not_ok "verb '$verb' has no page man/hopscope-$verb.1"
+		continue
+	fi
+	syn=$(section "$page" SYNOPSIS)
+	case " $syn " in
+	*" $synopsis "*) ok "hopscope-$verb.1 SYNOPSIS is '$synopsis'" ;;
+	*) not_ok "hopscope-$verb.1 SYNOPSIS '$syn' lacks the table's '$synopsis'" ;;
+	esac
+	name=$(mandoc -T ascii "$page" | sed 's/.\x08//g' | awk '/^NAME$/ { getline; print; exit }')
+	case "$name" in
+	*"hopscope-$verb - "*) ok "hopscope-$verb.1 NAME" ;;
+	*) not_ok "hopscope-$verb.1 NAME is '$name'" ;;
+	esac
+done <"$tmp/verbs"
+
+# --- every page is a verb, and is listed in hopscope.1 -------------------------------
+seealso=$(section "$MAN/hopscope.1" "SEE ALSO")
+for page in "$MAN"/hopscope-*.1; do
+	base=$(basename "$page" .1)
+	verb=${base#hopscope-}
+	if [ "$verb" != lab ]; then
+		check "$base.1 documents a verb of the table" \
+			grep -q "^$verb$tab" "$tmp/verbs"
+	fi
+	case " $seealso " in
+	*" $base(1)"*) ok "hopscope.1 SEE ALSO lists $base(1)" ;;
+	*) not_ok "hopscope.1 SEE ALSO does not list $base(1)" ;;
+	esac
+done
+
+# --- mandoc -T lint ---------------------------------------------------------------------
+for page in "$MAN"/*.1; do
+	if out=$(mandoc -T lint -W warning "$page" 2>&1) && [ -z "$out" ]; then
+		ok "mandoc lint: $(basename "$page")"
+	else
+		not_ok "mandoc lint: $(basename "$page"): $out"
+	fi
+done
+
+finish

@@ -1,0 +1,226 @@
+#!/bin/sh
+# runbook.sh - the console as scripts drive it: -c, -f, --keep-going, exit
+# statuses, JSON lines, signals, piped input, and the REPL under a terminal.
+. "$(dirname "$0")/lib.sh"
+
+# --- -c ---------------------------------------------------------------------
+hs -c 'help; nosuchverb'
+check "-c with an unknown verb fails (status $st)" [ "$st" -eq 1 ]
+check "the error names the verb and the command" \
+	has "^-c:2: error: unknown verb 'nosuchverb'" "$tmp/err"
+check "the commands before it ran" has 'leave the console' "$tmp/out"
+
+hs -c 'help quit; help sleep'
+check "-c runs every command (status $st)" [ "$st" -eq 0 ]
+check "-c ran the first" has '^usage: quit$' "$tmp/out"
+check "-c ran the second" has '^usage: sleep <DURATION>$' "$tmp/out"
+check "nothing on stderr when all is well" [ ! -s "$tmp/err" ]
+
+hs -c 'he'
+check "an unambiguous prefix runs the verb (status $st)" [ "$st" -eq 0 ]
+hs -c 's'
+check "an ambiguous prefix fails (status $st)" [ "$st" -eq 1 ]
+check "an ambiguous prefix lists the candidates" has "'s' is ambiguous: .*sleep" "$tmp/err"
+hs -c 'sleep'
+check "a missing argument fails (status $st)" [ "$st" -eq 1 ]
+check "a missing argument shows the usage" has 'usage: sleep <DURATION>' "$tmp/err"
+
+start=$(date +%s%N)
+hs -c 'sleep 0.1; help quit'
+took=$(( ($(date +%s%N) - start) / 1000000 ))
+check "sleep 0.1 works (status $st)" [ "$st" -eq 0 ]
+check "sleep waits (${took}ms)" [ "$took" -ge 100 ]
+check "the line after sleep ran" has '^usage: quit$' "$tmp/out"
+hs -c 'sleep soon'
+check "sleep with a bad duration fails (status $st)" [ "$st" -eq 1 ]
+
+# --- a command as words ---------------------------------------------------------
+hs help quit
+check "hopscope VERB ARG runs one command (status $st)" [ "$st" -eq 0 ]
+check "hopscope VERB ARG printed its output" has '^usage: quit$' "$tmp/out"
+hs help "it's a verb"
+check "a word with a quote and blanks stays one word (status $st)" [ "$st" -eq 1 ]
+check "the word reaches the verb intact" has "no verb 'it's a verb'" "$tmp/err"
+hs help --json sleep
+check "--json after the verb belongs to it" has '^{"name":"sleep"' "$tmp/out"
+
+# --- -f ---------------------------------------------------------------------
+cat >"$tmp/rb" <<'RB'
+# a runbook
+help quit
+nosuchverb here
+help sleep
+RB
+hs -f "$tmp/rb"
+check "a runbook with a bad line 3 fails (status $st)" [ "$st" -eq 1 ]
+check "the error has FILE:3:" has "^$tmp/rb:3: error: unknown verb 'nosuchverb'" "$tmp/err"
+check "lines before it ran" has '^usage: quit$' "$tmp/out"
+check "lines after it did not run" hasnt 'usage: sleep' "$tmp/out"
+
+hs --keep-going -f "$tmp/rb"
+check "--keep-going still exits 1 (status $st)" [ "$st" -eq 1 ]
+check "--keep-going runs the lines after it" has 'usage: sleep' "$tmp/out"
+
+printf 'help sleep\nsource %s\nhelp set\n' "$tmp/rb" >"$tmp/outer"
+hs -f "$tmp/outer"
+check "a failing sourced runbook fails the outer one (status $st)" [ "$st" -eq 1 ]
+check "the error names the inner file and line" has "^$tmp/rb:3: error" "$tmp/err"
+check "the outer runbook stops too" hasnt 'usage: set' "$tmp/out"
+
+hs -f "$tmp/nonexistent"
+check "a missing runbook fails (status $st)" [ "$st" -eq 1 ]
+check "a missing runbook is named" has "cannot open '$tmp/nonexistent'" "$tmp/err"
+
+# --- options ------------------------------------------------------------------
+hs --no-such-option
+check "an unknown option is a usage error (status $st)" [ "$st" -eq 2 ]
+check "the usage error is one line" [ "$(wc -l <"$tmp/err")" -eq 1 ]
+hs -r "$tmp/a.pcap" -i eth0
+check "-r with -i is a usage error (status $st)" [ "$st" -eq 2 ]
+hs --help
+check "--help exits 0 (status $st)" [ "$st" -eq 0 ]
+check "--help shows the usage" has '^usage: hopscope' "$tmp/out"
+hs --version
+check "--version (status $st)" [ "$st" -eq 0 ]
+check "--version prints the version" has '^hopscope [0-9]' "$tmp/out"
+hs --topo "$tmp/nonexistent.topo" -c 'help'
+check "a missing topology fails (status $st)" [ "$st" -eq 1 ]
+hs --lab --state "$tmp/nolab" -c 'help'
+check "--lab without a lab fails (status $st)" [ "$st" -eq 1 ]
+check "--lab says the lab is not up" has "the lab is not up: run 'hopscope-lab up' first" "$tmp/err"
+
+# --- JSON lines -----------------------------------------------------------------
+json_lines() { # every line of $1 is a JSON value; at least one line
+	python3 - "$1" <<'PY'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+for l in lines:
+    json.loads(l)
+sys.exit(0 if lines else 1)
+PY
+}
+if command -v python3 >/dev/null 2>&1; then
+	hs --json -c 'help'
+	check "--json help (status $st)" [ "$st" -eq 0 ]
+	check "--json help is valid JSON per line" json_lines "$tmp/out"
+	check "--json help has name, synopsis, summary" \
+		has '"name":"sleep","synopsis":"sleep <DURATION>",.*"summary":' "$tmp/out"
+	hs -c 'help --json; set --json'
+	check "--json on one line is JSON" json_lines "$tmp/out"
+	hs -c 'set format json; set trace-timeout 250ms; set'
+	check "set format json" json_lines "$tmp/out"
+	check "set shows the new timeout" has '"trace_timeout_ns":250000000' "$tmp/out"
+fi
+
+# --- signals ---------------------------------------------------------------------
+timeout 60 "$HS" -c 'sleep 30; help quit' >"$tmp/out" 2>"$tmp/err" </dev/null &
+pid=$!
+sleep 0.3
+kill -INT "$pid"
+wait "$pid"
+st=$?
+check "Ctrl-C stops a runbook with status 130 (status $st)" [ "$st" -eq 130 ]
+check "nothing after the interrupted line ran" hasnt 'usage: quit' "$tmp/out"
+
+timeout 60 "$HS" -c 'sleep 30' >"$tmp/out" 2>"$tmp/err" </dev/null &
+pid=$!
+sleep 0.3
+kill -TERM "$pid"
+wait "$pid"
+st=$?
+check "SIGTERM ends the console cleanly (status $st)" [ "$st" -eq 143 ]
+
+# --- commands on a pipe ----------------------------------------------------------
+printf 'help quit\nbogus\nhelp sleep\n' | timeout 60 "$HS" >"$tmp/out" 2>"$tmp/err"
+st=$?
+check "piped commands: a failure ends with status 1 (status $st)" [ "$st" -eq 1 ]
+check "piped commands: the error has stdin:2:" has "^stdin:2: error: unknown verb 'bogus'" "$tmp/err"
+check "piped commands: the next line did not run" hasnt 'usage: sleep' "$tmp/out"
+printf 'help quit\nquit\nhelp sleep\n' | timeout 60 "$HS" >"$tmp/out" 2>"$tmp/err"
+st=$?
+check "piped quit (status $st)" [ "$st" -eq 0 ]
+check "piped quit stops reading" hasnt 'usage: sleep' "$tmp/out"
+
+# --- the REPL under a terminal -------------------------------------------------------
+if command -v python3 >/dev/null 2>&1 && python3 -c 'import pty, os; os.close(pty.openpty()[0])' 2>/dev/null; then
+	python3 - "$HS" >"$tmp/pty.log" 2>&1 <<'PY'
+import os, pty, select, signal, sys, time
+
+pid, fd = pty.fork()
+if pid == 0:
+    os.environ["TERM"] = "dumb"
+    os.execv(sys.argv[1], [sys.argv[1]])
+buf = b""
+pos = 0
+
+def wait_for(pat, secs=15):
+    """read until pat appears after the previous match"""
+    global buf, pos
+    end = time.time() + secs
+    while True:
+        i = buf.find(pat, pos)
+        if i >= 0:
+            pos = i + len(pat)
+            return True
+        if time.time() >= end:
+            return False
+        r, _, _ = select.select([fd], [], [], 0.1)
+        if r:
+            try:
+                d = os.read(fd, 4096)
+            except OSError:
+                return False
+            if not d:
+                return False
+            buf += d
+
+def step(name, ok):
+    print(("ok " if ok else "FAIL ") + name)
+    if not ok:
+        print(repr(buf[-400:]))
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        sys.exit(1)
+
+step("prompt", wait_for(b"hopscope> "))
+os.write(fd, b"help\r")
+step("help output", wait_for(b"leave the console"))
+step("prompt again", wait_for(b"hopscope> "))
+os.write(fd, b"nosuchverb\r")
+step("an error keeps the console", wait_for(b"unknown verb 'nosuchverb'"))
+step("prompt after the error", wait_for(b"hopscope> "))
+os.write(fd, b"he\tquit\r")
+step("TAB completes a verb", wait_for(b"usage: quit"))
+step("prompt after the completed line", wait_for(b"hopscope> "))
+os.write(fd, b"sleep 30\r")
+time.sleep(0.5)
+os.kill(pid, signal.SIGINT)
+step("Ctrl-C cancels sleep, not the console", wait_for(b"hopscope> "))
+os.write(fd, b"quit\r")
+end = time.time() + 15
+st = None
+while time.time() < end:
+    p, s = os.waitpid(pid, os.WNOHANG)
+    if p:
+        st = os.waitstatus_to_exitcode(s)
+        break
+    r, _, _ = select.select([fd], [], [], 0.1)
+    if r:
+        try:
+            os.read(fd, 4096)
+        except OSError:
+            pass
+if st is None:
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+step("quit exits 0 (%s)" % st, st == 0)
+PY
+	st=$?
+	sed 's/^/# /' "$tmp/pty.log"
+	check "the REPL under a terminal: prompt, help, error, TAB, Ctrl-C, quit" [ "$st" -eq 0 ]
+	check "the REPL saved its line history" has 'nosuchverb' "$tmp/history"
+else
+	echo "# no python3 pty: the terminal checks are skipped"
+fi
+
+finish

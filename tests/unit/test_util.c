@@ -1,0 +1,205 @@
+/* test_util.c - durations, numbers, addresses and prefixes (src/util.c) */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "hs.h"
+
+static void test_duration_units(void **state)
+{
+	static const struct { const char *s; uint64_t ns; } ok[] = {
+		{ "250ms", 250000000ULL }, { "2s", 2000000000ULL },
+		{ "1.5s", 1500000000ULL }, { "1m", 60000000000ULL },
+		{ "100us", 100000ULL }, { "5", 5000000000ULL },
+		{ "7ns", 7 }, { "0", 0 }, { ".5s", 500000000ULL },
+		{ "2min", 120000000000ULL }, { "1h", 3600000000000ULL },
+	};
+	(void)state;
+	for (size_t i = 0; i < HS_ARRAY_SIZE(ok); i++) {
+		uint64_t ns = 12345;
+		assert_int_equal(hs_parse_duration(ok[i].s, &ns), 0);
+		assert_true(ns == ok[i].ns);
+	}
+}
+
+static void test_duration_bad(void **state)
+{
+	static const char *const bad[] = {
+		"", "ms", "-1s", "1 s", "1sec", "1x", "abc", "+2s", "1e30s", " 1s", "1s ",
+	};
+	(void)state;
+	for (size_t i = 0; i < HS_ARRAY_SIZE(bad); i++) {
+		uint64_t ns = 42;
+		assert_int_equal(hs_parse_duration(bad[i], &ns), -1);
+		assert_true(ns == 42);	/* untouched on error */
+	}
+	assert_int_equal(hs_parse_duration(NULL, &(uint64_t){ 0 }), -1);
+}
+
+static void test_fmt_duration(void **state)
+{
+	char b[32];
+
+	(void)state;
+	assert_string_equal(hs_fmt_duration(999, b, sizeof(b)), "999ns");
+	assert_string_equal(hs_fmt_duration(1500, b, sizeof(b)), "1.5us");
+	assert_string_equal(hs_fmt_duration(1250000, b, sizeof(b)), "1.250ms");
+	assert_string_equal(hs_fmt_duration(3200000000ULL, b, sizeof(b)), "3.200s");
+	assert_string_equal(hs_fmt_ts(1700000000123456789ULL, b, sizeof(b)),
+			    "1700000000.123456789");
+	assert_string_equal(hs_fmt_ts(5, b, sizeof(b)), "0.000000005");
+}
+
+static void test_uint(void **state)
+{
+	uint64_t v = 0;
+
+	(void)state;
+	assert_int_equal(hs_parse_uint("0", 10, &v), 0);
+	assert_true(v == 0);
+	assert_int_equal(hs_parse_uint("65535", 65535, &v), 0);
+	assert_true(v == 65535);
+	assert_int_equal(hs_parse_uint("0x1f", 255, &v), 0);
+	assert_true(v == 31);
+	assert_int_equal(hs_parse_uint("18446744073709551615", UINT64_MAX, &v), 0);
+	assert_true(v == UINT64_MAX);
+	v = 7;
+	assert_int_equal(hs_parse_uint("65536", 65535, &v), -1);
+	assert_int_equal(hs_parse_uint("-1", 100, &v), -1);
+	assert_int_equal(hs_parse_uint("+1", 100, &v), -1);
+	assert_int_equal(hs_parse_uint("", 100, &v), -1);
+	assert_int_equal(hs_parse_uint(" 1", 100, &v), -1);
+	assert_int_equal(hs_parse_uint("1x", 100, &v), -1);
+	assert_int_equal(hs_parse_uint("99999999999999999999", UINT64_MAX, &v), -1);
+	assert_true(v == 7);
+}
+
+static void test_addr(void **state)
+{
+	struct hs_addr a, b;
+	char buf[HS_ADDRSTRLEN];
+
+	(void)state;
+	assert_int_equal(hs_addr_parse("10.1.2.3", &a), 0);
+	assert_int_equal(a.af, 4);
+	assert_int_equal(a.a[0], 10);
+	assert_int_equal(a.a[3], 3);
+	assert_string_equal(hs_addr_str(&a, buf, sizeof(buf)), "10.1.2.3");
+
+	assert_int_equal(hs_addr_parse("2001:db8::1", &b), 0);
+	assert_int_equal(b.af, 6);
+	assert_int_equal(b.a[0], 0x20);
+	assert_int_equal(b.a[15], 1);
+	assert_string_equal(hs_addr_str(&b, buf, sizeof(buf)), "2001:db8::1");
+	assert_false(hs_addr_eq(&a, &b));
+
+	assert_int_equal(hs_addr_parse("10.1.2.3", &b), 0);
+	assert_true(hs_addr_eq(&a, &b));
+	b.a[3] = 4;
+	assert_false(hs_addr_eq(&a, &b));
+
+	assert_int_equal(hs_addr_parse("10.1.2", &a), -1);
+	assert_int_equal(hs_addr_parse("256.1.1.1", &a), -1);
+	assert_int_equal(hs_addr_parse("", &a), -1);
+	assert_int_equal(hs_addr_parse("::g", &a), -1);
+	memset(&a, 0, sizeof(a));
+	assert_string_equal(hs_addr_str(&a, buf, sizeof(buf)), "-");
+}
+
+static void test_prefix(void **state)
+{
+	struct hs_addr net, a;
+	int plen = -1;
+
+	(void)state;
+	assert_int_equal(hs_prefix_parse("10.0.0.0/24", &net, &plen), 0);
+	assert_int_equal(plen, 24);
+	assert_int_equal(hs_addr_parse("10.0.0.200", &a), 0);
+	assert_true(hs_addr_in(&a, &net, plen));
+	assert_int_equal(hs_addr_parse("10.0.1.1", &a), 0);
+	assert_false(hs_addr_in(&a, &net, plen));
+
+	/* a prefix that does not end on a byte */
+	assert_int_equal(hs_prefix_parse("192.168.4.0/22", &net, &plen), 0);
+	assert_int_equal(hs_addr_parse("192.168.7.255", &a), 0);
+	assert_true(hs_addr_in(&a, &net, plen));
+	assert_int_equal(hs_addr_parse("192.168.8.0", &a), 0);
+	assert_false(hs_addr_in(&a, &net, plen));
+
+	/* no length: the whole address */
+	assert_int_equal(hs_prefix_parse("10.9.9.9", &net, &plen), 0);
+	assert_int_equal(plen, 32);
+	assert_int_equal(hs_prefix_parse("2001:db8::/32", &net, &plen), 0);
+	assert_int_equal(plen, 32);
+	assert_int_equal(hs_addr_parse("2001:db8:ffff::1", &a), 0);
+	assert_true(hs_addr_in(&a, &net, plen));
+	assert_int_equal(hs_addr_parse("10.0.0.1", &a), 0);
+	assert_false(hs_addr_in(&a, &net, plen));	/* other family */
+
+	assert_int_equal(hs_prefix_parse("0.0.0.0/0", &net, &plen), 0);
+	assert_true(hs_addr_in(&a, &net, plen));
+
+	assert_int_equal(hs_prefix_parse("10.0.0.0/33", &net, &plen), -1);
+	assert_int_equal(hs_prefix_parse("10.0.0.0/", &net, &plen), -1);
+	assert_int_equal(hs_prefix_parse("10.0.0.0/-1", &net, &plen), -1);
+	assert_int_equal(hs_prefix_parse("nonsense/8", &net, &plen), -1);
+	assert_int_equal(hs_prefix_parse("2001:db8::/129", &net, &plen), -1);
+	{
+		char longs[200];
+		memset(longs, '1', sizeof(longs) - 1);
+		longs[sizeof(longs) - 1] = '\0';
+		assert_int_equal(hs_prefix_parse(longs, &net, &plen), -1);
+	}
+}
+
+static void test_flowkey(void **state)
+{
+	struct hs_flowkey x, y;
+
+	(void)state;
+	memset(&x, 0xaa, sizeof(x));	/* padding must not matter */
+	memset(&y, 0x55, sizeof(y));
+	hs_addr_parse("10.0.0.1", &x.src);
+	hs_addr_parse("10.0.0.2", &x.dst);
+	hs_addr_parse("10.0.0.1", &y.src);
+	hs_addr_parse("10.0.0.2", &y.dst);
+	x.sport = y.sport = 1234;
+	x.dport = y.dport = 80;
+	x.proto = y.proto = 6;
+	assert_true(hs_flowkey_eq(&x, &y));
+	assert_true(hs_flowkey_hash(&x) == hs_flowkey_hash(&y));
+	y.dport = 81;
+	assert_false(hs_flowkey_eq(&x, &y));
+	assert_true(hs_flowkey_hash(&x) != hs_flowkey_hash(&y));
+}
+
+static void test_strdup(void **state)
+{
+	char *p = hs_xstrdup("abc");
+
+	(void)state;
+	assert_string_equal(p, "abc");
+	free(p);
+	p = hs_xcalloc(0, 0);	/* never NULL */
+	assert_non_null(p);
+	free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_duration_units),
+		cmocka_unit_test(test_duration_bad),
+		cmocka_unit_test(test_fmt_duration),
+		cmocka_unit_test(test_uint),
+		cmocka_unit_test(test_addr),
+		cmocka_unit_test(test_prefix),
+		cmocka_unit_test(test_flowkey),
+		cmocka_unit_test(test_strdup),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
