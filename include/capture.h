@@ -19,7 +19,7 @@ struct hs_capture_stats {
 	uint64_t packets, bytes;
 	uint64_t decode_errors;
 	uint64_t kernel_drops, if_drops;
-	uint64_t filtered;	/* dropped by analyzer filters */
+	uint64_t filtered;	/* dropped by analyzer filters, and the analyzer's own probes */
 	uint64_t started_ns, ended_ns;	/* wall clock */
 	uint64_t first_ts, last_ts;	/* capture time */
 };
@@ -37,5 +37,14 @@ bool hs_capture_running(const struct hs_ctx *ctx);
 /* called when a capture ends by itself (file done, --for elapsed) */
 typedef void (*hs_capture_done_cb)(struct hs_ctx *ctx, int status);
 void hs_capture_on_done(struct hs_ctx *ctx, hs_capture_done_cb cb);
+
+/* the current or last capture, for 'capture status': false before the first.
+ * end_reason is "" while running; stored/unstored count history rows queued
+ * and rows the history could not take (not open, locked, write error). */
+bool hs_capture_info(struct hs_ctx *ctx, const char **source, bool *is_file,
+		     const char **end_reason, uint64_t *stored, uint64_t *unstored);
+/* tracer counters since the current/last capture began (open: now) */
+struct hs_tracer_stats;
+void hs_capture_trace_stats(struct hs_ctx *ctx, struct hs_tracer_stats *st);
 
 #endif

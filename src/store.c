@@ -106,8 +106,33 @@ static const char schema_v1[] =
 	" session INTEGER,"			/* ERSPAN session id */
 	" PRIMARY KEY (trace, idx));";
 
+/* version 2: guided probes, one row per probe packet, and the hops it was seen at */
+static const char schema_v2[] =
+	"CREATE TABLE probes ("
+	" probe_id INTEGER NOT NULL,"
+	" seq INTEGER NOT NULL,"
+	" session INTEGER,"
+	" kind TEXT NOT NULL,"		/* probe, link, traceroute */
+	" spec TEXT,"			/* as typed */
+	" src TEXT, dst TEXT, proto INTEGER, sport INTEGER, dport INTEGER,"
+	" ttl INTEGER,"
+	" sent INTEGER NOT NULL,"	/* wall clock, ns */
+	" outcome TEXT NOT NULL,"	/* delivered, lost, looped, seen */
+	" lost_after TEXT,"		/* switch */
+	" rtt INTEGER,"			/* ns */
+	" PRIMARY KEY (probe_id, seq));"
+	"CREATE TABLE probe_hops ("
+	" probe_id INTEGER NOT NULL,"
+	" seq INTEGER NOT NULL,"
+	" idx INTEGER NOT NULL,"
+	" switch TEXT, addr TEXT,"
+	" ts INTEGER,"			/* capture time, ns */
+	" hw_ts INTEGER,"		/* switch time, ns */
+	" ttl INTEGER,"
+	" PRIMARY KEY (probe_id, seq, idx));";
+
 /* migrations[i] takes the schema from version i to i + 1 */
-static const char *const migrations[] = { schema_v1 };
+static const char *const migrations[] = { schema_v1, schema_v2 };
 
 _Static_assert(HS_ARRAY_SIZE(migrations) == HS_STORE_SCHEMA,
 	       "one migration per schema version");

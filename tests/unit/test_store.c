@@ -10,6 +10,9 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#define HS_XSTR(x) #x
+#define HS_STR(x) HS_XSTR(x)
+
 #include "store.h"
 
 #define T0 (1700000000ULL * HS_NS_PER_SEC)
@@ -317,7 +320,7 @@ static void test_refuse_newer(void **state)
 	assert_non_null(st);
 	hs_store_close(st);
 	exec(f->path, "PRAGMA user_version = 99");
-	refused(f->path, "is from a newer hopscope (schema version 99, this one knows 1)");
+	refused(f->path, "is from a newer hopscope (schema version 99, this one knows " HS_STR(HS_STORE_SCHEMA) ")");
 }
 
 static void test_refuse_locked(void **state)
@@ -423,7 +426,7 @@ static void test_sql_readonly(void **state)
 	assert_int_equal(hs_store_commit(st), 1);
 	hs_store_close(st);
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM sessions"), 1);
-	assert_int_equal(q1(f->path, "PRAGMA user_version"), 1);
+	assert_int_equal(q1(f->path, "PRAGMA user_version"), HS_STORE_SCHEMA);
 	assert_int_equal(access("/tmp/hs-evil.db", F_OK), -1);
 }
 

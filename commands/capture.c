@@ -1,0 +1,201 @@
+/* capture.c - capture start|stop|status: the packet source */
+#include <inttypes.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cmd.h"
+#include "console.h"
+
+static void print_summary(struct hs_ctx *ctx);
+
+/* interface names have no '/' and no capture-file suffix */
+static bool looks_like_path(const char *s)
+{
+	static const char *const sfx[] = { ".pcap", ".pcapng", ".cap", ".dump" };
+	size_t n = strlen(s);
+
+	if (strchr(s, '/'))
+		return true;
+	for (size_t i = 0; i < HS_ARRAY_SIZE(sfx); i++) {
+		size_t m = strlen(sfx[i]);
+		if (n > m && strcmp(s + n - m, sfx[i]) == 0)
+			return true;
+	}
+	return false;
+}
+
+static void pending_done(struct hs_ctx *ctx, int status)
+{
+	ctx->cancel = NULL;
+	if (status == 0)
+		print_summary(ctx);
+	hs_cmd_finish(ctx, status < 0 ? HS_CMD_FAIL : HS_CMD_OK);
+}
+
+/* Ctrl-C while a runbook waits for the capture: stop it, keep what was seen */
+static void pending_cancel(struct hs_ctx *ctx)
+{
+	ctx->cancel = NULL;
+	hs_capture_stop(ctx, "interrupted");
+	print_summary(ctx);
+	hs_cmd_finish(ctx, HS_CMD_OK);
+}
+
+static int capture_start(struct hs_ctx *ctx, int argc, char **argv)
+{
+	const char *source = NULL;
+	uint64_t for_ns = 0;
+	struct stat sb;
+
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--for") == 0) {
+			if (i + 1 >= argc)
+				return out_err(&ctx->out, "'--for' needs a duration (e.g. 10s)");
+			if (hs_parse_duration(argv[++i], &for_ns) < 0 || for_ns == 0)
+				return out_err(&ctx->out, "bad duration '%s' (e.g. 500ms, 10s, 2m)",
+					       argv[i]);
+		} else if (!source) {
+			source = argv[i];
+		} else {
+			return out_err(&ctx->out, "capture start: unexpected '%s'", argv[i]);
+		}
+	}
+	if (!source && ctx->topo && ctx->topo->analyzer_iface[0])
+		source = ctx->topo->analyzer_iface;
+	if (!source)
+		return out_err(&ctx->out, "capture start needs an interface or a file");
+
+	bool is_file = stat(source, &sb) == 0 && !S_ISDIR(sb.st_mode);
+	if (!is_file && looks_like_path(source))
+		return out_err(&ctx->out, "cannot open '%s': No such file or directory", source);
+	if (hs_capture_start(ctx, source, is_file, for_ns) < 0)
+		return HS_CMD_FAIL;
+
+	/* a runbook waits for a file to be read and for --for to run out;
+	 * at the prompt a file is read in the background */
+	if (for_ns || (is_file && !ctx->interactive)) {
+		hs_capture_on_done(ctx, pending_done);
+		ctx->cancel = pending_cancel;
+		return HS_CMD_PENDING;
+	}
+	if (ctx->interactive)
+		out_text(&ctx->out, "%s '%s'\n", is_file ? "reading" : "capturing on", source);
+	return HS_CMD_OK;
+}
+
+static void print_summary(struct hs_ctx *ctx)
+{
+	struct hs_capture_stats *s = &ctx->last_stats;
+	struct hs_tracer_stats ts;
+	const char *source, *reason;
+	bool is_file;
+	uint64_t stored, unstored;
+
+	if (!hs_capture_info(ctx, &source, &is_file, &reason, &stored, &unstored))
+		return;
+	hs_capture_trace_stats(ctx, &ts);
+	out_obj_open(&ctx->out, NULL);
+	out_str(&ctx->out, "source", "capture of '%s' ", source);
+	out_str(&ctx->out, "state", "ended (%s): ", reason);
+	out_uint(&ctx->out, "packets", "%" PRIu64 " packets, ", s->packets);
+	out_uint(&ctx->out, "decode_errors", "%" PRIu64 " decode errors, ", s->decode_errors);
+	out_uint(&ctx->out, "traces", "%" PRIu64 " traces", ts.closed);
+	out_uint(&ctx->out, "dropped", " (%" PRIu64 " dropped, ", ts.by_outcome[HS_OUT_DROPPED]);
+	out_uint(&ctx->out, "looped", "%" PRIu64 " looped)", ts.by_outcome[HS_OUT_LOOPED]);
+	out_obj_close(&ctx->out);
+	out_nl(&ctx->out);
+}
+
+static int capture_status(struct hs_ctx *ctx)
+{
+	struct hs_capture_stats *s = &ctx->last_stats;
+	struct hs_tracer_stats ts;
+	const char *source, *reason;
+	bool is_file;
+	uint64_t stored, unstored;
+	struct hs_out *o = &ctx->out;
+	char buf[64];
+
+	out_obj_open(o, NULL);
+	if (!hs_capture_info(ctx, &source, &is_file, &reason, &stored, &unstored)) {
+		out_null(o, "source");
+		out_str(o, "state", "no capture yet\n", "none");
+		out_obj_close(o);
+		return HS_CMD_OK;
+	}
+	bool running = hs_capture_running(ctx);
+	hs_capture_trace_stats(ctx, &ts);
+
+	out_str(o, "source", "source         %s", source);
+	out_str(o, "kind", " (%s)\n", is_file ? "file" : "interface");
+	out_str(o, "state", "state          %s", running ? "running" : "ended");
+	if (!running)
+		out_str(o, "end_reason", " (%s)", reason);
+	out_nl(o);
+	uint64_t wall_end = running ? hs_wall_ns() : s->ended_ns;
+	out_str(o, "elapsed", "elapsed        %s\n",
+		hs_fmt_duration(wall_end - s->started_ns, buf, sizeof(buf)));
+	out_uint(o, "packets", "packets        %" PRIu64 "\n", s->packets);
+	out_uint(o, "bytes", "bytes          %" PRIu64 "\n", s->bytes);
+	out_uint(o, "decode_errors", "decode errors  %" PRIu64, s->decode_errors);
+	out_obj_open(o, "decode_errors_by_reason");
+	bool first = true;
+	for (int r = 1; r < HS_DERR__COUNT; r++) {
+		if (!ctx->derr[r])
+			continue;
+		snprintf(buf, sizeof(buf), "%s%s %%" PRIu64, first ? " (" : ", ", hs_derr_name(r));
+		out_uint(o, hs_derr_name(r), buf, ctx->derr[r]);
+		first = false;
+	}
+	out_obj_close(o);
+	out_text(o, "%s\n", first ? "" : ")");
+	if (!is_file) {
+		out_uint(o, "kernel_drops", "kernel drops   %" PRIu64, s->kernel_drops);
+		out_uint(o, "if_drops", " (interface %" PRIu64 ")\n", s->if_drops);
+	}
+	out_uint(o, "filtered", "filtered       %" PRIu64 "\n", s->filtered);
+	out_uint(o, "copies", "copies         %" PRIu64 " traced\n", ts.copies);
+	out_uint(o, "traces_open", "traces         %" PRIu64 " open, ", ts.open);
+	out_uint(o, "traces_closed", "%" PRIu64 " closed", ts.closed);
+	out_obj_open(o, "outcomes");
+	for (int k = HS_OUT_DELIVERED; k < HS_OUT__COUNT; k++) {
+		snprintf(buf, sizeof(buf), "%s%s %%" PRIu64,
+			 k == HS_OUT_DELIVERED ? " (" : ", ", hs_outcome_name(k));
+		out_uint(o, hs_outcome_name(k), buf, ts.by_outcome[k]);
+	}
+	out_obj_close(o);
+	out_text(o, ")\n");
+	out_uint(o, "evicted", "evicted        %" PRIu64 "\n", ts.evicted);
+	out_uint(o, "flows", "flows          %" PRIu64 "\n", (uint64_t)hs_flowtab_count(ctx->flows));
+	out_uint(o, "history_writes", "history        %" PRIu64 " rows written", stored);
+	out_uint(o, "history_unstored", ", %" PRIu64 " not stored", unstored);
+	if (ctx->session > 0)
+		out_int(o, "session", " (session %" PRId64 ")", ctx->session);
+	out_nl(o);
+	out_obj_close(o);
+	return HS_CMD_OK;
+}
+
+int cmd_capture(struct hs_ctx *ctx, int argc, char **argv)
+{
+	if (argc < 2)
+		return out_err(&ctx->out, "capture needs start, stop or status");
+	const char *sub = argv[1];
+	if (strcmp(sub, "start") == 0)
+		return capture_start(ctx, argc - 2, argv + 2);
+	if (strcmp(sub, "stop") == 0) {
+		if (argc > 2)
+			return out_err(&ctx->out, "capture stop: unexpected '%s'", argv[2]);
+		if (!hs_capture_running(ctx))
+			return out_err(&ctx->out, "no capture is running");
+		hs_capture_stop(ctx, "stopped");
+		print_summary(ctx);
+		return HS_CMD_OK;
+	}
+	if (strcmp(sub, "status") == 0) {
+		if (argc > 2)
+			return out_err(&ctx->out, "capture status: unexpected '%s'", argv[2]);
+		return capture_status(ctx);
+	}
+	return out_err(&ctx->out, "unknown capture subcommand '%s' (start, stop, status)", sub);
+}

@@ -1,0 +1,234 @@
+/* history.c - history [sessions|flows|traces|probes|show ID] [limit N]
+ *
+ * Reads the SQLite history; the id and the limit are bound, never spliced.
+ * Text output is a table aligned over the (limited) rows; JSON is one object
+ * per row keyed by column name.
+ */
+#include <inttypes.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "console.h"
+
+#define HISTORY_DEFAULT_LIMIT 50
+
+/* capture times are ns since the epoch: shown as seconds with 9 decimals */
+#define TS(col) "printf('%d.%09d', " col " / 1000000000, " col " % 1000000000)"
+#define WALL(col) "datetime(" col " / 1000000000, 'unixepoch')"
+#define PROTO(col) "CASE " col " WHEN 6 THEN 'tcp' WHEN 17 THEN 'udp' WHEN 1 THEN 'icmp' " \
+	"WHEN 58 THEN 'icmp6' ELSE " col " END"
+
+static const char q_sessions[] =
+	"SELECT id, " WALL("started") " AS started, " WALL("ended") " AS ended, source, "
+	"filter, packets, bytes, decode_errors, kernel_drops, traces "
+	"FROM sessions ORDER BY id DESC LIMIT ?1";
+
+static const char q_flows[] =
+	"SELECT session, src, sport, dst, dport, " PROTO("proto") " AS proto, packets, bytes, "
+	"syn, fin, rst, dropped, looped, " TS("last_ts") " AS last_ts "
+	"FROM flows ORDER BY session DESC, last_ts DESC, bytes DESC LIMIT ?1";
+
+static const char q_traces[] =
+	"SELECT t.id, t.session, " TS("t.first_ts") " AS ts, t.src, t.sport, t.dst, t.dport, "
+	PROTO("t.proto") " AS proto, t.outcome, "
+	"(SELECT group_concat(name, ' > ') FROM (SELECT coalesce(h.switch, h.addr) AS name "
+	"FROM hops h WHERE h.trace = t.id ORDER BY h.idx)) AS path, t.expected_next "
+	"FROM traces t ORDER BY t.id DESC LIMIT ?1";
+
+static const char q_probes[] =
+	"SELECT probe_id, kind, spec, " WALL("min(sent)") " AS sent, count(*) AS packets, "
+	"sum(outcome = 'delivered') AS delivered, sum(outcome IN ('lost', 'looped')) AS lost, "
+	"printf('%.1f', avg(rtt) / 1000.0) AS rtt_us "
+	"FROM probes GROUP BY probe_id ORDER BY probe_id DESC LIMIT ?1";
+
+static const char q_show[] =
+	"SELECT t.id, t.session, t.trace_no, " TS("t.first_ts") " AS ts, t.src, t.sport, "
+	"t.dst, t.dport, " PROTO("t.proto") " AS proto, t.ip_id, t.len, t.outcome, "
+	"t.last_switch, t.expected_next, t.nhops, t.probe_id FROM traces t WHERE t.id = ?1";
+
+static const char q_hops[] =
+	"SELECT idx + 1 AS idx, coalesce(switch, '-') AS switch, addr, " TS("ts") " AS ts, "
+	"ts - lag(ts) OVER (ORDER BY idx) AS delta_ns, ttl, tos, session "
+	"FROM hops WHERE trace = ?1 ORDER BY idx";
+
+static char *cell_text(sqlite3_stmt *s, int i)
+{
+	const unsigned char *v = sqlite3_column_text(s, i);
+
+	return hs_xstrdup(v ? (const char *)v : "-");
+}
+
+static void json_cell(struct hs_out *o, sqlite3_stmt *s, int i)
+{
+	const char *name = sqlite3_column_name(s, i);
+
+	switch (sqlite3_column_type(s, i)) {
+	case SQLITE_INTEGER:
+		out_int(o, name, NULL, sqlite3_column_int64(s, i));
+		break;
+	case SQLITE_FLOAT:
+		out_double(o, name, NULL, sqlite3_column_double(s, i));
+		break;
+	case SQLITE_NULL:
+		out_null(o, name);
+		break;
+	default: {
+		const unsigned char *v = sqlite3_column_text(s, i);
+		/* formatted timestamps stay numbers in JSON */
+		if (v && strcmp(name, "ts") == 0)
+			out_raw(o, name, NULL, (const char *)v);
+		else if (v && strcmp(name, "last_ts") == 0)
+			out_raw(o, name, NULL, (const char *)v);
+		else
+			out_str(o, name, NULL, v ? (const char *)v : "");
+	}
+	}
+}
+
+/* run a prepared statement and print its rows; -1 on a database error */
+static int print_rows(struct hs_ctx *ctx, sqlite3_stmt *s, const char *empty)
+{
+	struct hs_out *o = &ctx->out;
+	int ncol = sqlite3_column_count(s), rc;
+	size_t nrows = 0, cap = 0;
+	char **cells = NULL;
+
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (o->json) {
+			out_obj_open(o, NULL);
+			for (int i = 0; i < ncol; i++)
+				json_cell(o, s, i);
+			out_obj_close(o);
+			nrows++;
+			continue;
+		}
+		if (nrows == cap) {
+			cap = cap ? cap * 2 : 64;
+			char **grown = realloc(cells, cap * (size_t)ncol * sizeof(*cells));
+			if (!grown)
+				break;
+			cells = grown;
+		}
+		for (int i = 0; i < ncol; i++)
+			cells[nrows * (size_t)ncol + (size_t)i] = cell_text(s, i);
+		nrows++;
+	}
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+		for (size_t i = 0; i < (o->json ? 0 : nrows * (size_t)ncol); i++)
+			free(cells[i]);
+		free(cells);
+		return out_err(o, "cannot read history: %s", sqlite3_errmsg(sqlite3_db_handle(s)));
+	}
+	if (o->json)
+		return 0;
+	if (nrows == 0) {
+		if (empty)
+			out_text(o, "%s\n", empty);
+		free(cells);
+		return 0;
+	}
+	int *w = hs_xcalloc((size_t)ncol, sizeof(*w));
+	for (int i = 0; i < ncol; i++) {
+		w[i] = (int)strlen(sqlite3_column_name(s, i));
+		for (size_t r = 0; r < nrows; r++) {
+			int l = (int)strlen(cells[r * (size_t)ncol + (size_t)i]);
+			if (l > w[i])
+				w[i] = l;
+		}
+	}
+	for (int i = 0; i < ncol; i++)
+		out_text(o, "%s%-*s", i ? "  " : "", i == ncol - 1 ? 0 : w[i],
+			 sqlite3_column_name(s, i));
+	out_text(o, "\n");
+	for (size_t r = 0; r < nrows; r++) {
+		for (int i = 0; i < ncol; i++) {
+			char *c = cells[r * (size_t)ncol + (size_t)i];
+			out_text(o, "%s%-*s", i ? "  " : "", i == ncol - 1 ? 0 : w[i], c);
+			free(c);
+		}
+		out_text(o, "\n");
+	}
+	free(w);
+	free(cells);
+	return 0;
+}
+
+static int run(struct hs_ctx *ctx, struct hs_store *st, const char *sql, int64_t param,
+	       const char *empty)
+{
+	sqlite3_stmt *s = NULL;
+	sqlite3 *db = hs_store_db(st);
+
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+		return out_err(&ctx->out, "cannot read history '%s': %s", hs_store_path(st),
+			       sqlite3_errmsg(db));
+	sqlite3_bind_int64(s, 1, param);
+	int rc = print_rows(ctx, s, empty);
+	sqlite3_finalize(s);
+	return rc < 0 ? HS_CMD_FAIL : HS_CMD_OK;
+}
+
+static int show_trace(struct hs_ctx *ctx, struct hs_store *st, int64_t id)
+{
+	sqlite3_stmt *s = NULL;
+	sqlite3 *db = hs_store_db(st);
+	int found;
+
+	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM traces WHERE id = ?1", -1, &s,
+			       NULL) != SQLITE_OK)
+		return out_err(&ctx->out, "cannot read history '%s': %s", hs_store_path(st),
+			       sqlite3_errmsg(db));
+	sqlite3_bind_int64(s, 1, id);
+	found = sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int(s, 0) > 0;
+	sqlite3_finalize(s);
+	if (!found)
+		return out_err(&ctx->out, "no stored trace %" PRId64, id);
+	if (run(ctx, st, q_show, id, NULL) != HS_CMD_OK)
+		return HS_CMD_FAIL;
+	out_nl(&ctx->out);
+	return run(ctx, st, q_hops, id, "no hops");
+}
+
+int cmd_history(struct hs_ctx *ctx, int argc, char **argv)
+{
+	const char *what = "sessions";
+	uint64_t limit = HISTORY_DEFAULT_LIMIT, id = 0;
+	int i = 1;
+
+	if (i < argc && strcmp(argv[i], "limit") != 0) {
+		what = argv[i++];
+		if (strcmp(what, "show") == 0) {
+			if (i >= argc || hs_parse_uint(argv[i], INT64_MAX, &id) < 0)
+				return out_err(&ctx->out, "history show needs a stored trace id");
+			i++;
+		} else if (strcmp(what, "sessions") && strcmp(what, "flows") &&
+			   strcmp(what, "traces") && strcmp(what, "probes")) {
+			return out_err(&ctx->out, "unknown history table '%s' (sessions, flows, "
+				       "traces, probes, show ID)", what);
+		}
+	}
+	if (i < argc) {
+		if (strcmp(argv[i], "limit") != 0 || i + 2 != argc)
+			return out_err(&ctx->out, "history: unexpected '%s'", argv[i]);
+		if (hs_parse_uint(argv[i + 1], INT64_MAX, &limit) < 0 || limit == 0)
+			return out_err(&ctx->out, "bad limit '%s'", argv[i + 1]);
+	}
+
+	struct hs_store *st = hs_ctx_store(ctx);
+	if (!st)
+		return HS_CMD_FAIL;
+	/* what the running capture queued is part of the answer */
+	if (hs_store_pending(st))
+		hs_store_commit(st);
+	if (strcmp(what, "show") == 0)
+		return show_trace(ctx, st, (int64_t)id);
+	if (strcmp(what, "flows") == 0)
+		return run(ctx, st, q_flows, (int64_t)limit, "no stored flows");
+	if (strcmp(what, "traces") == 0)
+		return run(ctx, st, q_traces, (int64_t)limit, "no stored traces");
+	if (strcmp(what, "probes") == 0)
+		return run(ctx, st, q_probes, (int64_t)limit, "no stored probes");
+	return run(ctx, st, q_sessions, (int64_t)limit, "no sessions");
+}

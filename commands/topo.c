@@ -1,0 +1,154 @@
+/* topo.c - topo load FILE | topo show: the fabric the traces are judged by */
+#include <inttypes.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "console.h"
+
+static const char *sw_name(const struct hs_topo *t, int i)
+{
+	return i >= 0 && i < t->nsw ? t->sw[i].name : "-";
+}
+
+static int topo_load(struct hs_ctx *ctx, const char *path)
+{
+	char err[512];
+	struct hs_topo *t = hs_topo_load(path, err, sizeof(err));
+
+	if (!t)
+		return out_err(&ctx->out, "%s", err);
+	struct hs_topo *old = ctx->topo;
+	ctx->topo = t;
+	if (ctx->tracer)
+		hs_tracer_set_topo(ctx->tracer, t);
+	hs_topo_free(old);
+	out_obj_open(&ctx->out, NULL);
+	out_str(&ctx->out, "loaded", "loaded '%s': ", path);
+	out_int(&ctx->out, "switches", "%" PRId64 " switches, ", t->nsw);
+	out_int(&ctx->out, "links", "%" PRId64 " links, ", t->nlinks);
+	out_int(&ctx->out, "hosts", "%" PRId64 " hosts, ", t->nhosts);
+	out_int(&ctx->out, "subnets", "%" PRId64 " subnets", t->nsubnets);
+	out_obj_close(&ctx->out);
+	out_nl(&ctx->out);
+	return HS_CMD_OK;
+}
+
+static void show_json(struct hs_ctx *ctx, const struct hs_topo *t)
+{
+	struct hs_out *o = &ctx->out;
+	char a[HS_ADDRSTRLEN], p[HS_ADDRSTRLEN + 8];
+
+	out_obj_open(o, NULL);
+	if (t->path)
+		out_str(o, "path", NULL, t->path);
+	out_arr_open(o, "switches");
+	for (int i = 0; i < t->nsw; i++) {
+		out_obj_open(o, NULL);
+		out_str(o, "name", NULL, t->sw[i].name);
+		out_str(o, "role", NULL, t->sw[i].role);
+		out_str(o, "mirror", NULL, hs_addr_str(&t->sw[i].mirror, a, sizeof(a)));
+		out_str(o, "loopback", NULL, hs_addr_str(&t->sw[i].loopback, a, sizeof(a)));
+		out_obj_close(o);
+	}
+	out_arr_close(o);
+	out_arr_open(o, "links");
+	for (int i = 0; i < t->nlinks; i++) {
+		out_obj_open(o, NULL);
+		out_str(o, "a", NULL, sw_name(t, t->links[i].a));
+		out_str(o, "a_port", NULL, t->links[i].a_port);
+		out_str(o, "b", NULL, sw_name(t, t->links[i].b));
+		out_str(o, "b_port", NULL, t->links[i].b_port);
+		out_obj_close(o);
+	}
+	out_arr_close(o);
+	out_arr_open(o, "hosts");
+	for (int i = 0; i < t->nhosts; i++) {
+		out_obj_open(o, NULL);
+		out_str(o, "name", NULL, t->hosts[i].name);
+		out_str(o, "addr", NULL, hs_addr_str(&t->hosts[i].addr, a, sizeof(a)));
+		out_str(o, "leaf", NULL, sw_name(t, t->hosts[i].leaf));
+		out_obj_close(o);
+	}
+	out_arr_close(o);
+	out_arr_open(o, "subnets");
+	for (int i = 0; i < t->nsubnets; i++) {
+		snprintf(p, sizeof(p), "%s/%d", hs_addr_str(&t->subnets[i].net, a, sizeof(a)),
+			 t->subnets[i].plen);
+		out_obj_open(o, NULL);
+		out_str(o, "prefix", NULL, p);
+		out_str(o, "leaf", NULL, sw_name(t, t->subnets[i].leaf));
+		out_obj_close(o);
+	}
+	out_arr_close(o);
+	if (t->analyzer.af) {
+		out_obj_open(o, "analyzer");
+		out_str(o, "addr", NULL, hs_addr_str(&t->analyzer, a, sizeof(a)));
+		if (t->analyzer_iface[0])
+			out_str(o, "iface", NULL, t->analyzer_iface);
+		out_obj_close(o);
+	}
+	out_obj_close(o);
+}
+
+static void show_text(struct hs_ctx *ctx, const struct hs_topo *t)
+{
+	struct hs_out *o = &ctx->out;
+	char a[HS_ADDRSTRLEN], b[HS_ADDRSTRLEN];
+
+	if (t->path)
+		out_text(o, "topology '%s'\n", t->path);
+	out_text(o, "\n%-16s %-6s %-18s %s\n", "switch", "role", "mirror", "loopback");
+	for (int i = 0; i < t->nsw; i++)
+		out_text(o, "%-16s %-6s %-18s %s\n", t->sw[i].name, t->sw[i].role,
+			 hs_addr_str(&t->sw[i].mirror, a, sizeof(a)),
+			 hs_addr_str(&t->sw[i].loopback, b, sizeof(b)));
+	if (t->nlinks) {
+		out_text(o, "\n%-16s %-10s %-16s %s\n", "link a", "port", "link b", "port");
+		for (int i = 0; i < t->nlinks; i++)
+			out_text(o, "%-16s %-10s %-16s %s\n", sw_name(t, t->links[i].a),
+				 t->links[i].a_port, sw_name(t, t->links[i].b),
+				 t->links[i].b_port);
+	}
+	if (t->nhosts) {
+		out_text(o, "\n%-16s %-18s %s\n", "host", "addr", "leaf");
+		for (int i = 0; i < t->nhosts; i++)
+			out_text(o, "%-16s %-18s %s\n", t->hosts[i].name,
+				 hs_addr_str(&t->hosts[i].addr, a, sizeof(a)),
+				 sw_name(t, t->hosts[i].leaf));
+	}
+	if (t->nsubnets) {
+		out_text(o, "\n%-24s %s\n", "subnet", "leaf");
+		for (int i = 0; i < t->nsubnets; i++) {
+			char p[HS_ADDRSTRLEN + 8];
+			snprintf(p, sizeof(p), "%s/%d",
+				 hs_addr_str(&t->subnets[i].net, a, sizeof(a)), t->subnets[i].plen);
+			out_text(o, "%-24s %s\n", p, sw_name(t, t->subnets[i].leaf));
+		}
+	}
+	if (t->analyzer.af)
+		out_text(o, "\nanalyzer %s%s%s\n", hs_addr_str(&t->analyzer, a, sizeof(a)),
+			 t->analyzer_iface[0] ? " iface " : "", t->analyzer_iface);
+}
+
+int cmd_topo(struct hs_ctx *ctx, int argc, char **argv)
+{
+	if (argc < 2)
+		return out_err(&ctx->out, "topo needs load FILE or show");
+	if (strcmp(argv[1], "load") == 0) {
+		if (argc != 3)
+			return out_err(&ctx->out, "topo load needs one file");
+		return topo_load(ctx, argv[2]);
+	}
+	if (strcmp(argv[1], "show") == 0) {
+		if (argc != 2)
+			return out_err(&ctx->out, "topo show: unexpected '%s'", argv[2]);
+		if (!ctx->topo)
+			return out_err(&ctx->out, "no topology loaded (topo load FILE)");
+		if (ctx->out.json)
+			show_json(ctx, ctx->topo);
+		else
+			show_text(ctx, ctx->topo);
+		return HS_CMD_OK;
+	}
+	return out_err(&ctx->out, "unknown topo subcommand '%s' (load, show)", argv[1]);
+}

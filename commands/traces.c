@@ -1,0 +1,356 @@
+/* traces.c - traces [filters] | traces show ID: closed traces, newest first */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "console.h"
+
+#define TRACES_DEFAULT_LIMIT 50
+#define TRACES_SCAN_MAX 65536	/* closed traces looked at, at most */
+
+struct trace_query {
+	bool by_flow, by_switch, by_outcome, by_since;
+	struct hs_addr addr;
+	bool has_port;
+	uint16_t port;
+	int sw;			/* topology index, or -1 with sw_addr */
+	struct hs_addr sw_addr;
+	int outcome;
+	uint64_t since_ns;
+	uint64_t limit;
+};
+
+static const char *proto_name(uint8_t proto, char *buf, size_t len)
+{
+	switch (proto) {
+	case 1: return "icmp";
+	case 6: return "tcp";
+	case 17: return "udp";
+	case 47: return "gre";
+	case 58: return "icmp6";
+	case 132: return "sctp";
+	}
+	snprintf(buf, len, "%u", proto);
+	return buf;
+}
+
+/* "10.0.0.1:80 > 10.0.0.2:4000 tcp" */
+static const char *flow_str(const struct hs_flowkey *k, char *buf, size_t len)
+{
+	char s[HS_ADDRSTRLEN], d[HS_ADDRSTRLEN], p[8];
+	bool ports = k->proto == 6 || k->proto == 17 || k->proto == 132;
+
+	hs_addr_str(&k->src, s, sizeof(s));
+	hs_addr_str(&k->dst, d, sizeof(d));
+	if (ports)
+		snprintf(buf, len, "%s%s%s:%u > %s%s%s:%u %s", k->src.af == 6 ? "[" : "", s,
+			 k->src.af == 6 ? "]" : "", k->sport, k->dst.af == 6 ? "[" : "", d,
+			 k->dst.af == 6 ? "]" : "", k->dport, proto_name(k->proto, p, sizeof(p)));
+	else
+		snprintf(buf, len, "%s > %s %s", s, d, proto_name(k->proto, p, sizeof(p)));
+	return buf;
+}
+
+/* signed time between two hops: switch clocks when both have one */
+static int64_t hop_delta(const struct hs_hop *prev, const struct hs_hop *h)
+{
+	if (prev->hw_ns && h->hw_ns)
+		return (int64_t)(h->hw_ns - prev->hw_ns);
+	return (int64_t)(h->ts_ns - prev->ts_ns);
+}
+
+static const char *fmt_delta(int64_t d, char *buf, size_t len)
+{
+	if (d < 0) {
+		buf[0] = '-';
+		hs_fmt_duration((uint64_t)-d, buf + 1, len - 1);
+	} else {
+		hs_fmt_duration((uint64_t)d, buf, len);
+	}
+	return buf;
+}
+
+/* expected next hops: "spine1|spine2" */
+static const char *next_str(const struct hs_topo *topo, const struct hs_trace *t, char *buf,
+			    size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < t->n_next && i < HS_TRACE_MAX_NEXT; i++) {
+		int sw = t->expected_next[i];
+		char tmp[24];
+		const char *name = topo && sw >= 0 && sw < topo->nsw ? topo->sw[sw].name : NULL;
+		if (!name) {
+			snprintf(tmp, sizeof(tmp), "#%d", sw);
+			name = tmp;
+		}
+		int w = snprintf(buf + n, len - n, "%s%s", n ? "|" : "", name);
+		if (w < 0 || (size_t)w >= len - n)
+			break;
+		n += (size_t)w;
+	}
+	return buf;
+}
+
+static void print_trace_json(struct hs_ctx *ctx, const struct hs_trace *t)
+{
+	struct hs_out *o = &ctx->out;
+	char a[HS_ADDRSTRLEN], b[64], p[8];
+
+	out_obj_open(o, NULL);
+	out_uint(o, "id", NULL, t->id);
+	out_str(o, "src", NULL, hs_addr_str(&t->key.src, a, sizeof(a)));
+	out_str(o, "dst", NULL, hs_addr_str(&t->key.dst, a, sizeof(a)));
+	out_str(o, "proto", NULL, proto_name(t->key.proto, p, sizeof(p)));
+	out_uint(o, "sport", NULL, t->key.sport);
+	out_uint(o, "dport", NULL, t->key.dport);
+	out_uint(o, "ip_id", NULL, t->ip_id);
+	out_str(o, "outcome", NULL, hs_outcome_name(t->outcome));
+	if (t->nhops)
+		out_raw(o, "ts", NULL, hs_fmt_ts(t->hops[0].ts_ns, b, sizeof(b)));
+	if (t->flags & HS_TF_PROBE)
+		out_uint(o, "probe_id", NULL, t->probe_id);
+	if (t->flags & HS_TF_MATCHED)
+		out_bool(o, "matched", NULL, true);
+	if (t->extra_hops)
+		out_uint(o, "extra_hops", NULL, t->extra_hops);
+	out_arr_open(o, "hops");
+	for (int i = 0; i < t->nhops; i++) {
+		const struct hs_hop *h = &t->hops[i];
+		out_obj_open(o, NULL);
+		out_str(o, "switch", NULL, hs_hop_name(ctx->topo, h, b, sizeof(b)));
+		out_str(o, "addr", NULL, hs_addr_str(&h->addr, a, sizeof(a)));
+		out_raw(o, "ts", NULL, hs_fmt_ts(h->ts_ns, b, sizeof(b)));
+		out_uint(o, "ttl", NULL, h->ttl);
+		if (i > 0)
+			out_int(o, "latency_ns", NULL, hop_delta(&t->hops[i - 1], h));
+		out_obj_close(o);
+	}
+	out_arr_close(o);
+	if (t->outcome == HS_OUT_DROPPED && t->nhops) {
+		char nx[HS_TRACE_MAX_NEXT * (HS_NAME_MAX + 1)];
+		out_str(o, "last", NULL, hs_hop_name(ctx->topo, &t->hops[t->nhops - 1], b,
+						     sizeof(b)));
+		out_str(o, "expected_next", NULL, next_str(ctx->topo, t, nx, sizeof(nx)));
+	}
+	out_obj_close(o);
+}
+
+static void print_trace_line(struct hs_ctx *ctx, const struct hs_trace *t)
+{
+	char fl[2 * HS_ADDRSTRLEN + 32], ts[32], b[64];
+
+	out_text(&ctx->out, "%-6" PRIu64 " %-20s  %-44s %-9s  ", t->id,
+		 t->nhops ? hs_fmt_ts(t->hops[0].ts_ns, ts, sizeof(ts)) : "-",
+		 flow_str(&t->key, fl, sizeof(fl)), hs_outcome_name(t->outcome));
+	for (int i = 0; i < t->nhops; i++)
+		out_text(&ctx->out, "%s%s", i ? " > " : "",
+			 hs_hop_name(ctx->topo, &t->hops[i], b, sizeof(b)));
+	if (t->extra_hops)
+		out_text(&ctx->out, " (+%u)", t->extra_hops);
+	if (t->nhops > 1) {
+		out_text(&ctx->out, "  [");
+		for (int i = 1; i < t->nhops; i++)
+			out_text(&ctx->out, "%s%s", i > 1 ? " " : "",
+				 fmt_delta(hop_delta(&t->hops[i - 1], &t->hops[i]), b, sizeof(b)));
+		out_text(&ctx->out, "]");
+	}
+	out_text(&ctx->out, "\n");
+}
+
+static bool trace_matches(const struct hs_ctx *ctx, const struct trace_query *q,
+			  const struct hs_trace *t, uint64_t newest)
+{
+	if (q->by_outcome && t->outcome != q->outcome)
+		return false;
+	if (q->by_flow) {
+		bool src = hs_addr_eq(&t->key.src, &q->addr) &&
+			   (!q->has_port || t->key.sport == q->port);
+		bool dst = hs_addr_eq(&t->key.dst, &q->addr) &&
+			   (!q->has_port || t->key.dport == q->port);
+		if (!src && !dst)
+			return false;
+	}
+	if (q->by_switch) {
+		bool on = false;
+		for (int i = 0; i < t->nhops && !on; i++) {
+			const struct hs_hop *h = &t->hops[i];
+			on = q->sw >= 0 ? (h->sw == q->sw || (ctx->topo &&
+				hs_addr_eq(&h->addr, &ctx->topo->sw[q->sw].mirror)))
+					: hs_addr_eq(&h->addr, &q->sw_addr);
+		}
+		if (!on)
+			return false;
+	}
+	if (q->by_since) {
+		uint64_t ts = t->nhops ? t->hops[t->nhops - 1].ts_ns : 0;
+		if (newest > q->since_ns && ts < newest - q->since_ns)
+			return false;
+	}
+	return true;
+}
+
+/* "10.0.0.1", "10.0.0.1:80", "2001:db8::1", "[2001:db8::1]:80" */
+static int parse_flow_arg(const char *s, struct trace_query *q)
+{
+	char buf[HS_ADDRSTRLEN + 16];
+	const char *port = NULL;
+	uint64_t v;
+
+	if (strlen(s) >= sizeof(buf))
+		return -1;
+	strcpy(buf, s);
+	if (buf[0] == '[') {
+		char *end = strchr(buf, ']');
+		if (!end)
+			return -1;
+		*end = '\0';
+		if (end[1] == ':')
+			port = end + 2;
+		else if (end[1])
+			return -1;
+		memmove(buf, buf + 1, strlen(buf + 1) + 1);
+	} else {
+		char *c = strchr(buf, ':');
+		if (c && !strchr(c + 1, ':')) {	/* exactly one ':' -> IPv4:port */
+			*c = '\0';
+			port = c + 1;
+		}
+	}
+	if (hs_addr_parse(buf, &q->addr) < 0)
+		return -1;
+	if (port) {
+		if (hs_parse_uint(port, 65535, &v) < 0)
+			return -1;
+		q->has_port = true;
+		q->port = (uint16_t)v;
+	}
+	q->by_flow = true;
+	return 0;
+}
+
+static int outcome_by_name(const char *s)
+{
+	for (int k = HS_OUT_DELIVERED; k < HS_OUT__COUNT; k++)
+		if (strcmp(s, hs_outcome_name(k)) == 0)
+			return k;
+	return -1;
+}
+
+static int traces_show(struct hs_ctx *ctx, const char *idstr)
+{
+	struct hs_out *o = &ctx->out;
+	uint64_t id;
+	char a[HS_ADDRSTRLEN], b[64], ts[32], d[32], fl[2 * HS_ADDRSTRLEN + 32];
+
+	if (hs_parse_uint(idstr, UINT64_MAX, &id) < 0 || id == 0)
+		return out_err(o, "bad trace id '%s'", idstr);
+	const struct hs_trace *t = ctx->tracer ? hs_tracer_find(ctx->tracer, id) : NULL;
+	if (!t)
+		return out_err(o, "no trace %s (closed traces are kept while they are recent; "
+			       "see 'history traces')", idstr);
+	if (o->json) {
+		print_trace_json(ctx, t);
+		return HS_CMD_OK;
+	}
+	out_text(o, "trace %" PRIu64 ": %s, ip id %u, %u bytes%s%s\n", t->id,
+		 flow_str(&t->key, fl, sizeof(fl)), t->ip_id, t->len,
+		 t->flags & HS_TF_PROBE ? ", probe" : "", t->flags & HS_TF_MATCHED ? ", matched" : "");
+	out_text(o, "%-3s %-16s %-16s %-20s %10s %4s %4s %7s\n", "idx", "switch", "addr", "ts",
+		 "delta", "ttl", "tos", "session");
+	for (int i = 0; i < t->nhops; i++) {
+		const struct hs_hop *h = &t->hops[i];
+		out_text(o, "%-3d %-16s %-16s %-20s %10s %4u 0x%02x %7u\n", i + 1,
+			 hs_hop_name(ctx->topo, h, b, sizeof(b)),
+			 hs_addr_str(&h->addr, a, sizeof(a)), hs_fmt_ts(h->ts_ns, ts, sizeof(ts)),
+			 i ? fmt_delta(hop_delta(&t->hops[i - 1], h), d, sizeof(d)) : "-",
+			 h->ttl, h->tos, h->session);
+	}
+	if (t->extra_hops)
+		out_text(o, "(%u more copies not kept)\n", t->extra_hops);
+	out_text(o, "outcome: %s", hs_outcome_name(t->outcome));
+	if (t->outcome == HS_OUT_DROPPED && t->nhops) {
+		char nx[HS_TRACE_MAX_NEXT * (HS_NAME_MAX + 1)];
+		out_text(o, " after %s", hs_hop_name(ctx->topo, &t->hops[t->nhops - 1], b,
+						     sizeof(b)));
+		if (t->n_next)
+			out_text(o, ", expected next: %s", next_str(ctx->topo, t, nx, sizeof(nx)));
+	}
+	out_text(o, "\n");
+	return HS_CMD_OK;
+}
+
+int cmd_traces(struct hs_ctx *ctx, int argc, char **argv)
+{
+	struct trace_query q = { .limit = TRACES_DEFAULT_LIMIT, .sw = -1 };
+	struct hs_out *o = &ctx->out;
+
+	for (int i = 1; i < argc; i++) {
+		const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!v)
+			return out_err(o, "traces: '%s' needs a value", k);
+		i++;
+		if (strcmp(k, "show") == 0) {
+			if (argc != 3)
+				return out_err(o, "traces show takes only a trace id");
+			return traces_show(ctx, v);
+		} else if (strcmp(k, "flow") == 0) {
+			if (parse_flow_arg(v, &q) < 0)
+				return out_err(o, "bad flow '%s' (ADDR or ADDR:PORT)", v);
+		} else if (strcmp(k, "switch") == 0) {
+			q.by_switch = true;
+			q.sw = ctx->topo ? hs_topo_switch_by_name(ctx->topo, v) : -1;
+			if (q.sw < 0 && hs_addr_parse(v, &q.sw_addr) < 0)
+				return out_err(o, "unknown switch '%s'", v);
+			if (q.sw < 0 && ctx->topo)
+				q.sw = hs_topo_switch_by_addr(ctx->topo, &q.sw_addr);
+		} else if (strcmp(k, "outcome") == 0) {
+			q.by_outcome = true;
+			q.outcome = outcome_by_name(v);
+			if (q.outcome < 0)
+				return out_err(o, "bad outcome '%s' (delivered, dropped, looped, "
+					       "unknown)", v);
+		} else if (strcmp(k, "since") == 0) {
+			q.by_since = true;
+			if (hs_parse_duration(v, &q.since_ns) < 0)
+				return out_err(o, "bad duration '%s' (e.g. 500ms, 10s, 2m)", v);
+		} else if (strcmp(k, "limit") == 0) {
+			if (hs_parse_uint(v, 1000000, &q.limit) < 0 || q.limit == 0)
+				return out_err(o, "bad limit '%s'", v);
+		} else {
+			return out_err(o, "traces: unknown filter '%s' (flow, switch, outcome, "
+				       "since, limit, show)", k);
+		}
+	}
+	if (!ctx->tracer)
+		return HS_CMD_OK;
+
+	struct hs_tracer_stats st;
+	hs_tracer_get_stats(ctx->tracer, &st);
+	size_t max = st.closed < TRACES_SCAN_MAX ? (size_t)st.closed : TRACES_SCAN_MAX;
+	const struct hs_trace **all = hs_xcalloc(max ? max : 1, sizeof(*all));
+	size_t n = hs_tracer_recent(ctx->tracer, all, max);
+	uint64_t newest = 0;
+	for (size_t i = 0; i < n; i++)
+		if (all[i]->nhops && all[i]->hops[all[i]->nhops - 1].ts_ns > newest)
+			newest = all[i]->hops[all[i]->nhops - 1].ts_ns;
+
+	uint64_t shown = 0;
+	if (!o->json && n)
+		out_text(o, "%-6s %-20s  %-44s %-9s  %s\n", "id", "time", "flow", "outcome",
+			 "path  [hop latency]");
+	for (size_t i = 0; i < n && shown < q.limit; i++) {
+		if (!trace_matches(ctx, &q, all[i], newest))
+			continue;
+		if (o->json)
+			print_trace_json(ctx, all[i]);
+		else
+			print_trace_line(ctx, all[i]);
+		shown++;
+	}
+	free(all);
+	return HS_CMD_OK;
+}

@@ -1,0 +1,668 @@
+/* capture.c - packet sources on the loop, and the pipeline they feed
+ *
+ * frame -> hs_decode -> analyzer filter -> tracer; closed traces feed the
+ * flow table and, per the history policy, the SQLite history. One capture is
+ * one history session. Live interfaces are polled (uv_poll on the selectable
+ * fd, plus a timer when libpcap asks for one); files are read in slices of
+ * HS_CAP_BATCH frames per loop turn so the prompt stays responsive.
+ */
+#include <errno.h>
+#include <pcap/pcap.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "console.h"
+#include "probe.h"
+
+#define HS_TRACER_OPEN	65536	/* open traces at once */
+#define HS_TRACER_RING	8192	/* closed traces kept for 'traces' */
+#define HS_FLOWS_MAX	65536
+#define HS_COMMIT_MS	500
+#define HS_FLOW_FLUSH_TICKS 4	/* dirty flows are written every 2 s */
+
+struct hs_capture {
+	struct hs_ctx *ctx;
+	char *source;		/* NULL before the first capture */
+	bool is_file, running, failed;
+	char end_reason[64];
+	pcap_t *pc;
+	int dlt;
+	bool nano;
+
+	uv_poll_t *poll;	/* live: its own allocation, freed by its close callback */
+	uv_timer_t select_timer;	/* live, when libpcap needs a timeout */
+	uv_idle_t idle;		/* file: one slice per loop turn */
+	uv_timer_t for_timer;	/* --for */
+	int open_handles;	/* embedded handles not yet closed (fini) */
+
+	struct hs_pkt pkt;	/* reused for every frame */
+	uint64_t last_ts, last_mono;	/* newest capture time and when it arrived */
+	struct hs_tracer_stats base;	/* tracer counters when the session began */
+	uint64_t stored, unstored;	/* history rows queued / not storable */
+	bool store_warned;
+	unsigned ticks;
+	hs_capture_done_cb done;
+};
+
+/* ---- history -------------------------------------------------------------- */
+
+struct hs_store *hs_ctx_store(struct hs_ctx *ctx)
+{
+	char err[512];
+	const char *path = ctx->set.db_path ? ctx->set.db_path : "hopscope.db";
+
+	/* 'set db' may have pointed us elsewhere since it was opened */
+	if (ctx->store && strcmp(hs_store_path(ctx->store), path) != 0 &&
+	    !hs_capture_running(ctx)) {
+		hs_store_close(ctx->store);
+		ctx->store = NULL;
+	}
+	if (ctx->store)
+		return ctx->store;
+	ctx->store = hs_store_open(path, err, sizeof(err));
+	if (!ctx->store)
+		out_err(&ctx->out, "%s", err);
+	return ctx->store;
+}
+
+static bool policy_keeps(const struct hs_ctx *ctx, const struct hs_trace *t)
+{
+	switch (ctx->set.policy) {
+	case HS_POLICY_ALL:
+		return true;
+	case HS_POLICY_OFF:
+		return false;
+	default:
+		return t->outcome == HS_OUT_DROPPED || t->outcome == HS_OUT_LOOPED ||
+		       (t->flags & (HS_TF_PROBE | HS_TF_MATCHED));
+	}
+}
+
+static void on_trace_close(void *arg, const struct hs_trace *t)
+{
+	struct hs_ctx *ctx = arg;
+	struct hs_capture *c = ctx->cap;
+
+	if (t->flags & HS_TF_PROBE)
+		hs_probe_on_trace(ctx, t);
+	hs_flowtab_add_trace(ctx->flows, t);
+	if (!c || !policy_keeps(ctx, t))
+		return;
+	if (ctx->session > 0 && ctx->store &&
+	    hs_store_trace(ctx->store, ctx->session, t, ctx->topo) == 0)
+		c->stored++;
+	else if (c->running)
+		c->unstored++;
+}
+
+/* write the flows changed since the last flush */
+static void flush_flows(struct hs_ctx *ctx)
+{
+	struct hs_capture *c = ctx->cap;
+	struct hs_flow *f;
+
+	if (ctx->set.policy == HS_POLICY_OFF)
+		return;
+	for (size_t i = 0; (f = hs_flowtab_at(ctx->flows, i)) != NULL; i++) {
+		if (!f->dirty)
+			continue;
+		if (ctx->session > 0 && ctx->store &&
+		    hs_store_flow(ctx->store, ctx->session, f) == 0) {
+			c->stored++;
+			f->dirty = false;
+		} else if (!ctx->session || !ctx->store) {
+			c->unstored++;
+			f->dirty = false;	/* counted once, not every flush */
+		}
+	}
+}
+
+static void commit(struct hs_ctx *ctx)
+{
+	if (ctx->store && hs_store_pending(ctx->store) > 0 && hs_store_commit(ctx->store) < 0 &&
+	    !ctx->cap->store_warned) {
+		ctx->cap->store_warned = true;
+		out_err(&ctx->out, "cannot write history '%s': %s", hs_store_path(ctx->store),
+			hs_store_errmsg(ctx->store));
+	}
+}
+
+/* ---- the pipeline --------------------------------------------------------- */
+
+/* the analyzer's own probes, seen leaving on the mirror network, are not a hop */
+static bool from_analyzer(const struct hs_ctx *ctx, const struct hs_pkt *p)
+{
+	return ctx->topo && ctx->topo->analyzer.af && (p->have & HS_HAVE_MIRROR) &&
+	       hs_addr_eq(&p->mirror_src, &ctx->topo->analyzer);
+}
+
+void hs_pipeline_frame(struct hs_ctx *ctx, int dlt, const uint8_t *data,
+		       uint32_t caplen, uint32_t wirelen, uint64_t ts_ns)
+{
+	struct hs_capture *c = ctx->cap;
+	struct hs_capture_stats *s = &ctx->last_stats;
+	struct hs_pkt *p = &c->pkt;
+	bool matched = false;
+
+	s->packets++;
+	s->bytes += wirelen;
+	if (!s->first_ts)
+		s->first_ts = ts_ns;
+	if (ts_ns > s->last_ts)
+		s->last_ts = ts_ns;
+	if (ts_ns > c->last_ts)
+		c->last_ts = ts_ns;
+	if (!c->is_file)
+		c->last_mono = hs_mono_ns();
+
+	if (hs_decode(dlt, data, caplen, wirelen, ts_ns, p) < 0) {
+		s->decode_errors++;
+		ctx->derr[p->error < HS_DERR__COUNT ? p->error : HS_DERR_NONE]++;
+	} else if (from_analyzer(ctx, p) || !hs_filter_match(ctx->filters, p, &matched)) {
+		s->filtered++;
+	} else {
+		uint32_t probe_id;
+		uint64_t sent_ns;
+		uint8_t flags = matched ? HS_TF_MATCHED : 0;
+
+		if (hs_probe_sig_parse(p, &probe_id, &sent_ns))
+			hs_tracer_add_probe(ctx->tracer, p, flags, probe_id);
+		else
+			hs_tracer_add(ctx->tracer, p, flags);
+	}
+	hs_tracer_advance(ctx->tracer, c->last_ts);
+}
+
+static void commit_tick(uv_timer_t *t)
+{
+	struct hs_ctx *ctx = t->data;
+	struct hs_capture *c = ctx->cap;
+
+	/* live capture: time goes on between packets, so quiet traces close */
+	if (c->running && !c->is_file && c->last_ts) {
+		uint64_t now = c->last_ts + (hs_mono_ns() - c->last_mono);
+		hs_tracer_advance(ctx->tracer, now);
+	}
+	if (++c->ticks % HS_FLOW_FLUSH_TICKS == 0 && c->running)
+		flush_flows(ctx);
+	commit(ctx);
+}
+
+static void cap_handle_closed(uv_handle_t *h)
+{
+	struct hs_capture *c = h->data;
+
+	if (--c->open_handles == 0) {
+		free(c->source);
+		free(c);
+	}
+}
+
+int hs_pipeline_init(struct hs_ctx *ctx)
+{
+	struct hs_capture *c = hs_xcalloc(1, sizeof(*c));
+	struct hs_tracer_cfg cfg = {
+		.timeout_ns = ctx->set.trace_timeout_ns ? ctx->set.trace_timeout_ns
+							 : HS_NS_PER_SEC,
+		.max_open = HS_TRACER_OPEN,
+		.ring = HS_TRACER_RING,
+		.topo = ctx->topo,
+		.on_close = on_trace_close,
+		.arg = ctx,
+	};
+
+	c->ctx = ctx;
+	ctx->tracer = hs_tracer_new(&cfg);
+	ctx->flows = hs_flowtab_new(HS_FLOWS_MAX);
+	ctx->filters = hs_filterset_new();
+	if (!ctx->tracer || !ctx->flows || !ctx->filters) {
+		hs_tracer_free(ctx->tracer);
+		hs_flowtab_free(ctx->flows);
+		hs_filterset_free(ctx->filters);
+		ctx->tracer = NULL;
+		ctx->flows = NULL;
+		ctx->filters = NULL;
+		free(c);
+		return out_err(&ctx->out, "cannot set up the packet pipeline");
+	}
+	ctx->cap = c;
+	uv_timer_init(ctx->loop, &c->select_timer);
+	uv_timer_init(ctx->loop, &c->for_timer);
+	uv_idle_init(ctx->loop, &c->idle);
+	c->select_timer.data = c->for_timer.data = c->idle.data = ctx;
+	uv_timer_init(ctx->loop, &ctx->commit_timer);
+	ctx->commit_timer.data = ctx;
+	uv_timer_start(&ctx->commit_timer, commit_tick, HS_COMMIT_MS, HS_COMMIT_MS);
+	uv_unref((uv_handle_t *)&ctx->commit_timer);
+	return 0;
+}
+
+void hs_pipeline_fini(struct hs_ctx *ctx)
+{
+	struct hs_capture *c = ctx->cap;
+
+	if (!c)
+		return;
+	hs_capture_stop(ctx, "exit");
+	commit(ctx);
+	uv_timer_stop(&ctx->commit_timer);
+	uv_close((uv_handle_t *)&ctx->commit_timer, NULL);
+	/* the handles live in c: free it once the loop has closed them all */
+	c->open_handles = 3;
+	c->select_timer.data = c->for_timer.data = c->idle.data = c;
+	uv_close((uv_handle_t *)&c->select_timer, cap_handle_closed);
+	uv_close((uv_handle_t *)&c->for_timer, cap_handle_closed);
+	uv_close((uv_handle_t *)&c->idle, cap_handle_closed);
+	ctx->cap = NULL;
+	hs_tracer_free(ctx->tracer);
+	hs_flowtab_free(ctx->flows);
+	hs_filterset_free(ctx->filters);
+	ctx->tracer = NULL;
+	ctx->flows = NULL;
+	ctx->filters = NULL;
+	if (ctx->store) {
+		hs_store_close(ctx->store);
+		ctx->store = NULL;
+	}
+}
+
+/* ---- capture sources ------------------------------------------------------ */
+
+static uint64_t pkt_ts(const struct hs_capture *c, const struct pcap_pkthdr *h)
+{
+	uint64_t frac = (uint64_t)h->ts.tv_usec;
+
+	return (uint64_t)h->ts.tv_sec * HS_NS_PER_SEC + (c->nano ? frac : frac * 1000);
+}
+
+static void on_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes)
+{
+	struct hs_ctx *ctx = (struct hs_ctx *)user;
+	struct hs_capture *c = ctx->cap;
+	uint32_t caplen = h->caplen;
+
+	hs_pipeline_frame(ctx, c->dlt, bytes, caplen, h->len < caplen ? caplen : h->len,
+			  pkt_ts(c, h));
+}
+
+/* an error while the capture runs: above the prompt when interactive */
+static void cap_error(struct hs_ctx *ctx, const char *fmt, const char *a, const char *b)
+{
+	if (ctx->interactive) {
+		char msg[PCAP_ERRBUF_SIZE + 512];
+		snprintf(msg, sizeof(msg), fmt, a, b);
+		hs_async_print(ctx, "error: %s", msg);
+	} else {
+		out_err(&ctx->out, fmt, a, b);
+	}
+}
+
+static void read_kernel_stats(struct hs_capture *c)
+{
+	struct pcap_stat ps;
+
+	if (c->is_file || !c->pc)
+		return;
+	if (pcap_stats(c->pc, &ps) == 0) {
+		c->ctx->last_stats.kernel_drops = ps.ps_drop;
+		c->ctx->last_stats.if_drops = ps.ps_ifdrop;
+	}
+}
+
+static void poll_closed(uv_handle_t *h)
+{
+	free(h);
+}
+
+/* the capture ended by itself (end of file, --for, an error) */
+static void capture_ended(struct hs_ctx *ctx, int status, const char *why)
+{
+	struct hs_capture *c = ctx->cap;
+	hs_capture_done_cb done = c->done;
+	struct hs_tracer_stats ts;
+	char dur[32];
+
+	c->done = NULL;
+	hs_capture_stop(ctx, why);
+	c->failed = status < 0;
+	if (ctx->interactive && status == 0) {
+		struct hs_capture_stats *s = &ctx->last_stats;
+		hs_capture_trace_stats(ctx, &ts);
+		hs_async_print(ctx,
+			       "capture of '%s' ended (%s): %llu packets, %llu traces "
+			       "(%llu dropped, %llu looped), %llu decode errors in %s",
+			       c->source, why, (unsigned long long)s->packets,
+			       (unsigned long long)ts.closed,
+			       (unsigned long long)ts.by_outcome[HS_OUT_DROPPED],
+			       (unsigned long long)ts.by_outcome[HS_OUT_LOOPED],
+			       (unsigned long long)s->decode_errors,
+			       hs_fmt_duration(s->ended_ns - s->started_ns, dur, sizeof(dur)));
+	}
+	if (done)
+		done(ctx, status);
+}
+
+static void file_slice(uv_idle_t *h)
+{
+	struct hs_ctx *ctx = h->data;
+	struct hs_capture *c = ctx->cap;
+	int n = pcap_dispatch(c->pc, HS_CAP_BATCH, on_packet, (u_char *)ctx);
+
+	if (n > 0)
+		return;
+	if (n == 0) {
+		capture_ended(ctx, 0, "end of file");
+		return;
+	}
+	/* the frames before the damage are already in */
+	cap_error(ctx, "'%s': %s", c->source, pcap_geterr(c->pc));
+	capture_ended(ctx, -1, "read error");
+}
+
+static void live_dispatch(struct hs_ctx *ctx)
+{
+	struct hs_capture *c = ctx->cap;
+
+	if (!c->running)
+		return;
+	int n = pcap_dispatch(c->pc, HS_CAP_BATCH, on_packet, (u_char *)ctx);
+	if (n == PCAP_ERROR) {
+		cap_error(ctx, "capture on '%s' failed: %s", c->source, pcap_geterr(c->pc));
+		capture_ended(ctx, -1, "interface error");
+	}
+}
+
+static void live_readable(uv_poll_t *h, int status, int events)
+{
+	struct hs_ctx *ctx = h->data;
+
+	if (status < 0) {
+		cap_error(ctx, "capture on '%s' failed: %s", ctx->cap->source,
+			  uv_strerror(status));
+		capture_ended(ctx, -1, "interface error");
+		return;
+	}
+	live_dispatch(ctx);
+}
+
+static void live_select_timeout(uv_timer_t *t)
+{
+	live_dispatch(t->data);
+}
+
+static void for_elapsed(uv_timer_t *t)
+{
+	capture_ended(t->data, 0, "time elapsed");
+}
+
+static pcap_t *open_live(struct hs_ctx *ctx, const char *ifname, bool *nano)
+{
+	char errbuf[PCAP_ERRBUF_SIZE] = "";
+	pcap_t *pc = pcap_create(ifname, errbuf);
+
+	if (!pc) {
+		out_err(&ctx->out, "cannot capture on '%s': %s", ifname, errbuf);
+		return NULL;
+	}
+	pcap_set_snaplen(pc, 65535);
+	pcap_set_promisc(pc, 0);
+	pcap_set_immediate_mode(pc, 1);
+	pcap_set_timeout(pc, 100);
+	*nano = pcap_set_tstamp_precision(pc, PCAP_TSTAMP_PRECISION_NANO) == 0;
+
+	int rc = pcap_activate(pc);
+	if (rc < 0) {
+		const char *why = pcap_geterr(pc);
+		switch (rc) {
+		case PCAP_ERROR_NO_SUCH_DEVICE:
+			out_err(&ctx->out, "cannot capture on '%s': No such device exists",
+				ifname);
+			break;
+		case PCAP_ERROR_PERM_DENIED:
+			out_err(&ctx->out, "cannot capture on '%s': %s (capturing needs root "
+				"or the CAP_NET_RAW capability)", ifname,
+				*why ? why : "permission denied");
+			break;
+		default:
+			out_err(&ctx->out, "cannot capture on '%s': %s", ifname,
+				*why ? why : pcap_statustostr(rc));
+		}
+		pcap_close(pc);
+		return NULL;
+	}
+	if (rc > 0)
+		out_warn(&ctx->out, "capture on '%s': %s", ifname,
+			 rc == PCAP_WARNING ? pcap_geterr(pc) : pcap_statustostr(rc));
+	if (pcap_setnonblock(pc, 1, errbuf) < 0) {
+		out_err(&ctx->out, "cannot capture on '%s': %s", ifname, errbuf);
+		pcap_close(pc);
+		return NULL;
+	}
+	if (*nano)
+		*nano = pcap_get_tstamp_precision(pc) == PCAP_TSTAMP_PRECISION_NANO;
+	return pc;
+}
+
+static pcap_t *open_file(struct hs_ctx *ctx, const char *path, bool *nano)
+{
+	char errbuf[PCAP_ERRBUF_SIZE] = "";
+	FILE *fp = fopen(path, "rb");
+
+	if (!fp) {
+		out_err(&ctx->out, "cannot open '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	pcap_t *pc = pcap_fopen_offline_with_tstamp_precision(fp, PCAP_TSTAMP_PRECISION_NANO,
+							      errbuf);
+	if (!pc) {
+		fclose(fp);
+		out_err(&ctx->out, "cannot read '%s': %s", path, errbuf);
+		return NULL;
+	}
+	*nano = true;
+	return pc;
+}
+
+int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint64_t for_ns)
+{
+	struct hs_capture *c = ctx->cap;
+	bool nano = false;
+	pcap_t *pc;
+
+	if (!c)
+		return out_err(&ctx->out, "the packet pipeline is not set up");
+	if (c->running)
+		return out_err(&ctx->out, "a capture of '%s' is already running "
+			       "(capture stop first)", c->source);
+	pc = is_file ? open_file(ctx, source, &nano) : open_live(ctx, source, &nano);
+	if (!pc)
+		return -1;
+	int dlt = pcap_datalink(pc);
+	if (!hs_decode_linktype_ok(dlt)) {
+		const char *name = pcap_datalink_val_to_name(dlt);
+		out_err(&ctx->out, "cannot capture from '%s': unsupported link type %s (%d)",
+			source, name ? name : "unknown", dlt);
+		pcap_close(pc);
+		return -1;
+	}
+
+	uv_poll_t *poll = NULL;
+	if (!is_file) {
+		int fd = pcap_get_selectable_fd(pc);
+		if (fd < 0 && !pcap_get_required_select_timeout(pc)) {
+			out_err(&ctx->out, "cannot capture on '%s': it cannot be polled", source);
+			pcap_close(pc);
+			return -1;
+		}
+		if (fd >= 0) {
+			poll = hs_xcalloc(1, sizeof(*poll));
+			int rc = uv_poll_init(ctx->loop, poll, fd);
+			if (rc < 0) {
+				free(poll);
+				out_err(&ctx->out, "cannot capture on '%s': %s", source,
+					uv_strerror(rc));
+				pcap_close(pc);
+				return -1;
+			}
+			poll->data = ctx;
+		}
+	}
+
+	/* a new session: fresh counters, traces and flows */
+	free(c->source);
+	c->source = hs_xstrdup(source);
+	c->is_file = is_file;
+	c->pc = pc;
+	c->dlt = dlt;
+	c->nano = nano;
+	c->failed = false;
+	c->end_reason[0] = '\0';
+	c->last_ts = c->last_mono = 0;
+	c->stored = c->unstored = 0;
+	c->store_warned = false;
+	memset(&ctx->last_stats, 0, sizeof(ctx->last_stats));
+	memset(ctx->derr, 0, sizeof(ctx->derr));
+	ctx->last_stats.started_ns = hs_wall_ns();
+	hs_tracer_clear(ctx->tracer);
+	hs_flowtab_clear(ctx->flows);
+	hs_tracer_get_stats(ctx->tracer, &c->base);
+	c->running = true;
+
+	ctx->session = 0;
+	if (ctx->set.policy != HS_POLICY_OFF) {
+		struct hs_store *st = hs_ctx_store(ctx);
+		/* a file is recorded by its full path: the history outlives the cwd */
+		char *full = is_file ? realpath(source, NULL) : NULL;
+		if (st) {
+			ctx->session = hs_store_session_begin(st, full ? full : source,
+							      hs_filter_summary(ctx->filters),
+							      ctx->last_stats.started_ns);
+			if (ctx->session < 0) {
+				out_err(&ctx->out, "cannot write history '%s': %s",
+					hs_store_path(st), hs_store_errmsg(st));
+				ctx->session = 0;
+			} else {
+				commit(ctx);
+			}
+		}
+		free(full);
+		if (!ctx->session) {
+			c->store_warned = true;
+			out_warn(&ctx->out, "capturing without history: what would be "
+				 "stored is counted only");
+		}
+	}
+
+	if (is_file) {
+		uv_idle_start(&c->idle, file_slice);
+	} else {
+		c->poll = poll;
+		if (poll)
+			uv_poll_start(poll, UV_READABLE, live_readable);
+		const struct timeval *tv = pcap_get_required_select_timeout(pc);
+		if (tv) {
+			uint64_t ms = (uint64_t)tv->tv_sec * 1000 + (uint64_t)tv->tv_usec / 1000;
+			uv_timer_start(&c->select_timer, live_select_timeout, ms ? ms : 1,
+				       ms ? ms : 1);
+		}
+	}
+	if (for_ns) {
+		uint64_t ms = (for_ns + 999999) / 1000000;
+		uv_timer_start(&c->for_timer, for_elapsed, ms, 0);
+	}
+	return 0;
+}
+
+void hs_capture_stop(struct hs_ctx *ctx, const char *why)
+{
+	struct hs_capture *c = ctx->cap;
+	struct hs_tracer_stats ts;
+
+	if (!c || !c->running)
+		return;
+	c->done = NULL;
+	uv_idle_stop(&c->idle);
+	uv_timer_stop(&c->select_timer);
+	uv_timer_stop(&c->for_timer);
+	if (c->poll) {
+		uv_poll_stop(c->poll);
+		uv_close((uv_handle_t *)c->poll, poll_closed);
+		c->poll = NULL;
+	}
+	read_kernel_stats(c);
+	pcap_close(c->pc);
+	c->pc = NULL;
+
+	/* what is still open is over: classify, account, store */
+	hs_tracer_close_all(ctx->tracer);
+	flush_flows(ctx);
+	c->running = false;
+	ctx->last_stats.ended_ns = hs_wall_ns();
+	snprintf(c->end_reason, sizeof(c->end_reason), "%s", why ? why : "stopped");
+
+	hs_capture_trace_stats(ctx, &ts);
+	if (ctx->session > 0 && ctx->store) {
+		struct hs_session_stats ss = {
+			.packets = ctx->last_stats.packets,
+			.bytes = ctx->last_stats.bytes,
+			.decode_errors = ctx->last_stats.decode_errors,
+			.kernel_drops = ctx->last_stats.kernel_drops,
+			.traces = ts.closed,
+		};
+		if (hs_store_session_end(ctx->store, ctx->session, &ss,
+					 ctx->last_stats.ended_ns) < 0 && !c->store_warned) {
+			c->store_warned = true;
+			out_err(&ctx->out, "cannot write history '%s': %s",
+				hs_store_path(ctx->store), hs_store_errmsg(ctx->store));
+		}
+	}
+	commit(ctx);
+	ctx->session = 0;
+}
+
+bool hs_capture_running(const struct hs_ctx *ctx)
+{
+	return ctx->cap && ctx->cap->running;
+}
+
+void hs_capture_on_done(struct hs_ctx *ctx, hs_capture_done_cb cb)
+{
+	if (ctx->cap)
+		ctx->cap->done = cb;
+}
+
+/* ---- for 'capture status' --------------------------------------------------- */
+
+/* source, whether it is a file, and how it ended; false before any capture */
+bool hs_capture_info(struct hs_ctx *ctx, const char **source, bool *is_file,
+		     const char **end_reason, uint64_t *stored, uint64_t *unstored)
+{
+	struct hs_capture *c = ctx->cap;
+
+	if (!c || !c->source)
+		return false;
+	if (c->running)
+		read_kernel_stats(c);
+	*source = c->source;
+	*is_file = c->is_file;
+	*end_reason = c->end_reason;
+	*stored = c->stored;
+	*unstored = c->unstored;
+	return true;
+}
+
+void hs_capture_trace_stats(struct hs_ctx *ctx, struct hs_tracer_stats *st)
+{
+	struct hs_capture *c = ctx->cap;
+
+	hs_tracer_get_stats(ctx->tracer, st);
+	if (!c)
+		return;
+	st->copies -= c->base.copies;
+	st->closed -= c->base.closed;
+	st->evicted -= c->base.evicted;
+	st->duplicates -= c->base.duplicates;
+	for (int i = 0; i < HS_OUT__COUNT; i++)
+		st->by_outcome[i] -= c->base.by_outcome[i];
+}

@@ -1,0 +1,182 @@
+#!/bin/sh
+# history.sh - the capture pipeline writes the history it should, and the
+# history survives bad company: read-only sql, foreign and locked files,
+# damaged captures.
+set -u
+
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+top_builddir=${top_builddir:-$top_srcdir}
+HS=$top_builddir/hopscope
+PCAP=$top_srcdir/share/sample/sample.pcap
+TOPO=$top_srcdir/share/sample/sample.topo
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/hs-history.XXXXXX")
+trap 'kill $lockpid 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
+lockpid=
+
+fails=0
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
+check() { # check DESCRIPTION COMMAND...
+	d=$1; shift
+	if "$@"; then ok "$d"; else not_ok "$d"; fi
+}
+# run the console: stdout to $tmp/out, stderr to $tmp/err, status in $st
+hs() {
+	timeout 60 "$HS" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+	st=$?
+}
+crashed() { [ "$st" -ge 124 ]; }	# timeout, signal, sanitizer abort
+not_crashed() { [ "$st" -lt 124 ]; }
+failed_cleanly() { [ "$st" -ne 0 ] && [ "$st" -lt 124 ]; }
+has() { grep -q -- "$1" "$2"; }
+q() { python3 -c 'import sqlite3, sys
+db = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True)
+print(db.execute(sys.argv[2]).fetchone()[0])' "$@"; }
+
+for f in "$HS" "$PCAP" "$TOPO"; do
+	[ -e "$f" ] || { echo "missing $f"; exit 99; }
+done
+
+# --- a file capture with the default policy ------------------------------
+db=$tmp/h.db
+hs --db "$db" -r "$PCAP" --topo "$TOPO" -c 'capture status; traces; flows'
+check "sample capture runs (status $st)" [ "$st" -eq 0 ]
+check "capture status reports packets" has 'packets' "$tmp/out"
+check "capture status says ended" has 'ended' "$tmp/out"
+check "traces lists a dropped trace" has 'dropped' "$tmp/out"
+
+check "one session, ended, with packets and traces" \
+	[ "$(q "$db" 'select count(*) from sessions where ended is not null and packets > 0 and traces > 0')" = 1 ]
+check "the session names its source" \
+	[ "$(q "$db" "select count(*) from sessions where source like '%sample.pcap'")" = 1 ]
+nflows=$(q "$db" 'select count(*) from flows')
+check "flows are stored ($nflows)" [ "$nflows" -gt 0 ]
+check "flows carry packet counts" \
+	[ "$(q "$db" 'select count(*) from flows where packets = 0')" = 0 ]
+ndrop=$(q "$db" "select count(*) from traces where outcome = 'dropped'")
+nloop=$(q "$db" "select count(*) from traces where outcome = 'looped'")
+check "dropped traces are stored ($ndrop)" [ "$ndrop" -gt 0 ]
+check "looped traces are stored ($nloop)" [ "$nloop" -gt 0 ]
+check "every stored trace has its hops" \
+	[ "$(q "$db" 'select count(*) from traces t where nhops = 0 or nhops != (select count(*) from hops h where h.trace = t.id)')" = 0 ]
+check "dropped traces name the switches expected next" \
+	[ "$(q "$db" "select count(*) from traces where outcome = 'dropped' and coalesce(expected_next, '') = ''")" = 0 ]
+# the default policy keeps anomalies, probes and filter matches only
+check "default policy keeps no plain delivered traces" \
+	[ "$(q "$db" "select count(*) from traces where outcome = 'delivered' and flags & 3 = 0")" = 0 ]
+ndefault=$(q "$db" 'select count(*) from traces')
+
+hs --db "$db" --json -c 'history sessions; history traces limit 1'
+check "history reads the session back" has '"source"' "$tmp/out"
+check "history traces has a path" has '"path"' "$tmp/out"
+
+# --- set history all ------------------------------------------------------
+db2=$tmp/all.db
+hs --db "$db2" --topo "$TOPO" --json -c "set history all; capture start $PCAP; capture status"
+check "capture from a runbook line waits for the file (status $st)" [ "$st" -eq 0 ]
+closed=$(python3 -c 'import json, sys
+for line in open(sys.argv[1]):
+    try:
+        o = json.loads(line)
+    except ValueError:
+        continue
+    if "traces_closed" in o:
+        print(o["traces_closed"])' "$tmp/out" | tail -n 1)
+nall=$(q "$db2" 'select count(*) from traces')
+check "history all stores every closed trace ($nall of ${closed:-?})" [ "$nall" = "${closed:-x}" ]
+check "history all stores more than the default ($nall > $ndefault)" [ "$nall" -gt "$ndefault" ]
+
+# --- sql is read-only -------------------------------------------------------
+before=$(cksum <"$db")
+hs --db "$db" -c 'sql delete from flows'
+check "sql delete is refused (status $st)" failed_cleanly
+check "sql delete says why" [ -s "$tmp/err" ]
+check "flows are still there" [ "$(q "$db" 'select count(*) from flows')" = "$nflows" ]
+cd "$tmp" || exit 99
+hs --db "$db" -c "sql \"attach 'x' as y\""
+cd - >/dev/null || exit 99
+check "sql attach is refused (status $st)" failed_cleanly
+check "attach created no file" [ ! -e "$tmp/x" ]
+check "the history file is unchanged" [ "$(cksum <"$db")" = "$before" ]
+hs --db "$db" -c 'sql select count(*) as n from sessions'
+check "sql select works (status $st)" [ "$st" -eq 0 ]
+check "sql prints the column header" has '^n$' "$tmp/out"
+
+# --- a file that is not a hopscope history ----------------------------------
+printf 'not a database, just words\n' >"$tmp/notes.txt"
+cp "$tmp/notes.txt" "$tmp/notes.orig"
+hs --db "$tmp/notes.txt" -c 'history sessions'
+check "foreign file: history fails (status $st)" failed_cleanly
+check "foreign file: the error names it" has "notes.txt" "$tmp/err"
+hs --db "$tmp/notes.txt" -r "$PCAP" --topo "$TOPO" -c 'capture status'
+check "foreign file: capture still runs" has 'packets' "$tmp/out"
+check "foreign file: capture did not crash (status $st)" not_crashed
+check "foreign file: the error is printed" has "notes.txt" "$tmp/err"
+check "foreign file: unchanged" cmp -s "$tmp/notes.txt" "$tmp/notes.orig"
+
+# --- a locked history -------------------------------------------------------
+python3 - "$db" "$tmp/locked" <<'EOF' &
+import sqlite3, sys, time, os
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("BEGIN EXCLUSIVE")
+open(sys.argv[2], "w").close()
+time.sleep(30)
+EOF
+lockpid=$!
+i=0
+while [ ! -e "$tmp/locked" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+start=$(date +%s)
+hs --db "$db" -c 'history sessions'
+took=$(( $(date +%s) - start ))
+check "locked: history fails (status $st)" failed_cleanly
+check "locked: the error says locked" has "locked" "$tmp/err"
+check "locked: no hang (${took}s)" [ "$took" -lt 10 ]
+hs --db "$db" -r "$PCAP" --topo "$TOPO" -c 'capture status'
+check "locked: capture still runs" has 'packets' "$tmp/out"
+check "locked: capture did not crash (status $st)" not_crashed
+kill "$lockpid" 2>/dev/null
+wait "$lockpid" 2>/dev/null
+lockpid=
+check "locked: what was stored is still there" \
+	[ "$(q "$db" 'select count(*) from flows')" = "$nflows" ]
+
+# --- a damaged capture ------------------------------------------------------
+# cut in the middle of a frame about two thirds in (pcap or pcapng)
+python3 - "$PCAP" "$tmp/cut.pcap" <<'EOF'
+import struct, sys
+data = open(sys.argv[1], "rb").read()
+magic = data[:4]
+if magic == b"\x0a\x0d\x0d\x0a":	# pcapng: blocks carry their length
+    endian = "<" if data[8:12] == b"\x4d\x3c\x2b\x1a" else ">"
+    off, hdr = 0, 0
+else:				# pcap: 24-byte file header, 16-byte record headers
+    endian = "<" if magic in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
+    off, hdr = 24, 16
+cut = None
+while off + 16 <= len(data):
+    if hdr:
+        length = hdr + struct.unpack(endian + "I", data[off + 8:off + 12])[0]
+    else:
+        length = struct.unpack(endian + "I", data[off + 4:off + 8])[0]
+    if off >= len(data) * 2 // 3 and length > hdr + 8:
+        cut = off + hdr + 8 if hdr else off + length // 2
+        break
+    off += length
+open(sys.argv[2], "wb").write(data[:cut if cut else len(data) * 2 // 3])
+EOF
+hs --db "$tmp/t.db" --topo "$TOPO" -c "capture start $tmp/cut.pcap; capture status"
+check "truncated pcap: the capture fails (status $st)" failed_cleanly
+check "truncated pcap: the error names the file" has "cut.pcap': truncated" "$tmp/err"
+hs --db "$tmp/t2.db" --topo "$TOPO" --keep-going -c "capture start $tmp/cut.pcap; capture status"
+check "truncated pcap: the frames before the damage count" has 'packets' "$tmp/out"
+check "truncated pcap: the session is closed" \
+	[ "$(q "$tmp/t2.db" 'select count(*) from sessions where ended is not null and packets > 0')" = 1 ]
+hs --db "$tmp/t3.db" -c "decode $tmp/cut.pcap"
+check "truncated pcap: decode fails cleanly (status $st)" failed_cleanly
+check "truncated pcap: decode printed the frames before" [ -s "$tmp/out" ]
+check "decode never touches the history" [ ! -e "$tmp/t3.db" ]
+
+echo "1..$n"
+[ "$fails" -eq 0 ]
