@@ -1,0 +1,612 @@
+/* mirror.c - mirror add|del|list: program the switches' mirror rules
+ *
+ * The rule is checked here, word by word, against the loaded topology; then
+ * the fabric's driver applies it. The driver runs as a child process
+ * (uv_spawn, an argv array, no shell); the verb finishes when it exits, its
+ * stdout is the result and its stderr the error.
+ */
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include "cmd.h"
+#include "console.h"
+#include "mirror.h"
+
+#ifndef HS_LIBEXECDIR
+#define HS_LIBEXECDIR "/usr/local/libexec/hopscope"
+#endif
+
+/* ---- parsing: shared with the unit test ------------------------------------ */
+
+static int perr(char *err, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int perr(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* [a-z][a-z0-9_-]{0,30}: what the lab's namespaces and the driver accept */
+static bool name_ok(const char *s, size_t n)
+{
+	if (n == 0 || n > 31 || s[0] < 'a' || s[0] > 'z')
+		return false;
+	for (size_t i = 1; i < n; i++) {
+		char c = s[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_'))
+			return false;
+	}
+	return true;
+}
+
+/* decimal digits only, no sign, no leading zeros, at most max */
+static int parse_dec(const char *s, uint64_t max, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (!*s || (s[0] == '0' && s[1]))
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		v = v * 10 + (uint64_t)(*s - '0');
+		if (v > max)
+			return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_switches(const char *w, const struct hs_topo *topo,
+			  struct hs_mirror_rule *r, char *err, size_t errlen)
+{
+	const char *p = w;
+
+	if (strcmp(w, "all") == 0) {
+		snprintf(r->switches, sizeof(r->switches), "all");
+		return 0;
+	}
+	if (strlen(w) >= sizeof(r->switches))
+		return perr(err, errlen, "too many switches in '%.40s...'", w);
+	for (;;) {
+		size_t n = strcspn(p, ",");
+		char name[HS_NAME_MAX];
+
+		if (n == 0)
+			return perr(err, errlen, "invalid switch list '%s' (SW[,SW...] or all)", w);
+		if (!name_ok(p, n))
+			return perr(err, errlen, "invalid switch name '%.*s'", (int)n, p);
+		memcpy(name, p, n);
+		name[n] = '\0';
+		if (topo && hs_topo_switch_by_name(topo, name) < 0)
+			return perr(err, errlen, "unknown switch '%s'", name);
+		for (const char *q = w; q < p; q += strcspn(q, ",") + 1) {
+			if (strcspn(q, ",") == n && memcmp(q, p, n) == 0)
+				return perr(err, errlen, "switch '%s' listed twice", name);
+		}
+		p += n;
+		if (!*p)
+			break;
+		p++;
+	}
+	snprintf(r->switches, sizeof(r->switches), "%s", w);
+	return 0;
+}
+
+/* IPv4 address or prefix, or "any", in canonical text */
+static int canon_addr(const char *s, char *out, size_t len)
+{
+	struct hs_addr a;
+	char buf[HS_ADDRSTRLEN];
+	int plen;
+
+	if (strcmp(s, "any") == 0) {
+		snprintf(out, len, "any");
+		return 0;
+	}
+	if (hs_prefix_parse(s, &a, &plen) < 0 || a.af != 4)
+		return -1;
+	hs_addr_str(&a, buf, sizeof(buf));
+	if (strchr(s, '/'))
+		snprintf(out, len, "%s/%d", buf, plen);
+	else
+		snprintf(out, len, "%s", buf);
+	return 0;
+}
+
+/* SRC[:PORT] -> canonical word; *has_port set */
+static int parse_endpoint(const char *w, char *out, size_t len, bool *has_port,
+			  char *err, size_t errlen)
+{
+	char addr[HS_ADDRSTRLEN + 8], canon[24];	/* "255.255.255.255/32" */
+	const char *colon = strchr(w, ':');
+	size_t n = colon ? (size_t)(colon - w) : strlen(w);
+	uint64_t port = 0;
+
+	if (colon && strchr(colon + 1, ':'))
+		return perr(err, errlen, "invalid endpoint '%s' (IPv4 only: ADDR[:PORT])", w);
+	if (n == 0 || n >= sizeof(addr))
+		return perr(err, errlen, "invalid address in '%s' (IPv4 address, prefix or any)", w);
+	memcpy(addr, w, n);
+	addr[n] = '\0';
+	if (canon_addr(addr, canon, sizeof(canon)) < 0)
+		return perr(err, errlen, "invalid address '%s' (IPv4 address, prefix or any)", addr);
+	*has_port = colon != NULL;
+	if (colon && (parse_dec(colon + 1, 65535, &port) < 0 || port == 0))
+		return perr(err, errlen, "invalid port '%s' in '%s' (1 to 65535)", colon + 1, w);
+	if (colon)
+		snprintf(out, len, "%s:%u", canon, (unsigned)port);
+	else
+		snprintf(out, len, "%s", canon);
+	return 0;
+}
+
+static const char *const simple_matches[] = {
+	"default", "syn", "fin", "rst", "debug", "bgp", "roce",
+};
+
+#define MATCH_HELP "default, syn, fin, rst, debug, bgp, roce, flow or prefix"
+
+static int parse_match(int argc, char **argv, struct hs_mirror_rule *r, char *err,
+		       size_t errlen)
+{
+	const char *kind;
+
+	if (argc < 1)
+		return perr(err, errlen, "mirror add needs a match (" MATCH_HELP ")");
+	kind = argv[0];
+	for (size_t i = 0; i < HS_ARRAY_SIZE(simple_matches); i++) {
+		if (strcmp(kind, simple_matches[i]) == 0) {
+			if (argc > 1)
+				return perr(err, errlen, "unexpected '%s' after '%s'", argv[1], kind);
+			snprintf(r->match[0], HS_MIRROR_WORD_MAX, "%s", kind);
+			r->nmatch = 1;
+			return 0;
+		}
+	}
+	if (strcmp(kind, "flow") == 0) {
+		const char *proto;
+		bool sp, dp;
+
+		if (argc < 4)
+			return perr(err, errlen, "flow needs PROTO SRC[:PORT] DST[:PORT]");
+		if (argc > 4)
+			return perr(err, errlen, "unexpected '%s' after the flow", argv[4]);
+		proto = argv[1];
+		if (strcmp(proto, "tcp") && strcmp(proto, "udp") && strcmp(proto, "icmp") &&
+		    strcmp(proto, "any"))
+			return perr(err, errlen, "invalid protocol '%s' (tcp, udp, icmp or any)", proto);
+		snprintf(r->match[0], HS_MIRROR_WORD_MAX, "flow");
+		snprintf(r->match[1], HS_MIRROR_WORD_MAX, "%s", proto);
+		if (parse_endpoint(argv[2], r->match[2], HS_MIRROR_WORD_MAX, &sp, err, errlen) < 0 ||
+		    parse_endpoint(argv[3], r->match[3], HS_MIRROR_WORD_MAX, &dp, err, errlen) < 0)
+			return -1;
+		if ((sp || dp) && (!strcmp(proto, "icmp") || !strcmp(proto, "any")))
+			return perr(err, errlen, "protocol '%s' has no ports (in '%s')", proto,
+				    sp ? argv[2] : argv[3]);
+		r->nmatch = 4;
+		return 0;
+	}
+	if (strcmp(kind, "prefix") == 0) {
+		if (argc < 2)
+			return perr(err, errlen, "prefix needs an IPv4 prefix (e.g. 10.1.3.0/24)");
+		if (argc > 2)
+			return perr(err, errlen, "unexpected '%s' after the prefix", argv[2]);
+		if (strcmp(argv[1], "any") == 0 ||
+		    canon_addr(argv[1], r->match[1], HS_MIRROR_WORD_MAX) < 0)
+			return perr(err, errlen, "invalid prefix '%s' (e.g. 10.1.3.0/24)", argv[1]);
+		snprintf(r->match[0], HS_MIRROR_WORD_MAX, "prefix");
+		r->nmatch = 2;
+		return 0;
+	}
+	return perr(err, errlen, "unknown match '%s' (" MATCH_HELP ")", kind);
+}
+
+int hs_mirror_parse(int argc, char **argv, const struct hs_topo *topo,
+		    struct hs_mirror_rule *r, char *err, size_t errlen)
+{
+	const char *sub;
+	bool have_on = false, have_session = false;
+	int i;
+
+	memset(r, 0, sizeof(*r));
+	r->session = 1;
+	snprintf(r->switches, sizeof(r->switches), "all");
+	if (argc < 1)
+		return perr(err, errlen, "mirror needs add, del or list");
+	sub = argv[0];
+	if (strcmp(sub, "list") == 0) {
+		if (argc > 1)
+			return perr(err, errlen, "mirror list: unexpected '%s'", argv[1]);
+		r->op = HS_MIRROR_LIST;
+		return 0;
+	}
+	if (strcmp(sub, "del") == 0) {
+		if (argc < 2)
+			return perr(err, errlen, "mirror del needs a rule id (see 'mirror list')");
+		if (argc > 2)
+			return perr(err, errlen, "mirror del: unexpected '%s'", argv[2]);
+		if (parse_dec(argv[1], UINT32_MAX, &r->id) < 0)
+			return perr(err, errlen, "invalid rule id '%s' (a number, see 'mirror list')",
+				    argv[1]);
+		r->op = HS_MIRROR_DEL;
+		return 0;
+	}
+	if (strcmp(sub, "add") != 0)
+		return perr(err, errlen, "unknown mirror subcommand '%s' (add, del, list)", sub);
+
+	r->op = HS_MIRROR_ADD;
+	for (i = 1; i < argc; i += 2) {
+		uint64_t v;
+
+		if (strcmp(argv[i], "on") == 0) {
+			if (have_on)
+				return perr(err, errlen, "'on' given twice");
+			if (i + 1 >= argc)
+				return perr(err, errlen, "'on' needs switches (SW[,SW...] or all)");
+			if (parse_switches(argv[i + 1], topo, r, err, errlen) < 0)
+				return -1;
+			have_on = true;
+		} else if (strcmp(argv[i], "session") == 0) {
+			if (have_session)
+				return perr(err, errlen, "'session' given twice");
+			if (i + 1 >= argc)
+				return perr(err, errlen, "'session' needs a number (0 to %d)",
+					    HS_MIRROR_SESSION_MAX);
+			if (parse_dec(argv[i + 1], HS_MIRROR_SESSION_MAX, &v) < 0)
+				return perr(err, errlen, "invalid session '%s' (0 to %d)", argv[i + 1],
+					    HS_MIRROR_SESSION_MAX);
+			r->session = (unsigned)v;
+			have_session = true;
+		} else {
+			break;
+		}
+	}
+	return parse_match(argc - i, argv + i, r, err, errlen);
+}
+
+const char *hs_mirror_match_str(const struct hs_mirror_rule *r, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < r->nmatch && off < len; i++) {
+		int n = snprintf(buf + off, len - off, "%s%s", i ? " " : "", r->match[i]);
+
+		if (n < 0)
+			break;
+		off += (size_t)n;
+	}
+	return buf;
+}
+
+int hs_mirror_argv(const struct hs_mirror_rule *r, const char *driver, const char *state,
+		   char *idbuf, size_t idlen, char *sessbuf, size_t sesslen, char **argv)
+{
+	int n = 0;
+
+	argv[n++] = (char *)driver;
+	if (state) {
+		argv[n++] = (char *)"--state";
+		argv[n++] = (char *)state;
+	}
+	switch (r->op) {
+	case HS_MIRROR_LIST:
+		argv[n++] = (char *)"list";
+		break;
+	case HS_MIRROR_DEL:
+		snprintf(idbuf, idlen, "%" PRIu64, r->id);
+		argv[n++] = (char *)"del";
+		argv[n++] = (char *)"--id";
+		argv[n++] = idbuf;
+		break;
+	case HS_MIRROR_ADD:
+		snprintf(sessbuf, sesslen, "%u", r->session);
+		argv[n++] = (char *)"add";
+		argv[n++] = (char *)"--session";
+		argv[n++] = sessbuf;
+		argv[n++] = (char *)"--switches";
+		argv[n++] = (char *)r->switches;
+		argv[n++] = (char *)"--match";
+		for (int i = 0; i < r->nmatch; i++)
+			argv[n++] = (char *)r->match[i];
+		break;
+	}
+	argv[n] = NULL;
+	return n;
+}
+
+/* ---- running the driver ------------------------------------------------------ */
+
+struct mirror_job {
+	struct hs_ctx *ctx;		/* NULL once the console stopped waiting */
+	struct hs_mirror_rule rule;
+	char driver[PATH_MAX];
+	uv_process_t proc;
+	uv_pipe_t out, err;
+	int waiting;			/* exit, stdout EOF, stderr EOF */
+	int open;			/* handles not closed yet */
+	int64_t exit_status;
+	int term_signal;
+	char rd[4096];
+	char obuf[32768];
+	size_t olen;
+	char ebuf[2048];
+	size_t elen;
+};
+
+/* the job the console waits for (one verb is pending at a time) */
+static struct mirror_job *current_job;
+
+/* HOPSCOPE_DRIVER; else the tree's driver when running from the build tree;
+ * else the installed one */
+static void driver_path(char *buf, size_t len)
+{
+	const char *env = getenv("HOPSCOPE_DRIVER");
+
+	if (env && *env) {
+		snprintf(buf, len, "%s", env);
+		return;
+	}
+#if defined(HS_BUILDDIR) && defined(HS_SRCDIR)
+	{
+		char exe[PATH_MAX];
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		size_t bl = strlen(HS_BUILDDIR);
+
+		if (n > 0) {
+			exe[n] = '\0';
+			if (strncmp(exe, HS_BUILDDIR, bl) == 0 && exe[bl] == '/') {
+				snprintf(buf, len, "%s/share/lab/hs-driver-lab", HS_SRCDIR);
+				return;
+			}
+		}
+	}
+#endif
+	snprintf(buf, len, "%s/hs-driver-lab", HS_LIBEXECDIR);
+}
+
+static void job_closed(uv_handle_t *h)
+{
+	struct mirror_job *job = h->data;
+
+	if (--job->open == 0)
+		free(job);
+}
+
+static void print_added(struct hs_ctx *ctx, const struct mirror_job *job)
+{
+	struct hs_out *o = &ctx->out;
+	char m[HS_MIRROR_WORDS * HS_MIRROR_WORD_MAX];
+	uint64_t id = 0;
+	char line[32];
+	size_t n = strcspn(job->obuf, "\n");
+
+	snprintf(line, sizeof(line), "%.*s", (int)(n < sizeof(line) ? n : sizeof(line) - 1),
+		 job->obuf);
+	out_obj_open(o, NULL);
+	if (parse_dec(line, UINT32_MAX, &id) == 0)
+		out_uint(o, "id", "mirror rule %" PRIu64 " added: ", id);
+	else
+		out_text(o, "mirror rule added: ");
+	out_uint(o, "session", "session %" PRIu64, job->rule.session);
+	out_str(o, "switches", " on %s", job->rule.switches);
+	out_str(o, "match", ", match %s", hs_mirror_match_str(&job->rule, m, sizeof(m)));
+	out_obj_close(o);
+	out_nl(o);
+}
+
+/* driver list lines: "ID SESSION SWITCHES MATCH..." */
+static void print_list(struct hs_ctx *ctx, struct mirror_job *job)
+{
+	struct hs_out *o = &ctx->out;
+	char *save = NULL, *line;
+	int rows = 0;
+
+	job->obuf[job->olen] = '\0';
+	for (line = strtok_r(job->obuf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *f[3], *rest = line;
+		uint64_t id, session;
+		int k;
+
+		for (k = 0; k < 3; k++) {
+			rest += strspn(rest, " \t");
+			f[k] = rest;
+			rest += strcspn(rest, " \t");
+			if (!*rest)
+				break;
+			*rest++ = '\0';
+		}
+		if (k < 3)
+			continue;
+		rest += strspn(rest, " \t");
+		if (parse_dec(f[0], UINT32_MAX, &id) < 0 ||
+		    parse_dec(f[1], HS_MIRROR_SESSION_MAX, &session) < 0 || !*rest)
+			continue;
+		if (rows++ == 0)
+			out_text(o, "%-5s %-8s %-24s %s\n", "ID", "SESSION", "SWITCHES", "MATCH");
+		out_obj_open(o, NULL);
+		out_uint(o, "id", "%-5" PRIu64 " ", id);
+		out_uint(o, "session", "%-8" PRIu64 " ", session);
+		out_str(o, "switches", "%-24s ", f[2]);
+		out_str(o, "match", "%s", rest);
+		out_obj_close(o);
+		out_nl(o);
+	}
+	if (rows == 0)
+		out_text(o, "no mirror rules\n");
+}
+
+static void job_report(struct mirror_job *job)
+{
+	struct hs_ctx *ctx = job->ctx;
+	struct hs_out *o = &ctx->out;
+	int status = HS_CMD_OK;
+
+	job->obuf[job->olen] = '\0';
+	job->ebuf[job->elen] = '\0';
+	if (job->term_signal) {
+		status = out_err(o, "mirror driver '%s' killed by signal %d", job->driver,
+				 job->term_signal);
+	} else if (job->exit_status != 0) {
+		char *msg = job->ebuf;
+		const char *base = strrchr(job->driver, '/');
+		size_t bl;
+
+		base = base ? base + 1 : job->driver;
+		bl = strlen(base);
+		/* "hs-driver-lab: cannot ..." -> "cannot ..." */
+		if (strncmp(msg, base, bl) == 0 && msg[bl] == ':' && msg[bl + 1] == ' ')
+			msg += bl + 2;
+		while (job->elen && (job->ebuf[job->elen - 1] == '\n' || job->ebuf[job->elen - 1] == ' '))
+			job->ebuf[--job->elen] = '\0';
+		if (*msg)
+			status = out_err(o, "%s", msg);
+		else
+			status = out_err(o, "mirror driver '%s' failed with status %" PRId64,
+					 job->driver, job->exit_status);
+	} else if (job->rule.op == HS_MIRROR_ADD) {
+		print_added(ctx, job);
+	} else if (job->rule.op == HS_MIRROR_DEL) {
+		out_obj_open(o, NULL);
+		out_uint(o, "id", "mirror rule %" PRIu64, job->rule.id);
+		out_str(o, "status", " %s", "deleted");
+		out_obj_close(o);
+		out_nl(o);
+	} else {
+		print_list(ctx, job);
+	}
+	ctx->cancel = NULL;
+	current_job = NULL;
+	hs_cmd_finish(ctx, status < 0 ? HS_CMD_FAIL : HS_CMD_OK);
+}
+
+static void job_step(struct mirror_job *job)
+{
+	if (--job->waiting > 0)
+		return;
+	if (job->ctx)
+		job_report(job);
+	uv_close((uv_handle_t *)&job->proc, job_closed);
+	uv_close((uv_handle_t *)&job->out, job_closed);
+	uv_close((uv_handle_t *)&job->err, job_closed);
+}
+
+static void on_exit_cb(uv_process_t *p, int64_t exit_status, int term_signal)
+{
+	struct mirror_job *job = p->data;
+
+	job->exit_status = exit_status;
+	job->term_signal = term_signal;
+	job_step(job);
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+	struct mirror_job *job = h->data;
+
+	*buf = uv_buf_init(job->rd, sizeof(job->rd));
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+	struct mirror_job *job = s->data;
+	bool is_out = s == (uv_stream_t *)&job->out;
+	char *dst = is_out ? job->obuf : job->ebuf;
+	size_t cap = (is_out ? sizeof(job->obuf) : sizeof(job->ebuf)) - 1;
+	size_t *len = is_out ? &job->olen : &job->elen;
+
+	if (nread > 0) {
+		size_t n = (size_t)nread;
+
+		if (n > cap - *len)
+			n = cap - *len;	/* keep the start, drop the rest */
+		memcpy(dst + *len, buf->base, n);
+		*len += n;
+		return;
+	}
+	if (nread < 0) {
+		uv_read_stop(s);
+		job_step(job);
+	}
+}
+
+/* Ctrl-C: stop waiting; the driver finishes (or undoes) its change alone */
+static void job_cancel(struct hs_ctx *ctx)
+{
+	ctx->cancel = NULL;
+	if (current_job)
+		current_job->ctx = NULL;
+	current_job = NULL;
+	out_warn(&ctx->out, "interrupted: the mirror driver completes or undoes the change "
+		 "on its own; see 'mirror list'");
+	hs_cmd_finish(ctx, HS_CMD_FAIL);
+}
+
+static int job_start(struct hs_ctx *ctx, const struct hs_mirror_rule *rule)
+{
+	struct mirror_job *job = hs_xcalloc(1, sizeof(*job));
+	char *argv[HS_MIRROR_ARGV_MAX];
+	char idbuf[24], sessbuf[8];
+	uv_process_options_t opt = { 0 };
+	uv_stdio_container_t stdio[3];
+	int rc;
+
+	job->ctx = ctx;
+	job->rule = *rule;
+	driver_path(job->driver, sizeof(job->driver));
+	hs_mirror_argv(&job->rule, job->driver, ctx->lab_state, idbuf, sizeof(idbuf),
+		       sessbuf, sizeof(sessbuf), argv);
+
+	uv_pipe_init(ctx->loop, &job->out, 0);
+	uv_pipe_init(ctx->loop, &job->err, 0);
+	job->proc.data = job->out.data = job->err.data = job;
+	stdio[0].flags = UV_IGNORE;
+	stdio[1].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
+	stdio[1].data.stream = (uv_stream_t *)&job->out;
+	stdio[2].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
+	stdio[2].data.stream = (uv_stream_t *)&job->err;
+	opt.file = job->driver;
+	opt.args = argv;
+	opt.stdio = stdio;
+	opt.stdio_count = 3;
+	opt.exit_cb = on_exit_cb;
+
+	job->open = 3;
+	rc = uv_spawn(ctx->loop, &job->proc, &opt);
+	if (rc < 0) {
+		job->ctx = NULL;
+		uv_close((uv_handle_t *)&job->proc, job_closed);
+		uv_close((uv_handle_t *)&job->out, job_closed);
+		uv_close((uv_handle_t *)&job->err, job_closed);
+		return out_err(&ctx->out, "cannot run mirror driver '%s': %s", argv[0],
+			       uv_strerror(rc));
+	}
+	job->waiting = 3;
+	uv_read_start((uv_stream_t *)&job->out, on_alloc, on_read);
+	uv_read_start((uv_stream_t *)&job->err, on_alloc, on_read);
+	current_job = job;
+	ctx->cancel = job_cancel;
+	return HS_CMD_PENDING;
+}
+
+int cmd_mirror(struct hs_ctx *ctx, int argc, char **argv)
+{
+	struct hs_mirror_rule rule;
+	char err[256];
+
+	if (hs_mirror_parse(argc - 1, argv + 1, ctx->topo, &rule, err, sizeof(err)) < 0)
+		return out_err(&ctx->out, "%s", err);
+	return job_start(ctx, &rule);
+}

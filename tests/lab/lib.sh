@@ -1,0 +1,93 @@
+# lib.sh - shared setup for the lab tests (sourced, not run)
+#
+# Each test gets its own state directory and a trap that takes the fabric
+# down whatever happens. The fabric's names (hs-*) are global, so lab tests
+# serialise on a lock file even under 'make -j check'.
+
+top_builddir=${top_builddir:-.}
+top_srcdir=${top_srcdir:-.}
+LAB=$top_builddir/hopscope-lab
+TRAFFIC=$top_builddir/hs-traffic
+TEST=$(basename "$0" .sh)
+
+fail() { echo "FAIL: $TEST: $*" >&2; exit 1; }
+hard() { echo "ERROR: $TEST: $*" >&2; exit 99; }
+ok() { echo "ok: $*"; }
+
+lab_cleanup() {
+	local st=$?
+	if [ -n "${LAB_STATE:-}" ]; then
+		if [ "$st" != 0 ] && [ -d "$LAB_STATE/logs" ]; then
+			for f in "$LAB_STATE"/logs/*.log; do
+				[ -s "$f" ] && { echo "--- $f"; tail -n 20 "$f"; }
+			done >&2
+		fi
+		"$LAB" --state "$LAB_STATE" down >/dev/null 2>&1 || true
+		rm -rf "$LAB_STATE"
+	fi
+	exit "$st"
+}
+
+# lab_init: skip only when namespaces cannot be made; then lock and trap
+lab_init() {
+	local probe=hslabprobe$$
+	if ! ip netns add "$probe" 2>/dev/null; then
+		echo "SKIP: $TEST: cannot create a network namespace ('ip netns add' failed:" \
+			"not root, or no namespace support); the lab tests need both" >&2
+		exit 77
+	fi
+	ip netns del "$probe"
+	[ -x "$LAB" ] || hard "'$LAB' is not built"
+	[ -x "$TRAFFIC" ] || hard "'$TRAFFIC' is not built"
+	exec 9>"${TMPDIR:-/tmp}/hopscope-lab-tests.lock"
+	flock -w 600 9 || hard "another lab test holds the lab test lock"
+	# someone else's fabric (a user, a test not using this lock): wait a while
+	local i
+	for ((i = 0; i < 120; i++)); do
+		"$LAB" status >/dev/null 2>&1 || break
+		((i % 30 == 0)) && echo "$TEST: waiting for the fabric that is up to go down" >&2
+		sleep 1
+	done
+	if "$LAB" status >/dev/null 2>&1; then
+		hard "a fabric is already up on this machine; run 'hopscope-lab down' before the lab tests"
+	fi
+	LAB_STATE=$(mktemp -d "${TMPDIR:-/tmp}/hs-$TEST.XXXXXX")
+	trap lab_cleanup EXIT
+	trap 'exit 130' INT TERM
+}
+
+lab() { "$LAB" --state "$LAB_STATE" "$@"; }
+
+# run hs-traffic in a host's namespace: on h1 ping 10.1.4.12
+on() { local h=$1; shift; ip netns exec "hs-$h" "$TRAFFIC" "$@"; }
+
+# host address from the topology file
+host_addr() { awk -v h="$1" '$1 == "host" && $2 == h { print $4 }' "$LAB_STATE/topo"; }
+
+# which switch owns an address (any interface of any switch namespace)
+declare -A OWNER=()
+map_addresses() {
+	local sw a
+	OWNER=()
+	for sw in $(awk '$1 == "switch" { print $2 }' "$LAB_STATE/topo"); do
+		for a in $(ip -n "hs-$sw" -o -4 addr show | awk '{ sub(/\/.*/, "", $4); print $4 }'); do
+			OWNER[$a]=$sw
+		done
+	done
+}
+
+# switches on the way: "trace ..." output -> "leaf1 spine2 leaf4 =10.1.4.12"
+trace_path() {
+	local what addr rest out=""
+	while read -r _ what addr rest; do
+		case $what in
+		exceeded) out+="${OWNER[$addr]:-?$addr} " ;;
+		reply) out+="=$addr" ;;
+		timeout) out+="* " ;;
+		*) out+="!$addr " ;;
+		esac
+	done
+	echo "$out"
+}
+
+role_of() { awk -v s="$1" '$1 == "switch" && $2 == s { print $4 }' "$LAB_STATE/topo"; }

@@ -1,0 +1,222 @@
+/* test_mirror.c - the mirror verb's rule parser and the driver argv */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "mirror.h"
+
+#define MAXW 16
+
+static const char topo_text[] =
+	"switch spine1 role spine mirror 10.255.0.1 loopback 10.254.0.1\n"
+	"switch leaf1 role leaf mirror 10.255.0.2 loopback 10.254.0.2\n"
+	"switch leaf2 role leaf mirror 10.255.0.3 loopback 10.254.0.3\n"
+	"link spine1 leaf1 leaf1 spine1\n"
+	"link spine1 leaf2 leaf2 spine1\n";
+
+/* split a line into words (blanks only) and parse it */
+static int parse(const char *line, const struct hs_topo *t, struct hs_mirror_rule *r,
+		 char *err, size_t errlen)
+{
+	static char buf[512];
+	char *argv[MAXW];
+	int argc = 0;
+
+	snprintf(buf, sizeof(buf), "%s", line);
+	for (char *w = strtok(buf, " "); w && argc < MAXW; w = strtok(NULL, " "))
+		argv[argc++] = w;
+	err[0] = '\0';
+	return hs_mirror_parse(argc, argv, t, r, err, errlen);
+}
+
+static void match_is(const struct hs_mirror_rule *r, const char *want)
+{
+	char m[256];
+
+	assert_string_equal(hs_mirror_match_str(r, m, sizeof(m)), want);
+}
+
+static void test_simple_matches(void **state)
+{
+	const char *kinds[] = { "default", "syn", "fin", "rst", "debug", "bgp", "roce" };
+	struct hs_mirror_rule r;
+	char line[64], err[256];
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		snprintf(line, sizeof(line), "add %s", kinds[i]);
+		assert_int_equal(parse(line, NULL, &r, err, sizeof(err)), 0);
+		assert_int_equal(r.op, HS_MIRROR_ADD);
+		assert_int_equal(r.session, 1);
+		assert_string_equal(r.switches, "all");
+		assert_int_equal(r.nmatch, 1);
+		match_is(&r, kinds[i]);
+	}
+}
+
+static void test_on_and_session(void **state)
+{
+	struct hs_mirror_rule r;
+	char err[256];
+	struct hs_topo *t = hs_topo_parse(topo_text, "t", err, sizeof(err));
+
+	assert_non_null(t);
+	assert_int_equal(parse("add on leaf1,spine1 session 42 syn", t, &r, err, sizeof(err)), 0);
+	assert_string_equal(r.switches, "leaf1,spine1");
+	assert_int_equal(r.session, 42);
+	match_is(&r, "syn");
+	/* either order, and 'all' */
+	assert_int_equal(parse("add session 0 on all debug", t, &r, err, sizeof(err)), 0);
+	assert_string_equal(r.switches, "all");
+	assert_int_equal(r.session, 0);
+	assert_int_equal(parse("add session 1023 rst", t, &r, err, sizeof(err)), 0);
+	assert_int_equal(r.session, 1023);
+
+	assert_int_equal(parse("add on leaf9 syn", t, &r, err, sizeof(err)), -1);
+	assert_string_equal(err, "unknown switch 'leaf9'");
+	assert_int_equal(parse("add on leaf1,leaf7 syn", t, &r, err, sizeof(err)), -1);
+	assert_string_equal(err, "unknown switch 'leaf7'");
+	/* without a topology any well-formed name is taken */
+	assert_int_equal(parse("add on leaf9 syn", NULL, &r, err, sizeof(err)), 0);
+	assert_string_equal(r.switches, "leaf9");
+	hs_topo_free(t);
+}
+
+static void test_flow_and_prefix(void **state)
+{
+	struct hs_mirror_rule r;
+	char err[256];
+
+	assert_int_equal(parse("add flow tcp 10.1.1.10:40000 10.1.3.10:80", NULL, &r, err,
+			       sizeof(err)), 0);
+	assert_int_equal(r.nmatch, 4);
+	match_is(&r, "flow tcp 10.1.1.10:40000 10.1.3.10:80");
+	assert_int_equal(parse("add flow udp 10.1.1.0/24 any:4791", NULL, &r, err, sizeof(err)), 0);
+	match_is(&r, "flow udp 10.1.1.0/24 any:4791");
+	assert_int_equal(parse("add flow icmp any 10.1.3.10", NULL, &r, err, sizeof(err)), 0);
+	match_is(&r, "flow icmp any 10.1.3.10");
+	assert_int_equal(parse("add flow any 10.1.1.10 10.1.3.0/24", NULL, &r, err, sizeof(err)), 0);
+	match_is(&r, "flow any 10.1.1.10 10.1.3.0/24");
+	assert_int_equal(parse("add prefix 10.1.3.0/24", NULL, &r, err, sizeof(err)), 0);
+	match_is(&r, "prefix 10.1.3.0/24");
+	assert_int_equal(parse("add prefix 10.1.3.7", NULL, &r, err, sizeof(err)), 0);
+	match_is(&r, "prefix 10.1.3.7");
+}
+
+static void test_list_del(void **state)
+{
+	struct hs_mirror_rule r;
+	char err[256];
+
+	assert_int_equal(parse("list", NULL, &r, err, sizeof(err)), 0);
+	assert_int_equal(r.op, HS_MIRROR_LIST);
+	assert_int_equal(parse("del 17", NULL, &r, err, sizeof(err)), 0);
+	assert_int_equal(r.op, HS_MIRROR_DEL);
+	assert_int_equal(r.id, 17);
+}
+
+struct bad {
+	const char *line;
+	const char *err;
+};
+
+static void test_bad(void **state)
+{
+	static const struct bad cases[] = {
+		{ "", "mirror needs add, del or list" },
+		{ "show", "unknown mirror subcommand 'show' (add, del, list)" },
+		{ "list all", "mirror list: unexpected 'all'" },
+		{ "del", "mirror del needs a rule id (see 'mirror list')" },
+		{ "del x1", "invalid rule id 'x1' (a number, see 'mirror list')" },
+		{ "del -1", "invalid rule id '-1' (a number, see 'mirror list')" },
+		{ "del 1 2", "mirror del: unexpected '2'" },
+		{ "add", "mirror add needs a match (default, syn, fin, rst, debug, bgp, roce, flow or prefix)" },
+		{ "add synn", "unknown match 'synn' (default, syn, fin, rst, debug, bgp, roce, flow or prefix)" },
+		{ "add syn fin", "unexpected 'fin' after 'syn'" },
+		{ "add session 1024 syn", "invalid session '1024' (0 to 1023)" },
+		{ "add session 07 syn", "invalid session '07' (0 to 1023)" },
+		{ "add session", "'session' needs a number (0 to 1023)" },
+		{ "add session 1 session 2 syn", "'session' given twice" },
+		{ "add on", "'on' needs switches (SW[,SW...] or all)" },
+		{ "add on a;b syn", "invalid switch name 'a;b'" },
+		{ "add on Leaf1 syn", "invalid switch name 'Leaf1'" },
+		{ "add on leaf1,,leaf2 syn", "invalid switch list 'leaf1,,leaf2' (SW[,SW...] or all)" },
+		{ "add on leaf1, syn", "invalid switch list 'leaf1,' (SW[,SW...] or all)" },
+		{ "add on leaf1,leaf1 syn", "switch 'leaf1' listed twice" },
+		{ "add on leaf1 on leaf2 syn", "'on' given twice" },
+		{ "add flow tcp 10.0.0.1", "flow needs PROTO SRC[:PORT] DST[:PORT]" },
+		{ "add flow tcp a b c", "unexpected 'c' after the flow" },
+		{ "add flow gre any any", "invalid protocol 'gre' (tcp, udp, icmp or any)" },
+		{ "add flow tcp 10.0.0.256 any", "invalid address '10.0.0.256' (IPv4 address, prefix or any)" },
+		{ "add flow tcp 10.0.0.0/33 any", "invalid address '10.0.0.0/33' (IPv4 address, prefix or any)" },
+		{ "add flow tcp fe80::1 any", "invalid endpoint 'fe80::1' (IPv4 only: ADDR[:PORT])" },
+		{ "add flow tcp any 10.0.0.1:0", "invalid port '0' in '10.0.0.1:0' (1 to 65535)" },
+		{ "add flow tcp any 10.0.0.1:65536", "invalid port '65536' in '10.0.0.1:65536' (1 to 65535)" },
+		{ "add flow tcp any 10.0.0.1:http", "invalid port 'http' in '10.0.0.1:http' (1 to 65535)" },
+		{ "add flow tcp :80 any", "invalid address in ':80' (IPv4 address, prefix or any)" },
+		{ "add flow icmp any 10.0.0.1:80", "protocol 'icmp' has no ports (in '10.0.0.1:80')" },
+		{ "add flow any 10.0.0.1:80 any", "protocol 'any' has no ports (in '10.0.0.1:80')" },
+		{ "add prefix", "prefix needs an IPv4 prefix (e.g. 10.1.3.0/24)" },
+		{ "add prefix any", "invalid prefix 'any' (e.g. 10.1.3.0/24)" },
+		{ "add prefix 10.1/8", "invalid prefix '10.1/8' (e.g. 10.1.3.0/24)" },
+		{ "add prefix 10.0.0.0/8 x", "unexpected 'x' after the prefix" },
+	};
+	struct hs_mirror_rule r;
+	char err[256];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc = parse(cases[i].line, NULL, &r, err, sizeof(err));
+
+		if (rc != -1 || strcmp(err, cases[i].err) != 0)
+			fail_msg("'%s': rc %d, error '%s', want '%s'", cases[i].line, rc, err,
+				 cases[i].err);
+	}
+}
+
+static void test_argv(void **state)
+{
+	struct hs_mirror_rule r;
+	char err[256], id[24], sess[8];
+	char *argv[HS_MIRROR_ARGV_MAX];
+	int argc;
+
+	assert_int_equal(parse("add on leaf1,leaf2 session 5 flow tcp any 10.1.3.10:80", NULL,
+			       &r, err, sizeof(err)), 0);
+	argc = hs_mirror_argv(&r, "/x/drv", "/run/lab", id, sizeof(id), sess, sizeof(sess), argv);
+	const char *want[] = { "/x/drv", "--state", "/run/lab", "add", "--session", "5",
+		"--switches", "leaf1,leaf2", "--match", "flow", "tcp", "any", "10.1.3.10:80" };
+	assert_int_equal(argc, (int)(sizeof(want) / sizeof(want[0])));
+	for (int i = 0; i < argc; i++)
+		assert_string_equal(argv[i], want[i]);
+	assert_null(argv[argc]);
+
+	assert_int_equal(parse("del 12", NULL, &r, err, sizeof(err)), 0);
+	argc = hs_mirror_argv(&r, "drv", NULL, id, sizeof(id), sess, sizeof(sess), argv);
+	assert_int_equal(argc, 4);
+	assert_string_equal(argv[1], "del");
+	assert_string_equal(argv[2], "--id");
+	assert_string_equal(argv[3], "12");
+	assert_null(argv[4]);
+
+	assert_int_equal(parse("list", NULL, &r, err, sizeof(err)), 0);
+	argc = hs_mirror_argv(&r, "drv", "/s", id, sizeof(id), sess, sizeof(sess), argv);
+	assert_int_equal(argc, 4);
+	assert_string_equal(argv[3], "list");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_simple_matches),
+		cmocka_unit_test(test_on_and_session),
+		cmocka_unit_test(test_flow_and_prefix),
+		cmocka_unit_test(test_list_del),
+		cmocka_unit_test(test_bad),
+		cmocka_unit_test(test_argv),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
