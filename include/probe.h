@@ -1,0 +1,164 @@
+/* probe.h - guided probes: spec, crafting, signature, results
+ *
+ * A probe is an IPv4 TCP, UDP or ICMP echo packet with the debug bit set
+ * (every switch mirrors it) whose payload begins with a signature:
+ *
+ *   "HSPB" | probe id (u32) | seq (u32) | send time (u64, ns)   all big endian
+ *
+ * so any mirrored copy can be tied back to the probe that sent it. Wrapped in
+ * IP-in-IP headers addressed to switch loopbacks it is injected anywhere in
+ * the fabric: 'from SW' adds one outer header to SW, 'via S1,S2,...' nests
+ * them so that the outermost header goes to S1. The probe's own copies come
+ * back through capture -> decode -> tracer as traces flagged HS_TF_PROBE and
+ * are matched to it by hs_probe_on_trace().
+ */
+#ifndef HS_PROBE_H
+#define HS_PROBE_H
+
+#include "hs.h"
+#include "decode.h"
+#include "topo.h"
+#include "tracer.h"
+
+struct hs_ctx;
+struct sqlite3;
+struct libnet_context;		/* libnet_t */
+
+#define HS_PROBE_MAGIC		0x48535042u	/* "HSPB" */
+#define HS_PROBE_SIG_LEN	20
+#define HS_PROBE_MAX_VIA	8		/* IP-in-IP layers */
+#define HS_PROBE_MAX_COUNT	10000
+#define HS_PROBE_MTU		1500		/* largest packet put on the wire */
+#define HS_TRACEROUTE_MAX_TTL	15
+
+enum hs_probe_kind {
+	HS_PROBE_PLAIN = 0,	/* probe [tcp|udp|icmp] ... */
+	HS_PROBE_LINK,		/* probe link A B: A -> B -> A, one clock */
+	HS_PROBE_TRACEROUTE,	/* traceroute: TTL 1..15 with a flow's 5-tuple */
+};
+
+enum hs_probe_expect {
+	HS_EXPECT_NONE = 0,
+	HS_EXPECT_DELIVERED,
+	HS_EXPECT_LOST,
+};
+
+struct hs_probe_spec {
+	int kind;		/* enum hs_probe_kind */
+	uint8_t proto;		/* 6, 17, or 1 (echo request) */
+	struct hs_addr src, dst;	/* IPv4 */
+	uint16_t sport, dport;	/* sport 0: chosen from the probe id when sent */
+	uint8_t tcp_flags;	/* FIN=1 SYN=2 RST=4 PSH=8 ACK=16 URG=32 ECE=64 CWR=128 */
+	uint8_t ttl;
+	uint8_t tos;		/* DSCP << 2 | ECN as given; the debug bit is OR-ed in */
+	bool have_ip_id;
+	uint16_t ip_id;
+	uint16_t len;		/* inner IP total length; 0: the smallest that fits */
+	int nvia;		/* IP-in-IP layers, outermost first */
+	int via[HS_PROBE_MAX_VIA];		/* switch indexes */
+	struct hs_addr via_addr[HS_PROBE_MAX_VIA];	/* their loopbacks */
+	bool from;		/* given as 'from SW' (nvia == 1) */
+	struct hs_addr outer_src;	/* source of the outer headers: the analyzer */
+	unsigned count;
+	uint64_t interval_ns;
+	uint64_t timeout_ns;	/* after the last packet; 0: trace timeout + 2 s */
+	bool badsum;		/* wrong L4 checksum: the destination drops it */
+	bool json;
+	int expect;		/* enum hs_probe_expect */
+	int link_a, link_b;	/* HS_PROBE_LINK: switch indexes */
+};
+
+/* Parse the words after 'probe' (or 'traceroute' with hs_traceroute_parse).
+ * topo may be NULL. Returns 0, or -1 with one message naming the bad word in
+ * err ("probe: unknown switch 'leaf9'"). */
+int hs_probe_parse(int argc, char **argv, const struct hs_topo *topo,
+		   struct hs_probe_spec *s, char *err, size_t errlen);
+int hs_traceroute_parse(int argc, char **argv, const struct hs_topo *topo,
+			struct hs_probe_spec *s, char *err, size_t errlen);
+
+/* smallest and largest inner IP length for a spec */
+uint16_t hs_probe_min_len(const struct hs_probe_spec *s);
+uint16_t hs_probe_max_len(const struct hs_probe_spec *s);
+
+/* what varies from one packet of a probe to the next */
+struct hs_probe_pkt {
+	uint32_t probe_id;	/* nonzero */
+	uint32_t seq;
+	uint64_t sent_ns;	/* wall clock, goes into the signature */
+	uint16_t ip_id;		/* inner IP ID */
+	uint32_t tcp_seq;
+	uint16_t sport;
+	uint8_t ttl;		/* inner TTL */
+};
+
+/* fill in a packet's ip_id, tcp_seq, sport and ttl from the spec and seq */
+void hs_probe_pkt_init(const struct hs_probe_spec *s, uint32_t probe_id, uint32_t seq,
+		       uint64_t sent_ns, struct hs_probe_pkt *pk);
+
+/* Craft one probe packet with libnet (any injection type; LIBNET_NONE only
+ * builds) into buf: the IP-in-IP layers, the inner IPv4 header and L4 header
+ * with the signature and a payload pattern. Returns its length, or 0 with a
+ * message in err. The libnet context's packet is cleared first. */
+size_t hs_probe_craft(struct libnet_context *l, const struct hs_probe_spec *s,
+		      const struct hs_probe_pkt *pk, uint8_t *buf, size_t cap,
+		      char *err, size_t errlen);
+
+/* signature: write HS_PROBE_SIG_LEN bytes; read from n bytes (false if absent) */
+void hs_probe_sig_write(uint8_t *b, uint32_t probe_id, uint32_t seq, uint64_t sent_ns);
+bool hs_probe_sig_read(const uint8_t *b, size_t n, uint32_t *probe_id, uint32_t *seq,
+		       uint64_t *sent_ns);
+/* the signature of a decoded copy: TCP/UDP payload or ICMP echo data.
+ * Bounds-checked against the captured bytes. */
+bool hs_probe_sig_parse(const struct hs_pkt *p, uint32_t *probe_id, uint64_t *sent_ns);
+/* the same, with the packet's sequence number */
+bool hs_probe_sig_parse_seq(const struct hs_pkt *p, uint32_t *probe_id, uint32_t *seq,
+			    uint64_t *sent_ns);
+
+/* ---- results -------------------------------------------------------------- */
+
+enum hs_probe_outcome {
+	HS_PROBE_PENDING = 0,	/* no copy seen yet */
+	HS_PROBE_DELIVERED,	/* reached the destination's ToR (link: came back to A) */
+	HS_PROBE_LOST,		/* last seen at lost_after (or never seen) */
+	HS_PROBE_LOOPED,	/* a switch came back where the path did not ask for it */
+	HS_PROBE_SEEN,		/* seen, but no topology to judge it by */
+};
+
+struct hs_probe_hop {
+	int sw;			/* topology index or -1 */
+	struct hs_addr addr;	/* mirror source */
+	uint64_t ts_ns;		/* capture time */
+	uint64_t hw_ns;		/* switch time or 0 */
+	uint8_t ttl;
+};
+
+struct hs_probe_result {
+	uint32_t seq;
+	uint64_t sent_ns;
+	int outcome;		/* enum hs_probe_outcome */
+	int lost_after;		/* hop index of the last switch seen, -1 none */
+	bool have_rtt;
+	uint64_t rtt_ns;	/* last hop - send time; link: A -> B -> A on A's clock */
+	int nhops;
+	struct hs_probe_hop hops[HS_TRACE_MAX_HOPS];
+};
+
+const char *hs_probe_outcome_name(int outcome);
+
+/* judge one closed probe trace against its spec */
+void hs_probe_judge(const struct hs_probe_spec *s, const struct hs_topo *topo,
+		    const struct hs_trace *t, uint64_t sent_ns, struct hs_probe_result *r);
+
+/* p-th percentile (0..100, nearest rank) of n values; sorts v. 0 when n == 0 */
+uint64_t hs_probe_percentile(uint64_t *v, size_t n, double p);
+
+/* ---- the verbs' runtime (needs the console) --------------------------------- */
+
+/* send the probe and wait for its copies: HS_CMD_PENDING, or HS_CMD_FAIL with
+ * the error printed. words is the spec as typed, kept in the history. */
+int hs_probe_run(struct hs_ctx *ctx, const struct hs_probe_spec *s, const char *words);
+
+/* The pipeline calls this for every closed trace flagged HS_TF_PROBE. */
+void hs_probe_on_trace(struct hs_ctx *ctx, const struct hs_trace *t);
+
+#endif
