@@ -1,0 +1,213 @@
+/* watch.h - the full-screen live view: a model (watchmodel.c, no curses)
+ * and the ncurses panes drawn from it (watch.c)
+ *
+ * The model turns closed traces into rows of text, keeps the display
+ * filter, the sort order, selection and scrolling of each pane, the per-link
+ * counters and the events log. It knows nothing of terminals, so every rule
+ * of the view is testable on its own; the UI only lays out windows, draws
+ * the model and turns keys into model calls.
+ */
+#ifndef HS_WATCH_H
+#define HS_WATCH_H
+
+#include "hs.h"
+#include "topo.h"
+#include "tracer.h"
+
+struct hs_ctx;
+
+/* ---- display filter: the 'traces' verb's words ------------------------------
+ *   flow ADDR[:PORT]    either endpoint is ADDR (and PORT, either side)
+ *   flow [V6ADDR]:PORT
+ *   switch NAME|ADDR    some hop is at the switch (topology name or mirror address)
+ *   outcome O           delivered, dropped, looped, unknown or probe
+ * Words combine with "and"; an empty text means no filter. */
+
+#define HS_WOUT_PROBE (-2)	/* outcome value meaning "a probe trace" */
+
+struct hs_wfilter {
+	bool any;		/* no condition at all */
+	bool has_flow, has_port;
+	struct hs_addr addr;
+	uint16_t port;
+	bool has_switch, has_sw_addr;
+	char sw[HS_NAME_MAX + 48];
+	struct hs_addr sw_addr;	/* when the name is a mirror address */
+	bool has_outcome;
+	int outcome;		/* enum hs_outcome or HS_WOUT_PROBE */
+};
+
+/* 0, or -1 with a message in err (f unchanged) */
+int hs_wfilter_parse(const char *text, const struct hs_topo *topo, struct hs_wfilter *f,
+		     char *err, size_t errlen);
+bool hs_wfilter_match(const struct hs_wfilter *f, const struct hs_trace *t,
+		      const struct hs_topo *topo);
+
+/* ---- scrolling list: a cursor and a window of 'height' lines ----------------- */
+
+struct hs_wview {
+	size_t count;		/* lines in the list */
+	size_t sel;		/* cursor, < count (0 when empty) */
+	size_t top;		/* first visible line */
+	int height;		/* visible lines, >= 1 */
+};
+
+void hs_wview_set(struct hs_wview *v, size_t count, int height);	/* clamps */
+void hs_wview_move(struct hs_wview *v, long delta);
+void hs_wview_page(struct hs_wview *v, int dir);	/* +1 down, -1 up */
+void hs_wview_home(struct hs_wview *v);
+void hs_wview_end(struct hs_wview *v);
+
+/* ---- layout ------------------------------------------------------------------ */
+
+#define HS_WATCH_MIN_COLS 60
+#define HS_WATCH_MIN_ROWS 15
+
+enum hs_wpane { HS_WP_TRACES, HS_WP_DETAIL, HS_WP_LINKS, HS_WP_EVENTS, HS_WP__COUNT };
+
+struct hs_wrect {
+	int y, x, h, w;
+};
+
+struct hs_wlayout {
+	struct hs_wrect pane[HS_WP__COUNT];	/* boxed: inner size is h-2 by w-2 */
+	struct hs_wrect status;			/* last line */
+};
+
+/* false when the screen is below the minimum size */
+bool hs_wlayout_compute(int cols, int rows, struct hs_wlayout *l);
+
+/* columns of the traces pane for an inner width: fixed ones (time, outcome,
+ * latency) keep their width, flow and path share the rest */
+enum hs_wcol { HS_WC_TIME, HS_WC_FLOW, HS_WC_PATH, HS_WC_OUTCOME, HS_WC_LATENCY, HS_WC__COUNT };
+struct hs_wcolumn {
+	const char *title;
+	int width;		/* 0: flexible */
+	bool right;		/* right-aligned */
+};
+extern const struct hs_wcolumn hs_wcolumns[HS_WC__COUNT];
+void hs_wcols_layout(int width, int widths[HS_WC__COUNT]);
+
+/* copy s into out (size outlen) keeping at most 'cells' display cells,
+ * counting one cell per UTF-8 character; returns the cells used */
+int hs_wfit(const char *s, int cells, char *out, size_t outlen);
+
+/* ---- rows ------------------------------------------------------------------- */
+
+enum hs_wclass { HS_WCL_NONE, HS_WCL_DELIVERED, HS_WCL_DROPPED, HS_WCL_LOOPED,
+		 HS_WCL_PROBE, HS_WCL_UNKNOWN, HS_WCL__COUNT };
+
+struct hs_wrow {
+	uint64_t id;
+	uint64_t ts_ns;		/* first hop's capture time */
+	uint64_t lat_ns;	/* first to last hop, 0 with one hop */
+	int cls;		/* enum hs_wclass */
+	char col[HS_WC__COUNT][200];
+};
+
+/* one hop of the detail pane */
+struct hs_whop {
+	char sw[HS_NAME_MAX + 48];
+	char ts[32];
+	char delta[24];
+	char ttl[8];
+	char dscp[24];
+	char changes[96];
+};
+
+enum hs_wsort { HS_WSORT_NEWEST, HS_WSORT_LATENCY, HS_WSORT_OUTCOME, HS_WSORT__COUNT };
+
+/* per topology link */
+struct hs_wlink {
+	int link;		/* index in topo->links */
+	uint64_t packets;	/* traces that crossed it */
+	double drops;		/* dropped traces blamed on it (shared among ECMP candidates) */
+};
+
+#define HS_WEVENT_LEN 240
+
+struct hs_wmodel {
+	const struct hs_topo *topo;
+	const char *sep;	/* between switch names in a path */
+
+	/* the traces pane: a snapshot of the tracer's ring, filtered and sorted */
+	size_t cap;
+	struct hs_trace *traces;	/* cap copies */
+	struct hs_wrow *rows;		/* cap rows, [0, view.count) valid */
+	const struct hs_trace **sorted;	/* cap: scratch for filtering and sorting */
+	size_t ntraces;
+	struct hs_wview view[HS_WP__COUNT];
+	uint64_t sel_id;		/* trace under the cursor, 0 none */
+	bool follow;			/* cursor stays on the newest row */
+	int sort;			/* enum hs_wsort */
+	struct hs_wfilter filter;
+	char filter_text[128];
+	bool paused;
+
+	/* the detail pane */
+	struct hs_trace detail;		/* copy of the selected trace */
+	bool have_detail;
+	int detail_cls;			/* enum hs_wclass */
+	char detail_head[3][240];
+	struct hs_whop hops[HS_TRACE_MAX_HOPS];
+
+	/* the links pane */
+	uint64_t links_upto;		/* newest trace id accounted */
+	struct hs_wlink *links;		/* topo->nlinks, sorted worst first in order[] */
+	int nlinks;
+	int *order;
+
+	/* the events pane: a ring of lines, oldest first */
+	char (*events)[HS_WEVENT_LEN];
+	size_t ev_cap, ev_first, ev_count;
+	uint64_t ev_total;
+};
+
+/* cap: traces kept in the view (allocated once) */
+struct hs_wmodel *hs_wmodel_new(size_t cap, size_t events);
+void hs_wmodel_free(struct hs_wmodel *m);
+/* a new topology: link counters start over */
+void hs_wmodel_set_topo(struct hs_wmodel *m, const struct hs_topo *topo);
+/* new closed traces, newest first as hs_tracer_recent() gives them. Links
+ * always count them; the rows are rebuilt unless paused. */
+void hs_wmodel_update(struct hs_wmodel *m, const struct hs_trace *const *recent, size_t n);
+/* rebuild rows from the snapshot (after a filter or sort change) */
+void hs_wmodel_rebuild(struct hs_wmodel *m);
+/* set (text "" clears) the display filter; 0 or -1 with err */
+int hs_wmodel_set_filter(struct hs_wmodel *m, const char *text, char *err, size_t errlen);
+void hs_wmodel_set_sort(struct hs_wmodel *m, int sort);
+const char *hs_wsort_name(int sort);
+/* move the traces cursor and refresh the detail */
+void hs_wmodel_select(struct hs_wmodel *m, size_t row);
+void hs_wmodel_scroll(struct hs_wmodel *m, enum hs_wpane p, int key);
+
+/* one row / detail from a trace (also used by the model itself) */
+void hs_wrow_fill(struct hs_wrow *r, const struct hs_trace *t, const struct hs_topo *topo,
+		  const char *sep);
+/* hop lines of t into hops (nhops of them); returns t->nhops */
+int hs_whops_fill(struct hs_whop *hops, const struct hs_trace *t, const struct hs_topo *topo);
+
+/* text of the i-th link in worst-first order */
+void hs_wlink_text(const struct hs_wmodel *m, int i, char *name, size_t nlen, char *pkts,
+		   char *drops, char *rate, size_t vlen);
+
+/* append a line (newlines split it; tabs become blanks) to the events */
+void hs_wmodel_event(struct hs_wmodel *m, const char *line);
+const char *hs_wmodel_event_at(const struct hs_wmodel *m, size_t i);	/* 0 = oldest */
+
+/* keys a pane understands, as hs_wmodel_scroll's key */
+enum { HS_WK_UP = 1, HS_WK_DOWN, HS_WK_PGUP, HS_WK_PGDN, HS_WK_HOME, HS_WK_END };
+
+/* ---- the UI (watch.c) ---------------------------------------------------------- */
+
+/* enter the full-screen view; HS_CMD_PENDING while it runs, or -1 */
+int hs_watch_start(struct hs_ctx *ctx);
+bool hs_watch_active(struct hs_ctx *ctx);
+/* an asynchronous message while the view is active goes to the events pane */
+void hs_watch_event(struct hs_ctx *ctx, const char *line);
+/* A verb run at the view's ':' line that returned HS_CMD_PENDING finishes
+ * inside the view, not as the runner's pending verb (the view is that):
+ * hs_cmd_finish() asks this first and returns when it says true. */
+bool hs_watch_take_finish(struct hs_ctx *ctx, int status);
+
+#endif

@@ -1,0 +1,160 @@
+#!/bin/sh
+# watch.sh - the full-screen view under a real terminal (tmux): the sample
+# capture's traces show with their switch paths and outcomes, the keys move
+# between panes and change the detail, ':' output lands in the events pane, a
+# resize keeps a valid layout (a tiny one says so), and 'q' gives back a
+# working prompt. Without a terminal 'watch' refuses clearly.
+set -u
+
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+top_builddir=${top_builddir:-$top_srcdir}
+HS=$top_builddir/hopscope
+PCAP=$top_srcdir/share/sample/sample.pcap
+TOPO=$top_srcdir/share/sample/sample.topo
+PROMPT=${HS_PROMPT:-hopscope>}
+
+if ! command -v tmux >/dev/null 2>&1; then
+	echo "SKIP: tmux is not installed; the watch view is NOT tested" >&2
+	echo "SKIP: tmux is not installed; the watch view is NOT tested"
+	exit 77
+fi
+command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 is missing"; exit 77; }
+for f in "$HS" "$PCAP" "$TOPO"; do
+	if [ ! -e "$f" ]; then
+		echo "SKIP: $f is missing"
+		exit 77
+	fi
+done
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/hs-watch.XXXXXX")
+T="tmux -S $tmp/sock"
+cleanup() {
+	$T kill-server >/dev/null 2>&1
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+fails=0
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() {
+	n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"
+	echo "# screen:"; sed 's/^/#   /' "$tmp/screen"
+}
+check() { # check DESCRIPTION COMMAND...
+	d=$1; shift
+	if "$@"; then ok "$d"; else not_ok "$d"; fi
+}
+
+snap() { $T capture-pane -p -t hs >"$tmp/screen" 2>/dev/null; }
+# wait until the screen matches an extended regex (10 s)
+wait_for() {
+	i=0
+	while [ $i -lt 100 ]; do
+		snap
+		grep -Eq -- "$1" "$tmp/screen" && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+# wait until the screen stops changing (the view redraws at most 20/s)
+settle() {
+	snap; prev=$(cat "$tmp/screen"); i=0
+	while [ $i -lt 50 ]; do
+		sleep 0.2
+		snap
+		cur=$(cat "$tmp/screen")
+		[ "$cur" = "$prev" ] && return 0
+		prev=$cur
+		i=$((i + 1))
+	done
+}
+has() { grep -Eq -- "$1" "$tmp/screen"; }
+lacks() { ! grep -Eq -- "$1" "$tmp/screen"; }
+differ() { [ -n "$1" ] && [ -n "$2" ] && [ "$1" != "$2" ]; }
+detail_id() { grep -Eo 'trace [0-9]+ ' "$tmp/screen" | head -n 1; }
+
+# --- no terminal ------------------------------------------------------------
+out=$("$HS" --db "$tmp/nt.db" -c watch </dev/null 2>&1)
+st=$?
+check "watch without a terminal fails" [ $st -ne 0 ]
+echo "$out" | grep -q "watch: needs a terminal" && ok "and says it needs a terminal" ||
+	{ not_ok "and says it needs a terminal"; echo "# got: $out"; }
+
+# --- the view ---------------------------------------------------------------
+$T new-session -d -s hs -x 160 -y 45 \
+	"env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color '$HS' --db '$tmp/h.db' -r '$PCAP' --topo '$TOPO'; sleep 30"
+check "the prompt comes up" wait_for "$PROMPT"
+settle
+
+$T send-keys -t hs 'watch' Enter
+check "watch opens the panes" wait_for "Traces .*sort newest"
+settle
+check "trace rows show switch paths" has "leaf[0-9]+ › spine[0-9]+ › leaf[0-9]+"
+check "delivered traces are listed" has "delivered"
+check "dropped traces are listed" has "dropped"
+check "detail, links and events panes are drawn" \
+	sh -c "grep -q ' Detail ' '$tmp/screen' && grep -q ' Links ' '$tmp/screen' && grep -q ' Events ' '$tmp/screen'"
+check "the detail pane shows a trace hop by hop" has "dscp/ecn"
+check "the links pane lists topology links" has "leaf[0-9]+:[^ ]+ - spine[0-9]+:"
+check "the status line names the source" has "sample.pcap.*pkt/s"
+
+first=$(detail_id)
+$T send-keys -t hs Down Enter
+settle
+second=$(detail_id)
+check "Down + Enter shows another trace ($first -> $second)" differ "$first" "$second"
+# Enter moved the focus to Detail: three Tabs come back round to Traces
+$T send-keys -t hs Tab Tab Tab Down
+settle
+third=$(detail_id)
+check "Tab cycles the panes back to Traces ($second -> $third)" differ "$second" "$third"
+
+$T send-keys -t hs '/outcome dropped' Enter
+settle
+check "the display filter shows in the title" has "Traces [0-9]+ \[outcome dropped\]"
+check "and only dropped traces are left" sh -c \
+	"! grep -E 'leaf[0-9]+ › spine' '$tmp/screen' | grep -q 'delivered'"
+$T send-keys -t hs '/' C-u Enter
+settle
+
+$T send-keys -t hs ':traces limit 3' Enter
+check "':' echoes the command in Events" wait_for "> :traces limit 3"
+settle
+check "and its output lands in Events" has "│ *id +time +flow"
+$T send-keys -t hs ':nosuchverb' Enter
+check "a wrong ':' command shows its error in Events" wait_for "error: .*nosuchverb"
+
+$T resize-window -t hs -x 100 -y 30
+settle
+check "a resize keeps the panes (100x30)" \
+	sh -c "grep -q 'Traces ' '$tmp/screen' && grep -q ' Links ' '$tmp/screen' && grep -q ' Events ' '$tmp/screen'"
+check "the status line is still the last line" \
+	sh -c "sed -n 30p '$tmp/screen' | grep -q 'pkt/s'"
+# in characters, not bytes: the borders and paths are UTF-8
+widest() { python3 -c 'import sys; print(max(len(l.rstrip("\n")) for l in open(sys.argv[1], encoding="utf-8")))' "$1"; }
+check "no line is wider than the screen" [ "$(widest "$tmp/screen")" -le 100 ]
+check "the bottom border is where the screen ends" \
+	sh -c "sed -n 29p '$tmp/screen' | grep -q '^└.*┘\$'"
+$T resize-window -t hs -x 50 -y 12
+settle
+check "a tiny terminal gets the too-small message" has "terminal too small \(50x12\)"
+check "and no panes" lacks " Events "
+$T resize-window -t hs -x 160 -y 45
+settle
+check "growing back draws the panes again" has "Traces .*sort newest"
+
+$T send-keys -t hs q
+settle
+check "q returns to the prompt" sh -c "grep -v '^$' '$tmp/screen' | tail -n 1 | grep -q '$PROMPT'"
+$T send-keys -t hs 'help' Enter
+check "the prompt works after watch (help)" wait_for "watch +full-screen live view"
+
+if [ $fails -ne 0 ]; then
+	echo "# $fails of $n checks failed"
+	exit 1
+fi
+echo "# all $n checks passed"
+exit 0
