@@ -1,0 +1,502 @@
+#!/usr/bin/env python3
+"""bench.py - 'make bench': hopscope's speed, memory and responsiveness
+
+Everything is measured in one run, on one capture, next to reference tools
+run the same way, so the figures are read as ratios and not as absolutes:
+
+  input    a large mirrored capture of a fat-tree made by hs-synth (cached in
+           tests/bench/cache/, made again when the generator or its options
+           change)
+  ingest   whole-process wall and CPU time, median of BENCH_RUNS runs, pinned
+           to one core: hopscope with 'set history off', 'default' and 'all';
+           the bare libpcap loop (pcaploop), opening the file as hopscope
+           does and again with a 1 MiB stdio buffer; tcpdump -w /dev/null;
+           tshark on a slice of the file
+  memory   memtrace: bytes per open trace, peak RSS with 1M open traces and
+           with 1M flows, through the tracer and flow table APIs
+  respond  time from 'capture status' typed at the prompt to its answer
+           while the file is replayed at full speed (respond.py)
+  sim007   the 007 blame simulator table (see section_sim007)
+
+Each figure is printed with PASS or MISS against its target; a miss never
+fails the build. Results go to tests/bench/results/last.tsv (and last.json);
+the previous results, when there are any, are shown as a change.
+
+Environment (defaults in brackets):
+  BENCH_PACKETS   original packets in the capture [1000000] (about 5 copies each)
+  BENCH_SHAPE     hs-synth fabric [fattree:16]
+  BENCH_RUNS      timed runs per tool, the median is kept [3]
+  BENCH_SLICE     frames given to tshark [100000]
+  BENCH_OPEN      open traces for memtrace [1000000]
+  BENCH_FLOWS     flows for memtrace [1000000]
+  BENCH_SAMPLES   prompt samples [40]
+  BENCH_CPU       the core everything is pinned to [1]
+  BENCH_ONLY      comma-separated sections to run [all]
+"""
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import respond  # noqa: E402
+
+MILLION = 1e6
+
+
+def env_int(name, default):
+    v = os.environ.get(name, "")
+    try:
+        return int(v) if v else default
+    except ValueError:
+        sys.exit("bench: %s must be an integer, got '%s'" % (name, v))
+
+
+class Bench:
+    def __init__(self, srcdir, builddir):
+        self.src = srcdir
+        self.build = builddir
+        self.cpu = env_int("BENCH_CPU", 1)
+        self.runs = max(1, env_int("BENCH_RUNS", 3))
+        self.rows = []          # (key, label, value, unit, target, verdict)
+        self.notes = []
+        self.cache = os.path.join(srcdir, "tests", "bench", "cache")
+        self.results = os.path.join(srcdir, "tests", "bench", "results")
+        self.tmp = tempfile.mkdtemp(prefix="hs-bench-")
+        self.capture = self.topo = None
+        self.frames = 0
+        self.config = {k: v for k, v in sorted(os.environ.items())
+                       if k.startswith("BENCH_") and k not in ("BENCH_ONLY", "BENCH_CFLAGS")}
+        self.prev = self.load_prev()
+
+    # ---- helpers ------------------------------------------------------------
+
+    def prog(self, *parts):
+        return os.path.join(self.build, *parts)
+
+    def pin(self, argv):
+        if shutil.which("taskset"):
+            return ["taskset", "-c", str(self.cpu)] + argv
+        return argv
+
+    def add(self, key, label, value, unit, target=None, ok=None):
+        verdict = "" if ok is None else ("PASS" if ok else "MISS")
+        self.rows.append((key, label, value, unit, target or "", verdict))
+        change = ""
+        old = self.prev.get(key)
+        if old is not None and value is not None and old != 0:
+            change = "%+.1f%%" % ((value - old) / old * 100.0)
+        print("  %-44s %12s %-6s %-14s %-4s %s" % (
+            label, fmt(value), unit, target or "", verdict, change))
+
+    def note(self, text):
+        self.notes.append(text)
+        print("  note: " + text)
+
+    def timed(self, argv, stdout=subprocess.DEVNULL):
+        """run once: wall seconds, CPU seconds, peak RSS KiB, exit status, output"""
+        out = tempfile.TemporaryFile(dir=self.tmp) if stdout is None else stdout
+        t0 = time.perf_counter()
+        p = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE)
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t0
+        err = p.stderr.read().decode("utf-8", "replace")
+        p.stderr.close()
+        p.returncode = os.waitstatus_to_exitcode(status)
+        text = ""
+        if stdout is None:
+            out.seek(0)
+            text = out.read().decode("utf-8", "replace")
+            out.close()
+        return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss, p.returncode, text, err
+
+    def median_run(self, name, argv, before=None, stdout=subprocess.DEVNULL):
+        walls, cpus, rss, text = [], [], 0, ""
+        for _ in range(self.runs):
+            if before:
+                before()
+            wall, cpu, maxrss, rc, text, err = self.timed(argv, stdout)
+            if rc != 0:
+                self.note("%s failed (exit %d): %s" % (name, rc, err.strip()[-300:]))
+                return None
+            walls.append(wall)
+            cpus.append(cpu)
+            rss = max(rss, maxrss)
+        return {"wall": statistics.median(walls), "cpu": statistics.median(cpus),
+                "rss_kb": rss, "out": text, "walls": walls}
+
+    def load_prev(self):
+        """figures of the last run, when it was made with the same sizes"""
+        prev = {}
+        try:
+            with open(os.path.join(self.results, "last.json")) as f:
+                if json.load(f).get("config") != self.config:
+                    print("(the last results were made with other BENCH_* sizes: "
+                          "no change shown)")
+                    return prev
+        except (OSError, ValueError):
+            return prev
+        path = os.path.join(self.results, "last.tsv")
+        try:
+            with open(path) as f:
+                for line in f:
+                    parts = line.rstrip("\n").split("\t")
+                    if len(parts) >= 3 and parts[0] != "key":
+                        try:
+                            prev[parts[0]] = float(parts[2])
+                        except ValueError:
+                            pass
+        except OSError:
+            pass
+        return prev
+
+    def save(self):
+        os.makedirs(self.results, exist_ok=True)
+        tsv = os.path.join(self.results, "last.tsv")
+        with open(tsv + ".tmp", "w") as f:
+            f.write("key\tlabel\tvalue\tunit\ttarget\tverdict\n")
+            for key, label, value, unit, target, verdict in self.rows:
+                f.write("%s\t%s\t%s\t%s\t%s\t%s\n" % (
+                    key, label, "" if value is None else repr(float(value)), unit,
+                    target, verdict))
+        os.replace(tsv + ".tmp", tsv)
+        doc = {
+            "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "capture": self.capture, "frames": self.frames,
+            "runs": self.runs, "cpu": self.cpu, "config": self.config,
+            "results": [dict(zip(("key", "label", "value", "unit", "target", "verdict"), r))
+                        for r in self.rows],
+            "notes": self.notes,
+        }
+        with open(os.path.join(self.results, "last.json"), "w") as f:
+            json.dump(doc, f, indent=1)
+        print("\nresults written to %s" % os.path.relpath(tsv, self.src))
+
+    # ---- input ----------------------------------------------------------------
+
+    def section_input(self):
+        packets = env_int("BENCH_PACKETS", 1000000)
+        shape = os.environ.get("BENCH_SHAPE") or "fattree:16"
+        args = ["--shape", shape, "--packets", str(packets), "--seed", "7"]
+        if shape.startswith("fattree:"):
+            # a few lossy links and a loop toward one ToR (all exist for k >= 8)
+            args += ["--drop-link", "edge3-agg1:0.05", "--drop-link", "agg9-core2:0.02",
+                     "--loop", "agg17-core5:edge20", "--loop-flows", "20"]
+        h = hashlib.sha256(" ".join(args).encode())
+        for f in ("hs-synth.c", "pktw.c", "pktw.h"):
+            with open(os.path.join(self.src, "tests", "tools", f), "rb") as fp:
+                h.update(fp.read())
+        key = h.hexdigest()[:12]
+        os.makedirs(self.cache, exist_ok=True)
+        base = os.path.join(self.cache, "fabric-" + key)
+        self.capture, self.topo = base + ".pcap", base + ".topo"
+        meta = base + ".json"
+        if not (os.path.exists(meta) and os.path.exists(self.capture)):
+            for f in os.listdir(self.cache):
+                if f.startswith("fabric-"):
+                    os.unlink(os.path.join(self.cache, f))
+            print("  making the capture: hs-synth " + " ".join(args))
+            rc = subprocess.call([self.prog("tests", "tools", "hs-synth")] + args +
+                                 ["-w", self.capture + ".tmp", "-t", self.topo])
+            if rc != 0:
+                sys.exit("bench: hs-synth failed (exit %d)" % rc)
+            os.replace(self.capture + ".tmp", self.capture)
+            out = subprocess.check_output([self.prog("tests", "bench", "pcaploop"),
+                                           self.capture]).decode()
+            info = dict(line.split("\t") for line in out.splitlines())
+            with open(meta, "w") as f:
+                json.dump({"args": args, "frames": int(info["packets"]),
+                           "bytes": int(info["bytes"]), "packets": packets}, f)
+        with open(meta) as f:
+            m = json.load(f)
+        self.frames = m["frames"]
+        print("  %s: %d mirrored copies of %d packets, %.0f MB (%s)" % (
+            os.path.relpath(self.capture, self.src), self.frames, m["packets"],
+            m["bytes"] / MILLION, shape))
+        # warm the page cache so the first tool timed does not pay for the disk
+        subprocess.call([self.prog("tests", "bench", "pcaploop"), self.capture],
+                        stdout=subprocess.DEVNULL)
+
+    # ---- ingest ---------------------------------------------------------------
+
+    def hopscope_argv(self, policy, db):
+        return self.pin([self.prog("hopscope"), "--db", db, "--topo", self.topo, "-c",
+                         "set history %s; capture start %s; capture status" %
+                         (policy, self.capture)])
+
+    def section_ingest(self):
+        F = self.frames
+        results = {}
+        print("  %-44s %12s %-6s %-14s %-4s %s" % ("", "copies/s", "", "target", "", "change"))
+
+        loop = self.median_run("pcaploop", self.pin([self.prog("tests", "bench", "pcaploop"),
+                                                     self.capture]))
+        bufd = self.median_run("pcaploop -b", self.pin([self.prog("tests", "bench", "pcaploop"),
+                                                         "-b", str(1 << 20), self.capture]))
+        tcpd = self.median_run("tcpdump", self.pin(["tcpdump", "-n", "-r", self.capture,
+                                                    "-w", "/dev/null"]))
+        for policy in ("off", "default", "all"):
+            db = os.path.join(self.tmp, "ingest-%s.db" % policy)
+
+            def fresh(db=db):
+                for sfx in ("", "-wal", "-shm"):
+                    if os.path.exists(db + sfx):
+                        os.unlink(db + sfx)
+            r = self.median_run("hopscope (history %s)" % policy,
+                                self.hopscope_argv(policy, db), before=fresh, stdout=None)
+            if r:
+                r["status"] = parse_status(r["out"])
+                r["db"] = db
+            results[policy] = r
+
+        tshark = None
+        nslice = min(env_int("BENCH_SLICE", 100000), F)
+        if shutil.which("tshark") and nslice > 0:
+            sl = os.path.join(self.tmp, "slice.pcap")
+            subprocess.check_call([self.prog("tests", "bench", "pcaploop"), self.capture,
+                                   "-w", sl, "-n", str(nslice)])
+            tshark = self.median_run("tshark", self.pin(["tshark", "-n", "-r", sl]))
+
+        def pps(r, n=F):
+            return n / r["wall"] if r else None
+        ref_loop, ref_tcpd = pps(loop), pps(tcpd)
+
+        def ratios(key, r, n=F):
+            if not r:
+                return
+            p = pps(r, n)
+            if ref_loop:
+                self.add(key + ".vs_loop", "  ratio to the bare libpcap loop", p / ref_loop, "x")
+            if ref_tcpd:
+                self.add(key + ".vs_tcpdump", "  ratio to tcpdump -w /dev/null", p / ref_tcpd, "x")
+
+        self.add("ingest.loop.pps", "bare libpcap loop (pcaploop)", ref_loop, "pps")
+        self.add("ingest.loop_buffered.pps", "  the same with a 1 MiB stdio buffer", pps(bufd),
+                 "pps")
+        self.add("ingest.tcpdump.pps", "tcpdump -r FILE -w /dev/null", ref_tcpd, "pps")
+        if tshark:
+            self.add("ingest.tshark.pps", "tshark -r SLICE (%d frames)" % nslice,
+                     pps(tshark, nslice), "pps")
+        targets = {"off": 4 * MILLION, "default": 3 * MILLION, "all": 1 * MILLION}
+        for policy in ("off", "default", "all"):
+            r = results[policy]
+            key = "ingest.hopscope_%s" % policy
+            if not r:
+                self.add(key + ".pps", "hopscope, history %s" % policy, None, "pps",
+                         ">= %s" % fmt(targets[policy]), False)
+                continue
+            st = r["status"]
+            if st.get("packets") != F:
+                self.note("hopscope (history %s) read %s frames of %d" %
+                          (policy, st.get("packets"), F))
+            p = pps(r)
+            self.add(key + ".pps", "hopscope, history %s" % policy, p, "pps",
+                     ">= %s" % fmt(targets[policy]), p >= targets[policy])
+            if policy == "off" and ref_loop:
+                self.add(key + ".vs_loop", "  ratio to the bare libpcap loop", p / ref_loop,
+                         "x", ">= 0.5", p / ref_loop >= 0.5)
+                if bufd:
+                    self.add(key + ".vs_loop_buffered", "  ratio to the buffered loop",
+                             p / pps(bufd), "x")
+                if ref_tcpd:
+                    self.add(key + ".vs_tcpdump", "  ratio to tcpdump -w /dev/null",
+                             p / ref_tcpd, "x")
+            else:
+                ratios(key, r)
+            self.add(key + ".cpu_share", "  CPU time / wall time", r["cpu"] / r["wall"], "x")
+            self.add(key + ".rss_mb", "  peak RSS", r["rss_kb"] / 1024.0, "MB")
+            if policy == "all":
+                self.check_all_stored(r)
+
+        off = results.get("off")
+        if off:
+            st = off["status"]
+            if st.get("evicted"):
+                self.note("the tracer evicted %d of %d traces before their quiet timeout "
+                          "(open-trace pool full)" % (st["evicted"], st.get("closed", 0)))
+            if st.get("flows") and st.get("flows") & (st.get("flows") - 1) == 0:
+                self.note("the flow table stopped at %d flows (full)" % st["flows"])
+        spread = [(n, r) for n, r in (("loop", loop), ("buffered loop", bufd),
+                                      ("tcpdump", tcpd)) +
+                  tuple(results.items()) if r]
+        worst = max(((max(r["walls"]) - min(r["walls"])) / r["wall"], n) for n, r in spread)
+        if worst[0] > 0.15:
+            self.note("runs of %s varied by %.0f%% (machine busy?)" % (worst[1], worst[0] * 100))
+
+    def check_all_stored(self, r):
+        st = r["status"]
+        try:
+            db = sqlite3.connect("file:%s?mode=ro" % r["db"], uri=True)
+            sess = db.execute("SELECT max(id) FROM sessions").fetchone()[0]
+            ntr, nh = db.execute("SELECT count(*), coalesce(sum(nhops), 0) FROM traces "
+                                 "WHERE session = ?", (sess,)).fetchone()
+            hops = db.execute("SELECT count(*) FROM hops JOIN traces ON traces.id = hops.trace "
+                              "WHERE traces.session = ?", (sess,)).fetchone()[0]
+            db.close()
+        except sqlite3.Error as e:
+            self.note("cannot read the history of the 'all' run: %s" % e)
+            self.add("ingest.hopscope_all.hops_stored", "  hops stored / copies traced", None,
+                     "x", "every hop", False)
+            return
+        copies = st.get("copies") or self.frames
+        ok = ntr == st.get("closed") and hops == nh and hops > 0
+        self.add("ingest.hopscope_all.traces_stored", "  traces stored", ntr, "",
+                 "= %s closed" % fmt(st.get("closed")), ntr == st.get("closed"))
+        self.add("ingest.hopscope_all.hops_stored", "  hops stored / copies traced",
+                 hops / copies if copies else None, "x", "every hop", ok)
+        if hops < copies:
+            self.note("'all' stored %d hops for %d copies: copies beyond %d per trace "
+                      "(loops) and duplicates are counted, not kept" % (hops, copies, 16))
+
+    # ---- memory ---------------------------------------------------------------
+
+    def memtrace(self, *args):
+        out = subprocess.run([self.prog("tests", "bench", "memtrace")] + list(args),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if out.returncode != 0:
+            self.note("memtrace %s failed: %s" % (" ".join(args),
+                                                 out.stderr.decode().strip()))
+            return {}
+        return {k: float(v) for k, v in
+                (line.split("\t") for line in out.stdout.decode().splitlines())}
+
+    def section_memory(self):
+        n_open = env_int("BENCH_OPEN", 1000000)
+        n_flows = env_int("BENCH_FLOWS", 1000000)
+        t = self.memtrace("traces", "-n", str(n_open), "--hops", "5")
+        if t:
+            self.add("mem.open_trace_bytes", "bytes per open trace (5 hops)",
+                     t["bytes_per_open_trace"], "B", "<= 256", t["bytes_per_open_trace"] <= 256)
+            self.add("mem.open_traces_rss_mb", "peak RSS, %s open traces" % fmt(n_open),
+                     t["peak_rss_kb"] / 1024.0, "MB")
+            self.add("mem.tracer_cold_cps", "  tracer alone, cold pool", t["tracer_add_mcps"] *
+                     MILLION, "cps")
+            if t["open_traces"] != n_open:
+                self.note("memtrace kept %d of %d traces open" % (t["open_traces"], n_open))
+        f = self.memtrace("flows", "-n", str(n_flows))
+        if f:
+            rss = f["peak_rss_kb"] / 1024.0
+            full = n_flows >= 1000000
+            self.add("mem.flows_rss_mb", "peak RSS, %s flows" % fmt(n_flows), rss, "MB",
+                     "< 512 (1M)" if full else "", (rss < 512) if full else None)
+            self.add("mem.flow_bytes", "  bytes per flow", f["bytes_per_flow"], "B")
+
+    # ---- responsiveness ---------------------------------------------------------
+
+    def section_respond(self):
+        # -r FILE as a user runs it (default history), then with history off
+        # started at the prompt: the difference is what history costs the prompt
+        for key, label, policy in (("respond", "hopscope -r FILE", None),
+                                   ("respond.history_off", "with 'set history off'", "off")):
+            res = respond.measure(self.prog("hopscope"), self.topo, self.capture, self.cpu,
+                                  env_int("BENCH_SAMPLES", 40), workdir=self.tmp,
+                                  policy=policy)
+            if res["error"]:
+                self.note("prompt probe (%s): %s" % (label, res["error"]))
+            s = res["samples"]
+            target = "< 50" if policy is None else ""
+            if not s:
+                self.add(key + ".median_ms", label + ": no answer while reading", None, "ms",
+                         target, False if target else None)
+                continue
+            med, mx = statistics.median(s), max(s)
+            self.add(key + ".median_ms", "%s: median of %d" % (label, len(s)), med, "ms",
+                     target, med < 50 if target else None)
+            self.add(key + ".max_ms", "%s: max" % label, mx, "ms", target,
+                     mx < 50 if target else None)
+            slow = [x for x in s if x >= 50]
+            if slow:
+                self.note("%s: %d of %d answers took 50 ms or more (%s ms)" % (
+                    label, len(slow), len(s), ", ".join("%.0f" % x for x in slow[:8])))
+
+    # ---- 007 ------------------------------------------------------------------
+
+    def section_sim007(self):
+        """The 007 blame simulator table goes here.
+
+        It is to run the simulator on captures with known lossy links and add
+        one row per figure with self.add(key, label, value, unit, target, ok),
+        keys starting with 'sim007.' (for instance the share of epochs in which
+        the truly lossy link tops the vote ranking), so they are printed,
+        compared with the previous run and saved like every other figure.
+        """
+        print("  (not in this build yet)")
+
+    # ---- driver -----------------------------------------------------------------
+
+    SECTIONS = (
+        ("input", "input", section_input),
+        ("ingest", "ingest, one core (median of %(runs)d runs)", section_ingest),
+        ("memory", "memory, through the tracer and flow table APIs", section_memory),
+        ("respond", "prompt: 'capture status' typed to answer while a file is replayed",
+         section_respond),
+        ("sim007", "007: blame of lossy links", section_sim007),
+    )
+
+    def run(self):
+        only = [s for s in os.environ.get("BENCH_ONLY", "").split(",") if s]
+        cflags = os.environ.get("BENCH_CFLAGS", "")
+        print("hopscope bench: %s, %d CPUs, pinned to CPU %d" % (
+            os.uname().machine, os.cpu_count() or 0, self.cpu))
+        if "-fsanitize" in cflags or "-O0" in cflags:
+            print("warning: built with '%s': figures are not comparable to an "
+                  "optimized build" % cflags.strip())
+        for name, title, fn in self.SECTIONS:
+            if only and name not in only and name != "input":
+                continue
+            print("\n== %s" % (title % {"runs": self.runs}))
+            fn(self)
+        self.save()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+        return 0
+
+
+def parse_status(text):
+    """the figures of 'capture status' (text form)"""
+    st = {}
+    for key, pat in (("packets", r"^packets\s+(\d+)"),
+                     ("copies", r"^copies\s+(\d+)"),
+                     ("closed", r"^traces\s+\d+ open, (\d+) closed"),
+                     ("evicted", r"^evicted\s+(\d+)"),
+                     ("flows", r"^flows\s+(\d+)")):
+        m = re.search(pat, text, re.M)
+        if m:
+            st[key] = int(m.group(1))
+    return st
+
+
+def fmt(v):
+    if v is None:
+        return "-"
+    if isinstance(v, str):
+        return v
+    a = abs(v)
+    if a >= 1e6:
+        return "%.2fM" % (v / 1e6)
+    if a >= 1e4:
+        return "%.1fk" % (v / 1e3)
+    if a >= 100 or float(v).is_integer():
+        return "%.0f" % v
+    return "%.2f" % v
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    here = os.path.dirname(os.path.abspath(__file__))
+    top = os.path.dirname(os.path.dirname(here))
+    ap.add_argument("--srcdir", default=top)
+    ap.add_argument("--builddir", default=top)
+    a = ap.parse_args()
+    return Bench(a.srcdir, a.builddir).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
