@@ -8,8 +8,16 @@ static const char *const set_words[] = { "format", "db", "trace-timeout", "histo
 	"text", "json", "default", "all", "off", NULL };
 static const char *const traces_words[] = { "show", "flow", "switch", "outcome", "since",
 	"limit", "delivered", "dropped", "looped", "unknown", NULL };
+static const char *const probe_words[] = { "tcp", "udp", "icmp", "link", "flags", "ttl",
+	"dscp", "ecn", "id", "len", "from", "via", "count", "interval", "timeout", "--badsum",
+	"--expect", "delivered", "lost", "--json", NULL };
+static const char *const traceroute_words[] = { "proto", "tcp", "udp", "from", "max-ttl",
+	"timeout", "--json", NULL };
+static const char *const mirror_words[] = { "add", "del", "list", "on", "session", "all",
+	"default", "syn", "fin", "rst", "debug", "bgp", "roce", "flow", "prefix", "tcp", "udp",
+	"icmp", "any", NULL };
 static const char *const topo_words[] = { "load", "show", NULL };
-static const char *const history_words[] = { "sessions", "flows", "traces", "show",
+static const char *const history_words[] = { "sessions", "flows", "traces", "probes", "show",
 	"limit", NULL };
 
 const struct hs_cmd hs_cmds[] = {
@@ -36,10 +44,18 @@ const struct hs_cmd hs_cmds[] = {
 	  "list flows seen in traces with their counters", NULL, 0 },
 	{ "topo", cmd_topo, "load|show [FILE]",
 	  "load or show the fabric topology", topo_words, 0 },
-	{ "history", cmd_history, "[sessions|flows|traces|show ID] [limit N]",
+	{ "history", cmd_history, "[sessions|flows|traces|probes|show ID] [limit N]",
 	  "query the stored history", history_words, 0 },
 	{ "sql", cmd_sql, "<QUERY...>",
 	  "run a read-only SQL query on the history", NULL, 0 },
+	{ "probe", cmd_probe, "[tcp|udp|icmp|link] <SPEC...>",
+	  "inject a guided probe and follow its mirrored copies", probe_words, 0 },
+	{ "traceroute", cmd_traceroute, "<SRC:SPORT> [>] <DST:DPORT> [OPTION...]",
+	  "find a flow's path with its own 5-tuple and TTL 1..15", traceroute_words, 0 },
+	{ "watch", cmd_watch, "",
+	  "full-screen live view of traces, hops, links and events", NULL, 0 },
+	{ "mirror", cmd_mirror, "add|del|list [on SW,...] [session N] [MATCH...]",
+	  "add, delete or list the switches' mirror rules", mirror_words, 0 },
 };
 
 const unsigned hs_ncmds = HS_ARRAY_SIZE(hs_cmds);

@@ -55,5 +55,9 @@ HS_DECLARE_CMD(flows);
 HS_DECLARE_CMD(topo);
 HS_DECLARE_CMD(history);
 HS_DECLARE_CMD(sql);
+HS_DECLARE_CMD(probe);
+HS_DECLARE_CMD(traceroute);
+HS_DECLARE_CMD(watch);
+HS_DECLARE_CMD(mirror);
 
 #endif
