@@ -9,20 +9,6 @@
 
 #define FLOWS_DEFAULT_LIMIT 50
 
-static const char *proto_name(uint8_t proto, char *buf, size_t len)
-{
-	switch (proto) {
-	case 1: return "icmp";
-	case 6: return "tcp";
-	case 17: return "udp";
-	case 47: return "gre";
-	case 58: return "icmp6";
-	case 132: return "sctp";
-	}
-	snprintf(buf, len, "%u", proto);
-	return buf;
-}
-
 /* newest first; among flows last seen at the same time, the largest */
 static int newest_first(const void *x, const void *y)
 {
@@ -52,12 +38,12 @@ static void print_flow(struct hs_ctx *ctx, const struct hs_flow *f)
 		int n = snprintf(fl, sizeof(fl), "%s > ", ep);
 		snprintf(ep, sizeof(ep), v6 ? "[%s]:%u" : "%s:%u", d, k->dport);
 		snprintf(fl + n, sizeof(fl) - (size_t)n, "%s %s", ep,
-			 proto_name(k->proto, p, sizeof(p)));
+			 hs_proto_name(k->proto, p, sizeof(p)));
 		out_text(o, "%-48s", fl);
 	}
 	out_str(o, "src", NULL, hs_addr_str(&k->src, a, sizeof(a)));
 	out_str(o, "dst", NULL, hs_addr_str(&k->dst, a, sizeof(a)));
-	out_str(o, "proto", NULL, proto_name(k->proto, p, sizeof(p)));
+	out_str(o, "proto", NULL, hs_proto_name(k->proto, p, sizeof(p)));
 	out_uint(o, "sport", NULL, k->sport);
 	out_uint(o, "dport", NULL, k->dport);
 	out_uint(o, "packets", " %8" PRIu64, f->packets);

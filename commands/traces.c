@@ -22,20 +22,6 @@ struct trace_query {
 	uint64_t limit;
 };
 
-static const char *proto_name(uint8_t proto, char *buf, size_t len)
-{
-	switch (proto) {
-	case 1: return "icmp";
-	case 6: return "tcp";
-	case 17: return "udp";
-	case 47: return "gre";
-	case 58: return "icmp6";
-	case 132: return "sctp";
-	}
-	snprintf(buf, len, "%u", proto);
-	return buf;
-}
-
 /* "10.0.0.1:80 > 10.0.0.2:4000 tcp" */
 static const char *flow_str(const struct hs_flowkey *k, char *buf, size_t len)
 {
@@ -47,9 +33,9 @@ static const char *flow_str(const struct hs_flowkey *k, char *buf, size_t len)
 	if (ports)
 		snprintf(buf, len, "%s%s%s:%u > %s%s%s:%u %s", k->src.af == 6 ? "[" : "", s,
 			 k->src.af == 6 ? "]" : "", k->sport, k->dst.af == 6 ? "[" : "", d,
-			 k->dst.af == 6 ? "]" : "", k->dport, proto_name(k->proto, p, sizeof(p)));
+			 k->dst.af == 6 ? "]" : "", k->dport, hs_proto_name(k->proto, p, sizeof(p)));
 	else
-		snprintf(buf, len, "%s > %s %s", s, d, proto_name(k->proto, p, sizeof(p)));
+		snprintf(buf, len, "%s > %s %s", s, d, hs_proto_name(k->proto, p, sizeof(p)));
 	return buf;
 }
 
@@ -104,7 +90,7 @@ static void print_trace_json(struct hs_ctx *ctx, const struct hs_trace *t)
 	out_uint(o, "id", NULL, t->id);
 	out_str(o, "src", NULL, hs_addr_str(&t->key.src, a, sizeof(a)));
 	out_str(o, "dst", NULL, hs_addr_str(&t->key.dst, a, sizeof(a)));
-	out_str(o, "proto", NULL, proto_name(t->key.proto, p, sizeof(p)));
+	out_str(o, "proto", NULL, hs_proto_name(t->key.proto, p, sizeof(p)));
 	out_uint(o, "sport", NULL, t->key.sport);
 	out_uint(o, "dport", NULL, t->key.dport);
 	out_uint(o, "ip_id", NULL, t->ip_id);

@@ -33,6 +33,9 @@ bool hs_addr_in(const struct hs_addr *a, const struct hs_addr *net, int plen);
 /* "10.0.0.0/24" -> net, plen; returns 0 or -1 */
 int hs_prefix_parse(const char *s, struct hs_addr *net, int *plen);
 
+/* "tcp", "udp", "icmp", ... or the number */
+const char *hs_proto_name(uint8_t proto, char *buf, size_t len);
+
 uint64_t hs_flowkey_hash(const struct hs_flowkey *k);
 bool hs_flowkey_eq(const struct hs_flowkey *x, const struct hs_flowkey *y);
 

@@ -118,6 +118,20 @@ bool hs_flowkey_eq(const struct hs_flowkey *x, const struct hs_flowkey *y)
 	       hs_addr_eq(&x->src, &y->src) && hs_addr_eq(&x->dst, &y->dst);
 }
 
+const char *hs_proto_name(uint8_t proto, char *buf, size_t len)
+{
+	switch (proto) {
+	case 1: return "icmp";
+	case 6: return "tcp";
+	case 17: return "udp";
+	case 47: return "gre";
+	case 58: return "icmp6";
+	case 132: return "sctp";
+	}
+	snprintf(buf, len, "%u", proto);
+	return buf;
+}
+
 int hs_parse_uint(const char *s, uint64_t max, uint64_t *out)
 {
 	char *end;

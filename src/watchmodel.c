@@ -334,19 +334,6 @@ static void tcp_flags_str(uint8_t fl, char *buf)
 		strcpy(buf, "none");
 }
 
-static const char *proto_name(uint8_t p, char *buf, size_t len)
-{
-	switch (p) {
-	case 6: return "tcp";
-	case 17: return "udp";
-	case 1: return "icmp";
-	case 58: return "icmp6";
-	default:
-		snprintf(buf, len, "proto %u", p);
-		return buf;
-	}
-}
-
 static uint64_t trace_latency(const struct hs_trace *t)
 {
 	if (t->nhops < 2 || t->hops[t->nhops - 1].ts_ns < t->hops[0].ts_ns)
@@ -404,7 +391,7 @@ void hs_wrow_fill(struct hs_wrow *r, const struct hs_trace *t, const struct hs_t
 		snprintf(r->col[HS_WC_FLOW], sizeof(r->col[0]), "%s > %s [%s]", a, b, fl);
 	} else {
 		snprintf(r->col[HS_WC_FLOW], sizeof(r->col[0]), "%s > %s %s", a, b,
-			 proto_name(t->key.proto, pb, sizeof(pb)));
+			 hs_proto_name(t->key.proto, pb, sizeof(pb)));
 	}
 
 	char *p = r->col[HS_WC_PATH];

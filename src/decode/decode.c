@@ -125,20 +125,6 @@ void hs_pkt_json(FILE *fp, const struct hs_pkt *p)
 	fputs("}\n", fp);
 }
 
-static const char *proto_name(uint8_t proto, char *buf, size_t len)
-{
-	switch (proto) {
-	case 1: return "icmp";
-	case 6: return "tcp";
-	case 17: return "udp";
-	case 47: return "gre";
-	case 58: return "icmp6";
-	default:
-		snprintf(buf, len, "proto-%u", proto);
-		return buf;
-	}
-}
-
 /* tcpdump's flag letters, "." for ACK */
 static const char *tcp_flag_str(uint8_t f, char *buf)
 {
@@ -177,7 +163,7 @@ void hs_pkt_text(FILE *fp, const struct hs_pkt *p)
 			fprintf(fp, " | %s.%u > %s.%u", a, p->key.sport, b, p->key.dport);
 		else
 			fprintf(fp, " | %s > %s", a, b);
-		fprintf(fp, " %s", proto_name(p->key.proto, pn, sizeof(pn)));
+		fprintf(fp, " %s", hs_proto_name(p->key.proto, pn, sizeof(pn)));
 		if (p->have & HS_HAVE_TCP)
 			fprintf(fp, " %s seq %" PRIu32, tcp_flag_str(p->tcp_flags, fl), p->seq);
 		if (p->have & HS_HAVE_ICMP)
