@@ -250,8 +250,9 @@ struct hs_store *hs_store_open(const char *path, char *err, size_t errlen)
 		return NULL;
 	st = hs_xcalloc(1, sizeof(*st));
 	st->path = hs_xstrdup(path);
-	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-			    NULL) != SQLITE_OK) {
+	/* one thread uses the handle: no mutexes */
+	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "cannot open '%s': %s", path,
 			 st->db ? sqlite3_errmsg(st->db) : "out of memory");
 		goto fail;
@@ -295,7 +296,9 @@ struct hs_store *hs_store_open(const char *path, char *err, size_t errlen)
 	sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
 
 	if (sqlite3_exec(st->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL) != SQLITE_OK ||
-	    sqlite3_exec(st->db, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL) != SQLITE_OK) {
+	    sqlite3_exec(st->db, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL) != SQLITE_OK ||
+	    /* a batch's pages stay in memory until its commit (64 MiB) */
+	    sqlite3_exec(st->db, "PRAGMA cache_size = -65536", NULL, NULL, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "cannot set up '%s': %s", path, sqlite3_errmsg(st->db));
 		goto fail;
 	}
