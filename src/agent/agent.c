@@ -45,6 +45,7 @@
 	X(dropped_overrun) \
 	X(dropped_decap) \
 	X(nflog_received) \
+	X(kernel_stamped) \
 	X(ipip_received)
 
 struct agent {
@@ -60,6 +61,7 @@ struct agent {
 	FILE *log;
 	struct nflog_handle *nfh;
 	struct nflog_g_handle *gh;
+	int stampfd;		/* keeps the kernel stamping packets as they arrive */
 	int nlfd, txfd, ipipfd, tunfd;
 	size_t tx_max;			/* largest IP payload that fits the mirror MTU */
 	bool pidfile_written;
@@ -87,7 +89,7 @@ static struct agent *ag_init(void)
 {
 	struct agent *a = &the_agent;
 
-	a->nlfd = a->txfd = a->ipipfd = a->tunfd = -1;
+	a->nlfd = a->txfd = a->ipipfd = a->tunfd = a->stampfd = -1;
 	a->erspan = 3;
 	a->tun_name = "hs-tun";
 	return a;
@@ -106,9 +108,11 @@ static void ag_release(struct agent *a)
 		close(a->tunfd);	/* removes the TUN device */
 	if (a->txfd >= 0)
 		close(a->txfd);
+	if (a->stampfd >= 0)
+		close(a->stampfd);
 	a->gh = NULL;
 	a->nfh = NULL;
-	a->nlfd = a->ipipfd = a->tunfd = a->txfd = -1;
+	a->nlfd = a->ipipfd = a->tunfd = a->txfd = a->stampfd = -1;
 }
 
 static void ag_log(struct agent *a, const char *fmt, ...)
@@ -326,7 +330,17 @@ static int on_nflog(struct nflog_g_handle *gh, struct nfgenmsg *nfmsg,
 	ssize_t sent;
 
 	a->c.nflog_received++;
-	clock_gettime(CLOCK_REALTIME, &ts);
+	/* the time the packet reached the switch, as the kernel stamped it; the
+	 * time this process got to read it is later by however long the
+	 * scheduler took, enough to put hops out of order */
+	struct timeval tv;
+	if (nflog_get_timestamp(nfd, &tv) == 0 && tv.tv_sec > 0) {
+		ts.tv_sec = tv.tv_sec;
+		ts.tv_nsec = tv.tv_usec * 1000L;
+		a->c.kernel_stamped++;
+	} else {
+		clock_gettime(CLOCK_REALTIME, &ts);
+	}
 	len = nflog_get_payload(nfd, &payload);
 	session = ag_session_from_prefix(nflog_get_prefix(nfd));
 	if (len <= 0 || !payload || session < 0) {
@@ -478,6 +492,12 @@ static int setup_nflog(struct agent *a)
 		return -1;
 	}
 	nflog_callback_register(a->gh, on_nflog, a);
+	/* a socket asking for receive timestamps makes the kernel stamp every
+	 * packet on arrival, and NFLOG then hands that stamp over */
+	int on = 1;
+	a->stampfd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (a->stampfd >= 0)
+		setsockopt(a->stampfd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on));
 	a->nlfd = nflog_fd(a->nfh);
 	setsockopt(a->nlfd, SOL_SOCKET, SO_RCVBUFFORCE, &rcv, sizeof(rcv));
 	fcntl(a->nlfd, F_SETFL, fcntl(a->nlfd, F_GETFL) | O_NONBLOCK);
