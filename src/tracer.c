@@ -556,8 +556,25 @@ void hs_tracer_add_probe(struct hs_tracer *tr, const struct hs_pkt *p, uint8_t f
 		ot->last_dts = dts;
 
 	if (ot->nhops >= HS_TRACE_MAX_HOPS) {
+		/* full (a loop): keep the copies nearest the source, the highest
+		 * TTLs, whatever order the switches' copies arrived in */
+		unsigned low = 0;
+		for (unsigned k = 1; k < ot->nhops; k++)
+			if (hop_at(tr, ot, k)->ttl < hop_at(tr, ot, low)->ttl)
+				low = k;
 		if (ot->extra < UINT8_MAX)
 			ot->extra++;
+		if (p->ttl <= hop_at(tr, ot, low)->ttl)
+			return;
+		struct ohop *oh = hop_at(tr, ot, low);
+		oh->dts = dts;
+		oh->hw_lo = (uint32_t)p->hw_ns;
+		oh->src = msrc;
+		oh->ttl = p->ttl;
+		oh->tos = p->tos;
+		ot->hw_mask &= (uint16_t)~(1u << low);
+		if (p->have & HS_HAVE_HWNS)
+			ot->hw_mask |= (uint16_t)(1u << low);
 		return;
 	}
 	if (ot->nhops == INLINE_HOPS && !ot->ext) {

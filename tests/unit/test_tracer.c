@@ -392,6 +392,31 @@ static void test_ring(void **state)
 	hs_tracer_free(tr);
 }
 
+/* a loop whose far copies arrive first (one switch's agent reads a burst
+ * before another's): the trace still keeps the 16 hops nearest the source */
+static void test_loop_keeps_nearest_hops(void **state)
+{
+	struct sink s;
+	struct hs_tracer *tr = mk(&s, NULL, 64, 64);
+	struct hs_pkt p;
+
+	for (int i = 0; i < 24; i++) {
+		int ttl = 64 - 23 + i;		/* 41, 42, ... 64: the far end first */
+		p = tcp("10.1.1.10", "10.1.2.10", 9, 1, ttl % 2 ? SPINE1 : LEAF2, (uint8_t)ttl,
+			T0 + (uint64_t)i * US);
+		hs_tracer_add(tr, &p, 0);
+	}
+	hs_tracer_close_all(tr);
+	assert_int_equal(s.n, 1);
+	assert_int_equal(s.t[0].nhops, HS_TRACE_MAX_HOPS);
+	assert_int_equal(s.t[0].extra_hops, 8);
+	for (int i = 0; i < HS_TRACE_MAX_HOPS; i++)
+		assert_int_equal(s.t[0].hops[i].ttl, 64 - i);
+	assert_int_equal(s.t[0].outcome, HS_OUT_UNKNOWN);
+	(void)state;
+	hs_tracer_free(tr);
+}
+
 static void test_flags_hw_and_long_paths(void **state)
 {
 	struct sink s;
@@ -615,6 +640,7 @@ int main(void)
 		cmocka_unit_test(test_eviction),
 		cmocka_unit_test(test_ring),
 		cmocka_unit_test(test_flags_hw_and_long_paths),
+		cmocka_unit_test(test_loop_keeps_nearest_hops),
 		cmocka_unit_test(test_non_tcp_identity),
 		cmocka_unit_test(test_stress),
 		cmocka_unit_test(test_flows),
