@@ -48,7 +48,9 @@ int cmd_sleep(struct hs_ctx *ctx, int argc, char **argv)
 	t = hs_xcalloc(1, sizeof(*t));
 	uv_timer_init(ctx->loop, t);
 	t->data = ctx;
-	/* round up: never wake before the time asked for */
+	/* round up, and count from now rather than from the loop's cached time
+	 * (stale after a long verb): never wake before the time asked for */
+	uv_update_time(ctx->loop);
 	rc = uv_timer_start(t, sleep_done, (ns + 999999) / 1000000, 0);
 	if (rc < 0) {
 		uv_close((uv_handle_t *)t, timer_closed);

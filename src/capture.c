@@ -580,6 +580,7 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 	}
 	if (for_ns) {
 		uint64_t ms = (for_ns + 999999) / 1000000;
+		uv_update_time(ctx->loop);	/* from now, not the cached loop time */
 		uv_timer_start(&c->for_timer, for_elapsed, ms, 0);
 	}
 	return 0;
