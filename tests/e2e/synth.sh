@@ -1,21 +1,17 @@
 #!/bin/sh
-# sample.sh - the bundled sample capture reads back as the traffic that was
+# synth.sh - a capture made by hs-synth reads back as the traffic that was
 # generated: every original packet becomes one trace with the hops it took
 # (leaf > spine > leaf), its per-hop times and the outcome hs-synth planted
 # (delivered, dropped on the lossy link with the switch expected next, looped);
 # the history then holds the flows and the anomalous traces.
 #
-# The sample is regenerated with tests/tools/hs-synth and must be identical to
-# the committed one; to refresh it after a deliberate change run
-#   tests/tools/hs-synth $SYNTH_ARGS -w share/sample/sample.pcap -t share/sample/sample.topo
+# The generator is deterministic: the same seed makes the same bytes.
 set -u
 
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 top_builddir=${top_builddir:-$top_srcdir}
 HS=$top_builddir/hopscope
 SYNTH=$top_builddir/tests/tools/hs-synth
-PCAP=$top_srcdir/share/sample/sample.pcap
-TOPO=$top_srcdir/share/sample/sample.topo
 SYNTH_ARGS="--flows 80 --seed 1 --mss 200 --drop-link leaf1-spine2:0.25 --loop spine1-leaf3:h8"
 
 for f in "$HS" "$SYNTH"; do
@@ -26,7 +22,9 @@ for f in "$HS" "$SYNTH"; do
 done
 command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 is missing"; exit 77; }
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/hs-sample.XXXXXX")
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/hs-synth.XXXXXX")
+PCAP=$tmp/synth.pcap
+TOPO=$tmp/synth.topo
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
 fails=0
@@ -38,20 +36,21 @@ check() { # check DESCRIPTION COMMAND...
 	if "$@"; then ok "$d"; else not_ok "$d"; fi
 }
 
-# --- the generator reproduces the committed sample ---------------------------
+# --- the generator is deterministic --------------------------------------------
 # shellcheck disable=SC2086
-"$SYNTH" $SYNTH_ARGS -w "$tmp/sample.pcap" -t "$tmp/sample.topo" --truth "$tmp/truth" \
-	2>"$tmp/synth.err"
+"$SYNTH" $SYNTH_ARGS -w "$PCAP" -t "$TOPO" --truth "$tmp/truth" 2>"$tmp/synth.err"
 check "hs-synth runs" [ $? -eq 0 ]
-check "the sample capture is what hs-synth makes" cmp -s "$tmp/sample.pcap" "$PCAP"
-check "the sample topology is what hs-synth makes" cmp -s "$tmp/sample.topo" "$TOPO"
+# shellcheck disable=SC2086
+"$SYNTH" $SYNTH_ARGS -w "$tmp/again.pcap" -t "$tmp/again.topo" 2>>"$tmp/synth.err"
+check "the same seed makes the same capture" cmp -s "$tmp/again.pcap" "$PCAP"
+check "the same seed makes the same topology" cmp -s "$tmp/again.topo" "$TOPO"
 
 # --- the console reads it back ------------------------------------------------
 db=$tmp/h.db
 timeout 120 "$HS" --db "$db" -r "$PCAP" --topo "$TOPO" -c 'traces --json limit 100000' \
 	>"$tmp/traces" 2>"$tmp/err" </dev/null
 st=$?
-check "hopscope reads the sample (status $st)" [ "$st" -eq 0 ]
+check "hopscope reads the generated capture (status $st)" [ "$st" -eq 0 ]
 [ "$st" -eq 0 ] || sed 's/^/# /' "$tmp/err"
 
 # compare every trace with what the generator says happened
@@ -115,7 +114,7 @@ for k, v in bad.items():
            (" (first: %r)" % (first_bad[k],)) if v else ""))
 
 outcomes = {o: sum(1 for p in truth if p["outcome"] == o) for o in ("delivered", "dropped", "looped")}
-report(all(outcomes.values()), "the sample has every outcome: %r" % outcomes)
+report(all(outcomes.values()), "the capture has every outcome: %r" % outcomes)
 paths = {tuple(h["switch"] for h in t["hops"]) for t in traces if t["outcome"] == "delivered"}
 report(any(len(p) == 3 and p[0].startswith("leaf") and p[1].startswith("spine") and p[2].startswith("leaf")
            for p in paths), "delivered traces go leaf > spine > leaf")
