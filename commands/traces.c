@@ -39,14 +39,6 @@ static const char *flow_str(const struct hs_flowkey *k, char *buf, size_t len)
 	return buf;
 }
 
-/* signed time between two hops: switch clocks when both have one */
-static int64_t hop_delta(const struct hs_hop *prev, const struct hs_hop *h)
-{
-	if (prev->hw_ns && h->hw_ns)
-		return (int64_t)(h->hw_ns - prev->hw_ns);
-	return (int64_t)(h->ts_ns - prev->ts_ns);
-}
-
 static const char *fmt_delta(int64_t d, char *buf, size_t len)
 {
 	if (d < 0) {
@@ -112,7 +104,7 @@ static void print_trace_json(struct hs_ctx *ctx, const struct hs_trace *t)
 		out_raw(o, "ts", NULL, hs_fmt_ts(h->ts_ns, b, sizeof(b)));
 		out_uint(o, "ttl", NULL, h->ttl);
 		if (i > 0)
-			out_int(o, "latency_ns", NULL, hop_delta(&t->hops[i - 1], h));
+			out_int(o, "latency_ns", NULL, hs_hop_delta(&t->hops[i - 1], h));
 		out_obj_close(o);
 	}
 	out_arr_close(o);
@@ -141,7 +133,7 @@ static void print_trace_line(struct hs_ctx *ctx, const struct hs_trace *t)
 		out_text(&ctx->out, "  [");
 		for (int i = 1; i < t->nhops; i++)
 			out_text(&ctx->out, "%s%s", i > 1 ? " " : "",
-				 fmt_delta(hop_delta(&t->hops[i - 1], &t->hops[i]), b, sizeof(b)));
+				 fmt_delta(hs_hop_delta(&t->hops[i - 1], &t->hops[i]), b, sizeof(b)));
 		out_text(&ctx->out, "]");
 	}
 	out_text(&ctx->out, "\n");
@@ -252,7 +244,7 @@ static int traces_show(struct hs_ctx *ctx, const char *idstr)
 		out_text(o, "%-3d %-16s %-16s %-20s %10s %4u 0x%02x %7u\n", i + 1,
 			 hs_hop_name(ctx->topo, h, b, sizeof(b)),
 			 hs_addr_str(&h->addr, a, sizeof(a)), hs_fmt_ts(h->ts_ns, ts, sizeof(ts)),
-			 i ? fmt_delta(hop_delta(&t->hops[i - 1], h), d, sizeof(d)) : "-",
+			 i ? fmt_delta(hs_hop_delta(&t->hops[i - 1], h), d, sizeof(d)) : "-",
 			 h->ttl, h->tos, h->session);
 	}
 	if (t->extra_hops)

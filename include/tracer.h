@@ -110,6 +110,9 @@ void hs_tracer_clear(struct hs_tracer *tr);
 /* outcome and expected next hops from hops and topology (used on close) */
 void hs_trace_classify(struct hs_trace *t, const struct hs_topo *topo);
 const char *hs_outcome_name(int outcome);	/* "delivered", ... */
+/* signed time from hop a to hop b: the switches' clocks when both have a
+ * timestamp (the lab's come from one clock), else capture time */
+int64_t hs_hop_delta(const struct hs_hop *a, const struct hs_hop *b);
 /* switch name of a hop: topology name or the address */
 const char *hs_hop_name(const struct hs_topo *topo, const struct hs_hop *h, char *buf, size_t len);
 

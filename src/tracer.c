@@ -717,3 +717,10 @@ const char *hs_hop_name(const struct hs_topo *topo, const struct hs_hop *h, char
 	}
 	return hs_addr_str(&h->addr, buf, len);
 }
+
+int64_t hs_hop_delta(const struct hs_hop *a, const struct hs_hop *b)
+{
+	if (a->hw_ns && b->hw_ns)
+		return (int64_t)(b->hw_ns - a->hw_ns);
+	return (int64_t)(b->ts_ns - a->ts_ns);
+}

@@ -336,9 +336,9 @@ static void tcp_flags_str(uint8_t fl, char *buf)
 
 static uint64_t trace_latency(const struct hs_trace *t)
 {
-	if (t->nhops < 2 || t->hops[t->nhops - 1].ts_ns < t->hops[0].ts_ns)
-		return 0;
-	return t->hops[t->nhops - 1].ts_ns - t->hops[0].ts_ns;
+	int64_t d = t->nhops < 2 ? 0 : hs_hop_delta(&t->hops[0], &t->hops[t->nhops - 1]);
+
+	return d > 0 ? (uint64_t)d : 0;
 }
 
 static int trace_class(const struct hs_trace *t)
@@ -453,14 +453,11 @@ int hs_whops_fill(struct hs_whop *hops, const struct hs_trace *t, const struct h
 		hs_fmt_ts(h->ts_ns, w->ts, sizeof(w->ts));
 		if (!prev) {
 			snprintf(w->delta, sizeof(w->delta), "-");
-		} else if (h->ts_ns >= prev->ts_ns) {
-			char d[20];
-			snprintf(w->delta, sizeof(w->delta), "+%s",
-				 hs_fmt_duration(h->ts_ns - prev->ts_ns, d, sizeof(d)));
 		} else {
 			char d[20];
-			snprintf(w->delta, sizeof(w->delta), "-%s",
-				 hs_fmt_duration(prev->ts_ns - h->ts_ns, d, sizeof(d)));
+			int64_t dt = hs_hop_delta(prev, h);
+			snprintf(w->delta, sizeof(w->delta), "%c%s", dt < 0 ? '-' : '+',
+				 hs_fmt_duration(dt < 0 ? (uint64_t)-dt : (uint64_t)dt, d, sizeof(d)));
 		}
 		snprintf(w->ttl, sizeof(w->ttl), "%u", h->ttl);
 		snprintf(w->dscp, sizeof(w->dscp), "%u/%s", h->tos >> 2, ecn_names[h->tos & 3]);
