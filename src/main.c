@@ -235,6 +235,11 @@ int main(int argc, char **argv)
 			ctx.exit_status = 1;
 			goto out;
 		}
+		/* a first-time user at the prompt learns where to look */
+		if (ctx.interactive && !is_file)
+			printf("capturing live on '%s'%s; 'watch' shows traces as they come, "
+			       "'traces' lists them, 'help' lists every verb\n", source,
+			       o.lab ? " (the lab's mirror network)" : "");
 	}
 	/* a runbook sees the whole file; the prompt opens at once */
 	if (source && is_file && !ctx.interactive && hs_capture_running(&ctx))
