@@ -15,7 +15,7 @@
 #include "topo.h"
 
 #define HS_STORE_APP_ID 0x48734331	/* "HsC1" */
-#define HS_STORE_SCHEMA 2
+#define HS_STORE_SCHEMA 3
 
 struct sqlite3;
 
@@ -42,10 +42,13 @@ int hs_store_session_end(struct hs_store *st, int64_t session,
 int hs_store_trace(struct hs_store *st, int64_t session, const struct hs_trace *t,
 		   const struct hs_topo *topo);
 int hs_store_flow(struct hs_store *st, int64_t session, const struct hs_flow *f);
-/* commit the batch; returns rows committed or -1 */
+/* commit the batch; returns rows committed or -1. A batch that cannot be
+ * committed (disk full, I/O error) is rolled back and its rows counted as
+ * lost; -1 also when SQLite rolled back a batch after a failed write. */
 int hs_store_commit(struct hs_store *st);
 size_t hs_store_pending(const struct hs_store *st);
 uint64_t hs_store_written(const struct hs_store *st);	/* rows committed so far */
+uint64_t hs_store_lost(const struct hs_store *st);	/* rows queued, then rolled back */
 
 /* read-only statement for 'sql': refuses writes, ATTACH, PRAGMA changes and
  * load_extension (authorizer). NULL with err set. */

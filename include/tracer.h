@@ -95,6 +95,20 @@ void hs_tracer_add(struct hs_tracer *tr, const struct hs_pkt *pkt, uint8_t flags
 /* the same for a copy of a probe: sets HS_TF_PROBE and the trace's probe_id */
 void hs_tracer_add_probe(struct hs_tracer *tr, const struct hs_pkt *pkt, uint8_t flags,
 			 uint32_t probe_id);
+/* The same in two steps, for a caller that decodes a few copies ahead:
+ * hs_tracer_prepare computes the copy's identity and starts loading what
+ * adding it will touch; hs_tracer_add_prepared adds it later, reading only
+ * pkt's fields (its frame bytes may be gone by then). In between,
+ * hs_tracer_prefetch may be called to load the open trace itself. */
+struct hs_tracer_prep {
+	uint64_t hash;
+	uint32_t ident;
+};
+void hs_tracer_prepare(struct hs_tracer *tr, const struct hs_pkt *pkt,
+		       struct hs_tracer_prep *prep);
+void hs_tracer_prefetch(const struct hs_tracer *tr, const struct hs_tracer_prep *prep);
+void hs_tracer_add_prepared(struct hs_tracer *tr, const struct hs_pkt *pkt, uint8_t flags,
+			    uint32_t probe_id, const struct hs_tracer_prep *prep);
 /* close traces quiet since before now_ns - timeout (capture time) */
 void hs_tracer_advance(struct hs_tracer *tr, uint64_t now_ns);
 /* close every open trace (end of a file, capture stop) */

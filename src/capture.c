@@ -19,7 +19,33 @@
 #define HS_TRACER_RING	8192	/* closed traces kept for 'traces' */
 #define HS_FLOWS_MAX	262144
 #define HS_COMMIT_MS	500
+/* a commit costs about half a microsecond a row, on the loop: a batch this
+ * big is committed at once rather than at the next tick (which, with
+ * 'history all', held the prompt for 100 ms and more) */
+#define HS_COMMIT_ROWS	8192
 #define HS_FLOW_FLUSH_TICKS 4	/* dirty flows are written every 2 s */
+/* ... a bounded number per loop turn, so the prompt never waits for all of
+ * them (writing 180k flows at once held the loop for a good part of a second) */
+#define HS_FLUSH_CHUNK	1024	/* dirty flows written per loop turn */
+#define HS_FLUSH_SCAN	32768	/* flows looked at per loop turn */
+
+/* Frames are decoded and filtered as they come, and reach the tracer
+ * HS_PIPE frames later: the index entry of a copy's trace is asked for when
+ * it is decoded, the trace itself HS_PIPE_SLOT frames later, so both are in
+ * the cache when the copy is added (two misses per copy otherwise, which
+ * were most of the ingest time). Only the decoded fields wait, not the
+ * frame. The queue is emptied at the end of every read. */
+#define HS_PIPE		8	/* a power of two */
+#define HS_PIPE_SLOT	4
+
+struct pipe_ent {
+	struct hs_pkt pkt;
+	struct hs_tracer_prep prep;
+	uint64_t now;		/* newest capture time once this frame was in */
+	uint32_t probe_id;
+	uint8_t flags;
+	bool add;		/* to the tracer; else only time moves */
+};
 
 struct hs_capture {
 	struct hs_ctx *ctx;
@@ -34,13 +60,18 @@ struct hs_capture {
 	uv_timer_t select_timer;	/* live, when libpcap needs a timeout */
 	uv_idle_t idle;		/* file: one slice per loop turn */
 	uv_timer_t for_timer;	/* --for */
+	uv_idle_t flush_idle;	/* a round of dirty-flow writes is under way */
+	size_t flush_pos;	/* next flow of the round */
 	int open_handles;	/* embedded handles not yet closed (fini) */
 
 	char *filebuf;		/* stdio buffer of the file being read (HS_FILEBUF bytes) */
-	struct hs_pkt pkt;	/* reused for every frame */
+	struct pipe_ent pipe[HS_PIPE];	/* frames on their way to the tracer */
+	unsigned pipe_head, pipe_len;	/* oldest entry, entries queued */
 	uint64_t last_ts, last_mono;	/* newest capture time and when it arrived */
 	struct hs_tracer_stats base;	/* tracer counters when the session began */
 	uint64_t stored, unstored;	/* history rows queued / not storable */
+	uint64_t queued;	/* of stored: not committed yet */
+	uint64_t lost_seen;	/* hs_store_lost() when queued was last settled */
 	bool store_warned;
 	unsigned ticks;
 	hs_capture_done_cb done;
@@ -80,6 +111,8 @@ static bool policy_keeps(const struct hs_ctx *ctx, const struct hs_trace *t)
 	}
 }
 
+static void commit(struct hs_ctx *ctx);
+
 static void on_trace_close(void *arg, const struct hs_trace *t)
 {
 	struct hs_ctx *ctx = arg;
@@ -91,39 +124,67 @@ static void on_trace_close(void *arg, const struct hs_trace *t)
 	if (!c || !policy_keeps(ctx, t))
 		return;
 	if (ctx->session > 0 && ctx->store &&
-	    hs_store_trace(ctx->store, ctx->session, t, ctx->topo) == 0)
+	    hs_store_trace(ctx->store, ctx->session, t, ctx->topo) == 0) {
 		c->stored++;
-	else if (c->running)
+		c->queued++;
+		if (hs_store_pending(ctx->store) >= HS_COMMIT_ROWS)
+			commit(ctx);
+	} else if (c->running) {
 		c->unstored++;
+	}
 }
 
-/* write the flows changed since the last flush */
-static void flush_flows(struct hs_ctx *ctx)
+/* write the flows changed since the last flush, from flush_pos on: at most
+ * max_write of them, looking at at most max_scan; true when all are done */
+static bool flush_flows(struct hs_ctx *ctx, size_t max_write, size_t max_scan)
 {
 	struct hs_capture *c = ctx->cap;
 	struct hs_flow *f;
+	size_t written = 0, scanned = 0;
 
 	if (ctx->set.policy == HS_POLICY_OFF)
-		return;
-	for (size_t i = 0; (f = hs_flowtab_at(ctx->flows, i)) != NULL; i++) {
+		return true;
+	for (; (f = hs_flowtab_at(ctx->flows, c->flush_pos)) != NULL; c->flush_pos++) {
+		if (written >= max_write || scanned++ >= max_scan)
+			return false;
 		if (!f->dirty)
 			continue;
+		written++;
 		if (ctx->session > 0 && ctx->store &&
 		    hs_store_flow(ctx->store, ctx->session, f) == 0) {
 			c->stored++;
+			c->queued++;
 			f->dirty = false;
+			/* in steps, commits stay small; all at once (the capture
+			 * stops) commits once, at the end */
+			if (max_write != SIZE_MAX && hs_store_pending(ctx->store) >= HS_COMMIT_ROWS)
+				commit(ctx);
 		} else if (!ctx->session || !ctx->store) {
 			c->unstored++;
 			f->dirty = false;	/* counted once, not every flush */
 		}
 	}
+	return true;
 }
 
 static void commit(struct hs_ctx *ctx)
 {
-	if (ctx->store && hs_store_pending(ctx->store) > 0 && hs_store_commit(ctx->store) < 0 &&
-	    !ctx->cap->store_warned) {
-		ctx->cap->store_warned = true;
+	struct hs_capture *c = ctx->cap;
+	int rc = ctx->store ? hs_store_commit(ctx->store) : 0;
+	uint64_t lost = ctx->store ? hs_store_lost(ctx->store) : c->lost_seen;
+
+	if (lost == c->lost_seen) {
+		c->queued = 0;
+		if (rc >= 0)
+			return;
+	}
+	/* a batch was rolled back (disk full, I/O error): its rows are not stored */
+	c->lost_seen = lost;
+	c->stored -= c->queued;
+	c->unstored += c->queued;
+	c->queued = 0;
+	if (!c->store_warned) {
+		c->store_warned = true;
 		out_err(&ctx->out, "cannot write history '%s': %s", hs_store_path(ctx->store),
 			hs_store_errmsg(ctx->store));
 	}
@@ -134,17 +195,50 @@ static void commit(struct hs_ctx *ctx)
 /* the analyzer's own probes, seen leaving on the mirror network, are not a hop */
 static bool from_analyzer(const struct hs_ctx *ctx, const struct hs_pkt *p)
 {
-	return ctx->topo && ctx->topo->analyzer.af && (p->have & HS_HAVE_MIRROR) &&
-	       hs_addr_eq(&p->mirror_src, &ctx->topo->analyzer);
+	const struct hs_addr *an;
+
+	if (!ctx->topo || !(p->have & HS_HAVE_MIRROR))
+		return false;
+	an = &ctx->topo->analyzer;
+	if (!an->af || an->af != p->mirror_src.af)
+		return false;
+	/* per frame: fixed-size compares, inlined */
+	return an->af == 4 ? memcmp(an->a, p->mirror_src.a, 4) == 0
+			   : memcmp(an->a, p->mirror_src.a, 16) == 0;
 }
 
-void hs_pipeline_frame(struct hs_ctx *ctx, int dlt, const uint8_t *data,
+/* the oldest queued frame goes to the tracer */
+static void pipe_pop(struct hs_ctx *ctx)
+{
+	struct hs_capture *c = ctx->cap;
+	struct pipe_ent *e = &c->pipe[c->pipe_head];
+
+	if (e->add)
+		hs_tracer_add_prepared(ctx->tracer, &e->pkt, e->flags, e->probe_id, &e->prep);
+	hs_tracer_advance(ctx->tracer, e->now);
+	c->pipe_head = (c->pipe_head + 1) & (HS_PIPE - 1);
+	c->pipe_len--;
+}
+
+static void pipe_flush(struct hs_ctx *ctx)
+{
+	while (ctx->cap->pipe_len)
+		pipe_pop(ctx);
+}
+
+static void pipe_frame(struct hs_ctx *ctx, int dlt, const uint8_t *data,
 		       uint32_t caplen, uint32_t wirelen, uint64_t ts_ns)
 {
 	struct hs_capture *c = ctx->cap;
 	struct hs_capture_stats *s = &ctx->last_stats;
-	struct hs_pkt *p = &c->pkt;
 	bool matched = false;
+
+	if (c->pipe_len == HS_PIPE)
+		pipe_pop(ctx);
+	struct pipe_ent *e = &c->pipe[(c->pipe_head + c->pipe_len) & (HS_PIPE - 1)];
+	struct hs_pkt *p = &e->pkt;
+
+	e->add = false;
 
 	s->packets++;
 	s->bytes += wirelen;
@@ -163,16 +257,39 @@ void hs_pipeline_frame(struct hs_ctx *ctx, int dlt, const uint8_t *data,
 	} else if (from_analyzer(ctx, p) || !hs_filter_match(ctx->filters, p, &matched)) {
 		s->filtered++;
 	} else {
-		uint32_t probe_id;
 		uint64_t sent_ns;
-		uint8_t flags = matched ? HS_TF_MATCHED : 0;
 
-		if (hs_probe_sig_parse(p, &probe_id, &sent_ns))
-			hs_tracer_add_probe(ctx->tracer, p, flags, probe_id);
-		else
-			hs_tracer_add(ctx->tracer, p, flags);
+		e->flags = matched ? HS_TF_MATCHED : 0;
+		if (!hs_probe_sig_parse(p, &e->probe_id, &sent_ns))
+			e->probe_id = 0;
+		hs_tracer_prepare(ctx->tracer, p, &e->prep);
+		e->add = true;
 	}
-	hs_tracer_advance(ctx->tracer, c->last_ts);
+	e->now = c->last_ts;
+	c->pipe_len++;
+	if (c->pipe_len > HS_PIPE_SLOT) {
+		const struct pipe_ent *ahead =
+			&c->pipe[(c->pipe_head + c->pipe_len - 1 - HS_PIPE_SLOT) & (HS_PIPE - 1)];
+		if (ahead->add)
+			hs_tracer_prefetch(ctx->tracer, &ahead->prep);
+	}
+}
+
+void hs_pipeline_frame(struct hs_ctx *ctx, int dlt, const uint8_t *data,
+		       uint32_t caplen, uint32_t wirelen, uint64_t ts_ns)
+{
+	pipe_frame(ctx, dlt, data, caplen, wirelen, ts_ns);
+	pipe_flush(ctx);
+}
+
+static void flush_step(uv_idle_t *h)
+{
+	struct hs_ctx *ctx = h->data;
+
+	if (flush_flows(ctx, HS_FLUSH_CHUNK, HS_FLUSH_SCAN)) {
+		uv_idle_stop(h);
+		commit(ctx);
+	}
 }
 
 static void commit_tick(uv_timer_t *t)
@@ -185,8 +302,11 @@ static void commit_tick(uv_timer_t *t)
 		uint64_t now = c->last_ts + (hs_mono_ns() - c->last_mono);
 		hs_tracer_advance(ctx->tracer, now);
 	}
-	if (++c->ticks % HS_FLOW_FLUSH_TICKS == 0 && c->running)
-		flush_flows(ctx);
+	if (++c->ticks % HS_FLOW_FLUSH_TICKS == 0 && c->running &&
+	    ctx->set.policy != HS_POLICY_OFF && !uv_is_active((uv_handle_t *)&c->flush_idle)) {
+		c->flush_pos = 0;
+		uv_idle_start(&c->flush_idle, flush_step);
+	}
 	commit(ctx);
 }
 
@@ -232,7 +352,8 @@ int hs_pipeline_init(struct hs_ctx *ctx)
 	uv_timer_init(ctx->loop, &c->select_timer);
 	uv_timer_init(ctx->loop, &c->for_timer);
 	uv_idle_init(ctx->loop, &c->idle);
-	c->select_timer.data = c->for_timer.data = c->idle.data = ctx;
+	uv_idle_init(ctx->loop, &c->flush_idle);
+	c->select_timer.data = c->for_timer.data = c->idle.data = c->flush_idle.data = ctx;
 	uv_timer_init(ctx->loop, &ctx->commit_timer);
 	ctx->commit_timer.data = ctx;
 	uv_timer_start(&ctx->commit_timer, commit_tick, HS_COMMIT_MS, HS_COMMIT_MS);
@@ -251,11 +372,12 @@ void hs_pipeline_fini(struct hs_ctx *ctx)
 	uv_timer_stop(&ctx->commit_timer);
 	uv_close((uv_handle_t *)&ctx->commit_timer, NULL);
 	/* the handles live in c: free it once the loop has closed them all */
-	c->open_handles = 3;
-	c->select_timer.data = c->for_timer.data = c->idle.data = c;
+	c->open_handles = 4;
+	c->select_timer.data = c->for_timer.data = c->idle.data = c->flush_idle.data = c;
 	uv_close((uv_handle_t *)&c->select_timer, cap_handle_closed);
 	uv_close((uv_handle_t *)&c->for_timer, cap_handle_closed);
 	uv_close((uv_handle_t *)&c->idle, cap_handle_closed);
+	uv_close((uv_handle_t *)&c->flush_idle, cap_handle_closed);
 	ctx->cap = NULL;
 	hs_tracer_free(ctx->tracer);
 	hs_flowtab_free(ctx->flows);
@@ -284,8 +406,7 @@ static void on_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *b
 	struct hs_capture *c = ctx->cap;
 	uint32_t caplen = h->caplen;
 
-	hs_pipeline_frame(ctx, c->dlt, bytes, caplen, h->len < caplen ? caplen : h->len,
-			  pkt_ts(c, h));
+	pipe_frame(ctx, c->dlt, bytes, caplen, h->len < caplen ? caplen : h->len, pkt_ts(c, h));
 }
 
 /* an error while the capture runs: above the prompt when interactive */
@@ -351,6 +472,7 @@ static void file_slice(uv_idle_t *h)
 	struct hs_capture *c = ctx->cap;
 	int n = pcap_dispatch(c->pc, HS_CAP_BATCH, on_packet, (u_char *)ctx);
 
+	pipe_flush(ctx);
 	if (n > 0)
 		return;
 	if (n == 0) {
@@ -369,6 +491,7 @@ static void live_dispatch(struct hs_ctx *ctx)
 	if (!c->running)
 		return;
 	int n = pcap_dispatch(c->pc, HS_CAP_BATCH, on_packet, (u_char *)ctx);
+	pipe_flush(ctx);
 	if (n == PCAP_ERROR) {
 		cap_error(ctx, "capture on '%s' failed: %s", c->source, pcap_geterr(c->pc));
 		capture_ended(ctx, -1, "interface error");
@@ -530,7 +653,7 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 	c->failed = false;
 	c->end_reason[0] = '\0';
 	c->last_ts = c->last_mono = 0;
-	c->stored = c->unstored = 0;
+	c->stored = c->unstored = c->queued = 0;
 	c->store_warned = false;
 	memset(&ctx->last_stats, 0, sizeof(ctx->last_stats));
 	memset(ctx->derr, 0, sizeof(ctx->derr));
@@ -546,6 +669,7 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 		/* a file is recorded by its full path: the history outlives the cwd */
 		char *full = is_file ? realpath(source, NULL) : NULL;
 		if (st) {
+			c->lost_seen = hs_store_lost(st);
 			ctx->session = hs_store_session_begin(st, full ? full : source,
 							      hs_filter_summary(ctx->filters),
 							      ctx->last_stats.started_ns);
@@ -608,7 +732,9 @@ void hs_capture_stop(struct hs_ctx *ctx, const char *why)
 
 	/* what is still open is over: classify, account, store */
 	hs_tracer_close_all(ctx->tracer);
-	flush_flows(ctx);
+	uv_idle_stop(&c->flush_idle);
+	c->flush_pos = 0;
+	flush_flows(ctx, SIZE_MAX, SIZE_MAX);
 	c->running = false;
 	ctx->last_stats.ended_ns = hs_wall_ns();
 	snprintf(c->end_reason, sizeof(c->end_reason), "%s", why ? why : "stopped");
@@ -659,7 +785,7 @@ bool hs_capture_info(struct hs_ctx *ctx, const char **source, bool *is_file,
 	*source = c->source;
 	*is_file = c->is_file;
 	*end_reason = c->end_reason;
-	*stored = c->stored;
+	*stored = c->stored - c->queued;	/* committed */
 	*unstored = c->unstored;
 	return true;
 }

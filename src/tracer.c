@@ -48,6 +48,7 @@ struct otrace {
 	uint16_t ip_id;
 	uint16_t hw_mask;	/* hop i has a switch timestamp */
 	uint8_t af, proto, tcp_flags, flags, nhops, extra;
+	uint32_t hash;		/* low 32 bits of id_hash, as in the index */
 	struct ohop hops[INLINE_HOPS];
 };
 
@@ -66,9 +67,13 @@ struct hs_tracer {
 
 	struct otrace *pool;
 	uint32_t pool_size;
-	uint32_t *free_list;	/* stack of free pool slots */
+	uint32_t free_head;	/* free slots chained through next, NIL: none */
+	uint32_t pool_used;	/* slots [pool_used, pool_size) never used yet */
 	uint32_t nfree;
-	uint32_t *index;	/* pool slot + 1, 0 empty */
+	/* index entry: hash << 32 | pool slot + 1, 0 empty. The stored hash
+	 * lets a probe skip other traces and the backward shift find an entry's
+	 * home without touching the pool (a cache miss per entry otherwise) */
+	uint64_t *index;
 	uint32_t index_mask;
 	uint32_t lru_head, lru_tail;	/* oldest activity first */
 
@@ -124,12 +129,6 @@ static uint64_t id_hash(uint8_t af, const uint8_t *src, const uint8_t *dst, uint
 	if (af == 6)
 		h = mix64(h ^ load64(src + 8) ^ (load64(dst + 8) * 0x9e3779b97f4a7c15ULL));
 	return h;
-}
-
-static uint64_t ot_hash(const struct otrace *ot)
-{
-	return id_hash(ot->af, ot->src, ot->dst, ot->sport, ot->dport, ot->proto, ot->ip_id,
-		       ot->ident);
 }
 
 /* identity of a non-TCP packet: its first L4 bytes (ICMP id/seq, UDP payload) */
@@ -190,7 +189,8 @@ static uint16_t msrc_intern(struct hs_tracer *tr, const struct hs_addr *a, uint1
 		if (id == 0)
 			break;
 		struct msrc *m = &tr->msrc[id];
-		if (m->session == session && hs_addr_eq(&m->addr, &key))
+		/* both addresses are zero past their length: compare whole */
+		if (m->session == session && memcmp(&m->addr, &key, sizeof(key)) == 0)
 			return id;
 	}
 	if (tr->nmsrc >= MSRC_MAX - 1)
@@ -237,14 +237,16 @@ static void lru_append(struct hs_tracer *tr, uint32_t i)
 static void index_remove(struct hs_tracer *tr, uint32_t slot)
 {
 	uint32_t mask = tr->index_mask;
-	uint32_t i = (uint32_t)ot_hash(&tr->pool[slot]) & mask;
+	uint32_t hash = tr->pool[slot].hash;
+	uint64_t want = (uint64_t)hash << 32 | (slot + 1);
+	uint32_t i = hash & mask;
 
-	while (tr->index[i] != slot + 1)
+	while (tr->index[i] != want)
 		i = (i + 1) & mask;
 	/* backward shift: move later entries of the cluster into the hole */
 	uint32_t hole = i;
 	for (uint32_t j = (i + 1) & mask; tr->index[j]; j = (j + 1) & mask) {
-		uint32_t home = (uint32_t)ot_hash(&tr->pool[tr->index[j] - 1]) & mask;
+		uint32_t home = (uint32_t)(tr->index[j] >> 32) & mask;
 		/* j may move to hole when home is not cyclically in (hole, j] */
 		bool stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
 		if (!stays) {
@@ -296,6 +298,24 @@ static uint64_t widen_hw(uint64_t last, uint32_t lo)
 	else if (v < last && last - v > 0x80000000ULL)
 		v += 0x100000000ULL;
 	return v;
+}
+
+/* Traces close from the head of the activity list, and each close misses
+ * the cache twice (the trace, its index entry) unless asked for early: ask
+ * for the index entry of the next trace to close and for the one after it */
+/* always inline: as a call of its own it reads only, so the compiler
+ * takes it for pure and drops it */
+static inline __attribute__((always_inline)) void prefetch_head(const struct hs_tracer *tr)
+{
+	if (tr->lru_head == NIL)
+		return;
+	const struct otrace *o1 = &tr->pool[tr->lru_head];
+	__builtin_prefetch(&tr->index[o1->hash & tr->index_mask], 0);
+	if (o1->next != NIL) {
+		const char *o2 = (const char *)&tr->pool[o1->next];
+		for (size_t off = 0; off < sizeof(struct otrace); off += 64)
+			__builtin_prefetch(o2 + off, 0);
+	}
 }
 
 /* expand, classify, hand over and free one open trace */
@@ -352,7 +372,10 @@ static void close_slot(struct hs_tracer *tr, uint32_t slot, uint8_t extra_flags)
 	}
 	index_remove(tr, slot);
 	lru_unlink(tr, slot);
-	tr->free_list[tr->nfree++] = slot;
+	prefetch_head(tr);
+	ot->next = tr->free_head;
+	tr->free_head = slot;
+	tr->nfree++;
 	tr->st.open--;
 	tr->st.closed++;
 	tr->st.by_outcome[t->outcome]++;
@@ -382,13 +405,11 @@ struct hs_tracer *hs_tracer_new(const struct hs_tracer_cfg *cfg)
 
 	tr->pool_size = (uint32_t)tr->cfg.max_open;
 	tr->pool = hs_xcalloc(tr->pool_size, sizeof(*tr->pool));
-	tr->free_list = hs_xcalloc(tr->pool_size, sizeof(uint32_t));
-	for (uint32_t i = 0; i < tr->pool_size; i++)
-		tr->free_list[i] = tr->pool_size - 1 - i;
+	tr->free_head = NIL;
 	tr->nfree = tr->pool_size;
 	for (n = 16; n < (size_t)tr->pool_size * 2; n <<= 1)
 		;
-	tr->index = hs_xcalloc(n, sizeof(uint32_t));
+	tr->index = hs_xcalloc(n, sizeof(*tr->index));
 	tr->index_mask = (uint32_t)(n - 1);
 	tr->lru_head = tr->lru_tail = NIL;
 
@@ -415,7 +436,6 @@ void hs_tracer_free(struct hs_tracer *tr)
 	if (!tr)
 		return;
 	free(tr->pool);
-	free(tr->free_list);
 	free(tr->index);
 	free(tr->ext);
 	free(tr->ext_free);
@@ -468,29 +488,90 @@ void hs_tracer_add(struct hs_tracer *tr, const struct hs_pkt *p, uint8_t flags)
 void hs_tracer_add_probe(struct hs_tracer *tr, const struct hs_pkt *p, uint8_t flags,
 			 uint32_t probe_id)
 {
-	uint8_t src[16] = { 0 }, dst[16] = { 0 };
-	uint8_t af = p->key.src.af;
-	size_t alen;
+	struct hs_tracer_prep prep;
 
-	if (!(p->have & HS_HAVE_IP) || (af != 4 && af != 6) || p->key.dst.af != af)
-		return;
-	alen = af == 4 ? 4 : 16;
+	hs_tracer_prepare(tr, p, &prep);
+	hs_tracer_add_prepared(tr, p, flags, probe_id, &prep);
+}
+
+static bool traceable(const struct hs_pkt *p)
+{
+	uint8_t af = p->key.src.af;
+
+	return (p->have & HS_HAVE_IP) && (af == 4 || af == 6) && p->key.dst.af == af;
+}
+
+/* the addresses of p, zero past their length as in struct otrace */
+static void pkt_addrs(const struct hs_pkt *p, uint8_t src[16], uint8_t dst[16])
+{
+	size_t alen = p->key.src.af == 4 ? 4 : 16;
+
+	memset(src, 0, 16);
+	memset(dst, 0, 16);
 	memcpy(src, p->key.src.a, alen);
 	memcpy(dst, p->key.dst.a, alen);
+}
+
+void hs_tracer_prepare(struct hs_tracer *tr, const struct hs_pkt *p, struct hs_tracer_prep *prep)
+{
+	uint8_t src[16], dst[16];
+
+	prep->hash = 0;
+	prep->ident = 0;
+	if (!traceable(p))
+		return;
+	pkt_addrs(p, src, dst);
+	prep->ident = l4_ident(p);
+	prep->hash = id_hash(p->key.src.af, src, dst, p->key.sport, p->key.dport, p->key.proto,
+			     p->key.src.af == 4 ? p->ip_id : 0, prep->ident);
+	__builtin_prefetch(&tr->index[(uint32_t)prep->hash & tr->index_mask], 0);
+}
+
+void hs_tracer_prefetch(const struct hs_tracer *tr, const struct hs_tracer_prep *prep)
+{
+	uint32_t hash = (uint32_t)prep->hash, mask = tr->index_mask;
+	uint64_t e;
+
+	/* the first open trace with this hash: almost always the one */
+	for (uint32_t i = hash & mask; (e = tr->index[i]) != 0; i = (i + 1) & mask) {
+		if ((uint32_t)(e >> 32) == hash) {
+			const char *ot = (const char *)&tr->pool[(uint32_t)e - 1];
+			__builtin_prefetch(ot, 1);
+			__builtin_prefetch(ot + 64, 1);
+			__builtin_prefetch(ot + 128, 1);
+			__builtin_prefetch(ot + 192, 1);
+			return;
+		}
+	}
+}
+
+void hs_tracer_add_prepared(struct hs_tracer *tr, const struct hs_pkt *p, uint8_t flags,
+			    uint32_t probe_id, const struct hs_tracer_prep *prep)
+{
+	uint8_t src[16], dst[16];
+	uint8_t af = p->key.src.af;
+
+	if (!traceable(p))
+		return;
+	pkt_addrs(p, src, dst);
 	uint16_t ip_id = af == 4 ? p->ip_id : 0;
-	uint32_t ident = l4_ident(p);
-	uint64_t h = id_hash(af, src, dst, p->key.sport, p->key.dport, p->key.proto, ip_id, ident);
-	uint32_t mask = tr->index_mask, i = (uint32_t)h & mask;
+	uint32_t ident = prep->ident;
+	uint32_t hash = (uint32_t)prep->hash;
+	uint32_t mask = tr->index_mask, i = hash & mask;
 	uint32_t slot = NIL;
 	struct otrace *ot;
+	uint64_t e;
 
 	tr->st.copies++;
-	for (; tr->index[i]; i = (i + 1) & mask) {
-		ot = &tr->pool[tr->index[i] - 1];
+	for (; (e = tr->index[i]) != 0; i = (i + 1) & mask) {
+		if ((uint32_t)(e >> 32) != hash)
+			continue;
+		ot = &tr->pool[(uint32_t)e - 1];
 		if (ot->ident == ident && ot->ip_id == ip_id && ot->sport == p->key.sport &&
 		    ot->dport == p->key.dport && ot->proto == p->key.proto && ot->af == af &&
-		    memcmp(ot->src, src, alen) == 0 && memcmp(ot->dst, dst, alen) == 0) {
-			slot = tr->index[i] - 1;
+		    memcmp(ot->src, src, sizeof(src)) == 0 &&
+		    memcmp(ot->dst, dst, sizeof(dst)) == 0) {
+			slot = (uint32_t)e - 1;
 			break;
 		}
 	}
@@ -506,10 +587,16 @@ void hs_tracer_add_probe(struct hs_tracer *tr, const struct hs_pkt *p, uint8_t f
 		if (tr->nfree == 0) {
 			close_slot(tr, tr->lru_head, HS_TF_EVICTED);
 			/* the index may have shifted: find our empty slot again */
-			for (i = (uint32_t)h & mask; tr->index[i]; i = (i + 1) & mask)
+			for (i = hash & mask; tr->index[i]; i = (i + 1) & mask)
 				;
 		}
-		slot = tr->free_list[--tr->nfree];
+		if (tr->free_head != NIL) {
+			slot = tr->free_head;
+			tr->free_head = tr->pool[slot].next;
+		} else {
+			slot = tr->pool_used++;
+		}
+		tr->nfree--;
 		ot = &tr->pool[slot];
 		memset(ot, 0, offsetof(struct otrace, hops));
 		ot->first_ns = p->ts_ns;
@@ -521,9 +608,10 @@ void hs_tracer_add_probe(struct hs_tracer *tr, const struct hs_pkt *p, uint8_t f
 		ot->dport = p->key.dport;
 		ot->proto = p->key.proto;
 		ot->af = af;
+		ot->hash = hash;
 		ot->len = p->len;
 		ot->tcp_flags = (p->have & HS_HAVE_TCP) ? p->tcp_flags : 0;
-		tr->index[i] = slot + 1;
+		tr->index[i] = (uint64_t)hash << 32 | (slot + 1);
 		lru_append(tr, slot);
 		tr->st.open++;
 	} else {

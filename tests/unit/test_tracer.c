@@ -517,6 +517,80 @@ static void test_non_tcp_identity(void **state)
 	hs_tracer_free(tr);
 }
 
+/* copies added a few frames after they were prepared, their payload gone by
+ * then, make the same traces as copies added at once */
+static void test_prepared(void **state)
+{
+	struct sink now, later;
+	struct hs_tracer *a = mk(&now, NULL, 4, 64), *b = mk(&later, NULL, 4, 64);
+	enum { NPKT = 12, DEPTH = 4 };
+	struct {
+		struct hs_pkt p;
+		uint8_t pay[8];
+		struct hs_tracer_prep prep;
+	} q[DEPTH];
+	int nq = 0, head = 0;
+
+	/* 12 UDP packets told apart only by their payload, 3 copies each,
+	 * interleaved two packets at a time through a pool of 4 (evictions) */
+	for (int i = 0; i < NPKT; i += 2) {
+		for (int sw = 0; sw < 3; sw++) {
+			for (int k = 0; k < 2; k++) {
+				uint8_t pay[8] = { 9, 9, 9, 9, 9, 9, 0, (uint8_t)(i + k) };
+				struct hs_pkt p;
+				memset(&p, 0, sizeof(p));
+				p.have = HS_HAVE_MIRROR | HS_HAVE_IP | HS_HAVE_PORTS;
+				p.ts_ns = T0 + (uint64_t)(i * 6 + sw * 2 + k) * US;
+				p.mirror_src = A(mirror_of[sw]);
+				p.key.src = A("10.1.1.10");
+				p.key.dst = A("10.1.2.10");
+				p.key.proto = 17;
+				p.key.sport = 5000;
+				p.key.dport = 4791;
+				p.ttl = (uint8_t)(64 - sw);
+				p.l4_payload = pay;
+				p.l4_payload_caplen = sizeof(pay);
+				p.l4_len = sizeof(pay);
+				hs_tracer_add(a, &p, 0);
+
+				if (nq == DEPTH) {
+					hs_tracer_add_prepared(b, &q[head].p, 0, 0, &q[head].prep);
+					head = (head + 1) % DEPTH;
+					nq--;
+				}
+				int e = (head + nq++) % DEPTH;
+				q[e].p = p;
+				memcpy(q[e].pay, pay, sizeof(pay));
+				q[e].p.l4_payload = q[e].pay;
+				hs_tracer_prepare(b, &q[e].p, &q[e].prep);
+				/* the frame is gone: its bytes are not read again */
+				memset(q[e].pay, 0xee, sizeof(q[e].pay));
+				hs_tracer_prefetch(b, &q[e].prep);
+			}
+		}
+	}
+	while (nq) {
+		hs_tracer_add_prepared(b, &q[head].p, 0, 0, &q[head].prep);
+		head = (head + 1) % DEPTH;
+		nq--;
+	}
+	hs_tracer_close_all(a);
+	hs_tracer_close_all(b);
+	assert_int_equal(now.n, NPKT);
+	assert_int_equal(later.n, NPKT);
+	for (int i = 0; i < NPKT; i++) {
+		assert_int_equal(now.t[i].nhops, 3);
+		assert_int_equal(later.t[i].nhops, 3);
+		assert_int_equal(later.t[i].flags, now.t[i].flags);
+		for (int h = 0; h < 3; h++) {
+			assert_true(hs_addr_eq(&later.t[i].hops[h].addr, &now.t[i].hops[h].addr));
+			assert_int_equal(later.t[i].hops[h].ts_ns, now.t[i].hops[h].ts_ns);
+		}
+	}
+	hs_tracer_free(a);
+	hs_tracer_free(b);
+}
+
 /* many interleaved packets through a small pool: the index stays consistent */
 static void test_stress(void **state)
 {
@@ -643,6 +717,7 @@ int main(void)
 		cmocka_unit_test(test_loop_keeps_nearest_hops),
 		cmocka_unit_test(test_non_tcp_identity),
 		cmocka_unit_test(test_stress),
+		cmocka_unit_test(test_prepared),
 		cmocka_unit_test(test_flows),
 	};
 
