@@ -20,6 +20,10 @@ static const char *const topo_words[] = { "load", "show", NULL };
 static const char *const history_words[] = { "sessions", "flows", "traces", "probes", "show",
 	"limit", NULL };
 
+static const char *const drops_words[] = { "limit", NULL };
+static const char *const ecmp_words[] = { "window", "--threshold", NULL };
+static const char *const blame_words[] = { "--epoch", "--all", NULL };
+
 const struct hs_cmd hs_cmds[] = {
 	{ "help", cmd_help, "[VERB]",
 	  "list the verbs, or show one verb's synopsis", NULL, 0 },
@@ -56,6 +60,16 @@ const struct hs_cmd hs_cmds[] = {
 	  "full-screen live view of traces, hops, links and events", NULL, 0 },
 	{ "mirror", cmd_mirror, "add|del|list [on SW,...] [session N] [MATCH...]",
 	  "add, delete or list the switches' mirror rules", mirror_words, 0 },
+	{ "drops", cmd_drops, "[limit N]",
+	  "dropped traces by the link after the last hop seen", drops_words, 0 },
+	{ "loops", cmd_loops, "[limit N]",
+	  "looped traces by the cycle of switches", drops_words, 0 },
+	{ "latency", cmd_latency, "[limit N]",
+	  "per-hop and per-link latency percentiles and outliers", drops_words, 0 },
+	{ "ecmp", cmd_ecmp, "<SWITCH> [window D] [--threshold X]",
+	  "how a switch's ECMP groups split flows and bytes over next hops", ecmp_words, 0 },
+	{ "blame", cmd_blame, "[--epoch DURATION] [--all]",
+	  "007: links voted lossy by the flows that retransmitted", blame_words, 0 },
 };
 
 const unsigned hs_ncmds = HS_ARRAY_SIZE(hs_cmds);

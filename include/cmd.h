@@ -59,5 +59,10 @@ HS_DECLARE_CMD(probe);
 HS_DECLARE_CMD(traceroute);
 HS_DECLARE_CMD(watch);
 HS_DECLARE_CMD(mirror);
+HS_DECLARE_CMD(drops);
+HS_DECLARE_CMD(loops);
+HS_DECLARE_CMD(latency);
+HS_DECLARE_CMD(ecmp);
+HS_DECLARE_CMD(blame);
 
 #endif

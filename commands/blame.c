@@ -1,0 +1,179 @@
+/* blame.c - blame [--epoch DURATION] [--all]: 007's vote of retransmitting flows
+ * on the links of their paths, per epoch; reported links are kept in the
+ * history (table blame) */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sqlite3.h>
+
+#include "analyze.h"
+#include "cmd.h"
+#include "console.h"
+
+#define BLAME_FLOWS_SHOWN 5
+
+static const char *swname(const struct hs_topo *topo, int sw)
+{
+	return sw >= 0 && sw < topo->nsw ? topo->sw[sw].name : "?";
+}
+
+static const char *flow_str(const struct hs_flowkey *k, char *buf, size_t len)
+{
+	char s[HS_ADDRSTRLEN], d[HS_ADDRSTRLEN];
+	bool v6 = k->src.af == 6;
+
+	hs_addr_str(&k->src, s, sizeof(s));
+	hs_addr_str(&k->dst, d, sizeof(d));
+	snprintf(buf, len, "%s%s%s:%u > %s%s%s:%u", v6 ? "[" : "", s, v6 ? "]" : "", k->sport,
+		 v6 ? "[" : "", d, v6 ? "]" : "", k->dport);
+	return buf;
+}
+
+/* replace the stored rows of each epoch by its reported links */
+static int store_blame(struct hs_ctx *ctx, const struct hs_blame *b)
+{
+	struct hs_store *st = hs_ctx_store(ctx);
+	sqlite3_stmt *del = NULL, *ins = NULL;
+
+	if (!st)
+		return -1;
+	sqlite3 *db = hs_store_db(st);
+	hs_store_commit(st);
+	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		goto fail;
+	if (sqlite3_prepare_v2(db, "DELETE FROM blame WHERE epoch_start = ?1", -1, &del,
+			       NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "INSERT INTO blame(epoch_start, a, b, votes, flows)"
+			       " VALUES (?1, ?2, ?3, ?4, ?5)", -1, &ins, NULL) != SQLITE_OK)
+		goto fail;
+	for (size_t e = 0; e < b->nepochs; e++) {
+		const struct hs_blame_epoch *ep = &b->epochs[e];
+		sqlite3_bind_int64(del, 1, (sqlite3_int64)ep->start);
+		if (sqlite3_step(del) != SQLITE_DONE)
+			goto fail;
+		sqlite3_reset(del);
+		for (size_t i = 0; i < ep->nlinks; i++) {
+			const struct hs_blame_link *l = &b->links[ep->link_off + i];
+			if (!l->reported)
+				continue;
+			sqlite3_bind_int64(ins, 1, (sqlite3_int64)ep->start);
+			sqlite3_bind_text(ins, 2, swname(ctx->topo, l->a), -1, SQLITE_TRANSIENT);
+			sqlite3_bind_text(ins, 3, swname(ctx->topo, l->b), -1, SQLITE_TRANSIENT);
+			sqlite3_bind_double(ins, 4, l->votes);
+			sqlite3_bind_int64(ins, 5, l->flows);
+			if (sqlite3_step(ins) != SQLITE_DONE)
+				goto fail;
+			sqlite3_reset(ins);
+		}
+	}
+	sqlite3_finalize(del);
+	sqlite3_finalize(ins);
+	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+		out_err(&ctx->out, "cannot store blame in '%s': %s", hs_store_path(st),
+			sqlite3_errmsg(db));
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		return -1;
+	}
+	return 0;
+fail:
+	out_err(&ctx->out, "cannot store blame in '%s': %s", hs_store_path(st), sqlite3_errmsg(db));
+	sqlite3_finalize(del);
+	sqlite3_finalize(ins);
+	if (!sqlite3_get_autocommit(db))
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	return -1;
+}
+
+static void print_link(struct hs_ctx *ctx, const struct hs_blame *b,
+		       const struct hs_blame_epoch *ep, const struct hs_blame_link *l)
+{
+	struct hs_out *o = &ctx->out;
+	char fl[2 * HS_ADDRSTRLEN + 32], ts[32], lk[2 * HS_NAME_MAX + 4];
+	uint32_t shown = l->flows < BLAME_FLOWS_SHOWN ? l->flows : BLAME_FLOWS_SHOWN;
+
+	if (o->json) {
+		out_obj_open(o, NULL);
+		out_str(o, "a", NULL, swname(ctx->topo, l->a));
+		out_str(o, "b", NULL, swname(ctx->topo, l->b));
+		out_double(o, "votes", NULL, l->votes);
+		out_uint(o, "flows", NULL, l->flows);
+		out_raw(o, "epoch", NULL, hs_fmt_ts(ep->start, ts, sizeof(ts)));
+		out_double(o, "share", NULL, ep->total > 0 ? l->votes / ep->total : 0);
+		out_bool(o, "reported", NULL, l->reported);
+		out_arr_open(o, "flow_list");
+		for (uint32_t i = 0; i < shown; i++)
+			out_str(o, NULL, NULL, flow_str(&b->flows[l->flow_off + i], fl, sizeof(fl)));
+		out_arr_close(o);
+		out_obj_close(o);
+		return;
+	}
+	snprintf(lk, sizeof(lk), "%s - %s", swname(ctx->topo, l->a), swname(ctx->topo, l->b));
+	out_text(o, "  %-22s %8.2f %5.1f%% %6" PRIu32 "%s", lk, l->votes,
+		 ep->total > 0 ? 100.0 * l->votes / ep->total : 0.0, l->flows,
+		 l->reported ? "" : "  (noise)");
+	for (uint32_t i = 0; i < shown; i++)
+		out_text(o, "%s%s", i ? ", " : "  ", flow_str(&b->flows[l->flow_off + i], fl,
+							     sizeof(fl)));
+	if (l->flows > shown)
+		out_text(o, ", ...");
+	out_text(o, "\n");
+}
+
+int cmd_blame(struct hs_ctx *ctx, int argc, char **argv)
+{
+	struct hs_out *o = &ctx->out;
+	struct hs_blame_cfg cfg = { .epoch_ns = HS_BLAME_DEFAULT_EPOCH, .min_share = -1, .k = -1 };
+	bool all = false;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--epoch") == 0 && i + 1 < argc) {
+			if (hs_parse_duration(argv[++i], &cfg.epoch_ns) < 0 || cfg.epoch_ns == 0)
+				return out_err(o, "bad duration '%s' (e.g. 30s, 1m)", argv[i]);
+		} else if (strcmp(argv[i], "--all") == 0) {
+			all = true;
+		} else {
+			return out_err(o, "blame: unexpected '%s' (--epoch DURATION, --all)", argv[i]);
+		}
+	}
+	if (!ctx->topo)
+		return out_err(o, "blame needs a topology to name the links of paths "
+			       "(topo load FILE)");
+
+	const struct hs_trace **tr;
+	size_t n = hs_an_closed(ctx->tracer, &tr);
+	struct hs_blame b;
+	hs_an_blame(tr, n, ctx->topo, &cfg, &b);
+
+	for (size_t e = 0; e < b.nepochs; e++) {
+		const struct hs_blame_epoch *ep = &b.epochs[e];
+		size_t reported = 0;
+		char ts[32], d[32];
+		for (size_t i = 0; i < ep->nlinks; i++)
+			reported += b.links[ep->link_off + i].reported;
+		if (!o->json) {
+			out_text(o, "epoch %s (+%s): %" PRIu32 " of %" PRIu32 " TCP flows "
+				 "retransmitted, %.2f votes on %zu links, %zu above the noise\n",
+				 hs_fmt_ts(ep->start, ts, sizeof(ts)),
+				 hs_fmt_duration(b.epoch_ns, d, sizeof(d)), ep->retx_flows, ep->flows,
+				 ep->total, ep->nlinks, reported);
+			if (reported || (all && ep->nlinks))
+				out_text(o, "  %-22s %8s %6s %6s  %s\n", "link", "votes", "share",
+					 "flows", "flows behind it");
+		}
+		for (size_t i = 0; i < ep->nlinks; i++) {
+			const struct hs_blame_link *l = &b.links[ep->link_off + i];
+			if (l->reported || all)
+				print_link(ctx, &b, ep, l);
+		}
+	}
+	if (!o->json && b.nepochs == 0)
+		out_text(o, "no TCP traces to judge by\n");
+
+	int rc = HS_CMD_OK;
+	if (b.nepochs && ctx->set.policy != HS_POLICY_OFF && store_blame(ctx, &b) < 0)
+		rc = HS_CMD_FAIL;
+	hs_blame_free(&b);
+	free(tr);
+	return rc;
+}

@@ -1,0 +1,121 @@
+/* ecmp.c - ecmp SWITCH [window D] [--threshold X]: how ECMP groups split flows */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze.h"
+#include "cmd.h"
+#include "console.h"
+
+static const char *swname(const struct hs_topo *topo, int sw)
+{
+	return sw >= 0 && sw < topo->nsw ? topo->sw[sw].name : "?";
+}
+
+static int parse_share(const char *s, double *out)
+{
+	char *end;
+
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || !isfinite(v) || v < 0)
+		return -1;
+	if (*end == '%') {
+		v /= 100.0;
+		end++;
+	}
+	if (*end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int cmd_ecmp(struct hs_ctx *ctx, int argc, char **argv)
+{
+	struct hs_out *o = &ctx->out;
+	double threshold = HS_ECMP_DEFAULT_THRESHOLD;
+	uint64_t window = 0;
+
+	if (!ctx->topo)
+		return out_err(o, "ecmp needs a topology to group next hops by destination "
+			       "(topo load FILE)");
+	int sw = hs_topo_switch_by_name(ctx->topo, argv[1]);
+	if (sw < 0)
+		return out_err(o, "unknown switch '%s'", argv[1]);
+	for (int i = 2; i < argc; i++) {
+		const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!v)
+			return out_err(o, "ecmp: '%s' needs a value", k);
+		i++;
+		if (strcmp(k, "window") == 0) {
+			if (hs_parse_duration(v, &window) < 0 || window == 0)
+				return out_err(o, "bad duration '%s' (e.g. 500ms, 10s, 2m)", v);
+		} else if (strcmp(k, "--threshold") == 0) {
+			if (parse_share(v, &threshold) < 0)
+				return out_err(o, "bad threshold '%s' (e.g. 0.25 or 25%%)", v);
+		} else {
+			return out_err(o, "ecmp: unexpected '%s' (window D, --threshold X)", k);
+		}
+	}
+
+	const struct hs_trace **all;
+	size_t n = hs_an_closed(ctx->tracer, &all);
+	uint64_t newest = 0, since = 0;
+	for (size_t i = 0; i < n; i++)
+		if (hs_an_trace_ts(all[i]) > newest)
+			newest = hs_an_trace_ts(all[i]);
+	if (window && newest > window)
+		since = newest - window;
+	struct hs_ecmp e;
+	hs_an_ecmp(all, n, ctx->topo, sw, since, threshold, &e);
+
+	if (!o->json) {
+		char w[32];
+		out_text(o, "ECMP groups at %s", swname(ctx->topo, sw));
+		if (window)
+			out_text(o, " over the last %s", hs_fmt_duration(window, w, sizeof(w)));
+		out_text(o, ": %zu; imbalance = max share / mean share - 1, flagged above %.2f\n",
+			 e.n, threshold);
+	}
+	for (size_t i = 0; i < e.n; i++) {
+		const struct hs_ecmp_group *g = &e.groups[i];
+		if (o->json) {
+			out_obj_open(o, NULL);
+			out_str(o, "switch", NULL, swname(ctx->topo, g->sw));
+			out_str(o, "toward", NULL, swname(ctx->topo, g->leaf));
+			out_obj_open(o, "next_hops");
+			for (int k = 0; k < g->n; k++)
+				out_double(o, swname(ctx->topo, g->nh[k].sw), NULL, g->nh[k].flow_share);
+			out_obj_close(o);
+			out_double(o, "imbalance", NULL, g->imbalance);
+			out_bool(o, "flagged", NULL, g->flagged);
+			out_uint(o, "flows", NULL, g->flows);
+			out_uint(o, "traces", NULL, g->traces);
+			out_uint(o, "bytes", NULL, g->bytes);
+			out_obj_open(o, "byte_shares");
+			for (int k = 0; k < g->n; k++)
+				out_double(o, swname(ctx->topo, g->nh[k].sw), NULL, g->nh[k].byte_share);
+			out_obj_close(o);
+			out_double(o, "byte_imbalance", NULL, g->byte_imbalance);
+			out_obj_close(o);
+			continue;
+		}
+		out_text(o, "\n%s toward %s: %" PRIu32 " flows, %" PRIu64 " bytes traced, "
+			 "imbalance %.2f (bytes %.2f)%s\n", swname(ctx->topo, g->sw),
+			 swname(ctx->topo, g->leaf), g->flows, g->bytes, g->imbalance,
+			 g->byte_imbalance, g->flagged ? "  FLAGGED" : "");
+		out_text(o, "    %-16s %6s %6s %10s %6s\n", "next hop", "flows", "share", "bytes",
+			 "share");
+		for (int k = 0; k < g->n; k++)
+			out_text(o, "    %-16s %6" PRIu32 " %5.1f%% %10" PRIu64 " %5.1f%%\n",
+				 swname(ctx->topo, g->nh[k].sw), g->nh[k].flows,
+				 100.0 * g->nh[k].flow_share, g->nh[k].bytes,
+				 100.0 * g->nh[k].byte_share);
+	}
+	hs_ecmp_free(&e);
+	free(all);
+	return HS_CMD_OK;
+}

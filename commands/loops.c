@@ -1,0 +1,70 @@
+/* loops.c - loops [limit N]: traces in which a switch repeats, by cycle */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze.h"
+#include "cmd.h"
+#include "console.h"
+
+#define LOOPS_DEFAULT_LIMIT 20
+
+int cmd_loops(struct hs_ctx *ctx, int argc, char **argv)
+{
+	struct hs_out *o = &ctx->out;
+	uint64_t limit = LOOPS_DEFAULT_LIMIT;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "limit") == 0 && i + 1 < argc) {
+			if (hs_parse_uint(argv[++i], 100000, &limit) < 0 || limit == 0)
+				return out_err(o, "bad limit '%s'", argv[i]);
+		} else {
+			return out_err(o, "loops: unexpected '%s' (limit N)", argv[i]);
+		}
+	}
+
+	const struct hs_trace **all;
+	size_t n = hs_an_closed(ctx->tracer, &all);
+	struct hs_loops l;
+	hs_an_loops(all, n, &l);
+
+	if (!o->json) {
+		uint32_t looped = 0;
+		for (size_t i = 0; i < l.n; i++)
+			looped += l.loops[i].traces;
+		out_text(o, "%" PRIu32 " looped of %zu traces, %zu cycle%s\n", looped, n, l.n,
+			 l.n == 1 ? "" : "s");
+	}
+	for (size_t i = 0; i < l.n && i < limit; i++) {
+		const struct hs_loop *x = &l.loops[i];
+		char b[64], ts[32];
+
+		if (o->json) {
+			out_obj_open(o, NULL);
+			out_arr_open(o, "switches");
+			for (int k = 0; k < x->n; k++)
+				out_str(o, NULL, NULL, hs_hop_name(ctx->topo, &x->sw[k], b, sizeof(b)));
+			out_arr_close(o);
+			out_uint(o, "traces", NULL, x->traces);
+			out_uint(o, "flows", NULL, x->flows);
+			out_raw(o, "first_ts", NULL, hs_fmt_ts(x->first_ns, ts, sizeof(ts)));
+			out_raw(o, "last_ts", NULL, hs_fmt_ts(x->last_ns, ts, sizeof(ts)));
+			out_uint(o, "example", NULL, x->trace_id);
+			out_str(o, "dst", NULL, hs_addr_str(&x->dst, b, sizeof(b)));
+			out_obj_close(o);
+			continue;
+		}
+		out_text(o, "cycle ");
+		for (int k = 0; k < x->n; k++)
+			out_text(o, "%s > ", hs_hop_name(ctx->topo, &x->sw[k], b, sizeof(b)));
+		out_text(o, "%s\n", hs_hop_name(ctx->topo, &x->sw[0], b, sizeof(b)));
+		out_text(o, "    %" PRIu32 " traces, %" PRIu32 " flows, e.g. trace %" PRIu64
+			 " to %s, from %s", x->traces, x->flows, x->trace_id,
+			 hs_addr_str(&x->dst, b, sizeof(b)), hs_fmt_ts(x->first_ns, ts, sizeof(ts)));
+		out_text(o, " to %s\n", hs_fmt_ts(x->last_ns, ts, sizeof(ts)));
+	}
+	hs_loops_free(&l);
+	free(all);
+	return HS_CMD_OK;
+}

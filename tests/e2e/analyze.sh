@@ -1,0 +1,82 @@
+#!/bin/sh
+# analyze.sh - the analyses on the bundled sample, which holds a lossy link
+# (leaf1 to spine2, 30%) and a routing loop (spine1 and leaf3 for 10.1.3.12):
+# drops ranks leaf1 > spine2 first, loops names spine1 and leaf3, latency has
+# per-hop figures, ecmp leaf1 splits over both spines, blame votes and keeps
+# its result in the history; wrong arguments fail cleanly.
+. "$(dirname "$0")/lib.sh"
+
+command -v python3 >/dev/null 2>&1 || skip "python3 is missing"
+PCAP=$top_srcdir/share/sample/sample.pcap
+TOPO=$top_srcdir/share/sample/sample.topo
+S="--db $tmp/h.db -r $PCAP --topo $TOPO"
+
+json() { # json PYTHON-EXPR-ON-LINES: true when it holds for the JSON lines of $tmp/out
+	python3 - "$tmp/out" "$1" <<'PY'
+import json, sys
+L = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+sys.exit(0 if eval(sys.argv[2]) else 1)
+PY
+}
+
+hs $S --json drops
+check "drops --json runs" [ "$st" -eq 0 ]
+check "drops: leaf1 > spine2 first" json 'L and L[0]["a"] == "leaf1" and L[0]["b"] == "spine2"'
+check "drops: traces, flows, certain, a probe via the link" \
+	json 'L[0]["traces"] >= L[0]["certain"] > 0 and L[0]["flows"] > 1 and "via leaf1,spine2" in L[0]["probe"]'
+check "drops: ranked by weight" json 'all(L[i]["weight"] >= L[i+1]["weight"] for i in range(len(L)-1))'
+check "drops: the lossy link is persistent and hits all flows" \
+	json 'L[0]["when"] == "persistent" and L[0]["scope"] == "all-flows"'
+
+hs $S drops
+check "drops text: the first link is leaf1 > spine2" \
+	sh -c "sed -n 3p '$tmp/out' | grep -q '^leaf1 > spine2 '"
+check "drops text: a probe line to paste" has "confirm: probe tcp .* via leaf1,spine2 count" "$tmp/out"
+
+hs $S --json loops
+check "loops: one cycle of spine1 and leaf3" \
+	json 'len(L) == 1 and sorted(L[0]["switches"]) == ["leaf3", "spine1"] and L[0]["traces"] > 10'
+check "loops: the looping prefix" json 'L[0]["dst"] == "10.1.3.12"'
+hs $S loops
+check "loops text names the cycle" has "cycle spine1 > leaf3 > spine1" "$tmp/out"
+
+hs $S --json latency
+check "latency: a hop line per switch of the fabric" \
+	json 'sorted(o["switch"] for o in L if o["kind"] == "hop") == ["leaf1","leaf2","leaf3","leaf4","spine1","spine2"]'
+check "latency: p50 <= p90 <= p99 <= max, positive" \
+	json 'all(0 < o["p50_ns"] <= o["p90_ns"] <= o["p99_ns"] <= o["max_ns"] for o in L if o["kind"] in ("hop","link"))'
+check "latency: per-hop counts are the sums of the switch's links" \
+	json 'all(o["count"] == sum(k["count"] for k in L if k["kind"] == "link" and k["a"] == o["switch"]) for o in L if o["kind"] == "hop")'
+hs $S latency
+check "latency text: per hop and per link tables" \
+	sh -c "grep -q '^per link' '$tmp/out' && grep -Eq '^leaf1 +[0-9]+ +[0-9.]+us' '$tmp/out'"
+
+hs $S --json ecmp leaf1
+check "ecmp leaf1: a group per other leaf" \
+	json 'sorted(o["toward"] for o in L) == ["leaf2","leaf3","leaf4"]'
+check "ecmp leaf1: both spines in every group, shares sum to 1" \
+	json 'all(sorted(o["next_hops"]) == ["spine1","spine2"] and abs(sum(o["next_hops"].values()) - 1) < 1e-6 for o in L)'
+check "ecmp: imbalance is max share over mean share minus one, worst first" \
+	json 'all(abs(o["imbalance"] - (max(o["next_hops"].values()) * 2 - 1)) < 1e-6 for o in L) and all(L[i]["imbalance"] >= L[i+1]["imbalance"] for i in range(len(L)-1))'
+hs $S --json ecmp leaf1 --threshold 0
+check "ecmp --threshold 0 flags every uneven group" json 'all(o["flagged"] == (o["imbalance"] > 0) for o in L)'
+
+hs $S --json blame --epoch 1s --all
+check "blame --json: one object per link with votes and flows" \
+	json 'L and all("a" in o and "b" in o and o["votes"] > 0 and o["flows"] > 0 for o in L)'
+hs $S -c 'blame --epoch 1s' -c "sql SELECT count(*) AS n, sum(votes) AS v FROM blame"
+check "blame keeps the reported links in the history" \
+	sh -c "grep -Eq '^[1-9][0-9]* *\\| *[0-9.]+' '$tmp/out'"
+
+hs $S ecmp nosuch
+check "ecmp: an unknown switch fails cleanly" failed_cleanly
+check "ecmp: says which" has "unknown switch 'nosuch'" "$tmp/err"
+hs --db "$tmp/h2.db" -r "$PCAP" drops
+check "drops without a topology fails cleanly" failed_cleanly
+check "drops without a topology says so" has "topo load" "$tmp/err"
+hs $S blame --epoch 0
+check "blame: a zero epoch is refused" failed_cleanly
+hs $S -c 'latency limit x'
+check "latency: a bad limit is refused" has "bad limit 'x'" "$tmp/err"
+
+finish
