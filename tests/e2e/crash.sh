@@ -1,0 +1,166 @@
+#!/bin/sh
+# crash.sh - the history survives the worst day: kill -9 in the middle of a
+# large ingest, a full disk, a read-only file, a newer schema, a foreign
+# SQLite file, a second console on the same file.
+. "$(dirname "$0")/lib.sh"
+
+SYNTH=$top_builddir/tests/tools/hs-synth
+PCAP=$top_srcdir/share/sample/sample.pcap
+TOPO=$top_srcdir/share/sample/sample.topo
+[ -x "$SYNTH" ] || hard "'$SYNTH' is not built"
+command -v python3 >/dev/null || skip "no python3"
+
+q() { python3 -c 'import sqlite3, sys
+db = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True)
+print(db.execute(sys.argv[2]).fetchone()[0])' "$@"; }
+integrity() { [ "$(q "$1" 'pragma integrity_check')" = ok ]; }
+sane() { ! grep -q -e 'runtime error' -e 'AddressSanitizer' -e 'LeakSanitizer' "$tmp/err"; }
+not_crashed_san() { ! crashed && sane; }
+
+# a large capture: long enough to kill the console half-way through
+"$SYNTH" --packets "${CRASH_PACKETS:-300000}" --seed 8 -w "$tmp/big.pcap" -t "$tmp/big.topo" \
+	>/dev/null 2>"$tmp/synth.err" || hard "hs-synth failed: $(cat "$tmp/synth.err")"
+
+# --- kill -9 in the middle of an ingest ------------------------------------------
+# A second connection reads the file while the console writes it: what it sees
+# is committed. It kills the console right after a read that found rows
+# committed after the first batch; every row it saw must survive the kill.
+db=$tmp/kill.db
+"$HS" --db "$db" --topo "$tmp/big.topo" -c "set history all; capture start $tmp/big.pcap" \
+	>"$tmp/out" 2>"$tmp/err" </dev/null &
+hspid=$!
+python3 - "$db" "$hspid" >"$tmp/seen" 2>"$tmp/seen.err" <<'PY'
+import os, signal, sqlite3, sys, time
+path, pid = sys.argv[1], int(sys.argv[2])
+counts = []
+deadline = time.time() + 60
+while time.time() < deadline:
+    time.sleep(0.05)
+    try:
+        db = sqlite3.connect("file:" + path + "?mode=ro", uri=True, timeout=0.05)
+        n = db.execute("select count(*) from traces").fetchone()[0]
+        db.close()
+    except sqlite3.Error:
+        continue		# not created yet
+    if not counts or n != counts[-1]:
+        counts.append(n)
+    # three distinct non-zero counts: batches commit while the ingest runs
+    if len([c for c in counts if c > 0]) >= 3:
+        os.kill(pid, signal.SIGKILL)
+        print(len(counts), n)
+        sys.exit(0)
+print(len(counts), -1)
+PY
+wait "$hspid"
+killst=$?
+read -r nseen seen <"$tmp/seen" || seen=-1
+check "the reader saw batches committed during the ingest (last saw $seen traces)" \
+	[ "${seen:--1}" -gt 0 ]
+check "the console was killed mid-ingest (status $killst)" [ "$killst" -eq 137 ]
+check "after kill -9: integrity_check is ok" integrity "$db"
+after=$(q "$db" 'select count(*) from traces')
+check "after kill -9: every committed trace is there ($after >= $seen)" [ "$after" -ge "$seen" ]
+check "after kill -9: every stored trace has all its hops" \
+	[ "$(q "$db" 'select count(*) from traces t where nhops != (select count(*) from hops h where h.trace = t.id)')" = 0 ]
+check "after kill -9: the killed session is open (no end)" \
+	[ "$(q "$db" 'select count(*) from sessions where ended is null')" = 1 ]
+
+# the next start opens the file and continues with a new session
+hs --db "$db" --topo "$TOPO" --json -c "set history all; capture start $PCAP; capture status"
+check "the next start runs (status $st)" [ "$st" -eq 0 ]
+check "the next start says nothing is wrong" [ ! -s "$tmp/err" ]
+check "a second session was appended" [ "$(q "$db" 'select count(*) from sessions')" = 2 ]
+check "the first session's traces are untouched ($after)" \
+	[ "$(q "$db" 'select count(*) from traces where session = 1')" = "$after" ]
+written=$(sed -n 's/.*"history_writes":\([0-9]*\).*/\1/p' "$tmp/out" | tail -n 1)
+rows=$(q "$db" 'select (select count(*) from traces where session = 2) + (select count(*) from flows where session = 2)')
+check "capture status reports the rows written (${written:-?}) and they are there ($rows)" \
+	[ "${written:-0}" -gt 0 ] && [ "$rows" -ge "${written:-0}" ]
+check "integrity_check is ok after the second run" integrity "$db"
+
+# --- a second console on the same file while the first ingests ------------------
+db=$tmp/two.db
+"$HS" --db "$db" --topo "$tmp/big.topo" -c "set history all; capture start $tmp/big.pcap" \
+	>"$tmp/first.out" 2>"$tmp/first.err" </dev/null &
+hspid=$!
+i=0
+while [ "$(q "$db" 'select count(*) from traces' 2>/dev/null || echo 0)" -eq 0 ] && [ $i -lt 200 ]; do
+	sleep 0.05; i=$((i + 1))
+done
+hs --db "$db" -r "$PCAP" --topo "$TOPO" -c 'capture status'
+check "second console: it says the file is locked" has "is locked by another writer" "$tmp/err"
+check "second console: its capture still runs and counts" has 'not stored' "$tmp/out"
+check "second console: no crash (status $st)" not_crashed_san
+wait "$hspid"
+firstst=$?
+check "first console: finished its ingest (status $firstst)" [ "$firstst" -eq 0 ]
+check "first console: no error from the second" [ ! -s "$tmp/first.err" ]
+check "first console: one session, ended" \
+	[ "$(q "$db" 'select count(*) from sessions where ended is not null')" = 1 ]
+check "first console: integrity_check is ok" integrity "$db"
+
+# --- files the console must refuse, unchanged --------------------------------------
+refused() { # NAME FILE MESSAGE: capture runs without history, the file is byte-identical
+	name=$1 file=$2 msg=$3
+	before=$(cksum <"$file")
+	hs --db "$file" -r "$PCAP" --topo "$TOPO" -c 'capture status'
+	check "$name: the message says so" has "$msg" "$tmp/err"
+	check "$name: the message names the file" has "'$file'" "$tmp/err"
+	check "$name: capture still runs" has '^packets  *6741' "$tmp/out"
+	check "$name: and counts what it could not store" has 'rows written, [1-9][0-9]* not stored' "$tmp/out"
+	check "$name: no crash (status $st)" not_crashed_san
+	hs --db "$file" -c 'history sessions'
+	check "$name: history fails (status $st)" failed_cleanly
+	check "$name: history says why" has "$msg" "$tmp/err"
+	check "$name: the file is byte-identical" [ "$(cksum <"$file")" = "$before" ]
+	check "$name: no journal left beside it" [ ! -e "$file-wal" ] && [ ! -e "$file-journal" ]
+}
+
+hs --db "$tmp/newer.db" -r "$PCAP" -c 'capture status'
+python3 -c 'import sqlite3, sys
+db = sqlite3.connect(sys.argv[1]); db.execute("pragma user_version = 99"); db.commit(); db.close()' "$tmp/newer.db"
+refused "newer schema" "$tmp/newer.db" "is from a newer hopscope (schema version 99"
+
+python3 -c 'import sqlite3, sys
+db = sqlite3.connect(sys.argv[1]); db.execute("create table notes(x)")
+db.execute("insert into notes values (42)"); db.commit(); db.close()' "$tmp/foreign.db"
+refused "foreign SQLite file" "$tmp/foreign.db" "is not a hopscope history"
+
+printf 'hopscope was never here\n' >"$tmp/words.db"
+refused "not a database" "$tmp/words.db" "is not a hopscope history"
+
+# --- what needs root: a read-only file system, a full disk ---------------------------
+if [ "$(id -u)" -ne 0 ] || ! command -v mount >/dev/null; then
+	hs --db "$tmp/ro.db" -r "$PCAP" -c 'capture status'
+	chmod 444 "$tmp/ro.db"
+	refused "read-only file" "$tmp/ro.db" "cannot write to '$tmp/ro.db': Permission denied"
+	echo "# not root: the read-only and full file systems are not tried"
+	finish
+fi
+
+ro=$tmp/ro full=$tmp/full
+mkdir -p "$ro" "$full"
+cleanup='umount "$ro" 2>/dev/null; umount "$full" 2>/dev/null;'
+mount -t tmpfs -o size=4m hs-crash-ro "$ro" || hard "cannot mount a tmpfs on '$ro'"
+hs --db "$ro/h.db" -r "$PCAP" -c 'capture status'
+mount -o remount,ro "$ro" || hard "cannot remount '$ro' read-only"
+refused "read-only file system" "$ro/h.db" "cannot write to '$ro/h.db': Read-only file system"
+umount "$ro"
+
+# a full disk: what fits is kept, the rest is counted, the file stays sound
+mount -t tmpfs -o size=512k hs-crash-full "$full" || hard "cannot mount a tmpfs on '$full'"
+hs --db "$full/h.db" -r "$PCAP" --topo "$TOPO" -c 'capture status'
+check "disk full: a first small session fits (status $st)" [ "$st" -eq 0 ]
+first=$(q "$full/h.db" 'select count(*) from traces')
+check "disk full: it stored its traces ($first)" [ "$first" -gt 0 ]
+hs --db "$full/h.db" -r "$PCAP" --topo "$TOPO" -c "set history all; capture start $PCAP; capture status"
+check "disk full: the error says so" has "database or disk is full" "$tmp/err"
+check "disk full: the error names the file" has "'$full/h.db'" "$tmp/err"
+check "disk full: the capture ran to the end" has '^packets  *6741' "$tmp/out"
+check "disk full: what could not be stored is counted" 	has 'rows written, [1-9][0-9]* not stored' "$tmp/out"
+check "disk full: no crash (status $st)" not_crashed_san
+check "disk full: integrity_check is ok" integrity "$full/h.db"
+check "disk full: the first session is intact ($first traces)" 	[ "$(q "$full/h.db" 'select count(*) from traces where session = 1')" = "$first" ]
+umount "$full"
+cleanup=
+finish
