@@ -122,6 +122,8 @@ struct hs_wlink {
 	int link;		/* index in topo->links */
 	uint64_t packets;	/* traces that crossed it */
 	double drops;		/* dropped traces blamed on it (shared among ECMP candidates) */
+	double votes;		/* 007 votes in the newest blame epoch of the recent traces */
+	bool blamed;		/* above blame's noise threshold in that epoch */
 };
 
 #define HS_WEVENT_LEN 240
@@ -190,6 +192,14 @@ int hs_whops_fill(struct hs_whop *hops, const struct hs_trace *t, const struct h
 /* text of the i-th link in worst-first order */
 void hs_wlink_text(const struct hs_wmodel *m, int i, char *name, size_t nlen, char *pkts,
 		   char *drops, char *rate, size_t vlen);
+
+/* 007 over the recent traces (newest first, as hs_tracer_recent() gives
+ * them): each link's votes in the newest epoch; called about once a second,
+ * never per trace */
+void hs_wmodel_blame(struct hs_wmodel *m, const struct hs_trace *const *recent, size_t n);
+/* the votes of the i-th link in worst-first order: "-" when it has none,
+ * a '!' after the figure when blame reports the link */
+void hs_wlink_votes_text(const struct hs_wmodel *m, int i, char *buf, size_t len);
 
 /* append a line (newlines split it; tabs become blanks) to the events */
 void hs_wmodel_event(struct hs_wmodel *m, const char *line);

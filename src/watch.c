@@ -359,14 +359,17 @@ static void draw_links(struct hs_watch *w)
 	wattroff(win, A_UNDERLINE);
 	for (int i = 0; i < v->height && v->top + (size_t)i < v->count; i++) {
 		int k = (int)(v->top + (size_t)i);
-		char name[160], pk[24], dr[24], rate[24];
+		char name[160], pk[24], dr[24], rate[24], votes[24];
 		hs_wlink_text(m, k, name, sizeof(name), pk, dr, rate, sizeof(pk));
-		const char *vals[6] = { name, pk, dr, rate, "", "" };
+		hs_wlink_votes_text(m, k, votes, sizeof(votes));
+		const char *vals[6] = { name, pk, dr, rate, votes, "" };
 		bool bad = m->links[m->order[k]].drops > 0;
+		bool blamed = m->links[m->order[k]].blamed;
 		for (int c = 0, x = 1; c < 6; c++) {
 			if (!cw[c])
 				continue;
-			attr_t a = bad && (c == 2 || c == 3) ? class_attr(w, HS_WCL_DROPPED) : A_NORMAL;
+			attr_t a = (bad && (c == 2 || c == 3)) || (blamed && c == 4)
+					   ? class_attr(w, HS_WCL_DROPPED) : A_NORMAL;
 			wattron(win, a);
 			put(win, 2 + i, x, cw[c], vals[c], c > 0);
 			wattroff(win, a);
@@ -602,6 +605,7 @@ static void refresh_model(struct hs_watch *w)
 					   : 0;
 		w->rate_pkts = p;
 		w->rate_at = now;
+		hs_wmodel_blame(m, w->recent, n);
 		w->dirty = true;
 	}
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "analyze.h"
 #include "watch.h"
 
 /* ---- display filter -------------------------------------------------------- */
@@ -571,6 +572,8 @@ static int link_cmp(const void *x, const void *y)
 
 	if (a->drops != b->drops)
 		return a->drops > b->drops ? -1 : 1;
+	if (a->votes != b->votes)
+		return a->votes > b->votes ? -1 : 1;
 	if (a->packets != b->packets)
 		return a->packets > b->packets ? -1 : 1;
 	return a->link - b->link;
@@ -605,6 +608,45 @@ void hs_wlink_text(const struct hs_wmodel *m, int i, char *name, size_t nlen, ch
 		snprintf(rate, vlen, "%.1f%%", 100.0 * w->drops / seen);
 	else
 		snprintf(rate, vlen, "-");
+}
+
+void hs_wmodel_blame(struct hs_wmodel *m, const struct hs_trace *const *recent, size_t n)
+{
+	struct hs_blame b;
+
+	if (!m->topo || !m->links)
+		return;
+	for (int i = 0; i < m->nlinks; i++) {
+		m->links[i].votes = 0;
+		m->links[i].blamed = false;
+	}
+	hs_an_blame(recent, n, m->topo, NULL, &b);
+	if (b.nepochs > 0) {
+		const struct hs_blame_epoch *e = &b.epochs[b.nepochs - 1];
+		for (size_t k = 0; k < e->nlinks; k++) {
+			const struct hs_blame_link *bl = &b.links[e->link_off + k];
+			int l = hs_topo_link(m->topo, bl->a, bl->b);
+			if (l >= 0 && l < m->nlinks) {
+				m->links[l].votes = bl->votes;
+				m->links[l].blamed = bl->reported;
+			}
+		}
+	}
+	hs_blame_free(&b);
+	links_sort(m);
+}
+
+void hs_wlink_votes_text(const struct hs_wmodel *m, int i, char *buf, size_t len)
+{
+	if (i < 0 || i >= m->nlinks || !m->topo) {
+		buf[0] = '\0';
+		return;
+	}
+	const struct hs_wlink *w = &m->links[m->order[i]];
+	if (w->votes <= 0)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.1f%s", w->votes, w->blamed ? "!" : "");
 }
 
 static int cmp_newest(const struct hs_trace *a, const struct hs_trace *b)

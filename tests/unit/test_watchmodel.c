@@ -474,6 +474,42 @@ static void test_links(void **state)
 	hs_wmodel_free(m);
 }
 
+/* the 007 column: a flow that sent the same SYN twice votes for its path */
+static void test_links_blame(void **state)
+{
+	struct hs_wmodel *m = hs_wmodel_new(10, 10);
+	struct hs_trace tr[3] = {
+		mk(3, 1002, "10.1.2.7", P_OK, 3000, 10),	/* another flow, once */
+		mk(2, 1001, "10.1.2.7", P_OK, 2000, 10),	/* the retransmission */
+		mk(1, 1001, "10.1.2.7", P_OK, 1000, 10),
+	};
+	const struct hs_trace *recent[3] = { &tr[0], &tr[1], &tr[2] };
+	char votes[16];
+	(void)state;
+
+	hs_wmodel_set_topo(m, topo);
+	update(m, tr, 3);
+	hs_wmodel_blame(m, recent, 3);
+	int l1s1 = hs_topo_link(topo, LEAF1, SPINE1), l2s1 = hs_topo_link(topo, LEAF2, SPINE1);
+	int l1s2 = hs_topo_link(topo, LEAF1, SPINE2);
+	assert_true(m->links[l1s1].votes == 0.5);	/* 1/h of a vote, h = 2 links */
+	assert_true(m->links[l2s1].votes == 0.5);
+	assert_true(m->links[l1s2].votes == 0.0);
+	/* with no drops, votes rank the links */
+	assert_true(m->order[0] == l1s1 || m->order[0] == l2s1);
+	hs_wlink_votes_text(m, 0, votes, sizeof(votes));
+	assert_string_equal(votes, m->links[m->order[0]].blamed ? "0.5!" : "0.5");
+	hs_wlink_votes_text(m, 3, votes, sizeof(votes));
+	assert_string_equal(votes, "-");
+
+	/* without the retransmission nobody is blamed */
+	hs_wmodel_blame(m, recent, 2);
+	assert_true(m->links[l1s1].votes == 0.0);
+	hs_wlink_votes_text(m, 0, votes, sizeof(votes));
+	assert_string_equal(votes, "-");
+	hs_wmodel_free(m);
+}
+
 static bool overlap(const struct hs_wrect *a, const struct hs_wrect *b)
 {
 	return a->x < b->x + b->w && b->x < a->x + a->w && a->y < b->y + b->h && b->y < a->y + a->h;
@@ -585,6 +621,7 @@ int main(void)
 		cmocka_unit_test(test_selection),
 		cmocka_unit_test(test_detail),
 		cmocka_unit_test(test_links),
+		cmocka_unit_test(test_links_blame),
 		cmocka_unit_test(test_layout),
 		cmocka_unit_test(test_fit),
 		cmocka_unit_test(test_events),
