@@ -1,6 +1,7 @@
 /* blame.c - blame [--epoch DURATION] [--all]: 007's vote of retransmitting flows
- * on the links of their paths, per epoch; reported links are kept in the
- * history (table blame) */
+ * on the links of their paths (from their traces, else from the flow's
+ * newest traceroute in the history), per epoch; reported links are kept in
+ * the history (table blame) */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +86,53 @@ fail:
 	return -1;
 }
 
+/* 007's fallback: the path of the flow's newest stored traceroute, the last
+ * switch that saw each TTL in TTL order */
+struct tr_paths {
+	struct hs_ctx *ctx;
+	sqlite3_stmt *q;
+};
+
+static int traceroute_path(void *arg, const struct hs_flowkey *k, int *sw, int max)
+{
+	struct tr_paths *p = arg;
+	char s[HS_ADDRSTRLEN], d[HS_ADDRSTRLEN];
+	int n = 0;
+
+	if (!p->q)
+		return 0;
+	sqlite3_bind_text(p->q, 1, hs_addr_str(&k->src, s, sizeof(s)), -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(p->q, 2, hs_addr_str(&k->dst, d, sizeof(d)), -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int(p->q, 3, k->proto);
+	sqlite3_bind_int(p->q, 4, k->sport);
+	sqlite3_bind_int(p->q, 5, k->dport);
+	while (n < max && sqlite3_step(p->q) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(p->q, 0);
+		int x = name ? hs_topo_switch_by_name(p->ctx->topo, name) : -1;
+		if (x >= 0 && (n == 0 || sw[n - 1] != x))
+			sw[n++] = x;
+	}
+	sqlite3_reset(p->q);
+	return n;
+}
+
+static void traceroute_paths_open(struct hs_ctx *ctx, struct tr_paths *p)
+{
+	struct hs_store *st = ctx->set.policy != HS_POLICY_OFF ? hs_ctx_store(ctx) : NULL;
+
+	p->ctx = ctx;
+	p->q = NULL;
+	if (st && sqlite3_prepare_v2(hs_store_db(st),
+		"SELECT h.switch FROM probe_hops h"
+		" JOIN (SELECT probe_id FROM probes WHERE kind = 'traceroute' AND src = ?1"
+		"       AND dst = ?2 AND proto = ?3 AND sport = ?4 AND dport = ?5"
+		"       ORDER BY sent DESC LIMIT 1) p ON h.probe_id = p.probe_id"
+		" WHERE h.idx = (SELECT max(idx) FROM probe_hops g"
+		"                WHERE g.probe_id = h.probe_id AND g.seq = h.seq)"
+		" ORDER BY h.seq", -1, &p->q, NULL) != SQLITE_OK)
+		p->q = NULL;
+}
+
 static void print_link(struct hs_ctx *ctx, const struct hs_blame *b,
 		       const struct hs_blame_epoch *ep, const struct hs_blame_link *l)
 {
@@ -143,7 +191,12 @@ int cmd_blame(struct hs_ctx *ctx, int argc, char **argv)
 	const struct hs_trace **tr;
 	size_t n = hs_an_closed(ctx->tracer, &tr);
 	struct hs_blame b;
+	struct tr_paths paths;
+	traceroute_paths_open(ctx, &paths);
+	cfg.path = traceroute_path;
+	cfg.path_arg = &paths;
 	hs_an_blame(tr, n, ctx->topo, &cfg, &b);
+	sqlite3_finalize(paths.q);
 
 	for (size_t e = 0; e < b.nepochs; e++) {
 		const struct hs_blame_epoch *ep = &b.epochs[e];

@@ -165,7 +165,8 @@ double hs_an_imbalance(const double *share, int n);
  * Its path is the longest among its traces (distinct topology links between
  * consecutive hops); a dropped trace's path ends with the link to the switch
  * expected next, when that is known (one candidate, or the one the flow
- * took elsewhere). Each of the h links gets 1/h of a vote.
+ * took elsewhere). When its traces give no link, cfg->path may give one
+ * (a traceroute of the flow). Each of the h links gets 1/h of a vote.
  *
  * Noise: a link is reported when its votes are at least min_share of the
  * epoch's votes and above mean + k * stddev of the votes of every other
@@ -174,10 +175,18 @@ double hs_an_imbalance(const double *share, int n);
 #define HS_BLAME_DEFAULT_MIN_SHARE 0.01
 #define HS_BLAME_DEFAULT_K 3.0
 
+/* A retransmitting flow whose traces give no link (one hop seen, or hops
+ * the topology does not join) takes its path from here, as 007 takes it from
+ * a traceroute: the switches in order (topology indexes) into sw, at most
+ * max of them; returns how many, 0 when there is none. */
+typedef int (*hs_blame_path_fn)(void *arg, const struct hs_flowkey *flow, int *sw, int max);
+
 struct hs_blame_cfg {
 	uint64_t epoch_ns;		/* 0: default */
 	double min_share;		/* < 0: default */
 	double k;			/* < 0: default */
+	hs_blame_path_fn path;		/* NULL: traces only */
+	void *path_arg;
 };
 
 struct hs_blame_link {

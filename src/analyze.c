@@ -876,6 +876,20 @@ static int trace_links(const struct hs_topo *topo, const int *lm, const struct h
 	return n;
 }
 
+/* the links of the path cfg->path gives for a flow */
+static int fallback_links(const struct hs_topo *topo, const int *lm,
+			  const struct hs_blame_cfg *cfg, const struct hs_flowkey *key, int *links)
+{
+	int sw[PATH_MAX_LINKS + 1], n = 0;
+	int ns = cfg->path(cfg->path_arg, key, sw, PATH_MAX_LINKS + 1);
+
+	if (ns > PATH_MAX_LINKS + 1)
+		ns = PATH_MAX_LINKS + 1;
+	for (int h = 1; h < ns; h++)
+		n = add_link(topo, lm, sw[h - 1], sw[h], links, n);
+	return n;
+}
+
 static bool is_retransmission(const struct hs_trace *x, const struct hs_trace *y)
 {
 	if (x->seq != y->seq || x->tcp_flags != y->tcp_flags || x->len != y->len)
@@ -942,6 +956,8 @@ void hs_an_blame(const struct hs_trace *const *t, size_t n, const struct hs_topo
 					memcpy(best, cur, (size_t)nc * sizeof(int));
 				}
 			}
+			if (nb == 0 && cfg && cfg->path)
+				nb = fallback_links(topo, lm, cfg, &r[i].t->key, best);
 			for (int l = 0; l < nb; l++) {
 				if (nv == vcap) {
 					vcap *= 2;

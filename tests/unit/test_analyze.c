@@ -563,6 +563,60 @@ static void test_blame_dropped_path(void **state)
 	hs_blame_free(&b);
 }
 
+/* 007's fallback: a flow seen at one switch only takes a traceroute's path */
+struct fake_paths {
+	int calls;
+	struct hs_flowkey asked;
+};
+
+static int fake_traceroute(void *arg, const struct hs_flowkey *k, int *sw, int max)
+{
+	struct fake_paths *p = arg;
+	static const int path[] = { L1, S2, L3 };
+
+	p->calls++;
+	p->asked = *k;
+	assert_true(max >= 3);
+	memcpy(sw, path, sizeof(path));
+	return 3;
+}
+
+static void test_blame_traceroute_path(void **state)
+{
+	struct hs_blame b;
+	struct fake_paths fp = { 0 };
+	struct hs_blame_cfg cfg = { .min_share = -1, .k = -1, .path = fake_traceroute,
+				    .path_arg = &fp };
+
+	(void)state;
+	/* a SYN retried twice, mirrored at leaf1 only: no link from its traces */
+	mk("10.1.1.10", 9, "10.1.3.10", SYN, 5, 60, T0, L1, END);
+	mk("10.1.1.10", 9, "10.1.3.10", SYN, 5, 60, T0 + SEC, L1, END);
+	/* a flow with a path of its own does not ask */
+	mk("10.1.2.10", 7, "10.1.3.10", SYN, 5, 60, T0, L2, S1, L3, END);
+	mk("10.1.2.10", 7, "10.1.3.10", SYN, 5, 60, T0 + SEC, L2, S1, L3, END);
+
+	hs_an_blame(ptr, npool, topo, NULL, &b);
+	assert_int_equal(b.epochs[0].retx_flows, 2);
+	assert_null(find_blame(&b, &b.epochs[0], L1, S2));	/* traces only: no path */
+	hs_blame_free(&b);
+
+	hs_an_blame(ptr, npool, topo, &cfg, &b);
+	assert_int_equal(fp.calls, 1);
+	assert_int_equal(fp.asked.sport, 9);
+	const struct hs_blame_link *l = find_blame(&b, &b.epochs[0], L1, S2);
+	assert_non_null(l);
+	assert_true(fabs(l->votes - 0.5) < 1e-9);
+	l = find_blame(&b, &b.epochs[0], S2, L3);
+	assert_non_null(l);
+	assert_true(fabs(l->votes - 0.5) < 1e-9);
+	/* the other flow still votes on its own path */
+	l = find_blame(&b, &b.epochs[0], L2, S1);
+	assert_non_null(l);
+	assert_true(fabs(l->votes - 0.5) < 1e-9);
+	hs_blame_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -576,6 +630,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ecmp, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_blame, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_blame_dropped_path, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_blame_traceroute_path, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
