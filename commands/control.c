@@ -236,11 +236,12 @@ static void print_summary(struct hs_ctx *ctx, const struct hs_control_stats *st,
 		out_text(o, "  roce: ack %" PRIu64 ", rnr-nak %" PRIu64 ", nak %" PRIu64,
 			 st->roce_ack[HS_ROCE_ACK], st->roce_ack[HS_ROCE_RNR_NAK],
 			 st->roce_ack[HS_ROCE_NAK]);
+		int shown_codes = 0;
 		for (int i = 0; i < 6; i++)
 			if (st->roce_nak[i])
-				out_text(o, " (%s %" PRIu64 ")",
+				out_text(o, "%s%s %" PRIu64, shown_codes++ ? ", " : " (",
 					 i < 5 ? hs_roce_nak_name(i) : "other", st->roce_nak[i]);
-		out_text(o, ", cnp %" PRIu64 "\n", st->roce_cnp);
+		out_text(o, "%s, cnp %" PRIu64 "\n", shown_codes ? ")" : "", st->roce_cnp);
 	}
 	if (!proto || proto == HS_CTL_PFC)
 		out_text(o, "  pfc: pause %" PRIu64 ", pfc %" PRIu64 "\n", st->pause, st->pfc);

@@ -18,7 +18,7 @@
 #define BGP_CAP_AS4 65
 #define BTH_LEN 12
 #define AETH_LEN 4
-#define MACC_PFC_LEN 18		/* opcode, class-enable vector, 8 times quanta */
+#define MACC_PFC_LEN 20		/* opcode, class-enable vector, 8 times quanta */
 
 static const char *const proto_names[HS_CTL__COUNT] = {
 	[HS_CTL_NONE] = "none",
