@@ -29,6 +29,7 @@ struct hs_settings {
 };
 
 struct hs_capture;
+struct hs_control;
 
 struct hs_ctx {
 	uv_loop_t *loop;
@@ -44,6 +45,7 @@ struct hs_ctx {
 	struct hs_capture *cap;
 	struct hs_capture_stats last_stats;	/* of the current/last capture */
 	uint64_t derr[HS_DERR__COUNT];	/* decode errors by reason */
+	struct hs_control *control;	/* BGP/RoCEv2/PFC log, made on first use (control.c) */
 	uv_timer_t commit_timer;	/* commits history batches */
 
 	/* command runner */

@@ -62,6 +62,16 @@ enum hs_derr {
 #define HS_HAVE_VLAN	0x0200	/* outermost 802.1Q/802.1ad tag seen */
 #define HS_HAVE_HWNS	0x0400	/* hw_ns valid */
 
+/* control traffic found by the decoder (hs_pkt.ctl); its fields are decoded
+ * only when asked, by hs_ctl_decode() */
+enum hs_ctl_proto {
+	HS_CTL_NONE = 0,
+	HS_CTL_BGP,		/* TCP port 179: ctl_data is the TCP payload */
+	HS_CTL_ROCE,		/* UDP port 4791 (RoCEv2): the UDP payload, BTH first */
+	HS_CTL_PFC,		/* ethertype 0x8808 (MAC control): the frame after the type */
+	HS_CTL__COUNT
+};
+
 struct hs_pkt {
 	uint32_t frame;		/* 1-based frame number in the source */
 	uint64_t ts_ns;		/* capture time */
@@ -69,6 +79,7 @@ struct hs_pkt {
 	uint32_t have;		/* HS_HAVE_* */
 	uint8_t encap;		/* enum hs_encap: the outermost mirror encapsulation */
 	uint8_t error;		/* enum hs_derr */
+	uint8_t ctl;		/* enum hs_ctl_proto: control traffic, or HS_CTL_NONE */
 
 	/* mirror metadata */
 	struct hs_addr mirror_src, mirror_dst;
@@ -96,6 +107,9 @@ struct hs_pkt {
 	uint32_t l3_caplen;	/* captured bytes from l3 to the end (clamped to len) */
 	const uint8_t *l4_payload; /* start of the TCP/UDP payload, or NULL */
 	uint32_t l4_payload_caplen;
+	const uint8_t *ctl_data;	/* with ctl: the control payload in the frame */
+	uint32_t ctl_caplen;	/* its captured bytes */
+	uint32_t ctl_len;	/* its length on the wire (BGP, RoCEv2), as declared */
 };
 
 /* link types: pcap DLT values accepted by hs_decode */
@@ -112,6 +126,103 @@ const char *hs_derr_name(int err);	/* "truncated-ip", ... */
 /* one line per frame: the `decode --json` object, and a tcpdump-like summary */
 void hs_pkt_json(FILE *fp, const struct hs_pkt *p);
 void hs_pkt_text(FILE *fp, const struct hs_pkt *p);
+
+/* ---- control traffic: BGP, RoCEv2, MAC control (PAUSE and PFC) ------------
+ * src/decode/control.c. hs_decode() only marks a frame (hs_pkt.ctl) and
+ * points at its control payload; hs_ctl_decode() reads the fields, message
+ * by message, into caller storage: it allocates nothing and reads nothing
+ * past ctl_caplen. */
+
+/* Why a control message could not be decoded. Names are stable (JSON). */
+#define HS_CERR_LIST(X) \
+	X(NONE, "none") \
+	X(TRUNC_BGP, "truncated-bgp") \
+	X(BGP_SPLIT, "bgp-split") \
+	X(BAD_BGP, "bad-bgp") \
+	X(TRUNC_BTH, "truncated-bth") \
+	X(TRUNC_AETH, "truncated-aeth") \
+	X(TRUNC_MACC, "truncated-mac-control") \
+	X(OTHER_MACC, "other-mac-control")
+
+enum hs_cerr {
+#define HS_CERR_ENUM(id, name) HS_CERR_##id,
+	HS_CERR_LIST(HS_CERR_ENUM)
+#undef HS_CERR_ENUM
+	HS_CERR__COUNT
+};
+
+/* BGP message types (RFC 4271 4.1, RFC 2918) */
+enum { HS_BGP_OPEN = 1, HS_BGP_UPDATE = 2, HS_BGP_NOTIFICATION = 3,
+       HS_BGP_KEEPALIVE = 4, HS_BGP_ROUTE_REFRESH = 5 };
+
+struct hs_bgp_msg {
+	uint8_t type;
+	uint16_t len;		/* message length, header included */
+	/* OPEN */
+	uint8_t version;
+	uint16_t as;		/* My Autonomous System (AS_TRANS 23456 with as4) */
+	uint32_t as4;		/* the four-octet AS capability (RFC 6793), 0 none */
+	uint16_t hold;
+	uint32_t bgp_id;	/* host order */
+	/* NOTIFICATION */
+	uint8_t err_code, err_subcode;
+	/* UPDATE: section lengths and the prefixes they hold */
+	uint16_t withdrawn_len, attr_len, nlri_len;
+	uint16_t withdrawn, nlri;	/* prefix counts */
+	bool counts_ok;		/* the prefix lists parsed cleanly */
+};
+
+/* RoCEv2: InfiniBand BTH (IBTA vol. 1, 9.2) and AETH (9.3.5) */
+#define HS_ROCE_CNP 0x81	/* congestion notification packet */
+enum hs_roce_ack { HS_ROCE_NOAETH = 0, HS_ROCE_ACK, HS_ROCE_RNR_NAK, HS_ROCE_NAK,
+		   HS_ROCE_RESERVED };
+
+struct hs_roce_pkt {
+	uint8_t opcode;
+	bool se, migreq, ackreq;
+	uint8_t padcnt, tver;
+	uint16_t pkey;
+	uint32_t qp;		/* destination QP, 24 bits */
+	uint32_t psn;		/* 24 bits */
+	bool aeth;		/* an AETH follows (acknowledge, read response) */
+	uint8_t syndrome;
+	uint32_t msn;
+	uint8_t ack;		/* enum hs_roce_ack, from the syndrome */
+	uint8_t nak_code;	/* NAK: 0 PSN sequence error, 1 invalid request,
+				 * 2 remote access error, 3 remote operational error,
+				 * 4 invalid RD request; RNR NAK: the timer */
+};
+
+/* MAC control (IEEE 802.3 annex 31B PAUSE, 802.1Qbb PFC) */
+#define HS_MACC_PAUSE 0x0001
+#define HS_MACC_PFC 0x0101
+struct hs_pfc_frame {
+	uint16_t opcode;
+	uint16_t class_enable;	/* PFC: priority-enable vector (low 8 bits) */
+	uint16_t quanta[8];	/* PAUSE: quanta[0]; PFC: per priority */
+};
+
+struct hs_ctl_msg {
+	uint8_t proto;		/* enum hs_ctl_proto */
+	union {
+		struct hs_bgp_msg bgp;
+		struct hs_roce_pkt roce;
+		struct hs_pfc_frame pfc;
+	} u;
+};
+
+/* Decode the next control message of p from *off (start at 0). Returns 1
+ * with *m filled and *off advanced, 0 when there is nothing more, -1 with
+ * *err (enum hs_cerr) when the rest cannot be decoded. BGP segments may hold
+ * several messages; RoCEv2 and MAC control hold one. */
+int hs_ctl_decode(const struct hs_pkt *p, uint32_t *off, struct hs_ctl_msg *m, int *err);
+
+const char *hs_ctl_proto_name(int proto);	/* "bgp", "roce", "pfc" */
+const char *hs_cerr_name(int err);
+const char *hs_bgp_type_name(int type);		/* "open", ..., "type-9" -> NULL */
+const char *hs_roce_opcode_name(int opcode);	/* "rc-send-only", ...; NULL unknown */
+const char *hs_roce_ack_name(int ack);		/* "ack", "rnr-nak", "nak", ... */
+const char *hs_roce_nak_name(int code);		/* "psn-sequence-error", ... */
 
 
 #endif

@@ -14,6 +14,7 @@
 
 #include "console.h"
 #include "probe.h"
+#include "control.h"
 
 #define HS_TRACER_OPEN	262144	/* open traces at once (pool memory is touched as used) */
 #define HS_TRACER_RING	8192	/* closed traces kept for 'traces' */
@@ -251,7 +252,10 @@ static void pipe_frame(struct hs_ctx *ctx, int dlt, const uint8_t *data,
 	if (!c->is_file)
 		c->last_mono = hs_mono_ns();
 
-	if (hs_decode(dlt, data, caplen, wirelen, ts_ns, p) < 0) {
+	int drc = hs_decode(dlt, data, caplen, wirelen, ts_ns, p);
+	if (p->ctl)
+		hs_control_on_frame(ctx, p);	/* BGP, RoCEv2, PAUSE/PFC */
+	if (drc < 0) {
 		s->decode_errors++;
 		ctx->derr[p->error < HS_DERR__COUNT ? p->error : HS_DERR_NONE]++;
 	} else if (from_analyzer(ctx, p) || !hs_filter_match(ctx->filters, p, &matched)) {
@@ -385,6 +389,8 @@ void hs_pipeline_fini(struct hs_ctx *ctx)
 	ctx->tracer = NULL;
 	ctx->flows = NULL;
 	ctx->filters = NULL;
+	hs_control_free(ctx->control);
+	ctx->control = NULL;
 	if (ctx->store) {
 		hs_store_close(ctx->store);
 		ctx->store = NULL;

@@ -49,6 +49,8 @@ static int dec_tcp(struct dctx *c, const uint8_t *p, uint32_t len, uint32_t decl
 		return dec_fail(c, HS_DERR_TRUNC_L4);	/* bad offset or options cut */
 	k->l4_len = (uint16_t)(decl > doff ? decl - doff : 0);
 	k->l4_payload = l4_payload(p, len, doff, &k->l4_payload_caplen);
+	if (k->key.sport == HS_PORT_BGP || k->key.dport == HS_PORT_BGP)
+		dec_set_ctl(k, HS_CTL_BGP, k->l4_payload, k->l4_payload_caplen, k->l4_len);
 	return 0;
 }
 
@@ -70,6 +72,8 @@ static int dec_udp(struct dctx *c, const uint8_t *p, uint32_t len, uint32_t decl
 	if (len > end)
 		len = end;
 	k->l4_payload = l4_payload(p, len, UDP_HLEN, &k->l4_payload_caplen);
+	if (k->key.dport == HS_PORT_ROCE)
+		dec_set_ctl(k, HS_CTL_ROCE, k->l4_payload, k->l4_payload_caplen, k->l4_len);
 
 	int r = dec_overlay(c, k->key.dport, p + UDP_HLEN, len - UDP_HLEN);
 	return r > 0 ? 0 : r;
@@ -123,6 +127,9 @@ static void new_inner(struct hs_pkt *k)
 	k->ip_id = 0;
 	k->l4_payload = NULL;
 	k->l4_payload_caplen = 0;
+	k->ctl = HS_CTL_NONE;
+	k->ctl_data = NULL;
+	k->ctl_caplen = k->ctl_len = 0;
 }
 
 int dec_ipv4(struct dctx *c, const uint8_t *p, uint32_t len)

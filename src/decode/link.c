@@ -51,6 +51,10 @@ int dec_ethertype(struct dctx *c, uint16_t type, const uint8_t *p, uint32_t len,
 		return dec_ipv4(c, p + off, len - off);
 	case 0x86dd:
 		return dec_ipv6(c, p + off, len - off);
+	case HS_ETHERTYPE_MACC:
+		/* PAUSE / PFC: not IP, but control traffic the control log keeps */
+		dec_set_ctl(c->pkt, HS_CTL_PFC, p + off, len - off, len - off);
+		return dec_fail(c, HS_DERR_NOT_IP);
 	default:
 		return dec_fail(c, HS_DERR_NOT_IP);	/* ARP, LLDP, 802.3/LLC, ... */
 	}

@@ -137,6 +137,14 @@ cat >"$tmp/catalogue" <<'EOF_CAT'
 = | decode huge.pcap | 'huge.pcap': invalid packet capture length 2147483647
 + | capture start cut.pcap | 'cut.pcap': truncated dump file
 + | capture start huge.pcap | 'huge.pcap': invalid packet capture length
+= | control ospf | control: unexpected 'ospf' (bgp, roce, pfc, limit N, since T)
+= | control bgp roce | control: 'roce' after 'bgp' (one of bgp, roce, pfc)
+= | control limit 0 | control: bad limit '0' (a number from 1)
+= | control limit many | control: bad limit 'many'
+= | control limit | control: 'limit' needs a value
+= | control since yesterday | control: bad duration 'yesterday'
+= | control since -5s | control: bad duration '-5s'
+= | control roce limit 5 since 1s extra | too many arguments for 'control'
 EOF_CAT
 
 before=$(cksum <"$db")

@@ -1,4 +1,5 @@
-/* fuzz_decode.c - one mirrored frame through hs_decode and both printers
+/* fuzz_decode.c - one mirrored frame through hs_decode, both printers and,
+ * for control traffic (BGP, RoCEv2, MAC control), every message of it
  *
  * The first byte picks the link type (one of those hs_decode accepts, or
  * an unsupported one); the rest is the frame. Seeds are the frames of the
@@ -45,6 +46,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (rc != 0 && p.error == HS_DERR_NONE)
 		abort();
+	if (p.ctl) {
+		struct hs_ctl_msg m;
+		uint32_t off = 0, prev = 0;
+		int err, r;
+
+		if (!p.ctl_data || p.ctl_data < frame ||
+		    p.ctl_data + p.ctl_caplen > frame + caplen)
+			abort();
+		while ((r = hs_ctl_decode(&p, &off, &m, &err)) == 1) {
+			if (off <= prev)
+				abort();	/* every message moves on */
+			prev = off;
+		}
+		if (r < 0 && err == HS_CERR_NONE)
+			abort();
+	}
 	if (sink) {
 		hs_pkt_text(sink, &p);
 		hs_pkt_json(sink, &p);

@@ -149,6 +149,297 @@ static void one(const char *name, int dlt, const struct pktw_mirror *m,
 	pktw_close(&c.f);
 }
 
+/* ---- control traffic: BGP, RoCEv2, MAC control ------------------------------ */
+
+static size_t put16b(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+	return 2;
+}
+
+static size_t put32b(uint8_t *p, uint32_t v)
+{
+	put16b(p, (uint16_t)(v >> 16));
+	put16b(p + 2, (uint16_t)v);
+	return 4;
+}
+
+/* a BGP message: marker, length, type, body */
+static size_t bgp_msg(uint8_t *p, uint8_t type, const uint8_t *body, size_t n)
+{
+	memset(p, 0xff, 16);
+	put16b(p + 16, (uint16_t)(19 + n));
+	p[18] = type;
+	if (n)
+		memcpy(p + 19, body, n);
+	return 19 + n;
+}
+
+static size_t bgp_open(uint8_t *p)
+{
+	/* version 4, AS 65001, hold 90, id 10.0.0.1, capabilities: route
+	 * refresh, four-octet AS 4200000001 */
+	static const uint8_t b[] = { 4, 0xfd, 0xe9, 0, 90, 10, 0, 0, 1, 10,
+				     2, 8, 2, 0, 65, 4, 0xfa, 0x56, 0xea, 0x01 };
+	return bgp_msg(p, 1, b, sizeof(b));
+}
+
+static size_t bgp_update(uint8_t *p)
+{
+	/* withdrawn 10.9.0.0/16; ORIGIN IGP, AS_PATH 65001, NEXT_HOP 10.0.0.1;
+	 * NLRI 10.1.0.0/16, 10.2.3.0/24 */
+	static const uint8_t b[] = {
+		0, 3, 16, 10, 9,
+		0, 20,
+		0x40, 1, 1, 0,
+		0x40, 2, 6, 2, 1, 0, 0, 0xfd, 0xe9,
+		0x40, 3, 4, 10, 0, 0, 1,
+		16, 10, 1, 24, 10, 2, 3,
+	};
+	return bgp_msg(p, 2, b, sizeof(b));
+}
+
+static size_t bgp_notification(uint8_t *p)
+{
+	static const uint8_t b[] = { 6, 2 };	/* cease, administrative shutdown */
+	return bgp_msg(p, 3, b, sizeof(b));
+}
+
+/* next sequence numbers of the speaker (port 179) and of its peer */
+static uint32_t bgp_seq[2];
+
+static struct pktw_inner bgp4(const uint8_t *pay, size_t n, bool from_peer)
+{
+	struct pktw_inner in = tcp4();
+	uint32_t *seq = &bgp_seq[from_peer];
+
+	addr(&in.key.src, from_peer ? "10.0.0.2" : "10.0.0.1");
+	addr(&in.key.dst, from_peer ? "10.0.0.1" : "10.0.0.2");
+	in.key.sport = from_peer ? 51000 : 179;
+	in.key.dport = from_peer ? 179 : 51000;
+	in.ttl = 1;
+	in.tcp_flags = 0x18;	/* PSH ACK */
+	in.seq = *seq;
+	in.ack = bgp_seq[!from_peer];
+	*seq += (uint32_t)n;
+	in.payload = pay;
+	in.payload_len = (uint16_t)n;
+	return in;
+}
+
+/* OPEN, UPDATE, KEEPALIVE, NOTIFICATION, then KEEPALIVE + UPDATE +
+ * ROUTE-REFRESH in one segment */
+static void bgp_frames(struct cap *c, const struct pktw_mirror *m)
+{
+	uint8_t pay[512];
+	struct pktw_inner in;
+	size_t n;
+
+	bgp_seq[0] = 9000;
+	bgp_seq[1] = 5000;
+	n = bgp_open(pay);
+	in = bgp4(pay, n, false);
+	put(c, m, &in, 1);
+	n = bgp_update(pay);
+	in = bgp4(pay, n, false);
+	put(c, m, &in, 1);
+	n = bgp_msg(pay, 4, NULL, 0);
+	in = bgp4(pay, n, true);
+	put(c, m, &in, 1);
+	n = bgp_notification(pay);
+	in = bgp4(pay, n, true);
+	put(c, m, &in, 1);
+	static const uint8_t rr[] = { 0, 1, 0, 1 };	/* IPv4 unicast */
+	n = bgp_msg(pay, 4, NULL, 0);
+	n += bgp_update(pay + n);
+	n += bgp_msg(pay + n, 5, rr, sizeof(rr));
+	in = bgp4(pay, n, false);
+	put(c, m, &in, 1);
+}
+
+/* BTH: opcode, flags, pkey, dest QP, ack request, PSN */
+static size_t bth(uint8_t *p, uint8_t op, uint32_t qp, bool ackreq, uint32_t psn)
+{
+	p[0] = op;
+	p[1] = 0x40;		/* MigReq, pad 0, version 0 */
+	put16b(p + 2, 0xffff);
+	put32b(p + 4, qp & 0xffffff);
+	put32b(p + 8, (ackreq ? 0x80000000u : 0) | (psn & 0xffffff));
+	return 12;
+}
+
+static struct pktw_inner roce4(const uint8_t *pay, size_t n, bool responder)
+{
+	struct pktw_inner in = udp4();
+
+	addr(&in.key.src, responder ? "10.2.2.20" : "10.1.1.10");
+	addr(&in.key.dst, responder ? "10.1.1.10" : "10.2.2.20");
+	in.key.sport = responder ? 61000 : 52000;
+	in.key.dport = 4791;
+	in.tos = 0x6a;		/* DSCP 26, ECT(0) */
+	in.payload = pay;
+	in.payload_len = (uint16_t)n;
+	return in;
+}
+
+/* RC send-only asking for an ack, its ACK, a PSN sequence NAK, an RNR NAK,
+ * a remote access NAK on a read response, a write, a CNP */
+static void roce_frames(struct cap *c, const struct pktw_mirror *m)
+{
+	static const struct { uint8_t op; uint32_t qp, psn; bool ackreq, resp;
+			      int aeth; uint8_t syn; uint32_t msn; uint16_t data; } f[] = {
+		{ 0x04, 0x000012, 1000, true, false, 0, 0, 0, 64 },
+		{ 0x11, 0x000034, 1000, false, true, 1, 0x1f, 1, 0 },
+		{ 0x11, 0x000034, 1001, false, true, 1, 0x60, 1, 0 },
+		{ 0x11, 0x000034, 1002, false, true, 1, 0x2e, 1, 0 },
+		{ 0x10, 0x000034, 1003, false, true, 1, 0x62, 2, 0 },
+		{ 0x0a, 0x000012, 1004, true, false, 0, 0, 0, 32 },
+		{ 0x81, 0x000012, 0, false, true, 0, 0, 0, 16 },
+	};
+	uint8_t pay[256];
+
+	for (size_t i = 0; i < HS_ARRAY_SIZE(f); i++) {
+		size_t n = bth(pay, f[i].op, f[i].qp, f[i].ackreq, f[i].psn);
+		if (f[i].op == 0x0a) {	/* RETH: address, rkey, length */
+			memset(pay + n, 0, 16);
+			put32b(pay + n + 12, f[i].data);
+			n += 16;
+		}
+		if (f[i].aeth) {
+			pay[n] = f[i].syn;
+			put16b(pay + n + 1, (uint16_t)(f[i].msn >> 8));
+			pay[n + 3] = (uint8_t)f[i].msn;
+			n += 4;
+		}
+		for (uint16_t k = 0; k < f[i].data; k++)
+			pay[n++] = (uint8_t)k;
+		put32b(pay + n, 0x5eed0000u + (uint32_t)i);	/* ICRC, not checked */
+		n += 4;
+		struct pktw_inner in = roce4(pay, n, f[i].resp);
+		put(c, m, &in, 1);
+	}
+}
+
+/* a MAC control frame's payload: padded to the 46-byte minimum */
+static void macc_frame(struct cap *c, const struct pktw_mirror *m, uint16_t op,
+		       uint16_t cev, const uint16_t *quanta, int nq)
+{
+	struct pktw_mirror x = *m;
+	uint8_t pay[46], frame[MAXF];
+	size_t n = 0;
+
+	memset(pay, 0, sizeof(pay));
+	n += put16b(pay, op);
+	if (op == 0x0101)
+		n += put16b(pay + n, cev);
+	for (int i = 0; i < nq; i++)
+		n += put16b(pay + n, quanta[i]);
+	x.ethertype = 0x8808;
+	size_t f = pktw_frame(frame, sizeof(frame), c->dlt, &x, pay, sizeof(pay));
+	if (!f) {
+		fprintf(stderr, "hs-mkgolden: cannot build a frame\n");
+		failed = 1;
+		return;
+	}
+	pktw_write(&c->f, c->ts, frame, f);
+	c->ts += 1000 + 17;
+}
+
+/* PFC pausing priority 3, then releasing it; a classic PAUSE */
+static void pfc_frames(struct cap *c, const struct pktw_mirror *m)
+{
+	static const uint16_t on[8] = { 0, 0, 0, 0xffff, 0, 0, 0, 0 };
+	static const uint16_t off[8] = { 0 };
+	static const uint16_t pause[1] = { 0x1000 };
+
+	macc_frame(c, m, 0x0101, 0x08, on, 8);
+	macc_frame(c, m, 0x0101, 0x88, off, 8);
+	macc_frame(c, m, 0x0001, 0, pause, 1);
+}
+
+static void control_captures(void)
+{
+	struct pktw_mirror m, plain = mirror(HS_ENCAP_NONE);
+	struct cap c;
+
+	plain.src.af = 0;
+	m = mirror(HS_ENCAP_ERSPAN3);
+	m.gra = 1;
+	m.hw_ts = 5000;
+	if (cap_open(&c, "bgp", DLT_EN10MB) == 0) {
+		bgp_frames(&c, &plain);
+		pktw_close(&c.f);
+	}
+	if (cap_open(&c, "bgp-erspan", DLT_EN10MB) == 0) {
+		bgp_frames(&c, &m);
+		pktw_close(&c.f);
+	}
+	if (cap_open(&c, "roce", DLT_EN10MB) == 0) {
+		roce_frames(&c, &plain);
+		pktw_close(&c.f);
+	}
+	m = mirror(HS_ENCAP_ERSPAN2);
+	if (cap_open(&c, "roce-erspan", DLT_EN10MB) == 0) {
+		roce_frames(&c, &m);
+		pktw_close(&c.f);
+	}
+	if (cap_open(&c, "pfc", DLT_EN10MB) == 0) {
+		pfc_frames(&c, &plain);
+		pktw_close(&c.f);
+	}
+	m = mirror(HS_ENCAP_ERSPAN3);
+	m.gra = 1;
+	if (cap_open(&c, "pfc-erspan", DLT_EN10MB) == 0) {
+		pfc_frames(&c, &m);
+		pktw_close(&c.f);
+	}
+	m = mirror(HS_ENCAP_GRE_TEB);
+	if (cap_open(&c, "pfc-gre-teb", DLT_EN10MB) == 0) {
+		pfc_frames(&c, &m);
+		pktw_close(&c.f);
+	}
+
+	/* cut short: a BGP UPDATE whose capture ends inside it, an UPDATE
+	 * going on in the next segment, a RoCEv2 ACK cut inside its AETH, a
+	 * PFC frame cut inside its quanta */
+	if (cap_open(&c, "control-truncated", DLT_EN10MB) == 0) {
+		uint8_t pay[512], inner[MAXF], frame[MAXF];
+		struct pktw_inner in;
+		size_t n = bgp_msg(pay, 4, NULL, 0);
+		n += bgp_update(pay + n);
+		in = bgp4(pay, n, false);
+		size_t k = pktw_inner(inner, sizeof(inner), &in);
+		size_t f = k ? pktw_frame(frame, sizeof(frame), DLT_EN10MB, &plain, inner, k) : 0;
+		if (f) {
+			pktw_write_cut(&c.f, c.ts, frame, f - 10, f);
+			c.ts += 1000;
+		}
+		n = bgp_update(pay);
+		in = bgp4(pay, n - 12, false);	/* the last 12 bytes go in the next segment */
+		put(&c, &plain, &in, 1);
+		n = bth(pay, 0x11, 0x34, false, 77);
+		pay[n++] = 0x60;
+		pay[n++] = 0;
+		in = roce4(pay, n, true);
+		put(&c, &plain, &in, 1);
+		static const uint16_t on[8] = { 0, 0, 0, 0xffff, 0, 0, 0, 0 };
+		uint8_t mp[46];
+		memset(mp, 0, sizeof(mp));
+		size_t mn = put16b(mp, 0x0101);
+		mn += put16b(mp + mn, 0x08);
+		for (int i = 0; i < 8; i++)
+			mn += put16b(mp + mn, on[i]);
+		plain.ethertype = 0x8808;
+		f = pktw_frame(frame, sizeof(frame), DLT_EN10MB, &plain, mp, sizeof(mp));
+		if (f) {
+			pktw_write_cut(&c.f, c.ts, frame, 14 + 10, f);
+			c.ts += 1000;
+		}
+		pktw_close(&c.f);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct pktw_mirror m;
@@ -295,5 +586,7 @@ int main(int argc, char **argv)
 		pktw_write_cut(&c.f, c.ts, frame, f - n + 20 + 10, f);
 		pktw_close(&c.f);
 	}
+
+	control_captures();
 	return failed;
 }

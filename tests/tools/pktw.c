@@ -275,20 +275,22 @@ static const uint8_t mac_in_dst[6] = { 0x02, 0, 0, 0, 0, 0x02 };
 static const uint8_t mac_in_src[6] = { 0x02, 0, 0, 0, 0, 0x01 };
 static const uint8_t mac_out_dst[6] = { 0x02, 0, 0, 0, 0x01, 0x02 };
 static const uint8_t mac_out_src[6] = { 0x02, 0, 0, 0, 0x01, 0x01 };
+static const uint8_t mac_macc_dst[6] = { 0x01, 0x80, 0xc2, 0, 0, 0x01 };
 
 static uint16_t ethertype_of(const uint8_t *ip, size_t n)
 {
 	return n && (ip[0] >> 4) == 6 ? 0x86dd : 0x0800;
 }
 
-/* Ethernet header (no tag) + IP packet */
-static size_t wrap_eth(uint8_t *out, size_t cap, const uint8_t *ip, size_t n)
+/* Ethernet header (no tag) + IP packet, or the payload of m->ethertype */
+static size_t wrap_eth(uint8_t *out, size_t cap, const struct pktw_mirror *m,
+		       const uint8_t *ip, size_t n)
 {
 	if (n + 14 > cap)
 		return 0;
-	memcpy(out, mac_in_dst, 6);
+	memcpy(out, m->ethertype == 0x8808 ? mac_macc_dst : mac_in_dst, 6);
 	memcpy(out + 6, mac_in_src, 6);
-	put16(out + 12, ethertype_of(ip, n));
+	put16(out + 12, m->ethertype ? m->ethertype : ethertype_of(ip, n));
 	memcpy(out + 14, ip, n);
 	return n + 14;
 }
@@ -313,7 +315,7 @@ static size_t wrap_overlay(uint8_t *out, size_t cap, const struct pktw_mirror *m
 		t[0] = 0x08;
 		put32(t + 4, m->vni << 8);
 	}
-	size_t e = wrap_eth(t + h, sizeof(t) - h, ip, n);
+	size_t e = wrap_eth(t + h, sizeof(t) - h, m, ip, n);
 	if (!e)
 		return 0;
 	if (m->encap == HS_ENCAP_NONE && m->src.af) {
@@ -379,7 +381,7 @@ static size_t wrap_gre(uint8_t *out, size_t cap, const struct pktw_mirror *m,
 	}
 	size_t e;
 	if (eth) {
-		e = wrap_eth(t + h, sizeof(t) - h, ip, n);
+		e = wrap_eth(t + h, sizeof(t) - h, m, ip, n);
 	} else {
 		e = n + h <= sizeof(t) ? n : 0;
 		if (e)
@@ -421,13 +423,15 @@ size_t pktw_frame(uint8_t *buf, size_t cap, int dlt, const struct pktw_mirror *m
 	if (!n)
 		return 0;
 
-	uint16_t et = ethertype_of(cur, n);
+	/* a bare non-IP frame: its own type, and MAC control's address */
+	bool bare = cur == inner && m->ethertype;
+	uint16_t et = bare ? m->ethertype : ethertype_of(cur, n);
 	size_t h = 0;
 	uint8_t hdr[32];
 
 	switch (dlt) {
 	case DLT_EN10MB:
-		memcpy(hdr, mac_out_dst, 6);
+		memcpy(hdr, bare && et == 0x8808 ? mac_macc_dst : mac_out_dst, 6);
 		memcpy(hdr + 6, mac_out_src, 6);
 		h = 12;
 		if (m->vlan && m->vlan2) {

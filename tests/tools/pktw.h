@@ -41,6 +41,9 @@ struct pktw_mirror {
 	int overlay;		/* 0, 4789 (VXLAN) or 6081 (Geneve) around the inner frame */
 	uint32_t vni;
 	bool gre_seqf;		/* GRE/TEB and GRE/IP: add a sequence number too */
+	uint16_t ethertype;	/* nonzero: the inner bytes are no IP packet but the
+				 * payload of an Ethernet frame of this type (MAC
+				 * control 0x8808 goes to 01:80:c2:00:00:01) */
 };
 
 /* whole frame for link type dlt (DLT_EN10MB, DLT_LINUX_SLL, DLT_LINUX_SLL2,

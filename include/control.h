@@ -1,0 +1,54 @@
+/* control.h - the control log: recent BGP, RoCEv2 and PAUSE/PFC messages
+ *
+ * The decoder marks control frames (hs_pkt.ctl); the pipeline hands those,
+ * and only those, to hs_control_frame(), which decodes their messages
+ * (hs_ctl_decode) into a bounded ring of records allocated once, and counts
+ * them by kind. A message that cannot be decoded is counted by reason and
+ * skipped. The 'control' verb lists the ring newest first.
+ */
+#ifndef HS_CONTROL_H
+#define HS_CONTROL_H
+
+#include "decode.h"
+
+#define HS_CONTROL_RING 4096	/* records kept */
+
+struct hs_ctl_rec {
+	uint64_t ts_ns;
+	struct hs_addr sw;	/* mirror source (af 0: a plain SPAN copy) */
+	struct hs_flowkey key;	/* inner endpoints (BGP, RoCEv2); zero for MAC control */
+	struct hs_ctl_msg msg;
+};
+
+struct hs_control_stats {
+	uint64_t frames[HS_CTL__COUNT];	/* control frames seen */
+	uint64_t records[HS_CTL__COUNT];	/* messages decoded */
+	uint64_t bgp_type[6];		/* by BGP type; [0] any other type */
+	uint64_t roce_ack[5];		/* by enum hs_roce_ack ([0]: no AETH) */
+	uint64_t roce_nak[6];		/* NAKs by code; [5] any other code */
+	uint64_t roce_cnp;
+	uint64_t pause, pfc;		/* MAC control PAUSE, PFC */
+	uint64_t errors[HS_CERR__COUNT];	/* undecoded, by reason */
+	uint64_t overwritten;		/* records pushed out of the ring */
+};
+
+struct hs_control;
+
+struct hs_control *hs_control_new(size_t ring);
+void hs_control_free(struct hs_control *c);
+void hs_control_clear(struct hs_control *c);
+
+/* decode a marked frame's messages into the ring; allocates nothing */
+void hs_control_frame(struct hs_control *c, const struct hs_pkt *p);
+
+size_t hs_control_count(const struct hs_control *c);	/* records held */
+/* i = 0 is the newest; NULL past the end */
+const struct hs_ctl_rec *hs_control_at(const struct hs_control *c, size_t i);
+const struct hs_control_stats *hs_control_stats(const struct hs_control *c);
+
+struct hs_ctx;
+/* the pipeline's hook: the context's log, made on first use and emptied
+ * when a new capture begins */
+void hs_control_on_frame(struct hs_ctx *ctx, const struct hs_pkt *p);
+
+#endif
