@@ -417,7 +417,7 @@ int cmd_stats(struct hs_ctx *ctx, int argc, char **argv)
 	const char *by = NULL, *file = NULL;
 	char where[STATS_WHERE_MAX] = "";
 	uint64_t window_ns = HS_NS_PER_SEC, for_ns = 0, keys = HS_WIN_KEYS_DEFAULT;
-	bool has_for = false;
+	bool has_for = false, has_where = false;
 	char err[PCAP_ERRBUF_SIZE + 256];
 	unsigned fields;
 
@@ -438,6 +438,7 @@ int cmd_stats(struct hs_ctx *ctx, int argc, char **argv)
 		} else if (strcmp(k, "where") == 0) {
 			/* the filter runs to the next keyword */
 			size_t n = 0;
+			has_where = true;
 			for (; i < argc && !is_keyword(argv[i]); i++) {
 				int w = snprintf(where + n, sizeof(where) - n, "%s%s", n ? " " : "",
 						 argv[i]);
@@ -465,11 +466,8 @@ int cmd_stats(struct hs_ctx *ctx, int argc, char **argv)
 	if (file && has_for)
 		return out_err(o, "stats: 'file' and 'for' do not go together (a file is read "
 			       "to its end)");
-	if (!file && !hs_capture_running(ctx))
-		return out_err(o, "stats: no capture is running (capture start, or stats ... "
-			       "file PATH)");
-	if (!file && ctx->stats)
-		return out_err(o, "stats: already running on the capture");
+	if (has_where && !where[0])
+		return out_err(o, "stats: 'where' needs a filter expression");
 
 	struct hs_stats *s = hs_xcalloc(1, sizeof(*s));
 	s->ctx = ctx;
@@ -486,6 +484,14 @@ int cmd_stats(struct hs_ctx *ctx, int argc, char **argv)
 			stats_free(s);
 			return out_err(o, "stats: %s", err);
 		}
+	}
+	/* the arguments are sound: now what they run on */
+	if (!file && (!hs_capture_running(ctx) || ctx->stats)) {
+		stats_free(s);
+		if (ctx->stats)
+			return out_err(o, "stats: already running on the capture");
+		return out_err(o, "stats: no capture is running (capture start, or stats ... "
+			       "file PATH)");
 	}
 	struct hs_win_cfg cfg = {
 		.window_ns = window_ns,
