@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -78,16 +79,20 @@ static void summary(struct hs_ctx *ctx, const char *path, const char *what, uint
 	out_nl(o);
 }
 
-/* finish a written file: 0, or -1 with it removed and the error printed */
+/* finish a written file: 0, or -1 with the error printed and the file
+ * removed when it is a regular file (never a device such as /dev/full) */
 static int close_out(struct hs_ctx *ctx, FILE *fp, const char *path, bool failed)
 {
-	int err = failed || ferror(fp) ? (errno ? errno : EIO) : 0;
+	struct stat sb;
+	int err = failed || fflush(fp) != 0 || ferror(fp) ? (errno ? errno : EIO) : 0;
+	bool regular = fstat(fileno(fp), &sb) == 0 && S_ISREG(sb.st_mode);
 
 	if (fclose(fp) != 0 && !err)
 		err = errno ? errno : EIO;
 	if (!err)
 		return 0;
-	unlink(path);
+	if (regular)
+		unlink(path);
 	return out_err(&ctx->out, "export: cannot write '%s': %s", path, strerror(err));
 }
 
@@ -114,7 +119,9 @@ static int export_ndjson(struct hs_ctx *ctx, const char *path, int rec,
 				packet_json(&fo, ctx->topo, t, h);
 	}
 	if (to_stdout) {
-		fflush(fp);
+		if (fflush(fp) != 0 || ferror(fp))
+			return out_err(&ctx->out, "export: cannot write to standard output: %s",
+				       strerror(errno ? errno : EIO));
 		return HS_CMD_OK;
 	}
 	if (close_out(ctx, fp, path, false) < 0)
@@ -241,7 +248,9 @@ static int export_pcap(struct hs_ctx *ctx, const char *path, const struct hs_tra
 	if (close_out(ctx, fp, path, failed) < 0)
 		return HS_CMD_FAIL;
 	if (read_err) {
-		unlink(path);
+		struct stat sb;
+		if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
+			unlink(path);
 		return out_err(&ctx->out, "export pcap: '%s': %s", source, errbuf);
 	}
 	if (written < nhops)
