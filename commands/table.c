@@ -24,6 +24,10 @@ static const char *const drops_words[] = { "limit", NULL };
 static const char *const ecmp_words[] = { "window", "--threshold", NULL };
 static const char *const blame_words[] = { "--epoch", "--all", NULL };
 static const char *const control_words[] = { "bgp", "roce", "pfc", "limit", "since", NULL };
+static const char *const stats_words[] = { "by", "window", "where", "file", "for", "keys",
+	"src", "dst", "sport", "dport", "proto", "switch", "flow", "dscp", NULL };
+static const char *const export_words[] = { "ndjson", "pcap", "records", "traces", "packets",
+	"all", "flow", "switch", "outcome", "since", "limit", NULL };
 
 const struct hs_cmd hs_cmds[] = {
 	{ "help", cmd_help, "[VERB]",
@@ -74,6 +78,10 @@ const struct hs_cmd hs_cmds[] = {
 	{ "control", cmd_control, "[bgp|roce|pfc] [limit N] [since T]",
 	  "recent BGP, RoCEv2 (acks, naks) and PAUSE/PFC messages with their counts",
 	  control_words, 0 },
+	{ "stats", cmd_stats, "by <FIELDS> [window D] [where FILTER...] [file PATH|for D] [keys N]",
+	  "packets, bytes, flows and drops per key in tumbling time windows", stats_words, 0 },
+	{ "export", cmd_export, "ndjson|pcap <FILE|-> [records R] [flow FLOW] [switch SW] [outcome O] [since T] [limit N]",
+	  "write traces and their packet records as JSON lines or pcapng", export_words, 0 },
 };
 
 const unsigned hs_ncmds = HS_ARRAY_SIZE(hs_cmds);

@@ -6,21 +6,10 @@
 
 #include "cmd.h"
 #include "console.h"
+#include "traces.h"
 
 #define TRACES_DEFAULT_LIMIT 50
-#define TRACES_SCAN_MAX 65536	/* closed traces looked at, at most */
 
-struct trace_query {
-	bool by_flow, by_switch, by_outcome, by_since;
-	struct hs_addr addr;
-	bool has_port;
-	uint16_t port;
-	int sw;			/* topology index, or -1 with sw_addr */
-	struct hs_addr sw_addr;
-	int outcome;
-	uint64_t since_ns;
-	uint64_t limit;
-};
 
 /* "10.0.0.1:80 > 10.0.0.2:4000 tcp" */
 static const char *flow_str(const struct hs_flowkey *k, char *buf, size_t len)
@@ -73,12 +62,14 @@ static const char *next_str(const struct hs_topo *topo, const struct hs_trace *t
 	return buf;
 }
 
-static void print_trace_json(struct hs_ctx *ctx, const struct hs_trace *t)
+void hs_trace_json(struct hs_out *o, const struct hs_topo *topo, const char *type,
+		   const struct hs_trace *t)
 {
-	struct hs_out *o = &ctx->out;
 	char a[HS_ADDRSTRLEN], b[64], p[8];
 
 	out_obj_open(o, NULL);
+	if (type)
+		out_str(o, "type", NULL, type);
 	out_uint(o, "id", NULL, t->id);
 	out_str(o, "src", NULL, hs_addr_str(&t->key.src, a, sizeof(a)));
 	out_str(o, "dst", NULL, hs_addr_str(&t->key.dst, a, sizeof(a)));
@@ -99,7 +90,7 @@ static void print_trace_json(struct hs_ctx *ctx, const struct hs_trace *t)
 	for (int i = 0; i < t->nhops; i++) {
 		const struct hs_hop *h = &t->hops[i];
 		out_obj_open(o, NULL);
-		out_str(o, "switch", NULL, hs_hop_name(ctx->topo, h, b, sizeof(b)));
+		out_str(o, "switch", NULL, hs_hop_name(topo, h, b, sizeof(b)));
 		out_str(o, "addr", NULL, hs_addr_str(&h->addr, a, sizeof(a)));
 		out_raw(o, "ts", NULL, hs_fmt_ts(h->ts_ns, b, sizeof(b)));
 		out_uint(o, "ttl", NULL, h->ttl);
@@ -110,9 +101,9 @@ static void print_trace_json(struct hs_ctx *ctx, const struct hs_trace *t)
 	out_arr_close(o);
 	if (t->outcome == HS_OUT_DROPPED && t->nhops) {
 		char nx[HS_TRACE_MAX_NEXT * (HS_NAME_MAX + 1)];
-		out_str(o, "last", NULL, hs_hop_name(ctx->topo, &t->hops[t->nhops - 1], b,
+		out_str(o, "last", NULL, hs_hop_name(topo, &t->hops[t->nhops - 1], b,
 						     sizeof(b)));
-		out_str(o, "expected_next", NULL, next_str(ctx->topo, t, nx, sizeof(nx)));
+		out_str(o, "expected_next", NULL, next_str(topo, t, nx, sizeof(nx)));
 	}
 	out_obj_close(o);
 }
@@ -139,7 +130,7 @@ static void print_trace_line(struct hs_ctx *ctx, const struct hs_trace *t)
 	out_text(&ctx->out, "\n");
 }
 
-static bool trace_matches(const struct hs_ctx *ctx, const struct trace_query *q,
+static bool trace_matches(const struct hs_ctx *ctx, const struct hs_trace_query *q,
 			  const struct hs_trace *t, uint64_t newest)
 {
 	if (q->by_outcome && t->outcome != q->outcome)
@@ -172,7 +163,7 @@ static bool trace_matches(const struct hs_ctx *ctx, const struct trace_query *q,
 }
 
 /* "10.0.0.1", "10.0.0.1:80", "2001:db8::1", "[2001:db8::1]:80" */
-static int parse_flow_arg(const char *s, struct trace_query *q)
+static int parse_flow_arg(const char *s, struct hs_trace_query *q)
 {
 	char buf[HS_ADDRSTRLEN + 16];
 	const char *port = NULL;
@@ -231,7 +222,7 @@ static int traces_show(struct hs_ctx *ctx, const char *idstr)
 		return out_err(o, "no trace %s (closed traces are kept while they are recent; "
 			       "see 'history traces')", idstr);
 	if (o->json) {
-		print_trace_json(ctx, t);
+		hs_trace_json(o, ctx->topo, NULL, t);
 		return HS_CMD_OK;
 	}
 	out_text(o, "trace %" PRIu64 ": %s, ip id %u, %u bytes%s%s\n", t->id,
@@ -261,9 +252,70 @@ static int traces_show(struct hs_ctx *ctx, const char *idstr)
 	return HS_CMD_OK;
 }
 
+/* one "KEY VALUE" filter of traces; 1 taken, 0 not a filter key, -1 bad
+ * value (error printed, naming verb) */
+int hs_trace_query_arg(struct hs_ctx *ctx, struct hs_trace_query *q, const char *k,
+		       const char *v)
+{
+	struct hs_out *o = &ctx->out;
+
+	if (strcmp(k, "flow") == 0) {
+		if (parse_flow_arg(v, q) < 0)
+			return out_err(o, "bad flow '%s' (ADDR or ADDR:PORT)", v);
+	} else if (strcmp(k, "switch") == 0) {
+		q->by_switch = true;
+		q->sw = ctx->topo ? hs_topo_switch_by_name(ctx->topo, v) : -1;
+		if (q->sw < 0 && hs_addr_parse(v, &q->sw_addr) < 0)
+			return out_err(o, "unknown switch '%s'", v);
+		if (q->sw < 0 && ctx->topo)
+			q->sw = hs_topo_switch_by_addr(ctx->topo, &q->sw_addr);
+	} else if (strcmp(k, "outcome") == 0) {
+		q->by_outcome = true;
+		q->outcome = outcome_by_name(v);
+		if (q->outcome < 0)
+			return out_err(o, "bad outcome '%s' (delivered, dropped, looped, "
+				       "unknown)", v);
+	} else if (strcmp(k, "since") == 0) {
+		q->by_since = true;
+		if (hs_parse_duration(v, &q->since_ns) < 0)
+			return out_err(o, "bad duration '%s' (e.g. 500ms, 10s, 2m)", v);
+	} else if (strcmp(k, "limit") == 0) {
+		if (hs_parse_uint(v, 1000000, &q->limit) < 0 || q->limit == 0)
+			return out_err(o, "bad limit '%s'", v);
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
+size_t hs_trace_select(struct hs_ctx *ctx, const struct hs_trace_query *q,
+		       const struct hs_trace ***out)
+{
+	struct hs_tracer_stats st;
+
+	*out = NULL;
+	if (!ctx->tracer)
+		return 0;
+	hs_tracer_get_stats(ctx->tracer, &st);
+	size_t max = st.closed < HS_TRACES_SCAN_MAX ? (size_t)st.closed : HS_TRACES_SCAN_MAX;
+	const struct hs_trace **all = hs_xcalloc(max ? max : 1, sizeof(*all));
+	size_t n = hs_tracer_recent(ctx->tracer, all, max);
+	uint64_t newest = 0;
+	for (size_t i = 0; i < n; i++)
+		if (all[i]->nhops && all[i]->hops[all[i]->nhops - 1].ts_ns > newest)
+			newest = all[i]->hops[all[i]->nhops - 1].ts_ns;
+
+	size_t kept = 0;
+	for (size_t i = 0; i < n && kept < q->limit; i++)
+		if (trace_matches(ctx, q, all[i], newest))
+			all[kept++] = all[i];
+	*out = all;
+	return kept;
+}
+
 int cmd_traces(struct hs_ctx *ctx, int argc, char **argv)
 {
-	struct trace_query q = { .limit = TRACES_DEFAULT_LIMIT, .sw = -1 };
+	struct hs_trace_query q = { .limit = TRACES_DEFAULT_LIMIT, .sw = -1 };
 	struct hs_out *o = &ctx->out;
 
 	for (int i = 1; i < argc; i++) {
@@ -275,60 +327,28 @@ int cmd_traces(struct hs_ctx *ctx, int argc, char **argv)
 			if (argc != 3)
 				return out_err(o, "traces show takes only a trace id");
 			return traces_show(ctx, v);
-		} else if (strcmp(k, "flow") == 0) {
-			if (parse_flow_arg(v, &q) < 0)
-				return out_err(o, "bad flow '%s' (ADDR or ADDR:PORT)", v);
-		} else if (strcmp(k, "switch") == 0) {
-			q.by_switch = true;
-			q.sw = ctx->topo ? hs_topo_switch_by_name(ctx->topo, v) : -1;
-			if (q.sw < 0 && hs_addr_parse(v, &q.sw_addr) < 0)
-				return out_err(o, "unknown switch '%s'", v);
-			if (q.sw < 0 && ctx->topo)
-				q.sw = hs_topo_switch_by_addr(ctx->topo, &q.sw_addr);
-		} else if (strcmp(k, "outcome") == 0) {
-			q.by_outcome = true;
-			q.outcome = outcome_by_name(v);
-			if (q.outcome < 0)
-				return out_err(o, "bad outcome '%s' (delivered, dropped, looped, "
-					       "unknown)", v);
-		} else if (strcmp(k, "since") == 0) {
-			q.by_since = true;
-			if (hs_parse_duration(v, &q.since_ns) < 0)
-				return out_err(o, "bad duration '%s' (e.g. 500ms, 10s, 2m)", v);
-		} else if (strcmp(k, "limit") == 0) {
-			if (hs_parse_uint(v, 1000000, &q.limit) < 0 || q.limit == 0)
-				return out_err(o, "bad limit '%s'", v);
-		} else {
+		}
+		int rc = hs_trace_query_arg(ctx, &q, k, v);
+		if (rc < 0)
+			return HS_CMD_FAIL;
+		if (rc == 0)
 			return out_err(o, "traces: unknown filter '%s' (flow, switch, outcome, "
 				       "since, limit, show)", k);
-		}
 	}
 	if (!ctx->tracer)
 		return HS_CMD_OK;
 
-	struct hs_tracer_stats st;
-	hs_tracer_get_stats(ctx->tracer, &st);
-	size_t max = st.closed < TRACES_SCAN_MAX ? (size_t)st.closed : TRACES_SCAN_MAX;
-	const struct hs_trace **all = hs_xcalloc(max ? max : 1, sizeof(*all));
-	size_t n = hs_tracer_recent(ctx->tracer, all, max);
-	uint64_t newest = 0;
-	for (size_t i = 0; i < n; i++)
-		if (all[i]->nhops && all[i]->hops[all[i]->nhops - 1].ts_ns > newest)
-			newest = all[i]->hops[all[i]->nhops - 1].ts_ns;
-
-	uint64_t shown = 0;
+	const struct hs_trace **sel;
+	size_t n = hs_trace_select(ctx, &q, &sel);
 	if (!o->json && n)
 		out_text(o, "%-6s %-20s  %-44s %-9s  %s\n", "id", "time", "flow", "outcome",
 			 "path  [hop latency]");
-	for (size_t i = 0; i < n && shown < q.limit; i++) {
-		if (!trace_matches(ctx, &q, all[i], newest))
-			continue;
+	for (size_t i = 0; i < n; i++) {
 		if (o->json)
-			print_trace_json(ctx, all[i]);
+			hs_trace_json(o, ctx->topo, NULL, sel[i]);
 		else
-			print_trace_line(ctx, all[i]);
-		shown++;
+			print_trace_line(ctx, sel[i]);
 	}
-	free(all);
+	free(sel);
 	return HS_CMD_OK;
 }

@@ -65,5 +65,7 @@ HS_DECLARE_CMD(latency);
 HS_DECLARE_CMD(ecmp);
 HS_DECLARE_CMD(blame);
 HS_DECLARE_CMD(control);
+HS_DECLARE_CMD(stats);
+HS_DECLARE_CMD(export);
 
 #endif

@@ -57,6 +57,7 @@ struct hs_ctx {
 	void *pending;			/* runner state of the pending verb */
 	struct hs_runner *runner;	/* sources of command lines (runbook.c) */
 	char *lab_state;		/* --lab state directory, NULL otherwise */
+	struct hs_stats *stats;		/* 'stats' running on the live capture, else NULL */
 };
 
 /* process one decoded-or-not frame: count, filter, trace (capture.c) */

@@ -37,6 +37,8 @@ int hs_prefix_parse(const char *s, struct hs_addr *net, int *plen);
 const char *hs_proto_name(uint8_t proto, char *buf, size_t len);
 
 uint64_t hs_flowkey_hash(const struct hs_flowkey *k);
+/* FNV-1a: fold n bytes into h (start from 0xcbf29ce484222325) */
+uint64_t hs_fnv1a(uint64_t h, const void *p, size_t n);
 bool hs_flowkey_eq(const struct hs_flowkey *x, const struct hs_flowkey *y);
 
 /* "250ms", "2s", "1.5s", "1m", "100us", "5" (seconds) -> nanoseconds. 0 or -1. */

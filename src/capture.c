@@ -15,6 +15,7 @@
 #include "console.h"
 #include "probe.h"
 #include "control.h"
+#include "stats.h"
 
 #define HS_TRACER_OPEN	262144	/* open traces at once (pool memory is touched as used) */
 #define HS_TRACER_RING	8192	/* closed traces kept for 'traces' */
@@ -121,6 +122,8 @@ static void on_trace_close(void *arg, const struct hs_trace *t)
 
 	if (t->flags & HS_TF_PROBE)
 		hs_probe_on_trace(ctx, t);
+	if (ctx->stats)
+		hs_stats_trace(ctx->stats, t);
 	hs_flowtab_add_trace(ctx->flows, t);
 	if (!c || !policy_keeps(ctx, t))
 		return;
@@ -268,6 +271,8 @@ static void pipe_frame(struct hs_ctx *ctx, int dlt, const uint8_t *data,
 			e->probe_id = 0;
 		hs_tracer_prepare(ctx->tracer, p, &e->prep);
 		e->add = true;
+		if (ctx->stats)
+			hs_stats_packet(ctx->stats, p);
 	}
 	e->now = c->last_ts;
 	c->pipe_len++;
@@ -738,6 +743,8 @@ void hs_capture_stop(struct hs_ctx *ctx, const char *why)
 
 	/* what is still open is over: classify, account, store */
 	hs_tracer_close_all(ctx->tracer);
+	if (ctx->stats)
+		hs_stats_capture_stopped(ctx->stats);
 	uv_idle_stop(&c->flush_idle);
 	c->flush_pos = 0;
 	flush_flows(ctx, SIZE_MAX, SIZE_MAX);

@@ -88,7 +88,7 @@ int hs_prefix_parse(const char *s, struct hs_addr *net, int *plen)
 }
 
 /* FNV-1a over the fields that make the key, so padding never counts */
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
+uint64_t hs_fnv1a(uint64_t h, const void *p, size_t n)
 {
 	const uint8_t *b = p;
 
@@ -104,11 +104,11 @@ uint64_t hs_flowkey_hash(const struct hs_flowkey *k)
 	uint64_t h = 0xcbf29ce484222325ULL;
 	size_t n = k->src.af == 6 ? 16 : 4;
 
-	h = fnv(h, k->src.a, n);
-	h = fnv(h, k->dst.a, n);
-	h = fnv(h, &k->sport, sizeof(k->sport));
-	h = fnv(h, &k->dport, sizeof(k->dport));
-	h = fnv(h, &k->proto, 1);
+	h = hs_fnv1a(h, k->src.a, n);
+	h = hs_fnv1a(h, k->dst.a, n);
+	h = hs_fnv1a(h, &k->sport, sizeof(k->sport));
+	h = hs_fnv1a(h, &k->dport, sizeof(k->dport));
+	h = hs_fnv1a(h, &k->proto, 1);
 	return h ^ (h >> 29);
 }
 

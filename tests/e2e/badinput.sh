@@ -135,6 +135,28 @@ cat >"$tmp/catalogue" <<'EOF_CAT'
 = | decode cut.pcap | 'cut.pcap': truncated dump file
 = | decode cuthdr.pcap | 'cuthdr.pcap': truncated dump file
 = | decode huge.pcap | 'huge.pcap': invalid packet capture length 2147483647
+= | stats by colour file x.pcap | stats: unknown field 'colour'
+= | stats by src,src | stats: field 'src' given twice
+= | stats window 1s | stats: 'by FIELDS' is needed
+= | stats by switch window 0s | stats: bad window '0s'
+= | stats by switch window soon | stats: bad window 'soon'
+= | stats by switch keys 0 | stats: bad key cap '0'
+= | stats by switch where tcp port file x.pcap | stats: bad filter 'tcp port': can't parse filter expression: syntax error
+= | stats by switch where window 1s | stats: 'where' needs a filter expression
+= | stats by switch file x.pcap for 5s | stats: 'file' and 'for' do not go together
+= | stats by switch | stats: no capture is running
+= | stats by switch file /nonexistent/x.pcap | cannot open '/nonexistent/x.pcap': No such file or directory
+= | stats by switch file garbage.pcap | cannot read 'garbage.pcap': unknown file format
+= | stats by switch file cut.pcap | 'cut.pcap': truncated dump file
+= | export yaml x.out | export: unknown format 'yaml'
+= | export ndjson /nonexistent/dir/x.ndjson | export: cannot write '/nonexistent/dir/x.ndjson': No such file or directory
+= | export ndjson - outcome sideways | bad outcome 'sideways'
+= | export ndjson - records some | export: bad records 'some'
+= | export ndjson - limit 0 | bad limit '0'
+= | export ndjson - flow 10.1.1.300 | bad flow '10.1.1.300'
+= | export ndjson - colour red | export: unknown option 'colour'
+= | export pcap x.pcapng records traces | export: unknown option 'records'
+= | export pcap x.pcapng | export pcap: no capture to take packets from
 + | capture start cut.pcap | 'cut.pcap': truncated dump file
 + | capture start huge.pcap | 'huge.pcap': invalid packet capture length
 = | control ospf | control: unexpected 'ospf' (bgp, roce, pfc, limit N, since T)

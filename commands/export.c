@@ -1,0 +1,309 @@
+/* export.c - export ndjson|pcap FILE|- [records R] [traces filters]
+ *
+ * Selects closed traces in memory with the filters 'traces' takes (flow,
+ * switch, outcome, since, limit; no limit by default) and writes them oldest
+ * first:
+ *
+ *   ndjson  one JSON object a line: each trace as 'traces --json' prints it
+ *           with "type":"trace" first, then one "type":"packet" record per
+ *           hop copy (capture time, switch, 5-tuple, length, TCP flags, TTL,
+ *           DSCP, trace id, hop index); 'records traces|packets' keeps one
+ *           kind. '-' is standard output.
+ *   pcap    pcapng, one packet per hop copy: the inner IP packet (link type
+ *           raw IP) with a comment naming the trace, hop, switch, time and
+ *           TTL. The tracer keeps no packet bytes, so they are read again
+ *           from the capture file the traces came from; a live capture
+ *           cannot be exported this way.
+ *
+ * Arguments are checked before anything is written. A file that cannot be
+ * written completely is removed.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pcap/pcap.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "console.h"
+#include "pcapng.h"
+#include "stats.h"
+#include "traces.h"
+#include "window.h"
+
+enum { REC_ALL, REC_TRACES, REC_PACKETS };
+
+static void packet_json(struct hs_out *o, const struct hs_topo *topo, const struct hs_trace *t,
+			int idx)
+{
+	const struct hs_hop *h = &t->hops[idx];
+	struct hs_pktrec r;
+	char a[HS_ADDRSTRLEN], b[64], p[8];
+
+	hs_pktrec_from_hop(&r, t, h);
+	out_obj_open(o, NULL);
+	out_str(o, "type", NULL, "packet");
+	out_raw(o, "ts", NULL, hs_fmt_ts(r.ts_ns, b, sizeof(b)));
+	out_str(o, "switch", NULL, hs_hop_name(topo, h, b, sizeof(b)));
+	out_str(o, "addr", NULL, hs_addr_str(&r.sw, a, sizeof(a)));
+	out_str(o, "src", NULL, hs_addr_str(&r.key.src, a, sizeof(a)));
+	out_str(o, "dst", NULL, hs_addr_str(&r.key.dst, a, sizeof(a)));
+	out_str(o, "proto", NULL, hs_proto_name(r.key.proto, p, sizeof(p)));
+	out_uint(o, "sport", NULL, r.key.sport);
+	out_uint(o, "dport", NULL, r.key.dport);
+	out_uint(o, "len", NULL, r.len);
+	out_uint(o, "tcp_flags", NULL, r.tcp_flags);
+	out_uint(o, "ttl", NULL, r.ttl);
+	out_uint(o, "dscp", NULL, r.dscp);
+	out_uint(o, "trace", NULL, t->id);
+	out_uint(o, "hop", NULL, (uint64_t)idx + 1);
+	out_obj_close(o);
+}
+
+static void summary(struct hs_ctx *ctx, const char *path, const char *what, uint64_t traces,
+		    uint64_t packets)
+{
+	struct hs_out *o = &ctx->out;
+
+	out_obj_open(o, NULL);
+	out_str(o, "file", "exported to '%s':", path);
+	out_str(o, "format", " %s,", what);
+	out_uint(o, "traces", " %" PRIu64 " traces,", traces);
+	out_uint(o, "packets", " %" PRIu64 " packets", packets);
+	out_obj_close(o);
+	out_nl(o);
+}
+
+/* finish a written file: 0, or -1 with the error printed and the file
+ * removed when it is a regular file (never a device such as /dev/full) */
+static int close_out(struct hs_ctx *ctx, FILE *fp, const char *path, bool failed)
+{
+	struct stat sb;
+	int err = failed || fflush(fp) != 0 || ferror(fp) ? (errno ? errno : EIO) : 0;
+	bool regular = fstat(fileno(fp), &sb) == 0 && S_ISREG(sb.st_mode);
+
+	if (fclose(fp) != 0 && !err)
+		err = errno ? errno : EIO;
+	if (!err)
+		return 0;
+	if (regular)
+		unlink(path);
+	return out_err(&ctx->out, "export: cannot write '%s': %s", path, strerror(err));
+}
+
+static int export_ndjson(struct hs_ctx *ctx, const char *path, int rec,
+			 const struct hs_trace **sel, size_t n)
+{
+	bool to_stdout = strcmp(path, "-") == 0;
+	FILE *fp = to_stdout ? ctx->out.fp : fopen(path, "w");
+	struct hs_out fo;
+	uint64_t traces = 0, packets = 0;
+
+	if (!fp)
+		return out_err(&ctx->out, "export: cannot write '%s': %s", path, strerror(errno));
+	errno = 0;
+	out_init(&fo, fp, ctx->out.err, true);
+	for (size_t i = n; i-- > 0;) {	/* oldest first */
+		const struct hs_trace *t = sel[i];
+		if (rec != REC_PACKETS) {
+			hs_trace_json(&fo, ctx->topo, "trace", t);
+			traces++;
+		}
+		if (rec != REC_TRACES)
+			for (int h = 0; h < t->nhops; h++, packets++)
+				packet_json(&fo, ctx->topo, t, h);
+	}
+	if (to_stdout) {
+		if (fflush(fp) != 0 || ferror(fp))
+			return out_err(&ctx->out, "export: cannot write to standard output: %s",
+				       strerror(errno ? errno : EIO));
+		return HS_CMD_OK;
+	}
+	if (close_out(ctx, fp, path, false) < 0)
+		return HS_CMD_FAIL;
+	summary(ctx, path, "ndjson", traces, packets);
+	return HS_CMD_OK;
+}
+
+/* ---- pcap: the hop copies, read again from the capture file ------------------- */
+
+struct want {
+	uint64_t h;		/* 0: empty */
+	const struct hs_trace *t;
+	int hop;
+	bool written;
+};
+
+static uint64_t copy_hash(uint64_t ts, const struct hs_addr *sw, uint8_t ttl,
+			  const struct hs_flowkey *k)
+{
+	uint64_t h = hs_flowkey_hash(k) ^ (ts * 0x9e3779b97f4a7c15ULL);
+
+	h ^= (uint64_t)ttl << 56;
+	for (int i = 0; i < 16; i++)
+		h = (h ^ sw->a[i]) * 0x100000001b3ULL;
+	return h ? h : 1;
+}
+
+static bool copy_is(const struct want *w, const struct hs_pkt *p, const struct hs_addr *sw)
+{
+	const struct hs_hop *h = &w->t->hops[w->hop];
+
+	return h->ts_ns == p->ts_ns && h->ttl == p->ttl && hs_addr_eq(&h->addr, sw) &&
+	       hs_flowkey_eq(&w->t->key, &p->key);
+}
+
+static int export_pcap(struct hs_ctx *ctx, const char *path, const struct hs_trace **sel,
+		       size_t n)
+{
+	const char *source, *why;
+	bool is_file = false;
+	uint64_t a, b;
+	char errbuf[PCAP_ERRBUF_SIZE] = "";
+
+	if (!hs_capture_info(ctx, &source, &is_file, &why, &a, &b))
+		return out_err(&ctx->out, "export pcap: no capture to take packets from "
+			       "(capture start FILE first)");
+	if (!is_file)
+		return out_err(&ctx->out, "export pcap: the packets of live capture '%s' are not "
+			       "kept (export pcap reads them again from a capture file)", source);
+	if (strcmp(path, "-") == 0)
+		return out_err(&ctx->out, "export pcap: '-' is for ndjson; give a file name");
+
+	pcap_t *pc = hs_pcap_open_file(&ctx->out, source, "export pcap: ");
+	if (!pc)
+		return HS_CMD_FAIL;
+	FILE *fp = fopen(path, "wb");
+	if (!fp) {
+		pcap_close(pc);
+		return out_err(&ctx->out, "export: cannot write '%s': %s", path, strerror(errno));
+	}
+
+	/* the hop copies wanted, by capture time, switch, TTL and 5-tuple */
+	size_t nhops = 0, cap = 16;
+	for (size_t i = 0; i < n; i++)
+		nhops += sel[i]->nhops;
+	while (cap < 2 * nhops)
+		cap <<= 1;
+	struct want *w = hs_xcalloc(cap, sizeof(*w));
+	for (size_t i = 0; i < n; i++) {
+		for (int k = 0; k < sel[i]->nhops; k++) {
+			const struct hs_hop *h = &sel[i]->hops[k];
+			uint64_t hv = copy_hash(h->ts_ns, &h->addr, h->ttl, &sel[i]->key);
+			size_t j = hv & (cap - 1);
+			while (w[j].h)
+				j = (j + 1) & (cap - 1);
+			w[j] = (struct want){ .h = hv, .t = sel[i], .hop = k };
+		}
+	}
+
+	errno = 0;
+	bool failed = hs_pcapng_begin(fp, "hopscope " PACKAGE_VERSION, HS_LINKTYPE_RAW,
+				      65535) < 0;
+	int dlt = pcap_datalink(pc), rc;
+	struct pcap_pkthdr *ph;
+	const u_char *data;
+	struct hs_pkt p;
+	uint64_t written = 0, traces = 0;
+	const struct hs_trace *last_trace = NULL;
+	while (!failed && (rc = pcap_next_ex(pc, &ph, &data)) == 1) {
+		uint64_t ts = hs_pcap_ts(ph);
+		uint32_t wirelen = ph->len < ph->caplen ? ph->caplen : ph->len;
+		struct hs_addr none = { 0 };
+
+		if (hs_decode(dlt, data, ph->caplen, wirelen, ts, &p) < 0 || !p.l3)
+			continue;
+		const struct hs_addr *sw = (p.have & HS_HAVE_MIRROR) ? &p.mirror_src : &none;
+		uint64_t hv = copy_hash(ts, sw, p.ttl, &p.key);
+		for (size_t j = hv & (cap - 1); w[j].h; j = (j + 1) & (cap - 1)) {
+			if (w[j].h != hv || w[j].written || !copy_is(&w[j], &p, sw))
+				continue;
+			const struct hs_trace *t = w[j].t;
+			const struct hs_hop *h = &t->hops[w[j].hop];
+			char c[256], nm[64], tsb[32];
+			snprintf(c, sizeof(c), "trace %" PRIu64 " hop %d/%u switch %s ts %s ttl %u "
+				 "outcome %s", t->id, w[j].hop + 1, t->nhops,
+				 hs_hop_name(ctx->topo, h, nm, sizeof(nm)),
+				 hs_fmt_ts(h->ts_ns, tsb, sizeof(tsb)), h->ttl,
+				 hs_outcome_name(t->outcome));
+			failed = hs_pcapng_packet(fp, ts, p.l3, p.l3_caplen, p.len, c) < 0;
+			w[j].written = true;
+			written++;
+			if (t != last_trace)
+				traces++;
+			last_trace = t;
+			break;
+		}
+	}
+	bool read_err = !failed && rc == PCAP_ERROR;
+	if (read_err)
+		snprintf(errbuf, sizeof(errbuf), "%s", pcap_geterr(pc));
+	pcap_close(pc);
+	free(w);
+	if (close_out(ctx, fp, path, failed) < 0)
+		return HS_CMD_FAIL;
+	if (read_err) {
+		struct stat sb;
+		if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
+			unlink(path);
+		return out_err(&ctx->out, "export pcap: '%s': %s", source, errbuf);
+	}
+	if (written < nhops)
+		out_warn(&ctx->out, "export pcap: %" PRIu64 " of %zu hop copies were not found in "
+			 "'%s' (has it changed?)", (uint64_t)(nhops - written), nhops, source);
+	(void)traces;
+	summary(ctx, path, "pcapng", n, written);
+	return HS_CMD_OK;
+}
+
+int cmd_export(struct hs_ctx *ctx, int argc, char **argv)
+{
+	struct hs_out *o = &ctx->out;
+	struct hs_trace_query q = { .limit = HS_TRACES_SCAN_MAX, .sw = -1 };
+	int rec = REC_ALL;
+	bool pcap;
+
+	if (strcmp(argv[1], "ndjson") == 0)
+		pcap = false;
+	else if (strcmp(argv[1], "pcap") == 0)
+		pcap = true;
+	else
+		return out_err(o, "export: unknown format '%s' (ndjson, pcap)", argv[1]);
+	const char *path = argv[2];
+	if (!*path)
+		return out_err(o, "export: empty file name");
+	for (int i = 3; i < argc; i++) {
+		const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!v)
+			return out_err(o, "export: '%s' needs a value", k);
+		i++;
+		if (strcmp(k, "records") == 0 && !pcap) {
+			if (strcmp(v, "all") == 0)
+				rec = REC_ALL;
+			else if (strcmp(v, "traces") == 0)
+				rec = REC_TRACES;
+			else if (strcmp(v, "packets") == 0)
+				rec = REC_PACKETS;
+			else
+				return out_err(o, "export: bad records '%s' (all, traces, packets)", v);
+			continue;
+		}
+		int rc = hs_trace_query_arg(ctx, &q, k, v);
+		if (rc < 0)
+			return HS_CMD_FAIL;
+		if (rc == 0)
+			return out_err(o, "export: unknown option '%s' (%sflow, switch, outcome, "
+				       "since, limit)", k, pcap ? "" : "records, ");
+	}
+
+	const struct hs_trace **sel;
+	size_t n = hs_trace_select(ctx, &q, &sel);
+	int rc = pcap ? export_pcap(ctx, path, sel, n) : export_ndjson(ctx, path, rec, sel, n);
+	free(sel);
+	return rc;
+}

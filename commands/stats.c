@@ -1,0 +1,513 @@
+/* stats.c - stats by FIELDS [window D] [where FILTER] [file PATH | for D] [keys N]
+ *
+ * Tumbling-window aggregates of per-packet records (see window.h).
+ *
+ * Over a file (file PATH) the frames go through the same decoder into a
+ * tracer of the verb's own, so drops are known; nothing reaches the
+ * console's traces, flows or history. The verb returns when the file is
+ * read.
+ *
+ * Over the running capture the verb is pending: the pipeline hands each copy
+ * it keeps (after the analyzer filters) and each closed trace to the hooks
+ * below; a window is printed once no trace with a hop in it can still close
+ * (its end plus the trace timeout has passed, in capture time, or in wall
+ * time on a live interface), above the prompt when interactive. It ends when
+ * 'for D' has passed, when the capture ends, or on Ctrl-C, printing the
+ * windows still open.
+ *
+ * 'where' is a BPF filter on the inner packet, compiled like 'filter add'.
+ * A copy counts when it matches; a dropped trace counts when its last hop
+ * matches (on the live capture, the filter runs on a header rebuilt from
+ * the hop: filters on payload bytes never match there).
+ */
+#include <errno.h>
+#include <pcap/pcap.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "console.h"
+#include "stats.h"
+#include "window.h"
+
+#define STATS_TICK_MS	100
+#define STATS_LIVE_SLACK_NS (600 * 1000000ULL)	/* traces close on the 500 ms commit tick */
+#define STATS_FILE_OPEN	65536	/* open traces of the verb's own tracer */
+#define STATS_WHERE_MAX	1024
+
+struct hs_stats {
+	struct hs_ctx *ctx;
+	struct hs_win *win;
+	struct hs_filterset *where;	/* NULL: every record */
+	unsigned fields;
+	uint64_t window_ns, timeout_ns, keys;
+	bool header_done;
+	struct hs_out o;		/* rows go here */
+
+	/* live */
+	bool live, ending;
+	uint64_t watermark;		/* newest record's capture time */
+	uv_timer_t *tick;		/* closes due windows; finishes the verb */
+	uint64_t deadline_mono;		/* 'for D', 0 = until the capture ends */
+};
+
+/* ---- rows ----------------------------------------------------------------- */
+
+static const char *sw_name(const struct hs_ctx *ctx, const struct hs_addr *a, char *buf,
+			   size_t len)
+{
+	int sw = ctx->topo && a->af ? hs_topo_switch_by_addr(ctx->topo, a) : -1;
+
+	if (sw >= 0) {
+		snprintf(buf, len, "%s", ctx->topo->sw[sw].name);
+		return buf;
+	}
+	return hs_addr_str(a, buf, len);
+}
+
+static void print_header(struct hs_stats *s)
+{
+	struct hs_out *o = &s->o;
+	unsigned f = s->fields;
+
+	out_text(o, "%-20s", "window_start");
+	if (f & HS_WF_SWITCH)
+		out_text(o, " %-16s", "switch");
+	if (f & HS_WF_SRC)
+		out_text(o, " %-16s", "src");
+	if (f & HS_WF_DST)
+		out_text(o, " %-16s", "dst");
+	if (f & HS_WF_PROTO)
+		out_text(o, " %-5s", "proto");
+	if (f & HS_WF_SPORT)
+		out_text(o, " %5s", "sport");
+	if (f & HS_WF_DPORT)
+		out_text(o, " %5s", "dport");
+	if (f & HS_WF_DSCP)
+		out_text(o, " %4s", "dscp");
+	out_text(o, " %10s %12s %7s %6s\n", "packets", "bytes", "flows", "drops");
+}
+
+static void on_row(void *arg, const struct hs_win_row *r)
+{
+	struct hs_stats *s = arg;
+	struct hs_out *o = &s->o;
+	const struct hs_win_key *k = r->key;
+	unsigned f = s->fields;
+	char ts[32], a[HS_ADDRSTRLEN], p[8];
+
+	hs_fmt_ts(r->window_start, ts, sizeof(ts));
+	if (o->json) {
+		out_obj_open(o, NULL);
+		out_raw(o, "window_start", NULL, ts);
+		if (r->other) {
+			out_bool(o, "other", NULL, true);
+		} else {
+			if (f & HS_WF_SWITCH)
+				out_str(o, "switch", NULL, sw_name(s->ctx, &k->sw, a, sizeof(a)));
+			if (f & HS_WF_SRC)
+				out_str(o, "src", NULL, hs_addr_str(&k->src, a, sizeof(a)));
+			if (f & HS_WF_DST)
+				out_str(o, "dst", NULL, hs_addr_str(&k->dst, a, sizeof(a)));
+			if (f & HS_WF_PROTO)
+				out_str(o, "proto", NULL, hs_proto_name(k->proto, p, sizeof(p)));
+			if (f & HS_WF_SPORT)
+				out_uint(o, "sport", NULL, k->sport);
+			if (f & HS_WF_DPORT)
+				out_uint(o, "dport", NULL, k->dport);
+			if (f & HS_WF_DSCP)
+				out_uint(o, "dscp", NULL, k->dscp);
+		}
+		out_uint(o, "packets", NULL, r->packets);
+		out_uint(o, "bytes", NULL, r->bytes);
+		out_uint(o, "flows", NULL, r->flows);
+		out_uint(o, "drops", NULL, r->drops);
+		out_obj_close(o);
+		return;
+	}
+	if (!s->header_done) {
+		print_header(s);
+		s->header_done = true;
+	}
+	out_text(o, "%-20s", ts);
+	bool first = true;
+#define COL(bit, fmt, val) \
+	if (f & (bit)) { \
+		out_text(o, fmt, r->other ? (first ? "(other)" : "-") : (val)); \
+		first = false; \
+	}
+	char num[3][8];
+	snprintf(num[0], sizeof(num[0]), "%u", k->sport);
+	snprintf(num[1], sizeof(num[1]), "%u", k->dport);
+	snprintf(num[2], sizeof(num[2]), "%u", k->dscp);
+	char sw[HS_ADDRSTRLEN], src[HS_ADDRSTRLEN], dst[HS_ADDRSTRLEN];
+	COL(HS_WF_SWITCH, " %-16s", sw_name(s->ctx, &k->sw, sw, sizeof(sw)));
+	COL(HS_WF_SRC, " %-16s", hs_addr_str(&k->src, src, sizeof(src)));
+	COL(HS_WF_DST, " %-16s", hs_addr_str(&k->dst, dst, sizeof(dst)));
+	COL(HS_WF_PROTO, " %-5s", hs_proto_name(k->proto, p, sizeof(p)));
+	COL(HS_WF_SPORT, " %5s", num[0]);
+	COL(HS_WF_DPORT, " %5s", num[1]);
+	COL(HS_WF_DSCP, " %4s", num[2]);
+#undef COL
+	out_text(o, " %10llu %12llu %7llu %6llu\n", (unsigned long long)r->packets,
+		 (unsigned long long)r->bytes, (unsigned long long)r->flows,
+		 (unsigned long long)r->drops);
+}
+
+/* what was left out, on stderr: never silently */
+static void report_losses(struct hs_stats *s)
+{
+	struct hs_win_stats st;
+
+	hs_win_get_stats(s->win, &st);
+	if (st.over_keys)
+		out_warn(&s->ctx->out, "stats: %llu records beyond %llu keys in a window were "
+			 "summed as 'other'", (unsigned long long)st.over_keys,
+			 (unsigned long long)s->keys);
+	if (st.late || st.late_drops)
+		out_warn(&s->ctx->out, "stats: %llu packets and %llu drops came after their "
+			 "window was printed and are not counted", (unsigned long long)st.late,
+			 (unsigned long long)st.late_drops);
+	if (st.forced)
+		out_warn(&s->ctx->out, "stats: %llu windows were printed early to bound memory",
+			 (unsigned long long)st.forced);
+	if (st.flows_untracked)
+		out_warn(&s->ctx->out, "stats: flows undercounted for %llu records (flow set "
+			 "full)", (unsigned long long)st.flows_untracked);
+}
+
+/* ---- records -------------------------------------------------------------- */
+
+static bool where_match(struct hs_stats *s, const struct hs_pkt *p)
+{
+	return !s->where || hs_filter_match(s->where, p, NULL);
+}
+
+/* a dropped trace: one drop in the window of its last hop, keyed by it */
+static void trace_drop(struct hs_stats *s, const struct hs_trace *t, bool filter)
+{
+	struct hs_pktrec r;
+
+	if (t->outcome != HS_OUT_DROPPED || !t->nhops)
+		return;
+	hs_pktrec_from_hop(&r, t, &t->hops[t->nhops - 1]);
+	if (filter && s->where) {
+		uint8_t hdr[HS_PKTREC_HDR_MAX];
+		struct hs_pkt p;
+		memset(&p, 0, sizeof(p));
+		p.have = HS_HAVE_IP;
+		p.l3 = hdr;
+		p.l3_caplen = (uint32_t)hs_pktrec_header(&r, hdr, sizeof(hdr));
+		p.len = r.len;
+		if (!p.l3_caplen || !hs_filter_match(s->where, &p, NULL))
+			return;
+	}
+	hs_win_drop(s->win, &r);
+}
+
+static void file_trace_closed(void *arg, const struct hs_trace *t)
+{
+	trace_drop(arg, t, false);	/* its copies were filtered on the way in */
+}
+
+/* ---- setting up and tearing down -------------------------------------------- */
+
+static void stats_free(struct hs_stats *s)
+{
+	if (!s)
+		return;
+	hs_win_free(s->win);
+	hs_filterset_free(s->where);
+	free(s);
+}
+
+static void tick_closed(uv_handle_t *h)
+{
+	free(h);
+}
+
+/* ---- over a file ------------------------------------------------------------ */
+
+static int stats_file(struct hs_ctx *ctx, struct hs_stats *s, const char *path)
+{
+	struct pcap_pkthdr *h;
+	const u_char *data;
+	struct hs_pkt pkt;
+	struct hs_pktrec r;
+	int rc;
+
+	pcap_t *pc = hs_pcap_open_file(&ctx->out, path, "");
+	if (!pc)
+		return HS_CMD_FAIL;
+	int dlt = pcap_datalink(pc);
+	struct hs_tracer_cfg cfg = {
+		.timeout_ns = s->timeout_ns,
+		.max_open = STATS_FILE_OPEN,
+		.ring = 1,
+		.topo = ctx->topo,
+		.on_close = file_trace_closed,
+		.arg = s,
+	};
+	struct hs_tracer *tr = hs_tracer_new(&cfg);
+	if (!tr) {
+		pcap_close(pc);
+		return out_err(&ctx->out, "stats: cannot set up a tracer");
+	}
+
+	uint64_t newest = 0;
+	while ((rc = pcap_next_ex(pc, &h, &data)) == 1) {
+		uint64_t ts = hs_pcap_ts(h);
+		uint32_t wirelen = h->len < h->caplen ? h->caplen : h->len;
+
+		if (ts > newest)
+			newest = ts;
+		if (hs_decode(dlt, data, h->caplen, wirelen, ts, &pkt) == 0 &&
+		    where_match(s, &pkt)) {
+			hs_pktrec_from_pkt(&r, &pkt);
+			hs_win_packet(s->win, &r);
+			hs_tracer_add(tr, &pkt, 0);
+		}
+		hs_tracer_advance(tr, newest);
+		if (newest > s->timeout_ns)
+			hs_win_close_until(s->win, newest - s->timeout_ns);
+	}
+	hs_tracer_close_all(tr);
+	hs_win_flush(s->win);
+	hs_tracer_free(tr);
+	if (rc == PCAP_ERROR) {
+		out_err(&ctx->out, "'%s': %s", path, pcap_geterr(pc));
+		pcap_close(pc);
+		return HS_CMD_FAIL;
+	}
+	pcap_close(pc);
+	report_losses(s);
+	return HS_CMD_OK;
+}
+
+/* ---- over the running capture ------------------------------------------------ */
+
+void hs_stats_packet(struct hs_stats *s, const struct hs_pkt *p)
+{
+	struct hs_pktrec r;
+
+	if (s->ending || !where_match(s, p))
+		return;
+	hs_pktrec_from_pkt(&r, p);
+	if (r.ts_ns > s->watermark)
+		s->watermark = r.ts_ns;
+	hs_win_packet(s->win, &r);
+}
+
+void hs_stats_trace(struct hs_stats *s, const struct hs_trace *t)
+{
+	if (!s->ending)
+		trace_drop(s, t, true);
+}
+
+/* print what hs_win emits: above the prompt when interactive */
+static void live_close(struct hs_stats *s, uint64_t until, bool all)
+{
+	struct hs_ctx *ctx = s->ctx;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *ms = ctx->interactive && !ctx->out.json ? open_memstream(&buf, &len) : NULL;
+
+	s->o.fp = ms ? ms : ctx->out.fp;
+	if (all)
+		hs_win_flush(s->win);
+	else
+		hs_win_close_until(s->win, until);
+	if (!ms) {
+		fflush(s->o.fp);
+		return;
+	}
+	fclose(ms);
+	for (char *line = buf, *nl; line && *line; line = nl + 1) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		hs_async_print(ctx, "%s", line);
+		if (!nl)
+			break;
+	}
+	free(buf);
+}
+
+static void live_end(struct hs_ctx *ctx, int status)
+{
+	struct hs_stats *s = ctx->stats;
+
+	if (!s)
+		return;
+	live_close(s, 0, true);
+	report_losses(s);
+	ctx->stats = NULL;
+	ctx->pending = NULL;
+	uv_timer_stop(s->tick);
+	uv_close((uv_handle_t *)s->tick, tick_closed);
+	stats_free(s);
+	hs_cmd_finish(ctx, status);
+}
+
+static void live_tick(uv_timer_t *t)
+{
+	struct hs_stats *s = t->data;
+	struct hs_ctx *ctx = s->ctx;
+
+	if (s->ending || (s->deadline_mono && hs_mono_ns() >= s->deadline_mono)) {
+		live_end(ctx, HS_CMD_OK);
+		return;
+	}
+	const char *src, *why;
+	bool is_file = true;
+	uint64_t a, b;
+	uint64_t now = s->watermark;
+	if (hs_capture_info(ctx, &src, &is_file, &why, &a, &b) && !is_file)
+		now = hs_wall_ns() > STATS_LIVE_SLACK_NS ? hs_wall_ns() - STATS_LIVE_SLACK_NS : 0;
+	if (now > s->timeout_ns)
+		live_close(s, now - s->timeout_ns, false);
+}
+
+void hs_stats_capture_stopped(struct hs_stats *s)
+{
+	/* finish from the loop, not from inside the capture's stop */
+	s->ending = true;
+	uv_timer_start(s->tick, live_tick, 0, 0);
+}
+
+static void live_cancel(struct hs_ctx *ctx)
+{
+	live_end(ctx, HS_CMD_OK);
+}
+
+static int stats_live(struct hs_ctx *ctx, struct hs_stats *s, uint64_t for_ns)
+{
+	if (!ctx->loop)
+		return out_err(&ctx->out, "stats needs the console's event loop");
+	s->live = true;
+	s->tick = hs_xcalloc(1, sizeof(*s->tick));
+	uv_timer_init(ctx->loop, s->tick);
+	s->tick->data = s;
+	if (for_ns)
+		s->deadline_mono = hs_mono_ns() + for_ns;
+	uv_update_time(ctx->loop);
+	uv_timer_start(s->tick, live_tick, STATS_TICK_MS, STATS_TICK_MS);
+	ctx->stats = s;
+	ctx->pending = s;
+	ctx->cancel = live_cancel;
+	return HS_CMD_PENDING;
+}
+
+/* ---- the verb -------------------------------------------------------------------- */
+
+static bool is_keyword(const char *w)
+{
+	static const char *const kw[] = { "by", "window", "where", "file", "for", "keys" };
+
+	for (size_t i = 0; i < HS_ARRAY_SIZE(kw); i++)
+		if (strcmp(w, kw[i]) == 0)
+			return true;
+	return false;
+}
+
+int cmd_stats(struct hs_ctx *ctx, int argc, char **argv)
+{
+	struct hs_out *o = &ctx->out;
+	const char *by = NULL, *file = NULL;
+	char where[STATS_WHERE_MAX] = "";
+	uint64_t window_ns = HS_NS_PER_SEC, for_ns = 0, keys = HS_WIN_KEYS_DEFAULT;
+	bool has_for = false, has_where = false;
+	char err[PCAP_ERRBUF_SIZE + 256];
+	unsigned fields;
+
+	for (int i = 1; i < argc; i++) {
+		const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!is_keyword(k))
+			return out_err(o, "stats: unexpected '%s' (by, window, where, file, for, "
+				       "keys)", k);
+		if (!v)
+			return out_err(o, "stats: '%s' needs a value", k);
+		i++;
+		if (strcmp(k, "by") == 0) {
+			by = v;
+		} else if (strcmp(k, "window") == 0) {
+			if (hs_parse_duration(v, &window_ns) < 0 || window_ns == 0)
+				return out_err(o, "stats: bad window '%s' (a duration above zero, "
+					       "e.g. 100ms, 1s, 1m)", v);
+		} else if (strcmp(k, "where") == 0) {
+			/* the filter runs to the next keyword */
+			size_t n = 0;
+			has_where = true;
+			for (; i < argc && !is_keyword(argv[i]); i++) {
+				int w = snprintf(where + n, sizeof(where) - n, "%s%s", n ? " " : "",
+						 argv[i]);
+				if (w < 0 || (size_t)w >= sizeof(where) - n)
+					return out_err(o, "stats: filter too long");
+				n += (size_t)w;
+			}
+			i--;
+		} else if (strcmp(k, "file") == 0) {
+			file = v;
+		} else if (strcmp(k, "for") == 0) {
+			if (hs_parse_duration(v, &for_ns) < 0 || for_ns == 0)
+				return out_err(o, "stats: bad duration '%s' (e.g. 500ms, 10s, 2m)", v);
+			has_for = true;
+		} else {
+			if (hs_parse_uint(v, 1000000, &keys) < 0 || keys == 0)
+				return out_err(o, "stats: bad key cap '%s' (1 to 1000000)", v);
+		}
+	}
+	if (!by)
+		return out_err(o, "stats: 'by FIELDS' is needed (src, dst, sport, dport, proto, "
+			       "switch, flow, dscp)");
+	if (hs_win_fields_parse(by, &fields, err, sizeof(err)) < 0)
+		return out_err(o, "stats: %s", err);
+	if (file && has_for)
+		return out_err(o, "stats: 'file' and 'for' do not go together (a file is read "
+			       "to its end)");
+	if (has_where && !where[0])
+		return out_err(o, "stats: 'where' needs a filter expression");
+
+	struct hs_stats *s = hs_xcalloc(1, sizeof(*s));
+	s->ctx = ctx;
+	s->fields = fields;
+	s->window_ns = window_ns;
+	s->keys = keys;
+	s->timeout_ns = ctx->set.trace_timeout_ns ? ctx->set.trace_timeout_ns : HS_NS_PER_SEC;
+	out_init(&s->o, o->fp, o->err, o->json);
+	if (where[0]) {
+		s->where = hs_filterset_new();
+		if (!s->where)
+			snprintf(err, sizeof(err), "cannot compile filters");
+		if (!s->where || hs_filter_add(s->where, where, err, sizeof(err)) < 0) {
+			stats_free(s);
+			return out_err(o, "stats: %s", err);
+		}
+	}
+	/* the arguments are sound: now what they run on */
+	if (!file && (!hs_capture_running(ctx) || ctx->stats)) {
+		stats_free(s);
+		if (ctx->stats)
+			return out_err(o, "stats: already running on the capture");
+		return out_err(o, "stats: no capture is running (capture start, or stats ... "
+			       "file PATH)");
+	}
+	struct hs_win_cfg cfg = {
+		.window_ns = window_ns,
+		.fields = fields,
+		.max_keys = (size_t)keys,
+		.on_row = on_row,
+		.arg = s,
+	};
+	s->win = hs_win_new(&cfg);
+	if (file) {
+		int rc = stats_file(ctx, s, file);
+		stats_free(s);
+		return rc;
+	}
+	int rc = stats_live(ctx, s, for_ns);
+	if (rc < 0)
+		stats_free(s);
+	return rc;
+}

@@ -1,0 +1,31 @@
+/* stats.h - 'stats' on the running capture: the pipeline's hooks
+ *
+ * When no stats are running ctx->stats is NULL and each hook costs the
+ * caller one predictable branch (if (ctx->stats) ...).
+ */
+#ifndef HS_STATS_H
+#define HS_STATS_H
+
+#include <pcap/pcap.h>
+
+#include "decode.h"
+#include "out.h"
+#include "tracer.h"
+
+/* open a capture file for reading frame by frame, nanosecond timestamps,
+ * link type checked; NULL with "<what>cannot open|read|decode 'PATH': ..."
+ * printed (what is "" or a "verb: " prefix) */
+pcap_t *hs_pcap_open_file(struct hs_out *o, const char *path, const char *what);
+/* a frame's capture time from a file opened so */
+uint64_t hs_pcap_ts(const struct pcap_pkthdr *h);
+
+struct hs_stats;
+
+/* a decoded copy the pipeline keeps (its bytes are still there) */
+void hs_stats_packet(struct hs_stats *s, const struct hs_pkt *p);
+/* a trace closed */
+void hs_stats_trace(struct hs_stats *s, const struct hs_trace *t);
+/* the capture stopped, its open traces closed: the last windows go out */
+void hs_stats_capture_stopped(struct hs_stats *s);
+
+#endif
