@@ -64,5 +64,7 @@ HS_DECLARE_CMD(loops);
 HS_DECLARE_CMD(latency);
 HS_DECLARE_CMD(ecmp);
 HS_DECLARE_CMD(blame);
+HS_DECLARE_CMD(rates);
+HS_DECLARE_CMD(alert);
 
 #endif

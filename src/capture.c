@@ -14,6 +14,7 @@
 
 #include "console.h"
 #include "probe.h"
+#include "planck.h"
 
 #define HS_TRACER_OPEN	262144	/* open traces at once (pool memory is touched as used) */
 #define HS_TRACER_RING	8192	/* closed traces kept for 'traces' */
@@ -121,6 +122,7 @@ static void on_trace_close(void *arg, const struct hs_trace *t)
 	if (t->flags & HS_TF_PROBE)
 		hs_probe_on_trace(ctx, t);
 	hs_flowtab_add_trace(ctx->flows, t);
+	hs_planck_on_trace(ctx, t);
 	if (!c || !policy_keeps(ctx, t))
 		return;
 	if (ctx->session > 0 && ctx->store &&
@@ -382,6 +384,7 @@ void hs_pipeline_fini(struct hs_ctx *ctx)
 	hs_tracer_free(ctx->tracer);
 	hs_flowtab_free(ctx->flows);
 	hs_filterset_free(ctx->filters);
+	hs_planck_free(ctx);
 	ctx->tracer = NULL;
 	ctx->flows = NULL;
 	ctx->filters = NULL;
@@ -660,6 +663,7 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 	ctx->last_stats.started_ns = hs_wall_ns();
 	hs_tracer_clear(ctx->tracer);
 	hs_flowtab_clear(ctx->flows);
+	hs_planck_clear(ctx);
 	hs_tracer_get_stats(ctx->tracer, &c->base);
 	c->running = true;
 

@@ -25,6 +25,7 @@
 #include "cmd.h"
 #include "console.h"
 #include "watch.h"
+#include "planck.h"
 
 #define HS_WATCH_FPS 20
 #define HS_WATCH_TRACES 1000	/* rows the traces pane keeps */
@@ -359,9 +360,10 @@ static void draw_links(struct hs_watch *w)
 	wattroff(win, A_UNDERLINE);
 	for (int i = 0; i < v->height && v->top + (size_t)i < v->count; i++) {
 		int k = (int)(v->top + (size_t)i);
-		char name[160], pk[24], dr[24], rate[24];
+		char name[160], pk[24], dr[24], rate[24], load[24];
 		hs_wlink_text(m, k, name, sizeof(name), pk, dr, rate, sizeof(pk));
-		const char *vals[6] = { name, pk, dr, rate, "", "" };
+		hs_planck_link_load(w->ctx, m->links[m->order[k]].link, load, sizeof(load));
+		const char *vals[6] = { name, pk, dr, rate, "", load };
 		bool bad = m->links[m->order[k]].drops > 0;
 		for (int c = 0, x = 1; c < 6; c++) {
 			if (!cw[c])
