@@ -1,4 +1,4 @@
-/* history.c - history [sessions|flows|traces|probes|show ID] [limit N]
+/* history.c - history [sessions|flows|traces|probes|events|show ID] [limit N]
  *
  * Reads the SQLite history; the id and the limit are bound, never spliced.
  * Text output is a table aligned over the (limited) rows; JSON is one object
@@ -42,6 +42,10 @@ static const char q_probes[] =
 	"sum(outcome = 'delivered') AS delivered, sum(outcome IN ('lost', 'looped')) AS lost, "
 	"printf('%.1f', avg(rtt) / 1000.0) AS rtt_us "
 	"FROM probes GROUP BY probe_id ORDER BY probe_id DESC LIMIT ?1";
+
+static const char q_events[] =
+	"SELECT id, session, " TS("ts") " AS ts, alert, cond, value "
+	"FROM events ORDER BY ts DESC, id DESC LIMIT ?1";
 
 static const char q_show[] =
 	"SELECT t.id, t.session, t.trace_no, " TS("t.first_ts") " AS ts, t.src, t.sport, "
@@ -204,9 +208,10 @@ int cmd_history(struct hs_ctx *ctx, int argc, char **argv)
 				return out_err(&ctx->out, "history show needs a stored trace id");
 			i++;
 		} else if (strcmp(what, "sessions") && strcmp(what, "flows") &&
-			   strcmp(what, "traces") && strcmp(what, "probes")) {
+			   strcmp(what, "traces") && strcmp(what, "probes") &&
+			   strcmp(what, "events")) {
 			return out_err(&ctx->out, "unknown history table '%s' (sessions, flows, "
-				       "traces, probes, show ID)", what);
+				       "traces, probes, events, show ID)", what);
 		}
 	}
 	if (i < argc) {
@@ -230,5 +235,7 @@ int cmd_history(struct hs_ctx *ctx, int argc, char **argv)
 		return run(ctx, st, q_traces, (int64_t)limit, "no stored traces");
 	if (strcmp(what, "probes") == 0)
 		return run(ctx, st, q_probes, (int64_t)limit, "no stored probes");
+	if (strcmp(what, "events") == 0)
+		return run(ctx, st, q_events, (int64_t)limit, "no stored events");
 	return run(ctx, st, q_sessions, (int64_t)limit, "no sessions");
 }

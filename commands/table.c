@@ -17,7 +17,7 @@ static const char *const mirror_words[] = { "add", "del", "list", "on", "session
 	"default", "syn", "fin", "rst", "debug", "bgp", "roce", "flow", "prefix", "tcp", "udp",
 	"icmp", "any", NULL };
 static const char *const topo_words[] = { "load", "show", NULL };
-static const char *const history_words[] = { "sessions", "flows", "traces", "probes", "show",
+static const char *const history_words[] = { "sessions", "flows", "traces", "probes", "events", "show",
 	"limit", NULL };
 
 static const char *const drops_words[] = { "limit", NULL };
@@ -28,6 +28,9 @@ static const char *const stats_words[] = { "by", "window", "where", "file", "for
 	"src", "dst", "sport", "dport", "proto", "switch", "flow", "dscp", NULL };
 static const char *const export_words[] = { "ndjson", "pcap", "records", "traces", "packets",
 	"all", "flow", "switch", "outcome", "since", "limit", NULL };
+static const char *const rates_words[] = { "limit", "window", NULL };
+static const char *const alert_words[] = { "add", "list", "del", "link", "flow", "drops", "retx",
+	"util", "bps", NULL };
 
 const struct hs_cmd hs_cmds[] = {
 	{ "help", cmd_help, "[VERB]",
@@ -53,7 +56,7 @@ const struct hs_cmd hs_cmds[] = {
 	  "list flows seen in traces with their counters", NULL, 0 },
 	{ "topo", cmd_topo, "load|show [FILE]",
 	  "load or show the fabric topology", topo_words, 0 },
-	{ "history", cmd_history, "[sessions|flows|traces|probes|show ID] [limit N]",
+	{ "history", cmd_history, "[sessions|flows|traces|probes|events|show ID] [limit N]",
 	  "query the stored history", history_words, 0 },
 	{ "sql", cmd_sql, "<QUERY...>",
 	  "run a read-only SQL query on the history", NULL, 0 },
@@ -82,6 +85,10 @@ const struct hs_cmd hs_cmds[] = {
 	  "packets, bytes, flows and drops per key in tumbling time windows", stats_words, 0 },
 	{ "export", cmd_export, "ndjson|pcap <FILE|-> [records R] [flow FLOW] [switch SW] [outcome O] [since T] [limit N]",
 	  "write traces and their packet records as JSON lines or pcapng", export_words, 0 },
+	{ "rates", cmd_rates, "[limit N] [window D]",
+	  "flow rates from sampled TCP sequence numbers, and link load", rates_words, 0 },
+	{ "alert", cmd_alert, "add|list|del [COND...|ID]",
+	  "alerts on link load, flow rates, drops and retransmissions", alert_words, 0 },
 };
 
 const unsigned hs_ncmds = HS_ARRAY_SIZE(hs_cmds);

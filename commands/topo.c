@@ -58,6 +58,10 @@ static void show_json(struct hs_ctx *ctx, const struct hs_topo *t)
 		out_str(o, "a_port", NULL, t->links[i].a_port);
 		out_str(o, "b", NULL, sw_name(t, t->links[i].b));
 		out_str(o, "b_port", NULL, t->links[i].b_port);
+		if (t->links[i].speed > 0)
+			out_double(o, "speed", NULL, t->links[i].speed);
+		else
+			out_null(o, "speed");
 		out_obj_close(o);
 	}
 	out_arr_close(o);
@@ -103,11 +107,15 @@ static void show_text(struct hs_ctx *ctx, const struct hs_topo *t)
 			 hs_addr_str(&t->sw[i].mirror, a, sizeof(a)),
 			 hs_addr_str(&t->sw[i].loopback, b, sizeof(b)));
 	if (t->nlinks) {
-		out_text(o, "\n%-16s %-10s %-16s %s\n", "link a", "port", "link b", "port");
+		char sp[24];
+		out_text(o, "\n%-16s %-10s %-16s %-10s %s\n", "link a", "port", "link b", "port",
+			 "speed");
 		for (int i = 0; i < t->nlinks; i++)
-			out_text(o, "%-16s %-10s %-16s %s\n", sw_name(t, t->links[i].a),
+			out_text(o, "%-16s %-10s %-16s %-10s %s\n", sw_name(t, t->links[i].a),
 				 t->links[i].a_port, sw_name(t, t->links[i].b),
-				 t->links[i].b_port);
+				 t->links[i].b_port,
+				 t->links[i].speed > 0 ? hs_fmt_bps(t->links[i].speed, sp, sizeof(sp))
+						       : "-");
 	}
 	if (t->nhosts) {
 		out_text(o, "\n%-16s %-18s %s\n", "host", "addr", "leaf");

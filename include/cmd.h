@@ -67,5 +67,7 @@ HS_DECLARE_CMD(blame);
 HS_DECLARE_CMD(control);
 HS_DECLARE_CMD(stats);
 HS_DECLARE_CMD(export);
+HS_DECLARE_CMD(rates);
+HS_DECLARE_CMD(alert);
 
 #endif

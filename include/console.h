@@ -58,6 +58,7 @@ struct hs_ctx {
 	struct hs_runner *runner;	/* sources of command lines (runbook.c) */
 	char *lab_state;		/* --lab state directory, NULL otherwise */
 	struct hs_stats *stats;		/* 'stats' running on the live capture, else NULL */
+	struct hs_planck *planck;	/* rates and alerts (planck.h), NULL until used */
 };
 
 /* process one decoded-or-not frame: count, filter, trace (capture.c) */

@@ -39,12 +39,19 @@ const char *hs_proto_name(uint8_t proto, char *buf, size_t len);
 uint64_t hs_flowkey_hash(const struct hs_flowkey *k);
 /* FNV-1a: fold n bytes into h (start from 0xcbf29ce484222325) */
 uint64_t hs_fnv1a(uint64_t h, const void *p, size_t n);
+/* "SRC:SPORT > DST:DPORT", brackets around IPv6 addresses; returns buf */
+const char *hs_flowkey_str(const struct hs_flowkey *k, char *buf, size_t len);
 bool hs_flowkey_eq(const struct hs_flowkey *x, const struct hs_flowkey *y);
 
 /* "250ms", "2s", "1.5s", "1m", "100us", "5" (seconds) -> nanoseconds. 0 or -1. */
 int hs_parse_duration(const char *s, uint64_t *ns);
 /* decimal or 0x.. unsigned integer no larger than max. 0 or -1. */
 int hs_parse_uint(const char *s, uint64_t max, uint64_t *out);
+/* a bit rate: "5M", "10G", "1.5Gbit", "800k", "10mbit", "2Mbps", "9000" (bits per
+ * second; k M G T are powers of 1000, case-insensitive). 0 or -1. */
+int hs_parse_bps(const char *s, double *bps);
+/* bits per second -> "9.80M", "950k", "1.20G", "0"; returns buf */
+const char *hs_fmt_bps(double bps, char *buf, size_t len);
 /* nanoseconds -> "1.250ms", "3.2s" (human); returns buf */
 const char *hs_fmt_duration(uint64_t ns, char *buf, size_t len);
 /* seconds.nanoseconds with 9 decimals */

@@ -3,7 +3,7 @@
  * File format (one record a line, '#' comments, words separated by blanks):
  *
  *   switch NAME role ROLE mirror ADDR loopback ADDR
- *   link   NAME PORT NAME PORT
+ *   link   NAME PORT NAME PORT [speed RATE]   (RATE: 10G, 100M, 25gbit; per direction)
  *   host   NAME addr ADDR leaf NAME
  *   subnet NAME PREFIX                 (hosts behind ToR NAME)
  *   analyzer ADDR [iface IFNAME]       (where mirrored copies are sent)
@@ -28,6 +28,7 @@ struct hs_switch {
 struct hs_link {
 	int a, b;		/* switch indexes */
 	char a_port[HS_NAME_MAX], b_port[HS_NAME_MAX];
+	double speed;		/* bits per second each way, 0 when not known */
 };
 
 struct hs_host {

@@ -16,6 +16,7 @@
 #include "probe.h"
 #include "control.h"
 #include "stats.h"
+#include "planck.h"
 
 #define HS_TRACER_OPEN	262144	/* open traces at once (pool memory is touched as used) */
 #define HS_TRACER_RING	8192	/* closed traces kept for 'traces' */
@@ -125,6 +126,7 @@ static void on_trace_close(void *arg, const struct hs_trace *t)
 	if (ctx->stats)
 		hs_stats_trace(ctx->stats, t);
 	hs_flowtab_add_trace(ctx->flows, t);
+	hs_planck_on_trace(ctx, t);
 	if (!c || !policy_keeps(ctx, t))
 		return;
 	if (ctx->session > 0 && ctx->store &&
@@ -391,6 +393,7 @@ void hs_pipeline_fini(struct hs_ctx *ctx)
 	hs_tracer_free(ctx->tracer);
 	hs_flowtab_free(ctx->flows);
 	hs_filterset_free(ctx->filters);
+	hs_planck_free(ctx);
 	ctx->tracer = NULL;
 	ctx->flows = NULL;
 	ctx->filters = NULL;
@@ -671,6 +674,7 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 	ctx->last_stats.started_ns = hs_wall_ns();
 	hs_tracer_clear(ctx->tracer);
 	hs_flowtab_clear(ctx->flows);
+	hs_planck_clear(ctx);
 	hs_tracer_get_stats(ctx->tracer, &c->base);
 	c->running = true;
 

@@ -142,8 +142,20 @@ static const char schema_v3[] =
 	" flows INTEGER NOT NULL,"
 	" PRIMARY KEY (epoch_start, a, b));";
 
+/* version 4: alert events, one row each time an alert fires */
+static const char schema_v4[] =
+	"CREATE TABLE events ("
+	" id INTEGER PRIMARY KEY,"
+	" session INTEGER,"
+	" ts INTEGER NOT NULL,"		/* capture time of the sample that fired it, ns */
+	" alert INTEGER NOT NULL,"	/* the alert's id in its console */
+	" cond TEXT NOT NULL,"		/* the condition as typed */
+	" value REAL NOT NULL,"		/* measured: bps, percent or per second */
+	" wall INTEGER);"		/* wall clock when it fired, ns */
+	"CREATE INDEX events_by_ts ON events(ts);";
+
 /* migrations[i] takes the schema from version i to i + 1 */
-static const char *const migrations[] = { schema_v1, schema_v2, schema_v3 };
+static const char *const migrations[] = { schema_v1, schema_v2, schema_v3, schema_v4 };
 
 _Static_assert(HS_ARRAY_SIZE(migrations) == HS_STORE_SCHEMA,
 	       "one migration per schema version");

@@ -186,8 +186,19 @@ static int parse_link(struct parser *p, struct word *w, int nw)
 		return -1;
 	if (need(p, nw, 5, "port name") < 0 || get_name(p, &w[4], l.b_port, "port name") < 0)
 		return -1;
-	if (nw > 5)
-		return perr(p, w[5].col, "expected end of line");
+	if (nw > 5 && !word_is(&w[5], "speed"))
+		return perr(p, w[5].col, "expected end of line or 'speed RATE'");
+	if (nw > 5) {
+		char buf[32];
+		if (need(p, nw, 7, "link speed such as 10G") < 0)
+			return -1;
+		if (word_copy(&w[6], buf, sizeof(buf)) < 0 || hs_parse_bps(buf, &l.speed) < 0 ||
+		    l.speed < 1)
+			return perr(p, w[6].col, "expected link speed such as 10G or 100M, got '%.*s'",
+				    (int)(w[6].len > 64 ? 64 : w[6].len), w[6].s);
+		if (nw > 7)
+			return perr(p, w[7].col, "expected end of line");
+	}
 	if (l.a == l.b)
 		return perr(p, w[3].col, "link from '%s' to itself", t->sw[l.a].name);
 	t->links = grow(t->links, &p->cap_links, t->nlinks, sizeof(*t->links));

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "hs.h"
@@ -112,6 +113,18 @@ uint64_t hs_flowkey_hash(const struct hs_flowkey *k)
 	return h ^ (h >> 29);
 }
 
+const char *hs_flowkey_str(const struct hs_flowkey *k, char *buf, size_t len)
+{
+	char s[HS_ADDRSTRLEN], d[HS_ADDRSTRLEN];
+	bool v6 = k->src.af == 6;
+
+	hs_addr_str(&k->src, s, sizeof(s));
+	hs_addr_str(&k->dst, d, sizeof(d));
+	snprintf(buf, len, "%s%s%s:%u > %s%s%s:%u", v6 ? "[" : "", s, v6 ? "]" : "", k->sport,
+		 v6 ? "[" : "", d, v6 ? "]" : "", k->dport);
+	return buf;
+}
+
 bool hs_flowkey_eq(const struct hs_flowkey *x, const struct hs_flowkey *y)
 {
 	return x->proto == y->proto && x->sport == y->sport && x->dport == y->dport &&
@@ -172,6 +185,53 @@ int hs_parse_duration(const char *s, uint64_t *ns)
 		}
 	}
 	return -1;
+}
+
+int hs_parse_bps(const char *s, double *bps)
+{
+	static const struct { char c; double mul; } units[] = {
+		{ 'k', 1e3 }, { 'm', 1e6 }, { 'g', 1e9 }, { 't', 1e12 },
+	};
+	char *end;
+	double v, mul = 1;
+
+	if (!s || !*s || !(isdigit((unsigned char)*s) || *s == '.'))
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || v < 0 || v != v)
+		return -1;
+	for (size_t i = 0; i < HS_ARRAY_SIZE(units); i++) {
+		if (tolower((unsigned char)*end) == units[i].c) {
+			mul = units[i].mul;
+			end++;
+			break;
+		}
+	}
+	if (*end && strcasecmp(end, "bit") != 0 && strcasecmp(end, "bps") != 0 &&
+	    strcasecmp(end, "b") != 0)
+		return -1;
+	if (v * mul > 1e15)
+		return -1;
+	*bps = v * mul;
+	return 0;
+}
+
+const char *hs_fmt_bps(double bps, char *buf, size_t len)
+{
+	static const char units[] = { 'k', 'M', 'G', 'T' };
+	int u = -1;
+
+	while (bps >= 999.5 && u < 3) {
+		bps /= 1000;
+		u++;
+	}
+	if (u < 0)
+		snprintf(buf, len, "%.0f", bps);
+	else
+		snprintf(buf, len, bps >= 99.95 ? "%.0f%c" : bps >= 9.995 ? "%.1f%c" : "%.2f%c",
+			 bps, units[u]);
+	return buf;
 }
 
 const char *hs_fmt_duration(uint64_t ns, char *buf, size_t len)

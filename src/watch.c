@@ -25,6 +25,7 @@
 #include "cmd.h"
 #include "console.h"
 #include "watch.h"
+#include "planck.h"
 
 #define HS_WATCH_FPS 20
 #define HS_WATCH_TRACES 1000	/* rows the traces pane keeps */
@@ -359,10 +360,11 @@ static void draw_links(struct hs_watch *w)
 	wattroff(win, A_UNDERLINE);
 	for (int i = 0; i < v->height && v->top + (size_t)i < v->count; i++) {
 		int k = (int)(v->top + (size_t)i);
-		char name[160], pk[24], dr[24], rate[24], votes[24];
+		char name[160], pk[24], dr[24], rate[24], votes[24], load[24];
 		hs_wlink_text(m, k, name, sizeof(name), pk, dr, rate, sizeof(pk));
 		hs_wlink_votes_text(m, k, votes, sizeof(votes));
-		const char *vals[6] = { name, pk, dr, rate, votes, "" };
+		hs_planck_link_load(w->ctx, m->links[m->order[k]].link, load, sizeof(load));
+		const char *vals[6] = { name, pk, dr, rate, votes, load };
 		bool bad = m->links[m->order[k]].drops > 0;
 		bool blamed = m->links[m->order[k]].blamed;
 		for (int c = 0, x = 1; c < 6; c++) {

@@ -55,6 +55,7 @@ printf '# fabric\nswitch a role leaf mirror 10.0.0.999 loopback 10.0.0.2\n' >add
 printf 'switch a role leaf mirror 10.0.0.1 loopback 10.0.0.2\nsubnet a 10.1.0.0/40\n' >prefix.topo
 printf 'switch a role leaf mirror 10.0.0.1 loopback 10.0.0.2\nrouter b\n' >keyword.topo
 printf 'switch a role leaf\n' >short.topo
+printf 'switch a role leaf mirror 10.0.0.1\nswitch b role spine mirror 10.0.0.2\nlink a e1 b e2 speed fast\n' >speed.topo
 printf 'help quit\nnosuchverb\n' >bad-inner.hs
 cd - >/dev/null || hard "cannot leave '$tmp'"
 
@@ -157,6 +158,19 @@ cat >"$tmp/catalogue" <<'EOF_CAT'
 = | export ndjson - colour red | export: unknown option 'colour'
 = | export pcap x.pcapng records traces | export: unknown option 'records'
 = | export pcap x.pcapng | export pcap: no capture to take packets from
+= | topo load speed.topo | speed.topo:3:22: expected link speed such as 10G or 100M, got 'fast'
+= | rates window 1h | rates: bad window '1h' (expected a duration from 10.000ms to 5.000s)
+= | rates limit 0 | rates: bad limit '0'
+= | rates sideways | rates: unexpected 'sideways' (limit N, window D)
+= | alert add link leaf1-spine1 util > 80x | alert: bad threshold '80x' at column 26
+= | alert add 'link leaf1-spine9 util > 80%' | alert: unknown switch in 'leaf1-spine9' at column 6
+= | alert add link leaf1-leaf2 bps > 5M | alert: no link between 'leaf1' and 'leaf2' at column 6
+= | alert add drops >= 10/s | alert: expected '>' or '<' at column 7, got '>='
+= | alert add retx > 5/h | alert: bad threshold '5/h' at column 8
+= | alert add | alert add needs a condition
+= | alert del 7 | alert: no alert 7
+= | alert del x | alert: bad id 'x'
+= | alert mute | unknown alert subcommand 'mute'
 + | capture start cut.pcap | 'cut.pcap': truncated dump file
 + | capture start huge.pcap | 'huge.pcap': invalid packet capture length
 = | control ospf | control: unexpected 'ospf' (bgp, roce, pfc, limit N, since T)

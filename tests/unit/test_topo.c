@@ -20,8 +20,8 @@ static const char fabric[] =
 	"switch leaf2 role leaf mirror 10.255.0.4 loopback 10.254.0.4\n"
 	"  switch   leaf3\trole leaf mirror 10.255.0.5   # no loopback\n"
 	"link leaf1 spine1 spine1 leaf1\n"
-	"link leaf1 spine2 spine2 leaf1\n"
-	"link leaf2 spine1 spine1 leaf2\n"
+	"link leaf1 spine2 spine2 leaf1 speed 10G\n"
+	"link leaf2 spine1 spine1 leaf2 speed 2.5gbit   # per direction\n"
 	"link leaf2 spine2 spine2 leaf2\n"
 	"link leaf3 spine1 spine1 leaf3\n"
 	"host h1 addr 10.1.1.10 leaf leaf1\n"
@@ -66,6 +66,10 @@ static void test_parse_ok(void **state)
 	assert_string_equal(t->analyzer_iface, "hs-mirror");
 	assert_string_equal(t->links[0].a_port, "spine1");
 	assert_string_equal(t->links[0].b_port, "leaf1");
+	/* the speed is optional */
+	assert_true(t->links[0].speed == 0);
+	assert_true(t->links[1].speed == 10e9);
+	assert_true(t->links[2].speed == 2.5e9);
 	hs_topo_free(t);
 }
 
@@ -173,6 +177,14 @@ static void test_errors(void **state)
 		{ "switch a role leaf mirror 10.0.0.1\nlink a p1 a p2\n", "t:2:11: link from 'a' to itself" },
 		{ "switch a role leaf mirror 10.0.0.1\nswitch b role leaf mirror 10.0.0.2\n"
 		  "link a p1 b p2 extra\n", "t:3:16: expected end of line" },
+		{ "switch a role leaf mirror 10.0.0.1\nswitch b role leaf mirror 10.0.0.2\n"
+		  "link a p1 b p2 speed\n", "t:3:22: expected link speed such as 10G" },
+		{ "switch a role leaf mirror 10.0.0.1\nswitch b role leaf mirror 10.0.0.2\n"
+		  "link a p1 b p2 speed 10Q\n", "t:3:22: expected link speed such as 10G or 100M, got '10Q'" },
+		{ "switch a role leaf mirror 10.0.0.1\nswitch b role leaf mirror 10.0.0.2\n"
+		  "link a p1 b p2 speed 0\n", "t:3:22: expected link speed" },
+		{ "switch a role leaf mirror 10.0.0.1\nswitch b role leaf mirror 10.0.0.2\n"
+		  "link a p1 b p2 speed 1G fast\n", "t:3:25: expected end of line" },
 		{ "switch a role leaf mirror 10.0.0.1\nhost h addr 10.1.1.1\n",
 		  "t:2:22: expected 'leaf SWITCH'" },
 		{ "switch a role leaf mirror 10.0.0.1\nhost h leaf a\n", "t:2:15: expected 'addr ADDR'" },

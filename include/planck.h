@@ -1,0 +1,36 @@
+/* planck.h - rates and alerts in the console: closed traces feed the
+ * estimator, the alerts are evaluated every HS_ALERT_TICK_NS of capture
+ * time, and what fires is printed above the prompt (or in watch's events
+ * pane) and stored in the history's events table.
+ */
+#ifndef HS_PLANCK_H
+#define HS_PLANCK_H
+
+#include "alert.h"
+#include "rates.h"
+
+struct hs_ctx;
+
+struct hs_planck {
+	struct hs_rates *rates;
+	struct hs_alerts alerts;
+	const struct hs_topo *topo;	/* the one rates and alerts were resolved on */
+	int topo_nlinks;
+	uint64_t next_eval;		/* capture time of the next evaluation */
+	uint64_t events, unstored;
+};
+
+/* created on first use */
+struct hs_planck *hs_planck_get(struct hs_ctx *ctx);
+void hs_planck_free(struct hs_ctx *ctx);
+/* a new capture session: forget the flows, re-arm the alerts */
+void hs_planck_clear(struct hs_ctx *ctx);
+/* the capture's hook: one closed trace */
+void hs_planck_on_trace(struct hs_ctx *ctx, const struct hs_trace *t);
+/* follow a topology change (called before every use) */
+void hs_planck_sync(struct hs_ctx *ctx, struct hs_planck *p);
+/* the load of topology link l for watch: "45%" with a speed, "9.8M" without,
+ * "" when no flow with a rate crosses it */
+void hs_planck_link_load(struct hs_ctx *ctx, int link, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,149 @@
+/* rates.h - Planck's flow rates and link load from sampled TCP sequence numbers
+ *
+ * Mirrored packets are a sample of a flow, not every packet. Each closed
+ * TCP trace is one sample: the flow's 5-tuple, its sequence number and the
+ * capture time of its first hop. A flow's rate over a window is
+ *
+ *     (highest sequence seen - lowest sequence seen) / (time between them)
+ *
+ * in the window ending at the newest sample of any flow ("now"), with
+ * sequence numbers unwrapped across the 32-bit wrap by serial-number
+ * arithmetic. A sample below the highest sequence already seen is a
+ * retransmission (or reordering): it is counted and leaves the rate alone;
+ * one that repeats it (a pure ACK) is neither. One sample gives no rate.
+ *
+ * A flow's links are the directed topology links between consecutive hops
+ * of its latest trace with two or more known switches. A link's load is the
+ * sum of the rates of the flows crossing it; its utilization is load /
+ * speed where the topology gives the link a speed.
+ *
+ * Memory is fixed at creation: a table of flows evicting the least recently
+ * sampled one (counted), and per flow a ring of samples at least
+ * HS_RATE_SLOT_NS apart (plus the newest), which covers HS_RATE_MAX_WINDOW.
+ * Nothing is allocated per sample.
+ */
+#ifndef HS_RATES_H
+#define HS_RATES_H
+
+#include "hs.h"
+#include "topo.h"
+#include "tracer.h"
+
+#define HS_RATE_SLOTS 64
+#define HS_RATE_SLOT_NS (100 * 1000000ULL)		/* spacing of kept samples */
+#define HS_RATE_DEFAULT_WINDOW HS_NS_PER_SEC
+#define HS_RATE_MIN_WINDOW (10 * 1000000ULL)
+#define HS_RATE_MAX_WINDOW (5 * HS_NS_PER_SEC)
+#define HS_RATE_MAX_PATH 8				/* links kept per flow */
+#define HS_RATE_BIN_NS (50 * 1000000ULL)		/* drop and retransmission counts */
+#define HS_RATE_BINS 128				/* 6.4 s of them */
+#define HS_RATE_DEFAULT_FLOWS 4096
+
+struct hs_rsample {
+	uint64_t ts;
+	int64_t seq;		/* unwrapped */
+};
+
+/* what one sample did to its flow */
+enum hs_rs_kind { HS_RS_FIRST, HS_RS_ADVANCE, HS_RS_SAME, HS_RS_RETX };
+
+struct hs_rflow {
+	struct hs_flowkey key;
+	uint64_t hash;
+	int32_t chain;			/* next in the hash bucket, -1 */
+	int32_t newer, older;		/* recency list, -1 at the ends */
+	bool used;
+	uint64_t last_ts;		/* newest sample of any kind */
+	uint32_t last_raw;		/* previous sample's sequence, raw and unwrapped */
+	int64_t last_ext;
+	struct hs_rsample newest;	/* the highest sequence so far */
+	struct hs_rsample ring[HS_RATE_SLOTS];	/* advancing samples, oldest at head */
+	uint8_t head, n;
+	uint64_t samples, retx;
+	uint8_t npath;
+	int32_t path[HS_RATE_MAX_PATH];	/* directed links: 2 * link + (0 a->b, 1 b->a) */
+	/* at the last hs_rates_compute */
+	bool has_rate;
+	double bps;
+};
+
+struct hs_rates {
+	size_t cap, nflows;
+	struct hs_rflow *flows;
+	int32_t *buckets;		/* 2 * cap, heads of chains */
+	int32_t newest, oldest, free_list;
+	uint64_t now;			/* newest sample time */
+	uint64_t samples, retx, evicted, not_tcp;
+
+	/* directed links of the topology the paths refer to */
+	const struct hs_topo *topo;
+	int nlinks;
+	double *link_bps;		/* 2 * nlinks, at the last hs_rates_compute */
+	uint32_t *link_flows;
+	uint64_t computed_at, computed_window;
+
+	/* dropped traces and retransmitted samples per bin of capture time */
+	uint64_t bin_id[HS_RATE_BINS];
+	uint32_t bin_drops[HS_RATE_BINS], bin_retx[HS_RATE_BINS];
+};
+
+struct hs_rates *hs_rates_new(size_t max_flows);
+void hs_rates_free(struct hs_rates *r);
+void hs_rates_clear(struct hs_rates *r);
+/* the topology paths refer to; a new one forgets the flows' paths */
+void hs_rates_set_topo(struct hs_rates *r, const struct hs_topo *topo);
+
+/* ---- one flow (pure, what the table is made of) ---- */
+void hs_rflow_init(struct hs_rflow *f);
+enum hs_rs_kind hs_rflow_sample(struct hs_rflow *f, uint32_t seq, uint64_t ts);
+/* rate over the window ending at now; false when there is none */
+bool hs_rflow_rate(const struct hs_rflow *f, uint64_t now, uint64_t window, double *bps);
+
+/* ---- the table ---- */
+/* one sample; path: directed links (may be NULL / 0: keep the known path) */
+struct hs_rflow *hs_rates_sample(struct hs_rates *r, const struct hs_flowkey *k, uint32_t seq,
+				 uint64_t ts, const int32_t *path, int npath);
+/* a closed trace: a sample when it is TCP and not a probe, a drop when dropped */
+void hs_rates_on_trace(struct hs_rates *r, const struct hs_trace *t);
+void hs_rates_drop(struct hs_rates *r, uint64_t ts);
+/* directed links between consecutive known hops of t; returns how many */
+int hs_rates_trace_path(const struct hs_topo *topo, const struct hs_trace *t, int32_t *path,
+			int max);
+struct hs_rflow *hs_rates_find(const struct hs_rates *r, const struct hs_flowkey *k);
+
+/* every flow's rate over the window ending at now, and the sum per directed
+ * link into link_bps/link_flows (2 * nlinks each; NULL: the table's own) */
+void hs_rates_compute(struct hs_rates *r, uint64_t now, uint64_t window, double *link_bps,
+		      uint32_t *link_flows);
+/* dropped traces and retransmitted samples per second over the window */
+double hs_rates_drops_per_sec(const struct hs_rates *r, uint64_t now, uint64_t window);
+double hs_rates_retx_per_sec(const struct hs_rates *r, uint64_t now, uint64_t window);
+
+/* load of a directed link from link_bps; utilization (0..1) when the
+ * topology gives it a speed */
+bool hs_link_util(const struct hs_topo *topo, int dlink, double bps, double *util);
+
+/* ---- the report of the 'rates' verb ---- */
+struct hs_rate_flow {
+	const struct hs_rflow *f;
+	double bps;
+};
+struct hs_rate_link {
+	int a, b;		/* switch indexes, in the direction of the traffic */
+	int link;		/* topology link */
+	double bps;
+	uint32_t flows;
+	bool has_util;
+	double util;		/* 0..1 */
+};
+struct hs_rate_report {
+	uint64_t now, window;
+	struct hs_rate_flow *flows;	/* highest rate first */
+	size_t nflows;
+	struct hs_rate_link *links;	/* highest load first, links with a rated flow */
+	size_t nlinks;
+};
+void hs_rates_report(struct hs_rates *r, uint64_t window, struct hs_rate_report *out);
+void hs_rate_report_free(struct hs_rate_report *rep);
+
+#endif

@@ -1,0 +1,418 @@
+/* rates.c - flow rates from sampled TCP sequence numbers, link load (Planck) */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze.h"
+#include "rates.h"
+
+/* ---- one flow ---------------------------------------------------------------- */
+
+void hs_rflow_init(struct hs_rflow *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->chain = f->newer = f->older = -1;
+}
+
+enum hs_rs_kind hs_rflow_sample(struct hs_rflow *f, uint32_t seq, uint64_t ts)
+{
+	int64_t ext;
+
+	f->samples++;
+	if (ts > f->last_ts)
+		f->last_ts = ts;
+	if (f->samples == 1) {
+		/* start well above 0 so retransmissions below the first stay positive */
+		ext = (int64_t)1 << 40;
+		f->last_raw = seq;
+		f->last_ext = ext;
+		f->newest = (struct hs_rsample){ ts, ext };
+		f->ring[0] = f->newest;
+		f->head = 0;
+		f->n = 1;
+		return HS_RS_FIRST;
+	}
+	/* serial-number arithmetic: the nearest way round the 32-bit circle */
+	ext = f->last_ext + (int32_t)(seq - f->last_raw);
+	f->last_raw = seq;
+	f->last_ext = ext;
+	if (ext == f->newest.seq)
+		return HS_RS_SAME;
+	if (ext < f->newest.seq) {
+		f->retx++;
+		return HS_RS_RETX;
+	}
+	f->newest = (struct hs_rsample){ ts, ext };
+	const struct hs_rsample *last = &f->ring[(f->head + f->n - 1) % HS_RATE_SLOTS];
+	if (ts >= last->ts + HS_RATE_SLOT_NS) {
+		if (f->n == HS_RATE_SLOTS)
+			f->head = (uint8_t)((f->head + 1) % HS_RATE_SLOTS);
+		else
+			f->n++;
+		f->ring[(f->head + f->n - 1) % HS_RATE_SLOTS] = f->newest;
+	}
+	return HS_RS_ADVANCE;
+}
+
+bool hs_rflow_rate(const struct hs_rflow *f, uint64_t now, uint64_t window, double *bps)
+{
+	uint64_t since = now > window ? now - window : 0;
+
+	if (!f->n || f->newest.ts < since || f->newest.ts > now)
+		return false;
+	/* the oldest kept sample inside the window: the lowest sequence in it */
+	for (unsigned i = 0; i < f->n; i++) {
+		const struct hs_rsample *s = &f->ring[(f->head + i) % HS_RATE_SLOTS];
+		if (s->ts < since)
+			continue;
+		if (s->ts >= f->newest.ts || s->seq >= f->newest.seq)
+			return false;
+		*bps = (double)(f->newest.seq - s->seq) * 8e9 / (double)(f->newest.ts - s->ts);
+		return true;
+	}
+	return false;
+}
+
+/* ---- the table ----------------------------------------------------------------- */
+
+struct hs_rates *hs_rates_new(size_t max_flows)
+{
+	struct hs_rates *r = hs_xcalloc(1, sizeof(*r));
+
+	r->cap = max_flows ? max_flows : HS_RATE_DEFAULT_FLOWS;
+	r->flows = hs_xcalloc(r->cap, sizeof(*r->flows));
+	r->buckets = hs_xcalloc(2 * r->cap, sizeof(*r->buckets));
+	hs_rates_clear(r);
+	return r;
+}
+
+void hs_rates_free(struct hs_rates *r)
+{
+	if (!r)
+		return;
+	free(r->flows);
+	free(r->buckets);
+	free(r->link_bps);
+	free(r->link_flows);
+	free(r);
+}
+
+void hs_rates_clear(struct hs_rates *r)
+{
+	for (size_t i = 0; i < 2 * r->cap; i++)
+		r->buckets[i] = -1;
+	for (size_t i = 0; i < r->cap; i++) {
+		hs_rflow_init(&r->flows[i]);
+		r->flows[i].chain = i + 1 < r->cap ? (int32_t)(i + 1) : -1;	/* free list */
+	}
+	r->free_list = 0;
+	r->newest = r->oldest = -1;
+	r->nflows = 0;
+	r->now = 0;
+	r->samples = r->retx = r->evicted = r->not_tcp = 0;
+	r->computed_at = r->computed_window = 0;
+	memset(r->bin_id, 0, sizeof(r->bin_id));
+	memset(r->bin_drops, 0, sizeof(r->bin_drops));
+	memset(r->bin_retx, 0, sizeof(r->bin_retx));
+	if (r->link_bps) {
+		memset(r->link_bps, 0, 2 * (size_t)r->nlinks * sizeof(*r->link_bps));
+		memset(r->link_flows, 0, 2 * (size_t)r->nlinks * sizeof(*r->link_flows));
+	}
+}
+
+void hs_rates_set_topo(struct hs_rates *r, const struct hs_topo *topo)
+{
+	free(r->link_bps);
+	free(r->link_flows);
+	r->topo = topo;
+	r->nlinks = topo ? topo->nlinks : 0;
+	r->link_bps = r->nlinks ? hs_xcalloc(2 * (size_t)r->nlinks, sizeof(*r->link_bps)) : NULL;
+	r->link_flows = r->nlinks ? hs_xcalloc(2 * (size_t)r->nlinks, sizeof(*r->link_flows))
+				  : NULL;
+	for (size_t i = 0; i < r->cap; i++)
+		r->flows[i].npath = 0;
+}
+
+static size_t bucket_of(const struct hs_rates *r, uint64_t hash)
+{
+	return (size_t)(hash % (2 * r->cap));
+}
+
+struct hs_rflow *hs_rates_find(const struct hs_rates *r, const struct hs_flowkey *k)
+{
+	uint64_t h = hs_flowkey_hash(k);
+
+	for (int32_t i = r->buckets[bucket_of(r, h)]; i >= 0; i = r->flows[i].chain)
+		if (r->flows[i].hash == h && hs_flowkey_eq(&r->flows[i].key, k))
+			return &r->flows[i];
+	return NULL;
+}
+
+static void lru_unlink(struct hs_rates *r, int32_t i)
+{
+	struct hs_rflow *f = &r->flows[i];
+
+	if (f->newer >= 0)
+		r->flows[f->newer].older = f->older;
+	else
+		r->newest = f->older;
+	if (f->older >= 0)
+		r->flows[f->older].newer = f->newer;
+	else
+		r->oldest = f->newer;
+	f->newer = f->older = -1;
+}
+
+static void lru_push(struct hs_rates *r, int32_t i)
+{
+	struct hs_rflow *f = &r->flows[i];
+
+	f->newer = -1;
+	f->older = r->newest;
+	if (r->newest >= 0)
+		r->flows[r->newest].newer = i;
+	r->newest = i;
+	if (r->oldest < 0)
+		r->oldest = i;
+}
+
+static void evict_oldest(struct hs_rates *r)
+{
+	int32_t i = r->oldest;
+	struct hs_rflow *f = &r->flows[i];
+	int32_t *p = &r->buckets[bucket_of(r, f->hash)];
+
+	while (*p != i)
+		p = &r->flows[*p].chain;
+	*p = f->chain;
+	lru_unlink(r, i);
+	hs_rflow_init(f);
+	f->chain = r->free_list;
+	r->free_list = i;
+	r->nflows--;
+	r->evicted++;
+}
+
+static void bin_add(struct hs_rates *r, uint64_t ts, bool drop)
+{
+	uint64_t id = ts / HS_RATE_BIN_NS + 1;	/* 0 marks an unused bin */
+	size_t b = (size_t)(id % HS_RATE_BINS);
+
+	if (r->bin_id[b] != id) {
+		r->bin_id[b] = id;
+		r->bin_drops[b] = r->bin_retx[b] = 0;
+	}
+	if (drop)
+		r->bin_drops[b]++;
+	else
+		r->bin_retx[b]++;
+}
+
+struct hs_rflow *hs_rates_sample(struct hs_rates *r, const struct hs_flowkey *k, uint32_t seq,
+				 uint64_t ts, const int32_t *path, int npath)
+{
+	struct hs_rflow *f = hs_rates_find(r, k);
+
+	if (!f) {
+		if (r->free_list < 0)
+			evict_oldest(r);
+		int32_t i = r->free_list;
+		f = &r->flows[i];
+		r->free_list = f->chain;
+		hs_rflow_init(f);
+		f->used = true;
+		f->key = *k;
+		f->hash = hs_flowkey_hash(k);
+		size_t b = bucket_of(r, f->hash);
+		f->chain = r->buckets[b];
+		r->buckets[b] = i;
+		lru_push(r, i);
+		r->nflows++;
+	} else if (r->newest != (int32_t)(f - r->flows)) {
+		int32_t i = (int32_t)(f - r->flows);
+		lru_unlink(r, i);
+		lru_push(r, i);
+	}
+	r->samples++;
+	if (ts > r->now)
+		r->now = ts;
+	if (hs_rflow_sample(f, seq, ts) == HS_RS_RETX) {
+		r->retx++;
+		bin_add(r, ts, false);
+	}
+	if (path && npath > 0) {
+		if (npath > HS_RATE_MAX_PATH)
+			npath = HS_RATE_MAX_PATH;
+		memcpy(f->path, path, (size_t)npath * sizeof(*path));
+		f->npath = (uint8_t)npath;
+	}
+	return f;
+}
+
+void hs_rates_drop(struct hs_rates *r, uint64_t ts)
+{
+	if (ts > r->now)
+		r->now = ts;
+	bin_add(r, ts, true);
+}
+
+int hs_rates_trace_path(const struct hs_topo *topo, const struct hs_trace *t, int32_t *path,
+			int max)
+{
+	int n = 0;
+
+	if (!topo)
+		return 0;
+	for (int i = 1; i < t->nhops && n < max; i++) {
+		int a = t->hops[i - 1].sw, b = t->hops[i].sw;
+		if (a < 0 || b < 0 || a == b)
+			continue;
+		int l = hs_topo_link(topo, a, b);
+		if (l >= 0)
+			path[n++] = 2 * l + (topo->links[l].a == a ? 0 : 1);
+	}
+	return n;
+}
+
+void hs_rates_on_trace(struct hs_rates *r, const struct hs_trace *t)
+{
+	uint64_t ts = hs_an_trace_ts(t);
+
+	if (!ts || (t->flags & HS_TF_PROBE))
+		return;
+	if (t->outcome == HS_OUT_DROPPED)
+		hs_rates_drop(r, ts);
+	if (t->key.proto != 6) {
+		r->not_tcp++;
+		return;
+	}
+	int32_t path[HS_RATE_MAX_PATH];
+	int n = r->nlinks ? hs_rates_trace_path(r->topo, t, path, HS_RATE_MAX_PATH) : 0;
+	hs_rates_sample(r, &t->key, t->seq, ts, path, n);
+}
+
+void hs_rates_compute(struct hs_rates *r, uint64_t now, uint64_t window, double *link_bps,
+		      uint32_t *link_flows)
+{
+	if (!link_bps) {
+		link_bps = r->link_bps;
+		link_flows = r->link_flows;
+		r->computed_at = now;
+		r->computed_window = window;
+	}
+	if (r->nlinks) {
+		memset(link_bps, 0, 2 * (size_t)r->nlinks * sizeof(*link_bps));
+		memset(link_flows, 0, 2 * (size_t)r->nlinks * sizeof(*link_flows));
+	}
+	for (int32_t i = r->newest; i >= 0; i = r->flows[i].older) {
+		struct hs_rflow *f = &r->flows[i];
+		f->has_rate = hs_rflow_rate(f, now, window, &f->bps);
+		if (!f->has_rate) {
+			f->bps = 0;
+			continue;
+		}
+		for (int k = 0; k < f->npath; k++) {
+			if (f->path[k] < 2 * r->nlinks) {
+				link_bps[f->path[k]] += f->bps;
+				link_flows[f->path[k]]++;
+			}
+		}
+	}
+}
+
+static double per_sec(const struct hs_rates *r, uint64_t now, uint64_t window, bool drops)
+{
+	uint64_t hi = now / HS_RATE_BIN_NS + 1, lo;
+	uint64_t bins = (window + HS_RATE_BIN_NS - 1) / HS_RATE_BIN_NS;
+	uint64_t sum = 0;
+
+	if (bins < 1)
+		bins = 1;
+	if (bins > HS_RATE_BINS)
+		bins = HS_RATE_BINS;
+	lo = hi >= bins ? hi - bins + 1 : 1;
+	for (uint64_t id = lo; id <= hi; id++) {
+		size_t b = (size_t)(id % HS_RATE_BINS);
+		if (r->bin_id[b] == id)
+			sum += drops ? r->bin_drops[b] : r->bin_retx[b];
+	}
+	return (double)sum * 1e9 / (double)(bins * HS_RATE_BIN_NS);
+}
+
+double hs_rates_drops_per_sec(const struct hs_rates *r, uint64_t now, uint64_t window)
+{
+	return per_sec(r, now, window, true);
+}
+
+double hs_rates_retx_per_sec(const struct hs_rates *r, uint64_t now, uint64_t window)
+{
+	return per_sec(r, now, window, false);
+}
+
+bool hs_link_util(const struct hs_topo *topo, int dlink, double bps, double *util)
+{
+	if (!topo || dlink < 0 || dlink / 2 >= topo->nlinks || !(topo->links[dlink / 2].speed > 0))
+		return false;
+	*util = bps / topo->links[dlink / 2].speed;
+	return true;
+}
+
+/* ---- the report ------------------------------------------------------------------ */
+
+static int flow_cmp(const void *x, const void *y)
+{
+	const struct hs_rate_flow *a = x, *b = y;
+
+	if (a->bps != b->bps)
+		return a->bps > b->bps ? -1 : 1;
+	return hs_an_flowkey_cmp(&a->f->key, &b->f->key);
+}
+
+static int link_cmp(const void *x, const void *y)
+{
+	const struct hs_rate_link *a = x, *b = y;
+
+	if (a->bps != b->bps)
+		return a->bps > b->bps ? -1 : 1;
+	return a->link != b->link ? a->link - b->link : a->a - b->a;
+}
+
+void hs_rates_report(struct hs_rates *r, uint64_t window, struct hs_rate_report *out)
+{
+	size_t nd = 2 * (size_t)r->nlinks;
+	double *lb = nd ? hs_xcalloc(nd, sizeof(*lb)) : NULL;
+	uint32_t *lf = nd ? hs_xcalloc(nd, sizeof(*lf)) : NULL;
+
+	memset(out, 0, sizeof(*out));
+	out->now = r->now;
+	out->window = window;
+	hs_rates_compute(r, r->now, window, lb, lf);
+	out->flows = hs_xcalloc(r->nflows ? r->nflows : 1, sizeof(*out->flows));
+	for (int32_t i = r->newest; i >= 0; i = r->flows[i].older)
+		if (r->flows[i].has_rate)
+			out->flows[out->nflows++] = (struct hs_rate_flow){ &r->flows[i],
+									 r->flows[i].bps };
+	qsort(out->flows, out->nflows, sizeof(*out->flows), flow_cmp);
+	out->links = hs_xcalloc(nd ? nd : 1, sizeof(*out->links));
+	for (size_t d = 0; d < nd; d++) {
+		if (!lf[d])
+			continue;
+		const struct hs_link *l = &r->topo->links[d / 2];
+		struct hs_rate_link *o = &out->links[out->nlinks++];
+		o->link = (int)(d / 2);
+		o->a = d % 2 ? l->b : l->a;
+		o->b = d % 2 ? l->a : l->b;
+		o->bps = lb[d];
+		o->flows = lf[d];
+		o->has_util = hs_link_util(r->topo, (int)d, lb[d], &o->util);
+	}
+	qsort(out->links, out->nlinks, sizeof(*out->links), link_cmp);
+	free(lb);
+	free(lf);
+}
+
+void hs_rate_report_free(struct hs_rate_report *rep)
+{
+	free(rep->flows);
+	free(rep->links);
+	memset(rep, 0, sizeof(*rep));
+}
