@@ -23,6 +23,7 @@ static const char *const history_words[] = { "sessions", "flows", "traces", "pro
 static const char *const drops_words[] = { "limit", NULL };
 static const char *const ecmp_words[] = { "window", "--threshold", NULL };
 static const char *const blame_words[] = { "--epoch", "--all", NULL };
+static const char *const snapshot_words[] = { "take", "list", "show", "diff", "--threshold", NULL };
 
 const struct hs_cmd hs_cmds[] = {
 	{ "help", cmd_help, "[VERB]",
@@ -70,6 +71,8 @@ const struct hs_cmd hs_cmds[] = {
 	  "how a switch's ECMP groups split flows and bytes over next hops", ecmp_words, 0 },
 	{ "blame", cmd_blame, "[--epoch DURATION] [--all]",
 	  "007: links voted lossy by the flows that retransmitted", blame_words, 0 },
+	{ "snapshot", cmd_snapshot, "take|list|show|diff [ID] [ID] [--threshold X]",
+	  "synchronized port counters of every switch; compare two, ECMP shares", snapshot_words, 0 },
 };
 
 const unsigned hs_ncmds = HS_ARRAY_SIZE(hs_cmds);

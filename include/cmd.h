@@ -64,5 +64,6 @@ HS_DECLARE_CMD(loops);
 HS_DECLARE_CMD(latency);
 HS_DECLARE_CMD(ecmp);
 HS_DECLARE_CMD(blame);
+HS_DECLARE_CMD(snapshot);
 
 #endif
