@@ -15,8 +15,10 @@
  *   port SWITCH IFNAME READ_NS RX_PACKETS RX_BYTES RX_DROPS TX_PACKETS
  *        TX_BYTES TX_DROPS BACKLOG_BYTES BACKLOG_PACKETS
  *
- * READ_NS is the middle of the link dump, CLOCK_REALTIME. The backlog
- * fields are "-" when the interface has no queueing qdisc (noqueue). Bad
+ * READ_NS is the middle of the link dump, CLOCK_REALTIME. TX_DROPS adds
+ * the root qdisc's drops (a full or rate-limited queue) to the interface's
+ * own. The backlog fields are "-" when the interface has no queueing qdisc
+ * (noqueue). Bad
  * arguments exit 2, a failed read exits 1, each with one line on stderr.
  */
 #include <errno.h>
@@ -46,7 +48,7 @@ struct port {
 	char name[IFNAMSIZ];
 	struct rtnl_link_stats64 st;
 	bool has_backlog;
-	uint32_t backlog, qlen;
+	uint32_t backlog, qlen, qdrops;
 };
 
 static struct port ports[MAX_IFS];
@@ -143,7 +145,7 @@ static void on_qdisc(const struct nlmsghdr *nh)
 	int len = (int)nh->nlmsg_len - (int)NLMSG_LENGTH(sizeof(*tc));
 	struct port *p;
 	bool noqueue = false, got = false;
-	uint32_t backlog = 0, qlen = 0;
+	uint32_t backlog = 0, qlen = 0, qdrops = 0;
 
 	if (len < 0 || tc->tcm_parent != TC_H_ROOT || !(p = port_by_index(tc->tcm_ifindex)))
 		return;
@@ -166,12 +168,14 @@ static void on_qdisc(const struct nlmsghdr *nh)
 				memcpy(&q, RTA_DATA(b), sizeof(q));
 				backlog = q.backlog;
 				qlen = q.qlen;
+				qdrops = q.drops;
 				got = true;
 			}
 		}
 	}
 	if (!noqueue && got) {
 		p->has_backlog = true;
+		p->qdrops = qdrops;
 		p->backlog = backlog;
 		p->qlen = qlen;
 	}
@@ -281,7 +285,7 @@ int main(int argc, char **argv)
 		       (unsigned long long)read_ns, (unsigned long long)p->st.rx_packets,
 		       (unsigned long long)p->st.rx_bytes, (unsigned long long)p->st.rx_dropped,
 		       (unsigned long long)p->st.tx_packets, (unsigned long long)p->st.tx_bytes,
-		       (unsigned long long)p->st.tx_dropped);
+		       (unsigned long long)(p->st.tx_dropped + p->qdrops));
 		if (p->has_backlog)
 			printf(" %lu %lu\n", (unsigned long)p->backlog, (unsigned long)p->qlen);
 		else

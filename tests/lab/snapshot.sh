@@ -4,7 +4,8 @@
 # topology with counters that moved, read within a small spread; their diff
 # has an ECMP group per leaf over its two spine uplinks. Then leaf1's routes
 # to the other leaves are pinned to spine1 alone, and the diff of the next
-# two snapshots flags leaf1's group with nearly all bytes on spine1.
+# two snapshots flags leaf1's group with nearly all bytes on spine1; a rate
+# limit on that uplink shows as its qdisc backlog and drops.
 set -euo pipefail
 . "${top_srcdir:-.}/tests/lab/lib.sh"
 HOPSCOPE=$top_builddir/hopscope
@@ -73,9 +74,19 @@ for g in groups:
           " ".join("%s=%.0f%%" % (k, 100 * v) for k, v in sorted(g["members"].items())),
           g["imbalance"], " FLAGGED" if g["flagged"] else ""))
 leaf1 = [g for g in groups if g["switch"] == "leaf1"][0]
-if kind == "skewed":
+if kind in ("skewed", "queue"):
     if not leaf1["flagged"] or leaf1["members"]["spine2"] > 0.05:
         die("leaf1 pinned to spine1 is not flagged: %s" % json.dumps(leaf1))
+if kind == "queue":
+    port = [c for c in shows[0]["counters"] if c["switch"] == "leaf1" and c["port"] == "spine1"][0]
+    delta = [o for o in objs if o.get("switch") == "leaf1" and o.get("port") == "spine1"
+             and "tx_bps" in o][0]
+    if port["backlog_bytes"] is None:
+        die("leaf1's rate-limited port to spine1 shows no qdisc backlog: %s" % json.dumps(port))
+    if not (port["backlog_bytes"] > 0 or delta["tx_drops"] > 0):
+        die("leaf1's rate-limited port neither queues nor drops: %s" % json.dumps(delta))
+    print("%s: leaf1 > spine1 backlog %d bytes, %d packets; %d drops, %.2f Mbit/s" % (
+        kind, port["backlog_bytes"], port["backlog_packets"], delta["tx_drops"], delta["tx_bps"] / 1e6))
 PY
 judge() { python3 "$LAB_STATE/judge.py" "$1" "$LAB_STATE/$1.out" "$LAB_STATE/topo" "$MAX_SPREAD_NS"; }
 
@@ -98,4 +109,11 @@ ok "leaf1's routes to the other leaves go over spine1 only"
 console skewed "snapshot take; sleep 3s; snapshot take; snapshot show 4; snapshot diff 3 4"
 judge skewed || fail "the skewed ECMP group is not flagged"
 ok "leaf1 pinned to spine1: snapshot diff flags its group"
+
+# a rate limit on that uplink: a tbf qdisc whose backlog and drops show
+lab fault ratelimit leaf1-spine1 2mbit >/dev/null || fail "fault ratelimit failed"
+sleep 1
+console queue "snapshot take; sleep 2s; snapshot take; snapshot show 6; snapshot diff 5 6"
+judge queue || fail "the rate-limited port's queue is not in the snapshot"
+ok "leaf1-spine1 rate limited: its qdisc backlog and drops are in the snapshot"
 lab traffic stop >/dev/null 2>&1 || true
