@@ -53,6 +53,7 @@ struct port {
 
 static struct port ports[MAX_IFS];
 static int nports;
+static bool too_many;			/* more interfaces than MAX_IFS */
 static char rbuf[1 << 16] __attribute__((aligned(8)));
 
 static int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -119,8 +120,12 @@ static void on_link(const struct nlmsghdr *nh)
 	const char *name = NULL;
 	const struct rtnl_link_stats64 *st = NULL;
 
-	if (len < 0 || (ifi->ifi_flags & IFF_LOOPBACK) || nports >= MAX_IFS)
+	if (len < 0 || (ifi->ifi_flags & IFF_LOOPBACK))
 		return;
+	if (nports >= MAX_IFS) {
+		too_many = true;
+		return;
+	}
 	for (const struct rtattr *a = IFLA_RTA(ifi); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
 		size_t plen = RTA_PAYLOAD(a);
 
@@ -268,6 +273,8 @@ int main(int argc, char **argv)
 	if (dump_request(fd, RTM_GETLINK, 1) < 0 || dump_read(fd, 1, on_link) < 0)
 		return fail(1, "cannot read the link counters: %s", strerror(errno));
 	uint64_t t1 = now_ns();
+	if (too_many)
+		return fail(1, "more than %d interfaces: not all could be read", MAX_IFS);
 	if (dump_request(fd, RTM_GETQDISC, 2) < 0 || dump_read(fd, 2, on_qdisc) < 0)
 		return fail(1, "cannot read the qdiscs: %s", strerror(errno));
 	close(fd);

@@ -149,4 +149,27 @@ hs --db "$DB" snapshot diff 2 1
 check "diff of a newer to an older snapshot is refused" \
 	sh -c "[ '$st' -ne 0 ] && grep -q 'snapshot 2 was not taken before snapshot 1' '$tmp/err'"
 
+# --- the lab driver refuses what it cannot do, before reading anything ------------
+DRIVER=$top_srcdir/share/lab/hs-driver-lab
+drv() { # drv ARGS...: run the lab driver; status in $st, stderr in $tmp/err
+	st=0
+	HOPSCOPE_SNAP=$top_builddir/hs-snap "$DRIVER" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null || st=$?
+}
+mkdir -p "$tmp/nolab" "$tmp/ghost"
+printf 'switch zzghost role leaf mirror 10.255.0.9 loopback 10.254.0.9\n' >"$tmp/ghost/topo"
+drv --state "$tmp/nolab" snapshot --delay-ms 5
+check "driver: a delay below 10 ms is refused" sh -c "[ $st -eq 2 ] && grep -q \"invalid delay '5'\" '$tmp/err'"
+drv --state "$tmp/nolab" snapshot --delay-ms 1e3
+check "driver: a delay that is not a number is refused" sh -c "[ $st -eq 2 ] && grep -q \"invalid delay '1e3'\" '$tmp/err'"
+drv --state "$tmp/nolab" snapshot --now
+check "driver: an unknown option is refused" sh -c "[ $st -eq 2 ] && grep -q \"unknown option '--now'\" '$tmp/err'"
+drv --state "$tmp/nolab" snapshot
+check "driver: no lab state, one clear line" \
+	sh -c "[ $st -eq 2 ] && [ ! -s '$tmp/out' ] && grep -q \"no switches known in '$tmp/nolab'\" '$tmp/err'"
+drv --state "$tmp/ghost" snapshot
+check "driver: a switch without its namespace" \
+	sh -c "[ $st -eq 1 ] && [ ! -s '$tmp/out' ] && grep -q \"switch 'zzghost' has no namespace 'hs-zzghost'\" '$tmp/err'"
+st=0; HOPSCOPE_SNAP=$tmp/nonexistent "$DRIVER" --state "$tmp/ghost" snapshot >"$tmp/out" 2>"$tmp/err" || st=$?
+check "driver: no reader, one clear line" sh -c "[ $st -eq 1 ] && grep -q \"no counter reader '$tmp/nonexistent'\" '$tmp/err'"
+
 finish
