@@ -15,24 +15,6 @@ static const char *swname(const struct hs_topo *topo, int sw)
 	return sw >= 0 && sw < topo->nsw ? topo->sw[sw].name : "?";
 }
 
-static int parse_share(const char *s, double *out)
-{
-	char *end;
-
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || !isfinite(v) || v < 0)
-		return -1;
-	if (*end == '%') {
-		v /= 100.0;
-		end++;
-	}
-	if (*end)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 int cmd_ecmp(struct hs_ctx *ctx, int argc, char **argv)
 {
 	struct hs_out *o = &ctx->out;
@@ -54,7 +36,7 @@ int cmd_ecmp(struct hs_ctx *ctx, int argc, char **argv)
 			if (hs_parse_duration(v, &window) < 0 || window == 0)
 				return out_err(o, "bad duration '%s' (e.g. 500ms, 10s, 2m)", v);
 		} else if (strcmp(k, "--threshold") == 0) {
-			if (parse_share(v, &threshold) < 0)
+			if (hs_parse_share(v, &threshold) < 0)
 				return out_err(o, "bad threshold '%s' (e.g. 0.25 or 25%%)", v);
 		} else {
 			return out_err(o, "ecmp: unexpected '%s' (window D, --threshold X)", k);

@@ -15,11 +15,8 @@
 
 #include "cmd.h"
 #include "console.h"
+#include "driver.h"
 #include "mirror.h"
-
-#ifndef HS_LIBEXECDIR
-#define HS_LIBEXECDIR "/usr/local/libexec/hopscope"
-#endif
 
 /* ---- parsing: shared with the unit test ------------------------------------ */
 
@@ -329,93 +326,35 @@ int hs_mirror_argv(const struct hs_mirror_rule *r, const char *driver, const cha
 
 /* ---- running the driver ------------------------------------------------------ */
 
-struct mirror_job {
-	struct hs_ctx *ctx;		/* NULL once the console stopped waiting */
-	struct hs_mirror_rule rule;
-	char driver[PATH_MAX];
-	uv_process_t proc;
-	uv_pipe_t out, err;
-	int waiting;			/* exit, stdout EOF, stderr EOF */
-	int open;			/* handles not closed yet */
-	int64_t exit_status;
-	int term_signal;
-	char rd[4096];
-	char obuf[32768];
-	size_t olen;
-	char ebuf[2048];
-	size_t elen;
-};
-
-/* the job the console waits for (one verb is pending at a time) */
-static struct mirror_job *current_job;
-
-/* HOPSCOPE_DRIVER; else the tree's driver when running from the build tree;
- * else the installed one */
-static void driver_path(char *buf, size_t len)
-{
-	const char *env = getenv("HOPSCOPE_DRIVER");
-
-	if (env && *env) {
-		snprintf(buf, len, "%s", env);
-		return;
-	}
-#if defined(HS_BUILDDIR) && defined(HS_SRCDIR)
-	{
-		char exe[PATH_MAX];
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-		size_t bl = strlen(HS_BUILDDIR);
-
-		if (n > 0) {
-			exe[n] = '\0';
-			if (strncmp(exe, HS_BUILDDIR, bl) == 0 && exe[bl] == '/') {
-				snprintf(buf, len, "%s/share/lab/hs-driver-lab", HS_SRCDIR);
-				return;
-			}
-		}
-	}
-#endif
-	snprintf(buf, len, "%s/hs-driver-lab", HS_LIBEXECDIR);
-}
-
-static void job_closed(uv_handle_t *h)
-{
-	struct mirror_job *job = h->data;
-
-	if (--job->open == 0)
-		free(job);
-}
-
-static void print_added(struct hs_ctx *ctx, const struct mirror_job *job)
+static void print_added(struct hs_ctx *ctx, const struct hs_mirror_rule *rule, const char *obuf)
 {
 	struct hs_out *o = &ctx->out;
 	char m[HS_MIRROR_WORDS * HS_MIRROR_WORD_MAX];
 	uint64_t id = 0;
 	char line[32];
-	size_t n = strcspn(job->obuf, "\n");
+	size_t n = strcspn(obuf, "\n");
 
-	snprintf(line, sizeof(line), "%.*s", (int)(n < sizeof(line) ? n : sizeof(line) - 1),
-		 job->obuf);
+	snprintf(line, sizeof(line), "%.*s", (int)(n < sizeof(line) ? n : sizeof(line) - 1), obuf);
 	out_obj_open(o, NULL);
 	if (parse_dec(line, UINT32_MAX, &id) == 0)
 		out_uint(o, "id", "mirror rule %" PRIu64 " added: ", id);
 	else
 		out_text(o, "mirror rule added: ");
-	out_uint(o, "session", "session %" PRIu64, job->rule.session);
-	out_str(o, "switches", " on %s", job->rule.switches);
-	out_str(o, "match", ", match %s", hs_mirror_match_str(&job->rule, m, sizeof(m)));
+	out_uint(o, "session", "session %" PRIu64, rule->session);
+	out_str(o, "switches", " on %s", rule->switches);
+	out_str(o, "match", ", match %s", hs_mirror_match_str(rule, m, sizeof(m)));
 	out_obj_close(o);
 	out_nl(o);
 }
 
 /* driver list lines: "ID SESSION SWITCHES MATCH..." */
-static void print_list(struct hs_ctx *ctx, struct mirror_job *job)
+static void print_list(struct hs_ctx *ctx, char *obuf)
 {
 	struct hs_out *o = &ctx->out;
 	char *save = NULL, *line;
 	int rows = 0;
 
-	job->obuf[job->olen] = '\0';
-	for (line = strtok_r(job->obuf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+	for (line = strtok_r(obuf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *f[3], *rest = line;
 		uint64_t id, session;
 		int k;
@@ -448,157 +387,39 @@ static void print_list(struct hs_ctx *ctx, struct mirror_job *job)
 		out_text(o, "no mirror rules\n");
 }
 
-static void job_report(struct mirror_job *job)
+static int mirror_done(struct hs_ctx *ctx, const struct hs_driver_result *r, void *arg)
 {
-	struct hs_ctx *ctx = job->ctx;
+	const struct hs_mirror_rule *rule = arg;
 	struct hs_out *o = &ctx->out;
-	int status = HS_CMD_OK;
 
-	job->obuf[job->olen] = '\0';
-	job->ebuf[job->elen] = '\0';
-	if (job->term_signal) {
-		status = out_err(o, "mirror driver '%s' killed by signal %d", job->driver,
-				 job->term_signal);
-	} else if (job->exit_status != 0) {
-		char *msg = job->ebuf;
-		const char *base = strrchr(job->driver, '/');
-		size_t bl;
-
-		base = base ? base + 1 : job->driver;
-		bl = strlen(base);
-		/* "hs-driver-lab: cannot ..." -> "cannot ..." */
-		if (strncmp(msg, base, bl) == 0 && msg[bl] == ':' && msg[bl + 1] == ' ')
-			msg += bl + 2;
-		while (job->elen && (job->ebuf[job->elen - 1] == '\n' || job->ebuf[job->elen - 1] == ' '))
-			job->ebuf[--job->elen] = '\0';
-		if (*msg)
-			status = out_err(o, "%s", msg);
-		else
-			status = out_err(o, "mirror driver '%s' failed with status %" PRId64,
-					 job->driver, job->exit_status);
-	} else if (job->rule.op == HS_MIRROR_ADD) {
-		print_added(ctx, job);
-	} else if (job->rule.op == HS_MIRROR_DEL) {
+	if (hs_driver_failed(ctx, r, "mirror driver") < 0)
+		return HS_CMD_FAIL;
+	if (rule->op == HS_MIRROR_ADD) {
+		print_added(ctx, rule, r->out);
+	} else if (rule->op == HS_MIRROR_DEL) {
 		out_obj_open(o, NULL);
-		out_uint(o, "id", "mirror rule %" PRIu64, job->rule.id);
+		out_uint(o, "id", "mirror rule %" PRIu64, rule->id);
 		out_str(o, "status", " %s", "deleted");
 		out_obj_close(o);
 		out_nl(o);
 	} else {
-		print_list(ctx, job);
+		print_list(ctx, r->out);
 	}
-	ctx->cancel = NULL;
-	current_job = NULL;
-	hs_cmd_finish(ctx, status < 0 ? HS_CMD_FAIL : HS_CMD_OK);
-}
-
-static void job_step(struct mirror_job *job)
-{
-	if (--job->waiting > 0)
-		return;
-	if (job->ctx)
-		job_report(job);
-	uv_close((uv_handle_t *)&job->proc, job_closed);
-	uv_close((uv_handle_t *)&job->out, job_closed);
-	uv_close((uv_handle_t *)&job->err, job_closed);
-}
-
-static void on_exit_cb(uv_process_t *p, int64_t exit_status, int term_signal)
-{
-	struct mirror_job *job = p->data;
-
-	job->exit_status = exit_status;
-	job->term_signal = term_signal;
-	job_step(job);
-}
-
-static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
-{
-	struct mirror_job *job = h->data;
-
-	*buf = uv_buf_init(job->rd, sizeof(job->rd));
-}
-
-static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
-{
-	struct mirror_job *job = s->data;
-	bool is_out = s == (uv_stream_t *)&job->out;
-	char *dst = is_out ? job->obuf : job->ebuf;
-	size_t cap = (is_out ? sizeof(job->obuf) : sizeof(job->ebuf)) - 1;
-	size_t *len = is_out ? &job->olen : &job->elen;
-
-	if (nread > 0) {
-		size_t n = (size_t)nread;
-
-		if (n > cap - *len)
-			n = cap - *len;	/* keep the start, drop the rest */
-		memcpy(dst + *len, buf->base, n);
-		*len += n;
-		return;
-	}
-	if (nread < 0) {
-		uv_read_stop(s);
-		job_step(job);
-	}
-}
-
-/* Ctrl-C: stop waiting; the driver finishes (or undoes) its change alone */
-static void job_cancel(struct hs_ctx *ctx)
-{
-	ctx->cancel = NULL;
-	if (current_job)
-		current_job->ctx = NULL;
-	current_job = NULL;
-	out_warn(&ctx->out, "interrupted: the mirror driver completes or undoes the change "
-		 "on its own; see 'mirror list'");
-	hs_cmd_finish(ctx, HS_CMD_FAIL);
+	return HS_CMD_OK;
 }
 
 static int job_start(struct hs_ctx *ctx, const struct hs_mirror_rule *rule)
 {
-	struct mirror_job *job = hs_xcalloc(1, sizeof(*job));
 	char *argv[HS_MIRROR_ARGV_MAX];
-	char idbuf[24], sessbuf[8];
-	uv_process_options_t opt = { 0 };
-	uv_stdio_container_t stdio[3];
-	int rc;
+	char driver[PATH_MAX], idbuf[24], sessbuf[8];
+	bool tree;
 
-	job->ctx = ctx;
-	job->rule = *rule;
-	driver_path(job->driver, sizeof(job->driver));
-	hs_mirror_argv(&job->rule, job->driver, ctx->lab_state, idbuf, sizeof(idbuf),
-		       sessbuf, sizeof(sessbuf), argv);
-
-	uv_pipe_init(ctx->loop, &job->out, 0);
-	uv_pipe_init(ctx->loop, &job->err, 0);
-	job->proc.data = job->out.data = job->err.data = job;
-	stdio[0].flags = UV_IGNORE;
-	stdio[1].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
-	stdio[1].data.stream = (uv_stream_t *)&job->out;
-	stdio[2].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
-	stdio[2].data.stream = (uv_stream_t *)&job->err;
-	opt.file = job->driver;
-	opt.args = argv;
-	opt.stdio = stdio;
-	opt.stdio_count = 3;
-	opt.exit_cb = on_exit_cb;
-
-	job->open = 3;
-	rc = uv_spawn(ctx->loop, &job->proc, &opt);
-	if (rc < 0) {
-		job->ctx = NULL;
-		uv_close((uv_handle_t *)&job->proc, job_closed);
-		uv_close((uv_handle_t *)&job->out, job_closed);
-		uv_close((uv_handle_t *)&job->err, job_closed);
-		return out_err(&ctx->out, "cannot run mirror driver '%s': %s", argv[0],
-			       uv_strerror(rc));
-	}
-	job->waiting = 3;
-	uv_read_start((uv_stream_t *)&job->out, on_alloc, on_read);
-	uv_read_start((uv_stream_t *)&job->err, on_alloc, on_read);
-	current_job = job;
-	ctx->cancel = job_cancel;
-	return HS_CMD_PENDING;
+	hs_driver_path(driver, sizeof(driver), &tree);
+	hs_mirror_argv(rule, driver, ctx->lab_state, idbuf, sizeof(idbuf), sessbuf,
+		       sizeof(sessbuf), argv);
+	return hs_driver_run(ctx, argv, 32768, mirror_done, rule, sizeof(*rule), "mirror driver",
+			     "interrupted: the mirror driver completes or undoes the change "
+			     "on its own; see 'mirror list'");
 }
 
 int cmd_mirror(struct hs_ctx *ctx, int argc, char **argv)

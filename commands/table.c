@@ -31,6 +31,7 @@ static const char *const export_words[] = { "ndjson", "pcap", "records", "traces
 static const char *const rates_words[] = { "limit", "window", NULL };
 static const char *const alert_words[] = { "add", "list", "del", "link", "flow", "drops", "retx",
 	"util", "bps", NULL };
+static const char *const snapshot_words[] = { "take", "list", "show", "diff", "--threshold", NULL };
 
 const struct hs_cmd hs_cmds[] = {
 	{ "help", cmd_help, "[VERB]",
@@ -89,6 +90,8 @@ const struct hs_cmd hs_cmds[] = {
 	  "flow rates from sampled TCP sequence numbers, and link load", rates_words, 0 },
 	{ "alert", cmd_alert, "add|list|del [COND...|ID]",
 	  "alerts on link load, flow rates, drops and retransmissions", alert_words, 0 },
+	{ "snapshot", cmd_snapshot, "take|list|show|diff [ID] [ID] [--threshold X]",
+	  "synchronized port counters of every switch; compare two, ECMP shares", snapshot_words, 0 },
 };
 
 const unsigned hs_ncmds = HS_ARRAY_SIZE(hs_cmds);

@@ -69,5 +69,6 @@ HS_DECLARE_CMD(stats);
 HS_DECLARE_CMD(export);
 HS_DECLARE_CMD(rates);
 HS_DECLARE_CMD(alert);
+HS_DECLARE_CMD(snapshot);
 
 #endif

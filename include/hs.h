@@ -52,6 +52,12 @@ int hs_parse_uint(const char *s, uint64_t max, uint64_t *out);
 int hs_parse_bps(const char *s, double *bps);
 /* bits per second -> "9.80M", "950k", "1.20G", "0"; returns buf */
 const char *hs_fmt_bps(double bps, char *buf, size_t len);
+/* a share: "0.25" or "25%" -> 0.25; finite, not negative. 0 or -1. */
+int hs_parse_share(const char *s, double *out);
+/* a switch name, [a-z][a-z0-9_-]{0,30}: what topologies and drivers accept */
+bool hs_name_ok(const char *s);
+/* an interface name: 1 to 15 of [A-Za-z0-9._-] */
+bool hs_ifname_ok(const char *s);
 /* nanoseconds -> "1.250ms", "3.2s" (human); returns buf */
 const char *hs_fmt_duration(uint64_t ns, char *buf, size_t len);
 /* seconds.nanoseconds with 9 decimals */

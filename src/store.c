@@ -153,9 +153,27 @@ static const char schema_v4[] =
 	" value REAL NOT NULL,"		/* measured: bps, percent or per second */
 	" wall INTEGER);"		/* wall clock when it fired, ns */
 	"CREATE INDEX events_by_ts ON events(ts);";
+/* version 5: synchronized counter snapshots and each port's counters in them */
+static const char schema_v5[] =
+	"CREATE TABLE snapshots ("
+	" id INTEGER PRIMARY KEY,"
+	" taken INTEGER NOT NULL,"		/* wall clock when asked, ns */
+	" target INTEGER NOT NULL,"		/* the common read instant, ns */
+	" spread INTEGER NOT NULL,"		/* latest - earliest read, ns */
+	" switches INTEGER NOT NULL,"
+	" ports INTEGER NOT NULL,"
+	" session INTEGER);"			/* capture session running then */
+	"CREATE TABLE snapshot_counters ("
+	" snapshot INTEGER NOT NULL REFERENCES snapshots(id),"
+	" switch TEXT NOT NULL, port TEXT NOT NULL,"
+	" read_ts INTEGER NOT NULL,"		/* when the switch read, ns */
+	" rx_packets INTEGER NOT NULL, rx_bytes INTEGER NOT NULL, rx_drops INTEGER NOT NULL,"
+	" tx_packets INTEGER NOT NULL, tx_bytes INTEGER NOT NULL, tx_drops INTEGER NOT NULL,"
+	" backlog_bytes INTEGER, backlog_packets INTEGER,"	/* NULL: no queueing qdisc */
+	" PRIMARY KEY (snapshot, switch, port));";
 
 /* migrations[i] takes the schema from version i to i + 1 */
-static const char *const migrations[] = { schema_v1, schema_v2, schema_v3, schema_v4 };
+static const char *const migrations[] = { schema_v1, schema_v2, schema_v3, schema_v4, schema_v5 };
 
 _Static_assert(HS_ARRAY_SIZE(migrations) == HS_STORE_SCHEMA,
 	       "one migration per schema version");

@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,6 +159,50 @@ int hs_parse_uint(const char *s, uint64_t max, uint64_t *out)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+int hs_parse_share(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || !isfinite(v) || v < 0)
+		return -1;
+	if (*end == '%') {
+		v /= 100.0;
+		end++;
+	}
+	if (*end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+bool hs_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 31 || s[0] < 'a' || s[0] > 'z')
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!(islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) || s[i] == '-' ||
+		      s[i] == '_'))
+			return false;
+	return true;
+}
+
+bool hs_ifname_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 15)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!(isalnum((unsigned char)s[i]) || s[i] == '-' || s[i] == '_' || s[i] == '.'))
+			return false;
+	return true;
 }
 
 int hs_parse_duration(const char *s, uint64_t *ns)

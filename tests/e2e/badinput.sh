@@ -171,6 +171,21 @@ cat >"$tmp/catalogue" <<'EOF_CAT'
 = | alert del 7 | alert: no alert 7
 = | alert del x | alert: bad id 'x'
 = | alert mute | unknown alert subcommand 'mute'
+= | snapshot | too few arguments for 'snapshot'
+= | snapshot frob | unknown snapshot subcommand 'frob'
+= | snapshot take now | snapshot take: unexpected 'now'
+= | snapshot list all | snapshot list: unexpected 'all'
+= | snapshot show | snapshot needs a snapshot id
+= | snapshot show x | bad snapshot id 'x'
+= | snapshot show 0 | bad snapshot id '0'
+= | snapshot show 99 | no snapshot 99 in
+= | snapshot diff 1 | snapshot diff needs two snapshot ids
+= | snapshot diff 1 1 | snapshot diff needs two different snapshots
+= | snapshot diff -1 2 | bad snapshot id '-1'
+= | snapshot diff 1 2 3 | snapshot diff: unexpected '3'
+= | snapshot diff 1 2 --threshold lots | bad threshold 'lots'
+= | snapshot diff 1 2 --threshold | '--threshold' needs a value
+= | snapshot diff 1 2 | no snapshot 1 in
 + | capture start cut.pcap | 'cut.pcap': truncated dump file
 + | capture start huge.pcap | 'huge.pcap': invalid packet capture length
 = | control ospf | control: unexpected 'ospf' (bgp, roce, pfc, limit N, since T)

@@ -177,6 +177,42 @@ static void test_flowkey(void **state)
 	assert_true(hs_flowkey_hash(&x) != hs_flowkey_hash(&y));
 }
 
+static void test_share_and_names(void **state)
+{
+	double v = -1;
+
+	(void)state;
+	assert_int_equal(hs_parse_share("0.25", &v), 0);
+	assert_true(v == 0.25);
+	assert_int_equal(hs_parse_share("25%", &v), 0);
+	assert_true(v == 0.25);
+	assert_int_equal(hs_parse_share("0", &v), 0);
+	assert_true(v == 0);
+	static const char *const bad[] = { "", "x", "-0.1", "25%%", "1e999", "nan", "inf", "0.5x", "%" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(hs_parse_share(bad[i], &v), -1);
+
+	assert_true(hs_name_ok("leaf1"));
+	assert_true(hs_name_ok("a-b_c9"));
+	assert_true(hs_name_ok("abcdefghijklmnopqrstuvwxyzabcde"));	/* 31 */
+	assert_false(hs_name_ok("abcdefghijklmnopqrstuvwxyzabcdef"));	/* 32 */
+	assert_false(hs_name_ok(""));
+	assert_false(hs_name_ok("1leaf"));
+	assert_false(hs_name_ok("Leaf1"));
+	assert_false(hs_name_ok("leaf 1"));
+	assert_false(hs_name_ok("leaf;1"));
+
+	assert_true(hs_ifname_ok("eth0"));
+	assert_true(hs_ifname_ok("hs-m-spine1"));
+	assert_true(hs_ifname_ok("eth0.100"));
+	assert_true(hs_ifname_ok("abcdefghijklmno"));	/* 15 */
+	assert_false(hs_ifname_ok("abcdefghijklmnop"));	/* 16 */
+	assert_false(hs_ifname_ok(""));
+	assert_false(hs_ifname_ok("eth 0"));
+	assert_false(hs_ifname_ok("eth0/1"));
+	assert_false(hs_ifname_ok("e$(x)"));
+}
+
 static void test_strdup(void **state)
 {
 	char *p = hs_xstrdup("abc");
@@ -199,6 +235,7 @@ int main(void)
 		cmocka_unit_test(test_addr),
 		cmocka_unit_test(test_prefix),
 		cmocka_unit_test(test_flowkey),
+		cmocka_unit_test(test_share_and_names),
 		cmocka_unit_test(test_strdup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

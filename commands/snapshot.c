@@ -1,0 +1,450 @@
+/* snapshot.c - snapshot take|list|show ID|diff A B: synchronized counters
+ *
+ * take asks the fabric's driver (the one 'mirror' uses) for a snapshot: the
+ * driver has every switch read its port counters at one common instant and
+ * prints them (format in include/snapshot.h). The driver runs as a child
+ * process (uv_spawn, an argv array, no shell); when it exits its output is
+ * checked as a whole, and only then stored. list, show and diff read the
+ * history.
+ */
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sqlite3.h>
+
+#include "cmd.h"
+#include "console.h"
+#include "driver.h"
+#include "snapshot.h"
+
+#define OUT_MAX (8u << 20)	/* the driver's stdout: 8 MiB is ~70000 ports */
+
+/* "2026-11-22 14:03:43.120" UTC */
+static const char *fmt_wall(uint64_t ns, char *buf, size_t len)
+{
+	time_t t = (time_t)(ns / HS_NS_PER_SEC);
+	struct tm tm;
+	char s[32];
+
+	gmtime_r(&t, &tm);
+	strftime(s, sizeof(s), "%Y-%m-%d %H:%M:%S", &tm);
+	snprintf(buf, len, "%s.%03u", s, (unsigned)(ns % HS_NS_PER_SEC / 1000000));
+	return buf;
+}
+
+/* the summary of one snapshot: one JSON object, or one text line */
+static void print_summary(struct hs_out *o, const struct hs_snap *s, bool close)
+{
+	char ts[32], w[40], sp[32];
+
+	out_obj_open(o, NULL);
+	out_int(o, "id", "snapshot %" PRId64 ": ", s->id);
+	if (o->json) {
+		out_raw(o, "ts", NULL, hs_fmt_ts(s->target_ns, ts, sizeof(ts)));
+		out_raw(o, "taken", NULL, hs_fmt_ts(s->taken_ns, ts, sizeof(ts)));
+	} else {
+		out_text(o, "%s UTC, ", fmt_wall(s->target_ns, w, sizeof(w)));
+	}
+	out_uint(o, "switches", "%" PRIu64 " switches, ", s->nswitches);
+	out_uint(o, "ports", "%" PRIu64 " ports, ", s->nports);
+	out_uint(o, "spread_ns", NULL, s->spread_ns);
+	out_text(o, "read within %s", hs_fmt_duration(s->spread_ns, sp, sizeof(sp)));
+	if (s->session > 0)
+		out_int(o, "session", " (capture session %" PRId64 ")", s->session);
+	else if (o->json)
+		out_null(o, "session");
+	if (close) {
+		out_obj_close(o);
+		out_nl(o);
+	}
+}
+
+static void print_port(struct hs_out *o, const struct hs_snap_port *p)
+{
+	char ts[32];
+
+	out_obj_open(o, NULL);
+	out_str(o, "switch", "%-12s ", p->sw);
+	out_str(o, "port", "%-12s", p->port);
+	for (int k = 0; k < HS_SNAP__NCOUNTERS; k++)
+		out_uint(o, hs_snap_counter_names[k], " %12" PRIu64, p->c[k]);
+	if (p->has_backlog) {
+		out_uint(o, "backlog_bytes", " %9" PRIu64, p->backlog_bytes);
+		out_uint(o, "backlog_packets", NULL, p->backlog_packets);
+	} else {
+		out_null(o, "backlog_bytes");
+		out_null(o, "backlog_packets");
+		out_text(o, " %9s", "-");
+	}
+	out_raw(o, "read_ts", NULL, hs_fmt_ts(p->read_ns, ts, sizeof(ts)));
+	out_obj_close(o);
+	out_nl(o);
+}
+
+static void port_header(struct hs_out *o)
+{
+	out_text(o, "%-12s %-12s %12s %12s %12s %12s %12s %12s %9s\n", "SWITCH", "PORT", "RX_PKTS",
+		 "RX_BYTES", "RX_DROPS", "TX_PKTS", "TX_BYTES", "TX_DROPS", "BACKLOG");
+}
+
+/* switches of the topology the snapshot lacks: a warning each */
+static void warn_missing(struct hs_ctx *ctx, const struct hs_snap *s)
+{
+	if (!ctx->topo)
+		return;
+	for (int i = 0; i < ctx->topo->nsw; i++) {
+		bool seen = false;
+
+		for (size_t k = 0; k < s->nports && !seen; k++)
+			seen = strcmp(s->ports[k].sw, ctx->topo->sw[i].name) == 0;
+		if (!seen)
+			out_warn(&ctx->out, "snapshot %" PRId64 " has no counters of switch '%s'", s->id,
+				 ctx->topo->sw[i].name);
+	}
+}
+
+/* ---- take: the driver reads, the console checks and stores ---------------------- */
+
+static int take_done(struct hs_ctx *ctx, const struct hs_driver_result *r, void *arg)
+{
+	const uint64_t *taken_ns = arg;
+	struct hs_out *o = &ctx->out;
+	struct hs_snap s;
+	struct hs_store *st;
+	char err[512];
+
+	if (hs_driver_failed(ctx, r, "snapshot driver") < 0)
+		return HS_CMD_FAIL;
+	if (r->out_cut)
+		return out_err(o, "snapshot: the driver's output is longer than %u bytes", OUT_MAX);
+	if (hs_snap_parse(r->out, &s, err, sizeof(err)) < 0)
+		return out_err(o, "snapshot: bad driver output: %s", err);
+	s.taken_ns = *taken_ns;
+	s.session = ctx->session;
+	if (!(st = hs_ctx_store(ctx))) {
+		hs_snap_free(&s);
+		return HS_CMD_FAIL;
+	}
+	hs_store_commit(st);
+	if (hs_snap_store(hs_store_db(st), &s, err, sizeof(err)) < 0) {
+		hs_snap_free(&s);
+		return out_err(o, "%s in '%s'", err, hs_store_path(st));
+	}
+	print_summary(o, &s, true);
+	warn_missing(ctx, &s);
+	hs_snap_free(&s);
+	return HS_CMD_OK;
+}
+
+static int take(struct hs_ctx *ctx)
+{
+	char driver[PATH_MAX], *argv[6];
+	uint64_t taken_ns = hs_wall_ns();
+	int n = 0;
+	bool tree;
+
+	if (!ctx->topo)
+		return out_err(&ctx->out, "snapshot take needs the fabric: run 'hopscope --lab' with "
+			       "the lab up, or load its topology (topo load FILE)");
+	hs_driver_path(driver, sizeof(driver), &tree);
+#ifdef HS_BUILDDIR
+	/* the driver finds the tree's reader beside the console */
+	if (tree)
+		setenv("HOPSCOPE_SNAP", HS_BUILDDIR "/hs-snap", 0);
+#endif
+	argv[n++] = driver;
+	if (ctx->lab_state) {
+		argv[n++] = (char *)"--state";
+		argv[n++] = ctx->lab_state;
+	}
+	argv[n++] = (char *)"snapshot";
+	argv[n] = NULL;
+	return hs_driver_run(ctx, argv, OUT_MAX, take_done, &taken_ns, sizeof(taken_ns),
+			     "snapshot driver", "interrupted: no snapshot stored");
+}
+
+/* ---- list, show, diff ------------------------------------------------------------ */
+
+static int parse_id(struct hs_out *o, const char *w, int64_t *id)
+{
+	uint64_t v;
+
+	if (!w)
+		return out_err(o, "snapshot needs a snapshot id (see 'snapshot list')");
+	if (w[0] < '1' || w[0] > '9' || hs_parse_uint(w, INT64_MAX, &v) < 0)
+		return out_err(o, "bad snapshot id '%s' (a number, see 'snapshot list')", w);
+	*id = (int64_t)v;
+	return 0;
+}
+
+static int load(struct hs_ctx *ctx, int64_t id, bool ports, struct hs_snap *s)
+{
+	struct hs_store *st = hs_ctx_store(ctx);
+	char err[512];
+	int rc;
+
+	if (!st)
+		return HS_CMD_FAIL;
+	rc = hs_snap_load(hs_store_db(st), id, ports, s, err, sizeof(err));
+	if (rc > 0)
+		return out_err(&ctx->out, "no snapshot %" PRId64 " in '%s'", id, hs_store_path(st));
+	if (rc < 0)
+		return out_err(&ctx->out, "%s in '%s'", err, hs_store_path(st));
+	return 0;
+}
+
+static int list(struct hs_ctx *ctx)
+{
+	struct hs_store *st = hs_ctx_store(ctx);
+	sqlite3_stmt *q;
+	int rc, rows = 0;
+
+	if (!st)
+		return HS_CMD_FAIL;
+	if (sqlite3_prepare_v2(hs_store_db(st), "SELECT id, taken, target, spread, switches, ports,"
+			       " session FROM snapshots ORDER BY id", -1, &q, NULL) != SQLITE_OK)
+		return out_err(&ctx->out, "cannot read snapshots in '%s': %s", hs_store_path(st),
+			       sqlite3_errmsg(hs_store_db(st)));
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		struct hs_snap s = {
+			.id = sqlite3_column_int64(q, 0),
+			.taken_ns = (uint64_t)sqlite3_column_int64(q, 1),
+			.target_ns = (uint64_t)sqlite3_column_int64(q, 2),
+			.spread_ns = (uint64_t)sqlite3_column_int64(q, 3),
+			.nswitches = (uint32_t)sqlite3_column_int64(q, 4),
+			.nports = (size_t)sqlite3_column_int64(q, 5),
+			.session = sqlite3_column_int64(q, 6),
+		};
+		print_summary(&ctx->out, &s, true);
+		rows++;
+	}
+	sqlite3_finalize(q);
+	if (rc != SQLITE_DONE)
+		return out_err(&ctx->out, "cannot read snapshots in '%s': %s", hs_store_path(st),
+			       sqlite3_errmsg(hs_store_db(st)));
+	if (rows == 0)
+		out_text(&ctx->out, "no snapshots (snapshot take)\n");
+	return HS_CMD_OK;
+}
+
+static int show(struct hs_ctx *ctx, int64_t id)
+{
+	struct hs_out *o = &ctx->out;
+	struct hs_snap s;
+
+	if (load(ctx, id, true, &s) < 0)
+		return HS_CMD_FAIL;
+	print_summary(o, &s, false);
+	out_arr_open(o, "counters");
+	if (!o->json) {
+		out_text(o, "\n");
+		port_header(o);
+	}
+	for (size_t i = 0; i < s.nports; i++)
+		print_port(o, &s.ports[i]);
+	out_arr_close(o);
+	out_obj_close(o);
+	hs_snap_free(&s);
+	return HS_CMD_OK;
+}
+
+/* "1.23 Gbit/s" from bytes per second */
+static const char *fmt_bits(double bytes_per_s, char *buf, size_t len)
+{
+	static const char *const unit[] = { "bit/s", "kbit/s", "Mbit/s", "Gbit/s", "Tbit/s" };
+	double v = bytes_per_s * 8;
+	int u = 0;
+
+	while (v >= 1000 && u < 4) {
+		v /= 1000;
+		u++;
+	}
+	snprintf(buf, len, "%.*f %s", u ? 2 : 0, v, unit[u]);
+	return buf;
+}
+
+static void print_delta(struct hs_out *o, const struct hs_snap_delta *d)
+{
+	char r1[24], r2[24];
+
+	if (o->json) {
+		out_obj_open(o, NULL);
+		out_str(o, "switch", NULL, d->b->sw);
+		out_str(o, "port", NULL, d->b->port);
+		out_uint(o, "interval_ns", NULL, d->interval_ns);
+		for (int k = 0; k < HS_SNAP__NCOUNTERS; k++)
+			out_uint(o, hs_snap_counter_names[k], NULL, d->d[k]);
+		out_double(o, "rx_bps", NULL, 8 * d->rate[HS_SNAP_RX_BYTES]);
+		out_double(o, "tx_bps", NULL, 8 * d->rate[HS_SNAP_TX_BYTES]);
+		out_double(o, "rx_pps", NULL, d->rate[HS_SNAP_RX_PACKETS]);
+		out_double(o, "tx_pps", NULL, d->rate[HS_SNAP_TX_PACKETS]);
+		if (d->b->has_backlog)
+			out_uint(o, "backlog_bytes", NULL, d->b->backlog_bytes);
+		else
+			out_null(o, "backlog_bytes");
+		out_bool(o, "reset", NULL, d->reset);
+		out_obj_close(o);
+		return;
+	}
+	out_text(o, "%-12s %-12s %10" PRIu64 " %12" PRIu64 " %14s %10" PRIu64 " %12" PRIu64
+		 " %14s %8" PRIu64 "%s\n", d->b->sw, d->b->port, d->d[HS_SNAP_RX_PACKETS],
+		 d->d[HS_SNAP_RX_BYTES], fmt_bits(d->rate[HS_SNAP_RX_BYTES], r1, sizeof(r1)),
+		 d->d[HS_SNAP_TX_PACKETS], d->d[HS_SNAP_TX_BYTES],
+		 fmt_bits(d->rate[HS_SNAP_TX_BYTES], r2, sizeof(r2)),
+		 d->d[HS_SNAP_RX_DROPS] + d->d[HS_SNAP_TX_DROPS],
+		 d->reset ? "  (counter reset)" : "");
+}
+
+static void print_group(struct hs_out *o, const struct hs_topo *t, const struct hs_snap_group *g,
+			double threshold)
+{
+	if (o->json) {
+		out_obj_open(o, NULL);
+		out_str(o, "switch", NULL, t->sw[g->sw].name);
+		out_str(o, "toward", NULL, g->toward);
+		out_obj_open(o, "members");
+		for (int j = 0; j < g->n; j++)
+			out_double(o, g->m[j].port[0] ? g->m[j].port : t->sw[g->m[j].neighbour].name,
+				   NULL, g->m[j].share);
+		out_obj_close(o);
+		out_obj_open(o, "neighbours");
+		for (int j = 0; j < g->n; j++)
+			out_str(o, g->m[j].port[0] ? g->m[j].port : t->sw[g->m[j].neighbour].name,
+				NULL, t->sw[g->m[j].neighbour].name);
+		out_obj_close(o);
+		out_uint(o, "tx_bytes", NULL, g->tx_bytes);
+		out_double(o, "imbalance", NULL, g->imbalance);
+		out_double(o, "threshold", NULL, threshold);
+		out_bool(o, "complete", NULL, g->complete);
+		out_bool(o, "flagged", NULL, g->flagged);
+		out_obj_close(o);
+		return;
+	}
+	out_text(o, "\n%s toward %s: %" PRIu64 " bytes sent, imbalance %.2f%s%s\n",
+		 t->sw[g->sw].name, g->toward, g->tx_bytes, g->imbalance,
+		 g->flagged ? "  FLAGGED" : "",
+		 g->complete ? "" : "  (ports missing from a snapshot)");
+	for (int j = 0; j < g->n; j++) {
+		const struct hs_snap_member *m = &g->m[j];
+		char who[2 * HS_NAME_MAX + 8];
+
+		if (strcmp(m->port, t->sw[m->neighbour].name) == 0)
+			snprintf(who, sizeof(who), "%s", m->port);
+		else
+			snprintf(who, sizeof(who), "%s (%s)", m->port[0] ? m->port : "?",
+				 t->sw[m->neighbour].name);
+		if (m->delta)
+			out_text(o, "    %-24s %12" PRIu64 " bytes %5.1f%%\n", who, m->tx_bytes,
+				 100.0 * m->share);
+		else
+			out_text(o, "    %-24s %12s\n", who, "not in both snapshots");
+	}
+}
+
+static int diff(struct hs_ctx *ctx, int64_t ida, int64_t idb, double threshold)
+{
+	struct hs_out *o = &ctx->out;
+	struct hs_snap a, b;
+	struct hs_snap_diff d;
+	char err[256], iv[32];
+	size_t flagged = 0;
+
+	if (ida == idb)
+		return out_err(o, "snapshot diff needs two different snapshots, not %" PRId64 " twice",
+			       ida);
+	if (load(ctx, ida, true, &a) < 0)
+		return HS_CMD_FAIL;
+	if (load(ctx, idb, true, &b) < 0) {
+		hs_snap_free(&a);
+		return HS_CMD_FAIL;
+	}
+	if (hs_snap_diff(&a, &b, ctx->topo, threshold, &d, err, sizeof(err)) < 0) {
+		hs_snap_free(&a);
+		hs_snap_free(&b);
+		return out_err(o, "snapshot diff: %s (diff OLDER NEWER)", err);
+	}
+	for (size_t i = 0; i < d.ngroups; i++)
+		flagged += d.groups[i].flagged;
+	out_obj_open(o, NULL);
+	out_int(o, "a", "snapshot %" PRId64, a.id);
+	out_int(o, "b", " to %" PRId64, b.id);
+	out_uint(o, "interval_ns", NULL, d.interval_ns);
+	out_text(o, " over %s", hs_fmt_duration(d.interval_ns, iv, sizeof(iv)));
+	out_uint(o, "spread_a_ns", NULL, a.spread_ns);
+	out_uint(o, "spread_b_ns", NULL, b.spread_ns);
+	out_uint(o, "ports", ": %" PRIu64 " ports", d.nports);
+	if (d.only_a || d.only_b) {
+		out_uint(o, "only_a", " (%" PRIu64 " only in the first", d.only_a);
+		out_uint(o, "only_b", ", %" PRIu64 " only in the second)", d.only_b);
+	}
+	if (ctx->topo) {
+		out_uint(o, "groups", ", %" PRIu64 " ECMP groups", d.ngroups);
+		out_uint(o, "flagged", ", %" PRIu64 " flagged", flagged);
+	} else if (!o->json) {
+		out_text(o, "; no topology, so no ECMP groups (topo load FILE)");
+	}
+	out_obj_close(o);
+	out_nl(o);
+	if (!o->json)
+		out_text(o, "%-12s %-12s %10s %12s %14s %10s %12s %14s %8s\n", "SWITCH", "PORT",
+			 "RX_PKTS", "RX_BYTES", "RX_RATE", "TX_PKTS", "TX_BYTES", "TX_RATE", "DROPS");
+	for (size_t i = 0; i < d.nports; i++)
+		print_delta(o, &d.ports[i]);
+	if (ctx->topo && !o->json)
+		out_text(o, "\nECMP groups: shares of the bytes sent toward the next hops; "
+			 "imbalance = max share / mean share - 1, flagged above %.2f\n", threshold);
+	for (size_t i = 0; i < d.ngroups; i++)
+		print_group(o, ctx->topo, &d.groups[i], threshold);
+	hs_snap_diff_free(&d);
+	hs_snap_free(&a);
+	hs_snap_free(&b);
+	return HS_CMD_OK;
+}
+
+int cmd_snapshot(struct hs_ctx *ctx, int argc, char **argv)
+{
+	struct hs_out *o = &ctx->out;
+	const char *sub = argv[1];
+	int64_t a, b;
+
+	if (strcmp(sub, "take") == 0 || strcmp(sub, "list") == 0) {
+		if (argc > 2)
+			return out_err(o, "snapshot %s: unexpected '%s'", sub, argv[2]);
+		return sub[0] == 't' ? take(ctx) : list(ctx);
+	}
+	if (strcmp(sub, "show") == 0) {
+		if (argc > 3)
+			return out_err(o, "snapshot show: unexpected '%s'", argv[3]);
+		if (parse_id(o, argc > 2 ? argv[2] : NULL, &a) < 0)
+			return HS_CMD_FAIL;
+		return show(ctx, a);
+	}
+	if (strcmp(sub, "diff") == 0) {
+		double threshold = HS_SNAP_DEFAULT_THRESHOLD;
+		const char *ids[2] = { NULL, NULL };
+		int nid = 0;
+
+		for (int i = 2; i < argc; i++) {
+			if (strcmp(argv[i], "--threshold") == 0) {
+				if (i + 1 >= argc)
+					return out_err(o, "snapshot diff: '--threshold' needs a value "
+						       "(e.g. 0.25 or 25%%)");
+				if (hs_parse_share(argv[++i], &threshold) < 0)
+					return out_err(o, "bad threshold '%s' (e.g. 0.25 or 25%%)", argv[i]);
+			} else if (nid < 2) {
+				ids[nid++] = argv[i];
+			} else {
+				return out_err(o, "snapshot diff: unexpected '%s'", argv[i]);
+			}
+		}
+		if (nid < 2)
+			return out_err(o, "snapshot diff needs two snapshot ids (diff OLDER NEWER)");
+		if (parse_id(o, ids[0], &a) < 0 || parse_id(o, ids[1], &b) < 0)
+			return HS_CMD_FAIL;
+		return diff(ctx, a, b, threshold);
+	}
+	return out_err(o, "unknown snapshot subcommand '%s' (take, list, show, diff)", sub);
+}

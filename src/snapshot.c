@@ -1,0 +1,556 @@
+/* snapshot.c - synchronized counter snapshots: parse the driver's text,
+ * store and load them, and compare two (per-port deltas, ECMP group shares)
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sqlite3.h>
+
+#include "analyze.h"
+#include "snapshot.h"
+
+#define MAX_SKEW_NS (60 * HS_NS_PER_SEC)	/* a read this far from T is garbage */
+
+const char *const hs_snap_counter_names[HS_SNAP__NCOUNTERS] = {
+	"rx_packets", "rx_bytes", "rx_drops", "tx_packets", "tx_bytes", "tx_drops",
+};
+
+static int perr(char *err, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int perr(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* ---- parsing ------------------------------------------------------------------ */
+
+/* decimal digits only, no sign, no leading zeros, at most INT64_MAX (SQLite) */
+static int parse_num(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (!*s || (s[0] == '0' && s[1]))
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		if (v > ((uint64_t)INT64_MAX - (uint64_t)(*s - '0')) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+#define MAX_WORDS 13
+
+/* split at blanks into w (modifies line); returns the count, MAX_WORDS when more */
+static int split(char *line, char **w)
+{
+	int n = 0;
+	char *save = NULL;
+
+	for (char *t = strtok_r(line, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
+		if (n == MAX_WORDS)
+			return MAX_WORDS;
+		w[n++] = t;
+	}
+	return n;
+}
+
+static int cmp_port(const void *x, const void *y)
+{
+	const struct hs_snap_port *p = *(const struct hs_snap_port *const *)x;
+	const struct hs_snap_port *q = *(const struct hs_snap_port *const *)y;
+	int c = strcmp(p->sw, q->sw);
+
+	return c ? c : strcmp(p->port, q->port);
+}
+
+/* spread and switch count from the ports; -1 when a (switch, port) repeats */
+static int summarize(struct hs_snap *s, const struct hs_snap_port **dup)
+{
+	const struct hs_snap_port **v;
+	uint64_t lo = UINT64_MAX, hi = 0;
+
+	s->nswitches = 0;
+	s->spread_ns = 0;
+	if (s->nports == 0)
+		return 0;
+	v = hs_xcalloc(s->nports, sizeof(*v));
+	for (size_t i = 0; i < s->nports; i++) {
+		v[i] = &s->ports[i];
+		if (s->ports[i].read_ns < lo)
+			lo = s->ports[i].read_ns;
+		if (s->ports[i].read_ns > hi)
+			hi = s->ports[i].read_ns;
+	}
+	s->spread_ns = hi - lo;
+	qsort(v, s->nports, sizeof(*v), cmp_port);
+	for (size_t i = 0; i < s->nports; i++) {
+		if (i && cmp_port(&v[i - 1], &v[i]) == 0) {
+			*dup = v[i];
+			free(v);
+			return -1;
+		}
+		if (i == 0 || strcmp(v[i - 1]->sw, v[i]->sw) != 0)
+			s->nswitches++;
+	}
+	free(v);
+	return 0;
+}
+
+static int parse_port(char **w, int n, uint64_t target, struct hs_snap_port *p, char *err,
+		      size_t errlen)
+{
+	static const char *const what[] = { "read time", "rx packets", "rx bytes", "rx drops",
+		"tx packets", "tx bytes", "tx drops", "backlog bytes", "backlog packets" };
+	uint64_t v[9];
+
+	if (n != 12)
+		return perr(err, errlen, "a port line has 12 words, not %s%d (port SWITCH PORT "
+			    "READ_NS RX_PACKETS RX_BYTES RX_DROPS TX_PACKETS TX_BYTES TX_DROPS "
+			    "BACKLOG_BYTES BACKLOG_PACKETS)", n >= MAX_WORDS ? "more than " : "",
+			    n >= MAX_WORDS ? 12 : n);
+	if (!hs_name_ok(w[1]))
+		return perr(err, errlen, "bad switch name '%.40s'", w[1]);
+	if (!hs_ifname_ok(w[2]))
+		return perr(err, errlen, "bad port name '%.40s'", w[2]);
+	bool dash10 = strcmp(w[10], "-") == 0, dash11 = strcmp(w[11], "-") == 0;
+	if (dash10 != dash11)
+		return perr(err, errlen, "backlog '%.24s %.24s': both numbers or both '-'", w[10],
+			    w[11]);
+	for (int i = 0; i < (dash10 ? 7 : 9); i++)
+		if (parse_num(w[3 + i], &v[i]) < 0)
+			return perr(err, errlen, "bad %s '%.40s' (a decimal number)", what[i], w[3 + i]);
+	if (v[0] + MAX_SKEW_NS < target || v[0] > target + MAX_SKEW_NS)
+		return perr(err, errlen, "read time %s is more than a minute from the instant %llu",
+			    w[3], (unsigned long long)target);
+	memset(p, 0, sizeof(*p));
+	snprintf(p->sw, sizeof(p->sw), "%s", w[1]);
+	snprintf(p->port, sizeof(p->port), "%s", w[2]);
+	p->read_ns = v[0];
+	for (int i = 0; i < HS_SNAP__NCOUNTERS; i++)
+		p->c[i] = v[1 + i];
+	p->has_backlog = !dash10;
+	if (p->has_backlog) {
+		p->backlog_bytes = v[7];
+		p->backlog_packets = v[8];
+	}
+	return 0;
+}
+
+int hs_snap_parse(const char *text, struct hs_snap *s, char *err, size_t errlen)
+{
+	char *buf = hs_xstrdup(text), *line = buf, *w[MAX_WORDS];
+	char msg[200];
+	size_t cap = 0;
+	unsigned lineno = 0;
+	bool have_head = false, have_end = false;
+	uint64_t end_sw = 0, end_ports = 0;
+	const struct hs_snap_port *dup = NULL;
+
+	memset(s, 0, sizeof(*s));
+	while (line) {
+		char *nl = strchr(line, '\n');
+		int n;
+
+		if (nl)
+			*nl = '\0';
+		lineno++;
+		n = split(line, w);
+		if (n == 0) {
+			line = nl ? nl + 1 : NULL;
+			continue;
+		}
+		if (have_end) {
+			perr(msg, sizeof(msg), "'%.20s' after the end line", w[0]);
+			goto bad;
+		}
+		if (!have_head) {
+			if (strcmp(w[0], "snapshot") != 0) {
+				perr(msg, sizeof(msg), "expected 'snapshot T_NS' first, not '%.40s'", w[0]);
+				goto bad;
+			}
+			if (n != 2 || parse_num(w[1], &s->target_ns) < 0) {
+				perr(msg, sizeof(msg), "bad instant '%.40s' (expected 'snapshot T_NS')",
+				     n > 1 ? w[1] : "");
+				goto bad;
+			}
+			have_head = true;
+		} else if (strcmp(w[0], "port") == 0) {
+			if (s->nports == HS_SNAP_MAX_PORTS) {
+				perr(msg, sizeof(msg), "more than %d ports", HS_SNAP_MAX_PORTS);
+				goto bad;
+			}
+			if (s->nports == cap) {
+				cap = cap ? 2 * cap : 64;
+				s->ports = realloc(s->ports, cap * sizeof(*s->ports));
+				if (!s->ports)
+					abort();
+			}
+			if (parse_port(w, n, s->target_ns, &s->ports[s->nports], msg, sizeof(msg)) < 0)
+				goto bad;
+			s->nports++;
+		} else if (strcmp(w[0], "end") == 0) {
+			if (n != 3 || parse_num(w[1], &end_sw) < 0 || parse_num(w[2], &end_ports) < 0) {
+				perr(msg, sizeof(msg), "expected 'end SWITCHES PORTS'");
+				goto bad;
+			}
+			have_end = true;
+		} else {
+			perr(msg, sizeof(msg), "unknown line '%.40s' (snapshot, port or end)", w[0]);
+			goto bad;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	free(buf);
+	if (!have_head) {
+		hs_snap_free(s);
+		return perr(err, errlen, "no snapshot in the driver's output");
+	}
+	if (!have_end) {
+		perr(err, errlen, "the driver's output is cut short (no end line after %zu ports)",
+		     s->nports);
+		hs_snap_free(s);
+		return -1;
+	}
+	if (summarize(s, &dup) < 0) {
+		perr(err, errlen, "port '%s' of switch '%s' appears twice", dup->port, dup->sw);
+		hs_snap_free(s);
+		return -1;
+	}
+	if (end_sw != s->nswitches || end_ports != s->nports) {
+		perr(err, errlen, "the end line counts %llu switches and %llu ports, the output has "
+		     "%u and %zu", (unsigned long long)end_sw, (unsigned long long)end_ports,
+		     s->nswitches, s->nports);
+		hs_snap_free(s);
+		return -1;
+	}
+	if (s->nports == 0) {
+		hs_snap_free(s);
+		return perr(err, errlen, "the snapshot has no ports");
+	}
+	return 0;
+bad:
+	free(buf);
+	hs_snap_free(s);
+	return perr(err, errlen, "line %u: %s", lineno, msg);
+}
+
+void hs_snap_free(struct hs_snap *s)
+{
+	free(s->ports);
+	memset(s, 0, sizeof(*s));
+}
+
+/* ---- history ------------------------------------------------------------------ */
+
+static int db_fail(sqlite3 *db, char *err, size_t errlen, const char *what)
+{
+	return perr(err, errlen, "%s: %s", what, sqlite3_errmsg(db));
+}
+
+int hs_snap_store(sqlite3 *db, struct hs_snap *s, char *err, size_t errlen)
+{
+	sqlite3_stmt *hd = NULL, *pc = NULL;
+
+	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		return db_fail(db, err, errlen, "cannot store the snapshot");
+	if (sqlite3_prepare_v2(db, "INSERT INTO snapshots(taken, target, spread, switches, ports,"
+			       " session) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", -1, &hd, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "INSERT INTO snapshot_counters(snapshot, switch, port, read_ts,"
+			       " rx_packets, rx_bytes, rx_drops, tx_packets, tx_bytes, tx_drops,"
+			       " backlog_bytes, backlog_packets)"
+			       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+			       -1, &pc, NULL) != SQLITE_OK)
+		goto fail;
+	sqlite3_bind_int64(hd, 1, (sqlite3_int64)s->taken_ns);
+	sqlite3_bind_int64(hd, 2, (sqlite3_int64)s->target_ns);
+	sqlite3_bind_int64(hd, 3, (sqlite3_int64)s->spread_ns);
+	sqlite3_bind_int64(hd, 4, s->nswitches);
+	sqlite3_bind_int64(hd, 5, (sqlite3_int64)s->nports);
+	if (s->session > 0)
+		sqlite3_bind_int64(hd, 6, s->session);
+	else
+		sqlite3_bind_null(hd, 6);
+	if (sqlite3_step(hd) != SQLITE_DONE)
+		goto fail;
+	int64_t id = sqlite3_last_insert_rowid(db);
+	for (size_t i = 0; i < s->nports; i++) {
+		const struct hs_snap_port *p = &s->ports[i];
+
+		sqlite3_bind_int64(pc, 1, id);
+		sqlite3_bind_text(pc, 2, p->sw, -1, SQLITE_STATIC);
+		sqlite3_bind_text(pc, 3, p->port, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(pc, 4, (sqlite3_int64)p->read_ns);
+		for (int k = 0; k < HS_SNAP__NCOUNTERS; k++)
+			sqlite3_bind_int64(pc, 5 + k, (sqlite3_int64)p->c[k]);
+		if (p->has_backlog) {
+			sqlite3_bind_int64(pc, 11, (sqlite3_int64)p->backlog_bytes);
+			sqlite3_bind_int64(pc, 12, (sqlite3_int64)p->backlog_packets);
+		} else {
+			sqlite3_bind_null(pc, 11);
+			sqlite3_bind_null(pc, 12);
+		}
+		if (sqlite3_step(pc) != SQLITE_DONE)
+			goto fail;
+		sqlite3_reset(pc);
+	}
+	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		goto fail;
+	sqlite3_finalize(hd);
+	sqlite3_finalize(pc);
+	s->id = id;
+	return 0;
+fail:
+	db_fail(db, err, errlen, "cannot store the snapshot");
+	sqlite3_finalize(hd);
+	sqlite3_finalize(pc);
+	if (!sqlite3_get_autocommit(db))
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	return -1;
+}
+
+int hs_snap_load(sqlite3 *db, int64_t id, bool ports, struct hs_snap *s, char *err,
+		 size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+	size_t cap = 0;
+
+	memset(s, 0, sizeof(*s));
+	if (sqlite3_prepare_v2(db, "SELECT taken, target, spread, switches, ports, session"
+			       " FROM snapshots WHERE id = ?1", -1, &st, NULL) != SQLITE_OK)
+		return db_fail(db, err, errlen, "cannot read snapshots");
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		if (rc == SQLITE_DONE)
+			return 1;
+		return db_fail(db, err, errlen, "cannot read snapshots");
+	}
+	s->id = id;
+	s->taken_ns = (uint64_t)sqlite3_column_int64(st, 0);
+	s->target_ns = (uint64_t)sqlite3_column_int64(st, 1);
+	s->spread_ns = (uint64_t)sqlite3_column_int64(st, 2);
+	s->nswitches = (uint32_t)sqlite3_column_int64(st, 3);
+	s->session = sqlite3_column_int64(st, 5);
+	sqlite3_finalize(st);
+	if (!ports)
+		return 0;
+	if (sqlite3_prepare_v2(db, "SELECT switch, port, read_ts, rx_packets, rx_bytes, rx_drops,"
+			       " tx_packets, tx_bytes, tx_drops, backlog_bytes, backlog_packets"
+			       " FROM snapshot_counters WHERE snapshot = ?1 ORDER BY rowid",
+			       -1, &st, NULL) != SQLITE_OK)
+		return db_fail(db, err, errlen, "cannot read snapshot counters");
+	sqlite3_bind_int64(st, 1, id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct hs_snap_port *p;
+		const unsigned char *sw = sqlite3_column_text(st, 0), *port = sqlite3_column_text(st, 1);
+
+		if (s->nports == cap) {
+			cap = cap ? 2 * cap : 64;
+			s->ports = realloc(s->ports, cap * sizeof(*s->ports));
+			if (!s->ports)
+				abort();
+		}
+		p = &s->ports[s->nports++];
+		memset(p, 0, sizeof(*p));
+		snprintf(p->sw, sizeof(p->sw), "%s", sw ? (const char *)sw : "?");
+		snprintf(p->port, sizeof(p->port), "%s", port ? (const char *)port : "?");
+		p->read_ns = (uint64_t)sqlite3_column_int64(st, 2);
+		for (int k = 0; k < HS_SNAP__NCOUNTERS; k++)
+			p->c[k] = (uint64_t)sqlite3_column_int64(st, 3 + k);
+		p->has_backlog = sqlite3_column_type(st, 9) != SQLITE_NULL;
+		p->backlog_bytes = (uint64_t)sqlite3_column_int64(st, 9);
+		p->backlog_packets = (uint64_t)sqlite3_column_int64(st, 10);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		hs_snap_free(s);
+		return db_fail(db, err, errlen, "cannot read snapshot counters");
+	}
+	return 0;
+}
+
+/* ---- comparing two snapshots -------------------------------------------------- */
+
+static const struct hs_snap_delta *find_delta(const struct hs_snap_diff *d, const char *sw,
+					      const char *port)
+{
+	for (size_t i = 0; i < d->nports; i++)
+		if (strcmp(d->ports[i].b->sw, sw) == 0 && strcmp(d->ports[i].b->port, port) == 0)
+			return &d->ports[i];
+	return NULL;
+}
+
+/* destinations of ECMP groups: the ToRs with hosts or subnets; every switch
+ * when the topology names none */
+static bool is_dest(const struct hs_topo *t, int sw)
+{
+	bool any = t->nsubnets > 0 || t->nhosts > 0;
+
+	if (!any)
+		return true;
+	for (int i = 0; i < t->nsubnets; i++)
+		if (t->subnets[i].leaf == sw)
+			return true;
+	for (int i = 0; i < t->nhosts; i++)
+		if (t->hosts[i].leaf == sw)
+			return true;
+	return false;
+}
+
+static int cmp_int(const void *x, const void *y)
+{
+	int a = *(const int *)x, b = *(const int *)y;
+
+	return (a > b) - (a < b);
+}
+
+static void add_toward(struct hs_snap_group *g, const char *name)
+{
+	size_t l = strlen(g->toward);
+
+	if (l + strlen(name) + 2 >= sizeof(g->toward))
+		return;
+	snprintf(g->toward + l, sizeof(g->toward) - l, "%s%s", l ? "," : "", name);
+}
+
+static void make_groups(struct hs_snap_diff *d, const struct hs_topo *t, double threshold)
+{
+	size_t cap = 0;
+
+	for (int s = 0; s < t->nsw; s++) {
+		size_t first = d->ngroups;
+
+		for (int dst = 0; dst < t->nsw; dst++) {
+			int nh[HS_SNAP_MAX_NH], n;
+			struct hs_snap_group *g = NULL;
+
+			if (dst == s || !is_dest(t, dst))
+				continue;
+			n = hs_topo_next_hops(t, s, dst, nh, HS_SNAP_MAX_NH);
+			if (n < 2)
+				continue;
+			qsort(nh, (size_t)n, sizeof(nh[0]), cmp_int);
+			for (size_t k = first; k < d->ngroups && !g; k++) {
+				struct hs_snap_group *o = &d->groups[k];
+				bool same = o->n == n;
+
+				for (int j = 0; same && j < n; j++)
+					same = o->m[j].neighbour == nh[j];
+				if (same)
+					g = o;
+			}
+			if (!g) {
+				if (d->ngroups == cap) {
+					cap = cap ? 2 * cap : 16;
+					d->groups = realloc(d->groups, cap * sizeof(*d->groups));
+					if (!d->groups)
+						abort();
+				}
+				g = &d->groups[d->ngroups++];
+				memset(g, 0, sizeof(*g));
+				g->sw = s;
+				g->n = n;
+				for (int j = 0; j < n; j++) {
+					int l = hs_topo_link(t, s, nh[j]);
+
+					g->m[j].neighbour = nh[j];
+					if (l >= 0)
+						snprintf(g->m[j].port, sizeof(g->m[j].port), "%s",
+							 t->links[l].a == s ? t->links[l].a_port :
+							 t->links[l].b_port);
+				}
+			}
+			add_toward(g, t->sw[dst].name);
+		}
+		for (size_t k = first; k < d->ngroups; k++) {
+			struct hs_snap_group *g = &d->groups[k];
+			double share[HS_SNAP_MAX_NH];
+
+			g->complete = true;
+			for (int j = 0; j < g->n; j++) {
+				g->m[j].delta = find_delta(d, t->sw[s].name, g->m[j].port);
+				if (!g->m[j].delta) {
+					g->complete = false;
+					continue;
+				}
+				g->m[j].tx_bytes = g->m[j].delta->d[HS_SNAP_TX_BYTES];
+				g->tx_bytes += g->m[j].tx_bytes;
+			}
+			for (int j = 0; j < g->n; j++) {
+				g->m[j].share = g->tx_bytes ? (double)g->m[j].tx_bytes /
+							      (double)g->tx_bytes : 0;
+				share[j] = g->m[j].share;
+			}
+			g->imbalance = hs_an_imbalance(share, g->n);
+			g->flagged = g->complete && g->imbalance > threshold &&
+				     g->tx_bytes >= (uint64_t)g->n * HS_SNAP_MIN_MEMBER_BYTES;
+		}
+	}
+}
+
+int hs_snap_diff(const struct hs_snap *a, const struct hs_snap *b, const struct hs_topo *topo,
+		 double threshold, struct hs_snap_diff *out, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	if (b->target_ns <= a->target_ns)
+		return perr(err, errlen, "snapshot %lld was not taken before snapshot %lld",
+			    (long long)a->id, (long long)b->id);
+	out->interval_ns = b->target_ns - a->target_ns;
+	if (b->nports)
+		out->ports = hs_xcalloc(b->nports, sizeof(*out->ports));
+
+	/* match by (switch, port) through a sorted index of a */
+	const struct hs_snap_port **ia = hs_xcalloc(a->nports ? a->nports : 1, sizeof(*ia));
+	for (size_t i = 0; i < a->nports; i++)
+		ia[i] = &a->ports[i];
+	qsort(ia, a->nports, sizeof(*ia), cmp_port);
+	for (size_t i = 0; i < b->nports; i++) {
+		const struct hs_snap_port *pb = &b->ports[i], *key = pb, **hit;
+		struct hs_snap_delta *dl;
+
+		hit = a->nports ? bsearch(&key, ia, a->nports, sizeof(*ia), cmp_port) : NULL;
+		if (!hit) {
+			out->only_b++;
+			continue;
+		}
+		dl = &out->ports[out->nports++];
+		dl->a = *hit;
+		dl->b = pb;
+		dl->interval_ns = pb->read_ns > dl->a->read_ns ? pb->read_ns - dl->a->read_ns : 0;
+		for (int k = 0; k < HS_SNAP__NCOUNTERS; k++) {
+			if (pb->c[k] >= dl->a->c[k]) {
+				dl->d[k] = pb->c[k] - dl->a->c[k];
+			} else {
+				dl->d[k] = pb->c[k];	/* the counter restarted */
+				dl->reset = true;
+			}
+			dl->rate[k] = dl->interval_ns ?
+				(double)dl->d[k] * 1e9 / (double)dl->interval_ns : 0;
+		}
+	}
+	free(ia);
+	out->only_a = a->nports - out->nports;
+	if (topo)
+		make_groups(out, topo, threshold);
+	return 0;
+}
+
+void hs_snap_diff_free(struct hs_snap_diff *d)
+{
+	free(d->ports);
+	free(d->groups);
+	memset(d, 0, sizeof(*d));
+}

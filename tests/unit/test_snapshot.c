@@ -1,0 +1,399 @@
+/* test_snapshot.c - the driver's snapshot text, the history, and diffs with
+ * their ECMP groups */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "snapshot.h"
+#include "store.h"
+
+#define T 1700000000000000000ULL
+
+static const char fabric[] =
+	"switch spine1 role spine mirror 10.255.0.1\n"
+	"switch spine2 role spine mirror 10.255.0.2\n"
+	"switch leaf1 role leaf mirror 10.255.0.3\n"
+	"switch leaf2 role leaf mirror 10.255.0.4\n"
+	"switch leaf3 role leaf mirror 10.255.0.5\n"
+	"link leaf1 s1 spine1 l1\n"
+	"link leaf1 s2 spine2 l1\n"
+	"link leaf2 s1 spine1 l2\n"
+	"link leaf2 s2 spine2 l2\n"
+	"link leaf3 s1 spine1 l3\n"
+	"link leaf3 s2 spine2 l3\n"
+	"subnet leaf1 10.1.1.0/24\n"
+	"subnet leaf2 10.1.2.0/24\n"
+	"subnet leaf3 10.1.3.0/24\n";
+
+/* a snapshot of the fabric at T + dt: every port's counters are base, but
+ * leaf1 sent s1 and s2 on its uplinks */
+static char *text_at(uint64_t dt, uint64_t base, uint64_t s1, uint64_t s2)
+{
+	static const char *const ports[][2] = {
+		{ "spine1", "l1" }, { "spine1", "l2" }, { "spine1", "l3" },
+		{ "spine2", "l1" }, { "spine2", "l2" }, { "spine2", "l3" },
+		{ "leaf1", "s1" }, { "leaf1", "s2" }, { "leaf1", "h1" },
+		{ "leaf2", "s1" }, { "leaf2", "s2" },
+		{ "leaf3", "s1" }, { "leaf3", "s2" },
+	};
+	size_t cap = 8192, off = 0;
+	char *buf = malloc(cap);
+
+	off += (size_t)snprintf(buf + off, cap - off, "snapshot %llu\n",
+				(unsigned long long)(T + dt));
+	for (size_t i = 0; i < sizeof(ports) / sizeof(ports[0]); i++) {
+		uint64_t tx = base;
+		/* each switch reads 10 us after the previous one */
+		uint64_t rd = T + dt + 10000ULL * (uint64_t)(ports[i][0][0] == 'l' ?
+							      ports[i][0][4] - '0' + 2 :
+							      ports[i][0][5] - '1');
+
+		if (strcmp(ports[i][0], "leaf1") == 0 && strcmp(ports[i][1], "s1") == 0)
+			tx = s1;
+		if (strcmp(ports[i][0], "leaf1") == 0 && strcmp(ports[i][1], "s2") == 0)
+			tx = s2;
+		off += (size_t)snprintf(buf + off, cap - off,
+					"port %s %s %llu 10 %llu 0 20 %llu 1 %s\n", ports[i][0],
+					ports[i][1], (unsigned long long)rd,
+					(unsigned long long)base, (unsigned long long)tx,
+					strcmp(ports[i][1], "h1") == 0 ? "1500 1" : "- -");
+	}
+	snprintf(buf + off, cap - off, "end 5 13\n");
+	return buf;
+}
+
+static void test_parse(void **state)
+{
+	struct hs_snap s;
+	char err[256] = "";
+	char *text = text_at(0, 1000, 5000, 7000);
+
+	(void)state;
+	assert_int_equal(hs_snap_parse(text, &s, err, sizeof(err)), 0);
+	assert_int_equal(s.target_ns, T);
+	assert_int_equal(s.nports, 13);
+	assert_int_equal(s.nswitches, 5);
+	/* spine1 reads at +0, leaf3 at +50 us */
+	assert_int_equal(s.spread_ns, 50000);
+	assert_string_equal(s.ports[7].sw, "leaf1");
+	assert_string_equal(s.ports[7].port, "s2");
+	assert_int_equal(s.ports[7].c[HS_SNAP_TX_BYTES], 7000);
+	assert_int_equal(s.ports[7].c[HS_SNAP_RX_PACKETS], 10);
+	assert_int_equal(s.ports[7].c[HS_SNAP_TX_DROPS], 1);
+	assert_false(s.ports[7].has_backlog);
+	assert_true(s.ports[8].has_backlog);
+	assert_int_equal(s.ports[8].backlog_bytes, 1500);
+	assert_int_equal(s.ports[8].backlog_packets, 1);
+	hs_snap_free(&s);
+	free(text);
+
+	/* blank lines and extra blanks are fine */
+	assert_int_equal(hs_snap_parse("\nsnapshot 5\n\nport a e0  5 1 2 3 4 5 6 - -\nend 1 1",
+				       &s, err, sizeof(err)), 0);
+	assert_int_equal(s.nports, 1);
+	assert_int_equal(s.spread_ns, 0);
+	hs_snap_free(&s);
+}
+
+static void test_parse_malformed(void **state)
+{
+	static const struct {
+		const char *text, *err;
+	} bad[] = {
+		{ "", "no snapshot" },
+		{ "port a e0 5 1 2 3 4 5 6 - -\nend 1 1\n", "line 1: expected 'snapshot T_NS' first" },
+		{ "snapshot x\nend 0 0\n", "line 1: bad instant 'x'" },
+		{ "snapshot 5 6\nend 0 0\n", "line 1: bad instant" },
+		{ "snapshot 5\nport a e0 5 1 2 3 4 5 6 - -\n", "cut short (no end line after 1 ports)" },
+		{ "snapshot 5\nport a e0 5 1 2 3 4 5 - -\nend 1 1\n", "line 2: a port line has 12 words, not 11" },
+		{ "snapshot 5\nport a e0 5 1 2 3 4 5 6 - - x y z\nend 1 1\n", "not more than 12" },
+		{ "snapshot 5\nport A e0 5 1 2 3 4 5 6 - -\nend 1 1\n", "line 2: bad switch name 'A'" },
+		{ "snapshot 5\nport a e;0 5 1 2 3 4 5 6 - -\nend 1 1\n", "line 2: bad port name 'e;0'" },
+		{ "snapshot 5\nport a averyveryverylongname 5 1 2 3 4 5 6 - -\nend 1 1\n", "bad port name" },
+		{ "snapshot 5\nport a e0 5 1 -2 3 4 5 6 - -\nend 1 1\n", "line 2: bad rx bytes '-2'" },
+		{ "snapshot 5\nport a e0 5 1 2 3 4 0x5 6 - -\nend 1 1\n", "line 2: bad tx bytes '0x5'" },
+		{ "snapshot 5\nport a e0 5 1 2 3 4 5 9223372036854775808 - -\nend 1 1\n",
+		  "line 2: bad tx drops" },
+		{ "snapshot 5\nport a e0 5 1 2 3 4 5 6 7 -\nend 1 1\n", "both numbers or both '-'" },
+		{ "snapshot 5\nport a e0 5 1 2 3 4 5 6 7 x\nend 1 1\n", "bad backlog packets 'x'" },
+		{ "snapshot 100000000000\nport a e0 5 1 2 3 4 5 6 - -\nend 1 1\n",
+		  "line 2: read time 5 is more than a minute from the instant" },
+		{ "snapshot 5\nport a e0 5 1 2 3 4 5 6 - -\nport a e0 5 1 2 3 4 5 6 - -\nend 1 2\n",
+		  "port 'e0' of switch 'a' appears twice" },
+		{ "snapshot 5\nport a e0 5 1 2 3 4 5 6 - -\nend 2 1\n",
+		  "the end line counts 2 switches and 1 ports, the output has 1 and 1" },
+		{ "snapshot 5\nport a e0 5 1 2 3 4 5 6 - -\nend 1\n", "line 3: expected 'end SWITCHES PORTS'" },
+		{ "snapshot 5\nport a e0 5 1 2 3 4 5 6 - -\nend 1 1\nport b e0 5 1 2 3 4 5 6 - -\n",
+		  "line 4: 'port' after the end line" },
+		{ "snapshot 5\nswitch a\nend 0 0\n", "line 2: unknown line 'switch'" },
+		{ "snapshot 5\nend 0 0\n", "no ports" },
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct hs_snap s;
+		char err[256] = "";
+
+		if (hs_snap_parse(bad[i].text, &s, err, sizeof(err)) != -1 ||
+		    !strstr(err, bad[i].err)) {
+			fprintf(stderr, "case %zu: got '%s', want '%s'\n", i, err, bad[i].err);
+			fail();
+		}
+		assert_null(s.ports);
+		assert_int_equal(s.nports, 0);
+	}
+}
+
+struct dbfix {
+	char dir[64], path[96];
+	struct hs_store *st;
+};
+
+static int db_setup(void **state)
+{
+	struct dbfix *f = calloc(1, sizeof(*f));
+	char err[256];
+
+	snprintf(f->dir, sizeof(f->dir), "/tmp/hs-snapshot-XXXXXX");
+	if (!mkdtemp(f->dir))
+		return -1;
+	snprintf(f->path, sizeof(f->path), "%s/h.db", f->dir);
+	f->st = hs_store_open(f->path, err, sizeof(err));
+	if (!f->st)
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int db_teardown(void **state)
+{
+	struct dbfix *f = *state;
+	char p[128];
+
+	hs_store_close(f->st);
+	unlink(f->path);
+	snprintf(p, sizeof(p), "%s-wal", f->path);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s-shm", f->path);
+	unlink(p);
+	rmdir(f->dir);
+	free(f);
+	return 0;
+}
+
+static int64_t count(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *s;
+	int64_t v = -1;
+
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return v;
+}
+
+static void test_store_load(void **state)
+{
+	struct dbfix *f = *state;
+	sqlite3 *db = hs_store_db(f->st);
+	struct hs_snap s, l;
+	char err[256] = "";
+	char *text = text_at(0, 1000, 5000, 7000);
+
+	hs_store_commit(f->st);
+	assert_int_equal(hs_snap_parse(text, &s, err, sizeof(err)), 0);
+	s.taken_ns = T - 5;
+	s.session = 3;
+	assert_int_equal(hs_snap_store(db, &s, err, sizeof(err)), 0);
+	assert_int_equal(s.id, 1);
+	assert_int_equal(count(db, "SELECT count(*) FROM snapshot_counters WHERE snapshot = 1"), 13);
+	assert_int_equal(count(db, "SELECT count(*) FROM snapshot_counters WHERE backlog_bytes IS NULL"),
+			 12);
+
+	assert_int_equal(hs_snap_load(db, 1, true, &l, err, sizeof(err)), 0);
+	assert_int_equal(l.id, 1);
+	assert_int_equal(l.taken_ns, T - 5);
+	assert_int_equal(l.target_ns, T);
+	assert_int_equal(l.spread_ns, 50000);
+	assert_int_equal(l.nswitches, 5);
+	assert_int_equal(l.session, 3);
+	assert_int_equal(l.nports, 13);
+	for (size_t i = 0; i < l.nports; i++) {
+		assert_string_equal(l.ports[i].sw, s.ports[i].sw);
+		assert_string_equal(l.ports[i].port, s.ports[i].port);
+		assert_int_equal(l.ports[i].read_ns, s.ports[i].read_ns);
+		assert_memory_equal(l.ports[i].c, s.ports[i].c, sizeof(s.ports[i].c));
+		assert_int_equal(l.ports[i].has_backlog, s.ports[i].has_backlog);
+		assert_int_equal(l.ports[i].backlog_bytes, s.ports[i].backlog_bytes);
+	}
+	hs_snap_free(&l);
+	/* without ports: the summary only */
+	assert_int_equal(hs_snap_load(db, 1, false, &l, err, sizeof(err)), 0);
+	assert_int_equal(l.nswitches, 5);
+	assert_null(l.ports);
+	assert_int_equal(hs_snap_load(db, 2, true, &l, err, sizeof(err)), 1);
+
+	/* a failed store leaves nothing: a second insert of snapshot id 1's
+	 * ports under a taken row that cannot be written */
+	assert_int_equal(sqlite3_exec(db, "CREATE TRIGGER no_more BEFORE INSERT ON snapshot_counters"
+				      " WHEN NEW.snapshot > 1 BEGIN SELECT RAISE(ABORT, 'full'); END",
+				      NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(hs_snap_store(db, &s, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "cannot store the snapshot: full"));
+	assert_int_equal(count(db, "SELECT count(*) FROM snapshots"), 1);
+	assert_int_equal(count(db, "SELECT count(*) FROM snapshot_counters"), 13);
+	hs_snap_free(&s);
+	free(text);
+}
+
+static const struct hs_snap_group *group_of(const struct hs_snap_diff *d,
+					    const struct hs_topo *t, const char *sw)
+{
+	for (size_t i = 0; i < d->ngroups; i++)
+		if (strcmp(t->sw[d->groups[i].sw].name, sw) == 0)
+			return &d->groups[i];
+	return NULL;
+}
+
+static void test_diff(void **state)
+{
+	struct hs_snap a, b;
+	struct hs_snap_diff d;
+	char err[256] = "";
+	char *ta = text_at(0, 1000, 1000, 1000);
+	/* two seconds later: every port sent 200 kB more, leaf1 300 kB on s1
+	 * and 100 kB on s2 */
+	char *tb = text_at(2 * HS_NS_PER_SEC, 201000, 301000, 101000);
+	struct hs_topo *t = hs_topo_parse(fabric, "fabric", err, sizeof(err));
+
+	(void)state;
+	assert_non_null(t);
+	assert_int_equal(hs_snap_parse(ta, &a, err, sizeof(err)), 0);
+	assert_int_equal(hs_snap_parse(tb, &b, err, sizeof(err)), 0);
+	a.id = 1;
+	b.id = 2;
+
+	assert_int_equal(hs_snap_diff(&a, &b, t, 0.25, &d, err, sizeof(err)), 0);
+	assert_int_equal(d.interval_ns, 2 * HS_NS_PER_SEC);
+	assert_int_equal(d.nports, 13);
+	assert_int_equal(d.only_a + d.only_b, 0);
+	const struct hs_snap_delta *p = &d.ports[7];	/* leaf1 s2 */
+	assert_string_equal(p->b->port, "s2");
+	assert_int_equal(p->interval_ns, 2 * HS_NS_PER_SEC);
+	assert_int_equal(p->d[HS_SNAP_TX_BYTES], 100000);
+	assert_int_equal(p->d[HS_SNAP_RX_BYTES], 200000);
+	assert_int_equal(p->d[HS_SNAP_RX_PACKETS], 0);
+	assert_true(fabs(p->rate[HS_SNAP_TX_BYTES] - 50000.0) < 1e-6);
+	assert_false(p->reset);
+
+	/* groups: one per leaf (its uplinks toward the two other leaves), none
+	 * at the spines (one next hop toward each leaf) */
+	assert_int_equal(d.ngroups, 3);
+	assert_null(group_of(&d, t, "spine1"));
+	const struct hs_snap_group *g = group_of(&d, t, "leaf1");
+	assert_non_null(g);
+	assert_string_equal(g->toward, "leaf2,leaf3");
+	assert_int_equal(g->n, 2);
+	assert_string_equal(g->m[0].port, "s1");
+	assert_string_equal(t->sw[g->m[0].neighbour].name, "spine1");
+	assert_string_equal(g->m[1].port, "s2");
+	assert_int_equal(g->tx_bytes, 400000);
+	assert_true(fabs(g->m[0].share - 0.75) < 1e-9);
+	assert_true(fabs(g->m[1].share - 0.25) < 1e-9);
+	assert_true(fabs(g->imbalance - 0.5) < 1e-9);
+	assert_true(g->complete);
+	assert_true(g->flagged);
+	g = group_of(&d, t, "leaf2");
+	assert_non_null(g);
+	assert_string_equal(g->toward, "leaf1,leaf3");
+	assert_true(fabs(g->imbalance) < 1e-9);
+	assert_false(g->flagged);
+	hs_snap_diff_free(&d);
+
+	/* above the threshold only */
+	assert_int_equal(hs_snap_diff(&a, &b, t, 0.6, &d, err, sizeof(err)), 0);
+	assert_false(group_of(&d, t, "leaf1")->flagged);
+	hs_snap_diff_free(&d);
+
+	/* no topology: deltas, no groups */
+	assert_int_equal(hs_snap_diff(&a, &b, NULL, 0.25, &d, err, sizeof(err)), 0);
+	assert_int_equal(d.nports, 13);
+	assert_int_equal(d.ngroups, 0);
+	hs_snap_diff_free(&d);
+
+	/* the other way round is refused */
+	assert_int_equal(hs_snap_diff(&b, &a, t, 0.25, &d, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "snapshot 2 was not taken before snapshot 1"));
+	hs_snap_free(&a);
+	hs_snap_free(&b);
+	free(ta);
+	free(tb);
+	hs_topo_free(t);
+}
+
+static void test_diff_idle_reset_missing(void **state)
+{
+	struct hs_snap a, b;
+	struct hs_snap_diff d;
+	char err[256] = "";
+	/* an idle fabric: leaf1 sent 3 packets' worth, all on s1 */
+	char *ta = text_at(0, 5000, 5000, 5000);
+	char *tb = text_at(HS_NS_PER_SEC, 5000, 5180, 5000);
+	struct hs_topo *t = hs_topo_parse(fabric, "fabric", err, sizeof(err));
+
+	(void)state;
+	assert_int_equal(hs_snap_parse(ta, &a, err, sizeof(err)), 0);
+	assert_int_equal(hs_snap_parse(tb, &b, err, sizeof(err)), 0);
+	assert_int_equal(hs_snap_diff(&a, &b, t, 0.25, &d, err, sizeof(err)), 0);
+	const struct hs_snap_group *g = group_of(&d, t, "leaf1");
+	assert_true(fabs(g->imbalance - 1.0) < 1e-9);
+	assert_false(g->flagged);	/* 180 bytes: too little to judge */
+	g = group_of(&d, t, "leaf2");
+	assert_int_equal(g->tx_bytes, 0);
+	assert_true(fabs(g->imbalance) < 1e-9);
+	assert_false(g->flagged);
+	hs_snap_diff_free(&d);
+
+	/* a counter that went back counts from zero and says so */
+	b.ports[0].c[HS_SNAP_RX_BYTES] = 40;
+	/* leaf1's s2 is in the second snapshot only, under another name */
+	snprintf(b.ports[7].port, sizeof(b.ports[7].port), "s2new");
+	assert_int_equal(hs_snap_diff(&a, &b, t, 0.25, &d, err, sizeof(err)), 0);
+	assert_int_equal(d.nports, 12);
+	assert_int_equal(d.only_a, 1);
+	assert_int_equal(d.only_b, 1);
+	assert_true(d.ports[0].reset);
+	assert_int_equal(d.ports[0].d[HS_SNAP_RX_BYTES], 40);
+	g = group_of(&d, t, "leaf1");
+	assert_false(g->complete);
+	assert_null(g->m[1].delta);
+	assert_false(g->flagged);
+	hs_snap_diff_free(&d);
+
+	hs_snap_free(&a);
+	hs_snap_free(&b);
+	free(ta);
+	free(tb);
+	hs_topo_free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_parse_malformed),
+		cmocka_unit_test_setup_teardown(test_store_load, db_setup, db_teardown),
+		cmocka_unit_test(test_diff),
+		cmocka_unit_test(test_diff_idle_reset_missing),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
