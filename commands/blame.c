@@ -19,18 +19,6 @@ static const char *swname(const struct hs_topo *topo, int sw)
 	return sw >= 0 && sw < topo->nsw ? topo->sw[sw].name : "?";
 }
 
-static const char *flow_str(const struct hs_flowkey *k, char *buf, size_t len)
-{
-	char s[HS_ADDRSTRLEN], d[HS_ADDRSTRLEN];
-	bool v6 = k->src.af == 6;
-
-	hs_addr_str(&k->src, s, sizeof(s));
-	hs_addr_str(&k->dst, d, sizeof(d));
-	snprintf(buf, len, "%s%s%s:%u > %s%s%s:%u", v6 ? "[" : "", s, v6 ? "]" : "", k->sport,
-		 v6 ? "[" : "", d, v6 ? "]" : "", k->dport);
-	return buf;
-}
-
 /* replace the stored rows of each epoch by its reported links */
 static int store_blame(struct hs_ctx *ctx, const struct hs_blame *b)
 {
@@ -151,7 +139,7 @@ static void print_link(struct hs_ctx *ctx, const struct hs_blame *b,
 		out_bool(o, "reported", NULL, l->reported);
 		out_arr_open(o, "flow_list");
 		for (uint32_t i = 0; i < shown; i++)
-			out_str(o, NULL, NULL, flow_str(&b->flows[l->flow_off + i], fl, sizeof(fl)));
+			out_str(o, NULL, NULL, hs_flowkey_str(&b->flows[l->flow_off + i], fl, sizeof(fl)));
 		out_arr_close(o);
 		out_obj_close(o);
 		return;
@@ -161,7 +149,7 @@ static void print_link(struct hs_ctx *ctx, const struct hs_blame *b,
 		 ep->total > 0 ? 100.0 * l->votes / ep->total : 0.0, l->flows,
 		 l->reported ? "" : "  (noise)");
 	for (uint32_t i = 0; i < shown; i++)
-		out_text(o, "%s%s", i ? ", " : "  ", flow_str(&b->flows[l->flow_off + i], fl,
+		out_text(o, "%s%s", i ? ", " : "  ", hs_flowkey_str(&b->flows[l->flow_off + i], fl,
 							     sizeof(fl)));
 	if (l->flows > shown)
 		out_text(o, ", ...");

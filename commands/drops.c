@@ -16,19 +16,6 @@ static const char *swname(const struct hs_topo *topo, int sw)
 	return sw >= 0 && sw < topo->nsw ? topo->sw[sw].name : "?";
 }
 
-/* "SRC:SPORT > DST:DPORT", brackets around IPv6 */
-static const char *endpoints(const struct hs_flowkey *k, char *buf, size_t len)
-{
-	char s[HS_ADDRSTRLEN], d[HS_ADDRSTRLEN];
-	bool v6 = k->src.af == 6;
-
-	hs_addr_str(&k->src, s, sizeof(s));
-	hs_addr_str(&k->dst, d, sizeof(d));
-	snprintf(buf, len, "%s%s%s:%u > %s%s%s:%u", v6 ? "[" : "", s, v6 ? "]" : "", k->sport,
-		 v6 ? "[" : "", d, v6 ? "]" : "", k->dport);
-	return buf;
-}
-
 /* the probe that would confirm the drop: the flow's own 5-tuple steered
  * over the last switch and the one expected next */
 static void probe_line(const struct hs_topo *topo, const struct hs_drop_link *l, char *buf,
@@ -39,7 +26,7 @@ static void probe_line(const struct hs_topo *topo, const struct hs_drop_link *l,
 
 	if (k->proto == 6 || k->proto == 17)
 		snprintf(buf, len, "probe %s %s via %s,%s count %d",
-			 hs_proto_name(k->proto, p, sizeof(p)), endpoints(k, ep, sizeof(ep)),
+			 hs_proto_name(k->proto, p, sizeof(p)), hs_flowkey_str(k, ep, sizeof(ep)),
 			 swname(topo, l->a), swname(topo, l->b), DROPS_PROBE_COUNT);
 	else
 		snprintf(buf, len, "probe link %s %s count %d", swname(topo, l->a),
