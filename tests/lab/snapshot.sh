@@ -46,6 +46,8 @@ if len(snaps) != 2:
 for s in snaps:
     if s["switches"] != len(switches):
         die("snapshot %d has %d switches, the topology %d" % (s["id"], s["switches"], len(switches)))
+    if not isinstance(s["session"], int) or s["session"] < 1:
+        die("snapshot %d is not tied to the running capture session" % s["id"])
     if not 0 <= s["spread_ns"] < max_spread:
         die("snapshot %d: spread %d ns is not below %d ns" % (s["id"], s["spread_ns"], max_spread))
     print("%s: snapshot %d: %d switches, %d ports, spread %.3f ms" % (
