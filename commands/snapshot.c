@@ -3,13 +3,12 @@
  * take asks the fabric's driver (the one 'mirror' uses) for a snapshot: the
  * driver has every switch read its port counters at one common instant and
  * prints them (format in include/snapshot.h). The driver runs as a child
- * process (uv_spawn, an argv array, no shell); when it exits its output is
+ * process (src/driver.c: an argv array, no shell); when it exits its output is
  * checked as a whole, and only then stored. list, show and diff read the
  * history.
  */
 #include <inttypes.h>
 #include <limits.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>

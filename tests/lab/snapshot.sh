@@ -46,6 +46,8 @@ if len(snaps) != 2:
 for s in snaps:
     if s["switches"] != len(switches):
         die("snapshot %d has %d switches, the topology %d" % (s["id"], s["switches"], len(switches)))
+    if not isinstance(s["session"], int) or s["session"] < 1:
+        die("snapshot %d is not tied to the running capture session" % s["id"])
     if not 0 <= s["spread_ns"] < max_spread:
         die("snapshot %d: spread %d ns is not below %d ns" % (s["id"], s["spread_ns"], max_spread))
     print("%s: snapshot %d: %d switches, %d ports, spread %.3f ms" % (
@@ -116,4 +118,23 @@ sleep 1
 console queue "snapshot take; sleep 2s; snapshot take; snapshot show 6; snapshot diff 5 6"
 judge queue || fail "the rate-limited port's queue is not in the snapshot"
 ok "leaf1-spine1 rate limited: its qdisc backlog and drops are in the snapshot"
+
+# a reader that fails in one switch fails the snapshot: one line, nothing stored
+cat >"$LAB_STATE/bad-reader" <<'EOF'
+#!/bin/sh
+# reads like hs-snap, except in leaf2
+case " $* " in *" --switch leaf2 "*) echo "hs-snap: cannot read the link counters: boom" >&2; exit 1 ;; esac
+exec "$HS_SNAP_REAL" "$@"
+EOF
+chmod +x "$LAB_STATE/bad-reader"
+st=0
+HOPSCOPE_SNAP=$LAB_STATE/bad-reader HS_SNAP_REAL=$(cd "$top_builddir" && pwd)/hs-snap \
+	"$HOPSCOPE" --lab --state "$LAB_STATE" --db "$LAB_STATE/history.db" -c "snapshot take" \
+	>"$LAB_STATE/bad.out" 2>"$LAB_STATE/bad.err" </dev/null || st=$?
+[ "$st" != 0 ] || fail "a snapshot with a failed reader was accepted: $(cat "$LAB_STATE/bad.out")"
+grep -q "error: cannot read switch 'leaf2': cannot read the link counters: boom" "$LAB_STATE/bad.err" ||
+	fail "a failed reader's error: $(cat "$LAB_STATE/bad.err")"
+n=$("$HOPSCOPE" --db "$LAB_STATE/history.db" --json -c "sql SELECT count(*) AS n FROM snapshots" </dev/null)
+[ "$n" = '{"n":6}' ] || fail "a failed snapshot changed the history: $n, not 6 snapshots"
+ok "a reader failing in leaf2 fails the snapshot with its error; nothing stored"
 lab traffic stop >/dev/null 2>&1 || true

@@ -385,6 +385,91 @@ static void test_diff_idle_reset_missing(void **state)
 	hs_topo_free(t);
 }
 
+/* a K=4 fat tree: in pod p edges eP0 eP1 and aggregations aP0 aP1 fully
+ * joined; aPj up to cores cj0 and cj1; ports named after the peer */
+static void test_groups_fattree(void **state)
+{
+	char topo[8192], snap[16384], err[256] = "";
+	size_t off = 0, so = 0;
+	unsigned nports = 0;
+
+	(void)state;
+	for (int p = 0; p < 4; p++)
+		for (int i = 0; i < 2; i++) {
+			off += (size_t)snprintf(topo + off, sizeof(topo) - off,
+						"switch e%d%d role tor mirror 10.255.0.%d\n"
+						"switch a%d%d role agg mirror 10.255.1.%d\n"
+						"subnet e%d%d 10.%d.%d.0/24\n",
+						p, i, 10 * p + i + 1, p, i, 10 * p + i + 1, p, i, p + 1, i);
+		}
+	for (int j = 0; j < 2; j++)
+		for (int k = 0; k < 2; k++)
+			off += (size_t)snprintf(topo + off, sizeof(topo) - off,
+						"switch c%d%d role core mirror 10.255.2.%d\n", j, k,
+						2 * j + k + 1);
+	so += (size_t)snprintf(snap + so, sizeof(snap) - so, "snapshot %llu\n",
+			       (unsigned long long)T);
+	for (int p = 0; p < 4; p++)
+		for (int i = 0; i < 2; i++)
+			for (int j = 0; j < 2; j++) {
+				off += (size_t)snprintf(topo + off, sizeof(topo) - off,
+							"link e%d%d a%d%d a%d%d e%d%d\n", p, i, p, j, p, j,
+							p, i);
+				off += (size_t)snprintf(topo + off, sizeof(topo) - off,
+							"link a%d%d c%d%d c%d%d a%d%d\n", p, i, i, j, i, j,
+							p, i);
+				so += (size_t)snprintf(snap + so, sizeof(snap) - so,
+						       "port e%d%d a%d%d %llu 0 0 0 0 0 0 - -\n"
+						       "port a%d%d c%d%d %llu 0 0 0 0 0 0 - -\n",
+						       p, i, p, j, (unsigned long long)T, p, i, i, j,
+						       (unsigned long long)T);
+				nports += 2;
+			}
+	snprintf(snap + so, sizeof(snap) - so, "end 16 %u\n", nports);
+
+	struct hs_topo *t = hs_topo_parse(topo, "fattree", err, sizeof(err));
+	struct hs_snap a, b;
+	struct hs_snap_diff d;
+
+	if (!t)
+		fprintf(stderr, "%s\n", err);
+	assert_non_null(t);
+	assert_int_equal(hs_snap_parse(snap, &a, err, sizeof(err)), 0);
+	assert_int_equal(hs_snap_parse(snap, &b, err, sizeof(err)), 0);
+	b.target_ns += HS_NS_PER_SEC;
+	assert_int_equal(hs_snap_diff(&a, &b, t, 0.25, &d, err, sizeof(err)), 0);
+	/* one group per edge (its two aggregations, toward the 7 other edges)
+	 * and one per aggregation (its two cores, toward the 6 edges of the
+	 * other pods); none at the cores */
+	assert_int_equal(d.ngroups, 16);
+	for (size_t i = 0; i < d.ngroups; i++) {
+		const struct hs_snap_group *g = &d.groups[i];
+		const char *sw = t->sw[g->sw].name;
+		size_t commas = 0;
+
+		for (const char *c = g->toward; *c; c++)
+			commas += *c == ',';
+		assert_int_equal(g->n, 2);
+		assert_true(g->complete);
+		assert_false(g->flagged);
+		if (sw[0] == 'e') {
+			assert_int_equal(commas + 1, 7);
+			assert_int_equal(g->m[0].port[0], 'a');
+			assert_int_equal(g->m[1].port[0], 'a');
+		} else {
+			assert_int_equal(sw[0], 'a');
+			assert_int_equal(commas + 1, 6);
+			assert_null(strstr(g->toward, (char[]){ 'e', sw[1], 0 }));
+			assert_int_equal(g->m[0].port[0], 'c');
+			assert_int_equal(g->m[0].port[1], sw[2]);
+		}
+	}
+	hs_snap_diff_free(&d);
+	hs_snap_free(&a);
+	hs_snap_free(&b);
+	hs_topo_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -393,6 +478,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_store_load, db_setup, db_teardown),
 		cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_diff_idle_reset_missing),
+		cmocka_unit_test(test_groups_fattree),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
