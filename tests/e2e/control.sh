@@ -26,7 +26,8 @@ bgp.cap.4as bgp.notify.major_error bgp.notify.minor_error bgp.notify.minor_error
 bgp.notify.minor_error_update bgp.notify.minor_error_expired bgp.notify.minor_error_state
 bgp.notify.minor_error_cease bgp.notify.minor_error_capability
 bgp.update.withdrawn_routes.length bgp.update.path_attributes.length bgp.prefix_length
-infiniband.bth.opcode infiniband.bth.se infiniband.bth.p_key infiniband.bth.destqp
+infiniband.bth.opcode infiniband.bth.se infiniband.bth.m infiniband.bth.padcnt
+infiniband.bth.tver infiniband.bth.p_key infiniband.bth.destqp
 infiniband.bth.a infiniband.bth.psn infiniband.aeth.syndrome infiniband.aeth.msn
 infiniband.aeth.syndrome.opcode infiniband.aeth.syndrome.error_code
 infiniband.aeth.syndrome.timer
