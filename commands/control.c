@@ -106,6 +106,9 @@ static void print_json(struct hs_ctx *ctx, const struct hs_ctl_rec *r)
 		out_uint(o, "pkey", NULL, q->pkey);
 		out_bool(o, "ackreq", NULL, q->ackreq);
 		out_bool(o, "se", NULL, q->se);
+		out_bool(o, "migreq", NULL, q->migreq);
+		out_uint(o, "padcnt", NULL, q->padcnt);
+		out_uint(o, "tver", NULL, q->tver);
 		if (q->aeth) {
 			out_uint(o, "syndrome", NULL, q->syndrome);
 			out_uint(o, "msn", NULL, q->msn);

@@ -66,9 +66,10 @@ enum hs_derr {
  * only when asked, by hs_ctl_decode() */
 enum hs_ctl_proto {
 	HS_CTL_NONE = 0,
-	HS_CTL_BGP,		/* TCP port 179: ctl_data is the TCP payload */
-	HS_CTL_ROCE,		/* UDP port 4791 (RoCEv2): the UDP payload, BTH first */
-	HS_CTL_PFC,		/* ethertype 0x8808 (MAC control): the frame after the type */
+	HS_CTL_BGP,		/* TCP port 179: l4_payload holds its messages */
+	HS_CTL_ROCE,		/* UDP port 4791 (RoCEv2): l4_payload starts with the BTH */
+	HS_CTL_PFC,		/* ethertype 0x8808 (MAC control): l4_payload is the frame
+				 * after the type, though it is no TCP/UDP payload */
 	HS_CTL__COUNT
 };
 
@@ -105,11 +106,8 @@ struct hs_pkt {
 	uint32_t len;		/* inner IP total length (IPv6: 40 + payload length) */
 	const uint8_t *l3;	/* innermost IP header inside the frame buffer */
 	uint32_t l3_caplen;	/* captured bytes from l3 to the end (clamped to len) */
-	const uint8_t *l4_payload; /* start of the TCP/UDP payload, or NULL */
+	const uint8_t *l4_payload; /* start of the TCP/UDP payload (see ctl), or NULL */
 	uint32_t l4_payload_caplen;
-	const uint8_t *ctl_data;	/* with ctl: the control payload in the frame */
-	uint32_t ctl_caplen;	/* its captured bytes */
-	uint32_t ctl_len;	/* its length on the wire (BGP, RoCEv2), as declared */
 };
 
 /* link types: pcap DLT values accepted by hs_decode */
@@ -128,10 +126,10 @@ void hs_pkt_json(FILE *fp, const struct hs_pkt *p);
 void hs_pkt_text(FILE *fp, const struct hs_pkt *p);
 
 /* ---- control traffic: BGP, RoCEv2, MAC control (PAUSE and PFC) ------------
- * src/decode/control.c. hs_decode() only marks a frame (hs_pkt.ctl) and
- * points at its control payload; hs_ctl_decode() reads the fields, message
+ * src/decode/control.c. hs_decode() only marks a frame (hs_pkt.ctl), its
+ * control payload in l4_payload; hs_ctl_decode() reads the fields, message
  * by message, into caller storage: it allocates nothing and reads nothing
- * past ctl_caplen. */
+ * past l4_payload_caplen. */
 
 /* Why a control message could not be decoded. Names are stable (JSON). */
 #define HS_CERR_LIST(X) \

@@ -190,19 +190,26 @@ static int bgp_body(const uint8_t *p, uint32_t len, struct hs_bgp_msg *b)
 	}
 }
 
+/* the control payload's length on the wire: the TCP/UDP header says it;
+ * a MAC control frame is what was captured */
+static uint32_t wire_len(const struct hs_pkt *k)
+{
+	return k->ctl == HS_CTL_PFC ? k->l4_payload_caplen : k->l4_len;
+}
+
 static int dec_bgp(const struct hs_pkt *k, uint32_t *off, struct hs_bgp_msg *b)
 {
-	const uint8_t *p = k->ctl_data;
-	uint32_t cap = k->ctl_caplen, at = *off;
+	const uint8_t *p = k->l4_payload;
+	uint32_t cap = k->l4_payload_caplen, len = wire_len(k), at = *off;
 	static const uint8_t marker[16] = {
 		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
 		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
 	};
 
 	if (at >= cap)
-		return at < k->ctl_len ? HS_CERR_TRUNC_BGP : -1;
+		return at < len ? HS_CERR_TRUNC_BGP : -1;
 	if (!rd_have(cap, at, BGP_HLEN))
-		return rd_have(k->ctl_len, at, BGP_HLEN) ? HS_CERR_TRUNC_BGP : HS_CERR_BGP_SPLIT;
+		return rd_have(len, at, BGP_HLEN) ? HS_CERR_TRUNC_BGP : HS_CERR_BGP_SPLIT;
 	if (memcmp(p + at, marker, sizeof(marker)) != 0)
 		return HS_CERR_BAD_BGP;	/* the middle of a message split over segments */
 	memset(b, 0, sizeof(*b));
@@ -211,7 +218,7 @@ static int dec_bgp(const struct hs_pkt *k, uint32_t *off, struct hs_bgp_msg *b)
 	if (b->len < BGP_HLEN)
 		return HS_CERR_BAD_BGP;
 	if (!rd_have(cap, at, b->len))
-		return rd_have(k->ctl_len, at, b->len) ? HS_CERR_TRUNC_BGP : HS_CERR_BGP_SPLIT;
+		return rd_have(len, at, b->len) ? HS_CERR_TRUNC_BGP : HS_CERR_BGP_SPLIT;
 	int err = bgp_body(p + at + BGP_HLEN, b->len - BGP_HLEN, b);
 	if (err == HS_CERR_NONE)
 		*off = at + b->len;
@@ -303,7 +310,10 @@ int hs_ctl_decode(const struct hs_pkt *p, uint32_t *off, struct hs_ctl_msg *m, i
 	int e;
 
 	*err = HS_CERR_NONE;
-	if (!p->ctl || !p->ctl_data)
+	const uint8_t *d = p->l4_payload;
+	uint32_t cap = p->l4_payload_caplen;
+
+	if (!p->ctl || !d)
 		return 0;
 	m->proto = p->ctl;
 	switch (p->ctl) {
@@ -315,21 +325,21 @@ int hs_ctl_decode(const struct hs_pkt *p, uint32_t *off, struct hs_ctl_msg *m, i
 	case HS_CTL_ROCE:
 		if (*off)
 			return 0;
-		e = dec_roce(p->ctl_data, p->ctl_caplen, &m->u.roce);
-		*off = p->ctl_caplen;
+		e = dec_roce(d, cap, &m->u.roce);
+		*off = cap;
 		break;
 	case HS_CTL_PFC:
 		if (*off)
 			return 0;
-		e = dec_macc(p->ctl_data, p->ctl_caplen, &m->u.pfc);
-		*off = p->ctl_caplen;
+		e = dec_macc(d, cap, &m->u.pfc);
+		*off = cap;
 		break;
 	default:
 		return 0;
 	}
 	if (e != HS_CERR_NONE) {
 		*err = e;
-		*off = p->ctl_caplen > p->ctl_len ? p->ctl_caplen : p->ctl_len;
+		*off = cap > wire_len(p) ? cap : wire_len(p);
 		return -1;
 	}
 	return 1;

@@ -93,6 +93,49 @@ int hs_decode(int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
 
 /* ---- rendering ---------------------------------------------------------- */
 
+/* control traffic: its kind and the fields of its messages (the full
+ * records are the control log's) */
+static void ctl_json(FILE *fp, const struct hs_pkt *p)
+{
+	struct hs_ctl_msg m;
+	uint32_t off = 0;
+	int err, rc, n = 0;
+
+	fprintf(fp, ",\"ctl\":\"%s\"", hs_ctl_proto_name(p->ctl));
+	while ((rc = hs_ctl_decode(p, &off, &m, &err)) == 1) {
+		if (m.proto == HS_CTL_BGP) {
+			const char *t = hs_bgp_type_name(m.u.bgp.type);
+			fprintf(fp, "%s", n++ ? "," : ",\"bgp_types\":[");
+			if (t)
+				fprintf(fp, "\"%s\"", t);
+			else
+				fprintf(fp, "\"type-%u\"", m.u.bgp.type);
+		} else if (m.proto == HS_CTL_ROCE) {
+			const struct hs_roce_pkt *r = &m.u.roce;
+			fprintf(fp, ",\"roce_opcode\":%u,\"qp\":%" PRIu32 ",\"psn\":%" PRIu32,
+				r->opcode, r->qp, r->psn);
+			if (r->aeth)
+				fprintf(fp, ",\"syndrome\":%u,\"ack\":\"%s\"", r->syndrome,
+					hs_roce_ack_name(r->ack));
+			if (r->ack == HS_ROCE_NAK && hs_roce_nak_name(r->nak_code))
+				fprintf(fp, ",\"nak\":\"%s\"", hs_roce_nak_name(r->nak_code));
+		} else if (m.proto == HS_CTL_PFC) {
+			const struct hs_pfc_frame *f = &m.u.pfc;
+			bool pfc = f->opcode == HS_MACC_PFC;
+			fprintf(fp, ",\"pfc_opcode\":%u", f->opcode);
+			if (pfc)
+				fprintf(fp, ",\"pfc_class_enable\":%u", f->class_enable);
+			for (int i = 0; i < (pfc ? 8 : 1); i++)
+				fprintf(fp, "%s%u", i ? "," : ",\"quanta\":[", f->quanta[i]);
+			fputc(']', fp);
+		}
+	}
+	if (n)
+		fputc(']', fp);
+	if (rc < 0)
+		fprintf(fp, ",\"ctl_error\":\"%s\"", hs_cerr_name(err));
+}
+
 void hs_pkt_json(FILE *fp, const struct hs_pkt *p)
 {
 	char ts[40], a[HS_ADDRSTRLEN], b[HS_ADDRSTRLEN];
@@ -120,9 +163,43 @@ void hs_pkt_json(FILE *fp, const struct hs_pkt *p)
 		fprintf(fp, ",\"tcp_flags\":%u,\"seq\":%" PRIu32, p->tcp_flags, p->seq);
 	if (p->have & HS_HAVE_IP)
 		fprintf(fp, ",\"len\":%" PRIu32, p->len);
+	if (p->ctl)
+		ctl_json(fp, p);
 	if (p->error != HS_DERR_NONE)
 		fprintf(fp, ",\"error\":\"%s\"", hs_derr_name(p->error));
 	fputs("}\n", fp);
+}
+
+/* " | bgp open update", " | roce rc-acknowledge psn 7 nak", " | pfc 0x0101" */
+static void ctl_text(FILE *fp, const struct hs_pkt *p)
+{
+	struct hs_ctl_msg m;
+	uint32_t off = 0;
+	int err, rc;
+
+	fprintf(fp, " | %s", hs_ctl_proto_name(p->ctl));
+	while ((rc = hs_ctl_decode(p, &off, &m, &err)) == 1) {
+		if (m.proto == HS_CTL_BGP) {
+			const char *t = hs_bgp_type_name(m.u.bgp.type);
+			if (t)
+				fprintf(fp, " %s", t);
+			else
+				fprintf(fp, " type-%u", m.u.bgp.type);
+		} else if (m.proto == HS_CTL_ROCE) {
+			const char *op = hs_roce_opcode_name(m.u.roce.opcode);
+			if (op)
+				fprintf(fp, " %s", op);
+			else
+				fprintf(fp, " opcode-0x%02x", m.u.roce.opcode);
+			fprintf(fp, " psn %" PRIu32, m.u.roce.psn);
+			if (m.u.roce.aeth)
+				fprintf(fp, " %s", hs_roce_ack_name(m.u.roce.ack));
+		} else if (m.proto == HS_CTL_PFC) {
+			fprintf(fp, " %s", m.u.pfc.opcode == HS_MACC_PFC ? "pfc" : "pause");
+		}
+	}
+	if (rc < 0)
+		fprintf(fp, " [%s]", hs_cerr_name(err));
 }
 
 /* tcpdump's flag letters, "." for ACK */
@@ -170,6 +247,8 @@ void hs_pkt_text(FILE *fp, const struct hs_pkt *p)
 			fprintf(fp, " type %u code %u", p->icmp_type, p->icmp_code);
 		fprintf(fp, " ttl %u len %" PRIu32, p->ttl, p->len);
 	}
+	if (p->ctl)
+		ctl_text(fp, p);
 	if (p->error != HS_DERR_NONE)
 		fprintf(fp, " [%s]", hs_derr_name(p->error));
 	fputc('\n', fp);

@@ -50,7 +50,7 @@ static int dec_tcp(struct dctx *c, const uint8_t *p, uint32_t len, uint32_t decl
 	k->l4_len = (uint16_t)(decl > doff ? decl - doff : 0);
 	k->l4_payload = l4_payload(p, len, doff, &k->l4_payload_caplen);
 	if (k->key.sport == HS_PORT_BGP || k->key.dport == HS_PORT_BGP)
-		dec_set_ctl(k, HS_CTL_BGP, k->l4_payload, k->l4_payload_caplen, k->l4_len);
+		k->ctl = HS_CTL_BGP;
 	return 0;
 }
 
@@ -73,7 +73,7 @@ static int dec_udp(struct dctx *c, const uint8_t *p, uint32_t len, uint32_t decl
 		len = end;
 	k->l4_payload = l4_payload(p, len, UDP_HLEN, &k->l4_payload_caplen);
 	if (k->key.dport == HS_PORT_ROCE)
-		dec_set_ctl(k, HS_CTL_ROCE, k->l4_payload, k->l4_payload_caplen, k->l4_len);
+		k->ctl = HS_CTL_ROCE;
 
 	int r = dec_overlay(c, k->key.dport, p + UDP_HLEN, len - UDP_HLEN);
 	return r > 0 ? 0 : r;
@@ -128,8 +128,6 @@ static void new_inner(struct hs_pkt *k)
 	k->l4_payload = NULL;
 	k->l4_payload_caplen = 0;
 	k->ctl = HS_CTL_NONE;
-	k->ctl_data = NULL;
-	k->ctl_caplen = k->ctl_len = 0;
 }
 
 int dec_ipv4(struct dctx *c, const uint8_t *p, uint32_t len)

@@ -53,7 +53,9 @@ int dec_ethertype(struct dctx *c, uint16_t type, const uint8_t *p, uint32_t len,
 		return dec_ipv6(c, p + off, len - off);
 	case HS_ETHERTYPE_MACC:
 		/* PAUSE / PFC: not IP, but control traffic the control log keeps */
-		dec_set_ctl(c->pkt, HS_CTL_PFC, p + off, len - off, len - off);
+		c->pkt->ctl = HS_CTL_PFC;
+		c->pkt->l4_payload = p + off;
+		c->pkt->l4_payload_caplen = len - off;
 		return dec_fail(c, HS_DERR_NOT_IP);
 	default:
 		return dec_fail(c, HS_DERR_NOT_IP);	/* ARP, LLDP, 802.3/LLC, ... */

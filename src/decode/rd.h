@@ -101,15 +101,6 @@ void dec_set_mirror(struct dctx *c, int encap);
 #define HS_PORT_ROCE 4791
 #define HS_ETHERTYPE_MACC 0x8808
 
-static inline void dec_set_ctl(struct hs_pkt *k, int proto, const uint8_t *data,
-			       uint32_t caplen, uint32_t len)
-{
-	k->ctl = (uint8_t)proto;
-	k->ctl_data = data;
-	k->ctl_caplen = data ? caplen : 0;
-	k->ctl_len = len;
-}
-
 /* link.c */
 int dec_ether(struct dctx *c, const uint8_t *p, uint32_t len, bool link);
 int dec_ethertype(struct dctx *c, uint16_t type, const uint8_t *p, uint32_t len,

@@ -94,7 +94,8 @@ for row in rows:
         same("proto", r["proto"], "roce", fno)
         same("ts", r["ts"], ts, fno)
         same("switch", r["switch"], sw, fno)
-        for ours, theirs in (("roce_opcode", "opcode"), ("se", "se"), ("pkey", "p_key"),
+        for ours, theirs in (("roce_opcode", "opcode"), ("se", "se"), ("migreq", "m"),
+                             ("padcnt", "padcnt"), ("tver", "tver"), ("pkey", "p_key"),
                              ("qp", "destqp"), ("ackreq", "a"), ("psn", "psn")):
             v = vals(row, "infiniband.bth." + theirs)
             o = r.get(ours)
@@ -138,4 +139,4 @@ if i != len(recs):
 for b in bad:
     print("%s: %s" % (cap, b), file=sys.stderr)
 print("%s: %d control messages, %d records, %d mismatches" % (cap, expected, len(recs), len(bad)))
-sys.exit(1 if bad or expected == 0 else 0)
+sys.exit(1 if bad else 0)

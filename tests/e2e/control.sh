@@ -26,7 +26,8 @@ bgp.cap.4as bgp.notify.major_error bgp.notify.minor_error bgp.notify.minor_error
 bgp.notify.minor_error_update bgp.notify.minor_error_expired bgp.notify.minor_error_state
 bgp.notify.minor_error_cease bgp.notify.minor_error_capability
 bgp.update.withdrawn_routes.length bgp.update.path_attributes.length bgp.prefix_length
-infiniband.bth.opcode infiniband.bth.se infiniband.bth.p_key infiniband.bth.destqp
+infiniband.bth.opcode infiniband.bth.se infiniband.bth.m infiniband.bth.padcnt
+infiniband.bth.tver infiniband.bth.p_key infiniband.bth.destqp
 infiniband.bth.a infiniband.bth.psn infiniband.aeth.syndrome infiniband.aeth.msn
 infiniband.aeth.syndrome.opcode infiniband.aeth.syndrome.error_code
 infiniband.aeth.syndrome.timer
@@ -76,6 +77,43 @@ if command -v tshark >/dev/null 2>&1; then
 else
 	echo "# SKIP (tshark): tshark not found; the TShark comparison did not run" >&2
 fi
+
+# --- decode --json carries the same fields as the records TShark agreed with --------
+for b in bgp-erspan roce pfc-gre-teb control-truncated; do
+	hs decode --json "$G/$b.pcap"
+	cp "$tmp/out" "$tmp/$b.decode"
+	hs $db --json -r "$G/$b.pcap" control limit 1000
+	check "decode --json $b.pcap: ctl keys agree with control --json" \
+		python3 - "$tmp/$b.decode" "$tmp/out" <<'PY'
+import json, sys
+frames = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+recs = [json.loads(l) for l in open(sys.argv[2]) if l.startswith("{")]
+recs = [r for r in recs if "proto" in r][::-1]
+got = []
+for f in frames:
+    if "ctl" not in f:
+        continue
+    if f["ctl"] == "bgp":
+        got += [("bgp", t) for t in f.get("bgp_types", [])]
+    elif "ctl_error" not in f:
+        if f["ctl"] == "roce":
+            got.append(("roce", f["roce_opcode"], f["qp"], f["psn"], f.get("syndrome"), f.get("nak")))
+        else:
+            got.append(("pfc", f["pfc_opcode"], f.get("pfc_class_enable"), f["quanta"]))
+want = []
+for r in recs:
+    if r["proto"] == "bgp":
+        want.append(("bgp", r["bgp_type"]))
+    elif r["proto"] == "roce":
+        want.append(("roce", r["roce_opcode"], r["qp"], r["psn"], r.get("syndrome"), r.get("nak")))
+    else:
+        want.append(("pfc", r["pfc_opcode"], r.get("pfc_class_enable"), r["quanta"]))
+sys.exit(0 if got == want and got else 1)
+PY
+done
+errs=$(grep -o '"ctl_error":"[a-z-]*"' "$tmp/control-truncated.decode" | tr '\n' ' ')
+check "decode --json: each cut message has its reason" \
+	[ "$errs" = '"ctl_error":"truncated-bgp" "ctl_error":"bgp-split" "ctl_error":"truncated-aeth" "ctl_error":"truncated-mac-control" ' ]
 
 # --- what the golden captures hold, checked on their own ----------------------------
 hs $db --json -r "$G/roce-erspan.pcap" control

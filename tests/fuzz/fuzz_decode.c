@@ -51,8 +51,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint32_t off = 0, prev = 0;
 		int err, r;
 
-		if (!p.ctl_data || p.ctl_data < frame ||
-		    p.ctl_data + p.ctl_caplen > frame + caplen)
+		if (!p.l4_payload || p.l4_payload < frame ||
+		    p.l4_payload + p.l4_payload_caplen > frame + caplen)
 			abort();
 		while ((r = hs_ctl_decode(&p, &off, &m, &err)) == 1) {
 			if (off <= prev)

@@ -68,7 +68,8 @@ static int ctl_all(const struct frame *f, uint32_t cut, struct hs_ctl_msg *m, in
 	hs_decode(f->dlt, copy, cut, f->len, 1, p);
 	*err = HS_CERR_NONE;
 	if (p->ctl) {
-		assert_true(p->ctl_data >= copy && p->ctl_data + p->ctl_caplen <= copy + cut);
+		assert_true(p->l4_payload >= copy &&
+			    p->l4_payload + p->l4_payload_caplen <= copy + cut);
 	}
 	struct hs_ctl_msg tmp;
 	while ((rc = hs_ctl_decode(p, &off, n < max ? &m[n] : &tmp, err)) == 1)
@@ -78,8 +79,7 @@ static int ctl_all(const struct frame *f, uint32_t cut, struct hs_ctl_msg *m, in
 	else
 		assert_int_equal(*err, HS_CERR_NONE);
 	free(copy);
-	p->ctl_data = NULL;	/* it pointed into the copy */
-	p->l3 = p->l4_payload = NULL;
+	p->l3 = p->l4_payload = NULL;	/* they pointed into the copy */
 	return n;
 }
 
@@ -307,8 +307,8 @@ static int one(int proto, const uint8_t *d, uint32_t len, struct hs_ctl_msg *m)
 	uint8_t *copy = malloc(len ? len : 1);
 	assert_non_null(copy);
 	memcpy(copy, d, len);
-	p.ctl_data = copy;
-	p.ctl_caplen = p.ctl_len = len;
+	p.l4_payload = copy;
+	p.l4_payload_caplen = p.l4_len = (uint16_t)len;
 	int rc = hs_ctl_decode(&p, &off, m, &err);
 	free(copy);
 	return rc < 0 ? -err : rc;
@@ -387,7 +387,7 @@ static void test_marking(void **state)
 	for (size_t i = 0; i < nf; i++) {
 		assert_int_equal(hs_decode(fr[i].dlt, fr[i].data, fr[i].len, fr[i].len, 1, &p), 0);
 		assert_int_equal(p.ctl, HS_CTL_NONE);
-		assert_null(p.ctl_data);
+		assert_int_equal(p.ctl, HS_CTL_NONE);
 	}
 	unload(fr, nf);
 }
