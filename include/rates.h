@@ -13,14 +13,15 @@
  * one that repeats it (a pure ACK) is neither. One sample gives no rate.
  *
  * A flow's links are the directed topology links between consecutive hops
- * of its latest trace with two or more known switches. A link's load is the
- * sum of the rates of the flows crossing it; its utilization is load /
- * speed where the topology gives the link a speed.
+ * of its first trace with two or more known switches (looked at again every
+ * HS_RATE_PATH_EVERY samples: ECMP keeps a flow on one path). A link's load
+ * is the sum of the rates of the flows crossing it; its utilization is
+ * load / speed where the topology gives the link a speed.
  *
  * Memory is fixed at creation: a table of flows evicting one not sampled
- * lately (counted; a CLOCK sweep, which approximates least recently used), and per flow a ring of samples at least
- * HS_RATE_SLOT_NS apart (plus the newest), which covers HS_RATE_MAX_WINDOW.
- * Nothing is allocated per sample.
+ * lately (counted; a CLOCK sweep, which approximates least recently used),
+ * and per flow a ring of samples at least HS_RATE_SLOT_NS apart (plus the
+ * newest), which covers HS_RATE_MAX_WINDOW. Nothing is allocated per sample.
  */
 #ifndef HS_RATES_H
 #define HS_RATES_H
