@@ -6,7 +6,7 @@
  *
  *     (highest sequence seen - lowest sequence seen) / (time between them)
  *
- * in the window ending at the newest sample of any flow ("now"), with
+ * in the window ending at the newest trace seen ("now"), with
  * sequence numbers unwrapped across the 32-bit wrap by serial-number
  * arithmetic. A sample below the highest sequence already seen is a
  * retransmission (or reordering): it is counted and leaves the rate alone;

@@ -290,6 +290,8 @@ void hs_rates_on_trace(struct hs_rates *r, const struct hs_trace *t)
 
 	if (!ts || (t->flags & HS_TF_PROBE))
 		return;
+	if (ts > r->now)
+		r->now = ts;	/* time moves with every trace, TCP or not */
 	if (t->outcome == HS_OUT_DROPPED)
 		hs_rates_drop(r, ts);
 	if (t->key.proto != 6) {
