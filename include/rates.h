@@ -6,21 +6,22 @@
  *
  *     (highest sequence seen - lowest sequence seen) / (time between them)
  *
- * in the window ending at the newest sample of any flow ("now"), with
+ * in the window ending at the newest trace seen ("now"), with
  * sequence numbers unwrapped across the 32-bit wrap by serial-number
  * arithmetic. A sample below the highest sequence already seen is a
  * retransmission (or reordering): it is counted and leaves the rate alone;
  * one that repeats it (a pure ACK) is neither. One sample gives no rate.
  *
  * A flow's links are the directed topology links between consecutive hops
- * of its latest trace with two or more known switches. A link's load is the
- * sum of the rates of the flows crossing it; its utilization is load /
- * speed where the topology gives the link a speed.
+ * of its first trace with two or more known switches (looked at again every
+ * HS_RATE_PATH_EVERY samples: ECMP keeps a flow on one path). A link's load
+ * is the sum of the rates of the flows crossing it; its utilization is
+ * load / speed where the topology gives the link a speed.
  *
- * Memory is fixed at creation: a table of flows evicting the least recently
- * sampled one (counted), and per flow a ring of samples at least
- * HS_RATE_SLOT_NS apart (plus the newest), which covers HS_RATE_MAX_WINDOW.
- * Nothing is allocated per sample.
+ * Memory is fixed at creation: a table of flows evicting one not sampled
+ * lately (counted; a CLOCK sweep, which approximates least recently used),
+ * and per flow a ring of samples at least HS_RATE_SLOT_NS apart (plus the
+ * newest), which covers HS_RATE_MAX_WINDOW. Nothing is allocated per sample.
  */
 #ifndef HS_RATES_H
 #define HS_RATES_H
@@ -38,6 +39,7 @@
 #define HS_RATE_BIN_NS (50 * 1000000ULL)		/* drop and retransmission counts */
 #define HS_RATE_BINS 128				/* 6.4 s of them */
 #define HS_RATE_DEFAULT_FLOWS 4096
+#define HS_RATE_PATH_EVERY 64	/* a known path is looked at again every N samples */
 
 struct hs_rsample {
 	uint64_t ts;
@@ -50,14 +52,12 @@ enum hs_rs_kind { HS_RS_FIRST, HS_RS_ADVANCE, HS_RS_SAME, HS_RS_RETX };
 struct hs_rflow {
 	struct hs_flowkey key;
 	uint64_t hash;
-	int32_t chain;			/* next in the hash bucket, -1 */
-	int32_t newer, older;		/* recency list, -1 at the ends */
+	int32_t chain;			/* next in the hash bucket (or free list), -1 */
 	bool used;
 	uint64_t last_ts;		/* newest sample of any kind */
 	uint32_t last_raw;		/* previous sample's sequence, raw and unwrapped */
 	int64_t last_ext;
 	struct hs_rsample newest;	/* the highest sequence so far */
-	struct hs_rsample ring[HS_RATE_SLOTS];	/* advancing samples, oldest at head */
 	uint8_t head, n;
 	uint64_t samples, retx;
 	uint8_t npath;
@@ -65,19 +65,24 @@ struct hs_rflow {
 	/* at the last hs_rates_compute */
 	bool has_rate;
 	double bps;
+	/* last: a lookup touches only the fields above */
+	struct hs_rsample ring[HS_RATE_SLOTS];	/* advancing samples, oldest at head */
 };
 
 struct hs_rates {
 	size_t cap, nflows;
 	struct hs_rflow *flows;
 	int32_t *buckets;		/* 2 * cap, heads of chains */
-	int32_t newest, oldest, free_list;
+	uint8_t *ref;			/* cap: sampled since the sweep last passed */
+	size_t hand;			/* the sweep's position */
+	int32_t free_list;
 	uint64_t now;			/* newest sample time */
 	uint64_t samples, retx, evicted, not_tcp;
 
 	/* directed links of the topology the paths refer to */
 	const struct hs_topo *topo;
 	int nlinks;
+	int *adj_off, *adj_sw, *adj_link;	/* each switch's links: [adj_off[s], adj_off[s+1]) */
 	double *link_bps;		/* 2 * nlinks, at the last hs_rates_compute */
 	uint32_t *link_flows;
 	uint64_t computed_at, computed_window;
@@ -106,8 +111,9 @@ struct hs_rflow *hs_rates_sample(struct hs_rates *r, const struct hs_flowkey *k,
 /* a closed trace: a sample when it is TCP and not a probe, a drop when dropped */
 void hs_rates_on_trace(struct hs_rates *r, const struct hs_trace *t);
 void hs_rates_drop(struct hs_rates *r, uint64_t ts);
-/* directed links between consecutive known hops of t; returns how many */
-int hs_rates_trace_path(const struct hs_topo *topo, const struct hs_trace *t, int32_t *path,
+/* directed links between consecutive known hops of t (of the table's
+ * topology); returns how many */
+int hs_rates_trace_path(const struct hs_rates *r, const struct hs_trace *t, int32_t *path,
 			int max);
 struct hs_rflow *hs_rates_find(const struct hs_rates *r, const struct hs_flowkey *k);
 

@@ -296,8 +296,8 @@ bool hs_acond_measure(const struct hs_acond *c, const struct hs_rates *r, uint64
 	}
 	case HS_AK_FLOW: {
 		double sum = 0;
-		for (int32_t i = r->newest; i >= 0; i = r->flows[i].older)
-			if (r->flows[i].has_rate && flow_matches(c, &r->flows[i].key))
+		for (size_t i = 0; i < r->cap; i++)
+			if (r->flows[i].used && r->flows[i].has_rate && flow_matches(c, &r->flows[i].key))
 				sum += r->flows[i].bps;
 		*value = sum;
 		return true;

@@ -101,7 +101,9 @@ void hs_planck_on_trace(struct hs_ctx *ctx, const struct hs_trace *t)
 	struct hs_rates *r = p->rates;
 
 	hs_rates_on_trace(r, t);
-	if (r->now < p->next_eval)
+	/* the estimates are recomputed for the alerts; watch's load column and
+	 * 'rates' compute them when they are shown */
+	if (r->now < p->next_eval || !p->alerts.n)
 		return;
 	p->next_eval = r->now - r->now % HS_ALERT_TICK_NS + HS_ALERT_TICK_NS;
 	hs_rates_compute(r, r->now, HS_RATE_DEFAULT_WINDOW, NULL, NULL);
@@ -117,6 +119,9 @@ void hs_planck_link_load(struct hs_ctx *ctx, int link, char *buf, size_t len)
 	if (!p || p->topo != ctx->topo || link < 0 || link >= p->rates->nlinks)
 		return;
 	struct hs_rates *r = p->rates;
+	/* samples came in since the estimates were last computed */
+	if (r->computed_at != r->now || r->computed_window != HS_RATE_DEFAULT_WINDOW)
+		hs_rates_compute(r, r->now, HS_RATE_DEFAULT_WINDOW, NULL, NULL);
 	int d = r->link_bps[2 * link] >= r->link_bps[2 * link + 1] ? 2 * link : 2 * link + 1;
 	double util;
 	if (!r->link_flows[2 * link] && !r->link_flows[2 * link + 1])

@@ -9,8 +9,9 @@
 
 void hs_rflow_init(struct hs_rflow *f)
 {
-	memset(f, 0, sizeof(*f));
-	f->chain = f->newer = f->older = -1;
+	/* the ring is written before it is read (n counts it): left as it is */
+	memset(f, 0, offsetof(struct hs_rflow, ring));
+	f->chain = -1;
 }
 
 enum hs_rs_kind hs_rflow_sample(struct hs_rflow *f, uint32_t seq, uint64_t ts)
@@ -60,16 +61,17 @@ bool hs_rflow_rate(const struct hs_rflow *f, uint64_t now, uint64_t window, doub
 	if (!f->n || f->newest.ts < since || f->newest.ts > now)
 		return false;
 	/* the oldest kept sample inside the window: the lowest sequence in it */
-	for (unsigned i = 0; i < f->n; i++) {
+	const struct hs_rsample *old = NULL;
+	for (unsigned i = f->n; i-- > 0;) {	/* newest first: stop at the window's start */
 		const struct hs_rsample *s = &f->ring[(f->head + i) % HS_RATE_SLOTS];
 		if (s->ts < since)
-			continue;
-		if (s->ts >= f->newest.ts || s->seq >= f->newest.seq)
-			return false;
-		*bps = (double)(f->newest.seq - s->seq) * 8e9 / (double)(f->newest.ts - s->ts);
-		return true;
+			break;
+		old = s;
 	}
-	return false;
+	if (!old || old->ts >= f->newest.ts || old->seq >= f->newest.seq)
+		return false;
+	*bps = (double)(f->newest.seq - old->seq) * 8e9 / (double)(f->newest.ts - old->ts);
+	return true;
 }
 
 /* ---- the table ----------------------------------------------------------------- */
@@ -81,6 +83,7 @@ struct hs_rates *hs_rates_new(size_t max_flows)
 	r->cap = max_flows ? max_flows : HS_RATE_DEFAULT_FLOWS;
 	r->flows = hs_xcalloc(r->cap, sizeof(*r->flows));
 	r->buckets = hs_xcalloc(2 * r->cap, sizeof(*r->buckets));
+	r->ref = hs_xcalloc(r->cap, sizeof(*r->ref));
 	hs_rates_clear(r);
 	return r;
 }
@@ -91,8 +94,12 @@ void hs_rates_free(struct hs_rates *r)
 		return;
 	free(r->flows);
 	free(r->buckets);
+	free(r->ref);
 	free(r->link_bps);
 	free(r->link_flows);
+	free(r->adj_off);
+	free(r->adj_sw);
+	free(r->adj_link);
 	free(r);
 }
 
@@ -105,7 +112,8 @@ void hs_rates_clear(struct hs_rates *r)
 		r->flows[i].chain = i + 1 < r->cap ? (int32_t)(i + 1) : -1;	/* free list */
 	}
 	r->free_list = 0;
-	r->newest = r->oldest = -1;
+	memset(r->ref, 0, r->cap);
+	r->hand = 0;
 	r->nflows = 0;
 	r->now = 0;
 	r->samples = r->retx = r->evicted = r->not_tcp = 0;
@@ -123,11 +131,39 @@ void hs_rates_set_topo(struct hs_rates *r, const struct hs_topo *topo)
 {
 	free(r->link_bps);
 	free(r->link_flows);
+	free(r->adj_off);
+	free(r->adj_sw);
+	free(r->adj_link);
+	r->link_bps = NULL;
+	r->link_flows = NULL;
+	r->adj_off = r->adj_sw = r->adj_link = NULL;
 	r->topo = topo;
 	r->nlinks = topo ? topo->nlinks : 0;
-	r->link_bps = r->nlinks ? hs_xcalloc(2 * (size_t)r->nlinks, sizeof(*r->link_bps)) : NULL;
-	r->link_flows = r->nlinks ? hs_xcalloc(2 * (size_t)r->nlinks, sizeof(*r->link_flows))
-				  : NULL;
+	if (r->nlinks) {
+		size_t nd = 2 * (size_t)r->nlinks;
+		r->link_bps = hs_xcalloc(nd, sizeof(*r->link_bps));
+		r->link_flows = hs_xcalloc(nd, sizeof(*r->link_flows));
+		/* adjacency: a hop-to-hop lookup looks at one switch's links only */
+		r->adj_off = hs_xcalloc((size_t)topo->nsw + 1, sizeof(*r->adj_off));
+		r->adj_sw = hs_xcalloc(nd, sizeof(*r->adj_sw));
+		r->adj_link = hs_xcalloc(nd, sizeof(*r->adj_link));
+		for (int l = 0; l < r->nlinks; l++) {
+			r->adj_off[topo->links[l].a + 1]++;
+			r->adj_off[topo->links[l].b + 1]++;
+		}
+		for (int s = 0; s < topo->nsw; s++)
+			r->adj_off[s + 1] += r->adj_off[s];
+		int *fill = hs_xcalloc((size_t)topo->nsw, sizeof(*fill));
+		for (int l = 0; l < r->nlinks; l++) {
+			int a = topo->links[l].a, b = topo->links[l].b;
+			int ia = r->adj_off[a] + fill[a]++, ib = r->adj_off[b] + fill[b]++;
+			r->adj_sw[ia] = b;
+			r->adj_link[ia] = 2 * l;	/* a -> b */
+			r->adj_sw[ib] = a;
+			r->adj_link[ib] = 2 * l + 1;	/* b -> a */
+		}
+		free(fill);
+	}
 	for (size_t i = 0; i < r->cap; i++)
 		r->flows[i].npath = 0;
 }
@@ -147,45 +183,23 @@ struct hs_rflow *hs_rates_find(const struct hs_rates *r, const struct hs_flowkey
 	return NULL;
 }
 
-static void lru_unlink(struct hs_rates *r, int32_t i)
+/* CLOCK: pass over flows sampled since the last pass (clearing their mark),
+ * evict the first one that was not */
+static void evict_one(struct hs_rates *r)
 {
-	struct hs_rflow *f = &r->flows[i];
-
-	if (f->newer >= 0)
-		r->flows[f->newer].older = f->older;
-	else
-		r->newest = f->older;
-	if (f->older >= 0)
-		r->flows[f->older].newer = f->newer;
-	else
-		r->oldest = f->newer;
-	f->newer = f->older = -1;
-}
-
-static void lru_push(struct hs_rates *r, int32_t i)
-{
-	struct hs_rflow *f = &r->flows[i];
-
-	f->newer = -1;
-	f->older = r->newest;
-	if (r->newest >= 0)
-		r->flows[r->newest].newer = i;
-	r->newest = i;
-	if (r->oldest < 0)
-		r->oldest = i;
-}
-
-static void evict_oldest(struct hs_rates *r)
-{
-	int32_t i = r->oldest;
+	while (r->ref[r->hand]) {
+		r->ref[r->hand] = 0;
+		r->hand = (r->hand + 1) % r->cap;
+	}
+	int32_t i = (int32_t)r->hand;
 	struct hs_rflow *f = &r->flows[i];
 	int32_t *p = &r->buckets[bucket_of(r, f->hash)];
 
+	r->hand = (r->hand + 1) % r->cap;
 	while (*p != i)
 		p = &r->flows[*p].chain;
 	*p = f->chain;
-	lru_unlink(r, i);
-	hs_rflow_init(f);
+	f->used = false;
 	f->chain = r->free_list;
 	r->free_list = i;
 	r->nflows--;
@@ -214,7 +228,7 @@ struct hs_rflow *hs_rates_sample(struct hs_rates *r, const struct hs_flowkey *k,
 
 	if (!f) {
 		if (r->free_list < 0)
-			evict_oldest(r);
+			evict_one(r);
 		int32_t i = r->free_list;
 		f = &r->flows[i];
 		r->free_list = f->chain;
@@ -225,13 +239,9 @@ struct hs_rflow *hs_rates_sample(struct hs_rates *r, const struct hs_flowkey *k,
 		size_t b = bucket_of(r, f->hash);
 		f->chain = r->buckets[b];
 		r->buckets[b] = i;
-		lru_push(r, i);
 		r->nflows++;
-	} else if (r->newest != (int32_t)(f - r->flows)) {
-		int32_t i = (int32_t)(f - r->flows);
-		lru_unlink(r, i);
-		lru_push(r, i);
 	}
+	r->ref[f - r->flows] = 1;
 	r->samples++;
 	if (ts > r->now)
 		r->now = ts;
@@ -255,20 +265,21 @@ void hs_rates_drop(struct hs_rates *r, uint64_t ts)
 	bin_add(r, ts, true);
 }
 
-int hs_rates_trace_path(const struct hs_topo *topo, const struct hs_trace *t, int32_t *path,
+int hs_rates_trace_path(const struct hs_rates *r, const struct hs_trace *t, int32_t *path,
 			int max)
 {
-	int n = 0;
+	int n = 0, nsw = r->topo ? r->topo->nsw : 0;
 
-	if (!topo)
-		return 0;
-	for (int i = 1; i < t->nhops && n < max; i++) {
+	for (int i = 1; i < t->nhops && n < max && r->adj_off; i++) {
 		int a = t->hops[i - 1].sw, b = t->hops[i].sw;
-		if (a < 0 || b < 0 || a == b)
+		if (a < 0 || b < 0 || a >= nsw || b >= nsw || a == b)
 			continue;
-		int l = hs_topo_link(topo, a, b);
-		if (l >= 0)
-			path[n++] = 2 * l + (topo->links[l].a == a ? 0 : 1);
+		for (int k = r->adj_off[a]; k < r->adj_off[a + 1]; k++) {
+			if (r->adj_sw[k] == b) {
+				path[n++] = r->adj_link[k];
+				break;
+			}
+		}
 	}
 	return n;
 }
@@ -279,15 +290,24 @@ void hs_rates_on_trace(struct hs_rates *r, const struct hs_trace *t)
 
 	if (!ts || (t->flags & HS_TF_PROBE))
 		return;
+	if (ts > r->now)
+		r->now = ts;	/* time moves with every trace, TCP or not */
 	if (t->outcome == HS_OUT_DROPPED)
 		hs_rates_drop(r, ts);
 	if (t->key.proto != 6) {
 		r->not_tcp++;
 		return;
 	}
-	int32_t path[HS_RATE_MAX_PATH];
-	int n = r->nlinks ? hs_rates_trace_path(r->topo, t, path, HS_RATE_MAX_PATH) : 0;
-	hs_rates_sample(r, &t->key, t->seq, ts, path, n);
+	struct hs_rflow *f = hs_rates_sample(r, &t->key, t->seq, ts, NULL, 0);
+	/* a flow keeps its path (ECMP hashes the 5-tuple): look again now and then */
+	if (r->nlinks && t->nhops > 1 && (!f->npath || f->samples % HS_RATE_PATH_EVERY == 0)) {
+		int32_t path[HS_RATE_MAX_PATH];
+		int n = hs_rates_trace_path(r, t, path, HS_RATE_MAX_PATH);
+		if (n > 0) {
+			memcpy(f->path, path, (size_t)n * sizeof(*path));
+			f->npath = (uint8_t)n;
+		}
+	}
 }
 
 void hs_rates_compute(struct hs_rates *r, uint64_t now, uint64_t window, double *link_bps,
@@ -303,8 +323,10 @@ void hs_rates_compute(struct hs_rates *r, uint64_t now, uint64_t window, double 
 		memset(link_bps, 0, 2 * (size_t)r->nlinks * sizeof(*link_bps));
 		memset(link_flows, 0, 2 * (size_t)r->nlinks * sizeof(*link_flows));
 	}
-	for (int32_t i = r->newest; i >= 0; i = r->flows[i].older) {
+	for (size_t i = 0; i < r->cap; i++) {
 		struct hs_rflow *f = &r->flows[i];
+		if (!f->used)
+			continue;
 		f->has_rate = hs_rflow_rate(f, now, window, &f->bps);
 		if (!f->has_rate) {
 			f->bps = 0;
@@ -387,8 +409,8 @@ void hs_rates_report(struct hs_rates *r, uint64_t window, struct hs_rate_report 
 	out->window = window;
 	hs_rates_compute(r, r->now, window, lb, lf);
 	out->flows = hs_xcalloc(r->nflows ? r->nflows : 1, sizeof(*out->flows));
-	for (int32_t i = r->newest; i >= 0; i = r->flows[i].older)
-		if (r->flows[i].has_rate)
+	for (size_t i = 0; i < r->cap; i++)
+		if (r->flows[i].used && r->flows[i].has_rate)
 			out->flows[out->nflows++] = (struct hs_rate_flow){ &r->flows[i],
 									 r->flows[i].bps };
 	qsort(out->flows, out->nflows, sizeof(*out->flows), flow_cmp);

@@ -265,6 +265,44 @@ static void test_link_sums_and_util(void **state)
 	hs_rates_free(r);
 }
 
+static void test_path_kept(void **state)
+{
+	struct hs_rates *r = hs_rates_new(16);
+	struct hs_flowkey k = key("10.1.1.11", 40001, "10.1.2.11", 5001);
+	struct hs_flowkey u = key("10.1.1.11", 53, "10.1.2.11", 53);
+
+	(void)state;
+	hs_rates_set_topo(r, topo);
+	/* the first copy seen only at leaf1: no link yet */
+	struct hs_trace t = trace(&k, 1000, T0, L1, END);
+	hs_rates_on_trace(r, &t);
+	struct hs_rflow *f = hs_rates_find(r, &k);
+	assert_non_null(f);
+	assert_int_equal(f->npath, 0);
+	t = trace(&k, 2000, T0 + 10 * MS, L1, S2, L2, END);
+	hs_rates_on_trace(r, &t);
+	assert_int_equal(f->npath, 2);
+	int l = hs_topo_link(topo, L1, S2);
+	assert_int_equal(f->path[0], 2 * l + (topo->links[l].a == L1 ? 0 : 1));
+	/* a later trace that stops at leaf1 does not erase it */
+	t = trace(&k, 3000, T0 + 20 * MS, L1, END);
+	hs_rates_on_trace(r, &t);
+	assert_int_equal(f->npath, 2);
+	/* a UDP trace moves time but is no sample */
+	u.proto = 17;
+	t = trace(&u, 0, T0 + 5 * SEC, L1, S1, L2, END);
+	hs_rates_on_trace(r, &t);
+	assert_int_equal(r->now, T0 + 5 * SEC);
+	assert_null(hs_rates_find(r, &u));
+	assert_int_equal(r->not_tcp, 1);
+	/* probes are not samples */
+	t = trace(&k, 9000, T0 + 6 * SEC, L1, S2, L2, END);
+	t.flags |= HS_TF_PROBE;
+	hs_rates_on_trace(r, &t);
+	assert_int_equal(f->samples, 3);
+	hs_rates_free(r);
+}
+
 static void test_eviction(void **state)
 {
 	struct hs_rates *r = hs_rates_new(4);
@@ -524,6 +562,7 @@ int main(void)
 		cmocka_unit_test(test_seq_wrap),
 		cmocka_unit_test(test_retx_and_reorder),
 		cmocka_unit_test_setup_teardown(test_link_sums_and_util, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_path_kept, setup, teardown),
 		cmocka_unit_test(test_eviction),
 		cmocka_unit_test(test_drops_per_sec),
 		cmocka_unit_test_setup_teardown(test_parse, setup, teardown),
