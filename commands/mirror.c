@@ -3,7 +3,9 @@
  * The rule is checked here, word by word, against the loaded topology; then
  * the fabric's driver applies it. The driver runs as a child process
  * (uv_spawn, an argv array, no shell); the verb finishes when it exits, its
- * stdout is the result and its stderr the error.
+ * stdout is the result and its stderr the error. When the console dropped
+ * root, the privileged broker (privsep.c) runs it instead, after checking
+ * the argv again with hs_mirror_argv_check.
  */
 #include <inttypes.h>
 #include <limits.h>
@@ -16,6 +18,7 @@
 #include "cmd.h"
 #include "console.h"
 #include "mirror.h"
+#include "privsep.h"
 
 #ifndef HS_LIBEXECDIR
 #define HS_LIBEXECDIR "/usr/local/libexec/hopscope"
@@ -327,6 +330,51 @@ int hs_mirror_argv(const struct hs_mirror_rule *r, const char *driver, const cha
 	return n;
 }
 
+/* the broker's check: rebuild the rule from the driver's words, parse it as
+ * a user's command, and require the very argv that rule gives */
+int hs_mirror_argv_check(int argc, char *const *argv, const char *driver, const char *state)
+{
+	char *words[HS_MIRROR_ARGV_MAX], *again[HS_MIRROR_ARGV_MAX];
+	char idbuf[24], sessbuf[8], err[256];
+	struct hs_mirror_rule r;
+	int i = 1, nw = 0, n;
+
+	if (argc < 2 || argc >= HS_MIRROR_ARGV_MAX || !driver || strcmp(argv[0], driver) != 0)
+		return -1;
+	if (state) {
+		if (argc < 4 || strcmp(argv[1], "--state") != 0 || strcmp(argv[2], state) != 0)
+			return -1;
+		i = 3;
+	}
+	if (strcmp(argv[i], "list") == 0) {
+		words[nw++] = argv[i];
+	} else if (strcmp(argv[i], "del") == 0 && argc == i + 3) {
+		words[nw++] = argv[i];
+		words[nw++] = argv[i + 2];
+	} else if (strcmp(argv[i], "add") == 0 && argc > i + 6 &&
+		   argc - (i + 6) <= HS_MIRROR_WORDS) {
+		words[nw++] = argv[i];
+		words[nw++] = (char *)"on";
+		words[nw++] = argv[i + 4];
+		words[nw++] = (char *)"session";
+		words[nw++] = argv[i + 2];
+		for (int k = i + 6; k < argc; k++)
+			words[nw++] = argv[k];
+	} else {
+		return -1;
+	}
+	if (hs_mirror_parse(nw, words, NULL, &r, err, sizeof(err)) < 0)
+		return -1;
+	n = hs_mirror_argv(&r, driver, state, idbuf, sizeof(idbuf), sessbuf, sizeof(sessbuf),
+			   again);
+	if (n != argc)
+		return -1;
+	for (int k = 0; k < n; k++)
+		if (strcmp(again[k], argv[k]) != 0)
+			return -1;
+	return 0;
+}
+
 /* ---- running the driver ------------------------------------------------------ */
 
 struct mirror_job {
@@ -351,7 +399,7 @@ static struct mirror_job *current_job;
 
 /* HOPSCOPE_DRIVER; else the tree's driver when running from the build tree;
  * else the installed one */
-static void driver_path(char *buf, size_t len)
+void hs_mirror_driver_path(char *buf, size_t len)
 {
 	const char *env = getenv("HOPSCOPE_DRIVER");
 
@@ -554,6 +602,26 @@ static void job_cancel(struct hs_ctx *ctx)
 	hs_cmd_finish(ctx, HS_CMD_FAIL);
 }
 
+/* the broker answered (res NULL: the console is closing) */
+static void job_brokered(void *arg, const struct hs_broker_result *res)
+{
+	struct mirror_job *job = arg;
+
+	if (res && job->ctx) {
+		job->olen = res->outlen < sizeof(job->obuf) - 1 ? res->outlen : sizeof(job->obuf) - 1;
+		memcpy(job->obuf, res->out, job->olen);
+		job->elen = res->errlen < sizeof(job->ebuf) - 1 ? res->errlen : sizeof(job->ebuf) - 1;
+		memcpy(job->ebuf, res->err, job->elen);
+		job->exit_status = res->exit_status;
+		job->term_signal = res->term_signal;
+		job_report(job);
+	} else if (job->ctx && current_job == job) {
+		job->ctx->cancel = NULL;
+		current_job = NULL;
+	}
+	free(job);
+}
+
 static int job_start(struct hs_ctx *ctx, const struct hs_mirror_rule *rule)
 {
 	struct mirror_job *job = hs_xcalloc(1, sizeof(*job));
@@ -565,10 +633,21 @@ static int job_start(struct hs_ctx *ctx, const struct hs_mirror_rule *rule)
 
 	job->ctx = ctx;
 	job->rule = *rule;
-	driver_path(job->driver, sizeof(job->driver));
+	hs_mirror_driver_path(job->driver, sizeof(job->driver));
 	hs_mirror_argv(&job->rule, job->driver, ctx->lab_state, idbuf, sizeof(idbuf),
 		       sessbuf, sizeof(sessbuf), argv);
 
+	if (hs_broker_active()) {
+		rc = hs_broker_run(argv, job_brokered, job);
+		if (rc < 0) {
+			free(job);
+			return out_err(&ctx->out, "cannot run mirror driver '%s': %s", argv[0],
+				       uv_strerror(rc));
+		}
+		current_job = job;
+		ctx->cancel = job_cancel;
+		return HS_CMD_PENDING;
+	}
 	uv_pipe_init(ctx->loop, &job->out, 0);
 	uv_pipe_init(ctx->loop, &job->err, 0);
 	job->proc.data = job->out.data = job->err.data = job;

@@ -54,4 +54,8 @@ int hs_mirror_argv(const struct hs_mirror_rule *r, const char *driver, const cha
 		   char *idbuf, size_t idlen, char *sessbuf, size_t sesslen,
 		   char **argv);
 
+/* the driver mirror runs: $HOPSCOPE_DRIVER, the build tree's, or the
+ * installed one */
+void hs_mirror_driver_path(char *buf, size_t len);
+
 #endif
