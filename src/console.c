@@ -277,9 +277,24 @@ static void history_save(void)
 	HistEvent ev;
 
 	if (con.hist && con.hist_fp) {
-		rewind(con.hist_fp);
-		if (ftruncate(fileno(con.hist_fp), 0) == 0)
-			history(con.hist, &ev, H_SAVE_FP, con.hist_fp);
+		/* libedit's save fchmod()s the file, which only its owner may do:
+		 * save to a file of our own, then copy it into the one kept open */
+		FILE *t = tmpfile();
+		char buf[4096];
+		size_t n;
+
+		if (!t)
+			return;
+		if (history(con.hist, &ev, H_SAVE_FP, t) >= 0 && fflush(t) == 0) {
+			rewind(t);
+			rewind(con.hist_fp);
+			if (ftruncate(fileno(con.hist_fp), 0) == 0)
+				while ((n = fread(buf, 1, sizeof(buf), t)) > 0 &&
+				       fwrite(buf, 1, n, con.hist_fp) == n)
+					;
+			fflush(con.hist_fp);
+		}
+		fclose(t);
 	} else if (con.hist && con.hist_path) {
 		history(con.hist, &ev, H_SAVE, con.hist_path);
 	}

@@ -17,6 +17,7 @@
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,7 +183,10 @@ static void result_msg(struct run_result *r, int32_t status, const char *msg)
 /* run the driver: no shell, stdin /dev/null, stdout and stderr kept */
 static void run_driver(const char *driver, char **argv, struct run_result *r)
 {
-	int po[2], pe[2], st = 0;
+	int po[2], pe[2], st = 0, rc;
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t sa;
+	sigset_t none, dfl;
 	struct pollfd pf[2];
 	int64_t deadline = mono_ms() + DRIVER_TIMEOUT_MS;
 	bool killed = false;
@@ -198,27 +202,33 @@ static void run_driver(const char *driver, char **argv, struct run_result *r)
 		result_msg(r, 126, "cannot run the mirror driver: no pipe");
 		return;
 	}
-	pid = fork();
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDONLY);
-
-		if (null >= 0)
-			dup2(null, 0);
-		dup2(po[1], 1);
-		dup2(pe[1], 2);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGPIPE, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		execv(driver, argv);
-		dprintf(2, "cannot run mirror driver '%s': %s\n", driver, strerror(errno));
-		_exit(127);
-	}
+	/* posix_spawn, not fork: fork would run libuv's atfork handler, which
+	 * closes and reopens descriptors the broker has long since reused */
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, po[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
+	posix_spawnattr_init(&sa);
+	sigemptyset(&none);
+	sigemptyset(&dfl);
+	sigaddset(&dfl, SIGINT);
+	sigaddset(&dfl, SIGPIPE);
+	sigaddset(&dfl, SIGTERM);
+	posix_spawnattr_setsigdefault(&sa, &dfl);
+	posix_spawnattr_setsigmask(&sa, &none);
+	posix_spawnattr_setflags(&sa, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+	rc = posix_spawn(&pid, driver, &fa, &sa, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&sa);
 	close(po[1]);
 	close(pe[1]);
-	if (pid < 0) {
+	if (rc != 0) {
+		char msg[512];
+
 		close(po[0]);
 		close(pe[0]);
-		result_msg(r, 126, "cannot run the mirror driver: cannot fork");
+		snprintf(msg, sizeof(msg), "cannot run mirror driver '%s': %s", driver, strerror(rc));
+		result_msg(r, 127, msg);
 		return;
 	}
 	pf[0].fd = po[0];
