@@ -12,17 +12,18 @@ while. Prints the figures and one line per failed check; exits 1 on any.
 """
 import json
 import os
-import pty
 import pwd
 import re
-import select
 import signal
 import statistics
 import subprocess
 import sys
 import time
 
-PROMPT = b"hopscope> "
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+import respond  # noqa: E402  (its pty console)
+
+PROMPT = respond.PROMPT
 # The console itself must answer within ANSWER_MS: the time from the
 # keystroke to the prompt, less the time the kernel kept it waiting for a
 # CPU (/proc/PID/schedstat). The fabric's kernel work shares the two cores
@@ -49,67 +50,40 @@ def fail(msg):
     failures.append(msg)
 
 
-class Console:
-    def __init__(self, argv, env):
-        self.pid, self.fd = pty.fork()
-        if self.pid == 0:
-            try:
-                os.nice(CONSOLE_NICE)
-                os.execvpe(argv[0], argv, env)
-            finally:
-                os._exit(127)
-        self.buf = b""
-        self.log = open(os.path.join(state, "load.console"), "wb")
+class Console(respond.Console):
+    """respond.py's pty console, with timed commands and a log"""
 
-    def read_until(self, pred, timeout):
-        end = time.perf_counter() + timeout
-        while not pred(self.buf):
-            left = end - time.perf_counter()
-            if left <= 0:
-                return False
-            r, _, _ = select.select([self.fd], [], [], left)
-            if not r:
-                continue
-            try:
-                data = os.read(self.fd, 1 << 16)
-            except OSError:
-                return False
-            if not data:
-                return False
-            self.buf += data
-            self.log.write(data)
-        return True
+    def __init__(self, argv, env):
+        super().__init__(argv, env)
+        self.log = open(os.path.join(state, "load.console"), "wb")
 
     def run(self, line, timeout=10.0):
         """type a line; (ms, output) once the prompt is back, (None, output) if not"""
         self.buf = b""
         t0 = time.perf_counter()
-        os.write(self.fd, line + b"\r")
+        self.write(line + b"\r")
 
         def done(b):
             nl = b.find(b"\n")		# the echoed line ends; the answer follows
             return nl >= 0 and b.find(PROMPT, nl) >= 0
         ok = self.read_until(done, timeout)
         ms = (time.perf_counter() - t0) * 1000.0
-        out = self.buf.decode("utf-8", "replace")
-        return (ms if ok else None), out
+        self.log.write(self.buf)
+        return (ms if ok else None), self.buf.decode("utf-8", "replace")
 
-    def close(self):
-        try:
-            os.write(self.fd, b"quit\r")
-        except OSError:
-            pass
+    def quit(self):
+        """'quit', then the exit status (None: killed after 15 s)"""
+        self.write(b"quit\r")
         end = time.perf_counter() + 15
-        st = None
-        while time.perf_counter() < end:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                st = status
-                break
-            self.read_until(lambda b: False, 0.1)
-        else:
+        self.read_until(lambda b: False, 15)	# until the pty closes
+        pid, st = os.waitpid(self.pid, os.WNOHANG)
+        while not pid and time.perf_counter() < end:
+            time.sleep(0.05)
+            pid, st = os.waitpid(self.pid, os.WNOHANG)
+        if not pid:
             os.kill(self.pid, signal.SIGKILL)
             os.waitpid(self.pid, 0)
+            st = None
         os.close(self.fd)
         return st
 
@@ -168,8 +142,10 @@ env = dict(os.environ, TERM="vt100", HOPSCOPE_HISTORY=os.path.join(state, "load.
 env.pop("HOPSCOPE_USER", None)
 argv = [hopscope, "--lab", "--state", state, "-Z", "nobody", "--json",
         "--db", os.path.join(state, "load.db")]
-con = Console(argv, env)
+# nice: the console's priority, as if on a machine of its own
+con = Console(["nice", "-n", str(CONSOLE_NICE)] + argv, env)
 if not con.read_until(lambda b: PROMPT in b, 20):
+    con.log.write(con.buf)
     print("no prompt: %r" % con.buf[-400:])
     sys.exit(1)
 pid = con.pid
@@ -262,7 +238,7 @@ if rule:
     if ms is None or '"deleted"' not in out:
         fail("mirror del after the drop: %r" % out[-300:])
 ms, out = con.run(b"capture status")
-exit_status = con.close()
+exit_status = con.quit()
 
 # --- the figures -----------------------------------------------------------------
 if samples:
