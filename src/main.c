@@ -274,8 +274,11 @@ int main(int argc, char **argv)
 	}
 	if (privs.drop) {
 		/* open what the user may not open: the history (given to the user
-		 * when created here), the line history; then drop root */
-		if (hs_ctx_store(&ctx) && !db_existed)
+		 * when created here; a one-shot verb without a capture creates
+		 * none), the line history; then drop root */
+		bool one_shot = o.nwords > 0 && o.nbatch == 0 && !source;
+
+		if ((db_existed || !one_shot) && hs_ctx_store(&ctx) && !db_existed)
 			hs_privs_give(&privs, ctx.set.db_path);
 		hs_console_keep_history();
 		if (hs_privs_drop(&privs, perr, sizeof(perr)) < 0) {

@@ -90,6 +90,11 @@ check "root's history: written after the drop ($before -> $after sessions, statu
 	[ "$st" -eq 0 ] && [ "${after:-0}" -eq $((before + 1)) ]
 check "root's history: still root's" [ "$(stat -c %U "$db2")" = root ]
 
+# a one-shot verb that does not capture leaves no history behind
+mkdir "$tmp/oneshot"
+(cd "$tmp/oneshot" && "$HS" decode "$top_srcdir/share/sample/sample.pcap" >/dev/null 2>&1)
+check "root, one-shot decode: status $?, no history created" [ ! -e "$tmp/oneshot/hopscope.db" ]
+
 # --- no -Z: root becomes nobody; -Z root keeps root -------------------------------------
 start -i lo --db "$tmp/d.db" -c 'sleep 1.5'
 read -r uid _ eff _ <<<"$(status_of "$pid")"
