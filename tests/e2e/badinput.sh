@@ -196,6 +196,9 @@ check "-Z with an unknown user: status $st" [ "$st" -eq 2 ]
 check "-Z with an unknown user: one error line" one_line
 check "-Z with an unknown user: the user is named" has "no user 'nosuchuser'" "$tmp/err"
 check "-Z with an unknown user: nothing ran" [ ! -s "$tmp/out" ]
+hs --db "$db" -Z '' -c help
+check "-Z with an empty user: a usage error (status $st)" [ "$st" -eq 2 ]
+check "-Z with an empty user: said so" has "hopscope: -Z needs a user" "$tmp/err"
 
 # --- frames that are wrong inside a sound file: counted and skipped ---------------------------
 hs --db "$tmp/m.db" --json -r "$tmp/mangled.pcap" --topo "$TOPO" -c 'capture status'
