@@ -3,6 +3,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <sqlite3.h>
+
 #include "cmd.h"
 #include "console.h"
 
@@ -172,6 +174,9 @@ static int capture_status(struct hs_ctx *ctx)
 	if (ctx->session > 0)
 		out_int(o, "session", " (session %" PRId64 ")", ctx->session);
 	out_nl(o);
+	/* SQLite's page cache is the largest bounded part of the console's memory */
+	out_uint(o, "history_memory", "history memory %" PRIu64 " KiB\n",
+		 (uint64_t)sqlite3_memory_used() / 1024);
 	out_obj_close(o);
 	return HS_CMD_OK;
 }

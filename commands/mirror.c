@@ -3,7 +3,9 @@
  * The rule is checked here, word by word, against the loaded topology; then
  * the fabric's driver applies it. The driver runs as a child process
  * (uv_spawn, an argv array, no shell); the verb finishes when it exits, its
- * stdout is the result and its stderr the error.
+ * stdout is the result and its stderr the error (src/driver.c). When the
+ * console dropped root, the privileged broker (privsep.c) runs it instead,
+ * after checking the argv again with hs_mirror_argv_check.
  */
 #include <inttypes.h>
 #include <limits.h>
@@ -17,6 +19,7 @@
 #include "console.h"
 #include "driver.h"
 #include "mirror.h"
+#include "privsep.h"
 
 /* ---- parsing: shared with the unit test ------------------------------------ */
 
@@ -322,6 +325,51 @@ int hs_mirror_argv(const struct hs_mirror_rule *r, const char *driver, const cha
 	}
 	argv[n] = NULL;
 	return n;
+}
+
+/* the broker's check: rebuild the rule from the driver's words, parse it as
+ * a user's command, and require the very argv that rule gives */
+int hs_mirror_argv_check(int argc, char *const *argv, const char *driver, const char *state)
+{
+	char *words[HS_MIRROR_ARGV_MAX], *again[HS_MIRROR_ARGV_MAX];
+	char idbuf[24], sessbuf[8], err[256];
+	struct hs_mirror_rule r;
+	int i = 1, nw = 0, n;
+
+	if (argc < 2 || argc >= HS_MIRROR_ARGV_MAX || !driver || strcmp(argv[0], driver) != 0)
+		return -1;
+	if (state) {
+		if (argc < 4 || strcmp(argv[1], "--state") != 0 || strcmp(argv[2], state) != 0)
+			return -1;
+		i = 3;
+	}
+	if (strcmp(argv[i], "list") == 0) {
+		words[nw++] = argv[i];
+	} else if (strcmp(argv[i], "del") == 0 && argc == i + 3) {
+		words[nw++] = argv[i];
+		words[nw++] = argv[i + 2];
+	} else if (strcmp(argv[i], "add") == 0 && argc > i + 6 &&
+		   argc - (i + 6) <= HS_MIRROR_WORDS) {
+		words[nw++] = argv[i];
+		words[nw++] = (char *)"on";
+		words[nw++] = argv[i + 4];
+		words[nw++] = (char *)"session";
+		words[nw++] = argv[i + 2];
+		for (int k = i + 6; k < argc; k++)
+			words[nw++] = argv[k];
+	} else {
+		return -1;
+	}
+	if (hs_mirror_parse(nw, words, NULL, &r, err, sizeof(err)) < 0)
+		return -1;
+	n = hs_mirror_argv(&r, driver, state, idbuf, sizeof(idbuf), sessbuf, sizeof(sessbuf),
+			   again);
+	if (n != argc)
+		return -1;
+	for (int k = 0; k < n; k++)
+		if (strcmp(again[k], argv[k]) != 0)
+			return -1;
+	return 0;
 }
 
 /* ---- running the driver ------------------------------------------------------ */

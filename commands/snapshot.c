@@ -149,11 +149,6 @@ static int take(struct hs_ctx *ctx)
 		return out_err(&ctx->out, "snapshot take needs the fabric: run 'hopscope --lab' with "
 			       "the lab up, or load its topology (topo load FILE)");
 	hs_driver_path(driver, sizeof(driver), &tree);
-#ifdef HS_BUILDDIR
-	/* the driver finds the tree's reader beside the console */
-	if (tree)
-		setenv("HOPSCOPE_SNAP", HS_BUILDDIR "/hs-snap", 0);
-#endif
 	argv[n++] = driver;
 	if (ctx->lab_state) {
 		argv[n++] = (char *)"--state";

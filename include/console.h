@@ -81,6 +81,8 @@ void hs_async_print(struct hs_ctx *ctx, const char *fmt, ...)
  * prompt, history intact */
 void hs_console_suspend(struct hs_ctx *ctx);
 void hs_console_resume(struct hs_ctx *ctx);
+/* open the line-history file now, to save it there after root is dropped */
+void hs_console_keep_history(void);
 
 /* split a line into words: blanks separate, '...' and "..." quote, # starts a
  * comment outside quotes. Returns argc or -1 (unterminated quote) with the

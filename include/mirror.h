@@ -54,4 +54,5 @@ int hs_mirror_argv(const struct hs_mirror_rule *r, const char *driver, const cha
 		   char *idbuf, size_t idlen, char *sessbuf, size_t sesslen,
 		   char **argv);
 
+
 #endif

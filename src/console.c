@@ -9,6 +9,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <histedit.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -37,6 +38,7 @@ struct console {
 	EditLine *el;
 	History *hist;
 	char *hist_path;
+	FILE *hist_fp;		/* opened before dropping root (hs_console_keep_history) */
 	bool prompting;		/* unbuffered mode on, the prompt is shown */
 	bool suspended;
 
@@ -274,8 +276,39 @@ static void history_save(void)
 {
 	HistEvent ev;
 
-	if (con.hist && con.hist_path)
+	if (con.hist && con.hist_fp) {
+		/* libedit's save fchmod()s the file, which only its owner may do:
+		 * save to a file of our own, then copy it into the one kept open */
+		FILE *t = tmpfile();
+		char buf[4096];
+		size_t n;
+
+		if (!t)
+			return;
+		if (history(con.hist, &ev, H_SAVE_FP, t) >= 0 && fflush(t) == 0) {
+			rewind(t);
+			rewind(con.hist_fp);
+			if (ftruncate(fileno(con.hist_fp), 0) == 0)
+				while ((n = fread(buf, 1, sizeof(buf), t)) > 0 &&
+				       fwrite(buf, 1, n, con.hist_fp) == n)
+					;
+			fflush(con.hist_fp);
+		}
+		fclose(t);
+	} else if (con.hist && con.hist_path) {
 		history(con.hist, &ev, H_SAVE, con.hist_path);
+	}
+}
+
+void hs_console_keep_history(void)
+{
+	int fd;
+
+	if (!con.hist_path || con.hist_fp)
+		return;
+	fd = open(con.hist_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd >= 0 && !(con.hist_fp = fdopen(fd, "r+")))
+		close(fd);
 }
 
 /* stop prompting: cooked terminal, stdin not polled */
@@ -549,6 +582,9 @@ void hs_console_close(struct hs_ctx *ctx)
 	con.hist = NULL;
 	free(con.hist_path);
 	con.hist_path = NULL;
+	if (con.hist_fp)
+		fclose(con.hist_fp);
+	con.hist_fp = NULL;
 	if (con.poll_init)
 		uv_close((uv_handle_t *)&con.poll, NULL);
 	if (con.pipe_init)

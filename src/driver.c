@@ -8,6 +8,7 @@
 #include "cmd.h"
 #include "console.h"
 #include "driver.h"
+#include "privsep.h"
 
 #ifndef HS_LIBEXECDIR
 #define HS_LIBEXECDIR "/usr/local/libexec/hopscope"
@@ -58,6 +59,10 @@ void hs_driver_path(char *buf, size_t len, bool *tree)
 #if defined(HS_BUILDDIR) && defined(HS_SRCDIR)
 	else if (*tree)
 		snprintf(buf, len, "%s/share/lab/hs-driver-lab", HS_SRCDIR);
+	/* the tree's driver runs the tree's snapshot reader; set before the
+	 * broker forks, so what it runs sees it too */
+	if (*tree)
+		setenv("HOPSCOPE_SNAP", HS_BUILDDIR "/hs-snap", 0);
 #endif
 	else
 		snprintf(buf, len, "%s/hs-driver-lab", HS_LIBEXECDIR);
@@ -186,6 +191,34 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 	job->olen += n;
 }
 
+/* the broker ran the driver for us (res NULL: the console is closing) */
+static void job_brokered(void *arg, const struct hs_broker_result *res)
+{
+	struct driver_job *job = arg;
+
+	if (res && job->ctx) {
+		size_t n = res->outlen;
+		if (n > job->omax) {
+			n = job->omax;
+			job->cut = true;
+		}
+		job->obuf = hs_xcalloc(1, n + 1);
+		memcpy(job->obuf, res->out, n);
+		job->olen = n;
+		job->elen = res->errlen < sizeof(job->ebuf) - 1 ? res->errlen : sizeof(job->ebuf) - 1;
+		memcpy(job->ebuf, res->err, job->elen);
+		job->exit_status = res->exit_status;
+		job->term_signal = res->term_signal;
+		job_report(job);
+	} else if (job->ctx && current_job == job) {
+		job->ctx->cancel = NULL;
+		current_job = NULL;
+	}
+	free(job->obuf);
+	free(job->arg);
+	free(job);
+}
+
 /* Ctrl-C: stop waiting; the driver finishes (or undoes) its work alone */
 static void job_cancel(struct hs_ctx *ctx)
 {
@@ -216,6 +249,18 @@ int hs_driver_run(struct hs_ctx *ctx, char **argv, size_t out_max, hs_driver_don
 		memcpy(job->arg, arg, arglen);
 	snprintf(job->driver, sizeof(job->driver), "%s", argv[0]);
 
+	if (hs_broker_active()) {
+		rc = hs_broker_run(argv, job_brokered, job);
+		if (rc < 0) {
+			free(job->arg);
+			free(job);
+			return out_err(&ctx->out, "cannot run %s '%s': %s", what, argv[0],
+				       uv_strerror(rc));
+		}
+		current_job = job;
+		ctx->cancel = job_cancel;
+		return HS_CMD_PENDING;
+	}
 	uv_pipe_init(ctx->loop, &job->out, 0);
 	uv_pipe_init(ctx->loop, &job->err, 0);
 	job->proc.data = job->out.data = job->err.data = job;

@@ -9,8 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "console.h"
+#include "mirror.h"
+#include "driver.h"
+#include "privsep.h"
 #include "runner.h"
 
 #define LAB_STATE_DEFAULT "/run/hopscope-lab"
@@ -20,7 +24,7 @@ static void usage(FILE *fp)
 {
 	fprintf(fp,
 		"usage: hopscope [-r FILE | -i IFACE | --lab [--state DIR]] [--topo FILE] [--db PATH]\n"
-		"                [-f RUNBOOK] [-c 'CMD; CMD'] [--json] [--keep-going]\n"
+		"                [-Z USER] [-f RUNBOOK] [-c 'CMD; CMD'] [--json] [--keep-going]\n"
 		"                [VERB [ARG...]]\n"
 		"       hopscope -h | --help | --version\n"
 		"\n"
@@ -30,6 +34,9 @@ static void usage(FILE *fp)
 		"      --state DIR       the lab's state directory (default " LAB_STATE_DEFAULT ")\n"
 		"      --topo FILE       load the fabric topology\n"
 		"      --db PATH         history database (default ./hopscope.db)\n"
+		"  -Z, --user USER       started as root, run as USER once the capture and\n"
+		"                        history are open, keeping CAP_NET_RAW (default\n"
+		"                        nobody; -Z root keeps root)\n"
 		"  -f, --runbook FILE    run the commands of FILE, then exit\n"
 		"  -c, --command CMDS    run commands separated by ';', then exit\n"
 		"      --json            every verb prints JSON lines\n"
@@ -62,6 +69,7 @@ static const struct option longopts[] = {
 	{ "keep-going", no_argument, NULL, OPT_KEEP },
 	{ "lab", no_argument, NULL, OPT_LAB },
 	{ "state", required_argument, NULL, OPT_STATE },
+	{ "user", required_argument, NULL, 'Z' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -74,7 +82,7 @@ struct batch_item {
 };
 
 struct opts {
-	const char *read, *iface, *topo, *db, *state;
+	const char *read, *iface, *topo, *db, *state, *user;
 	bool json, keep_going, lab;
 	struct batch_item *batch;
 	int nbatch;
@@ -119,7 +127,7 @@ static int parse(int argc, char **argv, struct opts *o)
 	opterr = 0;
 	o->batch = hs_xcalloc((size_t)argc, sizeof(*o->batch));
 	/* '+': options end at the first word, which begins a command */
-	while ((c = getopt_long(argc, argv, "+:r:i:f:c:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:r:i:f:c:Z:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r': o->read = optarg; break;
 		case 'i': o->iface = optarg; break;
@@ -134,6 +142,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case OPT_KEEP: o->keep_going = true; break;
 		case OPT_LAB: o->lab = true; break;
 		case OPT_STATE: o->state = optarg; break;
+		case 'Z': o->user = optarg; break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -156,6 +165,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		return usage_error("%s", "--state goes with --lab");
 	if (o->db && !*o->db)
 		return usage_error("%s", "--db needs a path");
+	if (o->user && !*o->user)
+		return usage_error("%s", "-Z needs a user");
 	return -1;
 }
 
@@ -167,6 +178,10 @@ int main(int argc, char **argv)
 	const char *topo;
 	bool batch, is_file = false;
 	const char *source = NULL;
+	struct hs_privs privs;
+	struct stat dbst;
+	bool db_existed;
+	char perr[512];
 	int rc;
 
 	setlocale(LC_CTYPE, "");
@@ -176,6 +191,11 @@ int main(int argc, char **argv)
 		return rc;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (hs_privs_plan(o.user, &privs, perr, sizeof(perr)) < 0) {
+		fprintf(stderr, "hopscope: %s\n", perr);
+		free(o.batch);
+		return 2;
+	}
 
 	ctx.loop = uv_default_loop();
 	out_init(&ctx.out, stdout, stderr, o.json);
@@ -212,6 +232,19 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (privs.drop) {
+		/* the fabric's driver needs root: a broker keeps it, forked now */
+		char driver[4096];
+		bool tree;
+
+		hs_driver_path(driver, sizeof(driver), &tree);
+		if (hs_broker_start(ctx.loop, driver, ctx.lab_state, perr, sizeof(perr)) < 0) {
+			out_err(&ctx.out, "%s", perr);
+			ctx.exit_status = 1;
+			goto out;
+		}
+	}
+	db_existed = stat(ctx.set.db_path, &dbst) == 0;
 	if (hs_pipeline_init(&ctx) < 0) {
 		ctx.exit_status = 1;
 		goto out;
@@ -241,6 +274,21 @@ int main(int argc, char **argv)
 			       "'traces' lists them, 'help' lists every verb\n", source,
 			       o.lab ? " (the lab's mirror network)" : "");
 	}
+	if (privs.drop) {
+		/* open what the user may not open: the history (given to the user
+		 * when created here; a one-shot verb without a capture creates
+		 * none), the line history; then drop root */
+		bool one_shot = o.nwords > 0 && o.nbatch == 0 && !source;
+
+		if ((db_existed || !one_shot) && hs_ctx_store(&ctx) && !db_existed)
+			hs_privs_give(&privs, ctx.set.db_path);
+		hs_console_keep_history();
+		if (hs_privs_drop(&privs, perr, sizeof(perr)) < 0) {
+			out_err(&ctx.out, "%s", perr);
+			ctx.exit_status = 1;
+			goto out;
+		}
+	}
 	/* a runbook sees the whole file; the prompt opens at once */
 	if (source && is_file && !ctx.interactive && hs_capture_running(&ctx))
 		hs_capture_on_done(&ctx, file_read);
@@ -253,6 +301,7 @@ out:
 	hs_console_close(&ctx);
 	hs_pipeline_fini(&ctx);		/* stops capture, commits history */
 	hs_runner_free(&ctx);
+	hs_broker_stop();
 	uv_walk(ctx.loop, close_handle, NULL);
 	/* the first run only clears a uv_stop() made before the loop ran */
 	uv_run(ctx.loop, UV_RUN_NOWAIT);

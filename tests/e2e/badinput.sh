@@ -250,6 +250,14 @@ check "an unknown option is a usage error (status $st)" [ "$st" -eq 2 ]
 check "an unknown option is named" has "unknown option '--frobnicate'" "$tmp/err"
 hs --db "$db" -c
 check "an option without its value is a usage error (status $st)" [ "$st" -eq 2 ]
+hs --db "$db" -Z nosuchuser -c help
+check "-Z with an unknown user: status $st" [ "$st" -eq 2 ]
+check "-Z with an unknown user: one error line" one_line
+check "-Z with an unknown user: the user is named" has "no user 'nosuchuser'" "$tmp/err"
+check "-Z with an unknown user: nothing ran" [ ! -s "$tmp/out" ]
+hs --db "$db" -Z '' -c help
+check "-Z with an empty user: a usage error (status $st)" [ "$st" -eq 2 ]
+check "-Z with an empty user: said so" has "hopscope: -Z needs a user" "$tmp/err"
 
 # --- frames that are wrong inside a sound file: counted and skipped ---------------------------
 hs --db "$tmp/m.db" --json -r "$tmp/mangled.pcap" --topo "$TOPO" -c 'capture status'

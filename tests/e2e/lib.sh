@@ -27,6 +27,10 @@ trap 'eval "$cleanup"; rm -rf "$tmp"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+# the tests' files live in root-only temporary directories: keep root
+# (tests/e2e/privs.sh, tests/lab/privsep.sh and tests/lab/load.sh test the drop)
+HOPSCOPE_USER=root
+export HOPSCOPE_USER
 # keep the user's line history out of it
 HOPSCOPE_HISTORY=$tmp/history
 export HOPSCOPE_HISTORY

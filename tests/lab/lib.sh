@@ -9,6 +9,10 @@ top_srcdir=${top_srcdir:-.}
 LAB=$top_builddir/hopscope-lab
 TRAFFIC=$top_builddir/hs-traffic
 TEST=$(basename "$0" .sh)
+# the tests' files live in root-only temporary directories: keep root
+# (tests/lab/privsep.sh and tests/lab/load.sh test the drop)
+HOPSCOPE_USER=root
+export HOPSCOPE_USER
 
 fail() { echo "FAIL: $TEST: $*" >&2; exit 1; }
 hard() { echo "ERROR: $TEST: $*" >&2; exit 99; }

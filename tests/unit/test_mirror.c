@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "mirror.h"
+#include "privsep.h"
 
 #define MAXW 16
 
@@ -207,6 +208,88 @@ static void test_argv(void **state)
 	assert_string_equal(argv[3], "list");
 }
 
+/* the broker's check: a valid rule's argv passes, anything else is refused */
+static int check_line(const char *line)
+{
+	static char buf[1024];
+	char *argv[40];
+	int argc = 0;
+
+	snprintf(buf, sizeof(buf), "%s", line);
+	for (char *w = strtok(buf, " "); w && argc < 39; w = strtok(NULL, " "))
+		argv[argc++] = w;
+	argv[argc] = NULL;
+	return hs_mirror_argv_check(argc, argv, "/x/drv", "/run/lab");
+}
+
+static void test_argv_check(void **state)
+{
+	static const char *const good[] = {
+		"/x/drv --state /run/lab list",
+		"/x/drv --state /run/lab del --id 12",
+		"/x/drv --state /run/lab add --session 1 --switches all --match default",
+		"/x/drv --state /run/lab add --session 5 --switches leaf1,leaf2 --match flow tcp any 10.1.3.10:80",
+		"/x/drv --state /run/lab add --session 1023 --switches spine1 --match prefix 10.1.3.0/24",
+	};
+	static const char *const bad[] = {
+		"/bin/sh --state /run/lab list",			/* another program */
+		"/x/drv list",						/* no state */
+		"/x/drv --state /tmp list",				/* another state */
+		"/x/drv --state /run/lab list extra",
+		"/x/drv --state /run/lab del --id 012",			/* not canonical */
+		"/x/drv --state /run/lab del --id x;rm",
+		"/x/drv --state /run/lab del 12",
+		"/x/drv --state /run/lab add --session 1024 --switches all --match default",
+		"/x/drv --state /run/lab add --session 1 --switches Leaf1 --match default",
+		"/x/drv --state /run/lab add --session 1 --switches a;b --match default",
+		"/x/drv --state /run/lab add --session 1 --switches all --match flow tcp any 10.1.3.010:80",
+		"/x/drv --state /run/lab add --session 1 --switches all --match default syn",
+		"/x/drv --state /run/lab add --switches all --session 1 --match default",
+		"/x/drv --state /run/lab add --session 1 --switches all --match $(reboot)",
+		"/x/drv --state /run/lab flush",
+		"/x/drv --state /run/lab",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		if (check_line(good[i]) != 0)
+			fail_msg("refused: %s", good[i]);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (check_line(bad[i]) == 0)
+			fail_msg("accepted: %s", bad[i]);
+	/* without a state, --state is refused */
+	char a0[] = "/x/drv", a1[] = "list", a2[] = "--state", a3[] = "/s";
+	char *nostate[] = { a0, a1, NULL }, *withstate[] = { a0, a2, a3, a1, NULL };
+	assert_int_equal(hs_mirror_argv_check(2, nostate, "/x/drv", NULL), 0);
+	assert_int_equal(hs_mirror_argv_check(4, withstate, "/x/drv", NULL), -1);
+}
+
+/* the broker runs mirror argvs and 'snapshot take''s fixed words, nothing else */
+static void test_driver_argv_check(void **state)
+{
+	char d[] = "/x/drv", st[] = "--state", dir[] = "/run/lab", snap[] = "snapshot",
+	     list[] = "list", delay[] = "--delay-ms", ms[] = "5", other[] = "/bin/sh",
+	     dir2[] = "/tmp/other";
+	char *s1[] = { d, st, dir, snap, NULL };
+	char *s2[] = { d, snap, NULL };
+	char *s3[] = { d, st, dir, snap, delay, ms, NULL };
+	char *s4[] = { other, st, dir, snap, NULL };
+	char *s5[] = { d, st, dir2, snap, NULL };
+	char *m1[] = { d, st, dir, list, NULL };
+	char *m2[] = { d, st, dir, snap, list, NULL };
+	(void)state;
+
+	assert_int_equal(hs_driver_argv_check(4, s1, "/x/drv", "/run/lab"), 0);
+	assert_int_equal(hs_driver_argv_check(2, s2, "/x/drv", NULL), 0);
+	assert_int_equal(hs_driver_argv_check(2, s2, "/x/drv", "/run/lab"), -1);
+	assert_int_equal(hs_driver_argv_check(6, s3, "/x/drv", "/run/lab"), -1);
+	assert_int_equal(hs_driver_argv_check(4, s4, "/x/drv", "/run/lab"), -1);
+	assert_int_equal(hs_driver_argv_check(4, s5, "/x/drv", "/run/lab"), -1);
+	assert_int_equal(hs_driver_argv_check(4, m1, "/x/drv", "/run/lab"), 0);
+	assert_int_equal(hs_driver_argv_check(5, m2, "/x/drv", "/run/lab"), -1);
+	assert_int_equal(hs_driver_argv_check(1, s2, "/x/drv", NULL), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -216,6 +299,8 @@ int main(void)
 		cmocka_unit_test(test_list_del),
 		cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_argv),
+		cmocka_unit_test(test_driver_argv_check),
+		cmocka_unit_test(test_argv_check),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
