@@ -137,4 +137,17 @@ grep -q "error: cannot read switch 'leaf2': cannot read the link counters: boom"
 n=$("$HOPSCOPE" --db "$LAB_STATE/history.db" --json -c "sql SELECT count(*) AS n FROM snapshots" </dev/null)
 [ "$n" = '{"n":6}' ] || fail "a failed snapshot changed the history: $n, not 6 snapshots"
 ok "a reader failing in leaf2 fails the snapshot with its error; nothing stored"
+
+# dropped to nobody, the console asks the privileged helper to run the driver
+st=0
+HOPSCOPE_USER= "$HOPSCOPE" --lab --state "$LAB_STATE" -Z nobody --db "$LAB_STATE/nobody.db" --json \
+	-c "snapshot take" >"$LAB_STATE/nobody.out" 2>"$LAB_STATE/nobody.err" </dev/null || st=$?
+[ "$st" = 0 ] || fail "-Z nobody: snapshot take exited $st: $(head -c 600 "$LAB_STATE/nobody.err")"
+python3 -c '
+import json, sys
+o = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+n = sum(1 for l in open(sys.argv[2]) if l.split()[:1] == ["switch"])
+sys.exit(0 if len(o) == 1 and o[0]["switches"] == n else 1)' "$LAB_STATE/nobody.out" "$LAB_STATE/topo" ||
+	fail "-Z nobody: snapshot take did not read every switch: $(cat "$LAB_STATE/nobody.out")"
+ok "dropped to nobody, snapshot take reads every switch through the privileged helper"
 lab traffic stop >/dev/null 2>&1 || true
