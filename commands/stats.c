@@ -32,7 +32,7 @@
 #include "window.h"
 
 #define STATS_TICK_MS	100
-#define STATS_LIVE_SLACK_NS (600 * 1000000ULL)	/* traces close on the 500 ms commit tick */
+#define STATS_LIVE_SLACK_NS HS_NS_PER_SEC	/* traces close on the 500 ms commit tick */
 #define STATS_FILE_OPEN	65536	/* open traces of the verb's own tracer */
 #define STATS_WHERE_MAX	1024
 
