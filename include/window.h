@@ -89,6 +89,7 @@ struct hs_win_cfg {
 struct hs_win_stats {
 	uint64_t packets, drops;	/* records aggregated */
 	uint64_t late, late_drops;	/* for windows already emitted: not counted */
+	uint64_t before;		/* before the window hs_win_begin() named */
 	uint64_t over_keys;		/* records summed into "other" */
 	uint64_t flows_untracked;	/* records whose flow the flow set had no room for */
 	uint64_t forced;		/* windows emitted early to bound memory */
@@ -100,6 +101,9 @@ void hs_win_free(struct hs_win *w);
 void hs_win_packet(struct hs_win *w, const struct hs_pktrec *r);
 /* a dropped trace: one drop in the window of r->ts_ns (its last hop) */
 void hs_win_drop(struct hs_win *w, const struct hs_pktrec *r);
+/* records before the window of t are not kept (counted as 'before'):
+ * aggregates that start in the middle of a stream begin with t's window */
+void hs_win_begin(struct hs_win *w, uint64_t t);
 /* emit every window that ends at or before t */
 void hs_win_close_until(struct hs_win *w, uint64_t t);
 /* emit every open window */

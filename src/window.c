@@ -107,6 +107,7 @@ struct hs_win {
 	size_t kcap, fmax;	/* powers of two */
 	struct win *ring;	/* max_open */
 	uint64_t closed_upto;	/* windows starting before this are emitted */
+	uint64_t begin;		/* windows starting before this are not kept */
 	const struct slot **sorted;	/* max_keys, for emitting */
 	struct hs_win_stats st;
 };
@@ -415,7 +416,10 @@ void hs_win_packet(struct hs_win *w, const struct hs_pktrec *r)
 	struct win *wn = window_for(w, r->ts_ns);
 
 	if (!wn) {
-		w->st.late++;
+		if (r->ts_ns < w->begin)
+			w->st.before++;
+		else
+			w->st.late++;
 		return;
 	}
 	w->st.packets++;
@@ -436,7 +440,10 @@ void hs_win_drop(struct hs_win *w, const struct hs_pktrec *r)
 	struct win *wn = window_for(w, r->ts_ns);
 
 	if (!wn) {
-		w->st.late_drops++;
+		if (r->ts_ns < w->begin)
+			w->st.before++;
+		else
+			w->st.late_drops++;
 		return;
 	}
 	w->st.drops++;
@@ -447,6 +454,16 @@ void hs_win_drop(struct hs_win *w, const struct hs_pktrec *r)
 		return;
 	}
 	s->drops++;
+}
+
+void hs_win_begin(struct hs_win *w, uint64_t t)
+{
+	uint64_t start = t - t % w->cfg.window_ns;
+
+	if (start > w->begin)
+		w->begin = start;
+	if (start > w->closed_upto)
+		w->closed_upto = start;
 }
 
 void hs_win_get_stats(const struct hs_win *w, struct hs_win_stats *st)

@@ -33,6 +33,8 @@ python3 - "$LAB_STATE/stats.out" "$LAB_STATE/live.ndjson" <<'PY' || fail "stats 
 import collections, json, sys
 rows, dropped = [], []
 for line in open(sys.argv[1]):
+    if not line.startswith("{"):	# the text of verbs without --json
+        continue
     o = json.loads(line)
     if "window_start" in o:
         rows.append(o)

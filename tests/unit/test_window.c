@@ -309,6 +309,30 @@ static void test_late_and_ring(void **state)
 	hs_win_free(w);
 }
 
+static void test_begin(void **state)
+{
+	struct hs_win *w = mk(SEC, HS_WF_SWITCH, 0, 0);
+	struct hs_win_stats st;
+
+	(void)state;
+	hs_win_begin(w, T0 + 5 * SEC + 300 * MS);	/* a run that starts mid-window */
+	add(w, T0 + 4 * SEC + 999 * MS, 1, 11, 1000, 10);	/* the window before: not kept */
+	struct hs_pktrec d = rec(T0 + 4 * SEC, 1, 11, 1000, 10);
+	hs_win_drop(w, &d);
+	d = rec(T0 + 5 * SEC + 1, 1, 11, 1000, 10);	/* the window it starts in: kept */
+	hs_win_drop(w, &d);
+	add(w, T0 + 5 * SEC + 400 * MS, 1, 11, 1000, 10);
+	hs_win_flush(w);
+	hs_win_get_stats(w, &st);
+	assert_int_equal(st.before, 2);
+	assert_int_equal(st.late + st.late_drops, 0);	/* not reported as late */
+	assert_int_equal(nrows, 1);
+	assert_true(rows[0].start == T0 + 5 * SEC);
+	assert_int_equal(rows[0].packets, 1);
+	assert_int_equal(rows[0].drops, 1);
+	hs_win_free(w);
+}
+
 static void test_flow_set_full(void **state)
 {
 	/* at most 12 (key, flow) pairs: a set of 16 entries kept 3/4 full */
@@ -463,6 +487,7 @@ int main(void)
 		cmocka_unit_test(test_key_cap),
 		cmocka_unit_test(test_flows_and_drops),
 		cmocka_unit_test(test_late_and_ring),
+		cmocka_unit_test(test_begin),
 		cmocka_unit_test(test_flow_set_full),
 		cmocka_unit_test(test_flow_set_grows),
 		cmocka_unit_test(test_bad_config),
