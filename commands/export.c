@@ -174,6 +174,11 @@ static int export_pcap(struct hs_ctx *ctx, const char *path, const struct hs_tra
 			       "kept (export pcap reads them again from a capture file)", source);
 	if (strcmp(path, "-") == 0)
 		return out_err(&ctx->out, "export pcap: '-' is for ndjson; give a file name");
+	struct stat in_sb, out_sb;
+	if (stat(source, &in_sb) == 0 && stat(path, &out_sb) == 0 &&
+	    in_sb.st_dev == out_sb.st_dev && in_sb.st_ino == out_sb.st_ino)
+		return out_err(&ctx->out, "export pcap: '%s' is the capture file the packets are "
+			       "read from", path);
 
 	pcap_t *pc = hs_pcap_open_file(&ctx->out, source, "export pcap: ");
 	if (!pc)
@@ -209,8 +214,7 @@ static int export_pcap(struct hs_ctx *ctx, const char *path, const struct hs_tra
 	struct pcap_pkthdr *ph;
 	const u_char *data;
 	struct hs_pkt p;
-	uint64_t written = 0, traces = 0;
-	const struct hs_trace *last_trace = NULL;
+	uint64_t written = 0;
 	while (!failed && (rc = pcap_next_ex(pc, &ph, &data)) == 1) {
 		uint64_t ts = hs_pcap_ts(ph);
 		uint32_t wirelen = ph->len < ph->caplen ? ph->caplen : ph->len;
@@ -234,9 +238,6 @@ static int export_pcap(struct hs_ctx *ctx, const char *path, const struct hs_tra
 			failed = hs_pcapng_packet(fp, ts, p.l3, p.l3_caplen, p.len, c) < 0;
 			w[j].written = true;
 			written++;
-			if (t != last_trace)
-				traces++;
-			last_trace = t;
 			break;
 		}
 	}
@@ -256,7 +257,6 @@ static int export_pcap(struct hs_ctx *ctx, const char *path, const struct hs_tra
 	if (written < nhops)
 		out_warn(&ctx->out, "export pcap: %" PRIu64 " of %zu hop copies were not found in "
 			 "'%s' (has it changed?)", (uint64_t)(nhops - written), nhops, source);
-	(void)traces;
 	summary(ctx, path, "pcapng", n, written);
 	return HS_CMD_OK;
 }

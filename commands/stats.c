@@ -32,7 +32,7 @@
 #include "window.h"
 
 #define STATS_TICK_MS	100
-#define STATS_LIVE_SLACK_NS (600 * 1000000ULL)	/* traces close on the 500 ms commit tick */
+#define STATS_LIVE_SLACK_NS HS_NS_PER_SEC	/* traces close on the 500 ms commit tick */
 #define STATS_FILE_OPEN	65536	/* open traces of the verb's own tracer */
 #define STATS_WHERE_MAX	1024
 
@@ -391,6 +391,15 @@ static int stats_live(struct hs_ctx *ctx, struct hs_stats *s, uint64_t for_ns)
 	s->tick->data = s;
 	if (for_ns)
 		s->deadline_mono = hs_mono_ns() + for_ns;
+	/* from the window of now on: drops of traces that ended before are
+	 * not this run's (their window started before it, and is partial) */
+	const char *src, *why;
+	bool is_file = true;
+	uint64_t a, b;
+	if (hs_capture_info(ctx, &src, &is_file, &why, &a, &b) && !is_file)
+		hs_win_begin(s->win, hs_wall_ns());
+	else if (ctx->last_stats.last_ts)
+		hs_win_begin(s->win, ctx->last_stats.last_ts);
 	uv_update_time(ctx->loop);
 	uv_timer_start(s->tick, live_tick, STATS_TICK_MS, STATS_TICK_MS);
 	ctx->stats = s;

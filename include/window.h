@@ -10,8 +10,9 @@
  *
  * Memory is bounded: at most max_keys keys per window (records of further
  * keys are summed into one "other" row and counted), at most max_open windows
- * open at once (a record too far ahead closes the oldest early), a fixed flow
- * set per window (flows beyond it are counted, not tracked). A window is
+ * open at once (a record too far ahead closes the oldest early), at most
+ * max_flows distinct (key, flow) pairs per window in a set that starts small
+ * and doubles as needed (flows beyond it are counted, not tracked). A window is
  * emitted once, when hs_win_close_until() passes its end or at hs_win_flush();
  * records for a window already emitted are counted as late. Windows that saw
  * nothing emit nothing. Nothing is allocated per record.
@@ -73,12 +74,14 @@ typedef void (*hs_win_row_cb)(void *arg, const struct hs_win_row *row);
 
 #define HS_WIN_KEYS_DEFAULT 1024
 #define HS_WIN_OPEN_DEFAULT 32
+#define HS_WIN_FLOWS_DEFAULT 98304	/* (key, flow) pairs a window tracks: 1 MiB */
 
 struct hs_win_cfg {
 	uint64_t window_ns;	/* > 0 */
 	unsigned fields;	/* HS_WF_* */
 	size_t max_keys;	/* 0: HS_WIN_KEYS_DEFAULT */
 	size_t max_open;	/* 0: HS_WIN_OPEN_DEFAULT */
+	size_t max_flows;	/* 0: HS_WIN_FLOWS_DEFAULT */
 	hs_win_row_cb on_row;
 	void *arg;
 };
@@ -86,6 +89,7 @@ struct hs_win_cfg {
 struct hs_win_stats {
 	uint64_t packets, drops;	/* records aggregated */
 	uint64_t late, late_drops;	/* for windows already emitted: not counted */
+	uint64_t before;		/* before the window hs_win_begin() named */
 	uint64_t over_keys;		/* records summed into "other" */
 	uint64_t flows_untracked;	/* records whose flow the flow set had no room for */
 	uint64_t forced;		/* windows emitted early to bound memory */
@@ -97,6 +101,9 @@ void hs_win_free(struct hs_win *w);
 void hs_win_packet(struct hs_win *w, const struct hs_pktrec *r);
 /* a dropped trace: one drop in the window of r->ts_ns (its last hop) */
 void hs_win_drop(struct hs_win *w, const struct hs_pktrec *r);
+/* records before the window of t are not kept (counted as 'before'):
+ * aggregates that start in the middle of a stream begin with t's window */
+void hs_win_begin(struct hs_win *w, uint64_t t);
 /* emit every window that ends at or before t */
 void hs_win_close_until(struct hs_win *w, uint64_t t);
 /* emit every open window */

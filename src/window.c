@@ -98,18 +98,21 @@ struct win {
 	struct slot *slots;	/* kcap entries */
 	size_t nkeys;
 	struct flowent *fl;	/* fcap entries */
-	size_t nflows;
+	size_t fcap, nflows;	/* fcap grows by doubling up to hs_win.fmax */
 	uint64_t other_packets, other_bytes, other_drops;
 };
 
 struct hs_win {
 	struct hs_win_cfg cfg;
-	size_t kcap, fcap;	/* powers of two */
+	size_t kcap, fmax;	/* powers of two */
 	struct win *ring;	/* max_open */
 	uint64_t closed_upto;	/* windows starting before this are emitted */
+	uint64_t begin;		/* windows starting before this are not kept */
 	const struct slot **sorted;	/* max_keys, for emitting */
 	struct hs_win_stats st;
 };
+
+#define FLOWS_FIRST 1024	/* flow set entries of a new window */
 
 static size_t pow2_at_least(size_t n)
 {
@@ -133,7 +136,9 @@ struct hs_win *hs_win_new(const struct hs_win_cfg *cfg)
 	if (!w->cfg.max_open)
 		w->cfg.max_open = HS_WIN_OPEN_DEFAULT;
 	w->kcap = pow2_at_least(2 * w->cfg.max_keys);
-	w->fcap = pow2_at_least(4 * w->cfg.max_keys);
+	if (!w->cfg.max_flows)
+		w->cfg.max_flows = HS_WIN_FLOWS_DEFAULT;
+	w->fmax = pow2_at_least(w->cfg.max_flows / 3 * 4);
 	w->ring = hs_xcalloc(w->cfg.max_open, sizeof(*w->ring));
 	w->sorted = hs_xcalloc(w->cfg.max_keys, sizeof(*w->sorted));
 	return w;
@@ -320,10 +325,11 @@ static struct win *window_for(struct hs_win *w, uint64_t ts)
 		emit(w, wn);
 	if (!wn->slots) {
 		wn->slots = hs_xcalloc(w->kcap, sizeof(*wn->slots));
-		wn->fl = hs_xcalloc(w->fcap, sizeof(*wn->fl));
+		wn->fcap = FLOWS_FIRST < w->fmax ? FLOWS_FIRST : w->fmax;
+		wn->fl = hs_xcalloc(wn->fcap, sizeof(*wn->fl));
 	} else {
 		memset(wn->slots, 0, w->kcap * sizeof(*wn->slots));
-		memset(wn->fl, 0, w->fcap * sizeof(*wn->fl));
+		memset(wn->fl, 0, wn->fcap * sizeof(*wn->fl));
 	}
 	wn->open = true;
 	wn->start = start;
@@ -355,27 +361,53 @@ static struct slot *slot_for(struct hs_win *w, struct win *wn, const struct hs_p
 	}
 }
 
+/* twice the room for the flow set, rehashed; false at its cap */
+static bool grow_flows(struct hs_win *w, struct win *wn)
+{
+	size_t ncap = wn->fcap * 2;
+
+	if (ncap > w->fmax)
+		return false;
+	struct flowent *nf = hs_xcalloc(ncap, sizeof(*nf));
+	for (size_t i = 0; i < wn->fcap; i++) {
+		uint64_t h = wn->fl[i].h;
+		if (!h)
+			continue;
+		size_t j = h & (ncap - 1);
+		while (nf[j].h)
+			j = (j + 1) & (ncap - 1);
+		nf[j].h = h;
+	}
+	free(wn->fl);
+	wn->fl = nf;
+	wn->fcap = ncap;
+	return true;
+}
+
 static void count_flow(struct hs_win *w, struct win *wn, struct slot *s,
 		       const struct hs_pktrec *r)
 {
 	uint64_t h = hs_flowkey_hash(&r->key) ^ (s->hash * 0x9e3779b97f4a7c15ULL);
-	size_t mask = w->fcap - 1;
 
 	h = h ? h : 1;
-	for (size_t i = h & mask;; i = (i + 1) & mask) {
+	for (size_t i = h & (wn->fcap - 1);; i = (i + 1) & (wn->fcap - 1)) {
 		if (wn->fl[i].h == h)
 			return;
-		if (!wn->fl[i].h) {
-			/* keep the set at most 3/4 full */
-			if (wn->nflows >= w->fcap / 4 * 3) {
+		if (wn->fl[i].h)
+			continue;
+		/* keep the set at most 3/4 full */
+		if (wn->nflows + 1 > wn->fcap / 4 * 3) {
+			if (!grow_flows(w, wn)) {
 				w->st.flows_untracked++;
 				return;
 			}
-			wn->fl[i].h = h;
-			wn->nflows++;
-			s->flows++;
+			count_flow(w, wn, s, r);	/* once more, in the larger set */
 			return;
 		}
+		wn->fl[i].h = h;
+		wn->nflows++;
+		s->flows++;
+		return;
 	}
 }
 
@@ -384,7 +416,10 @@ void hs_win_packet(struct hs_win *w, const struct hs_pktrec *r)
 	struct win *wn = window_for(w, r->ts_ns);
 
 	if (!wn) {
-		w->st.late++;
+		if (r->ts_ns < w->begin)
+			w->st.before++;
+		else
+			w->st.late++;
 		return;
 	}
 	w->st.packets++;
@@ -405,7 +440,10 @@ void hs_win_drop(struct hs_win *w, const struct hs_pktrec *r)
 	struct win *wn = window_for(w, r->ts_ns);
 
 	if (!wn) {
-		w->st.late_drops++;
+		if (r->ts_ns < w->begin)
+			w->st.before++;
+		else
+			w->st.late_drops++;
 		return;
 	}
 	w->st.drops++;
@@ -416,6 +454,16 @@ void hs_win_drop(struct hs_win *w, const struct hs_pktrec *r)
 		return;
 	}
 	s->drops++;
+}
+
+void hs_win_begin(struct hs_win *w, uint64_t t)
+{
+	uint64_t start = t - t % w->cfg.window_ns;
+
+	if (start > w->begin)
+		w->begin = start;
+	if (start > w->closed_upto)
+		w->closed_upto = start;
 }
 
 void hs_win_get_stats(const struct hs_win *w, struct hs_win_stats *st)

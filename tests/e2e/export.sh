@@ -157,6 +157,12 @@ for fmt in ndjson pcap; do
 	check "export $fmt /dev/full: says why" has "cannot write '/dev/full': No space left on device" "$tmp/err"
 	check "export $fmt /dev/full: the device is still there" [ -c /dev/full ]
 done
+cp "$PCAP" "$tmp/self.pcap"
+hs --db "$tmp/self.db" -r "$tmp/self.pcap" -c "export pcap $tmp/self.pcap"
+check "export pcap onto its own capture file: refused (status $st)" [ "$st" -eq 1 ]
+check "export pcap onto its own capture file: says so" has "is the capture file the packets are read from" "$tmp/err"
+check "export pcap onto its own capture file: the file is intact" cmp -s "$PCAP" "$tmp/self.pcap"
+
 # the capture file changes after it was read: commands come on a pipe, and
 # the file is cut short (then replaced) between the capture and the export
 cp "$PCAP" "$tmp/moving.pcap"

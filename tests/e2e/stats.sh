@@ -177,20 +177,24 @@ else
 	python3 - "$port" >"$tmp/sender.out" 2>&1 <<'PY' &
 import socket, sys, time
 port = int(sys.argv[1])
-time.sleep(1.5)
+# bound receivers: no ICMP errors; paced: the capture ring on lo is small
+rx = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(2)]
+rx[0].bind(("127.0.0.1", port))
+rx[1].bind(("127.0.0.1", port + 1))
+time.sleep(3)	# the console is up and capturing (a loaded machine is slow)
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 for i in range(40):
     s.sendto(b"x" * 20, ("127.0.0.1", port))
-    time.sleep(0.005)
+    time.sleep(0.02)
 t = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 for i in range(25):
     t.sendto(b"y" * 20, ("127.0.0.1", port + 1))
-    time.sleep(0.005)
+    time.sleep(0.02)
 PY
 	sender=$!
-	hs --db "$tmp/live.db" --json -c "capture start lo; stats by dport,proto window 1s where udp and (dst port $port or dst port $((port + 1))) for 4s; capture stop"
+	hs --db "$tmp/live.db" --json -c "capture start lo; stats by dport,proto window 1s where udp and (dst port $port or dst port $((port + 1))) for 8s; capture stop"
 	wait "$sender"
-	check "live: stats on 'lo' for 4s (status $st)" [ "$st" -eq 0 ]
+	check "live: stats on 'lo' for 8s (status $st)" [ "$st" -eq 0 ]
 	python3 - "$tmp/out" "$port" >"$tmp/cmp" <<'PY'
 import collections, json, sys
 port = int(sys.argv[2])
@@ -204,6 +208,53 @@ print("ok" if got == {port: 40, port + 1: 25} else "#   %s" % dict(got))
 PY
 	check "live: every datagram sent counted, by port (40 and 25)" grep -q '^ok$' "$tmp/cmp"
 	grep '^#' "$tmp/cmp"
+
+	# in the REPL under a terminal: windows print above the prompt as they
+	# close, the prompt comes back when 'for' ends, Ctrl-C ends it early
+	if ! command -v tmux >/dev/null 2>&1; then
+		echo "# SKIP REPL part: tmux is not installed"
+	else
+		T="tmux -S $tmp/sock"
+		cleanup='$T kill-server >/dev/null 2>&1;'
+		snap() { $T capture-pane -p -t hs >"$tmp/screen" 2>/dev/null; }
+		wait_for() { # an extended regex on the screen, 15 s
+			i=0
+			while [ $i -lt 150 ]; do
+				snap
+				grep -Eq -- "$1" "$tmp/screen" && return 0
+				sleep 0.1
+				i=$((i + 1))
+			done
+			return 1
+		}
+		$T new-session -d -s hs -x 150 -y 40 \
+			"env TERM=screen-256color '$HS' --db '$tmp/repl.db'; sleep 30"
+		check "REPL: the prompt comes up" wait_for 'hopscope>'
+		$T send-keys -t hs "capture start lo" Enter
+		check "REPL: capturing on lo" wait_for "capturing on 'lo'"
+		$T send-keys -t hs "stats by dport window 500ms where udp dst port $port for 6s" Enter
+		sleep 2
+		python3 -c 'import socket, sys, time
+r = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+r.bind(("127.0.0.1", int(sys.argv[1])))
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(30):
+    s.sendto(b"z", ("127.0.0.1", int(sys.argv[1])))
+    time.sleep(0.02)' "$port"
+		check "REPL: a window's row prints while stats runs" \
+			wait_for "^[0-9]+\.[0-9]{9} +$port +[0-9]+ +[0-9]+ +1 +0"
+		check "REPL: the prompt is back when 'for' ends" wait_for 'hopscope> *$'
+		snap
+		total=$(awk -v p="$port" '$2 == p { n += $3 } END { print n + 0 }' "$tmp/screen")
+		check "REPL: the rows count all 30 datagrams ($total)" [ "$total" -eq 30 ]
+		$T send-keys -t hs "stats by proto for 1h" Enter
+		sleep 1
+		$T send-keys -t hs C-c
+		$T send-keys -t hs "help stats" Enter
+		check "REPL: Ctrl-C ends a long stats, the next command runs" \
+			wait_for 'usage: stats by <FIELDS>'
+		$T send-keys -t hs "quit" Enter
+	fi
 fi
 
 finish

@@ -34,15 +34,21 @@ static void collect(void *arg, const struct hs_win_row *r)
 		.flows = r->flows, .drops = r->drops };
 }
 
-static struct hs_win *mk(uint64_t window, unsigned fields, size_t keys, size_t open)
+static struct hs_win *mk_flows(uint64_t window, unsigned fields, size_t keys, size_t open,
+			       size_t flows)
 {
 	struct hs_win_cfg cfg = { .window_ns = window, .fields = fields, .max_keys = keys,
-				  .max_open = open, .on_row = collect };
+				  .max_open = open, .max_flows = flows, .on_row = collect };
 	nrows = 0;
 	memset(rows, 0, sizeof(rows));
 	struct hs_win *w = hs_win_new(&cfg);
 	assert_non_null(w);
 	return w;
+}
+
+static struct hs_win *mk(uint64_t window, unsigned fields, size_t keys, size_t open)
+{
+	return mk_flows(window, fields, keys, open, 0);
 }
 
 /* a copy from switch 10.255.0.<sw> of flow 10.1.1.<src>:<sport> > 10.1.3.12:5001 */
@@ -303,21 +309,72 @@ static void test_late_and_ring(void **state)
 	hs_win_free(w);
 }
 
+static void test_begin(void **state)
+{
+	struct hs_win *w = mk(SEC, HS_WF_SWITCH, 0, 0);
+	struct hs_win_stats st;
+
+	(void)state;
+	hs_win_begin(w, T0 + 5 * SEC + 300 * MS);	/* a run that starts mid-window */
+	add(w, T0 + 4 * SEC + 999 * MS, 1, 11, 1000, 10);	/* the window before: not kept */
+	struct hs_pktrec d = rec(T0 + 4 * SEC, 1, 11, 1000, 10);
+	hs_win_drop(w, &d);
+	d = rec(T0 + 5 * SEC + 1, 1, 11, 1000, 10);	/* the window it starts in: kept */
+	hs_win_drop(w, &d);
+	add(w, T0 + 5 * SEC + 400 * MS, 1, 11, 1000, 10);
+	hs_win_flush(w);
+	hs_win_get_stats(w, &st);
+	assert_int_equal(st.before, 2);
+	assert_int_equal(st.late + st.late_drops, 0);	/* not reported as late */
+	assert_int_equal(nrows, 1);
+	assert_true(rows[0].start == T0 + 5 * SEC);
+	assert_int_equal(rows[0].packets, 1);
+	assert_int_equal(rows[0].drops, 1);
+	hs_win_free(w);
+}
+
 static void test_flow_set_full(void **state)
 {
-	/* one key, max_keys 1: a flow set of 16 entries holds 12 flows */
-	struct hs_win *w = mk(SEC, HS_WF_SWITCH, 1, 0);
+	/* at most 12 (key, flow) pairs: a set of 16 entries kept 3/4 full */
+	struct hs_win *w = mk_flows(SEC, HS_WF_SWITCH, 0, 0, 12);
 	struct hs_win_stats st;
 
 	(void)state;
 	for (int i = 0; i < 100; i++)
 		add(w, T0 + (uint64_t)i, 1, 11, (uint16_t)(1000 + i), 10);
+	add(w, T0 + 200, 1, 11, 1000, 10);	/* a flow already in: not untracked */
 	hs_win_flush(w);
 	hs_win_get_stats(w, &st);
 	assert_int_equal(nrows, 1);
-	assert_int_equal(rows[0].packets, 100);
-	assert_int_equal(rows[0].flows + st.flows_untracked, 100);
-	assert_true(st.flows_untracked > 0);
+	assert_int_equal(rows[0].packets, 101);
+	assert_int_equal(rows[0].flows, 12);
+	assert_int_equal(st.flows_untracked, 88);
+	hs_win_free(w);
+}
+
+static void test_flow_set_grows(void **state)
+{
+	/* many flows under few keys: the set doubles from its first size */
+	struct hs_win *w = mk(SEC, HS_WF_SWITCH, 0, 0);
+	struct hs_win_stats st;
+
+	(void)state;
+	for (int i = 0; i < 20000; i++) {
+		add(w, T0 + (uint64_t)i, 1 + i % 2, 1 + (i / 60000), (uint16_t)(1000 + i), 10);
+		add(w, T0 + (uint64_t)i, 1 + i % 2, 1 + (i / 60000), (uint16_t)(1000 + i), 10);
+	}
+	hs_win_flush(w);
+	hs_win_get_stats(w, &st);
+	assert_int_equal(nrows, 2);
+	assert_int_equal(rows[0].flows, 10000);
+	assert_int_equal(rows[1].flows, 10000);
+	assert_int_equal(rows[0].packets, 20000);
+	assert_int_equal(st.flows_untracked, 0);
+	/* the next window reuses the grown set, emptied */
+	add(w, T0 + 3 * SEC, 1, 11, 1000, 10);
+	hs_win_flush(w);
+	assert_int_equal(nrows, 3);
+	assert_int_equal(rows[2].flows, 1);
 	hs_win_free(w);
 }
 
@@ -430,7 +487,9 @@ int main(void)
 		cmocka_unit_test(test_key_cap),
 		cmocka_unit_test(test_flows_and_drops),
 		cmocka_unit_test(test_late_and_ring),
+		cmocka_unit_test(test_begin),
 		cmocka_unit_test(test_flow_set_full),
+		cmocka_unit_test(test_flow_set_grows),
 		cmocka_unit_test(test_bad_config),
 		cmocka_unit_test(test_header),
 		cmocka_unit_test(test_from_pkt_and_hop),
