@@ -10,53 +10,12 @@
 
 #define CONTROL_DEFAULT_LIMIT 50
 
-/* the switch that mirrored it: topology name, else its address; NULL for a
- * plain SPAN copy */
-static const char *sw_name(const struct hs_ctx *ctx, const struct hs_ctl_rec *r, char *buf,
-			   size_t len)
-{
-	if (!r->sw.af)
-		return NULL;
-	int sw = ctx->topo ? hs_topo_switch_by_addr(ctx->topo, &r->sw) : -1;
-	if (sw >= 0) {
-		snprintf(buf, len, "%s", ctx->topo->sw[sw].name);
-		return buf;
-	}
-	return hs_addr_str(&r->sw, buf, len);
-}
-
-static const char *roce_op(uint8_t op, char *buf, size_t len)
-{
-	const char *n = hs_roce_opcode_name(op);
-
-	if (n)
-		return n;
-	snprintf(buf, len, "opcode-0x%02x", op);
-	return buf;
-}
-
-static const char *bgp_type(uint8_t t, char *buf, size_t len)
-{
-	const char *n = hs_bgp_type_name(t);
-
-	if (n)
-		return n;
-	snprintf(buf, len, "type-%u", t);
-	return buf;
-}
-
-static const char *ipv4_str(uint32_t v, char *buf, size_t len)
-{
-	snprintf(buf, len, "%u.%u.%u.%u", v >> 24, (v >> 16) & 0xff, (v >> 8) & 0xff, v & 0xff);
-	return buf;
-}
-
 static void print_json(struct hs_ctx *ctx, const struct hs_ctl_rec *r)
 {
 	struct hs_out *o = &ctx->out;
 	const struct hs_ctl_msg *m = &r->msg;
 	char b[64], a[HS_ADDRSTRLEN];
-	const char *sw = sw_name(ctx, r, b, sizeof(b));
+	const char *sw = hs_ctl_switch_name(ctx, r, b, sizeof(b));
 
 	out_obj_open(o, NULL);
 	out_raw(o, "ts", NULL, hs_fmt_ts(r->ts_ns, a, sizeof(a)));
@@ -74,7 +33,7 @@ static void print_json(struct hs_ctx *ctx, const struct hs_ctl_rec *r)
 	switch (m->proto) {
 	case HS_CTL_BGP: {
 		const struct hs_bgp_msg *g = &m->u.bgp;
-		out_str(o, "bgp_type", NULL, bgp_type(g->type, b, sizeof(b)));
+		out_str(o, "bgp_type", NULL, hs_ctl_kind(m, b, sizeof(b)));
 		out_uint(o, "bgp_len", NULL, g->len);
 		if (g->type == HS_BGP_OPEN) {
 			out_uint(o, "version", NULL, g->version);
@@ -82,7 +41,7 @@ static void print_json(struct hs_ctx *ctx, const struct hs_ctl_rec *r)
 			if (g->as4)
 				out_uint(o, "as4", NULL, g->as4);
 			out_uint(o, "hold", NULL, g->hold);
-			out_str(o, "bgp_id", NULL, ipv4_str(g->bgp_id, b, sizeof(b)));
+			out_str(o, "bgp_id", NULL, hs_ctl_ipv4_str(g->bgp_id, b, sizeof(b)));
 		} else if (g->type == HS_BGP_NOTIFICATION) {
 			out_uint(o, "error_code", NULL, g->err_code);
 			out_uint(o, "error_subcode", NULL, g->err_subcode);
@@ -100,7 +59,7 @@ static void print_json(struct hs_ctx *ctx, const struct hs_ctl_rec *r)
 	case HS_CTL_ROCE: {
 		const struct hs_roce_pkt *q = &m->u.roce;
 		out_uint(o, "roce_opcode", NULL, q->opcode);
-		out_str(o, "roce_op", NULL, roce_op(q->opcode, b, sizeof(b)));
+		out_str(o, "roce_op", NULL, hs_ctl_kind(m, b, sizeof(b)));
 		out_uint(o, "qp", NULL, q->qp);
 		out_uint(o, "psn", NULL, q->psn);
 		out_uint(o, "pkey", NULL, q->pkey);
@@ -160,64 +119,13 @@ static void print_text(struct hs_ctx *ctx, const struct hs_ctl_rec *r)
 {
 	struct hs_out *o = &ctx->out;
 	const struct hs_ctl_msg *m = &r->msg;
-	char b[64], ts[40];
-	const char *sw = sw_name(ctx, r, b, sizeof(b));
+	char b[64], ts[40], d[HS_CTL_DETAIL_MAX];
+	const char *sw = hs_ctl_switch_name(ctx, r, b, sizeof(b));
 
 	out_text(o, "%-20s  %-16s %-5s ", hs_fmt_ts(r->ts_ns, ts, sizeof(ts)), sw ? sw : "-",
 		 hs_ctl_proto_name(m->proto));
 	endpoints(o, &r->key);
-	switch (m->proto) {
-	case HS_CTL_BGP: {
-		const struct hs_bgp_msg *g = &m->u.bgp;
-		out_text(o, "%s len %u", bgp_type(g->type, b, sizeof(b)), g->len);
-		if (g->type == HS_BGP_OPEN) {
-			out_text(o, " v%u as %u", g->version, g->as);
-			if (g->as4)
-				out_text(o, " as4 %" PRIu32, g->as4);
-			out_text(o, " hold %u id %s", g->hold, ipv4_str(g->bgp_id, b, sizeof(b)));
-		} else if (g->type == HS_BGP_NOTIFICATION) {
-			out_text(o, " error %u/%u", g->err_code, g->err_subcode);
-		} else if (g->type == HS_BGP_UPDATE) {
-			if (g->counts_ok)
-				out_text(o, " withdrawn %u nlri %u", g->withdrawn, g->nlri);
-			out_text(o, " (lengths %u/%u/%u)", g->withdrawn_len, g->attr_len,
-				 g->nlri_len);
-		}
-		break;
-	}
-	case HS_CTL_ROCE: {
-		const struct hs_roce_pkt *q = &m->u.roce;
-		out_text(o, "%s qp 0x%06" PRIx32 " psn %" PRIu32 "%s", roce_op(q->opcode, b, sizeof(b)),
-			 q->qp, q->psn, q->ackreq ? " ackreq" : "");
-		if (q->aeth) {
-			out_text(o, " %s", hs_roce_ack_name(q->ack));
-			if (q->ack == HS_ROCE_NAK) {
-				const char *n = hs_roce_nak_name(q->nak_code);
-				if (n)
-					out_text(o, " %s", n);
-				else
-					out_text(o, " code %u", q->nak_code);
-			} else if (q->ack == HS_ROCE_RNR_NAK) {
-				out_text(o, " timer %u", q->nak_code);
-			}
-			out_text(o, " msn %" PRIu32 " (syndrome 0x%02x)", q->msn, q->syndrome);
-		}
-		break;
-	}
-	case HS_CTL_PFC: {
-		const struct hs_pfc_frame *f = &m->u.pfc;
-		if (f->opcode == HS_MACC_PFC) {
-			out_text(o, "pfc enable 0x%02x quanta", f->class_enable);
-			for (int i = 0; i < 8; i++)
-				out_text(o, "%s%u", i ? "," : " ", f->quanta[i]);
-		} else {
-			out_text(o, "pause quanta %u", f->quanta[0]);
-		}
-		break;
-	}
-	default:
-		break;
-	}
+	out_text(o, "%s", hs_ctl_detail(m, d, sizeof(d)));
 	out_text(o, "\n");
 }
 

@@ -1,4 +1,4 @@
-/* history.c - history [sessions|flows|traces|probes|events|show ID] [limit N]
+/* history.c - history [sessions|flows|traces|probes|events|control|show ID] [limit N]
  *
  * Reads the SQLite history; the id and the limit are bound, never spliced.
  * Text output is a table aligned over the (limited) rows; JSON is one object
@@ -46,6 +46,10 @@ static const char q_probes[] =
 static const char q_events[] =
 	"SELECT id, session, " TS("ts") " AS ts, alert, cond, value "
 	"FROM events ORDER BY ts DESC, id DESC LIMIT ?1";
+
+static const char q_control[] =
+	"SELECT id, session, " TS("ts") " AS ts, switch, proto, kind, src, sport, dst, dport, "
+	"detail FROM control ORDER BY session DESC, ts DESC, id DESC LIMIT ?1";
 
 static const char q_show[] =
 	"SELECT t.id, t.session, t.trace_no, " TS("t.first_ts") " AS ts, t.src, t.sport, "
@@ -209,9 +213,9 @@ int cmd_history(struct hs_ctx *ctx, int argc, char **argv)
 			i++;
 		} else if (strcmp(what, "sessions") && strcmp(what, "flows") &&
 			   strcmp(what, "traces") && strcmp(what, "probes") &&
-			   strcmp(what, "events")) {
+			   strcmp(what, "events") && strcmp(what, "control")) {
 			return out_err(&ctx->out, "unknown history table '%s' (sessions, flows, "
-				       "traces, probes, events, show ID)", what);
+				       "traces, probes, events, control, show ID)", what);
 		}
 	}
 	if (i < argc) {
@@ -237,5 +241,7 @@ int cmd_history(struct hs_ctx *ctx, int argc, char **argv)
 		return run(ctx, st, q_probes, (int64_t)limit, "no stored probes");
 	if (strcmp(what, "events") == 0)
 		return run(ctx, st, q_events, (int64_t)limit, "no stored events");
+	if (strcmp(what, "control") == 0)
+		return run(ctx, st, q_control, (int64_t)limit, "no stored control messages");
 	return run(ctx, st, q_sessions, (int64_t)limit, "no sessions");
 }

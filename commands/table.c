@@ -17,8 +17,8 @@ static const char *const mirror_words[] = { "add", "del", "list", "on", "session
 	"default", "syn", "fin", "rst", "debug", "bgp", "roce", "flow", "prefix", "tcp", "udp",
 	"icmp", "any", NULL };
 static const char *const topo_words[] = { "load", "show", NULL };
-static const char *const history_words[] = { "sessions", "flows", "traces", "probes", "events", "show",
-	"limit", NULL };
+static const char *const history_words[] = { "sessions", "flows", "traces", "probes", "events",
+	"control", "show", "limit", NULL };
 
 static const char *const drops_words[] = { "limit", NULL };
 static const char *const ecmp_words[] = { "window", "--threshold", NULL };
@@ -57,7 +57,7 @@ const struct hs_cmd hs_cmds[] = {
 	  "list flows seen in traces with their counters", NULL, 0 },
 	{ "topo", cmd_topo, "load|show [FILE]",
 	  "load or show the fabric topology", topo_words, 0 },
-	{ "history", cmd_history, "[sessions|flows|traces|probes|events|show ID] [limit N]",
+	{ "history", cmd_history, "[sessions|flows|traces|probes|events|control|show ID] [limit N]",
 	  "query the stored history", history_words, 0 },
 	{ "sql", cmd_sql, "<QUERY...>",
 	  "run a read-only SQL query on the history", NULL, 0 },

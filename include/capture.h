@@ -34,6 +34,9 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 /* stop: closes open traces, ends the history session */
 void hs_capture_stop(struct hs_ctx *ctx, const char *why);
 bool hs_capture_running(const struct hs_ctx *ctx);
+/* another module queued a history row of the running capture (queued) or
+ * could not: counted, and the batch committed when full, like traces */
+void hs_capture_row(struct hs_ctx *ctx, bool queued);
 /* called when a capture ends by itself (file done, --for elapsed) */
 typedef void (*hs_capture_done_cb)(struct hs_ctx *ctx, int status);
 void hs_capture_on_done(struct hs_ctx *ctx, hs_capture_done_cb cb);

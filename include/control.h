@@ -4,7 +4,9 @@
  * and only those, to hs_control_frame(), which decodes their messages
  * (hs_ctl_decode) into a bounded ring of records allocated once, and counts
  * them by kind. A message that cannot be decoded is counted by reason and
- * skipped. The 'control' verb lists the ring newest first.
+ * skipped. The 'control' verb lists the ring newest first. During a capture
+ * with a history session open (policy not 'off'), each record is also queued
+ * into the history's 'control' table in the current batch.
  */
 #ifndef HS_CONTROL_H
 #define HS_CONTROL_H
@@ -47,6 +49,17 @@ const struct hs_ctl_rec *hs_control_at(const struct hs_control *c, size_t i);
 const struct hs_control_stats *hs_control_stats(const struct hs_control *c);
 
 struct hs_ctx;
+
+#define HS_CTL_DETAIL_MAX 192
+/* the mirroring switch: topology name, else its address; NULL for a plain SPAN copy */
+const char *hs_ctl_switch_name(const struct hs_ctx *ctx, const struct hs_ctl_rec *r, char *buf,
+			       size_t len);
+/* BGP type, RoCEv2 opcode name (or "type-N", "opcode-0xNN"), "pause" or "pfc" */
+const char *hs_ctl_kind(const struct hs_ctl_msg *m, char *buf, size_t len);
+/* the message's fields in one line, as 'control' prints them */
+const char *hs_ctl_detail(const struct hs_ctl_msg *m, char *buf, size_t len);
+const char *hs_ctl_ipv4_str(uint32_t v, char *buf, size_t len);
+
 /* the pipeline's hook: the context's log, made on first use and emptied
  * when a new capture begins */
 void hs_control_on_frame(struct hs_ctx *ctx, const struct hs_pkt *p);

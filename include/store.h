@@ -15,7 +15,7 @@
 #include "topo.h"
 
 #define HS_STORE_APP_ID 0x48734331	/* "HsC1" */
-#define HS_STORE_SCHEMA 5
+#define HS_STORE_SCHEMA 6
 
 struct sqlite3;
 
@@ -42,6 +42,11 @@ int hs_store_session_end(struct hs_store *st, int64_t session,
 int hs_store_trace(struct hs_store *st, int64_t session, const struct hs_trace *t,
 		   const struct hs_topo *topo);
 int hs_store_flow(struct hs_store *st, int64_t session, const struct hs_flow *f);
+/* one decoded control message; sw NULL for a plain SPAN copy, key NULL or
+ * zero for MAC control */
+int hs_store_control(struct hs_store *st, int64_t session, uint64_t ts_ns, const char *sw,
+		     const char *proto, const char *kind, const struct hs_flowkey *key,
+		     const char *detail);
 /* commit the batch; returns rows committed or -1. A batch that cannot be
  * committed (disk full, I/O error) is rolled back and its rows counted as
  * lost; -1 also when SQLite rolled back a batch after a failed write. */

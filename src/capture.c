@@ -140,6 +140,22 @@ static void on_trace_close(void *arg, const struct hs_trace *t)
 	}
 }
 
+void hs_capture_row(struct hs_ctx *ctx, bool queued)
+{
+	struct hs_capture *c = ctx->cap;
+
+	if (!c)
+		return;
+	if (queued) {
+		c->stored++;
+		c->queued++;
+		if (hs_store_pending(ctx->store) >= HS_COMMIT_ROWS)
+			commit(ctx);
+	} else if (c->running) {
+		c->unstored++;
+	}
+}
+
 /* write the flows changed since the last flush, from flush_pos on: at most
  * max_write of them, looking at at most max_scan; true when all are done */
 static bool flush_flows(struct hs_ctx *ctx, size_t max_write, size_t max_scan)

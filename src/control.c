@@ -1,11 +1,16 @@
 /* control.c - the control log: a ring of recent BGP, RoCEv2 and PAUSE/PFC
  * messages and their counters, fed by the pipeline for marked frames only
  */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture.h"
 #include "console.h"
 #include "control.h"
+#include "store.h"
 
 struct hs_control {
 	struct hs_ctl_rec *ring;
@@ -119,6 +124,154 @@ const struct hs_control_stats *hs_control_stats(const struct hs_control *c)
 	return &c->st;
 }
 
+const char *hs_ctl_switch_name(const struct hs_ctx *ctx, const struct hs_ctl_rec *r, char *buf,
+			       size_t len)
+{
+	if (!r->sw.af)
+		return NULL;
+	int sw = ctx->topo ? hs_topo_switch_by_addr(ctx->topo, &r->sw) : -1;
+	if (sw >= 0) {
+		snprintf(buf, len, "%s", ctx->topo->sw[sw].name);
+		return buf;
+	}
+	return hs_addr_str(&r->sw, buf, len);
+}
+
+const char *hs_ctl_kind(const struct hs_ctl_msg *m, char *buf, size_t len)
+{
+	const char *n = NULL;
+
+	switch (m->proto) {
+	case HS_CTL_BGP:
+		if (!(n = hs_bgp_type_name(m->u.bgp.type)))
+			snprintf(buf, len, "type-%u", m->u.bgp.type);
+		break;
+	case HS_CTL_ROCE:
+		if (!(n = hs_roce_opcode_name(m->u.roce.opcode)))
+			snprintf(buf, len, "opcode-0x%02x", m->u.roce.opcode);
+		break;
+	case HS_CTL_PFC:
+		n = m->u.pfc.opcode == HS_MACC_PFC ? "pfc" : "pause";
+		break;
+	default:
+		n = "";
+		break;
+	}
+	return n ? n : buf;
+}
+
+const char *hs_ctl_ipv4_str(uint32_t v, char *buf, size_t len)
+{
+	snprintf(buf, len, "%u.%u.%u.%u", v >> 24, (v >> 16) & 0xff, (v >> 8) & 0xff, v & 0xff);
+	return buf;
+}
+
+/* append to buf, which holds *n characters; truncates at len */
+static void cat(char *buf, size_t len, size_t *n, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void cat(char *buf, size_t len, size_t *n, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (*n >= len)
+		return;
+	va_start(ap, fmt);
+	int w = vsnprintf(buf + *n, len - *n, fmt, ap);
+	va_end(ap);
+	if (w > 0)
+		*n = *n + (size_t)w < len ? *n + (size_t)w : len - 1;
+}
+
+const char *hs_ctl_detail(const struct hs_ctl_msg *m, char *buf, size_t len)
+{
+	char b[64];
+	size_t n = 0;
+
+	buf[0] = '\0';
+	switch (m->proto) {
+	case HS_CTL_BGP: {
+		const struct hs_bgp_msg *g = &m->u.bgp;
+		cat(buf, len, &n, "%s len %u", hs_ctl_kind(m, b, sizeof(b)), g->len);
+		if (g->type == HS_BGP_OPEN) {
+			cat(buf, len, &n, " v%u as %u", g->version, g->as);
+			if (g->as4)
+				cat(buf, len, &n, " as4 %" PRIu32, g->as4);
+			cat(buf, len, &n, " hold %u id %s", g->hold,
+			    hs_ctl_ipv4_str(g->bgp_id, b, sizeof(b)));
+		} else if (g->type == HS_BGP_NOTIFICATION) {
+			cat(buf, len, &n, " error %u/%u", g->err_code, g->err_subcode);
+		} else if (g->type == HS_BGP_UPDATE) {
+			if (g->counts_ok)
+				cat(buf, len, &n, " withdrawn %u nlri %u", g->withdrawn, g->nlri);
+			cat(buf, len, &n, " (lengths %u/%u/%u)", g->withdrawn_len, g->attr_len,
+			    g->nlri_len);
+		}
+		break;
+	}
+	case HS_CTL_ROCE: {
+		const struct hs_roce_pkt *q = &m->u.roce;
+		cat(buf, len, &n, "%s qp 0x%06" PRIx32 " psn %" PRIu32 "%s",
+		    hs_ctl_kind(m, b, sizeof(b)), q->qp, q->psn, q->ackreq ? " ackreq" : "");
+		if (q->aeth) {
+			cat(buf, len, &n, " %s", hs_roce_ack_name(q->ack));
+			if (q->ack == HS_ROCE_NAK) {
+				const char *nn = hs_roce_nak_name(q->nak_code);
+				if (nn)
+					cat(buf, len, &n, " %s", nn);
+				else
+					cat(buf, len, &n, " code %u", q->nak_code);
+			} else if (q->ack == HS_ROCE_RNR_NAK) {
+				cat(buf, len, &n, " timer %u", q->nak_code);
+			}
+			cat(buf, len, &n, " msn %" PRIu32 " (syndrome 0x%02x)", q->msn, q->syndrome);
+		}
+		break;
+	}
+	case HS_CTL_PFC: {
+		const struct hs_pfc_frame *f = &m->u.pfc;
+		if (f->opcode == HS_MACC_PFC) {
+			cat(buf, len, &n, "pfc enable 0x%02x quanta", f->class_enable);
+			for (int i = 0; i < 8; i++)
+				cat(buf, len, &n, "%s%u", i ? "," : " ", f->quanta[i]);
+		} else {
+			cat(buf, len, &n, "pause quanta %u", f->quanta[0]);
+		}
+		break;
+	}
+	default:
+		break;
+	}
+	return buf;
+}
+
+/* queue the newest added records into the history batch, oldest first */
+static void store_records(struct hs_ctx *ctx, size_t added)
+{
+	char sw[64 + HS_ADDRSTRLEN], kind[32], detail[HS_CTL_DETAIL_MAX];
+
+	for (size_t i = added; i-- > 0;) {
+		const struct hs_ctl_rec *r = hs_control_at(ctx->control, i);
+		if (!r)
+			continue;
+		bool ok = ctx->session > 0 && ctx->store &&
+			  hs_store_control(ctx->store, ctx->session, r->ts_ns,
+					   hs_ctl_switch_name(ctx, r, sw, sizeof(sw)),
+					   hs_ctl_proto_name(r->msg.proto),
+					   hs_ctl_kind(&r->msg, kind, sizeof(kind)), &r->key,
+					   hs_ctl_detail(&r->msg, detail, sizeof(detail))) == 0;
+		hs_capture_row(ctx, ok);
+	}
+}
+
+static uint64_t records_total(const struct hs_control_stats *st)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < HS_CTL__COUNT; i++)
+		n += st->records[i];
+	return n;
+}
+
 void hs_control_on_frame(struct hs_ctx *ctx, const struct hs_pkt *p)
 {
 	if (!ctx->control)
@@ -127,5 +280,9 @@ void hs_control_on_frame(struct hs_ctx *ctx, const struct hs_pkt *p)
 		hs_control_clear(ctx->control);	/* a new capture, a new log */
 		ctx->control->epoch = ctx->last_stats.started_ns;
 	}
+	uint64_t before = records_total(&ctx->control->st);
 	hs_control_frame(ctx->control, p);
+	/* the history keeps every control message under 'all' and the default policy */
+	if (ctx->cap && ctx->set.policy != HS_POLICY_OFF)
+		store_records(ctx, (size_t)(records_total(&ctx->control->st) - before));
 }

@@ -30,6 +30,7 @@ enum {
 	S_FLOW,
 	S_TRACE,
 	S_HOP,
+	S_CONTROL,
 	S__COUNT
 };
 
@@ -57,6 +58,9 @@ static const char *const stmt_sql[S__COUNT] = {
 	[S_HOP] =
 		"INSERT INTO hops(trace, idx, switch, addr, ts, hw_ts, ttl, tos, session)"
 		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+	[S_CONTROL] =
+		"INSERT INTO control(session, ts, switch, proto, kind, src, dst, sport, dport,"
+		" detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
 };
 
 /* schema version 1 */
@@ -171,9 +175,22 @@ static const char schema_v5[] =
 	" tx_packets INTEGER NOT NULL, tx_bytes INTEGER NOT NULL, tx_drops INTEGER NOT NULL,"
 	" backlog_bytes INTEGER, backlog_packets INTEGER,"	/* NULL: no queueing qdisc */
 	" PRIMARY KEY (snapshot, switch, port));";
+/* version 6: decoded BGP, RoCEv2 and PAUSE/PFC messages, one row each */
+static const char schema_v6[] =
+	"CREATE TABLE control ("
+	" id INTEGER PRIMARY KEY,"
+	" session INTEGER,"
+	" ts INTEGER NOT NULL,"		/* capture time, ns */
+	" switch TEXT,"			/* mirroring switch or its address; NULL: plain SPAN */
+	" proto TEXT NOT NULL,"		/* 'bgp', 'roce', 'pfc' */
+	" kind TEXT NOT NULL,"		/* BGP type, RoCEv2 opcode name, 'pause' or 'pfc' */
+	" src TEXT, dst TEXT, sport INTEGER, dport INTEGER,"	/* NULL for MAC control */
+	" detail TEXT NOT NULL);"	/* the message's fields, as 'control' prints them */
+	"CREATE INDEX control_by_ts ON control(ts);";
 
 /* migrations[i] takes the schema from version i to i + 1 */
-static const char *const migrations[] = { schema_v1, schema_v2, schema_v3, schema_v4, schema_v5 };
+static const char *const migrations[] = { schema_v1, schema_v2, schema_v3, schema_v4, schema_v5,
+					      schema_v6 };
 
 _Static_assert(HS_ARRAY_SIZE(migrations) == HS_STORE_SCHEMA,
 	       "one migration per schema version");
@@ -657,6 +674,37 @@ int hs_store_flow(struct hs_store *st, int64_t session, const struct hs_flow *f)
 	sqlite3_bind_int64(s, 13, f->rst);
 	sqlite3_bind_int64(s, 14, f->dropped);
 	sqlite3_bind_int64(s, 15, f->looped);
+	if (run_bound(st, s) < 0)
+		return -1;
+	st->pending++;
+	return 0;
+}
+
+int hs_store_control(struct hs_store *st, int64_t session, uint64_t ts_ns, const char *sw,
+		     const char *proto, const char *kind, const struct hs_flowkey *key,
+		     const char *detail)
+{
+	sqlite3_stmt *s = st->stmt[S_CONTROL];
+	char src[HS_ADDRSTRLEN], dst[HS_ADDRSTRLEN];
+	bool ep = key && key->src.af;
+
+	if (begin(st) < 0)
+		return -1;
+	sqlite3_bind_int64(s, 1, session);
+	bind_u64(s, 2, ts_ns);
+	bind_static(s, 3, sw);
+	bind_static(s, 4, proto);
+	bind_static(s, 5, kind);
+	bind_static(s, 6, ep ? addr_text(&key->src, src, sizeof(src)) : NULL);
+	bind_static(s, 7, ep ? addr_text(&key->dst, dst, sizeof(dst)) : NULL);
+	if (ep) {
+		sqlite3_bind_int(s, 8, key->sport);
+		sqlite3_bind_int(s, 9, key->dport);
+	} else {
+		sqlite3_bind_null(s, 8);
+		sqlite3_bind_null(s, 9);
+	}
+	bind_static(s, 10, detail);
 	if (run_bound(st, s) < 0)
 		return -1;
 	st->pending++;

@@ -175,4 +175,52 @@ hs $db control
 check "control before any capture: nothing, status 0" \
 	sh -c "[ $st -eq 0 ] && grep -q '^0 of 0 control records' '$tmp/out'"
 
+# --- the history keeps every decoded message ----------------------------------------
+hdb="--db $tmp/ctl.db"
+: >"$tmp/ring.jsonl"
+for b in bgp roce-erspan pfc-gre-teb control-truncated; do
+	hs $hdb --json -r "$G/$b.pcap" control limit 1000000
+	cat "$tmp/out" >>"$tmp/ring.jsonl"
+done
+hs $hdb --json history control limit 1000000
+cp "$tmp/out" "$tmp/hist.jsonl"
+hs $hdb --json sql 'select proto, count(*) as n from control group by proto'
+cp "$tmp/out" "$tmp/sql.jsonl"
+check "history control and sql count what control listed, by protocol" \
+	python3 - "$tmp/ring.jsonl" "$tmp/hist.jsonl" "$tmp/sql.jsonl" <<'PY'
+import collections, json, sys
+def rows(p): return [json.loads(l) for l in open(p) if l.startswith("{")]
+ring = collections.Counter(o["proto"] for o in rows(sys.argv[1]) if "proto" in o)
+hist = collections.Counter(o["proto"] for o in rows(sys.argv[2]))
+sql = {o["proto"]: o["n"] for o in rows(sys.argv[3])}
+print("# ring", dict(ring), "history", dict(hist), "sql", sql)
+sys.exit(0 if ring == hist == sql and sorted(ring) == ["bgp", "pfc", "roce"] else 1)
+PY
+check "history control: kind, switch, endpoints and detail of the stored rows" \
+	python3 - "$tmp/hist.jsonl" <<'PY'
+import json, sys
+L = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+nak = [o for o in L if o["proto"] == "roce" and "psn-sequence-error" in o["detail"]]
+pfc = [o for o in L if o["proto"] == "pfc" and o["kind"] == "pause"]
+ka = [o for o in L if o["kind"] == "keepalive"]
+ok = (len(nak) == 1 and nak[0]["switch"] == "192.0.2.11" and " psn 1001 " in nak[0]["detail"]
+      and pfc and pfc[0]["src"] is None and pfc[0]["detail"] == "pause quanta 4096"
+      and ka and ka[0]["switch"] is None and ka[0]["sport"] == 179
+      and all(isinstance(o["ts"], float) and o["session"] >= 1 for o in L))
+sys.exit(0 if ok else 1)
+PY
+hs $hdb -r "$G/roce.pcap" control roce limit 1
+line=$(grep ' roce ' "$tmp/out" | sed 's/.*4791  //')
+hs $hdb history control limit 1
+check "history control text: the detail is the line control prints" \
+	sh -c "[ -n \"\$1\" ] && grep -qF -- \"\$1\" '$tmp/out'" sh "$line"
+hs $hdb -r "$G/roce.pcap" capture status
+check "capture status counts the control rows as written" \
+	has "history        9 rows written, 0 not stored" "$tmp/out"
+
+hs --db "$tmp/off.db" -c "set history off; capture start $G/bgp.pcap; sleep 0.3; control"
+check "history off: control still lists the messages" has "seen: bgp 7" "$tmp/out"
+hs --db "$tmp/off.db" sql 'select count(*) from control'
+check "history off: nothing stored" sh -c "[ $st -eq 0 ] && [ \"\$(sed -n 2p '$tmp/out')\" = 0 ]"
+
 finish
