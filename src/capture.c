@@ -22,6 +22,9 @@
 #define HS_TRACER_RING	8192	/* closed traces kept for 'traces' */
 #define HS_FLOWS_MAX	262144
 #define HS_COMMIT_MS	500
+/* the kernel's ring for a live interface: a mirror stream comes in bursts,
+ * and libpcap's 2 MiB default overflows in a few milliseconds of one */
+#define HS_LIVE_BUFFER	(32 << 20)
 /* a commit costs about half a microsecond a row, on the loop: a batch this
  * big is committed at once rather than at the next tick (which, with
  * 'history all', held the prompt for 100 ms and more) */
@@ -563,6 +566,7 @@ static pcap_t *open_live(struct hs_ctx *ctx, const char *ifname, bool *nano)
 	pcap_set_snaplen(pc, 65535);
 	pcap_set_promisc(pc, 0);
 	pcap_set_immediate_mode(pc, 1);
+	pcap_set_buffer_size(pc, HS_LIVE_BUFFER);
 	pcap_set_timeout(pc, 100);
 	*nano = pcap_set_tstamp_precision(pc, PCAP_TSTAMP_PRECISION_NANO) == 0;
 
