@@ -23,19 +23,6 @@
 
 /* ---- parsing: shared with the unit test ------------------------------------ */
 
-static int perr(char *err, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int perr(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 /* [a-z][a-z0-9_-]{0,30}: what the lab's namespaces and the driver accept */
 static bool name_ok(const char *s, size_t n)
 {
@@ -78,22 +65,22 @@ static int parse_switches(const char *w, const struct hs_topo *topo,
 		return 0;
 	}
 	if (strlen(w) >= sizeof(r->switches))
-		return perr(err, errlen, "too many switches in '%.40s...'", w);
+		return hs_errf(err, errlen, "too many switches in '%.40s...'", w);
 	for (;;) {
 		size_t n = strcspn(p, ",");
 		char name[HS_NAME_MAX];
 
 		if (n == 0)
-			return perr(err, errlen, "invalid switch list '%s' (SW[,SW...] or all)", w);
+			return hs_errf(err, errlen, "invalid switch list '%s' (SW[,SW...] or all)", w);
 		if (!name_ok(p, n))
-			return perr(err, errlen, "invalid switch name '%.*s'", (int)n, p);
+			return hs_errf(err, errlen, "invalid switch name '%.*s'", (int)n, p);
 		memcpy(name, p, n);
 		name[n] = '\0';
 		if (topo && hs_topo_switch_by_name(topo, name) < 0)
-			return perr(err, errlen, "unknown switch '%s'", name);
+			return hs_errf(err, errlen, "unknown switch '%s'", name);
 		for (const char *q = w; q < p; q += strcspn(q, ",") + 1) {
 			if (strcspn(q, ",") == n && memcmp(q, p, n) == 0)
-				return perr(err, errlen, "switch '%s' listed twice", name);
+				return hs_errf(err, errlen, "switch '%s' listed twice", name);
 		}
 		p += n;
 		if (!*p)
@@ -135,16 +122,16 @@ static int parse_endpoint(const char *w, char *out, size_t len, bool *has_port,
 	uint64_t port = 0;
 
 	if (colon && strchr(colon + 1, ':'))
-		return perr(err, errlen, "invalid endpoint '%s' (IPv4 only: ADDR[:PORT])", w);
+		return hs_errf(err, errlen, "invalid endpoint '%s' (IPv4 only: ADDR[:PORT])", w);
 	if (n == 0 || n >= sizeof(addr))
-		return perr(err, errlen, "invalid address in '%s' (IPv4 address, prefix or any)", w);
+		return hs_errf(err, errlen, "invalid address in '%s' (IPv4 address, prefix or any)", w);
 	memcpy(addr, w, n);
 	addr[n] = '\0';
 	if (canon_addr(addr, canon, sizeof(canon)) < 0)
-		return perr(err, errlen, "invalid address '%s' (IPv4 address, prefix or any)", addr);
+		return hs_errf(err, errlen, "invalid address '%s' (IPv4 address, prefix or any)", addr);
 	*has_port = colon != NULL;
 	if (colon && (parse_dec(colon + 1, 65535, &port) < 0 || port == 0))
-		return perr(err, errlen, "invalid port '%s' in '%s' (1 to 65535)", colon + 1, w);
+		return hs_errf(err, errlen, "invalid port '%s' in '%s' (1 to 65535)", colon + 1, w);
 	if (colon)
 		snprintf(out, len, "%s:%u", canon, (unsigned)port);
 	else
@@ -164,12 +151,12 @@ static int parse_match(int argc, char **argv, struct hs_mirror_rule *r, char *er
 	const char *kind;
 
 	if (argc < 1)
-		return perr(err, errlen, "mirror add needs a match (" MATCH_HELP ")");
+		return hs_errf(err, errlen, "mirror add needs a match (" MATCH_HELP ")");
 	kind = argv[0];
 	for (size_t i = 0; i < HS_ARRAY_SIZE(simple_matches); i++) {
 		if (strcmp(kind, simple_matches[i]) == 0) {
 			if (argc > 1)
-				return perr(err, errlen, "unexpected '%s' after '%s'", argv[1], kind);
+				return hs_errf(err, errlen, "unexpected '%s' after '%s'", argv[1], kind);
 			snprintf(r->match[0], HS_MIRROR_WORD_MAX, "%s", kind);
 			r->nmatch = 1;
 			return 0;
@@ -180,37 +167,37 @@ static int parse_match(int argc, char **argv, struct hs_mirror_rule *r, char *er
 		bool sp, dp;
 
 		if (argc < 4)
-			return perr(err, errlen, "flow needs PROTO SRC[:PORT] DST[:PORT]");
+			return hs_errf(err, errlen, "flow needs PROTO SRC[:PORT] DST[:PORT]");
 		if (argc > 4)
-			return perr(err, errlen, "unexpected '%s' after the flow", argv[4]);
+			return hs_errf(err, errlen, "unexpected '%s' after the flow", argv[4]);
 		proto = argv[1];
 		if (strcmp(proto, "tcp") && strcmp(proto, "udp") && strcmp(proto, "icmp") &&
 		    strcmp(proto, "any"))
-			return perr(err, errlen, "invalid protocol '%s' (tcp, udp, icmp or any)", proto);
+			return hs_errf(err, errlen, "invalid protocol '%s' (tcp, udp, icmp or any)", proto);
 		snprintf(r->match[0], HS_MIRROR_WORD_MAX, "flow");
 		snprintf(r->match[1], HS_MIRROR_WORD_MAX, "%s", proto);
 		if (parse_endpoint(argv[2], r->match[2], HS_MIRROR_WORD_MAX, &sp, err, errlen) < 0 ||
 		    parse_endpoint(argv[3], r->match[3], HS_MIRROR_WORD_MAX, &dp, err, errlen) < 0)
 			return -1;
 		if ((sp || dp) && (!strcmp(proto, "icmp") || !strcmp(proto, "any")))
-			return perr(err, errlen, "protocol '%s' has no ports (in '%s')", proto,
+			return hs_errf(err, errlen, "protocol '%s' has no ports (in '%s')", proto,
 				    sp ? argv[2] : argv[3]);
 		r->nmatch = 4;
 		return 0;
 	}
 	if (strcmp(kind, "prefix") == 0) {
 		if (argc < 2)
-			return perr(err, errlen, "prefix needs an IPv4 prefix (e.g. 10.1.3.0/24)");
+			return hs_errf(err, errlen, "prefix needs an IPv4 prefix (e.g. 10.1.3.0/24)");
 		if (argc > 2)
-			return perr(err, errlen, "unexpected '%s' after the prefix", argv[2]);
+			return hs_errf(err, errlen, "unexpected '%s' after the prefix", argv[2]);
 		if (strcmp(argv[1], "any") == 0 ||
 		    canon_addr(argv[1], r->match[1], HS_MIRROR_WORD_MAX) < 0)
-			return perr(err, errlen, "invalid prefix '%s' (e.g. 10.1.3.0/24)", argv[1]);
+			return hs_errf(err, errlen, "invalid prefix '%s' (e.g. 10.1.3.0/24)", argv[1]);
 		snprintf(r->match[0], HS_MIRROR_WORD_MAX, "prefix");
 		r->nmatch = 2;
 		return 0;
 	}
-	return perr(err, errlen, "unknown match '%s' (" MATCH_HELP ")", kind);
+	return hs_errf(err, errlen, "unknown match '%s' (" MATCH_HELP ")", kind);
 }
 
 int hs_mirror_parse(int argc, char **argv, const struct hs_topo *topo,
@@ -224,27 +211,27 @@ int hs_mirror_parse(int argc, char **argv, const struct hs_topo *topo,
 	r->session = 1;
 	snprintf(r->switches, sizeof(r->switches), "all");
 	if (argc < 1)
-		return perr(err, errlen, "mirror needs add, del or list");
+		return hs_errf(err, errlen, "mirror needs add, del or list");
 	sub = argv[0];
 	if (strcmp(sub, "list") == 0) {
 		if (argc > 1)
-			return perr(err, errlen, "mirror list: unexpected '%s'", argv[1]);
+			return hs_errf(err, errlen, "mirror list: unexpected '%s'", argv[1]);
 		r->op = HS_MIRROR_LIST;
 		return 0;
 	}
 	if (strcmp(sub, "del") == 0) {
 		if (argc < 2)
-			return perr(err, errlen, "mirror del needs a rule id (see 'mirror list')");
+			return hs_errf(err, errlen, "mirror del needs a rule id (see 'mirror list')");
 		if (argc > 2)
-			return perr(err, errlen, "mirror del: unexpected '%s'", argv[2]);
+			return hs_errf(err, errlen, "mirror del: unexpected '%s'", argv[2]);
 		if (parse_dec(argv[1], UINT32_MAX, &r->id) < 0)
-			return perr(err, errlen, "invalid rule id '%s' (a number, see 'mirror list')",
+			return hs_errf(err, errlen, "invalid rule id '%s' (a number, see 'mirror list')",
 				    argv[1]);
 		r->op = HS_MIRROR_DEL;
 		return 0;
 	}
 	if (strcmp(sub, "add") != 0)
-		return perr(err, errlen, "unknown mirror subcommand '%s' (add, del, list)", sub);
+		return hs_errf(err, errlen, "unknown mirror subcommand '%s' (add, del, list)", sub);
 
 	r->op = HS_MIRROR_ADD;
 	for (i = 1; i < argc; i += 2) {
@@ -252,20 +239,20 @@ int hs_mirror_parse(int argc, char **argv, const struct hs_topo *topo,
 
 		if (strcmp(argv[i], "on") == 0) {
 			if (have_on)
-				return perr(err, errlen, "'on' given twice");
+				return hs_errf(err, errlen, "'on' given twice");
 			if (i + 1 >= argc)
-				return perr(err, errlen, "'on' needs switches (SW[,SW...] or all)");
+				return hs_errf(err, errlen, "'on' needs switches (SW[,SW...] or all)");
 			if (parse_switches(argv[i + 1], topo, r, err, errlen) < 0)
 				return -1;
 			have_on = true;
 		} else if (strcmp(argv[i], "session") == 0) {
 			if (have_session)
-				return perr(err, errlen, "'session' given twice");
+				return hs_errf(err, errlen, "'session' given twice");
 			if (i + 1 >= argc)
-				return perr(err, errlen, "'session' needs a number (0 to %d)",
+				return hs_errf(err, errlen, "'session' needs a number (0 to %d)",
 					    HS_MIRROR_SESSION_MAX);
 			if (parse_dec(argv[i + 1], HS_MIRROR_SESSION_MAX, &v) < 0)
-				return perr(err, errlen, "invalid session '%s' (0 to %d)", argv[i + 1],
+				return hs_errf(err, errlen, "invalid session '%s' (0 to %d)", argv[i + 1],
 					    HS_MIRROR_SESSION_MAX);
 			r->session = (unsigned)v;
 			have_session = true;

@@ -16,19 +16,6 @@ const char *const hs_snap_counter_names[HS_SNAP__NCOUNTERS] = {
 	"rx_packets", "rx_bytes", "rx_drops", "tx_packets", "tx_bytes", "tx_drops",
 };
 
-static int perr(char *err, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int perr(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 /* ---- parsing ------------------------------------------------------------------ */
 
 /* decimal digits only, no sign, no leading zeros, at most INT64_MAX (SQLite) */
@@ -115,23 +102,23 @@ static int parse_port(char **w, int n, uint64_t target, struct hs_snap_port *p, 
 	uint64_t v[9];
 
 	if (n != 12)
-		return perr(err, errlen, "a port line has 12 words, not %s%d (port SWITCH PORT "
+		return hs_errf(err, errlen, "a port line has 12 words, not %s%d (port SWITCH PORT "
 			    "READ_NS RX_PACKETS RX_BYTES RX_DROPS TX_PACKETS TX_BYTES TX_DROPS "
 			    "BACKLOG_BYTES BACKLOG_PACKETS)", n >= MAX_WORDS ? "more than " : "",
 			    n >= MAX_WORDS ? 12 : n);
 	if (!hs_name_ok(w[1]))
-		return perr(err, errlen, "bad switch name '%.40s'", w[1]);
+		return hs_errf(err, errlen, "bad switch name '%.40s'", w[1]);
 	if (!hs_ifname_ok(w[2]))
-		return perr(err, errlen, "bad port name '%.40s'", w[2]);
+		return hs_errf(err, errlen, "bad port name '%.40s'", w[2]);
 	bool dash10 = strcmp(w[10], "-") == 0, dash11 = strcmp(w[11], "-") == 0;
 	if (dash10 != dash11)
-		return perr(err, errlen, "backlog '%.24s %.24s': both numbers or both '-'", w[10],
+		return hs_errf(err, errlen, "backlog '%.24s %.24s': both numbers or both '-'", w[10],
 			    w[11]);
 	for (int i = 0; i < (dash10 ? 7 : 9); i++)
 		if (parse_num(w[3 + i], &v[i]) < 0)
-			return perr(err, errlen, "bad %s '%.40s' (a decimal number)", what[i], w[3 + i]);
+			return hs_errf(err, errlen, "bad %s '%.40s' (a decimal number)", what[i], w[3 + i]);
 	if (v[0] + MAX_SKEW_NS < target || v[0] > target + MAX_SKEW_NS)
-		return perr(err, errlen, "read time %s is more than a minute from the instant %llu",
+		return hs_errf(err, errlen, "read time %s is more than a minute from the instant %llu",
 			    w[3], (unsigned long long)target);
 	memset(p, 0, sizeof(*p));
 	snprintf(p->sw, sizeof(p->sw), "%s", w[1]);
@@ -171,23 +158,23 @@ int hs_snap_parse(const char *text, struct hs_snap *s, char *err, size_t errlen)
 			continue;
 		}
 		if (have_end) {
-			perr(msg, sizeof(msg), "'%.20s' after the end line", w[0]);
+			hs_errf(msg, sizeof(msg), "'%.20s' after the end line", w[0]);
 			goto bad;
 		}
 		if (!have_head) {
 			if (strcmp(w[0], "snapshot") != 0) {
-				perr(msg, sizeof(msg), "expected 'snapshot T_NS' first, not '%.40s'", w[0]);
+				hs_errf(msg, sizeof(msg), "expected 'snapshot T_NS' first, not '%.40s'", w[0]);
 				goto bad;
 			}
 			if (n != 2 || parse_num(w[1], &s->target_ns) < 0) {
-				perr(msg, sizeof(msg), "bad instant '%.40s' (expected 'snapshot T_NS')",
+				hs_errf(msg, sizeof(msg), "bad instant '%.40s' (expected 'snapshot T_NS')",
 				     n > 1 ? w[1] : "");
 				goto bad;
 			}
 			have_head = true;
 		} else if (strcmp(w[0], "port") == 0) {
 			if (s->nports == HS_SNAP_MAX_PORTS) {
-				perr(msg, sizeof(msg), "more than %d ports", HS_SNAP_MAX_PORTS);
+				hs_errf(msg, sizeof(msg), "more than %d ports", HS_SNAP_MAX_PORTS);
 				goto bad;
 			}
 			if (s->nports == cap) {
@@ -201,12 +188,12 @@ int hs_snap_parse(const char *text, struct hs_snap *s, char *err, size_t errlen)
 			s->nports++;
 		} else if (strcmp(w[0], "end") == 0) {
 			if (n != 3 || parse_num(w[1], &end_sw) < 0 || parse_num(w[2], &end_ports) < 0) {
-				perr(msg, sizeof(msg), "expected 'end SWITCHES PORTS'");
+				hs_errf(msg, sizeof(msg), "expected 'end SWITCHES PORTS'");
 				goto bad;
 			}
 			have_end = true;
 		} else {
-			perr(msg, sizeof(msg), "unknown line '%.40s' (snapshot, port or end)", w[0]);
+			hs_errf(msg, sizeof(msg), "unknown line '%.40s' (snapshot, port or end)", w[0]);
 			goto bad;
 		}
 		line = nl ? nl + 1 : NULL;
@@ -214,21 +201,21 @@ int hs_snap_parse(const char *text, struct hs_snap *s, char *err, size_t errlen)
 	free(buf);
 	if (!have_head) {
 		hs_snap_free(s);
-		return perr(err, errlen, "no snapshot in the driver's output");
+		return hs_errf(err, errlen, "no snapshot in the driver's output");
 	}
 	if (!have_end) {
-		perr(err, errlen, "the driver's output is cut short (no end line after %zu ports)",
+		hs_errf(err, errlen, "the driver's output is cut short (no end line after %zu ports)",
 		     s->nports);
 		hs_snap_free(s);
 		return -1;
 	}
 	if (summarize(s, &dup) < 0) {
-		perr(err, errlen, "port '%s' of switch '%s' appears twice", dup->port, dup->sw);
+		hs_errf(err, errlen, "port '%s' of switch '%s' appears twice", dup->port, dup->sw);
 		hs_snap_free(s);
 		return -1;
 	}
 	if (end_sw != s->nswitches || end_ports != s->nports) {
-		perr(err, errlen, "the end line counts %llu switches and %llu ports, the output has "
+		hs_errf(err, errlen, "the end line counts %llu switches and %llu ports, the output has "
 		     "%u and %zu", (unsigned long long)end_sw, (unsigned long long)end_ports,
 		     s->nswitches, s->nports);
 		hs_snap_free(s);
@@ -236,13 +223,13 @@ int hs_snap_parse(const char *text, struct hs_snap *s, char *err, size_t errlen)
 	}
 	if (s->nports == 0) {
 		hs_snap_free(s);
-		return perr(err, errlen, "the snapshot has no ports");
+		return hs_errf(err, errlen, "the snapshot has no ports");
 	}
 	return 0;
 bad:
 	free(buf);
 	hs_snap_free(s);
-	return perr(err, errlen, "line %u: %s", lineno, msg);
+	return hs_errf(err, errlen, "line %u: %s", lineno, msg);
 }
 
 void hs_snap_free(struct hs_snap *s)
@@ -255,7 +242,7 @@ void hs_snap_free(struct hs_snap *s)
 
 static int db_fail(sqlite3 *db, char *err, size_t errlen, const char *what)
 {
-	return perr(err, errlen, "%s: %s", what, sqlite3_errmsg(db));
+	return hs_errf(err, errlen, "%s: %s", what, sqlite3_errmsg(db));
 }
 
 int hs_snap_store(sqlite3 *db, struct hs_snap *s, char *err, size_t errlen)
@@ -506,7 +493,7 @@ int hs_snap_diff(const struct hs_snap *a, const struct hs_snap *b, const struct 
 {
 	memset(out, 0, sizeof(*out));
 	if (b->target_ns <= a->target_ns)
-		return perr(err, errlen, "snapshot %lld was not taken before snapshot %lld",
+		return hs_errf(err, errlen, "snapshot %lld was not taken before snapshot %lld",
 			    (long long)a->id, (long long)b->id);
 	out->interval_ns = b->target_ns - a->target_ns;
 	if (b->nports)
