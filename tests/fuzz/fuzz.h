@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topo.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
@@ -37,6 +39,17 @@ static const char fuzz_topo_text[] =
 	"subnet leaf2 10.1.2.0/24\n"
 	"host h3 addr 10.1.2.11 leaf leaf2\n"
 	"analyzer 10.255.0.254 iface hs-mirror\n";
+
+/* that fabric parsed, for a target's LLVMFuzzerInitialize; aborts if it fails */
+static inline struct hs_topo *fuzz_topo(void)
+{
+	char err[256];
+	struct hs_topo *t = hs_topo_parse(fuzz_topo_text, "fuzz.topo", err, sizeof(err));
+
+	if (!t)
+		abort();
+	return t;
+}
 
 /* fuzz_decode: the first byte of an input picks one of these link types
  * (DLT_EN10MB, DLT_LINUX_SLL, DLT_LINUX_SLL2, DLT_RAW, LINKTYPE_RAW,

@@ -15,11 +15,9 @@ static struct hs_rates *rates;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	char err[256];
-
 	(void)argc;
 	(void)argv;
-	topo = hs_topo_parse(fuzz_topo_text, "fuzz.topo", err, sizeof(err));
+	topo = fuzz_topo();
 	rates = hs_rates_new(8);
 	if (!topo || !rates)
 		abort();

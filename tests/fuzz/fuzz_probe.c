@@ -23,7 +23,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 	(void)argc;
 	(void)argv;
-	topo = hs_topo_parse(fuzz_topo_text, "fuzz.topo", err, sizeof(err));
+	topo = fuzz_topo();
 	ln = libnet_init(LIBNET_NONE, NULL, err);
 	if (!topo || !ln)
 		abort();

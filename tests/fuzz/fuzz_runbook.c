@@ -24,7 +24,6 @@ static const char *const skipped[] = {
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	FILE *sink = fopen("/dev/null", "w");
-	char err[256];
 
 	(void)argc;
 	(void)argv;
@@ -33,7 +32,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	ctx.loop = &loop;
 	out_init(&ctx.out, sink, sink, false);
 	ctx.set.db_path = hs_xstrdup(":memory:");
-	ctx.topo = hs_topo_parse(fuzz_topo_text, "fuzz.topo", err, sizeof(err));
+	ctx.topo = fuzz_topo();
 	if (!ctx.topo)
 		abort();
 	hs_runner_init(&ctx);

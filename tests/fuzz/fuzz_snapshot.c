@@ -10,13 +10,9 @@ static struct hs_topo *topo;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	char err[256];
-
 	(void)argc;
 	(void)argv;
-	topo = hs_topo_parse(fuzz_topo_text, "fuzz.topo", err, sizeof(err));
-	if (!topo)
-		abort();
+	topo = fuzz_topo();
 	return 0;
 }
 
