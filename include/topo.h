@@ -54,6 +54,12 @@ struct hs_topo {
 	char analyzer_iface[HS_NAME_MAX];
 	/* derived: hop distances between switches, nsw*nsw, -1 = unreachable */
 	int16_t *dist;
+	/* derived: hash indexes of host, mirror and loopback addresses, so a
+	 * lookup per trace does not scan every host (NULL: scan) */
+	struct hs_topo_aidx {
+		int32_t *slot;	/* index into the array, -1 empty */
+		uint32_t mask;
+	} host_idx, mirror_idx, loop_idx;
 };
 
 /* NULL on error with a "FILE:LINE:COL: what" message in err */

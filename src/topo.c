@@ -398,6 +398,83 @@ static void compute_dist(struct hs_topo *t)
 	free(fill);
 }
 
+/* ---- address indexes ------------------------------------------------------ */
+
+typedef const struct hs_addr *(*addr_of_fn)(const struct hs_topo *t, int i);
+
+static const struct hs_addr *host_addr_of(const struct hs_topo *t, int i)
+{
+	return &t->hosts[i].addr;
+}
+
+static const struct hs_addr *mirror_addr_of(const struct hs_topo *t, int i)
+{
+	return &t->sw[i].mirror;
+}
+
+static const struct hs_addr *loop_addr_of(const struct hs_topo *t, int i)
+{
+	return &t->sw[i].loopback;
+}
+
+static uint32_t addr_hash(const struct hs_addr *a)
+{
+	uint64_t w[2] = { 0, 0 };
+
+	memcpy(w, a->a, a->af == 4 ? 4 : 16);
+	w[0] ^= w[1] * 0xc2b2ae3d27d4eb4fULL ^ a->af;
+	w[0] *= 0x9e3779b97f4a7c15ULL;
+	return (uint32_t)(w[0] >> 32);
+}
+
+/* the first of equal addresses wins, as the scans it replaces did */
+static void aidx_build(struct hs_topo_aidx *x, const struct hs_topo *t, int n, addr_of_fn at)
+{
+	uint32_t size = 16;
+
+	while (size < (uint32_t)n * 2)
+		size <<= 1;
+	x->slot = hs_xcalloc(size, sizeof(*x->slot));
+	x->mask = size - 1;
+	for (uint32_t i = 0; i < size; i++)
+		x->slot[i] = -1;
+	for (int i = 0; i < n; i++) {
+		const struct hs_addr *a = at(t, i);
+		if (a->af != 4 && a->af != 6)
+			continue;
+		for (uint32_t h = addr_hash(a) & x->mask;; h = (h + 1) & x->mask) {
+			if (x->slot[h] < 0) {
+				x->slot[h] = i;
+				break;
+			}
+			if (hs_addr_eq(at(t, x->slot[h]), a))
+				break;
+		}
+	}
+}
+
+static int aidx_find(const struct hs_topo_aidx *x, const struct hs_topo *t, int n, addr_of_fn at,
+		     const struct hs_addr *a)
+{
+	if (!x->slot) {
+		for (int i = 0; i < n; i++)
+			if (hs_addr_eq(at(t, i), a))
+				return i;
+		return -1;
+	}
+	for (uint32_t h = addr_hash(a) & x->mask; x->slot[h] >= 0; h = (h + 1) & x->mask)
+		if (hs_addr_eq(at(t, x->slot[h]), a))
+			return x->slot[h];
+	return -1;
+}
+
+static void build_indexes(struct hs_topo *t)
+{
+	aidx_build(&t->host_idx, t, t->nhosts, host_addr_of);
+	aidx_build(&t->mirror_idx, t, t->nsw, mirror_addr_of);
+	aidx_build(&t->loop_idx, t, t->nsw, loop_addr_of);
+}
+
 struct hs_topo *hs_topo_parse(const char *text, const char *name, char *err, size_t errlen)
 {
 	struct parser p;
@@ -421,6 +498,7 @@ struct hs_topo *hs_topo_parse(const char *text, const char *name, char *err, siz
 	}
 	t->path = hs_xstrdup(p.name);
 	compute_dist(t);
+	build_indexes(t);
 	return t;
 }
 
@@ -489,6 +567,9 @@ void hs_topo_free(struct hs_topo *t)
 	free(t->hosts);
 	free(t->subnets);
 	free(t->dist);
+	free(t->host_idx.slot);
+	free(t->mirror_idx.slot);
+	free(t->loop_idx.slot);
 	free(t);
 }
 
@@ -504,15 +585,12 @@ int hs_topo_switch_by_name(const struct hs_topo *t, const char *name)
 
 int hs_topo_switch_by_addr(const struct hs_topo *t, const struct hs_addr *a)
 {
+	int i;
+
 	if (!t || !a || a->af == 0)
 		return -1;
-	for (int i = 0; i < t->nsw; i++)
-		if (hs_addr_eq(&t->sw[i].mirror, a))
-			return i;
-	for (int i = 0; i < t->nsw; i++)
-		if (t->sw[i].loopback.af && hs_addr_eq(&t->sw[i].loopback, a))
-			return i;
-	return -1;
+	i = aidx_find(&t->mirror_idx, t, t->nsw, mirror_addr_of, a);
+	return i >= 0 ? i : aidx_find(&t->loop_idx, t, t->nsw, loop_addr_of, a);
 }
 
 int hs_topo_leaf_for(const struct hs_topo *t, const struct hs_addr *a)
@@ -521,9 +599,9 @@ int hs_topo_leaf_for(const struct hs_topo *t, const struct hs_addr *a)
 
 	if (!t || !a || a->af == 0)
 		return -1;
-	for (int i = 0; i < t->nhosts; i++)
-		if (hs_addr_eq(&t->hosts[i].addr, a))
-			return t->hosts[i].leaf;
+	int h = aidx_find(&t->host_idx, t, t->nhosts, host_addr_of, a);
+	if (h >= 0)
+		return t->hosts[h].leaf;
 	for (int i = 0; i < t->nsubnets; i++) {
 		const struct hs_subnet *s = &t->subnets[i];
 		if (s->plen > best_plen && hs_addr_in(a, &s->net, s->plen)) {
