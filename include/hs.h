@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
+#include <string.h>
 
 #define HS_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define HS_NS_PER_SEC 1000000000ULL
@@ -27,7 +28,17 @@ struct hs_flowkey {
 
 const char *hs_addr_str(const struct hs_addr *a, char *buf, size_t len);
 int hs_addr_parse(const char *s, struct hs_addr *out);
-bool hs_addr_eq(const struct hs_addr *x, const struct hs_addr *y);
+/* inline: it is on the per-packet and per-trace paths, where a call to
+ * memcmp for four bytes cost more than the compare */
+static inline bool hs_addr_eq(const struct hs_addr *x, const struct hs_addr *y)
+{
+	if (x->af != y->af)
+		return false;
+	if (x->af == 4)
+		return x->a[0] == y->a[0] && x->a[1] == y->a[1] && x->a[2] == y->a[2] &&
+		       x->a[3] == y->a[3];
+	return memcmp(x->a, y->a, 16) == 0;
+}
 /* true when a lies in net/plen */
 bool hs_addr_in(const struct hs_addr *a, const struct hs_addr *net, int plen);
 /* "10.0.0.0/24" -> net, plen; returns 0 or -1 */
