@@ -72,7 +72,8 @@ struct hs_rflow {
 struct hs_rates {
 	size_t cap, nflows;
 	struct hs_rflow *flows;
-	int32_t *buckets;		/* 2 * cap, heads of chains */
+	int32_t *buckets;		/* nbuckets (a power of two >= 2 * cap), heads of chains */
+	size_t nbuckets;
 	uint8_t *ref;			/* cap: sampled since the sweep last passed */
 	size_t hand;			/* the sweep's position */
 	int32_t free_list;

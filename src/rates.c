@@ -82,7 +82,9 @@ struct hs_rates *hs_rates_new(size_t max_flows)
 
 	r->cap = max_flows ? max_flows : HS_RATE_DEFAULT_FLOWS;
 	r->flows = hs_xcalloc(r->cap, sizeof(*r->flows));
-	r->buckets = hs_xcalloc(2 * r->cap, sizeof(*r->buckets));
+	for (r->nbuckets = 16; r->nbuckets < 2 * r->cap; r->nbuckets <<= 1)
+		;
+	r->buckets = hs_xcalloc(r->nbuckets, sizeof(*r->buckets));
 	r->ref = hs_xcalloc(r->cap, sizeof(*r->ref));
 	hs_rates_clear(r);
 	return r;
@@ -105,7 +107,7 @@ void hs_rates_free(struct hs_rates *r)
 
 void hs_rates_clear(struct hs_rates *r)
 {
-	for (size_t i = 0; i < 2 * r->cap; i++)
+	for (size_t i = 0; i < r->nbuckets; i++)
 		r->buckets[i] = -1;
 	for (size_t i = 0; i < r->cap; i++) {
 		hs_rflow_init(&r->flows[i]);
@@ -168,19 +170,24 @@ void hs_rates_set_topo(struct hs_rates *r, const struct hs_topo *topo)
 		r->flows[i].npath = 0;
 }
 
+/* a mask, not a division: this is on every trace's path */
 static size_t bucket_of(const struct hs_rates *r, uint64_t hash)
 {
-	return (size_t)(hash % (2 * r->cap));
+	return (size_t)hash & (r->nbuckets - 1);
 }
 
-struct hs_rflow *hs_rates_find(const struct hs_rates *r, const struct hs_flowkey *k)
+static struct hs_rflow *find_hashed(const struct hs_rates *r, const struct hs_flowkey *k,
+				    uint64_t h)
 {
-	uint64_t h = hs_flowkey_hash(k);
-
 	for (int32_t i = r->buckets[bucket_of(r, h)]; i >= 0; i = r->flows[i].chain)
 		if (r->flows[i].hash == h && hs_flowkey_eq(&r->flows[i].key, k))
 			return &r->flows[i];
 	return NULL;
+}
+
+struct hs_rflow *hs_rates_find(const struct hs_rates *r, const struct hs_flowkey *k)
+{
+	return find_hashed(r, k, hs_flowkey_hash(k));
 }
 
 /* CLOCK: pass over flows sampled since the last pass (clearing their mark),
@@ -224,7 +231,8 @@ static void bin_add(struct hs_rates *r, uint64_t ts, bool drop)
 struct hs_rflow *hs_rates_sample(struct hs_rates *r, const struct hs_flowkey *k, uint32_t seq,
 				 uint64_t ts, const int32_t *path, int npath)
 {
-	struct hs_rflow *f = hs_rates_find(r, k);
+	uint64_t h = hs_flowkey_hash(k);
+	struct hs_rflow *f = find_hashed(r, k, h);
 
 	if (!f) {
 		if (r->free_list < 0)
@@ -235,7 +243,7 @@ struct hs_rflow *hs_rates_sample(struct hs_rates *r, const struct hs_flowkey *k,
 		hs_rflow_init(f);
 		f->used = true;
 		f->key = *k;
-		f->hash = hs_flowkey_hash(k);
+		f->hash = h;
 		size_t b = bucket_of(r, f->hash);
 		f->chain = r->buckets[b];
 		r->buckets[b] = i;
