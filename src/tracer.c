@@ -166,13 +166,15 @@ static uint32_t l4_ident(const struct hs_pkt *p)
 
 /* ---- mirror sources --------------------------------------------------- */
 
+/* once per copy: one multiply for IPv4 (two full mixes cost more than
+ * the rest of interning) */
 static uint32_t msrc_hash(const struct hs_addr *a, uint16_t session)
 {
 	uint64_t h = load64(a->a) ^ ((uint64_t)session << 40) ^ a->af;
 
 	if (a->af == 6)
 		h ^= mix64(load64(a->a + 8));
-	return (uint32_t)mix64(h);
+	return (uint32_t)((h * 0x9e3779b97f4a7c15ULL) >> 32);
 }
 
 static uint16_t msrc_intern(struct hs_tracer *tr, const struct hs_addr *a, uint16_t session)
@@ -343,20 +345,29 @@ static void close_slot(struct hs_tracer *tr, uint32_t slot, uint8_t extra_flags)
 	t->probe_id = ot->probe_id;
 	t->nhops = ot->nhops;
 	t->extra_hops = ot->extra;
+	/* Each hop is written in place, field by field, and sorted after: built
+	 * on the stack and copied whole, every hop stalled on reading back as
+	 * one wide load what had just been stored in narrow pieces. Copies
+	 * mostly arrive in path order, so the sort rarely moves anything. */
+	bool sorted = true;
 	for (unsigned i = 0; i < ot->nhops; i++) {
 		const struct ohop *oh = hop_at(tr, ot, i);
 		const struct msrc *m = &tr->msrc[oh->src];
-		struct hs_hop h;
+		struct hs_hop *h = &t->hops[i];
 
-		memset(&h, 0, sizeof(h));
-		h.sw = m->sw;
-		h.addr = m->addr;
-		h.session = m->session;
-		h.ts_ns = ot->first_ns + oh->dts;
-		h.hw_ns = (ot->hw_mask >> i) & 1 ? widen_hw(m->hw_last, oh->hw_lo) : 0;
-		h.ttl = oh->ttl;
-		h.tos = oh->tos;
-		/* insertion sort: TTL descending, then time */
+		h->sw = m->sw;
+		h->addr = m->addr;
+		h->session = m->session;
+		h->ts_ns = ot->first_ns + oh->dts;
+		h->hw_ns = (ot->hw_mask >> i) & 1 ? widen_hw(m->hw_last, oh->hw_lo) : 0;
+		h->ttl = oh->ttl;
+		h->tos = oh->tos;
+		if (i > 0 && hop_cmp(h, h - 1) < 0)
+			sorted = false;
+	}
+	/* insertion sort: TTL descending, then time */
+	for (unsigned i = 1; !sorted && i < ot->nhops; i++) {
+		struct hs_hop h = t->hops[i];
 		unsigned j = i;
 		while (j > 0 && hop_cmp(&h, &t->hops[j - 1]) < 0) {
 			t->hops[j] = t->hops[j - 1];
