@@ -29,7 +29,6 @@ enum {
 	S_SESSION_END,
 	S_FLOW,
 	S_TRACE,
-	S_HOP,
 	S_CONTROL,
 	S__COUNT
 };
@@ -55,9 +54,6 @@ static const char *const stmt_sql[S__COUNT] = {
 		" flags, probe_id)"
 		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,"
 		" ?17, ?18, ?19)",
-	[S_HOP] =
-		"INSERT INTO hops(trace, idx, switch, addr, ts, hw_ts, ttl, tos, session)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
 	[S_CONTROL] =
 		"INSERT INTO control(session, ts, switch, proto, kind, src, dst, sport, dport,"
 		" detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
@@ -200,6 +196,7 @@ struct hs_store {
 	char *path;
 	int lock_fd;		/* flock()ed while open: one console per file */
 	sqlite3_stmt *stmt[S__COUNT];
+	sqlite3_stmt *hops_stmt[HS_TRACE_MAX_HOPS + 1];	/* [n]: n hop rows at once */
 	bool in_tx;
 	bool batch_lost;	/* SQLite rolled the batch back: the next commit fails */
 	size_t pending;
@@ -293,6 +290,8 @@ static void store_destroy(struct hs_store *st)
 {
 	for (int i = 0; i < S__COUNT; i++)
 		sqlite3_finalize(st->stmt[i]);
+	for (int i = 0; i <= HS_TRACE_MAX_HOPS; i++)
+		sqlite3_finalize(st->hops_stmt[i]);
 	sqlite3_close_v2(st->db);
 	/* only now: closing another descriptor of the file while SQLite has it
 	 * open would drop SQLite's own POSIX locks */
@@ -567,6 +566,30 @@ int hs_store_session_end(struct hs_store *st, int64_t session,
 	return hs_store_commit(st) < 0 ? -1 : 0;
 }
 
+/* A trace's hops go in as one statement of n rows: one statement a hop
+ * spent more on stepping and resetting than on the rows themselves
+ * (with 'history all', five hop rows for each trace row). */
+static sqlite3_stmt *hops_stmt(struct hs_store *st, unsigned n)
+{
+	char sql[128 + HS_TRACE_MAX_HOPS * 24];
+	int len;
+
+	if (st->hops_stmt[n])
+		return st->hops_stmt[n];
+	len = snprintf(sql, sizeof(sql), "INSERT INTO hops(trace, idx, switch, addr, ts, hw_ts,"
+		       " ttl, tos, session) VALUES ");
+	for (unsigned i = 0; i < n; i++)
+		len += snprintf(sql + len, sizeof(sql) - (size_t)len, "%s(?,?,?,?,?,?,?,?,?)",
+				i ? "," : "");
+	if (sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st->hops_stmt[n],
+			       NULL) != SQLITE_OK) {
+		db_err(st, "cannot write to");
+		st->hops_stmt[n] = NULL;
+		return NULL;
+	}
+	return st->hops_stmt[n];
+}
+
 int hs_store_trace(struct hs_store *st, int64_t session, const struct hs_trace *t,
 		   const struct hs_topo *topo)
 {
@@ -629,26 +652,32 @@ int hs_store_trace(struct hs_store *st, int64_t session, const struct hs_trace *
 	int64_t row = sqlite3_last_insert_rowid(st->db);
 	st->pending++;
 
-	s = st->stmt[S_HOP];
-	for (unsigned i = 0; i < t->nhops; i++) {
+	if (t->nhops == 0)
+		return 0;
+	unsigned n = t->nhops > HS_TRACE_MAX_HOPS ? HS_TRACE_MAX_HOPS : t->nhops;
+	char addr[HS_TRACE_MAX_HOPS][HS_ADDRSTRLEN];	/* bound static until the step */
+	if (!(s = hops_stmt(st, n)))
+		return -1;
+	for (unsigned i = 0; i < n; i++) {
 		const struct hs_hop *h = &t->hops[i];
-		sqlite3_bind_int64(s, 1, row);
-		sqlite3_bind_int(s, 2, (int)i);
-		bind_static(s, 3, topo && h->sw >= 0 && h->sw < topo->nsw ? topo->sw[h->sw].name
-									    : NULL);
-		bind_static(s, 4, addr_text(&h->addr, src, sizeof(src)));
-		bind_u64(s, 5, h->ts_ns);
+		int b = (int)i * 9;
+		sqlite3_bind_int64(s, b + 1, row);
+		sqlite3_bind_int(s, b + 2, (int)i);
+		bind_static(s, b + 3, topo && h->sw >= 0 && h->sw < topo->nsw ? topo->sw[h->sw].name
+										: NULL);
+		bind_static(s, b + 4, addr_text(&h->addr, addr[i], sizeof(addr[i])));
+		bind_u64(s, b + 5, h->ts_ns);
 		if (h->hw_ns)
-			bind_u64(s, 6, h->hw_ns);
+			bind_u64(s, b + 6, h->hw_ns);
 		else
-			sqlite3_bind_null(s, 6);
-		sqlite3_bind_int(s, 7, h->ttl);
-		sqlite3_bind_int(s, 8, h->tos);
-		sqlite3_bind_int(s, 9, h->session);
-		if (run_bound(st, s) < 0)
-			return -1;
-		st->pending++;
+			sqlite3_bind_null(s, b + 6);
+		sqlite3_bind_int(s, b + 7, h->ttl);
+		sqlite3_bind_int(s, b + 8, h->tos);
+		sqlite3_bind_int(s, b + 9, h->session);
 	}
+	if (run_bound(st, s) < 0)
+		return -1;
+	st->pending += n;
 	return 0;
 }
 
