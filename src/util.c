@@ -124,10 +124,12 @@ uint64_t hs_flowkey_hash(const struct hs_flowkey *k)
 		s = s4;
 		d = d4;
 	}
-	h = (s << 32 | (s >> 32)) ^ d ^ 0x9e3779b97f4a7c15ULL;
-	h = mix64(h ^ mix64((uint64_t)k->sport << 24 ^ (uint64_t)k->dport << 8 ^ k->proto ^
-			    (uint64_t)(k->src.af == 6) << 40));
-	return h;
+	h = s * 0x9e3779b97f4a7c15ULL ^ d * 0xc2b2ae3d27d4eb4fULL ^
+	    ((uint64_t)k->sport << 24 | (uint64_t)k->dport << 8 | k->proto |
+	     (uint64_t)(k->src.af == 6) << 40) * 0x165667b19e3779f9ULL;
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	return h ^ h >> 32;
 }
 
 const char *hs_flowkey_str(const struct hs_flowkey *k, char *buf, size_t len)
