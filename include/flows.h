@@ -19,6 +19,10 @@ struct hs_flowtab *hs_flowtab_new(size_t max);
 void hs_flowtab_free(struct hs_flowtab *ft);
 /* account one closed trace; NULL when the table is full (counted) */
 struct hs_flow *hs_flowtab_add_trace(struct hs_flowtab *ft, const struct hs_trace *t);
+/* Start loading what accounting a trace of the flow whose hs_flowkey_hash
+ * is h will touch: its index entry (soon false), then, once that is in,
+ * the flow (soon true) */
+void hs_flowtab_prefetch(const struct hs_flowtab *ft, uint64_t h, bool soon);
 size_t hs_flowtab_count(const struct hs_flowtab *ft);
 uint64_t hs_flowtab_overflow(const struct hs_flowtab *ft);
 /* iterate in order of first sight; i from 0 */

@@ -73,6 +73,10 @@ struct hs_tracer_cfg {
 	size_t ring;		/* closed traces kept for 'traces' */
 	const struct hs_topo *topo;	/* may be NULL */
 	hs_trace_cb on_close;
+	/* optional: the flow of a trace about to close, so on_close finds what
+	 * it needs in the cache. Called with soon false for the trace that
+	 * will close next, and again with soon true as its closing begins. */
+	void (*on_soon)(void *arg, const struct hs_flowkey *key, bool soon);
 	void *arg;
 };
 

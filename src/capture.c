@@ -143,6 +143,18 @@ static void on_trace_close(void *arg, const struct hs_trace *t)
 	}
 }
 
+/* a trace is about to close: load the flow table's and the rate
+ * estimator's entries for its flow while the tracer works */
+static void on_trace_soon(void *arg, const struct hs_flowkey *key, bool soon)
+{
+	struct hs_ctx *ctx = arg;
+	uint64_t h = hs_flowkey_hash(key);
+
+	hs_flowtab_prefetch(ctx->flows, h, soon);
+	if (ctx->planck && key->proto == 6)
+		hs_rates_prefetch(ctx->planck->rates, h, soon);
+}
+
 void hs_capture_row(struct hs_ctx *ctx, bool queued)
 {
 	struct hs_capture *c = ctx->cap;
@@ -361,6 +373,7 @@ int hs_pipeline_init(struct hs_ctx *ctx)
 		.ring = HS_TRACER_RING,
 		.topo = ctx->topo,
 		.on_close = on_trace_close,
+		.on_soon = on_trace_soon,
 		.arg = ctx,
 	};
 

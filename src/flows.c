@@ -12,7 +12,9 @@
 struct hs_flowtab {
 	struct hs_flow *flows;
 	size_t max, n;
-	uint32_t *index;	/* flow position + 1, 0 empty */
+	/* hash << 32 | flow position + 1, 0 empty: a probe passes other
+	 * flows without loading them */
+	uint64_t *index;
 	size_t mask;
 	uint64_t overflow;
 	uint64_t next_id;
@@ -31,7 +33,7 @@ struct hs_flowtab *hs_flowtab_new(size_t max)
 	ft->flows = hs_xcalloc(max, sizeof(*ft->flows));
 	for (n = 16; n < max * 2; n <<= 1)
 		;
-	ft->index = hs_xcalloc(n, sizeof(uint32_t));
+	ft->index = hs_xcalloc(n, sizeof(*ft->index));
 	ft->mask = n - 1;
 	ft->next_id = 1;
 	return ft;
@@ -48,10 +50,15 @@ void hs_flowtab_free(struct hs_flowtab *ft)
 
 static struct hs_flow *lookup(struct hs_flowtab *ft, const struct hs_flowkey *k, bool create)
 {
-	size_t i = (size_t)hs_flowkey_hash(k) & ft->mask;
+	uint64_t h = hs_flowkey_hash(k);
+	uint32_t tag = (uint32_t)(h >> 32);
+	size_t i = (size_t)h & ft->mask;
+	uint64_t e;
 
-	for (; ft->index[i]; i = (i + 1) & ft->mask) {
-		struct hs_flow *f = &ft->flows[ft->index[i] - 1];
+	for (; (e = ft->index[i]) != 0; i = (i + 1) & ft->mask) {
+		if ((uint32_t)(e >> 32) != tag)
+			continue;
+		struct hs_flow *f = &ft->flows[(uint32_t)e - 1];
 		if (hs_flowkey_eq(&f->key, k))
 			return f;
 	}
@@ -65,8 +72,21 @@ static struct hs_flow *lookup(struct hs_flowtab *ft, const struct hs_flowkey *k,
 	memset(f, 0, sizeof(*f));
 	f->id = ft->next_id++;
 	f->key = *k;
-	ft->index[i] = (uint32_t)++ft->n;
+	ft->index[i] = (uint64_t)tag << 32 | (uint32_t)++ft->n;
 	return f;
+}
+
+void hs_flowtab_prefetch(const struct hs_flowtab *ft, uint64_t h, bool soon)
+{
+	const uint64_t *slot = &ft->index[(size_t)h & ft->mask];
+
+	if (!soon) {
+		__builtin_prefetch(slot, 0);
+		return;
+	}
+	/* asked for earlier, the index entry is in the cache: load its flow */
+	if (*slot && (uint32_t)(*slot >> 32) == (uint32_t)(h >> 32))
+		__builtin_prefetch(&ft->flows[(uint32_t)*slot - 1], 1);
 }
 
 struct hs_flow *hs_flowtab_add_trace(struct hs_flowtab *ft, const struct hs_trace *t)
@@ -117,7 +137,7 @@ struct hs_flow *hs_flowtab_at(struct hs_flowtab *ft, size_t i)
 
 void hs_flowtab_clear(struct hs_flowtab *ft)
 {
-	memset(ft->index, 0, (ft->mask + 1) * sizeof(uint32_t));
+	memset(ft->index, 0, (ft->mask + 1) * sizeof(*ft->index));
 	ft->n = 0;
 	ft->overflow = 0;
 }

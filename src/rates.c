@@ -185,6 +185,16 @@ static struct hs_rflow *find_hashed(const struct hs_rates *r, const struct hs_fl
 	return NULL;
 }
 
+void hs_rates_prefetch(const struct hs_rates *r, uint64_t h, bool soon)
+{
+	const int32_t *b = &r->buckets[bucket_of(r, h)];
+
+	if (!soon)
+		__builtin_prefetch(b, 0);
+	else if (*b >= 0)
+		__builtin_prefetch(&r->flows[*b], 1);	/* the fields a lookup touches */
+}
+
 struct hs_rflow *hs_rates_find(const struct hs_rates *r, const struct hs_flowkey *k)
 {
 	return find_hashed(r, k, hs_flowkey_hash(k));

@@ -318,6 +318,18 @@ static inline __attribute__((always_inline)) void prefetch_head(const struct hs_
 		for (size_t off = 0; off < sizeof(struct otrace); off += 64)
 			__builtin_prefetch(o2 + off, 0);
 	}
+	if (tr->cfg.on_soon) {
+		struct hs_flowkey k;
+		size_t alen = o1->af == 4 ? 4 : 16;
+		memset(&k, 0, sizeof(k));
+		k.src.af = k.dst.af = o1->af;
+		memcpy(k.src.a, o1->src, alen);
+		memcpy(k.dst.a, o1->dst, alen);
+		k.sport = o1->sport;
+		k.dport = o1->dport;
+		k.proto = o1->proto;
+		tr->cfg.on_soon(tr->cfg.arg, &k, false);
+	}
 }
 
 /* expand, classify, hand over and free one open trace */
@@ -337,6 +349,8 @@ static void close_slot(struct hs_tracer *tr, uint32_t slot, uint8_t extra_flags)
 	t->key.sport = ot->sport;
 	t->key.dport = ot->dport;
 	t->key.proto = ot->proto;
+	if (tr->cfg.on_soon)
+		tr->cfg.on_soon(tr->cfg.arg, &t->key, true);
 	t->ip_id = ot->ip_id;
 	t->seq = ot->proto == 6 ? ot->ident : 0;
 	t->tcp_flags = ot->tcp_flags;
