@@ -28,6 +28,17 @@ struct hs_flowkey {
 
 const char *hs_addr_str(const struct hs_addr *a, char *buf, size_t len);
 int hs_addr_parse(const char *s, struct hs_addr *out);
+/* the 64-bit finaliser of MurmurHash3: every input bit reaches every output bit */
+static inline uint64_t hs_mix64(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return h;
+}
+
 /* inline: it is on the per-packet and per-trace paths, where a call to
  * memcmp for four bytes cost more than the compare */
 static inline bool hs_addr_eq(const struct hs_addr *x, const struct hs_addr *y)

@@ -100,16 +100,6 @@ struct hs_tracer {
 	} *leaf_cache;		/* af 0: empty; cleared when the topology changes */
 };
 
-static inline uint64_t mix64(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
-	return h;
-}
-
 static inline uint64_t load64(const uint8_t *p)
 {
 	uint64_t v;
@@ -124,10 +114,10 @@ static uint64_t id_hash(uint8_t af, const uint8_t *src, const uint8_t *dst, uint
 	uint64_t h = ((uint64_t)sport << 48) ^ ((uint64_t)dport << 32) ^
 		     ((uint64_t)proto << 24) ^ ((uint64_t)af << 16) ^ ip_id;
 
-	h = mix64(h ^ ((uint64_t)ident << 20));
-	h = mix64(h ^ load64(src) ^ (load64(dst) * 0x9e3779b97f4a7c15ULL));
+	h = hs_mix64(h ^ ((uint64_t)ident << 20));
+	h = hs_mix64(h ^ load64(src) ^ (load64(dst) * 0x9e3779b97f4a7c15ULL));
 	if (af == 6)
-		h = mix64(h ^ load64(src + 8) ^ (load64(dst + 8) * 0x9e3779b97f4a7c15ULL));
+		h = hs_mix64(h ^ load64(src + 8) ^ (load64(dst + 8) * 0x9e3779b97f4a7c15ULL));
 	return h;
 }
 
@@ -173,7 +163,7 @@ static uint32_t msrc_hash(const struct hs_addr *a, uint16_t session)
 	uint64_t h = load64(a->a) ^ ((uint64_t)session << 40) ^ a->af;
 
 	if (a->af == 6)
-		h ^= mix64(load64(a->a + 8));
+		h ^= hs_mix64(load64(a->a + 8));
 	return (uint32_t)((h * 0x9e3779b97f4a7c15ULL) >> 32);
 }
 

@@ -95,16 +95,6 @@ uint64_t hs_fnv1a(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
-static uint64_t mix64(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
-	return h;
-}
-
 /* Words, not bytes: the flow table and the rate estimator hash every closed
  * trace's key, and FNV over 13 bytes was a chain of 13 multiplies. */
 uint64_t hs_flowkey_hash(const struct hs_flowkey *k)
@@ -115,8 +105,8 @@ uint64_t hs_flowkey_hash(const struct hs_flowkey *k)
 		uint64_t w[4];
 		memcpy(w, k->src.a, 16);
 		memcpy(w + 2, k->dst.a, 16);
-		s = w[0] ^ mix64(w[1]);
-		d = w[2] ^ mix64(w[3]);
+		s = w[0] ^ hs_mix64(w[1]);
+		d = w[2] ^ hs_mix64(w[3]);
 	} else {
 		uint32_t s4, d4;
 		memcpy(&s4, k->src.a, 4);
