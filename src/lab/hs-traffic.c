@@ -338,7 +338,13 @@ static int open_conn(struct client *cl, enum conn_kind kind)
 		return -1;
 	if (o->have_src) {
 		struct sockaddr_in ss = { .sin_family = AF_INET, .sin_addr = o->src };
+		int one = 1;
 
+		/* the port is picked at connect, per destination: picked at bind,
+		 * every connection needs a port of its own among all of them, and
+		 * at --rate 1000 the ones in TIME_WAIT used them up in half a
+		 * minute, after which no connection, long or short, could open */
+		setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
 		if (bind(fd, (struct sockaddr *)&ss, sizeof(ss)) < 0) {
 			close(fd);
 			return -1;
