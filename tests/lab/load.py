@@ -24,14 +24,16 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import respond  # noqa: E402  (its pty console)
 
 PROMPT = respond.PROMPT
-# The console itself must answer within ANSWER_MS: the time from the
-# keystroke to the prompt, less the time the kernel kept it waiting for a
-# CPU (/proc/PID/schedstat). The fabric's kernel work shares the two cores
-# and nice does not reach it, so raw answers get more room; most must still
-# be prompt.
+# The console itself must answer within ANSWER_MS, and most answers within
+# OWN_P95_MS: the time from the keystroke to the prompt, less the time the
+# kernel kept it waiting for a CPU (/proc/PID/schedstat; time blocked on a
+# lock or the disk still counts). At the lab's full rate the fabric's kernel
+# work (every host's and switch's packets, which nice does not reach) takes
+# most of the two cores, so the raw time is the machine's and is held only
+# to RAW_MS, a bound on hanging.
 ANSWER_MS = 500.0
-RAW_MS = 2000.0
-RAW_P95_MS = 500.0
+OWN_P95_MS = 250.0
+RAW_MS = 5000.0
 RSS_GROWTH_MB = 50.0		# between the 20 s mark and the end, SQLite's cache aside
 SQLITE_MB = 64.0 + 16.0		# its page cache (cache_size) and statements
 NICE = 10			# the fabric's processes
@@ -248,11 +250,16 @@ if samples:
 if waits:
     print("waiting for a cpu while answering: median %.1f ms, max %.1f ms" %
           (statistics.median(waits), max(waits)))
+own = sorted(max(0.0, m - w) for m, w in zip(samples, waits))
+if own:
+    print("the console's own time per answer: median %.1f ms, p95 %.1f ms, max %.1f ms" %
+          (statistics.median(own), own[int(len(own) * 0.95) - 1], own[-1]))
 if late:
     fail("%d answers over %.0f ms besides waiting for a cpu, or over %.0f ms in all "
          "(at s, command, ms, ms waiting): %s" % (len(late), ANSWER_MS, RAW_MS, late[:10]))
-if samples and sorted(samples)[int(len(samples) * 0.95) - 1] > RAW_P95_MS:
-    fail("the 95th percentile answer took more than %.0f ms" % RAW_P95_MS)
+if own and own[int(len(own) * 0.95) - 1] > OWN_P95_MS:
+    fail("the console's own time for the 95th percentile answer was more than %.0f ms"
+         % OWN_P95_MS)
 if len(samples) < seconds:
     fail("only %d answers in %.0f s" % (len(samples), seconds))
 
