@@ -22,7 +22,7 @@
 #define INLINE_HOPS 12
 #define EXT_HOPS (HS_TRACE_MAX_HOPS - INLINE_HOPS)
 #define MSRC_MAX 16384		/* distinct (mirror address, session) pairs */
-#define MSRC_INDEX (MSRC_MAX * 2)
+#define MSRC_INDEX_MIN 1024		/* first index: 2 KiB, in L1 for a fabric's sources */
 #define IDENT_BYTES 32		/* L4 bytes hashed into a non-TCP identity */
 #define LEAF_CACHE 4096		/* destination address -> its ToR */
 
@@ -84,7 +84,8 @@ struct hs_tracer {
 
 	struct msrc *msrc;	/* msrc[0] is "unknown" */
 	uint32_t nmsrc;
-	uint16_t *msrc_index;
+	uint16_t *msrc_index;	/* msrc_mask + 1 entries, at most half full */
+	uint32_t msrc_mask;
 
 	struct hs_trace *ring;
 	size_t ring_size;
@@ -167,6 +168,24 @@ static uint32_t msrc_hash(const struct hs_addr *a, uint16_t session)
 	return (uint32_t)((h * 0x9e3779b97f4a7c15ULL) >> 32);
 }
 
+/* Interning runs once per copy: the index starts small enough to stay in
+ * the first-level cache and doubles when half full */
+static void msrc_grow(struct hs_tracer *tr)
+{
+	uint32_t size = (tr->msrc_mask + 1) * 2;
+
+	free(tr->msrc_index);
+	tr->msrc_index = hs_xcalloc(size, sizeof(uint16_t));
+	tr->msrc_mask = size - 1;
+	for (uint32_t id = 1; id <= tr->nmsrc; id++) {
+		const struct msrc *m = &tr->msrc[id];
+		uint32_t i = msrc_hash(&m->addr, m->session) & tr->msrc_mask;
+		while (tr->msrc_index[i])
+			i = (i + 1) & tr->msrc_mask;
+		tr->msrc_index[i] = (uint16_t)id;
+	}
+}
+
 static uint16_t msrc_intern(struct hs_tracer *tr, const struct hs_addr *a, uint16_t session)
 {
 	struct hs_addr key = { .af = a->af };
@@ -175,18 +194,23 @@ static uint16_t msrc_intern(struct hs_tracer *tr, const struct hs_addr *a, uint1
 	if (a->af != 4 && a->af != 6)
 		return 0;
 	memcpy(key.a, a->a, a->af == 4 ? 4 : 16);
-	i = msrc_hash(&key, session) & (MSRC_INDEX - 1);
-	for (;; i = (i + 1) & (MSRC_INDEX - 1)) {
+	i = msrc_hash(&key, session) & tr->msrc_mask;
+	for (;; i = (i + 1) & tr->msrc_mask) {
 		uint16_t id = tr->msrc_index[i];
 		if (id == 0)
 			break;
 		struct msrc *m = &tr->msrc[id];
-		/* both addresses are zero past their length: compare whole */
-		if (m->session == session && memcmp(&m->addr, &key, sizeof(key)) == 0)
+		if (m->session == session && hs_addr_eq(&m->addr, &key))
 			return id;
 	}
 	if (tr->nmsrc >= MSRC_MAX - 1)
 		return 0;
+	if ((tr->nmsrc + 1) * 2 > tr->msrc_mask + 1) {
+		msrc_grow(tr);
+		for (i = msrc_hash(&key, session) & tr->msrc_mask; tr->msrc_index[i];
+		     i = (i + 1) & tr->msrc_mask)
+			;
+	}
 	uint16_t id = (uint16_t)++tr->nmsrc;
 	tr->msrc[id].addr = key;
 	tr->msrc[id].session = session;
@@ -437,7 +461,8 @@ struct hs_tracer *hs_tracer_new(const struct hs_tracer_cfg *cfg)
 
 	tr->msrc = hs_xcalloc(MSRC_MAX, sizeof(*tr->msrc));
 	tr->msrc[0].sw = -1;
-	tr->msrc_index = hs_xcalloc(MSRC_INDEX, sizeof(uint16_t));
+	tr->msrc_index = hs_xcalloc(MSRC_INDEX_MIN, sizeof(uint16_t));
+	tr->msrc_mask = MSRC_INDEX_MIN - 1;
 
 	tr->leaf_cache = hs_xcalloc(LEAF_CACHE, sizeof(*tr->leaf_cache));
 	tr->ring_size = tr->cfg.ring;

@@ -592,6 +592,92 @@ static void test_prepared(void **state)
 }
 
 /* many interleaved packets through a small pool: the index stays consistent */
+/* thousands of mirror sources: each hop keeps its own through the growth
+ * of the interning index, and two sessions of one address stay apart */
+static void test_many_mirror_sources(void **state)
+{
+	struct sink s;
+	struct hs_tracer *tr = mk(&s, NULL, 8192, 4096);
+	const int nsrc = 3000;
+	uint64_t ts = T0;
+
+	for (int i = 0; i < nsrc; i++) {
+		char m[32];
+		struct hs_pkt p = tcp("10.1.1.10", "10.1.2.10", (uint16_t)i, (uint32_t)i, 0, 64, ts);
+		snprintf(m, sizeof(m), "10.200.%d.%d", i / 250, 1 + i % 250);
+		p.mirror_src = A(m);
+		p.session = (uint16_t)(1 + i % 2);
+		hs_tracer_add(tr, &p, 0);
+		p.session = (uint16_t)(3 - p.session);	/* the same address, the other session */
+		p.ttl = 63;
+		p.ts_ns = ts + 10;
+		hs_tracer_add(tr, &p, 0);
+		ts += 1000;
+	}
+	hs_tracer_close_all(tr);
+	assert_int_equal(s.n, nsrc);
+	for (uint64_t id = 1; id <= (uint64_t)nsrc; id++) {
+		const struct hs_trace *t = hs_tracer_find(tr, id);
+		char want[32], got[HS_ADDRSTRLEN];
+		int i = (int)id - 1;
+		assert_non_null(t);
+		assert_int_equal(t->nhops, 2);
+		snprintf(want, sizeof(want), "10.200.%d.%d", i / 250, 1 + i % 250);
+		assert_string_equal(hs_addr_str(&t->hops[0].addr, got, sizeof(got)), want);
+		assert_string_equal(hs_addr_str(&t->hops[1].addr, got, sizeof(got)), want);
+		assert_int_equal(t->hops[0].session, 1 + i % 2);
+		assert_int_equal(t->hops[1].session, 2 - i % 2);
+	}
+	hs_tracer_free(tr);
+}
+
+/* on_soon names the flow of the trace that closes next, then again as it
+ * closes, before on_close sees it */
+struct soon_log {
+	struct sink sink;
+	char ev[64][16];
+	int n;
+};
+
+static void log_soon(void *arg, const struct hs_flowkey *k, bool soon)
+{
+	struct soon_log *l = arg;
+	char a[HS_ADDRSTRLEN];
+
+	if (l->n < 64)
+		snprintf(l->ev[l->n++], sizeof(l->ev[0]), "%c%s", soon ? 'S' : 'n',
+			 hs_addr_str(&k->src, a, sizeof(a)) + 7);
+}
+
+static void log_close(void *arg, const struct hs_trace *t)
+{
+	struct soon_log *l = arg;
+	char a[HS_ADDRSTRLEN];
+
+	if (l->n < 64)
+		snprintf(l->ev[l->n++], sizeof(l->ev[0]), "c%s",
+			 hs_addr_str(&t->key.src, a, sizeof(a)) + 7);
+}
+
+static void test_on_soon(void **state)
+{
+	struct soon_log l;
+	struct hs_tracer_cfg cfg = { .timeout_ns = 1 * MS, .max_open = 16, .ring = 16,
+				     .on_close = log_close, .on_soon = log_soon, .arg = &l };
+	struct hs_tracer *tr = hs_tracer_new(&cfg);
+
+	memset(&l, 0, sizeof(l));
+	add(tr, tcp("10.1.1.1", "10.1.2.10", 1, 1, LEAF1, 64, T0));
+	add(tr, tcp("10.1.1.2", "10.1.2.10", 2, 2, LEAF1, 64, T0 + 1));
+	add(tr, tcp("10.1.1.3", "10.1.2.10", 3, 3, LEAF1, 64, T0 + 2));
+	hs_tracer_close_all(tr);
+	const char *want[] = { "S1", "n2", "c1", "S2", "n3", "c2", "S3", "c3" };
+	assert_int_equal(l.n, (int)HS_ARRAY_SIZE(want));
+	for (int i = 0; i < l.n; i++)
+		assert_string_equal(l.ev[i], want[i]);
+	hs_tracer_free(tr);
+}
+
 static void test_stress(void **state)
 {
 	struct hs_tracer_cfg cfg = { .timeout_ns = 50 * US, .max_open = 512, .ring = 16 };
@@ -717,6 +803,8 @@ int main(void)
 		cmocka_unit_test(test_loop_keeps_nearest_hops),
 		cmocka_unit_test(test_non_tcp_identity),
 		cmocka_unit_test(test_stress),
+		cmocka_unit_test(test_many_mirror_sources),
+		cmocka_unit_test(test_on_soon),
 		cmocka_unit_test(test_prepared),
 		cmocka_unit_test(test_flows),
 	};
