@@ -13,6 +13,7 @@ struct hs_flow {
 	uint32_t syn, fin, rst;
 	uint32_t dropped, looped;	/* traces with that outcome */
 	bool dirty;		/* changed since last written to history */
+	int64_t row;		/* its history row this session, 0 before the first write */
 };
 
 struct hs_flowtab *hs_flowtab_new(size_t max);

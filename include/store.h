@@ -15,7 +15,7 @@
 #include "topo.h"
 
 #define HS_STORE_APP_ID 0x48734331	/* "HsC1" */
-#define HS_STORE_SCHEMA 6
+#define HS_STORE_SCHEMA 7
 
 struct sqlite3;
 
@@ -41,7 +41,9 @@ int hs_store_session_end(struct hs_store *st, int64_t session,
 /* queue rows into the current batch; 0 or -1 */
 int hs_store_trace(struct hs_store *st, int64_t session, const struct hs_trace *t,
 		   const struct hs_topo *topo);
-int hs_store_flow(struct hs_store *st, int64_t session, const struct hs_flow *f);
+/* a flow's row: inserted the first time, then updated in place (f->row
+ * remembers it; 0 before the first write of the session) */
+int hs_store_flow(struct hs_store *st, int64_t session, struct hs_flow *f);
 /* one decoded control message; sw NULL for a plain SPAN copy, key NULL or
  * zero for MAC control */
 int hs_store_control(struct hs_store *st, int64_t session, uint64_t ts_ns, const char *sw,

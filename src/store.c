@@ -28,6 +28,7 @@ enum {
 	S_SESSION_BEGIN,
 	S_SESSION_END,
 	S_FLOW,
+	S_FLOW_UPDATE,
 	S_TRACE,
 	S_CONTROL,
 	S__COUNT
@@ -42,12 +43,15 @@ static const char *const stmt_sql[S__COUNT] = {
 	[S_FLOW] =
 		"INSERT INTO flows(session, src, dst, proto, sport, dport, first_ts, last_ts,"
 		" packets, bytes, syn, fin, rst, dropped, looped)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
-		" ON CONFLICT(session, src, dst, proto, sport, dport) DO UPDATE SET"
-		" first_ts = excluded.first_ts, last_ts = excluded.last_ts,"
-		" packets = excluded.packets, bytes = excluded.bytes, syn = excluded.syn,"
-		" fin = excluded.fin, rst = excluded.rst, dropped = excluded.dropped,"
-		" looped = excluded.looped",
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+	/* the row written before, found by rowid; the key is checked too, so a
+	 * row gone with a rolled-back batch (its rowid maybe reused) is never
+	 * overwritten: nothing changes and the flow is inserted again */
+	[S_FLOW_UPDATE] =
+		"UPDATE flows SET first_ts = ?7, last_ts = ?8, packets = ?9, bytes = ?10,"
+		" syn = ?11, fin = ?12, rst = ?13, dropped = ?14, looped = ?15"
+		" WHERE rowid = ?16 AND session = ?1 AND src = ?2 AND dst = ?3 AND proto = ?4"
+		" AND sport = ?5 AND dport = ?6",
 	[S_TRACE] =
 		"INSERT INTO traces(session, trace_no, src, dst, proto, sport, dport, ip_id, seq,"
 		" tcp_flags, len, first_ts, last_ts, outcome, last_switch, expected_next, nhops,"
@@ -184,9 +188,29 @@ static const char schema_v6[] =
 	" detail TEXT NOT NULL);"	/* the message's fields, as 'control' prints them */
 	"CREATE INDEX control_by_ts ON control(ts);";
 
+/* version 7: a flow's row is found by its rowid, which the console keeps
+ * (one console writes a history, and its flow table holds each flow of a
+ * session once); the unique index on the text of the 5-tuple, searched by
+ * an upsert for every flow written, cost most of what the default history
+ * policy cost at ingest. The table is rebuilt without it. */
+static const char schema_v7[] =
+	"CREATE TABLE flows_v7 ("
+	" session INTEGER NOT NULL REFERENCES sessions(id),"
+	" src TEXT NOT NULL, dst TEXT NOT NULL, proto INTEGER NOT NULL,"
+	" sport INTEGER NOT NULL, dport INTEGER NOT NULL,"
+	" first_ts INTEGER, last_ts INTEGER,"
+	" packets INTEGER NOT NULL, bytes INTEGER NOT NULL,"
+	" syn INTEGER NOT NULL, fin INTEGER NOT NULL, rst INTEGER NOT NULL,"
+	" dropped INTEGER NOT NULL, looped INTEGER NOT NULL);"
+	"INSERT INTO flows_v7 SELECT session, src, dst, proto, sport, dport, first_ts, last_ts,"
+	" packets, bytes, syn, fin, rst, dropped, looped FROM flows ORDER BY rowid;"
+	"DROP TABLE flows;"
+	"ALTER TABLE flows_v7 RENAME TO flows;"
+	"CREATE INDEX flows_by_session ON flows(session);";
+
 /* migrations[i] takes the schema from version i to i + 1 */
 static const char *const migrations[] = { schema_v1, schema_v2, schema_v3, schema_v4, schema_v5,
-					      schema_v6 };
+					      schema_v6, schema_v7 };
 
 _Static_assert(HS_ARRAY_SIZE(migrations) == HS_STORE_SCHEMA,
 	       "one migration per schema version");
@@ -681,16 +705,12 @@ int hs_store_trace(struct hs_store *st, int64_t session, const struct hs_trace *
 	return 0;
 }
 
-int hs_store_flow(struct hs_store *st, int64_t session, const struct hs_flow *f)
+static void bind_flow(sqlite3_stmt *s, int64_t session, const struct hs_flow *f, char *src,
+		      char *dst)
 {
-	sqlite3_stmt *s = st->stmt[S_FLOW];
-	char src[HS_ADDRSTRLEN], dst[HS_ADDRSTRLEN];
-
-	if (begin(st) < 0)
-		return -1;
 	sqlite3_bind_int64(s, 1, session);
-	bind_static(s, 2, addr_text(&f->key.src, src, sizeof(src)));
-	bind_static(s, 3, addr_text(&f->key.dst, dst, sizeof(dst)));
+	bind_static(s, 2, addr_text(&f->key.src, src, HS_ADDRSTRLEN));
+	bind_static(s, 3, addr_text(&f->key.dst, dst, HS_ADDRSTRLEN));
 	sqlite3_bind_int(s, 4, f->key.proto);
 	sqlite3_bind_int(s, 5, f->key.sport);
 	sqlite3_bind_int(s, 6, f->key.dport);
@@ -703,8 +723,31 @@ int hs_store_flow(struct hs_store *st, int64_t session, const struct hs_flow *f)
 	sqlite3_bind_int64(s, 13, f->rst);
 	sqlite3_bind_int64(s, 14, f->dropped);
 	sqlite3_bind_int64(s, 15, f->looped);
+}
+
+int hs_store_flow(struct hs_store *st, int64_t session, struct hs_flow *f)
+{
+	char src[HS_ADDRSTRLEN], dst[HS_ADDRSTRLEN];
+	sqlite3_stmt *s;
+
+	if (begin(st) < 0)
+		return -1;
+	if (f->row > 0) {
+		s = st->stmt[S_FLOW_UPDATE];
+		bind_flow(s, session, f, src, dst);
+		sqlite3_bind_int64(s, 16, f->row);
+		if (run_bound(st, s) < 0)
+			return -1;
+		if (sqlite3_changes(st->db) == 1) {
+			st->pending++;
+			return 0;
+		}
+	}
+	s = st->stmt[S_FLOW];
+	bind_flow(s, session, f, src, dst);
 	if (run_bound(st, s) < 0)
 		return -1;
+	f->row = sqlite3_last_insert_rowid(st->db);
 	st->pending++;
 	return 0;
 }

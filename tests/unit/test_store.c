@@ -458,7 +458,7 @@ static void test_migrate_v5_control(void **state)
 	if (!st)
 		fail_msg("%s", err);
 	assert_int_equal(q1(f->path, "PRAGMA user_version"), HS_STORE_SCHEMA);
-	assert_int_equal(HS_STORE_SCHEMA, 6);
+	assert_int_equal(HS_STORE_SCHEMA, 7);
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM traces WHERE outcome = 'dropped'"), 1);
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM sessions WHERE source = 'old.pcap'"), 1);
 
@@ -498,6 +498,106 @@ static void test_migrate_v5_control(void **state)
 				     "name = 'control_by_ts'"), 1);
 }
 
+static struct hs_flow flow(const char *src, uint16_t sport, uint64_t packets)
+{
+	struct hs_flow fl;
+
+	memset(&fl, 0, sizeof(fl));
+	fl.key.src = A(src);
+	fl.key.dst = A("10.0.0.2");
+	fl.key.proto = 6;
+	fl.key.sport = sport;
+	fl.key.dport = 80;
+	fl.first_ns = T0;
+	fl.last_ns = T0 + 1;
+	fl.packets = packets;
+	fl.bytes = packets * 100;
+	return fl;
+}
+
+/* a flow is inserted once and then updated in its row; a row that is not
+ * its own (gone with a rolled-back batch, or another flow's) is never
+ * written over: the flow gets a row again */
+static void test_flow_rows(void **state)
+{
+	struct fixture *f = *state;
+	char err[512];
+	struct hs_store *st = hs_store_open(f->path, err, sizeof(err));
+
+	if (!st)
+		fail_msg("%s", err);
+	int64_t sess = hs_store_session_begin(st, "x", NULL, T0);
+	struct hs_flow a = flow("10.0.0.1", 1000, 1), b = flow("10.0.0.3", 2000, 7);
+
+	assert_int_equal(hs_store_flow(st, sess, &a), 0);
+	assert_int_equal(hs_store_flow(st, sess, &b), 0);
+	assert_true(a.row > 0 && b.row > 0 && a.row != b.row);
+	int64_t row_a = a.row;
+	a.packets = 4;
+	assert_int_equal(hs_store_flow(st, sess, &a), 0);
+	assert_int_equal(a.row, row_a);
+	hs_store_commit(st);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM flows"), 2);
+	assert_int_equal(q1(f->path, "SELECT packets FROM flows WHERE sport = 1000"), 4);
+
+	/* a's row number now names b's row: b keeps its counters */
+	a.row = b.row;
+	a.packets = 9;
+	assert_int_equal(hs_store_flow(st, sess, &a), 0);
+	assert_true(a.row != b.row);
+	/* a row number that was never written (its batch rolled back) */
+	b.row = 1000000;
+	b.packets = 8;
+	assert_int_equal(hs_store_flow(st, sess, &b), 0);
+	assert_true(b.row != 1000000);
+	hs_store_commit(st);
+	assert_int_equal(q1(f->path, "SELECT packets FROM flows WHERE sport = 2000 ORDER BY rowid"
+			     " DESC LIMIT 1"), 8);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM flows WHERE sport = 2000 AND packets = 7"),
+			 1);
+	assert_int_equal(q1(f->path, "SELECT packets FROM flows WHERE sport = 1000 ORDER BY rowid"
+			     " DESC LIMIT 1"), 9);
+	hs_store_close(st);
+}
+
+/* a version 6 history (flows unique on their 5-tuple) is rebuilt in place,
+ * its flows kept in order; the unique index is gone, the session's is there */
+static void test_migrate_v6_flows(void **state)
+{
+	struct fixture *f = *state;
+	char err[512];
+	struct hs_store *st = hs_store_open(f->path, err, sizeof(err));
+
+	assert_non_null(st);
+	hs_store_close(st);
+	exec(f->path,
+	     "DROP TABLE flows;"
+	     "CREATE TABLE flows (session INTEGER NOT NULL REFERENCES sessions(id),"
+	     " src TEXT NOT NULL, dst TEXT NOT NULL, proto INTEGER NOT NULL,"
+	     " sport INTEGER NOT NULL, dport INTEGER NOT NULL, first_ts INTEGER, last_ts INTEGER,"
+	     " packets INTEGER NOT NULL, bytes INTEGER NOT NULL, syn INTEGER NOT NULL,"
+	     " fin INTEGER NOT NULL, rst INTEGER NOT NULL, dropped INTEGER NOT NULL,"
+	     " looped INTEGER NOT NULL, UNIQUE (session, src, dst, proto, sport, dport));"
+	     "INSERT INTO sessions(id, started, source) VALUES (1, 1, 'old.pcap');"
+	     "INSERT INTO flows VALUES (1, '10.0.0.1', '10.0.0.2', 6, 1, 80, 1, 2, 3, 300, 1, 0, 0,"
+	     " 0, 0);"
+	     "INSERT INTO flows VALUES (1, '10.0.0.5', '10.0.0.2', 17, 53, 53, 1, 2, 1, 60, 0, 0, 0,"
+	     " 1, 0);"
+	     "PRAGMA user_version = 6");
+	st = hs_store_open(f->path, err, sizeof(err));
+	if (!st)
+		fail_msg("%s", err);
+	hs_store_close(st);
+	assert_int_equal(q1(f->path, "PRAGMA user_version"), HS_STORE_SCHEMA);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM flows"), 2);
+	assert_int_equal(q1(f->path, "SELECT sport FROM flows ORDER BY rowid LIMIT 1"), 1);
+	assert_int_equal(q1(f->path, "SELECT dropped FROM flows WHERE proto = 17"), 1);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM sqlite_master WHERE type = 'index'"
+			     " AND tbl_name = 'flows' AND name LIKE 'sqlite_autoindex%'"), 0);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM sqlite_master WHERE type = 'index'"
+			     " AND name = 'flows_by_session'"), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -510,6 +610,8 @@ int main(void)
 		cmocka_unit_test(test_missing_dir),
 		cmocka_unit_test_setup_teardown(test_sql_readonly, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_v5_control, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_flow_rows, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_migrate_v6_flows, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
