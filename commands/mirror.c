@@ -37,23 +37,6 @@ static bool name_ok(const char *s, size_t n)
 	return true;
 }
 
-/* decimal digits only, no sign, no leading zeros, at most max */
-static int parse_dec(const char *s, uint64_t max, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	if (!*s || (s[0] == '0' && s[1]))
-		return -1;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -1;
-		v = v * 10 + (uint64_t)(*s - '0');
-		if (v > max)
-			return -1;
-	}
-	*out = v;
-	return 0;
-}
 
 static int parse_switches(const char *w, const struct hs_topo *topo,
 			  struct hs_mirror_rule *r, char *err, size_t errlen)
@@ -130,7 +113,7 @@ static int parse_endpoint(const char *w, char *out, size_t len, bool *has_port,
 	if (canon_addr(addr, canon, sizeof(canon)) < 0)
 		return hs_errf(err, errlen, "invalid address '%s' (IPv4 address, prefix or any)", addr);
 	*has_port = colon != NULL;
-	if (colon && (parse_dec(colon + 1, 65535, &port) < 0 || port == 0))
+	if (colon && (hs_parse_dec(colon + 1, 65535, &port) < 0 || port == 0))
 		return hs_errf(err, errlen, "invalid port '%s' in '%s' (1 to 65535)", colon + 1, w);
 	if (colon)
 		snprintf(out, len, "%s:%u", canon, (unsigned)port);
@@ -224,7 +207,7 @@ int hs_mirror_parse(int argc, char **argv, const struct hs_topo *topo,
 			return hs_errf(err, errlen, "mirror del needs a rule id (see 'mirror list')");
 		if (argc > 2)
 			return hs_errf(err, errlen, "mirror del: unexpected '%s'", argv[2]);
-		if (parse_dec(argv[1], UINT32_MAX, &r->id) < 0)
+		if (hs_parse_dec(argv[1], UINT32_MAX, &r->id) < 0)
 			return hs_errf(err, errlen, "invalid rule id '%s' (a number, see 'mirror list')",
 				    argv[1]);
 		r->op = HS_MIRROR_DEL;
@@ -251,7 +234,7 @@ int hs_mirror_parse(int argc, char **argv, const struct hs_topo *topo,
 			if (i + 1 >= argc)
 				return hs_errf(err, errlen, "'session' needs a number (0 to %d)",
 					    HS_MIRROR_SESSION_MAX);
-			if (parse_dec(argv[i + 1], HS_MIRROR_SESSION_MAX, &v) < 0)
+			if (hs_parse_dec(argv[i + 1], HS_MIRROR_SESSION_MAX, &v) < 0)
 				return hs_errf(err, errlen, "invalid session '%s' (0 to %d)", argv[i + 1],
 					    HS_MIRROR_SESSION_MAX);
 			r->session = (unsigned)v;
@@ -371,7 +354,7 @@ static void print_added(struct hs_ctx *ctx, const struct hs_mirror_rule *rule, c
 
 	snprintf(line, sizeof(line), "%.*s", (int)(n < sizeof(line) ? n : sizeof(line) - 1), obuf);
 	out_obj_open(o, NULL);
-	if (parse_dec(line, UINT32_MAX, &id) == 0)
+	if (hs_parse_dec(line, UINT32_MAX, &id) == 0)
 		out_uint(o, "id", "mirror rule %" PRIu64 " added: ", id);
 	else
 		out_text(o, "mirror rule added: ");
@@ -405,8 +388,8 @@ static void print_list(struct hs_ctx *ctx, char *obuf)
 		if (k < 3)
 			continue;
 		rest += strspn(rest, " \t");
-		if (parse_dec(f[0], UINT32_MAX, &id) < 0 ||
-		    parse_dec(f[1], HS_MIRROR_SESSION_MAX, &session) < 0 || !*rest)
+		if (hs_parse_dec(f[0], UINT32_MAX, &id) < 0 ||
+		    hs_parse_dec(f[1], HS_MIRROR_SESSION_MAX, &session) < 0 || !*rest)
 			continue;
 		if (rows++ == 0)
 			out_text(o, "%-5s %-8s %-24s %s\n", "ID", "SESSION", "SWITCHES", "MATCH");

@@ -69,6 +69,9 @@ bool hs_flowkey_eq(const struct hs_flowkey *x, const struct hs_flowkey *y);
 int hs_parse_duration(const char *s, uint64_t *ns);
 /* decimal or 0x.. unsigned integer no larger than max. 0 or -1. */
 int hs_parse_uint(const char *s, uint64_t max, uint64_t *out);
+/* strict decimal for specs and protocol fields: digits only, no sign, no
+ * leading zero, at most max; 0 or -1 */
+int hs_parse_dec(const char *s, uint64_t max, uint64_t *out);
 /* a bit rate: "5M", "10G", "1.5Gbit", "800k", "10mbit", "2Mbps", "9000" (bits per
  * second; k M G T are powers of 1000, case-insensitive). 0 or -1. */
 int hs_parse_bps(const char *s, double *bps);

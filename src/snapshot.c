@@ -18,24 +18,6 @@ const char *const hs_snap_counter_names[HS_SNAP__NCOUNTERS] = {
 
 /* ---- parsing ------------------------------------------------------------------ */
 
-/* decimal digits only, no sign, no leading zeros, at most INT64_MAX (SQLite) */
-static int parse_num(const char *s, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	if (!*s || (s[0] == '0' && s[1]))
-		return -1;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -1;
-		if (v > ((uint64_t)INT64_MAX - (uint64_t)(*s - '0')) / 10)
-			return -1;
-		v = v * 10 + (uint64_t)(*s - '0');
-	}
-	*out = v;
-	return 0;
-}
-
 #define MAX_WORDS 13
 
 /* split at blanks into w (modifies line); returns the count, MAX_WORDS when more */
@@ -115,7 +97,7 @@ static int parse_port(char **w, int n, uint64_t target, struct hs_snap_port *p, 
 		return hs_errf(err, errlen, "backlog '%.24s %.24s': both numbers or both '-'", w[10],
 			    w[11]);
 	for (int i = 0; i < (dash10 ? 7 : 9); i++)
-		if (parse_num(w[3 + i], &v[i]) < 0)
+		if (hs_parse_dec(w[3 + i], INT64_MAX, &v[i]) < 0)
 			return hs_errf(err, errlen, "bad %s '%.40s' (a decimal number)", what[i], w[3 + i]);
 	if (v[0] + MAX_SKEW_NS < target || v[0] > target + MAX_SKEW_NS)
 		return hs_errf(err, errlen, "read time %s is more than a minute from the instant %llu",
@@ -166,7 +148,7 @@ int hs_snap_parse(const char *text, struct hs_snap *s, char *err, size_t errlen)
 				hs_errf(msg, sizeof(msg), "expected 'snapshot T_NS' first, not '%.40s'", w[0]);
 				goto bad;
 			}
-			if (n != 2 || parse_num(w[1], &s->target_ns) < 0) {
+			if (n != 2 || hs_parse_dec(w[1], INT64_MAX, &s->target_ns) < 0) {
 				hs_errf(msg, sizeof(msg), "bad instant '%.40s' (expected 'snapshot T_NS')",
 				     n > 1 ? w[1] : "");
 				goto bad;
@@ -187,7 +169,8 @@ int hs_snap_parse(const char *text, struct hs_snap *s, char *err, size_t errlen)
 				goto bad;
 			s->nports++;
 		} else if (strcmp(w[0], "end") == 0) {
-			if (n != 3 || parse_num(w[1], &end_sw) < 0 || parse_num(w[2], &end_ports) < 0) {
+			if (n != 3 || hs_parse_dec(w[1], INT64_MAX, &end_sw) < 0 ||
+			    hs_parse_dec(w[2], INT64_MAX, &end_ports) < 0) {
 				hs_errf(msg, sizeof(msg), "expected 'end SWITCHES PORTS'");
 				goto bad;
 			}

@@ -169,6 +169,23 @@ int hs_parse_uint(const char *s, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+int hs_parse_dec(const char *s, uint64_t max, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (!s || !*s || (s[0] == '0' && s[1]))
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		if (v > (max - (uint64_t)(*s - '0')) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*out = v;
+	return 0;
+}
+
 int hs_parse_share(const char *s, double *out)
 {
 	char *end;

@@ -54,6 +54,32 @@ static void test_fmt_duration(void **state)
 	assert_string_equal(hs_fmt_ts(5, b, sizeof(b)), "0.000000005");
 }
 
+/* strict decimal: what the mirror specs and the snapshot driver's lines take */
+static void test_dec(void **state)
+{
+	uint64_t v = 0;
+
+	(void)state;
+	assert_int_equal(hs_parse_dec("0", 10, &v), 0);
+	assert_true(v == 0);
+	assert_int_equal(hs_parse_dec("65535", 65535, &v), 0);
+	assert_true(v == 65535);
+	assert_int_equal(hs_parse_dec("9223372036854775807", INT64_MAX, &v), 0);
+	assert_true(v == INT64_MAX);
+	assert_int_equal(hs_parse_dec("18446744073709551615", UINT64_MAX, &v), 0);
+	assert_true(v == UINT64_MAX);
+	v = 7;
+	assert_int_equal(hs_parse_dec("9223372036854775808", INT64_MAX, &v), -1);
+	assert_int_equal(hs_parse_dec("18446744073709551616", UINT64_MAX, &v), -1);
+	assert_int_equal(hs_parse_dec("65536", 65535, &v), -1);
+	assert_int_equal(hs_parse_dec("007", 100, &v), -1);
+	assert_int_equal(hs_parse_dec("0x1f", 255, &v), -1);
+	assert_int_equal(hs_parse_dec("+1", 100, &v), -1);
+	assert_int_equal(hs_parse_dec("", 100, &v), -1);
+	assert_int_equal(hs_parse_dec("1 ", 100, &v), -1);
+	assert_true(v == 7);
+}
+
 static void test_uint(void **state)
 {
 	uint64_t v = 0;
@@ -228,6 +254,7 @@ static void test_strdup(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_dec),
 		cmocka_unit_test(test_duration_units),
 		cmocka_unit_test(test_duration_bad),
 		cmocka_unit_test(test_fmt_duration),
