@@ -132,15 +132,8 @@ static void on_trace_close(void *arg, const struct hs_trace *t)
 	hs_planck_on_trace(ctx, t);
 	if (!c || !policy_keeps(ctx, t))
 		return;
-	if (ctx->session > 0 && ctx->store &&
-	    hs_store_trace(ctx->store, ctx->session, t, ctx->topo) == 0) {
-		c->stored++;
-		c->queued++;
-		if (hs_store_pending(ctx->store) >= HS_COMMIT_ROWS)
-			commit(ctx);
-	} else if (c->running) {
-		c->unstored++;
-	}
+	hs_capture_row(ctx, ctx->session > 0 && ctx->store &&
+			    hs_store_trace(ctx->store, ctx->session, t, ctx->topo) == 0);
 }
 
 /* a trace is about to close: load the flow table's and the rate
