@@ -5,10 +5,8 @@
 # blackhole ends traces at its switch; a fat-tree path has five hops
 set -euo pipefail
 . "${top_srcdir:-.}/tests/lab/lib.sh"
-HOPSCOPE=$top_builddir/hopscope
 lab_init
-[ -x "$HOPSCOPE" ] || hard "'$HOPSCOPE' is not built"
-[ -x "$top_builddir/hs-agent" ] || hard "'$top_builddir/hs-agent' is not built: nothing would be mirrored"
+need_built hopscope hs-agent
 
 # check.py FILE SCENARIO SRC DST DPORT: judge the traces --json lines
 cat >"$LAB_STATE/check.py" <<'PY'

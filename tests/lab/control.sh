@@ -7,10 +7,8 @@
 # (PSN sequence error).
 set -euo pipefail
 . "${top_srcdir:-.}/tests/lab/lib.sh"
-HOPSCOPE=$top_builddir/hopscope
 lab_init
-[ -x "$HOPSCOPE" ] || hard "'$HOPSCOPE' is not built"
-[ -x "$top_builddir/hs-agent" ] || hard "'$top_builddir/hs-agent' is not built: nothing would be mirrored"
+need_built hopscope hs-agent
 command -v python3 >/dev/null 2>&1 || hard "python3 is missing"
 
 lab up >/dev/null 2>&1 || fail "lab up failed"

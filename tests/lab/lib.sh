@@ -8,6 +8,7 @@ top_builddir=${top_builddir:-.}
 top_srcdir=${top_srcdir:-.}
 LAB=$top_builddir/hopscope-lab
 TRAFFIC=$top_builddir/hs-traffic
+HOPSCOPE=$top_builddir/hopscope
 TEST=$(basename "$0" .sh)
 # the tests' files live in root-only temporary directories: keep root
 # (tests/lab/privsep.sh and tests/lab/load.sh test the drop)
@@ -16,6 +17,15 @@ export HOPSCOPE_USER
 
 fail() { echo "FAIL: $TEST: $*" >&2; exit 1; }
 hard() { echo "ERROR: $TEST: $*" >&2; exit 99; }
+
+# need_built PROG...: the programs a test runs, built in top_builddir
+# (hs-agent mirrors the fabric's packets: without it nothing is captured)
+need_built() {
+	local p
+	for p in "$@"; do
+		[ -x "$top_builddir/$p" ] || hard "'$top_builddir/$p' is not built"
+	done
+}
 ok() { echo "ok: $*"; }
 
 lab_cleanup() {

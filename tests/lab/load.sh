@@ -10,10 +10,8 @@
 # LOAD_SECONDS (default 60) sets the length of the run.
 set -euo pipefail
 . "${top_srcdir:-.}/tests/lab/lib.sh"
-HOPSCOPE=$top_builddir/hopscope
 lab_init
-[ -x "$HOPSCOPE" ] || hard "'$HOPSCOPE' is not built"
-[ -x "$top_builddir/hs-agent" ] || hard "'$top_builddir/hs-agent' is not built: nothing would be mirrored"
+need_built hopscope hs-agent
 getent passwd nobody >/dev/null || hard "no user 'nobody' to drop to"
 open_max=$(awk '$1 == "#define" && $2 == "HS_TRACER_OPEN" { print $3 }' "$top_srcdir/src/capture.c")
 [ -n "$open_max" ] || hard "cannot read HS_TRACER_OPEN from src/capture.c"

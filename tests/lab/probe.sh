@@ -7,10 +7,8 @@
 # without privileges nothing is sent and the error says why.
 set -euo pipefail
 . "${top_srcdir:-.}/tests/lab/lib.sh"
-HOPSCOPE=$top_builddir/hopscope
 lab_init
-[ -x "$HOPSCOPE" ] || hard "'$HOPSCOPE' is not built"
-[ -x "$top_builddir/hs-agent" ] || hard "'$top_builddir/hs-agent' is not built: nothing would be mirrored"
+need_built hopscope hs-agent
 
 # check.py FILE SCENARIO [ARGS]: judge the probe's --json lines
 cat >"$LAB_STATE/check.py" <<'PY'

@@ -6,12 +6,10 @@
 # 1G), and an alert on the link fires once and is stored in the history.
 set -euo pipefail
 . "${top_srcdir:-.}/tests/lab/lib.sh"
-HOPSCOPE=$top_builddir/hopscope
 RATE=10mbit
 RATE_BPS=10000000
 lab_init
-[ -x "$HOPSCOPE" ] || hard "'$HOPSCOPE' is not built"
-[ -x "$top_builddir/hs-agent" ] || hard "'$top_builddir/hs-agent' is not built: nothing would be mirrored"
+need_built hopscope hs-agent
 command -v python3 >/dev/null 2>&1 || hard "python3 is missing (it sends the bulk flow)"
 
 # the server and the sender end by themselves; killed early on failure

@@ -8,10 +8,8 @@
 # limit on that uplink shows as its qdisc backlog and drops.
 set -euo pipefail
 . "${top_srcdir:-.}/tests/lab/lib.sh"
-HOPSCOPE=$top_builddir/hopscope
 lab_init
-[ -x "$HOPSCOPE" ] || hard "'$HOPSCOPE' is not built"
-[ -x "$top_builddir/hs-snap" ] || hard "'$top_builddir/hs-snap' is not built"
+need_built hopscope hs-snap
 MAX_SPREAD_NS=50000000	# 50 ms: generous; the readers usually agree within a millisecond or two
 
 # console NAME COMMANDS: run COMMANDS on the lab with JSON output

@@ -7,10 +7,8 @@
 # and 'export pcap' says a live capture keeps no packets.
 set -euo pipefail
 . "${top_srcdir:-.}/tests/lab/lib.sh"
-HOPSCOPE=$top_builddir/hopscope
 lab_init
-[ -x "$HOPSCOPE" ] || hard "'$HOPSCOPE' is not built"
-[ -x "$top_builddir/hs-agent" ] || hard "'$top_builddir/hs-agent' is not built: nothing would be mirrored"
+need_built hopscope hs-agent
 
 lab up >/dev/null 2>&1 || fail "up failed"
 lab traffic start --rate 20 --flows 0 --duration 30 >/dev/null || fail "traffic start failed"

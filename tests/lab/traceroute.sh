@@ -6,9 +6,8 @@
 # traces - the spine ECMP chose included.
 set -euo pipefail
 . "${top_srcdir:-.}/tests/lab/lib.sh"
-HOPSCOPE=$top_builddir/hopscope
 lab_init
-[ -x "$HOPSCOPE" ] || hard "'$HOPSCOPE' is not built"
+need_built hopscope
 
 lab up >/dev/null || fail "lab up failed"
 h1=$(host_addr h1)
