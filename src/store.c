@@ -55,9 +55,9 @@ static const char *const stmt_sql[S__COUNT] = {
 	[S_TRACE] =
 		"INSERT INTO traces(session, trace_no, src, dst, proto, sport, dport, ip_id, seq,"
 		" tcp_flags, len, first_ts, last_ts, outcome, last_switch, expected_next, nhops,"
-		" flags, probe_id)"
+		" flags, probe_id, hop_list)"
 		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,"
-		" ?17, ?18, ?19)",
+		" ?17, ?18, ?19, ?20)",
 	[S_CONTROL] =
 		"INSERT INTO control(session, ts, switch, proto, kind, src, dst, sport, dport,"
 		" detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
@@ -208,19 +208,42 @@ static const char schema_v7[] =
 	"ALTER TABLE flows_v7 RENAME TO flows;"
 	"CREATE INDEX flows_by_session ON flows(session);";
 
+/* version 8: a trace's hops are one column of its row, a JSON array with
+ * one array per hop, [switch, addr, ts - first_ts, hw_ts, ttl, tos,
+ * session], and 'hops' is a view that spreads them into rows as before.
+ * With 'history all', a row per hop (five per trace, each also in the
+ * primary key's index) was most of what storing cost; the index on outcome
+ * (unused by the console, an insert into the middle of a large index for
+ * every trace) goes too. */
+static const char schema_v8[] =
+	"ALTER TABLE traces ADD COLUMN hop_list TEXT;"
+	"UPDATE traces SET hop_list = (SELECT json_group_array(json_array(switch, addr,"
+	" ts - coalesce(traces.first_ts, 0), hw_ts, ttl, tos, session))"
+	" FROM (SELECT * FROM hops WHERE hops.trace = traces.id ORDER BY idx));"
+	"DROP TABLE hops;"
+	"DROP INDEX traces_by_outcome;"
+	"CREATE VIEW hops(trace, idx, switch, addr, ts, hw_ts, ttl, tos, session) AS"
+	" SELECT t.id, h.key, json_extract(h.value, '$[0]'), json_extract(h.value, '$[1]'),"
+	" coalesce(t.first_ts, 0) + json_extract(h.value, '$[2]'), json_extract(h.value, '$[3]'),"
+	" json_extract(h.value, '$[4]'), json_extract(h.value, '$[5]'),"
+	" json_extract(h.value, '$[6]') FROM traces t, json_each(t.hop_list) h;";
+
 /* migrations[i] takes the schema from version i to i + 1 */
 static const char *const migrations[] = { schema_v1, schema_v2, schema_v3, schema_v4, schema_v5,
-					      schema_v6, schema_v7 };
+					      schema_v6, schema_v7, schema_v8 };
 
 _Static_assert(HS_ARRAY_SIZE(migrations) == HS_STORE_SCHEMA,
 	       "one migration per schema version");
+
+#define HOP_JSON_MAX (6 * HS_NAME_MAX + HS_ADDRSTRLEN + 96)	/* one hop, escaped */
+#define HOPLIST_MAX (HS_TRACE_MAX_HOPS * HOP_JSON_MAX + 4)
 
 struct hs_store {
 	sqlite3 *db;
 	char *path;
 	int lock_fd;		/* flock()ed while open: one console per file */
 	sqlite3_stmt *stmt[S__COUNT];
-	sqlite3_stmt *hops_stmt[HS_TRACE_MAX_HOPS + 1];	/* [n]: n hop rows at once */
+	char hops_buf[HOPLIST_MAX];	/* a trace's hop list, bound until its step */
 	bool in_tx;
 	bool batch_lost;	/* SQLite rolled the batch back: the next commit fails */
 	size_t pending;
@@ -314,8 +337,6 @@ static void store_destroy(struct hs_store *st)
 {
 	for (int i = 0; i < S__COUNT; i++)
 		sqlite3_finalize(st->stmt[i]);
-	for (int i = 0; i <= HS_TRACE_MAX_HOPS; i++)
-		sqlite3_finalize(st->hops_stmt[i]);
 	sqlite3_close_v2(st->db);
 	/* only now: closing another descriptor of the file while SQLite has it
 	 * open would drop SQLite's own POSIX locks */
@@ -408,7 +429,13 @@ struct hs_store *hs_store_open(const char *path, char *err, size_t errlen)
 	if (sqlite3_exec(st->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_exec(st->db, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL) != SQLITE_OK ||
 	    /* a batch's pages stay in memory until its commit (64 MiB) */
-	    sqlite3_exec(st->db, "PRAGMA cache_size = -65536", NULL, NULL, NULL) != SQLITE_OK) {
+	    sqlite3_exec(st->db, "PRAGMA cache_size = -65536", NULL, NULL, NULL) != SQLITE_OK ||
+	    /* Checkpoint every 64 MiB of log, not every 4 MiB: each checkpoint
+	     * syncs, and writes once the pages that every commit rewrites (the
+	     * right edge of each table). With 'history all' the default took a
+	     * quarter of the run. */
+	    sqlite3_exec(st->db, "PRAGMA wal_autocheckpoint = 16384", NULL, NULL, NULL) !=
+		    SQLITE_OK) {
 		snprintf(err, errlen, "cannot set up '%s': %s", path, sqlite3_errmsg(st->db));
 		goto fail;
 	}
@@ -590,28 +617,84 @@ int hs_store_session_end(struct hs_store *st, int64_t session,
 	return hs_store_commit(st) < 0 ? -1 : 0;
 }
 
-/* A trace's hops go in as one statement of n rows: one statement a hop
- * spent more on stepping and resetting than on the rows themselves
- * (with 'history all', five hop rows for each trace row). */
-static sqlite3_stmt *hops_stmt(struct hs_store *st, unsigned n)
-{
-	char sql[128 + HS_TRACE_MAX_HOPS * 24];
-	int len;
+/* a trace's hop list, the JSON of schema 8, is written by hand: it is
+ * built for every stored trace, and printf costs more than the row's insert */
 
-	if (st->hops_stmt[n])
-		return st->hops_stmt[n];
-	len = snprintf(sql, sizeof(sql), "INSERT INTO hops(trace, idx, switch, addr, ts, hw_ts,"
-		       " ttl, tos, session) VALUES ");
-	for (unsigned i = 0; i < n; i++)
-		len += snprintf(sql + len, sizeof(sql) - (size_t)len, "%s(?,?,?,?,?,?,?,?,?)",
-				i ? "," : "");
-	if (sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st->hops_stmt[n],
-			       NULL) != SQLITE_OK) {
-		db_err(st, "cannot write to");
-		st->hops_stmt[n] = NULL;
-		return NULL;
+static char *put_u64(char *q, uint64_t v)
+{
+	char tmp[20];
+	int n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*q++ = tmp[--n];
+	return q;
+}
+
+static char *put_jstr(char *q, const char *v)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	*q++ = '"';
+	for (; *v; v++) {
+		unsigned char c = (unsigned char)*v;
+		if (c == '"' || c == '\\') {
+			*q++ = '\\';
+			*q++ = (char)c;
+		} else if (c < 0x20) {
+			memcpy(q, "\\u00", 4);
+			q[4] = hex[c >> 4];
+			q[5] = hex[c & 15];
+			q += 6;
+		} else {
+			*q++ = (char)c;
+		}
 	}
-	return st->hops_stmt[n];
+	*q++ = '"';
+	return q;
+}
+
+static const char *addr_text(const struct hs_addr *a, char *buf, size_t len);
+
+/* [[switch, addr, ts - first, hw_ts, ttl, tos, session], ...]; switch
+ * and hw_ts are null when unknown. Returns the length. */
+static size_t hop_list(char *buf, const struct hs_trace *t, unsigned n, uint64_t first,
+		       const struct hs_topo *topo)
+{
+	char *q = buf, addr[HS_ADDRSTRLEN];
+
+	*q++ = '[';
+	for (unsigned i = 0; i < n; i++) {
+		const struct hs_hop *h = &t->hops[i];
+		if (i)
+			*q++ = ',';
+		*q++ = '[';
+		if (topo && h->sw >= 0 && h->sw < topo->nsw)
+			q = put_jstr(q, topo->sw[h->sw].name);
+		else
+			q = memcpy(q, "null", 4) + 4;
+		*q++ = ',';
+		q = put_jstr(q, addr_text(&h->addr, addr, sizeof(addr)));
+		*q++ = ',';
+		q = put_u64(q, h->ts_ns - first);
+		*q++ = ',';
+		if (h->hw_ns)
+			q = put_u64(q, h->hw_ns);
+		else
+			q = memcpy(q, "null", 4) + 4;
+		*q++ = ',';
+		q = put_u64(q, h->ttl);
+		*q++ = ',';
+		q = put_u64(q, h->tos);
+		*q++ = ',';
+		q = put_u64(q, h->session);
+		*q++ = ']';
+	}
+	*q++ = ']';
+	return (size_t)(q - buf);
 }
 
 int hs_store_trace(struct hs_store *st, int64_t session, const struct hs_trace *t,
@@ -671,37 +754,12 @@ int hs_store_trace(struct hs_store *st, int64_t session, const struct hs_trace *
 		bind_u64(s, 19, t->probe_id);
 	else
 		sqlite3_bind_null(s, 19);
-	if (run_bound(st, s) < 0)
-		return -1;
-	int64_t row = sqlite3_last_insert_rowid(st->db);
-	st->pending++;
-
-	if (t->nhops == 0)
-		return 0;
 	unsigned n = t->nhops > HS_TRACE_MAX_HOPS ? HS_TRACE_MAX_HOPS : t->nhops;
-	char addr[HS_TRACE_MAX_HOPS][HS_ADDRSTRLEN];	/* bound static until the step */
-	if (!(s = hops_stmt(st, n)))
-		return -1;
-	for (unsigned i = 0; i < n; i++) {
-		const struct hs_hop *h = &t->hops[i];
-		int b = (int)i * 9;
-		sqlite3_bind_int64(s, b + 1, row);
-		sqlite3_bind_int(s, b + 2, (int)i);
-		bind_static(s, b + 3, topo && h->sw >= 0 && h->sw < topo->nsw ? topo->sw[h->sw].name
-										: NULL);
-		bind_static(s, b + 4, addr_text(&h->addr, addr[i], sizeof(addr[i])));
-		bind_u64(s, b + 5, h->ts_ns);
-		if (h->hw_ns)
-			bind_u64(s, b + 6, h->hw_ns);
-		else
-			sqlite3_bind_null(s, b + 6);
-		sqlite3_bind_int(s, b + 7, h->ttl);
-		sqlite3_bind_int(s, b + 8, h->tos);
-		sqlite3_bind_int(s, b + 9, h->session);
-	}
+	sqlite3_bind_text(s, 20, st->hops_buf, (int)hop_list(st->hops_buf, t, n, first, topo),
+			  SQLITE_STATIC);
 	if (run_bound(st, s) < 0)
 		return -1;
-	st->pending += n;
+	st->pending++;
 	return 0;
 }
 
