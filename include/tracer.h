@@ -103,10 +103,12 @@ void hs_tracer_add_probe(struct hs_tracer *tr, const struct hs_pkt *pkt, uint8_t
  * hs_tracer_prepare computes the copy's identity and starts loading what
  * adding it will touch; hs_tracer_add_prepared adds it later, reading only
  * pkt's fields (its frame bytes may be gone by then). In between,
- * hs_tracer_prefetch may be called to load the open trace itself. */
+ * hs_tracer_prefetch may be called to load the open trace itself and the
+ * copy's mirror source. */
 struct hs_tracer_prep {
 	uint64_t hash;
 	uint32_t ident;
+	uint32_t msrc_hash;	/* of the copy's mirror source and session */
 };
 void hs_tracer_prepare(struct hs_tracer *tr, const struct hs_pkt *pkt,
 		       struct hs_tracer_prep *prep);

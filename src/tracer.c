@@ -109,17 +109,38 @@ static inline uint64_t load64(const uint8_t *p)
 	return v;
 }
 
-static uint64_t id_hash(uint8_t af, const uint8_t *src, const uint8_t *dst, uint16_t sport,
-			uint16_t dport, uint8_t proto, uint16_t ip_id, uint32_t ident)
+static inline uint32_t load32(const uint8_t *p)
 {
-	uint64_t h = ((uint64_t)sport << 48) ^ ((uint64_t)dport << 32) ^
-		     ((uint64_t)proto << 24) ^ ((uint64_t)af << 16) ^ ip_id;
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* The addresses are read where the decoder put them, IPv4 as 32 bits: a
+ * zero-padded copy on the stack, read back wider than it was written,
+ * stalled every copy on store forwarding. */
+static uint64_t id_hash(const struct hs_pkt *p, uint32_t ident)
+{
+	uint8_t af = p->key.src.af;
+	const uint8_t *src = p->key.src.a, *dst = p->key.dst.a;
+	uint64_t h = ((uint64_t)p->key.sport << 48) ^ ((uint64_t)p->key.dport << 32) ^
+		     ((uint64_t)p->key.proto << 24) ^ ((uint64_t)af << 16) ^ (af == 4 ? p->ip_id : 0);
 
 	h = hs_mix64(h ^ ((uint64_t)ident << 20));
+	if (af == 4)
+		return hs_mix64(h ^ load32(src) ^ (load32(dst) * 0x9e3779b97f4a7c15ULL));
 	h = hs_mix64(h ^ load64(src) ^ (load64(dst) * 0x9e3779b97f4a7c15ULL));
-	if (af == 6)
-		h = hs_mix64(h ^ load64(src + 8) ^ (load64(dst + 8) * 0x9e3779b97f4a7c15ULL));
-	return h;
+	return hs_mix64(h ^ load64(src + 8) ^ (load64(dst + 8) * 0x9e3779b97f4a7c15ULL));
+}
+
+/* p's addresses are the open trace's (which are zero past their length) */
+static bool same_addrs(const struct otrace *ot, const struct hs_pkt *p)
+{
+	if (ot->af == 4)
+		return load32(ot->src) == load32(p->key.src.a) &&
+		       load32(ot->dst) == load32(p->key.dst.a);
+	return memcmp(ot->src, p->key.src.a, 16) == 0 && memcmp(ot->dst, p->key.dst.a, 16) == 0;
 }
 
 /* identity of a non-TCP packet: its first L4 bytes (ICMP id/seq, UDP payload) */
@@ -161,10 +182,17 @@ static uint32_t l4_ident(const struct hs_pkt *p)
  * the rest of interning) */
 static uint32_t msrc_hash(const struct hs_addr *a, uint16_t session)
 {
-	uint64_t h = load64(a->a) ^ ((uint64_t)session << 40) ^ a->af;
+	uint64_t h = ((uint64_t)session << 40) ^ ((uint64_t)a->af << 32);
+	uint32_t v4;
 
-	if (a->af == 6)
-		h ^= hs_mix64(load64(a->a + 8));
+	/* IPv4 reads only its 4 bytes: they are all that is set, and a wide
+	 * load of a key just stored in narrow pieces stalls on forwarding */
+	if (a->af == 6) {
+		h ^= load64(a->a) ^ hs_mix64(load64(a->a + 8));
+	} else {
+		memcpy(&v4, a->a, sizeof(v4));
+		h ^= v4;
+	}
 	return (uint32_t)((h * 0x9e3779b97f4a7c15ULL) >> 32);
 }
 
@@ -186,28 +214,31 @@ static void msrc_grow(struct hs_tracer *tr)
 	}
 }
 
-static uint16_t msrc_intern(struct hs_tracer *tr, const struct hs_addr *a, uint16_t session)
+/* hash: msrc_hash(a, session), computed ahead by hs_tracer_prepare */
+static uint16_t msrc_intern(struct hs_tracer *tr, const struct hs_addr *a, uint16_t session,
+			    uint32_t hash)
 {
-	struct hs_addr key = { .af = a->af };
 	uint32_t i;
 
 	if (a->af != 4 && a->af != 6)
 		return 0;
-	memcpy(key.a, a->a, a->af == 4 ? 4 : 16);
-	i = msrc_hash(&key, session) & tr->msrc_mask;
+	i = hash & tr->msrc_mask;
 	for (;; i = (i + 1) & tr->msrc_mask) {
 		uint16_t id = tr->msrc_index[i];
 		if (id == 0)
 			break;
 		struct msrc *m = &tr->msrc[id];
-		if (m->session == session && hs_addr_eq(&m->addr, &key))
+		if (m->session == session && hs_addr_eq(&m->addr, a))
 			return id;
 	}
 	if (tr->nmsrc >= MSRC_MAX - 1)
 		return 0;
+	/* a new source: kept zero past its length */
+	struct hs_addr key = { .af = a->af };
+	memcpy(key.a, a->a, a->af == 4 ? 4 : 16);
 	if ((tr->nmsrc + 1) * 2 > tr->msrc_mask + 1) {
 		msrc_grow(tr);
-		for (i = msrc_hash(&key, session) & tr->msrc_mask; tr->msrc_index[i];
+		for (i = hash & tr->msrc_mask; tr->msrc_index[i];
 		     i = (i + 1) & tr->msrc_mask)
 			;
 	}
@@ -327,6 +358,12 @@ static inline __attribute__((always_inline)) void prefetch_head(const struct hs_
 		return;
 	const struct otrace *o1 = &tr->pool[tr->lru_head];
 	__builtin_prefetch(&tr->index[o1->hash & tr->index_mask], 0);
+	/* and the ring slot it will be written to, which the ring's size
+	 * (megabytes) has long evicted: as many lines as its hops take */
+	const char *slot = (const char *)&tr->ring[tr->last_id % tr->ring_size];
+	size_t used = offsetof(struct hs_trace, hops) + (size_t)o1->nhops * sizeof(struct hs_hop);
+	for (size_t off = 0; off < used && off < sizeof(struct hs_trace); off += 64)
+		__builtin_prefetch(slot + off, 1);
 	if (o1->next != NIL) {
 		const char *o2 = (const char *)&tr->pool[o1->next];
 		for (size_t off = 0; off < sizeof(struct otrace); off += 64)
@@ -541,29 +578,19 @@ static bool traceable(const struct hs_pkt *p)
 	return (p->have & HS_HAVE_IP) && (af == 4 || af == 6) && p->key.dst.af == af;
 }
 
-/* the addresses of p, zero past their length as in struct otrace */
-static void pkt_addrs(const struct hs_pkt *p, uint8_t src[16], uint8_t dst[16])
-{
-	size_t alen = p->key.src.af == 4 ? 4 : 16;
-
-	memset(src, 0, 16);
-	memset(dst, 0, 16);
-	memcpy(src, p->key.src.a, alen);
-	memcpy(dst, p->key.dst.a, alen);
-}
-
 void hs_tracer_prepare(struct hs_tracer *tr, const struct hs_pkt *p, struct hs_tracer_prep *prep)
 {
-	uint8_t src[16], dst[16];
-
 	prep->hash = 0;
 	prep->ident = 0;
+	prep->msrc_hash = 0;
 	if (!traceable(p))
 		return;
-	pkt_addrs(p, src, dst);
+	/* the mirror source's index entry now, its record in hs_tracer_prefetch:
+	 * the open traces' traffic keeps evicting both from the near caches */
+	prep->msrc_hash = msrc_hash(&p->mirror_src, (p->have & HS_HAVE_ERSPAN) ? p->session : 0);
+	__builtin_prefetch(&tr->msrc_index[prep->msrc_hash & tr->msrc_mask], 0);
 	prep->ident = l4_ident(p);
-	prep->hash = id_hash(p->key.src.af, src, dst, p->key.sport, p->key.dport, p->key.proto,
-			     p->key.src.af == 4 ? p->ip_id : 0, prep->ident);
+	prep->hash = id_hash(p, prep->ident);
 	__builtin_prefetch(&tr->index[(uint32_t)prep->hash & tr->index_mask], 0);
 }
 
@@ -571,6 +598,10 @@ void hs_tracer_prefetch(const struct hs_tracer *tr, const struct hs_tracer_prep 
 {
 	uint32_t hash = (uint32_t)prep->hash, mask = tr->index_mask;
 	uint64_t e;
+	uint16_t id = tr->msrc_index[prep->msrc_hash & tr->msrc_mask];
+
+	if (id)
+		__builtin_prefetch(&tr->msrc[id], 1);
 
 	/* the first open trace with this hash: almost always the one */
 	for (uint32_t i = hash & mask; (e = tr->index[i]) != 0; i = (i + 1) & mask) {
@@ -588,12 +619,10 @@ void hs_tracer_prefetch(const struct hs_tracer *tr, const struct hs_tracer_prep 
 void hs_tracer_add_prepared(struct hs_tracer *tr, const struct hs_pkt *p, uint8_t flags,
 			    uint32_t probe_id, const struct hs_tracer_prep *prep)
 {
-	uint8_t src[16], dst[16];
 	uint8_t af = p->key.src.af;
 
 	if (!traceable(p))
 		return;
-	pkt_addrs(p, src, dst);
 	uint16_t ip_id = af == 4 ? p->ip_id : 0;
 	uint32_t ident = prep->ident;
 	uint32_t hash = (uint32_t)prep->hash;
@@ -609,14 +638,14 @@ void hs_tracer_add_prepared(struct hs_tracer *tr, const struct hs_pkt *p, uint8_
 		ot = &tr->pool[(uint32_t)e - 1];
 		if (ot->ident == ident && ot->ip_id == ip_id && ot->sport == p->key.sport &&
 		    ot->dport == p->key.dport && ot->proto == p->key.proto && ot->af == af &&
-		    memcmp(ot->src, src, sizeof(src)) == 0 &&
-		    memcmp(ot->dst, dst, sizeof(dst)) == 0) {
+		    same_addrs(ot, p)) {
 			slot = (uint32_t)e - 1;
 			break;
 		}
 	}
 
-	uint16_t msrc = msrc_intern(tr, &p->mirror_src, (p->have & HS_HAVE_ERSPAN) ? p->session : 0);
+	uint16_t msrc = msrc_intern(tr, &p->mirror_src, (p->have & HS_HAVE_ERSPAN) ? p->session : 0,
+				    prep->msrc_hash);
 	if (p->have & HS_HAVE_HWNS && msrc) {
 		struct msrc *m = &tr->msrc[msrc];
 		if (p->hw_ns > m->hw_last || m->hw_last - p->hw_ns > 0x80000000ULL)
@@ -640,8 +669,8 @@ void hs_tracer_add_prepared(struct hs_tracer *tr, const struct hs_pkt *p, uint8_
 		ot = &tr->pool[slot];
 		memset(ot, 0, offsetof(struct otrace, hops));
 		ot->first_ns = p->ts_ns;
-		memcpy(ot->src, src, sizeof(src));
-		memcpy(ot->dst, dst, sizeof(dst));
+		memcpy(ot->src, p->key.src.a, af == 4 ? 4 : 16);	/* zeroed above */
+		memcpy(ot->dst, p->key.dst.a, af == 4 ? 4 : 16);
 		ot->ident = ident;
 		ot->ip_id = ip_id;
 		ot->sport = p->key.sport;
