@@ -620,18 +620,31 @@ int hs_store_session_end(struct hs_store *st, int64_t session,
 /* a trace's hop list, the JSON of schema 8, is written by hand: it is
  * built for every stored trace, and printf costs more than the row's insert */
 
+/* two digits a step, written from the end: a trace's list has some forty
+ * numbers, and a division a digit was most of building it */
 static char *put_u64(char *q, uint64_t v)
 {
-	char tmp[20];
-	int n = 0;
+	static const char pairs[] =
+		"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+		"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+		"8081828384858687888990919293949596979899";
+	char tmp[20], *e = tmp + sizeof(tmp), *d = e;
+	size_t n;
 
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		*q++ = tmp[--n];
-	return q;
+	while (v >= 100) {
+		d -= 2;
+		memcpy(d, pairs + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (v >= 10) {
+		d -= 2;
+		memcpy(d, pairs + 2 * v, 2);
+	} else {
+		*--d = (char)('0' + v);
+	}
+	n = (size_t)(e - d);
+	memcpy(q, d, n);
+	return q + n;
 }
 
 static char *put_jstr(char *q, const char *v)
@@ -701,7 +714,7 @@ int hs_store_trace(struct hs_store *st, int64_t session, const struct hs_trace *
 		   const struct hs_topo *topo)
 {
 	sqlite3_stmt *s = st->stmt[S_TRACE];
-	char src[HS_ADDRSTRLEN], dst[HS_ADDRSTRLEN], name[HS_ADDRSTRLEN + HS_NAME_MAX];
+	char src[HS_ADDRSTRLEN], dst[HS_ADDRSTRLEN], name[HS_ADDRSTRLEN];
 	char next[HS_TRACE_MAX_NEXT * HS_NAME_MAX + 8];
 	uint64_t first = 0, last = 0;
 
@@ -741,10 +754,12 @@ int hs_store_trace(struct hs_store *st, int64_t session, const struct hs_trace *
 		sqlite3_bind_null(s, 13);
 	}
 	bind_static(s, 14, hs_outcome_name(t->outcome));
-	if (t->nhops && (t->last_sw >= 0 || !topo))
-		bind_static(s, 15, hs_hop_name(topo, &t->hops[t->nhops - 1], name, sizeof(name)));
-	else if (t->nhops)
-		bind_static(s, 15, addr_text(&t->hops[t->nhops - 1].addr, name, sizeof(name)));
+	/* the last hop's switch name, else its address */
+	const struct hs_hop *lh = t->nhops ? &t->hops[t->nhops - 1] : NULL;
+	if (lh && topo && lh->sw >= 0 && lh->sw < topo->nsw)
+		bind_static(s, 15, topo->sw[lh->sw].name);
+	else if (lh)
+		bind_static(s, 15, addr_text(&lh->addr, name, sizeof(name)));
 	else
 		sqlite3_bind_null(s, 15);
 	bind_static(s, 16, next[0] ? next : NULL);
