@@ -272,6 +272,18 @@ static const char undo_v8[] =
 	" PRIMARY KEY (trace, idx));"
 	"CREATE INDEX traces_by_outcome ON traces(outcome);";
 
+/* an empty history as version 7 left it */
+static void make_v7(const char *path)
+{
+	char err[512];
+	struct hs_store *st = hs_store_open(path, err, sizeof(err));
+
+	if (!st)
+		fail_msg("%s", err);
+	hs_store_close(st);
+	exec(path, undo_v8);
+}
+
 /* open must fail with msg and leave the file exactly as it was */
 static void refused(const char *path, const char *msg)
 {
@@ -576,11 +588,9 @@ static void test_migrate_v6_flows(void **state)
 {
 	struct fixture *f = *state;
 	char err[512];
-	struct hs_store *st = hs_store_open(f->path, err, sizeof(err));
+	struct hs_store *st;
 
-	assert_non_null(st);
-	hs_store_close(st);
-	exec(f->path, undo_v8);
+	make_v7(f->path);
 	exec(f->path,
 	     "DROP TABLE flows;"
 	     "CREATE TABLE flows (session INTEGER NOT NULL REFERENCES sessions(id),"
@@ -672,11 +682,9 @@ static void test_migrate_v7_hops(void **state)
 {
 	struct fixture *f = *state;
 	char err[512];
-	struct hs_store *st = hs_store_open(f->path, err, sizeof(err));
+	struct hs_store *st;
 
-	assert_non_null(st);
-	hs_store_close(st);
-	exec(f->path, undo_v8);
+	make_v7(f->path);
 	exec(f->path,
 	     "INSERT INTO sessions(id, started, source) VALUES (1, 1, 'old.pcap');"
 	     "INSERT INTO traces(id, session, trace_no, src, dst, proto, first_ts, last_ts, outcome,"
