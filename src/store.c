@@ -29,7 +29,6 @@ enum {
 	S_SESSION_END,
 	S_FLOW,
 	S_FLOW_UPDATE,
-	S_TRACE,
 	S_CONTROL,
 	S__COUNT
 };
@@ -52,12 +51,6 @@ static const char *const stmt_sql[S__COUNT] = {
 		" syn = ?11, fin = ?12, rst = ?13, dropped = ?14, looped = ?15"
 		" WHERE rowid = ?16 AND session = ?1 AND src = ?2 AND dst = ?3 AND proto = ?4"
 		" AND sport = ?5 AND dport = ?6",
-	[S_TRACE] =
-		"INSERT INTO traces(session, trace_no, src, dst, proto, sport, dport, ip_id, seq,"
-		" tcp_flags, len, first_ts, last_ts, outcome, last_switch, expected_next, nhops,"
-		" flags, probe_id, hop_list)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,"
-		" ?17, ?18, ?19, ?20)",
 	[S_CONTROL] =
 		"INSERT INTO control(session, ts, switch, proto, kind, src, dst, sport, dport,"
 		" detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
@@ -237,13 +230,35 @@ _Static_assert(HS_ARRAY_SIZE(migrations) == HS_STORE_SCHEMA,
 
 #define HOP_JSON_MAX (6 * HS_NAME_MAX + HS_ADDRSTRLEN + 96)	/* one hop, escaped */
 #define HOPLIST_MAX (HS_TRACE_MAX_HOPS * HOP_JSON_MAX + 4)
+#define TRACE_COLS 20
+#define TRACE_ROWS 16		/* trace rows per INSERT */
+
+/* a trace row waiting for its INSERT: its values as they will be bound */
+struct trace_row {
+	int64_t session;
+	uint64_t id, seq, len, first, last, probe_id;
+	int proto, sport, dport, ip_id, tcp_flags, nhops, flags;
+	bool have_ts, have_probe;
+	const char *outcome;		/* a constant string */
+	char src[HS_ADDRSTRLEN], dst[HS_ADDRSTRLEN];
+	char last_sw[HS_ADDRSTRLEN + HS_NAME_MAX];	/* "" when no hops */
+	char next[HS_TRACE_MAX_NEXT * HS_NAME_MAX + 8];	/* "" when none */
+	int hops_len;
+	char hops[HOPLIST_MAX];
+};
 
 struct hs_store {
 	sqlite3 *db;
 	char *path;
 	int lock_fd;		/* flock()ed while open: one console per file */
 	sqlite3_stmt *stmt[S__COUNT];
-	char hops_buf[HOPLIST_MAX];	/* a trace's hop list, bound until its step */
+	/* Trace rows go in TRACE_ROWS at a time, one INSERT of that many rows:
+	 * with 'history all', stepping a statement per trace cost more than
+	 * the rows. Queued rows are inserted before a commit and before the
+	 * history is read. trace_stmt[n] inserts n rows. */
+	struct trace_row trows[TRACE_ROWS];
+	unsigned ntrows;
+	sqlite3_stmt *trace_stmt[TRACE_ROWS + 1];
 	bool in_tx;
 	bool batch_lost;	/* SQLite rolled the batch back: the next commit fails */
 	size_t pending;
@@ -337,6 +352,8 @@ static void store_destroy(struct hs_store *st)
 {
 	for (int i = 0; i < S__COUNT; i++)
 		sqlite3_finalize(st->stmt[i]);
+	for (int i = 0; i <= TRACE_ROWS; i++)
+		sqlite3_finalize(st->trace_stmt[i]);
 	sqlite3_close_v2(st->db);
 	/* only now: closing another descriptor of the file while SQLite has it
 	 * open would drop SQLite's own POSIX locks */
@@ -472,8 +489,11 @@ const char *hs_store_path(const struct hs_store *st)
 	return st->path;
 }
 
+static int flush_traces(struct hs_store *st);
+
 struct sqlite3 *hs_store_db(struct hs_store *st)
 {
+	flush_traces(st);	/* a reader sees every row written so far */
 	return st->db;
 }
 
@@ -710,16 +730,102 @@ static size_t hop_list(char *buf, const struct hs_trace *t, unsigned n, uint64_t
 	return (size_t)(q - buf);
 }
 
+static sqlite3_stmt *trace_stmt(struct hs_store *st, unsigned n)
+{
+	static const char cols[] =
+		"INSERT INTO traces(session, trace_no, src, dst, proto, sport, dport, ip_id, seq,"
+		" tcp_flags, len, first_ts, last_ts, outcome, last_switch, expected_next, nhops,"
+		" flags, probe_id, hop_list) VALUES ";
+	static const char row[] = "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+	char sql[sizeof(cols) + TRACE_ROWS * sizeof(row)];
+	size_t len = sizeof(cols) - 1;
+
+	_Static_assert(sizeof(row) - 1 == 2 * TRACE_COLS + 1, "one parameter a column");
+	if (st->trace_stmt[n])
+		return st->trace_stmt[n];
+	memcpy(sql, cols, len);
+	for (unsigned i = 0; i < n; i++) {
+		if (i)
+			sql[len++] = ',';
+		memcpy(sql + len, row, sizeof(row) - 1);
+		len += sizeof(row) - 1;
+	}
+	sql[len] = '\0';
+	if (sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st->trace_stmt[n],
+			       NULL) != SQLITE_OK) {
+		db_err(st, "cannot write to");
+		st->trace_stmt[n] = NULL;
+	}
+	return st->trace_stmt[n];
+}
+
+static void bind_text_or_null(sqlite3_stmt *s, int i, const char *v)
+{
+	bind_static(s, i, v[0] ? v : NULL);
+}
+
+/* insert the queued trace rows. On failure they are lost with the rest of
+ * the batch, which is rolled back and reported by the next commit. */
+static int flush_traces(struct hs_store *st)
+{
+	unsigned n = st->ntrows;
+	sqlite3_stmt *s;
+
+	if (n == 0)
+		return 0;
+	st->ntrows = 0;
+	if (!(s = trace_stmt(st, n)))
+		goto lost;
+	for (unsigned j = 0; j < n; j++) {
+		const struct trace_row *r = &st->trows[j];
+		int b = (int)j * TRACE_COLS;
+		sqlite3_bind_int64(s, b + 1, r->session);
+		bind_u64(s, b + 2, r->id);
+		bind_static(s, b + 3, r->src);
+		bind_static(s, b + 4, r->dst);
+		sqlite3_bind_int(s, b + 5, r->proto);
+		sqlite3_bind_int(s, b + 6, r->sport);
+		sqlite3_bind_int(s, b + 7, r->dport);
+		sqlite3_bind_int(s, b + 8, r->ip_id);
+		bind_u64(s, b + 9, r->seq);
+		sqlite3_bind_int(s, b + 10, r->tcp_flags);
+		bind_u64(s, b + 11, r->len);
+		if (r->have_ts) {
+			bind_u64(s, b + 12, r->first);
+			bind_u64(s, b + 13, r->last);
+		} else {
+			sqlite3_bind_null(s, b + 12);
+			sqlite3_bind_null(s, b + 13);
+		}
+		bind_static(s, b + 14, r->outcome);
+		bind_text_or_null(s, b + 15, r->last_sw);
+		bind_text_or_null(s, b + 16, r->next);
+		sqlite3_bind_int(s, b + 17, r->nhops);
+		sqlite3_bind_int(s, b + 18, r->flags);
+		if (r->have_probe)
+			bind_u64(s, b + 19, r->probe_id);
+		else
+			sqlite3_bind_null(s, b + 19);
+		sqlite3_bind_text(s, b + 20, r->hops, r->hops_len, SQLITE_STATIC);
+	}
+	if (run_bound(st, s) == 0)
+		return 0;
+lost:
+	if (st->in_tx) {
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+		check_rollback(st);
+	}
+	return -1;
+}
+
 int hs_store_trace(struct hs_store *st, int64_t session, const struct hs_trace *t,
 		   const struct hs_topo *topo)
 {
-	sqlite3_stmt *s = st->stmt[S_TRACE];
-	char src[HS_ADDRSTRLEN], dst[HS_ADDRSTRLEN], name[HS_ADDRSTRLEN];
-	char next[HS_TRACE_MAX_NEXT * HS_NAME_MAX + 8];
 	uint64_t first = 0, last = 0;
 
 	if (begin(st) < 0)
 		return -1;
+	struct trace_row *r = &st->trows[st->ntrows];
 	for (unsigned i = 0; i < t->nhops; i++) {
 		uint64_t ts = t->hops[i].ts_ns;
 		if (i == 0 || ts < first)
@@ -727,54 +833,47 @@ int hs_store_trace(struct hs_store *st, int64_t session, const struct hs_trace *
 		if (ts > last)
 			last = ts;
 	}
-	next[0] = '\0';
+	r->next[0] = '\0';
 	for (int i = 0; topo && i < t->n_next && i < HS_TRACE_MAX_NEXT; i++) {
 		int sw = t->expected_next[i];
 		if (sw < 0 || sw >= topo->nsw)
 			continue;
-		size_t n = strlen(next);
-		snprintf(next + n, sizeof(next) - n, "%s%s", n ? "|" : "", topo->sw[sw].name);
+		size_t n = strlen(r->next);
+		snprintf(r->next + n, sizeof(r->next) - n, "%s%s", n ? "|" : "", topo->sw[sw].name);
 	}
-	sqlite3_bind_int64(s, 1, session);
-	bind_u64(s, 2, t->id);
-	bind_static(s, 3, addr_text(&t->key.src, src, sizeof(src)));
-	bind_static(s, 4, addr_text(&t->key.dst, dst, sizeof(dst)));
-	sqlite3_bind_int(s, 5, t->key.proto);
-	sqlite3_bind_int(s, 6, t->key.sport);
-	sqlite3_bind_int(s, 7, t->key.dport);
-	sqlite3_bind_int(s, 8, t->ip_id);
-	bind_u64(s, 9, t->seq);
-	sqlite3_bind_int(s, 10, t->tcp_flags);
-	bind_u64(s, 11, t->len);
-	if (t->nhops) {
-		bind_u64(s, 12, first);
-		bind_u64(s, 13, last);
-	} else {
-		sqlite3_bind_null(s, 12);
-		sqlite3_bind_null(s, 13);
-	}
-	bind_static(s, 14, hs_outcome_name(t->outcome));
+	r->session = session;
+	r->id = t->id;
+	addr_text(&t->key.src, r->src, sizeof(r->src));
+	addr_text(&t->key.dst, r->dst, sizeof(r->dst));
+	r->proto = t->key.proto;
+	r->sport = t->key.sport;
+	r->dport = t->key.dport;
+	r->ip_id = t->ip_id;
+	r->seq = t->seq;
+	r->tcp_flags = t->tcp_flags;
+	r->len = t->len;
+	r->have_ts = t->nhops > 0;
+	r->first = first;
+	r->last = last;
+	r->outcome = hs_outcome_name(t->outcome);
 	/* the last hop's switch name, else its address */
 	const struct hs_hop *lh = t->nhops ? &t->hops[t->nhops - 1] : NULL;
 	if (lh && topo && lh->sw >= 0 && lh->sw < topo->nsw)
-		bind_static(s, 15, topo->sw[lh->sw].name);
+		memcpy(r->last_sw, topo->sw[lh->sw].name, strnlen(topo->sw[lh->sw].name,
+								  HS_NAME_MAX - 1) + 1);
 	else if (lh)
-		bind_static(s, 15, addr_text(&lh->addr, name, sizeof(name)));
+		addr_text(&lh->addr, r->last_sw, sizeof(r->last_sw));
 	else
-		sqlite3_bind_null(s, 15);
-	bind_static(s, 16, next[0] ? next : NULL);
-	sqlite3_bind_int(s, 17, t->nhops);
-	sqlite3_bind_int(s, 18, t->flags);
-	if (t->flags & HS_TF_PROBE)
-		bind_u64(s, 19, t->probe_id);
-	else
-		sqlite3_bind_null(s, 19);
+		r->last_sw[0] = '\0';
+	r->nhops = t->nhops;
+	r->flags = t->flags;
+	r->have_probe = (t->flags & HS_TF_PROBE) != 0;
+	r->probe_id = t->probe_id;
 	unsigned n = t->nhops > HS_TRACE_MAX_HOPS ? HS_TRACE_MAX_HOPS : t->nhops;
-	sqlite3_bind_text(s, 20, st->hops_buf, (int)hop_list(st->hops_buf, t, n, first, topo),
-			  SQLITE_STATIC);
-	if (run_bound(st, s) < 0)
-		return -1;
+	r->hops_len = (int)hop_list(r->hops, t, n, first, topo);
 	st->pending++;
+	if (++st->ntrows == TRACE_ROWS)
+		flush_traces(st);	/* a failure is the batch's, reported by its commit */
 	return 0;
 }
 
@@ -861,6 +960,8 @@ int hs_store_commit(struct hs_store *st)
 	/* a batch SQLite rolled back is reported once, by the commit that lost it */
 	bool lost = st->batch_lost;
 
+	if (flush_traces(st) < 0)
+		lost = true;
 	st->batch_lost = false;
 	if (!st->in_tx)
 		return lost ? -1 : 0;
@@ -942,6 +1043,7 @@ struct sqlite3_stmt *hs_store_prepare_ro(struct hs_store *st, const char *sql, c
 
 	if (errlen)
 		err[0] = '\0';
+	flush_traces(st);
 	sqlite3_db_config(st->db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
 	sqlite3_set_authorizer(st->db, ro_authorizer, st);
 	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, &tail);
