@@ -11,7 +11,8 @@ run the same way, so the figures are read as ratios and not as absolutes:
            to one core: hopscope with 'set history off', 'default' and 'all';
            the bare libpcap loop (pcaploop), opening the file as hopscope
            does and again with a 1 MiB stdio buffer; tcpdump -w /dev/null;
-           tshark on a slice of the file
+           the runs of these take turns, one of each per round; then tshark
+           on a slice of the file
   memory   memtrace: bytes per open trace, peak RSS with 1M open traces and
            with 1M flows, through the tracer and flow table APIs
   respond  time from 'capture status' typed at the prompt to its answer
@@ -25,7 +26,7 @@ the previous results, when there are any, are shown as a change.
 Environment (defaults in brackets):
   BENCH_PACKETS   original packets in the capture [1000000] (about 5 copies each)
   BENCH_SHAPE     hs-synth fabric [fattree:16]
-  BENCH_RUNS      timed runs per tool, the median is kept [3]
+  BENCH_RUNS      timed runs per tool, the median is kept [5]
   BENCH_SLICE     frames given to tshark [100000]
   BENCH_OPEN      open traces for memtrace [1000000]
   BENCH_FLOWS     flows for memtrace [1000000]
@@ -65,7 +66,7 @@ class Bench:
         self.src = srcdir
         self.build = builddir
         self.cpu = env_int("BENCH_CPU", 1)
-        self.runs = max(1, env_int("BENCH_RUNS", 3))
+        self.runs = max(1, env_int("BENCH_RUNS", 5))
         self.rows = []          # (key, label, value, unit, target, verdict)
         self.notes = []
         self.cache = os.path.join(srcdir, "tests", "bench", "cache")
@@ -119,19 +120,38 @@ class Bench:
         return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss, p.returncode, text, err
 
     def median_run(self, name, argv, before=None, stdout=subprocess.DEVNULL):
-        walls, cpus, rss, text = [], [], 0, ""
+        return self.median_runs([(name, argv, before, stdout)])[name]
+
+    def median_runs(self, jobs):
+        """Run each job (name, argv, before, stdout) BENCH_RUNS times, taking
+        turns: round after round, every tool once. A machine whose speed
+        drifts (other tenants, a busy memory bus) then slows every tool of a
+        round alike, and the ratios between them hold. Per job: the median
+        wall and CPU time, peak RSS, the last output; None when a run failed."""
+        acc = {name: {"walls": [], "cpus": [], "rss_kb": 0, "out": ""} for name, *_ in jobs}
+        failed = set()
         for _ in range(self.runs):
-            if before:
-                before()
-            wall, cpu, maxrss, rc, text, err = self.timed(argv, stdout)
-            if rc != 0:
-                self.note("%s failed (exit %d): %s" % (name, rc, err.strip()[-300:]))
-                return None
-            walls.append(wall)
-            cpus.append(cpu)
-            rss = max(rss, maxrss)
-        return {"wall": statistics.median(walls), "cpu": statistics.median(cpus),
-                "rss_kb": rss, "out": text, "walls": walls}
+            for name, argv, before, stdout in jobs:
+                if name in failed:
+                    continue
+                if before:
+                    before()
+                wall, cpu, maxrss, rc, text, err = self.timed(argv, stdout)
+                if rc != 0:
+                    self.note("%s failed (exit %d): %s" % (name, rc, err.strip()[-300:]))
+                    failed.add(name)
+                    continue
+                a = acc[name]
+                a["walls"].append(wall)
+                a["cpus"].append(cpu)
+                a["rss_kb"] = max(a["rss_kb"], maxrss)
+                a["out"] = text
+        res = {}
+        for name, a in acc.items():
+            res[name] = None if name in failed else {
+                "wall": statistics.median(a["walls"]), "cpu": statistics.median(a["cpus"]),
+                "rss_kb": a["rss_kb"], "out": a["out"], "walls": a["walls"]}
+        return res
 
     def load_prev(self):
         """figures of the last run, when it was made with the same sizes"""
@@ -237,24 +257,29 @@ class Bench:
         results = {}
         print("  %-44s %12s %-6s %-14s %-4s %s" % ("", "copies/s", "", "target", "", "change"))
 
-        loop = self.median_run("pcaploop", self.pin([self.prog("tests", "bench", "pcaploop"),
-                                                     self.capture]))
-        bufd = self.median_run("pcaploop -b", self.pin([self.prog("tests", "bench", "pcaploop"),
-                                                         "-b", str(1 << 20), self.capture]))
-        tcpd = self.median_run("tcpdump", self.pin(["tcpdump", "-n", "-r", self.capture,
-                                                    "-w", "/dev/null"]))
+        pcaploop = self.prog("tests", "bench", "pcaploop")
+        jobs = [("pcaploop", self.pin([pcaploop, self.capture]), None, subprocess.DEVNULL),
+                ("pcaploop -b", self.pin([pcaploop, "-b", str(1 << 20), self.capture]), None,
+                 subprocess.DEVNULL),
+                ("tcpdump", self.pin(["tcpdump", "-n", "-r", self.capture, "-w", "/dev/null"]),
+                 None, subprocess.DEVNULL)]
+        dbs = {}
         for policy in ("off", "default", "all"):
-            db = os.path.join(self.tmp, "ingest-%s.db" % policy)
+            db = dbs[policy] = os.path.join(self.tmp, "ingest-%s.db" % policy)
 
             def fresh(db=db):
                 for sfx in ("", "-wal", "-shm"):
                     if os.path.exists(db + sfx):
                         os.unlink(db + sfx)
-            r = self.median_run("hopscope (history %s)" % policy,
-                                self.hopscope_argv(policy, db), before=fresh, stdout=None)
+            jobs.append(("hopscope (history %s)" % policy, self.hopscope_argv(policy, db),
+                         fresh, None))
+        runs = self.median_runs(jobs)
+        loop, bufd, tcpd = runs["pcaploop"], runs["pcaploop -b"], runs["tcpdump"]
+        for policy in ("off", "default", "all"):
+            r = runs["hopscope (history %s)" % policy]
             if r:
                 r["status"] = parse_status(r["out"])
-                r["db"] = db
+                r["db"] = dbs[policy]
             results[policy] = r
 
         tshark = None
