@@ -637,11 +637,10 @@ int hs_store_session_end(struct hs_store *st, int64_t session,
 	return hs_store_commit(st) < 0 ? -1 : 0;
 }
 
-/* a trace's hop list, the JSON of schema 8, is written by hand: it is
- * built for every stored trace, and printf costs more than the row's insert */
-
-/* two digits a step, written from the end: a trace's list has some forty
- * numbers, and a division a digit was most of building it */
+/* A trace's hop list, the JSON of schema 8, is written by hand: it is
+ * built for every stored trace, and printf costs more than the row's insert.
+ * Numbers go two digits a step, from the end: a list has some forty, and a
+ * division a digit was most of building it. */
 static char *put_u64(char *q, uint64_t v)
 {
 	static const char pairs[] =
