@@ -27,6 +27,10 @@ struct hs_session_stats {
  * history, is from a newer hopscope, is locked or cannot be opened; nothing
  * in the file is changed then. */
 struct hs_store *hs_store_open(const char *path, char *err, size_t errlen);
+/* the same; notice(arg, msg) is called before a history written by an older
+ * hopscope is upgraded to this schema (a large one takes a while) */
+struct hs_store *hs_store_open_notice(const char *path, char *err, size_t errlen,
+				      void (*notice)(void *arg, const char *msg), void *arg);
 void hs_store_close(struct hs_store *st);	/* commits what is queued */
 const char *hs_store_path(const struct hs_store *st);
 struct sqlite3 *hs_store_db(struct hs_store *st);

@@ -85,6 +85,13 @@ struct hs_capture {
 
 /* ---- history -------------------------------------------------------------- */
 
+static void store_notice(void *arg, const char *msg)
+{
+	struct hs_ctx *ctx = arg;
+
+	out_warn(&ctx->out, "%s", msg);
+}
+
 struct hs_store *hs_ctx_store(struct hs_ctx *ctx)
 {
 	char err[512];
@@ -98,7 +105,7 @@ struct hs_store *hs_ctx_store(struct hs_ctx *ctx)
 	}
 	if (ctx->store)
 		return ctx->store;
-	ctx->store = hs_store_open(path, err, sizeof(err));
+	ctx->store = hs_store_open_notice(path, err, sizeof(err), store_notice, ctx);
 	if (!ctx->store)
 		out_err(&ctx->out, "%s", err);
 	return ctx->store;

@@ -365,6 +365,12 @@ static void store_destroy(struct hs_store *st)
 
 struct hs_store *hs_store_open(const char *path, char *err, size_t errlen)
 {
+	return hs_store_open_notice(path, err, errlen, NULL, NULL);
+}
+
+struct hs_store *hs_store_open_notice(const char *path, char *err, size_t errlen,
+				      void (*notice)(void *arg, const char *msg), void *arg)
+{
 	struct hs_store *st;
 	bool exists;
 	int64_t app_id = 0, version = 0, ntables = 0;
@@ -455,6 +461,13 @@ struct hs_store *hs_store_open(const char *path, char *err, size_t errlen)
 		    SQLITE_OK) {
 		snprintf(err, errlen, "cannot set up '%s': %s", path, sqlite3_errmsg(st->db));
 		goto fail;
+	}
+	if (version > 0 && version < HS_STORE_SCHEMA && notice) {
+		char msg[1024];
+		snprintf(msg, sizeof(msg), "upgrading history '%s' from schema %lld to %d (a large "
+			 "one takes a while; older hopscopes will not open it after)", path,
+			 (long long)version, HS_STORE_SCHEMA);
+		notice(arg, msg);
 	}
 	if (version < HS_STORE_SCHEMA && migrate(st, version) < 0) {
 		snprintf(err, errlen, "%s", st->errmsg);

@@ -636,6 +636,15 @@ static void test_migrate_v6_flows(void **state)
 			     " AND name = 'flows_by_session'"), 1);
 }
 
+/* an upgrade notice, kept in a 1024-byte buffer */
+static void keep_notice(void *arg, const char *msg)
+{
+	char *buf = arg;
+
+	assert_string_equal(buf, "");	/* once */
+	snprintf(buf, 1024, "%s", msg);
+}
+
 #define HOP_ROWS "SELECT group_concat(trace || ',' || idx || ',' || ifnull(switch, '-') || ',' ||" \
 	" addr || ',' || ts || ',' || ifnull(hw_ts, '-') || ',' || ttl || ',' || tos || ',' ||" \
 	" session, ';') FROM (SELECT * FROM hops ORDER BY trace, idx)"
@@ -649,10 +658,12 @@ static void test_hop_list(void **state)
 	char err[512];
 	struct hs_topo *tp = topo();
 	struct hs_trace t;
-	struct hs_store *st = hs_store_open(f->path, err, sizeof(err));
+	char notice[1024] = "";
+	struct hs_store *st = hs_store_open_notice(f->path, err, sizeof(err), keep_notice, notice);
 
 	if (!st)
 		fail_msg("%s", err);
+	assert_string_equal(notice, "");	/* a new history is no upgrade */
 	int64_t sess = hs_store_session_begin(st, "x", NULL, T0);
 	mktrace(&t, 1, tp);
 	t.nhops = 3;
@@ -717,10 +728,19 @@ static void test_migrate_v7_hops(void **state)
 	assert_string_equal(before, "1,0,leaf1,10.255.0.3,1000,77,64,0,1;"
 				    "1,1,spine1,10.255.0.1,3000,-,63,0,1;"
 				    "2,0,-,10.255.9.9,5000,88,64,4,2");
-	st = hs_store_open(f->path, err, sizeof(err));
+	char notice[1024] = "";
+	st = hs_store_open_notice(f->path, err, sizeof(err), keep_notice, notice);
 	if (!st)
 		fail_msg("%s", err);
 	hs_store_close(st);
+	/* the user is told before the upgrade, once */
+	assert_non_null(strstr(notice, "upgrading history"));
+	assert_non_null(strstr(notice, "from schema 7 to " HS_STR(HS_STORE_SCHEMA)));
+	notice[0] = '\0';
+	st = hs_store_open_notice(f->path, err, sizeof(err), keep_notice, notice);
+	assert_non_null(st);
+	hs_store_close(st);
+	assert_string_equal(notice, "");
 	assert_int_equal(q1(f->path, "PRAGMA user_version"), HS_STORE_SCHEMA);
 	char *after = qtext(f->path, HOP_ROWS);
 	assert_non_null(after);
