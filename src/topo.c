@@ -468,6 +468,29 @@ static int aidx_find(const struct hs_topo_aidx *x, const struct hs_topo *t, int 
 	return -1;
 }
 
+/* Switch names: links and hosts name their switches, and a fat-tree's
+ * thousands of them scanned every switch by name (most of parsing one) */
+static void name_idx_build(struct hs_topo_aidx *x, const struct hs_topo *t)
+{
+	uint32_t size = 16;
+
+	while (size < (uint32_t)t->nsw * 2)
+		size <<= 1;
+	x->slot = hs_xcalloc(size, sizeof(*x->slot));
+	x->mask = size - 1;
+	for (uint32_t i = 0; i < size; i++)
+		x->slot[i] = -1;
+	for (int i = 0; i < t->nsw; i++) {
+		const char *name = t->sw[i].name;
+		uint32_t h = (uint32_t)hs_fnv1a(0xcbf29ce484222325ULL, name, strlen(name));
+		for (h &= x->mask; x->slot[h] >= 0; h = (h + 1) & x->mask)
+			if (strcmp(t->sw[x->slot[h]].name, name) == 0)
+				break;	/* names are unique; the first wins anyway */
+		if (x->slot[h] < 0)
+			x->slot[h] = i;
+	}
+}
+
 static void build_indexes(struct hs_topo *t)
 {
 	aidx_build(&t->host_idx, t, t->nhosts, host_addr_of);
@@ -487,7 +510,12 @@ struct hs_topo *hs_topo_parse(const char *text, const char *name, char *err, siz
 	p.errlen = errlen;
 	if (errlen)
 		err[0] = '\0';
-	if (run_pass(&p, text, 1) < 0 || run_pass(&p, text, 2) < 0) {
+	bool ok = run_pass(&p, text, 1) == 0;
+	if (ok) {
+		name_idx_build(&t->name_idx, t);	/* pass 2 names the switches */
+		ok = run_pass(&p, text, 2) == 0;
+	}
+	if (!ok) {
 		hs_topo_free(t);
 		return NULL;
 	}
@@ -570,6 +598,7 @@ void hs_topo_free(struct hs_topo *t)
 	free(t->host_idx.slot);
 	free(t->mirror_idx.slot);
 	free(t->loop_idx.slot);
+	free(t->name_idx.slot);
 	free(t);
 }
 
@@ -577,9 +606,17 @@ int hs_topo_switch_by_name(const struct hs_topo *t, const char *name)
 {
 	if (!t || !name)
 		return -1;
-	for (int i = 0; i < t->nsw; i++)
-		if (strcmp(t->sw[i].name, name) == 0)
-			return i;
+	if (!t->name_idx.slot) {	/* still reading the switches */
+		for (int i = 0; i < t->nsw; i++)
+			if (strcmp(t->sw[i].name, name) == 0)
+				return i;
+		return -1;
+	}
+	const struct hs_topo_aidx *x = &t->name_idx;
+	uint32_t h = (uint32_t)hs_fnv1a(0xcbf29ce484222325ULL, name, strlen(name));
+	for (h &= x->mask; x->slot[h] >= 0; h = (h + 1) & x->mask)
+		if (strcmp(t->sw[x->slot[h]].name, name) == 0)
+			return x->slot[h];
 	return -1;
 }
 
