@@ -427,8 +427,8 @@ static uint32_t addr_hash(const struct hs_addr *a)
 	return (uint32_t)(w[0] >> 32);
 }
 
-/* the first of equal addresses wins, as the scans it replaces did */
-static void aidx_build(struct hs_topo_aidx *x, const struct hs_topo *t, int n, addr_of_fn at)
+/* an empty index for n entries, at most half full */
+static void idx_alloc(struct hs_topo_aidx *x, int n)
 {
 	uint32_t size = 16;
 
@@ -438,6 +438,12 @@ static void aidx_build(struct hs_topo_aidx *x, const struct hs_topo *t, int n, a
 	x->mask = size - 1;
 	for (uint32_t i = 0; i < size; i++)
 		x->slot[i] = -1;
+}
+
+/* the first of equal addresses wins, as the scans it replaces did */
+static void aidx_build(struct hs_topo_aidx *x, const struct hs_topo *t, int n, addr_of_fn at)
+{
+	idx_alloc(x, n);
 	for (int i = 0; i < n; i++) {
 		const struct hs_addr *a = at(t, i);
 		if (a->af != 4 && a->af != 6)
@@ -470,20 +476,18 @@ static int aidx_find(const struct hs_topo_aidx *x, const struct hs_topo *t, int 
 
 /* Switch names: links and hosts name their switches, and a fat-tree's
  * thousands of them scanned every switch by name (most of parsing one) */
+static uint32_t name_hash(const char *name)
+{
+	return (uint32_t)hs_fnv1a(0xcbf29ce484222325ULL, name, strlen(name));
+}
+
 static void name_idx_build(struct hs_topo_aidx *x, const struct hs_topo *t)
 {
-	uint32_t size = 16;
-
-	while (size < (uint32_t)t->nsw * 2)
-		size <<= 1;
-	x->slot = hs_xcalloc(size, sizeof(*x->slot));
-	x->mask = size - 1;
-	for (uint32_t i = 0; i < size; i++)
-		x->slot[i] = -1;
+	idx_alloc(x, t->nsw);
 	for (int i = 0; i < t->nsw; i++) {
 		const char *name = t->sw[i].name;
-		uint32_t h = (uint32_t)hs_fnv1a(0xcbf29ce484222325ULL, name, strlen(name));
-		for (h &= x->mask; x->slot[h] >= 0; h = (h + 1) & x->mask)
+		uint32_t h;
+		for (h = name_hash(name) & x->mask; x->slot[h] >= 0; h = (h + 1) & x->mask)
 			if (strcmp(t->sw[x->slot[h]].name, name) == 0)
 				break;	/* names are unique; the first wins anyway */
 		if (x->slot[h] < 0)
@@ -613,8 +617,7 @@ int hs_topo_switch_by_name(const struct hs_topo *t, const char *name)
 		return -1;
 	}
 	const struct hs_topo_aidx *x = &t->name_idx;
-	uint32_t h = (uint32_t)hs_fnv1a(0xcbf29ce484222325ULL, name, strlen(name));
-	for (h &= x->mask; x->slot[h] >= 0; h = (h + 1) & x->mask)
+	for (uint32_t h = name_hash(name) & x->mask; x->slot[h] >= 0; h = (h + 1) & x->mask)
 		if (strcmp(t->sw[x->slot[h]].name, name) == 0)
 			return x->slot[h];
 	return -1;

@@ -183,16 +183,13 @@ static uint32_t l4_ident(const struct hs_pkt *p)
 static uint32_t msrc_hash(const struct hs_addr *a, uint16_t session)
 {
 	uint64_t h = ((uint64_t)session << 40) ^ ((uint64_t)a->af << 32);
-	uint32_t v4;
 
 	/* IPv4 reads only its 4 bytes: they are all that is set, and a wide
 	 * load of a key just stored in narrow pieces stalls on forwarding */
-	if (a->af == 6) {
+	if (a->af == 6)
 		h ^= load64(a->a) ^ hs_mix64(load64(a->a + 8));
-	} else {
-		memcpy(&v4, a->a, sizeof(v4));
-		h ^= v4;
-	}
+	else
+		h ^= load32(a->a);
 	return (uint32_t)((h * 0x9e3779b97f4a7c15ULL) >> 32);
 }
 
@@ -578,6 +575,12 @@ static bool traceable(const struct hs_pkt *p)
 	return (p->have & HS_HAVE_IP) && (af == 4 || af == 6) && p->key.dst.af == af;
 }
 
+/* the ERSPAN session a copy's mirror source is interned with */
+static uint16_t copy_session(const struct hs_pkt *p)
+{
+	return (p->have & HS_HAVE_ERSPAN) ? p->session : 0;
+}
+
 void hs_tracer_prepare(struct hs_tracer *tr, const struct hs_pkt *p, struct hs_tracer_prep *prep)
 {
 	prep->hash = 0;
@@ -587,7 +590,7 @@ void hs_tracer_prepare(struct hs_tracer *tr, const struct hs_pkt *p, struct hs_t
 		return;
 	/* the mirror source's index entry now, its record in hs_tracer_prefetch:
 	 * the open traces' traffic keeps evicting both from the near caches */
-	prep->msrc_hash = msrc_hash(&p->mirror_src, (p->have & HS_HAVE_ERSPAN) ? p->session : 0);
+	prep->msrc_hash = msrc_hash(&p->mirror_src, copy_session(p));
 	__builtin_prefetch(&tr->msrc_index[prep->msrc_hash & tr->msrc_mask], 0);
 	prep->ident = l4_ident(p);
 	prep->hash = id_hash(p, prep->ident);
@@ -644,8 +647,7 @@ void hs_tracer_add_prepared(struct hs_tracer *tr, const struct hs_pkt *p, uint8_
 		}
 	}
 
-	uint16_t msrc = msrc_intern(tr, &p->mirror_src, (p->have & HS_HAVE_ERSPAN) ? p->session : 0,
-				    prep->msrc_hash);
+	uint16_t msrc = msrc_intern(tr, &p->mirror_src, copy_session(p), prep->msrc_hash);
 	if (p->have & HS_HAVE_HWNS && msrc) {
 		struct msrc *m = &tr->msrc[msrc];
 		if (p->hw_ns > m->hw_last || m->hw_last - p->hw_ns > 0x80000000ULL)
