@@ -120,6 +120,42 @@ def agents_mirrored():
     return total
 
 
+def fabric_report():
+    """what the fabric looks like when its copies stop: each agent's and
+    traffic process's state and counters, and each host's sockets"""
+    lines = []
+    for sub in ("agents", "traffic"):
+        d = os.path.join(state, sub)
+        for name in sorted(os.listdir(d)):
+            try:
+                with open(os.path.join(d, name)) as f:
+                    p = int(f.read().split()[0])
+                with open("/proc/%d/stat" % p) as f:
+                    st = f.read().rsplit(")", 1)[1].split()[0]
+                with open("/proc/%d/wchan" % p) as f:
+                    wchan = f.read().strip()
+                lines.append("%s/%s: pid %d state %s wchan %s" % (sub, name, p, st, wchan))
+            except (OSError, ValueError, IndexError) as e:
+                lines.append("%s/%s: %s" % (sub, name, e))
+    sdir = os.path.join(state, "stats")
+    for name in sorted(os.listdir(sdir)):
+        if name.endswith(".stats"):
+            with open(os.path.join(sdir, name)) as f:
+                lines.append("%s: %s" % (name, " ".join(f.read().split())))
+    with open("/proc/net/sockstat") as f:
+        lines.append("sockstat: " + " | ".join(x.strip() for x in f))
+    with open(os.path.join(state, "topo")) as f:
+        hosts = [w[1] for w in (x.split() for x in f) if len(w) > 1 and w[0] == "host"]
+    for h in hosts:
+        r = subprocess.run(["ip", "netns", "exec", "hs-" + h, "sh", "-c",
+                            "ss -s | head -2; ip neigh; nstat -az | awk '$2 != 0' | "
+                            "grep -E 'Tcp(Ext)?(ActiveOpens|RetransSegs|OutSegs|InSegs|"
+                            "AttemptFails|TCPMemoryPressures|TCPAbortOnMemory|ListenOverflows)'"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=20)
+        lines.append("host %s: %s" % (h, " | ".join(r.stdout.decode().split("\n"))))
+    return "\n".join(lines)
+
+
 def status_json(out):
     for line in out.splitlines():
         line = line.strip()
@@ -187,6 +223,7 @@ print("fabric processes at nice %d: %d" % (NICE, reniced))
 t_start = time.perf_counter()
 samples, rss, statuses, waits = [], [], [], []
 mark = None
+stalled = None		# (sent, time) of the last sample, for the stall report
 late = []
 i = 0
 while time.perf_counter() - t_start < seconds:
@@ -208,6 +245,12 @@ while time.perf_counter() - t_start < seconds:
                       agents_mirrored() - sent0, last.get("packets", 0),
                       last.get("kernel_drops", 0), last.get("traces_open", 0),
                       last.get("flows", 0)))
+            sent_now = agents_mirrored() - sent0
+            if stalled and stalled[0] == sent_now and stalled[1] is not None:
+                print("the fabric sent no copies in the last 10 s:\n" + fabric_report())
+                stalled = (sent_now, None)	# once
+            elif not stalled or stalled[1] is not None:
+                stalled = (sent_now, now)
     except (OSError, KeyError):
         fail("no /proc status for the console (did it exit?)")
         break
