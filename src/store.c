@@ -209,10 +209,16 @@ static const char schema_v7[] =
  * (unused by the console, an insert into the middle of a large index for
  * every trace) goes too. */
 static const char schema_v8[] =
-	"ALTER TABLE traces ADD COLUMN hop_list TEXT;"
+	"ALTER TABLE traces ADD COLUMN hop_list TEXT;";
+
+/* filled a range of trace ids at a time (?1 < id <= ?2), with progress */
+static const char schema_v8_fill[] =
 	"UPDATE traces SET hop_list = (SELECT json_group_array(json_array(switch, addr,"
 	" ts - coalesce(traces.first_ts, 0), hw_ts, ttl, tos, session))"
-	" FROM (SELECT * FROM hops WHERE hops.trace = traces.id ORDER BY idx));"
+	" FROM (SELECT * FROM hops WHERE hops.trace = traces.id ORDER BY idx))"
+	" WHERE id > ?1 AND id <= ?2";
+
+static const char schema_v8_after[] =
 	"DROP TABLE hops;"
 	"DROP INDEX traces_by_outcome;"
 	"CREATE VIEW hops(trace, idx, switch, addr, ts, hw_ts, ttl, tos, session) AS"
@@ -221,9 +227,18 @@ static const char schema_v8[] =
 	" json_extract(h.value, '$[4]'), json_extract(h.value, '$[5]'),"
 	" json_extract(h.value, '$[6]') FROM traces t, json_each(t.hop_list) h;";
 
-/* migrations[i] takes the schema from version i to i + 1 */
-static const char *const migrations[] = { schema_v1, schema_v2, schema_v3, schema_v4, schema_v5,
-					      schema_v6, schema_v7, schema_v8 };
+/* migrations[i] takes the schema from version i to i + 1: its sql, then
+ * its fill over every trace (if any), then its after (if any) */
+static const struct migration {
+	const char *sql, *fill, *after;
+} migrations[] = {
+	{ schema_v1, NULL, NULL }, { schema_v2, NULL, NULL }, { schema_v3, NULL, NULL },
+	{ schema_v4, NULL, NULL }, { schema_v5, NULL, NULL }, { schema_v6, NULL, NULL },
+	{ schema_v7, NULL, NULL }, { schema_v8, schema_v8_fill, schema_v8_after },
+};
+
+#define FILL_IDS 65536		/* trace ids per statement of a fill */
+#define FILL_REPORT_NS HS_NS_PER_SEC	/* progress at most this often */
 
 _Static_assert(HS_ARRAY_SIZE(migrations) == HS_STORE_SCHEMA,
 	       "one migration per schema version");
@@ -325,14 +340,53 @@ static int check_header(const char *path, char *err, size_t errlen, bool *exists
 	return 0;
 }
 
-static int migrate(struct hs_store *st, int64_t from)
+/* run a migration's fill over every trace, FILL_IDS ids a statement, with
+ * a notice on how far it got at most once a second */
+static int migrate_fill(struct hs_store *st, const char *sql,
+			void (*notice)(void *arg, const char *msg), void *arg)
+{
+	sqlite3_stmt *s = NULL;
+	int64_t max_id = 0, ntraces = 0;
+	uint64_t last = hs_mono_ns();
+
+	if (query_int(st->db, "SELECT coalesce(max(id), 0) FROM traces", &max_id) < 0 ||
+	    query_int(st->db, "SELECT count(*) FROM traces", &ntraces) < 0 ||
+	    sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+		return -1;
+	for (int64_t lo = 0; lo < max_id; lo += FILL_IDS) {
+		sqlite3_bind_int64(s, 1, lo);
+		sqlite3_bind_int64(s, 2, lo + FILL_IDS);
+		if (sqlite3_step(s) != SQLITE_DONE) {
+			sqlite3_finalize(s);
+			return -1;
+		}
+		sqlite3_reset(s);
+		if (notice && lo + FILL_IDS < max_id && hs_mono_ns() - last >= FILL_REPORT_NS) {
+			char msg[160];
+
+			last = hs_mono_ns();
+			snprintf(msg, sizeof(msg), "upgrading history: %d%% of %lld traces",
+				 (int)((lo + FILL_IDS) * 100 / max_id), (long long)ntraces);
+			notice(arg, msg);
+		}
+	}
+	sqlite3_finalize(s);
+	return 0;
+}
+
+static int migrate(struct hs_store *st, int64_t from,
+		   void (*notice)(void *arg, const char *msg), void *arg)
 {
 	char sql[96];
 
 	if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
 		return db_err(st, "cannot set up");
 	for (int64_t v = from; v < HS_STORE_SCHEMA; v++) {
-		if (sqlite3_exec(st->db, migrations[v], NULL, NULL, NULL) != SQLITE_OK)
+		const struct migration *m = &migrations[v];
+
+		if (sqlite3_exec(st->db, m->sql, NULL, NULL, NULL) != SQLITE_OK ||
+		    (m->fill && migrate_fill(st, m->fill, notice, arg) < 0) ||
+		    (m->after && sqlite3_exec(st->db, m->after, NULL, NULL, NULL) != SQLITE_OK))
 			goto fail;
 	}
 	snprintf(sql, sizeof(sql), "PRAGMA application_id = %d; PRAGMA user_version = %d",
@@ -469,7 +523,7 @@ struct hs_store *hs_store_open_notice(const char *path, char *err, size_t errlen
 			 (long long)version, HS_STORE_SCHEMA);
 		notice(arg, msg);
 	}
-	if (version < HS_STORE_SCHEMA && migrate(st, version) < 0) {
+	if (version < HS_STORE_SCHEMA && migrate(st, version, notice, arg) < 0) {
 		snprintf(err, errlen, "%s", st->errmsg);
 		goto fail;
 	}

@@ -705,7 +705,8 @@ static void test_hop_list(void **state)
 }
 
 /* a version 7 history (a row per hop) is folded into hop lists in place:
- * the hops view reads back exactly the rows it had */
+ * the hops view reads back exactly the rows it had (trace ids on both sides
+ * of the 65536 ids folded at a time, and far past them) */
 static void test_migrate_v7_hops(void **state)
 {
 	struct fixture *f = *state;
@@ -717,17 +718,23 @@ static void test_migrate_v7_hops(void **state)
 	     "INSERT INTO sessions(id, started, source) VALUES (1, 1, 'old.pcap');"
 	     "INSERT INTO traces(id, session, trace_no, src, dst, proto, first_ts, last_ts, outcome,"
 	     " nhops, flags) VALUES (1, 1, 1, '10.0.0.1', '10.0.0.2', 6, 1000, 3000, 'delivered',"
-	     " 2, 0), (2, 1, 2, '10.0.0.1', '10.0.0.3', 17, 5000, 5000, 'dropped', 1, 0),"
-	     " (3, 1, 3, '10.0.0.1', '10.0.0.4', 1, NULL, NULL, 'unknown', 0, 0);"
+	     " 2, 0), (65536, 1, 2, '10.0.0.1', '10.0.0.3', 17, 5000, 5000, 'dropped', 1, 0),"
+	     " (65537, 1, 3, '10.0.0.1', '10.0.0.3', 17, 6000, 6000, 'dropped', 1, 0),"
+	     " (200000, 1, 4, '10.0.0.1', '10.0.0.4', 1, NULL, NULL, 'unknown', 0, 0),"
+	     " (200001, 1, 5, '10.0.0.1', '10.0.0.5', 6, 7000, 7000, 'delivered', 1, 0);"
 	     "INSERT INTO hops VALUES (1, 1, 'spine1', '10.255.0.1', 3000, NULL, 63, 0, 1),"
 	     " (1, 0, 'leaf1', '10.255.0.3', 1000, 77, 64, 0, 1),"
-	     " (2, 0, NULL, '10.255.9.9', 5000, 88, 64, 4, 2);"
+	     " (65536, 0, NULL, '10.255.9.9', 5000, 88, 64, 4, 2),"
+	     " (65537, 0, 'leaf2', '10.255.0.4', 6000, NULL, 64, 0, 1),"
+	     " (200001, 0, 'leaf3', '10.255.0.5', 7000, NULL, 64, 0, 1);"
 	     "PRAGMA user_version = 7");
 	char *before = qtext(f->path, HOP_ROWS);
 	assert_non_null(before);
 	assert_string_equal(before, "1,0,leaf1,10.255.0.3,1000,77,64,0,1;"
 				    "1,1,spine1,10.255.0.1,3000,-,63,0,1;"
-				    "2,0,-,10.255.9.9,5000,88,64,4,2");
+				    "65536,0,-,10.255.9.9,5000,88,64,4,2;"
+				    "65537,0,leaf2,10.255.0.4,6000,-,64,0,1;"
+				    "200001,0,leaf3,10.255.0.5,7000,-,64,0,1");
 	char notice[1024] = "";
 	st = hs_store_open_notice(f->path, err, sizeof(err), keep_notice, notice);
 	if (!st)
@@ -751,7 +758,8 @@ static void test_migrate_v7_hops(void **state)
 			     " AND type = 'view'"), 1);
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM sqlite_master WHERE"
 			     " name = 'traces_by_outcome'"), 0);
-	assert_int_equal(q1(f->path, "SELECT count(*) FROM traces"), 3);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM traces"), 5);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM traces WHERE hop_list IS NULL"), 0);
 }
 
 int main(void)
