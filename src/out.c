@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "out.h"
@@ -179,9 +180,18 @@ void out_double(struct hs_out *o, const char *key, const char *fmt, double val)
 	}
 	if (!member(o, key))
 		return;
-	if (isfinite(val))
-		fprintf(o->fp, "%.17g", val);
-	else
+	if (isfinite(val)) {
+		/* the shortest of 15 to 17 digits that reads back as the same
+		 * double: 0.1, not 0.10000000000000001 */
+		char buf[32];
+
+		for (int prec = 15; prec <= 17; prec++) {
+			snprintf(buf, sizeof(buf), "%.*g", prec, val);
+			if (strtod(buf, NULL) == val)
+				break;
+		}
+		fputs(buf, o->fp);
+	} else
 		fputs("null", o->fp);	/* JSON has no NaN or infinity */
 	value_end(o);
 }

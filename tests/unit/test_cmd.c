@@ -537,6 +537,9 @@ static void test_out_json(void **state)
 	out_int(&o, "i", "%lld", -5);
 	out_double(&o, "d", "%g", 0.5);
 	out_double(&o, "nan", "%g", 0.0 / 0.0);
+	out_double(&o, "tenth", "%g", 0.1);		/* shortest that reads back */
+	out_double(&o, "third", "%g", 1.0 / 3.0);
+	out_double(&o, "big", "%g", 2e300);
 	out_bool(&o, "b", "%s", true);
 	out_null(&o, "n");
 	out_raw(&o, "ts", "%s", "1.000000001");
@@ -557,7 +560,8 @@ static void test_out_json(void **state)
 	fclose(fp);
 	assert_string_equal(buf,
 		"{\"s\":\"a\\\"b\\\\c\\n\\t\\u0001/é\",\"u\":18446744073709551615,\"i\":-5,"
-		"\"d\":0.5,\"nan\":null,\"b\":true,\"n\":null,\"ts\":1.000000001,"
+		"\"d\":0.5,\"nan\":null,\"tenth\":0.1,\"third\":0.3333333333333333,"
+		"\"big\":2e+300,\"b\":true,\"n\":null,\"ts\":1.000000001,"
 		"\"hops\":[{\"sw\":\"leaf1\"},7],\"empty\":{}}\n{}\n");
 	free(buf);
 }
