@@ -90,8 +90,25 @@ static void on_fire(void *arg, const struct hs_alert *a, double v, uint64_t ts)
 	char val[32], when[32];
 
 	ctx->planck->events++;
-	hs_async_print(ctx, "alert %u: %s (%s) at %s", a->id, a->text,
-		       hs_acond_fmt(&a->c, v, val, sizeof(val)), hs_fmt_ts(ts, when, sizeof(when)));
+	hs_fmt_ts(ts, when, sizeof(when));
+	if (ctx->out.json && !ctx->interactive) {
+		/* a runbook with --json: a JSON line among the verb's output, with
+		 * the events table's names */
+		struct hs_out o;
+
+		out_init(&o, ctx->out.fp, ctx->out.err, true);
+		out_obj_open(&o, NULL);
+		out_str(&o, "event", NULL, "alert");
+		out_uint(&o, "alert", NULL, a->id);
+		out_str(&o, "cond", NULL, a->text);
+		out_double(&o, "value", NULL, v);
+		out_raw(&o, "ts", NULL, when);
+		out_obj_close(&o);
+		fflush(ctx->out.fp);
+	} else {
+		hs_async_print(ctx, "alert %u: %s (%s) at %s", a->id, a->text,
+			       hs_acond_fmt(&a->c, v, val, sizeof(val)), when);
+	}
 	store_event(ctx, a, v, ts);
 }
 

@@ -93,6 +93,10 @@ check "alerts whose condition stayed false did not fire" \
 check "alert list: states and counts" \
 	sh -c "grep -Eq '^ +1 firing +1 +40\.0% +link leaf1-spine1 util > 30%$' '$tmp/out' && grep -Eq '^ +2 armed +0 +10\.0M +link leaf1-spine2 bps > 20M$' '$tmp/out'"
 
+hs --db "$tmp/ev2.db" --topo "$tmp/r.topo" --json -f "$tmp/rb.hs"
+check "with --json, a runbook's alerts are JSON lines among its output" \
+	json '[(o["alert"], o["cond"]) for o in L if o.get("event") == "alert"] == [(1, "link leaf1-spine1 util > 30%"), (4, "flow 10.1.1.12 > 10.1.2.12:5001 bps > 5M"), (3, "drops > 5/s")] and near([o for o in L if o.get("event")][0]["value"], 40) and 1700000000 <= [o for o in L if o.get("event")][0]["ts"] < 1700000001'
+check "with --json, no alert text on standard error" sh -c "! grep -q '^alert' '$tmp/err'"
 hs --db "$tmp/ev.db" --json -c "sql 'select session, ts, alert, cond, value from events order by id'"
 check "events: one row per firing, in the history" json 'len(L) == 3 and [o["alert"] for o in L] == [1, 4, 3]'
 check "events: capture time of the sample, condition and measured value" \
