@@ -1,12 +1,15 @@
 /* decode.c - decode FILE: one line per frame, nothing traced or stored
  *
- * Streams the file frame by frame (pcap_next_ex), so its size does not
- * matter. A frame the decoder cannot take apart is a line with its reason,
- * not a failure; a damaged file stops with an error after the good frames.
+ * Streams the file frame by frame (pcap_next_ex), a slice per turn of the
+ * loop (hs_fwalk), so its size does not matter and Ctrl-C stops it. A frame
+ * the decoder cannot take apart is a line with its reason, not a failure; a
+ * damaged file stops with an error after the good frames.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
@@ -45,37 +48,143 @@ uint64_t hs_pcap_ts(const struct pcap_pkthdr *h)
 	return (uint64_t)h->ts.tv_sec * HS_NS_PER_SEC + (uint64_t)h->ts.tv_usec;
 }
 
-int cmd_decode(struct hs_ctx *ctx, int argc, char **argv)
+/* ---- a capture file, a slice per turn of the loop ---------------------------- */
+
+#define FWALK_SLICE 2048	/* frames between two looks at the loop */
+
+struct fwalk {
+	struct hs_ctx *ctx;
+	pcap_t *pc;
+	char *path;
+	hs_fwalk_frame_cb frame;
+	hs_fwalk_end_cb end;
+	void *arg;
+	uv_idle_t idle;
+};
+
+/* one slice: 1 for more, else the end's rc */
+static int fwalk_slice(struct fwalk *w, unsigned max)
 {
 	struct pcap_pkthdr *h;
 	const u_char *data;
-	struct hs_pkt pkt;
-	uint32_t frame = 0;
+	int rc = 1;
+
+	for (unsigned n = 0; n < max && (rc = pcap_next_ex(w->pc, &h, &data)) == 1; n++)
+		w->frame(w->arg, h, data);
+	if (rc == 1 || rc == 0)		/* 0: a live handle's timeout, never a file's */
+		return 1;
+	if (rc == PCAP_ERROR) {
+		out_err(&w->ctx->out, "'%s': %s", w->path, pcap_geterr(w->pc));
+		return PCAP_ERROR;
+	}
+	return 0;			/* PCAP_ERROR_BREAK: the end of the file */
+}
+
+static void fwalk_closed(uv_handle_t *h)
+{
+	struct fwalk *w = h->data;
+
+	free(w->path);
+	free(w);
+}
+
+static void fwalk_end(struct fwalk *w, int rc)
+{
+	struct hs_ctx *ctx = w->ctx;
+
+	ctx->pending = NULL;
+	ctx->cancel = NULL;
+	uv_idle_stop(&w->idle);
+	pcap_close(w->pc);
+	int status = w->end(w->arg, rc);
+	uv_close((uv_handle_t *)&w->idle, fwalk_closed);
+	hs_cmd_finish(ctx, status);
+}
+
+static void fwalk_step(uv_idle_t *h)
+{
+	struct fwalk *w = h->data;
+	int rc = fwalk_slice(w, FWALK_SLICE);
+
+	if (rc != 1)
+		fwalk_end(w, rc);
+}
+
+/* Ctrl-C: what was read so far counts; the rest is left unread */
+static void fwalk_cancel(struct hs_ctx *ctx)
+{
+	fwalk_end(ctx->pending, 1);
+}
+
+int hs_fwalk(struct hs_ctx *ctx, pcap_t *pc, const char *path, hs_fwalk_frame_cb frame,
+	     hs_fwalk_end_cb end, void *arg)
+{
+	struct fwalk *w = hs_xcalloc(1, sizeof(*w));
 	int rc;
 
+	*w = (struct fwalk){ .ctx = ctx, .pc = pc, .path = hs_xstrdup(path), .frame = frame,
+			     .end = end, .arg = arg };
+	if (!ctx->loop) {
+		while ((rc = fwalk_slice(w, UINT32_MAX)) == 1)
+			;
+		pcap_close(pc);
+		free(w->path);
+		free(w);
+		return end(arg, rc);
+	}
+	uv_idle_init(ctx->loop, &w->idle);
+	w->idle.data = w;
+	uv_idle_start(&w->idle, fwalk_step);
+	ctx->pending = w;
+	ctx->cancel = fwalk_cancel;
+	return HS_CMD_PENDING;
+}
+
+/* ---- decode ------------------------------------------------------------------ */
+
+struct decode_run {
+	struct hs_out *o;
+	FILE *fp;
+	bool json;
+	int dlt;
+	uint32_t frame;
+};
+
+static void decode_frame(void *arg, const struct pcap_pkthdr *h, const u_char *data)
+{
+	struct decode_run *d = arg;
+	uint32_t wirelen = h->len < h->caplen ? h->caplen : h->len;
+	struct hs_pkt pkt;
+
+	hs_decode(d->dlt, data, h->caplen, wirelen, hs_pcap_ts(h), &pkt);
+	pkt.frame = ++d->frame;
+	if (d->json)
+		hs_pkt_json(d->fp, &pkt);
+	else
+		hs_pkt_text(d->fp, &pkt);
+}
+
+static int decode_end(void *arg, int rc)
+{
+	struct decode_run *d = arg;
+
+	fflush(d->fp);
+	if (rc == 1)
+		out_warn(d->o, "decode: interrupted after %" PRIu32 " frames", d->frame);
+	free(d);
+	return rc == PCAP_ERROR ? HS_CMD_FAIL : HS_CMD_OK;
+}
+
+int cmd_decode(struct hs_ctx *ctx, int argc, char **argv)
+{
 	if (argc != 2)
 		return out_err(&ctx->out, "decode needs one capture file");
 	const char *path = argv[1];
 	pcap_t *pc = hs_pcap_open_file(&ctx->out, path, "");
 	if (!pc)
 		return HS_CMD_FAIL;
-	int dlt = pcap_datalink(pc);
-
-	while ((rc = pcap_next_ex(pc, &h, &data)) == 1) {
-		uint32_t wirelen = h->len < h->caplen ? h->caplen : h->len;
-
-		hs_decode(dlt, data, h->caplen, wirelen, hs_pcap_ts(h), &pkt);
-		pkt.frame = ++frame;
-		if (ctx->out.json)
-			hs_pkt_json(ctx->out.fp, &pkt);
-		else
-			hs_pkt_text(ctx->out.fp, &pkt);
-	}
-	if (rc == PCAP_ERROR) {
-		out_err(&ctx->out, "'%s': %s", path, pcap_geterr(pc));
-		pcap_close(pc);
-		return HS_CMD_FAIL;
-	}
-	pcap_close(pc);
-	return HS_CMD_OK;
+	struct decode_run *d = hs_xcalloc(1, sizeof(*d));
+	*d = (struct decode_run){ .o = &ctx->out, .fp = ctx->out.fp, .json = ctx->out.json,
+				  .dlt = pcap_datalink(pc) };
+	return hs_fwalk(ctx, pc, path, decode_frame, decode_end, d);
 }

@@ -50,6 +50,11 @@ struct hs_stats {
 	uint64_t watermark;		/* newest record's capture time */
 	uv_timer_t *tick;		/* closes due windows; finishes the verb */
 	uint64_t deadline_mono;		/* 'for D', 0 = until the capture ends */
+
+	/* over a file */
+	struct hs_tracer *ftr;
+	int dlt;
+	uint64_t newest;		/* newest capture time read */
 };
 
 /* ---- rows ----------------------------------------------------------------- */
@@ -229,18 +234,52 @@ static void tick_closed(uv_handle_t *h)
 
 /* ---- over a file ------------------------------------------------------------ */
 
-static int stats_file(struct hs_ctx *ctx, struct hs_stats *s, const char *path)
+static void file_frame(void *arg, const struct pcap_pkthdr *h, const u_char *data)
 {
-	struct pcap_pkthdr *h;
-	const u_char *data;
+	struct hs_stats *s = arg;
+	uint64_t ts = hs_pcap_ts(h);
+	uint32_t wirelen = h->len < h->caplen ? h->caplen : h->len;
 	struct hs_pkt pkt;
 	struct hs_pktrec r;
-	int rc;
 
+	if (ts > s->newest)
+		s->newest = ts;
+	if (hs_decode(s->dlt, data, h->caplen, wirelen, ts, &pkt) == 0 && where_match(s, &pkt)) {
+		hs_pktrec_from_pkt(&r, &pkt);
+		hs_win_packet(s->win, &r);
+		hs_tracer_add(s->ftr, &pkt, 0);
+	}
+	hs_tracer_advance(s->ftr, s->newest);
+	if (s->newest > s->timeout_ns)
+		hs_win_close_until(s->win, s->newest - s->timeout_ns);
+}
+
+/* the end of the file, a damaged one (after its good frames) or Ctrl-C:
+ * the windows read so far go out */
+static int file_end(void *arg, int rc)
+{
+	struct hs_stats *s = arg;
+
+	hs_tracer_close_all(s->ftr);
+	hs_win_flush(s->win);
+	hs_tracer_free(s->ftr);
+	if (rc != PCAP_ERROR)
+		report_losses(s);
+	fflush(s->o.fp);
+	if (rc == 1)
+		out_warn(&s->ctx->out, "stats: interrupted; the windows above cover what was read");
+	stats_free(s);
+	return rc == PCAP_ERROR ? HS_CMD_FAIL : HS_CMD_OK;
+}
+
+/* takes s */
+static int stats_file(struct hs_ctx *ctx, struct hs_stats *s, const char *path)
+{
 	pcap_t *pc = hs_pcap_open_file(&ctx->out, path, "");
-	if (!pc)
+	if (!pc) {
+		stats_free(s);
 		return HS_CMD_FAIL;
-	int dlt = pcap_datalink(pc);
+	}
 	struct hs_tracer_cfg cfg = {
 		.timeout_ns = s->timeout_ns,
 		.max_open = STATS_FILE_OPEN,
@@ -249,40 +288,9 @@ static int stats_file(struct hs_ctx *ctx, struct hs_stats *s, const char *path)
 		.on_close = file_trace_closed,
 		.arg = s,
 	};
-	struct hs_tracer *tr = hs_tracer_new(&cfg);
-	if (!tr) {
-		pcap_close(pc);
-		return out_err(&ctx->out, "stats: cannot set up a tracer");
-	}
-
-	uint64_t newest = 0;
-	while ((rc = pcap_next_ex(pc, &h, &data)) == 1) {
-		uint64_t ts = hs_pcap_ts(h);
-		uint32_t wirelen = h->len < h->caplen ? h->caplen : h->len;
-
-		if (ts > newest)
-			newest = ts;
-		if (hs_decode(dlt, data, h->caplen, wirelen, ts, &pkt) == 0 &&
-		    where_match(s, &pkt)) {
-			hs_pktrec_from_pkt(&r, &pkt);
-			hs_win_packet(s->win, &r);
-			hs_tracer_add(tr, &pkt, 0);
-		}
-		hs_tracer_advance(tr, newest);
-		if (newest > s->timeout_ns)
-			hs_win_close_until(s->win, newest - s->timeout_ns);
-	}
-	hs_tracer_close_all(tr);
-	hs_win_flush(s->win);
-	hs_tracer_free(tr);
-	if (rc == PCAP_ERROR) {
-		out_err(&ctx->out, "'%s': %s", path, pcap_geterr(pc));
-		pcap_close(pc);
-		return HS_CMD_FAIL;
-	}
-	pcap_close(pc);
-	report_losses(s);
-	return HS_CMD_OK;
+	s->ftr = hs_tracer_new(&cfg);
+	s->dlt = pcap_datalink(pc);
+	return hs_fwalk(ctx, pc, path, file_frame, file_end, s);
 }
 
 /* ---- over the running capture ------------------------------------------------ */
@@ -510,11 +518,8 @@ int cmd_stats(struct hs_ctx *ctx, int argc, char **argv)
 		.arg = s,
 	};
 	s->win = hs_win_new(&cfg);
-	if (file) {
-		int rc = stats_file(ctx, s, file);
-		stats_free(s);
-		return rc;
-	}
+	if (file)
+		return stats_file(ctx, s, file);
 	int rc = stats_live(ctx, s, for_ns);
 	if (rc < 0)
 		stats_free(s);

@@ -130,6 +130,22 @@ wait "$pid"
 st=$?
 check "SIGTERM ends the console cleanly (status $st)" [ "$st" -eq 143 ]
 
+# a file verb reads a slice per turn of the loop: Ctrl-C stops it part-way
+SYNTH=$top_builddir/tests/tools/hs-synth
+"$SYNTH" --packets 300000 --seed 3 -w "$tmp/big.pcap" -t "$tmp/big.topo" >/dev/null 2>&1 ||
+	hard "hs-synth failed"
+timeout 60 "$HS" -c "decode $tmp/big.pcap; help quit" >"$tmp/out" 2>"$tmp/err" </dev/null &
+pid=$!
+for _ in $(seq 200); do [ -s "$tmp/out" ] && break; sleep 0.05; done
+kill -INT "$pid"
+wait "$pid"
+st=$?
+frames=$(wc -l <"$tmp/out")
+check "Ctrl-C stops 'decode' part-way through a file (status $st, $frames of 900000 frames)" \
+	sh -c "[ $st -eq 130 ] && [ $frames -gt 0 ] && [ $frames -lt 900000 ]"
+check "'decode' says where it was interrupted" has "decode: interrupted after [0-9]* frames" "$tmp/err"
+check "nothing after the interrupted decode ran" hasnt 'usage: quit' "$tmp/out"
+
 # --- commands on a pipe ----------------------------------------------------------
 printf 'help quit\nbogus\nhelp sleep\n' | timeout 60 "$HS" >"$tmp/out" 2>"$tmp/err"
 st=$?
@@ -143,7 +159,7 @@ check "piped quit stops reading" hasnt 'usage: sleep' "$tmp/out"
 
 # --- the REPL under a terminal -------------------------------------------------------
 if command -v python3 >/dev/null 2>&1 && python3 -c 'import pty, os; os.close(pty.openpty()[0])' 2>/dev/null; then
-	python3 - "$HS" >"$tmp/pty.log" 2>&1 <<'PY'
+	python3 - "$HS" "$tmp/big.pcap" >"$tmp/pty.log" 2>&1 <<'PY'
 import os, pty, select, signal, sys, time
 
 pid, fd = pty.fork()
@@ -196,6 +212,13 @@ os.write(fd, b"sleep 30\r")
 time.sleep(0.5)
 os.kill(pid, signal.SIGINT)
 step("Ctrl-C cancels sleep, not the console", wait_for(b"hopscope> "))
+os.write(fd, b"decode " + sys.argv[2].encode() + b"\r")
+step("decode of a large file prints frames", wait_for(b" erspan"))
+os.kill(pid, signal.SIGINT)
+step("Ctrl-C stops decode part-way", wait_for(b"decode: interrupted after"))
+step("prompt after the interrupted decode", wait_for(b"hopscope> "))
+os.write(fd, b"help quit\r")
+step("the console answers after it", wait_for(b"usage: quit"))
 os.write(fd, b"quit\r")
 end = time.time() + 15
 st = None
@@ -217,7 +240,8 @@ step("quit exits 0 (%s)" % st, st == 0)
 PY
 	st=$?
 	sed 's/^/# /' "$tmp/pty.log"
-	check "the REPL under a terminal: prompt, help, error, TAB, Ctrl-C, quit" [ "$st" -eq 0 ]
+	check "the REPL under a terminal: prompt, help, error, TAB, Ctrl-C on sleep and decode, quit" \
+		[ "$st" -eq 0 ]
 	check "the REPL saved its line history" has 'nosuchverb' "$tmp/history"
 else
 	echo "# no python3 pty: the terminal checks are skipped"
