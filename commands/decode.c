@@ -50,7 +50,8 @@ uint64_t hs_pcap_ts(const struct pcap_pkthdr *h)
 
 /* ---- a capture file, a slice per turn of the loop ---------------------------- */
 
-#define FWALK_SLICE 2048	/* frames between two looks at the loop */
+#define FWALK_SLICE 2048	/* frames between two looks at the loop, at most */
+#define FWALK_SLICE_NS (10 * 1000 * 1000ULL)	/* and time: output may be slow to drain */
 
 struct fwalk {
 	struct hs_ctx *ctx;
@@ -62,15 +63,22 @@ struct fwalk {
 	uv_idle_t idle;
 };
 
-/* one slice: 1 for more, else the end's rc */
+/* one slice (max frames, or FWALK_SLICE_NS when max is FWALK_SLICE): 1 for
+ * more, else the end's rc */
 static int fwalk_slice(struct fwalk *w, unsigned max)
 {
 	struct pcap_pkthdr *h;
 	const u_char *data;
 	int rc = 1;
+	uint64_t until = max == FWALK_SLICE ? hs_mono_ns() + FWALK_SLICE_NS : UINT64_MAX;
 
-	for (unsigned n = 0; n < max && (rc = pcap_next_ex(w->pc, &h, &data)) == 1; n++)
+	for (unsigned n = 0; n < max && (rc = pcap_next_ex(w->pc, &h, &data)) == 1; n++) {
 		w->frame(w->arg, h, data);
+		/* a terminal that reads slowly holds each line: look at the clock
+		 * every 64 frames, so Ctrl-C is seen within the slice's time */
+		if ((n & 63) == 63 && hs_mono_ns() >= until)
+			break;
+	}
 	if (rc == 1 || rc == 0)		/* 0: a live handle's timeout, never a file's */
 		return 1;
 	if (rc == PCAP_ERROR) {
