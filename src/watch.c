@@ -991,6 +991,8 @@ int hs_watch_start(struct hs_ctx *ctx)
 	colors_init(w);
 
 	rc = uv_poll_init(ctx->loop, &w->poll, STDIN_FILENO);
+	if (rc == 0 && w->stdin_flags != -1)	/* blocking again: see hs_console_start */
+		fcntl(STDIN_FILENO, F_SETFL, w->stdin_flags);
 	if (rc == 0) {
 		w->open_handles++;
 		w->poll.data = w;

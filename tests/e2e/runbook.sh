@@ -199,6 +199,11 @@ def step(name, ok):
         sys.exit(1)
 
 step("prompt", wait_for(b"hopscope> "))
+# the terminal's file is shared with standard output: non-blocking, a long
+# answer to a slow terminal would lose lines
+with open("/proc/%d/fdinfo/1" % pid) as f:
+    flags = int([l.split()[1] for l in f if l.startswith("flags:")][0], 8)
+step("standard output stays blocking at the prompt", not flags & os.O_NONBLOCK)
 os.write(fd, b"help\r")
 step("help output", wait_for(b"leave the console"))
 step("prompt again", wait_for(b"hopscope> "))
