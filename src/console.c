@@ -34,6 +34,7 @@ struct console {
 	bool batch;		/* -c/-f: stdin is not read */
 	bool tty;		/* libedit on stdin */
 	bool pipe_input;	/* a pipe or socket read through uv_pipe */
+	int pipe_flags;		/* its file flags before uv_pipe_open made it non-blocking */
 
 	EditLine *el;
 	History *hist;
@@ -525,6 +526,10 @@ int hs_console_start(struct hs_ctx *ctx, bool batch)
 	uv_handle_type t = uv_guess_handle(STDIN_FILENO);
 	if (t == UV_NAMED_PIPE || t == UV_TCP || t == UV_TTY) {
 		int rc = uv_pipe_init(ctx->loop, &con.pipe, 0);
+		/* uv_pipe reads until EAGAIN, so the file stays non-blocking
+		 * while the console reads it; put back at the end (a terminal
+		 * left non-blocking troubles the shell after) */
+		con.pipe_flags = fcntl(STDIN_FILENO, F_GETFL);
 		if (rc == 0)
 			rc = uv_pipe_open(&con.pipe, STDIN_FILENO);
 		if (rc == 0) {
@@ -595,8 +600,11 @@ void hs_console_close(struct hs_ctx *ctx)
 	con.hist_fp = NULL;
 	if (con.poll_init)
 		uv_close((uv_handle_t *)&con.poll, NULL);
-	if (con.pipe_init)
+	if (con.pipe_init) {
 		uv_close((uv_handle_t *)&con.pipe, NULL);
+		if (con.pipe_flags >= 0)
+			fcntl(STDIN_FILENO, F_SETFL, con.pipe_flags);
+	}
 	if (con.sig_init) {
 		uv_close((uv_handle_t *)&con.sig_int, NULL);
 		uv_close((uv_handle_t *)&con.sig_term, NULL);

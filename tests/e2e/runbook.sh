@@ -248,6 +248,18 @@ PY
 	check "the REPL under a terminal: prompt, help, error, TAB, Ctrl-C on sleep and decode, quit" \
 		[ "$st" -eq 0 ]
 	check "the REPL saved its line history" has 'nosuchverb' "$tmp/history"
+	# lines typed at a terminal with the output redirected: read through
+	# uv_pipe (non-blocking while read), blocking again after the exit
+	python3 - "$HS" "$tmp" >"$tmp/out" 2>&1 <<'PY'
+import fcntl, os, pty, subprocess, sys
+m, s = pty.openpty()
+os.write(m, b"help quit\nquit\n")
+p = subprocess.run([sys.argv[1], "--db", sys.argv[2] + "/nb.db"], stdin=s,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30)
+print("status %d nonblocking %s" % (p.returncode, bool(fcntl.fcntl(s, fcntl.F_GETFL) & os.O_NONBLOCK)))
+PY
+	check "a terminal read as a runbook is blocking again after the exit" \
+		has "status 0 nonblocking False" "$tmp/out"
 else
 	echo "# no python3 pty: the terminal checks are skipped"
 fi
