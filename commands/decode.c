@@ -56,7 +56,7 @@ uint64_t hs_pcap_ts(const struct pcap_pkthdr *h)
 struct fwalk {
 	struct hs_ctx *ctx;
 	pcap_t *pc;
-	char *path;
+	char *what, *path;
 	hs_fwalk_frame_cb frame;
 	hs_fwalk_end_cb end;
 	void *arg;
@@ -73,7 +73,8 @@ static int fwalk_slice(struct fwalk *w, unsigned max)
 	uint64_t until = max == FWALK_SLICE ? hs_mono_ns() + FWALK_SLICE_NS : UINT64_MAX;
 
 	for (unsigned n = 0; n < max && (rc = pcap_next_ex(w->pc, &h, &data)) == 1; n++) {
-		w->frame(w->arg, h, data);
+		if (!w->frame(w->arg, h, data))
+			return 0;
 		/* a terminal that reads slowly holds each line: look at the clock
 		 * every 64 frames, so Ctrl-C is seen within the slice's time */
 		if ((n & 63) == 63 && hs_mono_ns() >= until)
@@ -82,7 +83,7 @@ static int fwalk_slice(struct fwalk *w, unsigned max)
 	if (rc == 1 || rc == 0)		/* 0: a live handle's timeout, never a file's */
 		return 1;
 	if (rc == PCAP_ERROR) {
-		out_err(&w->ctx->out, "'%s': %s", w->path, pcap_geterr(w->pc));
+		out_err(&w->ctx->out, "%s'%s': %s", w->what, w->path, pcap_geterr(w->pc));
 		return PCAP_ERROR;
 	}
 	return 0;			/* PCAP_ERROR_BREAK: the end of the file */
@@ -92,6 +93,7 @@ static void fwalk_closed(uv_handle_t *h)
 {
 	struct fwalk *w = h->data;
 
+	free(w->what);
 	free(w->path);
 	free(w);
 }
@@ -124,18 +126,19 @@ static void fwalk_cancel(struct hs_ctx *ctx)
 	fwalk_end(ctx->pending, 1);
 }
 
-int hs_fwalk(struct hs_ctx *ctx, pcap_t *pc, const char *path, hs_fwalk_frame_cb frame,
-	     hs_fwalk_end_cb end, void *arg)
+int hs_fwalk(struct hs_ctx *ctx, pcap_t *pc, const char *what, const char *path,
+	     hs_fwalk_frame_cb frame, hs_fwalk_end_cb end, void *arg)
 {
 	struct fwalk *w = hs_xcalloc(1, sizeof(*w));
 	int rc;
 
-	*w = (struct fwalk){ .ctx = ctx, .pc = pc, .path = hs_xstrdup(path), .frame = frame,
-			     .end = end, .arg = arg };
+	*w = (struct fwalk){ .ctx = ctx, .pc = pc, .what = hs_xstrdup(what),
+			     .path = hs_xstrdup(path), .frame = frame, .end = end, .arg = arg };
 	if (!ctx->loop) {
 		while ((rc = fwalk_slice(w, UINT32_MAX)) == 1)
 			;
 		pcap_close(pc);
+		free(w->what);
 		free(w->path);
 		free(w);
 		return end(arg, rc);
@@ -158,7 +161,7 @@ struct decode_run {
 	uint32_t frame;
 };
 
-static void decode_frame(void *arg, const struct pcap_pkthdr *h, const u_char *data)
+static bool decode_frame(void *arg, const struct pcap_pkthdr *h, const u_char *data)
 {
 	struct decode_run *d = arg;
 	uint32_t wirelen = h->len < h->caplen ? h->caplen : h->len;
@@ -170,6 +173,7 @@ static void decode_frame(void *arg, const struct pcap_pkthdr *h, const u_char *d
 		hs_pkt_json(d->fp, &pkt);
 	else
 		hs_pkt_text(d->fp, &pkt);
+	return true;
 }
 
 static int decode_end(void *arg, int rc)
@@ -194,5 +198,5 @@ int cmd_decode(struct hs_ctx *ctx, int argc, char **argv)
 	struct decode_run *d = hs_xcalloc(1, sizeof(*d));
 	*d = (struct decode_run){ .o = &ctx->out, .fp = ctx->out.fp, .json = ctx->out.json,
 				  .dlt = pcap_datalink(pc) };
-	return hs_fwalk(ctx, pc, path, decode_frame, decode_end, d);
+	return hs_fwalk(ctx, pc, "", path, decode_frame, decode_end, d);
 }

@@ -12,8 +12,10 @@
  *   pcap    pcapng, one packet per hop copy: the inner IP packet (link type
  *           raw IP) with a comment naming the trace, hop, switch, time and
  *           TTL. The tracer keeps no packet bytes, so they are read again
- *           from the capture file the traces came from; a live capture
- *           cannot be exported this way.
+ *           from the capture file the traces came from (a slice per turn
+ *           of the loop, hs_fwalk; the selection is copied first, as the
+ *           ring moves on meanwhile); a live capture cannot be exported
+ *           this way.
  *
  * Arguments are checked before anything is written. A file that cannot be
  * written completely is removed.
@@ -158,13 +160,89 @@ static bool copy_is(const struct want *w, const struct hs_pkt *p, const struct h
 	       hs_flowkey_eq(&w->t->key, &p->key);
 }
 
+/* an export under way: the file is read a slice per turn of the loop */
+struct pcap_export {
+	struct hs_ctx *ctx;
+	char *path, *source;
+	FILE *fp;
+	struct hs_trace *traces;	/* the selection, copied: the ring moves on */
+	size_t n;
+	struct want *w;		/* the hop copies wanted, by capture time, switch, TTL, 5-tuple */
+	size_t cap, nhops;
+	uint64_t written;
+	bool failed;		/* a write failed: stop */
+	int dlt;
+};
+
+static bool export_frame(void *arg, const struct pcap_pkthdr *ph, const u_char *data)
+{
+	struct pcap_export *x = arg;
+	uint64_t ts = hs_pcap_ts(ph);
+	uint32_t wirelen = ph->len < ph->caplen ? ph->caplen : ph->len;
+	struct hs_addr none = { 0 };
+	struct hs_pkt p;
+
+	if (hs_decode(x->dlt, data, ph->caplen, wirelen, ts, &p) < 0 || !p.l3)
+		return true;
+	const struct hs_addr *sw = (p.have & HS_HAVE_MIRROR) ? &p.mirror_src : &none;
+	uint64_t hv = copy_hash(ts, sw, p.ttl, &p.key);
+	for (size_t j = hv & (x->cap - 1); x->w[j].h; j = (j + 1) & (x->cap - 1)) {
+		struct want *w = &x->w[j];
+		if (w->h != hv || w->written || !copy_is(w, &p, sw))
+			continue;
+		const struct hs_trace *t = w->t;
+		const struct hs_hop *h = &t->hops[w->hop];
+		char c[256], nm[64], tsb[32];
+		snprintf(c, sizeof(c), "trace %" PRIu64 " hop %d/%u switch %s ts %s ttl %u "
+			 "outcome %s", t->id, w->hop + 1, t->nhops,
+			 hs_hop_name(x->ctx->topo, h, nm, sizeof(nm)),
+			 hs_fmt_ts(h->ts_ns, tsb, sizeof(tsb)), h->ttl, hs_outcome_name(t->outcome));
+		x->failed = hs_pcapng_packet(x->fp, ts, p.l3, p.l3_caplen, p.len, c) < 0;
+		w->written = true;
+		x->written++;
+		break;
+	}
+	return !x->failed;
+}
+
+/* the end of the source, a damaged source (its error printed), a failed
+ * write or Ctrl-C: a file not written whole is removed */
+static int export_end(void *arg, int rc)
+{
+	struct pcap_export *x = arg;
+	struct hs_ctx *ctx = x->ctx;
+	int status = HS_CMD_OK;
+
+	if (close_out(ctx, x->fp, x->path, x->failed) < 0) {
+		status = HS_CMD_FAIL;
+	} else if (rc != 0) {
+		struct stat sb;
+		if (stat(x->path, &sb) == 0 && S_ISREG(sb.st_mode))
+			unlink(x->path);
+		if (rc == 1)
+			out_err(&ctx->out, "export pcap: interrupted; '%s' not written", x->path);
+		status = HS_CMD_FAIL;
+	} else {
+		if (x->written < x->nhops)
+			out_warn(&ctx->out, "export pcap: %" PRIu64 " of %zu hop copies were not "
+				 "found in '%s' (has it changed?)", (uint64_t)(x->nhops - x->written),
+				 x->nhops, x->source);
+		summary(ctx, x->path, "pcapng", x->n, x->written);
+	}
+	free(x->w);
+	free(x->traces);
+	free(x->path);
+	free(x->source);
+	free(x);
+	return status;
+}
+
 static int export_pcap(struct hs_ctx *ctx, const char *path, const struct hs_trace **sel,
 		       size_t n)
 {
 	const char *source, *why;
 	bool is_file = false;
 	uint64_t a, b;
-	char errbuf[PCAP_ERRBUF_SIZE] = "";
 
 	if (!hs_capture_info(ctx, &source, &is_file, &why, &a, &b))
 		return out_err(&ctx->out, "export pcap: no capture to take packets from "
@@ -189,76 +267,36 @@ static int export_pcap(struct hs_ctx *ctx, const char *path, const struct hs_tra
 		return out_err(&ctx->out, "export: cannot write '%s': %s", path, strerror(errno));
 	}
 
-	/* the hop copies wanted, by capture time, switch, TTL and 5-tuple */
-	size_t nhops = 0, cap = 16;
-	for (size_t i = 0; i < n; i++)
-		nhops += sel[i]->nhops;
-	while (cap < 2 * nhops)
-		cap <<= 1;
-	struct want *w = hs_xcalloc(cap, sizeof(*w));
+	struct pcap_export *x = hs_xcalloc(1, sizeof(*x));
+	*x = (struct pcap_export){ .ctx = ctx, .path = hs_xstrdup(path),
+				   .source = hs_xstrdup(source), .fp = fp, .n = n, .cap = 16,
+				   .dlt = pcap_datalink(pc) };
+	x->traces = hs_xcalloc(n ? n : 1, sizeof(*x->traces));
 	for (size_t i = 0; i < n; i++) {
-		for (int k = 0; k < sel[i]->nhops; k++) {
-			const struct hs_hop *h = &sel[i]->hops[k];
-			uint64_t hv = copy_hash(h->ts_ns, &h->addr, h->ttl, &sel[i]->key);
-			size_t j = hv & (cap - 1);
-			while (w[j].h)
-				j = (j + 1) & (cap - 1);
-			w[j] = (struct want){ .h = hv, .t = sel[i], .hop = k };
+		x->traces[i] = *sel[i];
+		x->nhops += sel[i]->nhops;
+	}
+	while (x->cap < 2 * x->nhops)
+		x->cap <<= 1;
+	x->w = hs_xcalloc(x->cap, sizeof(*x->w));
+	for (size_t i = 0; i < n; i++) {
+		const struct hs_trace *t = &x->traces[i];
+		for (int k = 0; k < t->nhops; k++) {
+			const struct hs_hop *h = &t->hops[k];
+			uint64_t hv = copy_hash(h->ts_ns, &h->addr, h->ttl, &t->key);
+			size_t j = hv & (x->cap - 1);
+			while (x->w[j].h)
+				j = (j + 1) & (x->cap - 1);
+			x->w[j] = (struct want){ .h = hv, .t = t, .hop = k };
 		}
 	}
-
 	errno = 0;
-	bool failed = hs_pcapng_begin(fp, "hopscope " PACKAGE_VERSION, HS_LINKTYPE_RAW,
-				      65535) < 0;
-	int dlt = pcap_datalink(pc), rc;
-	struct pcap_pkthdr *ph;
-	const u_char *data;
-	struct hs_pkt p;
-	uint64_t written = 0;
-	while (!failed && (rc = pcap_next_ex(pc, &ph, &data)) == 1) {
-		uint64_t ts = hs_pcap_ts(ph);
-		uint32_t wirelen = ph->len < ph->caplen ? ph->caplen : ph->len;
-		struct hs_addr none = { 0 };
-
-		if (hs_decode(dlt, data, ph->caplen, wirelen, ts, &p) < 0 || !p.l3)
-			continue;
-		const struct hs_addr *sw = (p.have & HS_HAVE_MIRROR) ? &p.mirror_src : &none;
-		uint64_t hv = copy_hash(ts, sw, p.ttl, &p.key);
-		for (size_t j = hv & (cap - 1); w[j].h; j = (j + 1) & (cap - 1)) {
-			if (w[j].h != hv || w[j].written || !copy_is(&w[j], &p, sw))
-				continue;
-			const struct hs_trace *t = w[j].t;
-			const struct hs_hop *h = &t->hops[w[j].hop];
-			char c[256], nm[64], tsb[32];
-			snprintf(c, sizeof(c), "trace %" PRIu64 " hop %d/%u switch %s ts %s ttl %u "
-				 "outcome %s", t->id, w[j].hop + 1, t->nhops,
-				 hs_hop_name(ctx->topo, h, nm, sizeof(nm)),
-				 hs_fmt_ts(h->ts_ns, tsb, sizeof(tsb)), h->ttl,
-				 hs_outcome_name(t->outcome));
-			failed = hs_pcapng_packet(fp, ts, p.l3, p.l3_caplen, p.len, c) < 0;
-			w[j].written = true;
-			written++;
-			break;
-		}
+	x->failed = hs_pcapng_begin(fp, "hopscope " PACKAGE_VERSION, HS_LINKTYPE_RAW, 65535) < 0;
+	if (x->failed) {
+		pcap_close(pc);
+		return export_end(x, 0);
 	}
-	bool read_err = !failed && rc == PCAP_ERROR;
-	if (read_err)
-		snprintf(errbuf, sizeof(errbuf), "%s", pcap_geterr(pc));
-	pcap_close(pc);
-	free(w);
-	if (close_out(ctx, fp, path, failed) < 0)
-		return HS_CMD_FAIL;
-	if (read_err) {
-		struct stat sb;
-		if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
-			unlink(path);
-		return out_err(&ctx->out, "export pcap: '%s': %s", source, errbuf);
-	}
-	if (written < nhops)
-		out_warn(&ctx->out, "export pcap: %" PRIu64 " of %zu hop copies were not found in "
-			 "'%s' (has it changed?)", (uint64_t)(nhops - written), nhops, source);
-	summary(ctx, path, "pcapng", n, written);
-	return HS_CMD_OK;
+	return hs_fwalk(ctx, pc, "export pcap: ", x->source, export_frame, export_end, x);
 }
 
 int cmd_export(struct hs_ctx *ctx, int argc, char **argv)

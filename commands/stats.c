@@ -234,7 +234,7 @@ static void tick_closed(uv_handle_t *h)
 
 /* ---- over a file ------------------------------------------------------------ */
 
-static void file_frame(void *arg, const struct pcap_pkthdr *h, const u_char *data)
+static bool file_frame(void *arg, const struct pcap_pkthdr *h, const u_char *data)
 {
 	struct hs_stats *s = arg;
 	uint64_t ts = hs_pcap_ts(h);
@@ -252,6 +252,7 @@ static void file_frame(void *arg, const struct pcap_pkthdr *h, const u_char *dat
 	hs_tracer_advance(s->ftr, s->newest);
 	if (s->newest > s->timeout_ns)
 		hs_win_close_until(s->win, s->newest - s->timeout_ns);
+	return true;
 }
 
 /* the end of the file, a damaged one (after its good frames) or Ctrl-C:
@@ -290,7 +291,7 @@ static int stats_file(struct hs_ctx *ctx, struct hs_stats *s, const char *path)
 	};
 	s->ftr = hs_tracer_new(&cfg);
 	s->dlt = pcap_datalink(pc);
-	return hs_fwalk(ctx, pc, path, file_frame, file_end, s);
+	return hs_fwalk(ctx, pc, "", path, file_frame, file_end, s);
 }
 
 /* ---- over the running capture ------------------------------------------------ */

@@ -21,16 +21,17 @@ uint64_t hs_pcap_ts(const struct pcap_pkthdr *h);
 
 /* A capture file read a slice of frames per turn of the console's loop, so
  * the console keeps capturing and answering and Ctrl-C stops the read.
- * frame gets each frame; end gets 0 at the end of the file, PCAP_ERROR
- * for a damaged file (the error printed, naming path) or 1 when
- * interrupted, and returns the verb's HS_CMD_* status; arg is not used
- * after it. hs_fwalk takes pc (closes it) and returns HS_CMD_PENDING,
- * or, without a loop, reads the whole file and returns end's status. */
+ * frame gets each frame and returns false to stop reading; end gets 0 at
+ * the end of the file (or when frame stopped), PCAP_ERROR for a damaged
+ * file (the error printed: "<what>'PATH': ...") or 1 when interrupted, and
+ * returns the verb's HS_CMD_* status; arg is not used after it. hs_fwalk
+ * takes pc (closes it) and returns HS_CMD_PENDING, or, without a loop,
+ * reads the whole file and returns end's status. */
 struct hs_ctx;
-typedef void (*hs_fwalk_frame_cb)(void *arg, const struct pcap_pkthdr *h, const u_char *data);
+typedef bool (*hs_fwalk_frame_cb)(void *arg, const struct pcap_pkthdr *h, const u_char *data);
 typedef int (*hs_fwalk_end_cb)(void *arg, int rc);
-int hs_fwalk(struct hs_ctx *ctx, pcap_t *pc, const char *path, hs_fwalk_frame_cb frame,
-	     hs_fwalk_end_cb end, void *arg);
+int hs_fwalk(struct hs_ctx *ctx, pcap_t *pc, const char *what, const char *path,
+	     hs_fwalk_frame_cb frame, hs_fwalk_end_cb end, void *arg);
 
 struct hs_stats;
 
