@@ -50,12 +50,13 @@ uint64_t hs_pcap_ts(const struct pcap_pkthdr *h)
 
 /* ---- a capture file, a slice per turn of the loop ---------------------------- */
 
-#define FWALK_SLICE 2048	/* frames between two looks at the loop, at most */
-#define FWALK_SLICE_NS (10 * 1000 * 1000ULL)	/* and time: output may be slow to drain */
+#define FWALK_SLICE_NS (10 * 1000 * 1000ULL)	/* a slice; output may be slow to drain */
 
 struct fwalk {
 	struct hs_ctx *ctx;
 	pcap_t *pc;
+	int dlt;
+	uint32_t frames;
 	char *what, *path;
 	hs_fwalk_frame_cb frame;
 	hs_fwalk_end_cb end;
@@ -63,25 +64,27 @@ struct fwalk {
 	uv_idle_t idle;
 };
 
-/* one slice (max frames, or FWALK_SLICE_NS when max is FWALK_SLICE): 1 for
- * more, else the end's rc */
-static int fwalk_slice(struct fwalk *w, unsigned max)
+/* one slice: 1 for more, else the end's rc */
+static int fwalk_slice(struct fwalk *w)
 {
 	struct pcap_pkthdr *h;
 	const u_char *data;
-	int rc = 1;
-	uint64_t until = max == FWALK_SLICE ? hs_mono_ns() + FWALK_SLICE_NS : UINT64_MAX;
+	struct hs_pkt pkt;
+	uint64_t until = hs_mono_ns() + FWALK_SLICE_NS;
+	int rc;
 
-	for (unsigned n = 0; n < max && (rc = pcap_next_ex(w->pc, &h, &data)) == 1; n++) {
-		if (!w->frame(w->arg, h, data))
+	for (unsigned n = 1; (rc = pcap_next_ex(w->pc, &h, &data)) == 1; n++) {
+		uint32_t wirelen = h->len < h->caplen ? h->caplen : h->len;
+		bool ok = hs_decode(w->dlt, data, h->caplen, wirelen, hs_pcap_ts(h), &pkt) == 0;
+
+		pkt.frame = ++w->frames;
+		if (!w->frame(w->arg, &pkt, ok))
 			return 0;
 		/* a terminal that reads slowly holds each line: look at the clock
 		 * every 64 frames, so Ctrl-C is seen within the slice's time */
-		if ((n & 63) == 63 && hs_mono_ns() >= until)
-			break;
+		if (n % 64 == 0 && hs_mono_ns() >= until)
+			return 1;
 	}
-	if (rc == 1 || rc == 0)		/* 0: a live handle's timeout, never a file's */
-		return 1;
 	if (rc == PCAP_ERROR) {
 		out_err(&w->ctx->out, "%s'%s': %s", w->what, w->path, pcap_geterr(w->pc));
 		return PCAP_ERROR;
@@ -114,7 +117,7 @@ static void fwalk_end(struct fwalk *w, int rc)
 static void fwalk_step(uv_idle_t *h)
 {
 	struct fwalk *w = h->data;
-	int rc = fwalk_slice(w, FWALK_SLICE);
+	int rc = fwalk_slice(w);
 
 	if (rc != 1)
 		fwalk_end(w, rc);
@@ -129,20 +132,14 @@ static void fwalk_cancel(struct hs_ctx *ctx)
 int hs_fwalk(struct hs_ctx *ctx, pcap_t *pc, const char *what, const char *path,
 	     hs_fwalk_frame_cb frame, hs_fwalk_end_cb end, void *arg)
 {
-	struct fwalk *w = hs_xcalloc(1, sizeof(*w));
-	int rc;
-
-	*w = (struct fwalk){ .ctx = ctx, .pc = pc, .what = hs_xstrdup(what),
-			     .path = hs_xstrdup(path), .frame = frame, .end = end, .arg = arg };
 	if (!ctx->loop) {
-		while ((rc = fwalk_slice(w, UINT32_MAX)) == 1)
-			;
 		pcap_close(pc);
-		free(w->what);
-		free(w->path);
-		free(w);
-		return end(arg, rc);
+		return out_err(&ctx->out, "%sreading a file needs the console's event loop", what);
 	}
+	struct fwalk *w = hs_xcalloc(1, sizeof(*w));
+	*w = (struct fwalk){ .ctx = ctx, .pc = pc, .dlt = pcap_datalink(pc),
+			     .what = hs_xstrdup(what), .path = hs_xstrdup(path), .frame = frame,
+			     .end = end, .arg = arg };
 	uv_idle_init(ctx->loop, &w->idle);
 	w->idle.data = w;
 	uv_idle_start(&w->idle, fwalk_step);
@@ -157,22 +154,19 @@ struct decode_run {
 	struct hs_out *o;
 	FILE *fp;
 	bool json;
-	int dlt;
-	uint32_t frame;
+	uint32_t frames;
 };
 
-static bool decode_frame(void *arg, const struct pcap_pkthdr *h, const u_char *data)
+static bool decode_frame(void *arg, struct hs_pkt *p, bool ok)
 {
 	struct decode_run *d = arg;
-	uint32_t wirelen = h->len < h->caplen ? h->caplen : h->len;
-	struct hs_pkt pkt;
 
-	hs_decode(d->dlt, data, h->caplen, wirelen, hs_pcap_ts(h), &pkt);
-	pkt.frame = ++d->frame;
+	(void)ok;		/* a frame not decoded is a line with its reason */
+	d->frames = p->frame;
 	if (d->json)
-		hs_pkt_json(d->fp, &pkt);
+		hs_pkt_json(d->fp, p);
 	else
-		hs_pkt_text(d->fp, &pkt);
+		hs_pkt_text(d->fp, p);
 	return true;
 }
 
@@ -182,7 +176,7 @@ static int decode_end(void *arg, int rc)
 
 	fflush(d->fp);
 	if (rc == 1)
-		out_warn(d->o, "decode: interrupted after %" PRIu32 " frames", d->frame);
+		out_warn(d->o, "decode: interrupted after %" PRIu32 " frames", d->frames);
 	free(d);
 	return rc == PCAP_ERROR ? HS_CMD_FAIL : HS_CMD_OK;
 }
@@ -196,7 +190,9 @@ int cmd_decode(struct hs_ctx *ctx, int argc, char **argv)
 	if (!pc)
 		return HS_CMD_FAIL;
 	struct decode_run *d = hs_xcalloc(1, sizeof(*d));
-	*d = (struct decode_run){ .o = &ctx->out, .fp = ctx->out.fp, .json = ctx->out.json,
-				  .dlt = pcap_datalink(pc) };
-	return hs_fwalk(ctx, pc, "", path, decode_frame, decode_end, d);
+	*d = (struct decode_run){ .o = &ctx->out, .fp = ctx->out.fp, .json = ctx->out.json };
+	int rc = hs_fwalk(ctx, pc, "", path, decode_frame, decode_end, d);
+	if (rc != HS_CMD_PENDING)
+		free(d);
+	return rc;
 }

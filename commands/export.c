@@ -81,20 +81,27 @@ static void summary(struct hs_ctx *ctx, const char *path, const char *what, uint
 	out_nl(o);
 }
 
-/* finish a written file: 0, or -1 with the error printed and the file
- * removed when it is a regular file (never a device such as /dev/full) */
-static int close_out(struct hs_ctx *ctx, FILE *fp, const char *path, bool failed)
+/* an unfinished output goes, when it is a regular file (never a device
+ * such as /dev/full) */
+static void remove_unfinished(const char *path)
 {
 	struct stat sb;
+
+	if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
+		unlink(path);
+}
+
+/* finish a written file: 0, or -1 with the error printed and the file
+ * removed */
+static int close_out(struct hs_ctx *ctx, FILE *fp, const char *path, bool failed)
+{
 	int err = failed || fflush(fp) != 0 || ferror(fp) ? (errno ? errno : EIO) : 0;
-	bool regular = fstat(fileno(fp), &sb) == 0 && S_ISREG(sb.st_mode);
 
 	if (fclose(fp) != 0 && !err)
 		err = errno ? errno : EIO;
 	if (!err)
 		return 0;
-	if (regular)
-		unlink(path);
+	remove_unfinished(path);
 	return out_err(&ctx->out, "export: cannot write '%s': %s", path, strerror(err));
 }
 
@@ -171,24 +178,20 @@ struct pcap_export {
 	size_t cap, nhops;
 	uint64_t written;
 	bool failed;		/* a write failed: stop */
-	int dlt;
 };
 
-static bool export_frame(void *arg, const struct pcap_pkthdr *ph, const u_char *data)
+static bool export_frame(void *arg, struct hs_pkt *p, bool ok)
 {
 	struct pcap_export *x = arg;
-	uint64_t ts = hs_pcap_ts(ph);
-	uint32_t wirelen = ph->len < ph->caplen ? ph->caplen : ph->len;
 	struct hs_addr none = { 0 };
-	struct hs_pkt p;
 
-	if (hs_decode(x->dlt, data, ph->caplen, wirelen, ts, &p) < 0 || !p.l3)
+	if (!ok || !p->l3)
 		return true;
-	const struct hs_addr *sw = (p.have & HS_HAVE_MIRROR) ? &p.mirror_src : &none;
-	uint64_t hv = copy_hash(ts, sw, p.ttl, &p.key);
+	const struct hs_addr *sw = (p->have & HS_HAVE_MIRROR) ? &p->mirror_src : &none;
+	uint64_t hv = copy_hash(p->ts_ns, sw, p->ttl, &p->key);
 	for (size_t j = hv & (x->cap - 1); x->w[j].h; j = (j + 1) & (x->cap - 1)) {
 		struct want *w = &x->w[j];
-		if (w->h != hv || w->written || !copy_is(w, &p, sw))
+		if (w->h != hv || w->written || !copy_is(w, p, sw))
 			continue;
 		const struct hs_trace *t = w->t;
 		const struct hs_hop *h = &t->hops[w->hop];
@@ -197,7 +200,7 @@ static bool export_frame(void *arg, const struct pcap_pkthdr *ph, const u_char *
 			 "outcome %s", t->id, w->hop + 1, t->nhops,
 			 hs_hop_name(x->ctx->topo, h, nm, sizeof(nm)),
 			 hs_fmt_ts(h->ts_ns, tsb, sizeof(tsb)), h->ttl, hs_outcome_name(t->outcome));
-		x->failed = hs_pcapng_packet(x->fp, ts, p.l3, p.l3_caplen, p.len, c) < 0;
+		x->failed = hs_pcapng_packet(x->fp, p->ts_ns, p->l3, p->l3_caplen, p->len, c) < 0;
 		w->written = true;
 		x->written++;
 		break;
@@ -216,9 +219,7 @@ static int export_end(void *arg, int rc)
 	if (close_out(ctx, x->fp, x->path, x->failed) < 0) {
 		status = HS_CMD_FAIL;
 	} else if (rc != 0) {
-		struct stat sb;
-		if (stat(x->path, &sb) == 0 && S_ISREG(sb.st_mode))
-			unlink(x->path);
+		remove_unfinished(x->path);
 		if (rc == 1)
 			out_err(&ctx->out, "export pcap: interrupted; '%s' not written", x->path);
 		status = HS_CMD_FAIL;
@@ -269,8 +270,7 @@ static int export_pcap(struct hs_ctx *ctx, const char *path, const struct hs_tra
 
 	struct pcap_export *x = hs_xcalloc(1, sizeof(*x));
 	*x = (struct pcap_export){ .ctx = ctx, .path = hs_xstrdup(path),
-				   .source = hs_xstrdup(source), .fp = fp, .n = n, .cap = 16,
-				   .dlt = pcap_datalink(pc) };
+				   .source = hs_xstrdup(source), .fp = fp, .n = n, .cap = 16 };
 	x->traces = hs_xcalloc(n ? n : 1, sizeof(*x->traces));
 	for (size_t i = 0; i < n; i++) {
 		x->traces[i] = *sel[i];
@@ -296,7 +296,10 @@ static int export_pcap(struct hs_ctx *ctx, const char *path, const struct hs_tra
 		pcap_close(pc);
 		return export_end(x, 0);
 	}
-	return hs_fwalk(ctx, pc, "export pcap: ", x->source, export_frame, export_end, x);
+	int rc = hs_fwalk(ctx, pc, "export pcap: ", x->source, export_frame, export_end, x);
+	if (rc != HS_CMD_PENDING)
+		export_end(x, PCAP_ERROR);	/* not read: its error printed, no file left */
+	return rc;
 }
 
 int cmd_export(struct hs_ctx *ctx, int argc, char **argv)

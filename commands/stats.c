@@ -53,7 +53,6 @@ struct hs_stats {
 
 	/* over a file */
 	struct hs_tracer *ftr;
-	int dlt;
 	uint64_t newest;		/* newest capture time read */
 };
 
@@ -234,20 +233,17 @@ static void tick_closed(uv_handle_t *h)
 
 /* ---- over a file ------------------------------------------------------------ */
 
-static bool file_frame(void *arg, const struct pcap_pkthdr *h, const u_char *data)
+static bool file_frame(void *arg, struct hs_pkt *p, bool ok)
 {
 	struct hs_stats *s = arg;
-	uint64_t ts = hs_pcap_ts(h);
-	uint32_t wirelen = h->len < h->caplen ? h->caplen : h->len;
-	struct hs_pkt pkt;
 	struct hs_pktrec r;
 
-	if (ts > s->newest)
-		s->newest = ts;
-	if (hs_decode(s->dlt, data, h->caplen, wirelen, ts, &pkt) == 0 && where_match(s, &pkt)) {
-		hs_pktrec_from_pkt(&r, &pkt);
+	if (p->ts_ns > s->newest)
+		s->newest = p->ts_ns;
+	if (ok && where_match(s, p)) {
+		hs_pktrec_from_pkt(&r, p);
 		hs_win_packet(s->win, &r);
-		hs_tracer_add(s->ftr, &pkt, 0);
+		hs_tracer_add(s->ftr, p, 0);
 	}
 	hs_tracer_advance(s->ftr, s->newest);
 	if (s->newest > s->timeout_ns)
@@ -290,8 +286,12 @@ static int stats_file(struct hs_ctx *ctx, struct hs_stats *s, const char *path)
 		.arg = s,
 	};
 	s->ftr = hs_tracer_new(&cfg);
-	s->dlt = pcap_datalink(pc);
-	return hs_fwalk(ctx, pc, "", path, file_frame, file_end, s);
+	int rc = hs_fwalk(ctx, pc, "", path, file_frame, file_end, s);
+	if (rc != HS_CMD_PENDING) {
+		hs_tracer_free(s->ftr);
+		stats_free(s);
+	}
+	return rc;
 }
 
 /* ---- over the running capture ------------------------------------------------ */

@@ -19,16 +19,17 @@ pcap_t *hs_pcap_open_file(struct hs_out *o, const char *path, const char *what);
 /* a frame's capture time from a file opened so */
 uint64_t hs_pcap_ts(const struct pcap_pkthdr *h);
 
-/* A capture file read a slice of frames per turn of the console's loop, so
- * the console keeps capturing and answering and Ctrl-C stops the read.
- * frame gets each frame and returns false to stop reading; end gets 0 at
- * the end of the file (or when frame stopped), PCAP_ERROR for a damaged
- * file (the error printed: "<what>'PATH': ...") or 1 when interrupted, and
+/* A capture file read a slice (about 10 ms) per turn of the console's
+ * loop, so the console keeps capturing and answering and Ctrl-C stops the
+ * read. frame gets each frame decoded (ok: hs_decode succeeded; p->frame is
+ * its number from 1) and returns false to stop reading; end gets 0 at the
+ * end of the file (or when frame stopped), PCAP_ERROR for a damaged file
+ * (the error printed: "<what>'PATH': ...") or 1 when interrupted, and
  * returns the verb's HS_CMD_* status; arg is not used after it. hs_fwalk
- * takes pc (closes it) and returns HS_CMD_PENDING, or, without a loop,
- * reads the whole file and returns end's status. */
+ * takes pc (closes it) and returns HS_CMD_PENDING, or HS_CMD_FAIL with an
+ * error when there is no loop to read on (arg untouched). */
 struct hs_ctx;
-typedef bool (*hs_fwalk_frame_cb)(void *arg, const struct pcap_pkthdr *h, const u_char *data);
+typedef bool (*hs_fwalk_frame_cb)(void *arg, struct hs_pkt *p, bool ok);
 typedef int (*hs_fwalk_end_cb)(void *arg, int rc);
 int hs_fwalk(struct hs_ctx *ctx, pcap_t *pc, const char *what, const char *path,
 	     hs_fwalk_frame_cb frame, hs_fwalk_end_cb end, void *arg);
