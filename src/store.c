@@ -645,26 +645,6 @@ static void bind_static(sqlite3_stmt *s, int i, const char *v)
 		sqlite3_bind_null(s, i);
 }
 
-/* hs_addr_str, without going through printf for IPv4 (a third of the
- * formatting time of 'history all') */
-static const char *addr_text(const struct hs_addr *a, char *buf, size_t len)
-{
-	char *q = buf;
-
-	if (a->af != 4 || len < 16)
-		return hs_addr_str(a, buf, len);
-	for (int i = 0; i < 4; i++) {
-		unsigned v = a->a[i];
-		if (v >= 100)
-			*q++ = (char)('0' + v / 100);
-		if (v >= 10)
-			*q++ = (char)('0' + v / 10 % 10);
-		*q++ = (char)('0' + v % 10);
-		*q++ = i < 3 ? '.' : '\0';
-	}
-	return buf;
-}
-
 int64_t hs_store_session_begin(struct hs_store *st, const char *source, const char *filter,
 			       uint64_t wall_ns)
 {
@@ -756,8 +736,6 @@ static char *put_jstr(char *q, const char *v)
 	return q;
 }
 
-static const char *addr_text(const struct hs_addr *a, char *buf, size_t len);
-
 /* [[switch, addr, ts - first, hw_ts, ttl, tos, session], ...]; switch
  * and hw_ts are null when unknown. Returns the length. */
 static size_t hop_list(char *buf, const struct hs_trace *t, unsigned n, uint64_t first,
@@ -776,7 +754,7 @@ static size_t hop_list(char *buf, const struct hs_trace *t, unsigned n, uint64_t
 		else
 			q = memcpy(q, "null", 4) + 4;
 		*q++ = ',';
-		q = put_jstr(q, addr_text(&h->addr, addr, sizeof(addr)));
+		q = put_jstr(q, hs_addr_str(&h->addr, addr, sizeof(addr)));
 		*q++ = ',';
 		q = put_u64(q, h->ts_ns - first);
 		*q++ = ',';
@@ -909,8 +887,8 @@ int hs_store_trace(struct hs_store *st, int64_t session, const struct hs_trace *
 	}
 	r->session = session;
 	r->id = t->id;
-	addr_text(&t->key.src, r->src, sizeof(r->src));
-	addr_text(&t->key.dst, r->dst, sizeof(r->dst));
+	hs_addr_str(&t->key.src, r->src, sizeof(r->src));
+	hs_addr_str(&t->key.dst, r->dst, sizeof(r->dst));
 	r->proto = t->key.proto;
 	r->sport = t->key.sport;
 	r->dport = t->key.dport;
@@ -923,12 +901,8 @@ int hs_store_trace(struct hs_store *st, int64_t session, const struct hs_trace *
 	r->last = last;
 	r->outcome = hs_outcome_name(t->outcome);
 	/* the last hop's switch name, else its address */
-	const struct hs_hop *lh = t->nhops ? &t->hops[t->nhops - 1] : NULL;
-	if (lh && topo && lh->sw >= 0 && lh->sw < topo->nsw)
-		memcpy(r->last_sw, topo->sw[lh->sw].name, strnlen(topo->sw[lh->sw].name,
-								  HS_NAME_MAX - 1) + 1);
-	else if (lh)
-		addr_text(&lh->addr, r->last_sw, sizeof(r->last_sw));
+	if (t->nhops)
+		hs_hop_name(topo, &t->hops[t->nhops - 1], r->last_sw, sizeof(r->last_sw));
 	else
 		r->last_sw[0] = '\0';
 	r->nhops = t->nhops;
@@ -947,8 +921,8 @@ static void bind_flow(sqlite3_stmt *s, int64_t session, const struct hs_flow *f,
 		      char *dst)
 {
 	sqlite3_bind_int64(s, 1, session);
-	bind_static(s, 2, addr_text(&f->key.src, src, HS_ADDRSTRLEN));
-	bind_static(s, 3, addr_text(&f->key.dst, dst, HS_ADDRSTRLEN));
+	bind_static(s, 2, hs_addr_str(&f->key.src, src, HS_ADDRSTRLEN));
+	bind_static(s, 3, hs_addr_str(&f->key.dst, dst, HS_ADDRSTRLEN));
 	sqlite3_bind_int(s, 4, f->key.proto);
 	sqlite3_bind_int(s, 5, f->key.sport);
 	sqlite3_bind_int(s, 6, f->key.dport);
@@ -1005,8 +979,8 @@ int hs_store_control(struct hs_store *st, int64_t session, uint64_t ts_ns, const
 	bind_static(s, 3, sw);
 	bind_static(s, 4, proto);
 	bind_static(s, 5, kind);
-	bind_static(s, 6, ep ? addr_text(&key->src, src, sizeof(src)) : NULL);
-	bind_static(s, 7, ep ? addr_text(&key->dst, dst, sizeof(dst)) : NULL);
+	bind_static(s, 6, ep ? hs_addr_str(&key->src, src, sizeof(src)) : NULL);
+	bind_static(s, 7, ep ? hs_addr_str(&key->dst, dst, sizeof(dst)) : NULL);
 	if (ep) {
 		sqlite3_bind_int(s, 8, key->sport);
 		sqlite3_bind_int(s, 9, key->dport);

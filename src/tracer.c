@@ -870,8 +870,11 @@ const char *hs_outcome_name(int outcome)
 
 const char *hs_hop_name(const struct hs_topo *topo, const struct hs_hop *h, char *buf, size_t len)
 {
-	if (topo && h->sw >= 0 && h->sw < topo->nsw) {
-		snprintf(buf, len, "%s", topo->sw[h->sw].name);
+	if (topo && h->sw >= 0 && h->sw < topo->nsw && len > 0) {
+		/* without printf: every stored trace names its last hop */
+		size_t n = strnlen(topo->sw[h->sw].name, len - 1);
+		memcpy(buf, topo->sw[h->sw].name, n);
+		buf[n] = '\0';
 		return buf;
 	}
 	return hs_addr_str(&h->addr, buf, len);
