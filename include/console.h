@@ -81,6 +81,11 @@ void hs_async_print(struct hs_ctx *ctx, const char *fmt, ...)
  * prompt, history intact */
 void hs_console_suspend(struct hs_ctx *ctx);
 void hs_console_resume(struct hs_ctx *ctx);
+/* watch the terminal on standard input for input, its file left blocking:
+ * uv_poll_init makes it non-blocking, and standard output shares that open
+ * file, so a long answer to a terminal slow to take it failed with EAGAIN
+ * and lost lines. Input is read only when poll says there is some. */
+int hs_console_poll_stdin(uv_loop_t *loop, uv_poll_t *poll);
 /* open the line-history file now, to save it there after root is dropped */
 void hs_console_keep_history(void);
 

@@ -477,6 +477,16 @@ static void on_sigwinch(uv_signal_t *h, int sig)
 
 /* ---- the console ------------------------------------------------------------------ */
 
+int hs_console_poll_stdin(uv_loop_t *loop, uv_poll_t *poll)
+{
+	int flags = fcntl(STDIN_FILENO, F_GETFL);
+	int rc = uv_poll_init(loop, poll, STDIN_FILENO);
+
+	if (rc == 0 && flags >= 0)
+		fcntl(STDIN_FILENO, F_SETFL, flags);
+	return rc;
+}
+
 int hs_console_start(struct hs_ctx *ctx, bool batch)
 {
 	memset(&con, 0, sizeof(con));
@@ -504,17 +514,9 @@ int hs_console_start(struct hs_ctx *ctx, bool batch)
 		con.el = editor_new();
 		if (!con.el)
 			return out_err(&ctx->out, "cannot set up line editing on the terminal");
-		/* uv_poll_init makes the terminal non-blocking, and standard
-		 * output shares its open file: a terminal slow to take a long
-		 * answer (a slow link, a paused pager) made writes fail with
-		 * EAGAIN and lose lines. Polling needs no O_NONBLOCK: lines are
-		 * read only when the terminal has input. */
-		int flags = fcntl(STDIN_FILENO, F_GETFL);
-		rc = uv_poll_init(ctx->loop, &con.poll, STDIN_FILENO);
+		rc = hs_console_poll_stdin(ctx->loop, &con.poll);
 		if (rc < 0)
 			return out_err(&ctx->out, "cannot watch standard input: %s", uv_strerror(rc));
-		if (flags >= 0)
-			fcntl(STDIN_FILENO, F_SETFL, flags);
 		con.poll_init = true;
 		con.tty = true;
 		hs_runner_add_input(ctx, "stdin", true);

@@ -10,7 +10,6 @@
  * hs_console_resume.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <langinfo.h>
 #include <locale.h>
 #include <signal.h>
@@ -79,7 +78,6 @@ struct hs_watch {
 
 	void (*saved_cancel)(struct hs_ctx *ctx);
 	void (*nested_cancel)(struct hs_ctx *ctx);	/* of a pending ':' verb */
-	int stdin_flags;	/* uv_poll_init makes stdin non-blocking: put it back */
 	bool leaving;
 };
 
@@ -888,8 +886,6 @@ static void leave(struct hs_watch *w)
 	doupdate();
 	curs_set(1);
 	endwin();
-	if (w->stdin_flags != -1)
-		fcntl(STDIN_FILENO, F_SETFL, w->stdin_flags);
 	capture_close(w);
 	if (active == w)
 		active = NULL;
@@ -978,7 +974,6 @@ int hs_watch_start(struct hs_ctx *ctx)
 	w->saved_err = ctx->out.err;
 	w->rate_at = hs_mono_ns();
 	w->rate_pkts = ctx->last_stats.packets;
-	w->stdin_flags = fcntl(STDIN_FILENO, F_GETFL);
 
 	set_term(screen);
 	raw();
@@ -990,9 +985,7 @@ int hs_watch_start(struct hs_ctx *ctx)
 	curs_set(0);
 	colors_init(w);
 
-	rc = uv_poll_init(ctx->loop, &w->poll, STDIN_FILENO);
-	if (rc == 0 && w->stdin_flags != -1)	/* blocking again: see hs_console_start */
-		fcntl(STDIN_FILENO, F_SETFL, w->stdin_flags);
+	rc = hs_console_poll_stdin(ctx->loop, &w->poll);
 	if (rc == 0) {
 		w->open_handles++;
 		w->poll.data = w;
@@ -1001,8 +994,6 @@ int hs_watch_start(struct hs_ctx *ctx)
 	if (rc < 0) {
 		char msg[200];
 		endwin();
-		if (w->stdin_flags != -1)
-			fcntl(STDIN_FILENO, F_SETFL, w->stdin_flags);
 		if (w->open_handles) {
 			uv_close((uv_handle_t *)&w->poll, handle_closed);
 		} else {
