@@ -15,6 +15,7 @@ struct hs_flow {
 	bool dirty;		/* changed since last written to history */
 	int64_t row;		/* its history row this session, 0 before the first write */
 };
+#define HS_FLOW_ROW_QUEUED (-1)	/* row: its first write waits in the history's batch */
 
 struct hs_flowtab *hs_flowtab_new(size_t max);
 void hs_flowtab_free(struct hs_flowtab *ft);

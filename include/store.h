@@ -46,7 +46,9 @@ int hs_store_session_end(struct hs_store *st, int64_t session,
 int hs_store_trace(struct hs_store *st, int64_t session, const struct hs_trace *t,
 		   const struct hs_topo *topo);
 /* a flow's row: inserted the first time, then updated in place (f->row
- * remembers it; 0 before the first write of the session) */
+ * remembers it; 0 before the first write of the session). A first write
+ * waits in the batch, which keeps f: it must stay where it is until the
+ * next hs_store_commit. */
 int hs_store_flow(struct hs_store *st, int64_t session, struct hs_flow *f);
 /* one decoded control message; sw NULL for a plain SPAN copy, key NULL or
  * zero for MAC control */

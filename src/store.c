@@ -27,7 +27,6 @@
 enum {
 	S_SESSION_BEGIN,
 	S_SESSION_END,
-	S_FLOW,
 	S_FLOW_UPDATE,
 	S_CONTROL,
 	S__COUNT
@@ -39,10 +38,6 @@ static const char *const stmt_sql[S__COUNT] = {
 	[S_SESSION_END] =
 		"UPDATE sessions SET ended = ?2, packets = ?3, bytes = ?4, decode_errors = ?5,"
 		" kernel_drops = ?6, traces = ?7 WHERE id = ?1",
-	[S_FLOW] =
-		"INSERT INTO flows(session, src, dst, proto, sport, dport, first_ts, last_ts,"
-		" packets, bytes, syn, fin, rst, dropped, looped)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
 	/* the row written before, found by rowid; the key is checked too, so a
 	 * row gone with a rolled-back batch (its rowid maybe reused) is never
 	 * overwritten: nothing changes and the flow is inserted again */
@@ -246,7 +241,8 @@ _Static_assert(HS_ARRAY_SIZE(migrations) == HS_STORE_SCHEMA,
 #define HOP_JSON_MAX (6 * HS_NAME_MAX + HS_ADDRSTRLEN + 96)	/* one hop, escaped */
 #define HOPLIST_MAX (HS_TRACE_MAX_HOPS * HOP_JSON_MAX + 4)
 #define TRACE_COLS 20
-#define TRACE_ROWS 16		/* trace rows per INSERT */
+#define FLOW_COLS 15
+#define BATCH_ROWS 16		/* trace or flow rows per INSERT */
 
 /* a trace row waiting for its INSERT: its values as they will be bound */
 struct trace_row {
@@ -267,13 +263,22 @@ struct hs_store {
 	char *path;
 	int lock_fd;		/* flock()ed while open: one console per file */
 	sqlite3_stmt *stmt[S__COUNT];
-	/* Trace rows go in TRACE_ROWS at a time, one INSERT of that many rows:
+	/* Trace rows go in BATCH_ROWS at a time, one INSERT of that many rows:
 	 * with 'history all', stepping a statement per trace cost more than
 	 * the rows. Queued rows are inserted before a commit and before the
 	 * history is read. trace_stmt[n] inserts n rows. */
-	struct trace_row trows[TRACE_ROWS];
+	struct trace_row trows[BATCH_ROWS];
 	unsigned ntrows;
-	sqlite3_stmt *trace_stmt[TRACE_ROWS + 1];
+	sqlite3_stmt *trace_stmt[BATCH_ROWS + 1];
+	/* New flows likewise (most flows are written once). Their values are
+	 * bound when the INSERT runs, and their rows learnt from it: a queued
+	 * flow's row is HS_FLOW_ROW_QUEUED until then. */
+	struct flow_row {
+		int64_t session;
+		struct hs_flow *f;
+	} frows[BATCH_ROWS];
+	unsigned nfrows;
+	sqlite3_stmt *flow_stmt[BATCH_ROWS + 1];
 	bool in_tx;
 	bool batch_lost;	/* SQLite rolled the batch back: the next commit fails */
 	size_t pending;
@@ -406,8 +411,10 @@ static void store_destroy(struct hs_store *st)
 {
 	for (int i = 0; i < S__COUNT; i++)
 		sqlite3_finalize(st->stmt[i]);
-	for (int i = 0; i <= TRACE_ROWS; i++)
+	for (int i = 0; i <= BATCH_ROWS; i++) {
 		sqlite3_finalize(st->trace_stmt[i]);
+		sqlite3_finalize(st->flow_stmt[i]);
+	}
 	sqlite3_close_v2(st->db);
 	/* only now: closing another descriptor of the file while SQLite has it
 	 * open would drop SQLite's own POSIX locks */
@@ -556,11 +563,11 @@ const char *hs_store_path(const struct hs_store *st)
 	return st->path;
 }
 
-static int flush_traces(struct hs_store *st);
+static int flush_rows(struct hs_store *st);
 
 struct sqlite3 *hs_store_db(struct hs_store *st)
 {
-	flush_traces(st);	/* a reader sees every row written so far */
+	flush_rows(st);	/* a reader sees every row written so far */
 	return st->db;
 }
 
@@ -569,7 +576,8 @@ const char *hs_store_errmsg(struct hs_store *st)
 	return st->errmsg;
 }
 
-/* a failed write may have made SQLite roll the whole batch back: its rows are lost */
+/* a failed write may have made SQLite roll the whole batch back: its rows
+ * are lost, those still queued with them */
 static void check_rollback(struct hs_store *st)
 {
 	if (st->in_tx && sqlite3_get_autocommit(st->db)) {
@@ -577,6 +585,10 @@ static void check_rollback(struct hs_store *st)
 		st->batch_lost = true;
 		st->lost += st->pending;
 		st->pending = 0;
+		st->ntrows = 0;
+		for (unsigned j = 0; j < st->nfrows; j++)
+			st->frows[j].f->row = 0;	/* its next write inserts it */
+		st->nfrows = 0;
 	}
 }
 
@@ -774,38 +786,60 @@ static size_t hop_list(char *buf, const struct hs_trace *t, unsigned n, uint64_t
 	return (size_t)(q - buf);
 }
 
-static sqlite3_stmt *trace_stmt(struct hs_store *st, unsigned n)
+/* "INSERT INTO table(cols) VALUES " and n rows of ncols parameters,
+ * prepared once for each n and kept in cache[n] */
+static sqlite3_stmt *batch_stmt(struct hs_store *st, sqlite3_stmt **cache, const char *head,
+				unsigned ncols, unsigned n)
 {
-	static const char cols[] =
-		"INSERT INTO traces(session, trace_no, src, dst, proto, sport, dport, ip_id, seq,"
-		" tcp_flags, len, first_ts, last_ts, outcome, last_switch, expected_next, nhops,"
-		" flags, probe_id, hop_list) VALUES ";
-	static const char row[] = "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
-	char sql[sizeof(cols) + TRACE_ROWS * sizeof(row)];
-	size_t len = sizeof(cols) - 1;
+	size_t hlen = strlen(head), len = hlen, row = 2 * ncols + 1;
+	char *sql;
 
-	_Static_assert(sizeof(row) - 1 == 2 * TRACE_COLS + 1, "one parameter a column");
-	if (st->trace_stmt[n])
-		return st->trace_stmt[n];
-	memcpy(sql, cols, len);
+	if (cache[n])
+		return cache[n];
+	sql = hs_xcalloc(1, hlen + n * (row + 1) + 1);
+	memcpy(sql, head, hlen);
 	for (unsigned i = 0; i < n; i++) {
 		if (i)
 			sql[len++] = ',';
-		memcpy(sql + len, row, sizeof(row) - 1);
-		len += sizeof(row) - 1;
+		sql[len++] = '(';
+		for (unsigned c = 0; c < ncols; c++) {
+			if (c)
+				sql[len++] = ',';
+			sql[len++] = '?';
+		}
+		sql[len++] = ')';
 	}
 	sql[len] = '\0';
-	if (sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st->trace_stmt[n],
+	if (sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &cache[n],
 			       NULL) != SQLITE_OK) {
 		db_err(st, "cannot write to");
-		st->trace_stmt[n] = NULL;
+		cache[n] = NULL;
 	}
-	return st->trace_stmt[n];
+	free(sql);
+	return cache[n];
+}
+
+static sqlite3_stmt *trace_stmt(struct hs_store *st, unsigned n)
+{
+	return batch_stmt(st, st->trace_stmt,
+			  "INSERT INTO traces(session, trace_no, src, dst, proto, sport, dport,"
+			  " ip_id, seq, tcp_flags, len, first_ts, last_ts, outcome, last_switch,"
+			  " expected_next, nhops, flags, probe_id, hop_list) VALUES ",
+			  TRACE_COLS, n);
 }
 
 static void bind_text_or_null(sqlite3_stmt *s, int i, const char *v)
 {
 	bind_static(s, i, v[0] ? v : NULL);
+}
+
+/* queued rows that cannot be inserted are lost with the rest of the batch */
+static void drop_batch(struct hs_store *st)
+{
+	if (st->in_tx) {
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+		check_rollback(st);
+	}
 }
 
 /* insert the queued trace rows. On failure they are lost with the rest of
@@ -855,10 +889,7 @@ static int flush_traces(struct hs_store *st)
 	if (run_bound(st, s) == 0)
 		return 0;
 lost:
-	if (st->in_tx) {
-		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-		check_rollback(st);
-	}
+	drop_batch(st);
 	return -1;
 }
 
@@ -912,29 +943,77 @@ int hs_store_trace(struct hs_store *st, int64_t session, const struct hs_trace *
 	unsigned n = t->nhops > HS_TRACE_MAX_HOPS ? HS_TRACE_MAX_HOPS : t->nhops;
 	r->hops_len = (int)hop_list(r->hops, t, n, first, topo);
 	st->pending++;
-	if (++st->ntrows == TRACE_ROWS)
+	if (++st->ntrows == BATCH_ROWS)
 		flush_traces(st);	/* a failure is the batch's, reported by its commit */
 	return 0;
 }
 
-static void bind_flow(sqlite3_stmt *s, int64_t session, const struct hs_flow *f, char *src,
-		      char *dst)
+static sqlite3_stmt *flow_stmt(struct hs_store *st, unsigned n)
 {
-	sqlite3_bind_int64(s, 1, session);
-	bind_static(s, 2, hs_addr_str(&f->key.src, src, HS_ADDRSTRLEN));
-	bind_static(s, 3, hs_addr_str(&f->key.dst, dst, HS_ADDRSTRLEN));
-	sqlite3_bind_int(s, 4, f->key.proto);
-	sqlite3_bind_int(s, 5, f->key.sport);
-	sqlite3_bind_int(s, 6, f->key.dport);
-	bind_u64(s, 7, f->first_ns);
-	bind_u64(s, 8, f->last_ns);
-	bind_u64(s, 9, f->packets);
-	bind_u64(s, 10, f->bytes);
-	sqlite3_bind_int64(s, 11, f->syn);
-	sqlite3_bind_int64(s, 12, f->fin);
-	sqlite3_bind_int64(s, 13, f->rst);
-	sqlite3_bind_int64(s, 14, f->dropped);
-	sqlite3_bind_int64(s, 15, f->looped);
+	return batch_stmt(st, st->flow_stmt,
+			  "INSERT INTO flows(session, src, dst, proto, sport, dport, first_ts,"
+			  " last_ts, packets, bytes, syn, fin, rst, dropped, looped) VALUES ",
+			  FLOW_COLS, n);
+}
+
+/* a flow's FLOW_COLS values from parameter b + 1 on */
+static void bind_flow(sqlite3_stmt *s, int b, int64_t session, const struct hs_flow *f,
+		      char *src, char *dst)
+{
+	sqlite3_bind_int64(s, b + 1, session);
+	bind_static(s, b + 2, hs_addr_str(&f->key.src, src, HS_ADDRSTRLEN));
+	bind_static(s, b + 3, hs_addr_str(&f->key.dst, dst, HS_ADDRSTRLEN));
+	sqlite3_bind_int(s, b + 4, f->key.proto);
+	sqlite3_bind_int(s, b + 5, f->key.sport);
+	sqlite3_bind_int(s, b + 6, f->key.dport);
+	bind_u64(s, b + 7, f->first_ns);
+	bind_u64(s, b + 8, f->last_ns);
+	bind_u64(s, b + 9, f->packets);
+	bind_u64(s, b + 10, f->bytes);
+	sqlite3_bind_int64(s, b + 11, f->syn);
+	sqlite3_bind_int64(s, b + 12, f->fin);
+	sqlite3_bind_int64(s, b + 13, f->rst);
+	sqlite3_bind_int64(s, b + 14, f->dropped);
+	sqlite3_bind_int64(s, b + 15, f->looped);
+}
+
+/* Insert the queued flows, with the values they have now, and give each its
+ * row. SQLite numbers the rows of one INSERT one after another (each gets
+ * the largest rowid + 1), so the last row's rowid tells them all; a row
+ * ever guessed wrong is never overwritten (the update checks the key). On
+ * failure the flows get no row (their next write inserts them) and are lost
+ * with the rest of the batch. */
+static int flush_flows(struct hs_store *st)
+{
+	char src[BATCH_ROWS][HS_ADDRSTRLEN], dst[BATCH_ROWS][HS_ADDRSTRLEN];
+	unsigned n = st->nfrows;
+	sqlite3_stmt *s;
+
+	if (n == 0)
+		return 0;
+	st->nfrows = 0;
+	if ((s = flow_stmt(st, n)) != NULL) {
+		for (unsigned j = 0; j < n; j++)
+			bind_flow(s, (int)j * FLOW_COLS, st->frows[j].session, st->frows[j].f,
+				  src[j], dst[j]);
+		if (run_bound(st, s) == 0) {
+			int64_t last = sqlite3_last_insert_rowid(st->db);
+			for (unsigned j = 0; j < n; j++)
+				st->frows[j].f->row = last - (int64_t)(n - 1 - j);
+			return 0;
+		}
+	}
+	for (unsigned j = 0; j < n; j++)
+		st->frows[j].f->row = 0;
+	drop_batch(st);
+	return -1;
+}
+
+static int flush_rows(struct hs_store *st)
+{
+	int rc = flush_traces(st);
+
+	return flush_flows(st) < 0 ? -1 : rc;
 }
 
 int hs_store_flow(struct hs_store *st, int64_t session, struct hs_flow *f)
@@ -944,9 +1023,13 @@ int hs_store_flow(struct hs_store *st, int64_t session, struct hs_flow *f)
 
 	if (begin(st) < 0)
 		return -1;
+	if (f->row == HS_FLOW_ROW_QUEUED) {
+		st->pending++;	/* its INSERT, still to run, takes these values */
+		return 0;
+	}
 	if (f->row > 0) {
 		s = st->stmt[S_FLOW_UPDATE];
-		bind_flow(s, session, f, src, dst);
+		bind_flow(s, 0, session, f, src, dst);
 		sqlite3_bind_int64(s, 16, f->row);
 		if (run_bound(st, s) < 0)
 			return -1;
@@ -955,12 +1038,12 @@ int hs_store_flow(struct hs_store *st, int64_t session, struct hs_flow *f)
 			return 0;
 		}
 	}
-	s = st->stmt[S_FLOW];
-	bind_flow(s, session, f, src, dst);
-	if (run_bound(st, s) < 0)
-		return -1;
-	f->row = sqlite3_last_insert_rowid(st->db);
+	st->frows[st->nfrows].session = session;
+	st->frows[st->nfrows].f = f;
+	f->row = HS_FLOW_ROW_QUEUED;
 	st->pending++;
+	if (++st->nfrows == BATCH_ROWS)
+		flush_flows(st);	/* a failure is the batch's, reported by its commit */
 	return 0;
 }
 
@@ -1000,7 +1083,7 @@ int hs_store_commit(struct hs_store *st)
 	/* a batch SQLite rolled back is reported once, by the commit that lost it */
 	bool lost = st->batch_lost;
 
-	if (flush_traces(st) < 0)
+	if (flush_rows(st) < 0)
 		lost = true;
 	st->batch_lost = false;
 	if (!st->in_tx)
@@ -1083,7 +1166,7 @@ struct sqlite3_stmt *hs_store_prepare_ro(struct hs_store *st, const char *sql, c
 
 	if (errlen)
 		err[0] = '\0';
-	flush_traces(st);
+	flush_rows(st);
 	sqlite3_db_config(st->db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
 	sqlite3_set_authorizer(st->db, ro_authorizer, st);
 	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, &tail);

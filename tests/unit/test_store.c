@@ -49,6 +49,16 @@ static int teardown(void **state)
 	return 0;
 }
 
+static struct hs_store *open_ok(const char *path)
+{
+	char err[512];
+	struct hs_store *st = hs_store_open(path, err, sizeof(err));
+
+	if (!st)
+		fail_msg("%s", err);
+	return st;
+}
+
 static int64_t q1(const char *path, const char *sql)
 {
 	sqlite3 *db;
@@ -560,17 +570,24 @@ static struct hs_flow flow(const char *src, uint16_t sport, uint64_t packets)
 static void test_flow_rows(void **state)
 {
 	struct fixture *f = *state;
-	char err[512];
-	struct hs_store *st = hs_store_open(f->path, err, sizeof(err));
+	struct hs_store *st = open_ok(f->path);
 
-	if (!st)
-		fail_msg("%s", err);
 	int64_t sess = hs_store_session_begin(st, "x", NULL, T0);
 	struct hs_flow a = flow("10.0.0.1", 1000, 1), b = flow("10.0.0.3", 2000, 7);
 
+	/* first writes wait in the batch; written again meanwhile, a flow
+	 * is still one row, with its newest values */
 	assert_int_equal(hs_store_flow(st, sess, &a), 0);
 	assert_int_equal(hs_store_flow(st, sess, &b), 0);
+	assert_int_equal(a.row, HS_FLOW_ROW_QUEUED);
+	a.packets = 3;
+	assert_int_equal(hs_store_flow(st, sess, &a), 0);
+	hs_store_commit(st);
 	assert_true(a.row > 0 && b.row > 0 && a.row != b.row);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM flows"), 2);
+	assert_int_equal(q1(f->path, "SELECT packets FROM flows WHERE sport = 1000"), 3);
+	assert_int_equal(q1(f->path, "SELECT rowid FROM flows WHERE sport = 1000"), a.row);
+	assert_int_equal(q1(f->path, "SELECT rowid FROM flows WHERE sport = 2000"), b.row);
 	int64_t row_a = a.row;
 	a.packets = 4;
 	assert_int_equal(hs_store_flow(st, sess, &a), 0);
@@ -579,23 +596,77 @@ static void test_flow_rows(void **state)
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM flows"), 2);
 	assert_int_equal(q1(f->path, "SELECT packets FROM flows WHERE sport = 1000"), 4);
 
+	/* more flows than one INSERT takes: each learns its own row */
+	struct hs_flow many[40];
+	for (int i = 0; i < 40; i++) {
+		many[i] = flow("10.0.1.1", (uint16_t)(5000 + i), (uint64_t)i + 1);
+		assert_int_equal(hs_store_flow(st, sess, &many[i]), 0);
+	}
+	hs_store_commit(st);
+	for (int i = 0; i < 40; i++) {
+		char sql[128];
+		snprintf(sql, sizeof(sql), "SELECT sport FROM flows WHERE rowid = %lld",
+			 (long long)many[i].row);
+		assert_int_equal(q1(f->path, sql), 5000 + i);
+	}
+
 	/* a's row number now names b's row: b keeps its counters */
 	a.row = b.row;
 	a.packets = 9;
 	assert_int_equal(hs_store_flow(st, sess, &a), 0);
-	assert_true(a.row != b.row);
 	/* a row number that was never written (its batch rolled back) */
 	b.row = 1000000;
 	b.packets = 8;
 	assert_int_equal(hs_store_flow(st, sess, &b), 0);
-	assert_true(b.row != 1000000);
 	hs_store_commit(st);
+	assert_true(a.row > 0 && a.row != b.row);
+	assert_true(b.row > 0 && b.row != 1000000);
 	assert_int_equal(q1(f->path, "SELECT packets FROM flows WHERE sport = 2000 ORDER BY rowid"
 			     " DESC LIMIT 1"), 8);
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM flows WHERE sport = 2000 AND packets = 7"),
 			 1);
 	assert_int_equal(q1(f->path, "SELECT packets FROM flows WHERE sport = 1000 ORDER BY rowid"
 			     " DESC LIMIT 1"), 9);
+	hs_store_close(st);
+}
+
+static void exec_other(const char *path, const char *sql)
+{
+	sqlite3 *db;
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	sqlite3_busy_timeout(db, 2000);
+	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+	sqlite3_close(db);
+}
+
+/* a batch SQLite rolls back loses the rows it held and those still queued
+ * with it: the commit says so, the flows get no row, and their next write
+ * inserts them */
+static void test_lost_batch(void **state)
+{
+	struct fixture *f = *state;
+	struct hs_store *st = open_ok(f->path);
+
+	int64_t sess = hs_store_session_begin(st, "x", NULL, T0);
+	exec_other(f->path, "CREATE TRIGGER boom BEFORE INSERT ON flows WHEN NEW.sport = 666"
+		   " BEGIN SELECT RAISE(ROLLBACK, 'refused'); END");
+	struct hs_flow a = flow("10.0.0.1", 1000, 1), bad = flow("10.0.0.2", 666, 2);
+
+	assert_int_equal(hs_store_flow(st, sess, &a), 0);
+	assert_int_equal(hs_store_flow(st, sess, &bad), 0);
+	assert_int_equal(hs_store_commit(st), -1);
+	assert_int_equal(a.row, 0);
+	assert_int_equal(bad.row, 0);
+	assert_int_equal(hs_store_lost(st), 2);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM flows"), 0);
+
+	exec_other(f->path, "DROP TRIGGER boom");
+	assert_int_equal(hs_store_flow(st, sess, &a), 0);
+	assert_int_equal(hs_store_commit(st), 1);
+	assert_true(a.row > 0);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM flows"), 1);
 	hs_store_close(st);
 }
 
@@ -775,6 +846,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sql_readonly, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_v5_control, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flow_rows, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lost_batch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_v6_flows, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hop_list, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_v7_hops, setup, teardown),
