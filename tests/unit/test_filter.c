@@ -76,7 +76,7 @@ static void test_match_inner(void **state)
 	uint8_t b[40];
 	struct hs_pkt p;
 	bool matched;
-	uint64_t m;
+	uint64_t m = 0;
 
 	(void)state;
 	int id = hs_filter_add(fs, "tcp port 80 and host 10.0.2.3", err, sizeof(err));
@@ -171,8 +171,8 @@ static void test_del_and_list(void **state)
 {
 	struct hs_filterset *fs = hs_filterset_new();
 	char err[256];
-	int id;
-	const char *expr;
+	int id = 0;
+	const char *expr = NULL;
 
 	(void)state;
 	int a = hs_filter_add(fs, "tcp", err, sizeof(err));
@@ -200,7 +200,7 @@ static void test_del_and_list(void **state)
 	uint8_t pkt6[48];
 	struct hs_pkt p;
 	bool matched;
-	uint64_t m;
+	uint64_t m = 0;
 	build_udp6(pkt6);
 	pkt_on(&p, pkt6, sizeof(pkt6), sizeof(pkt6));
 	assert_true(hs_filter_match(fs, &p, &matched));
