@@ -117,6 +117,10 @@ bool hs_decode_linktype_ok(int dlt);
  * pkt->error set otherwise. pkt is fully overwritten. */
 int hs_decode(int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
 	      uint64_t ts_ns, struct hs_pkt *pkt);
+/* The same, always layer by layer: hs_decode takes the common shape of a
+ * mirrored frame (ERSPAN III of IPv4 TCP) in one pass, to the same result */
+int hs_decode_general(int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
+		      uint64_t ts_ns, struct hs_pkt *pkt);
 
 const char *hs_encap_name(int encap);	/* "erspan3", "none", ... */
 const char *hs_derr_name(int err);	/* "truncated-ip", ... */

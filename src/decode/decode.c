@@ -71,8 +71,8 @@ void dec_set_mirror(struct dctx *c, int encap)
 	k->have |= HS_HAVE_MIRROR;
 }
 
-int hs_decode(int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
-	      uint64_t ts_ns, struct hs_pkt *pkt)
+static int decode(int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
+		  uint64_t ts_ns, struct hs_pkt *pkt, bool predict)
 {
 	struct dctx c = { .pkt = pkt, .depth = 0 };
 
@@ -82,6 +82,8 @@ int hs_decode(int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
 	pkt->wirelen = wirelen;
 	if (!data)
 		caplen = 0;
+	if (predict && dlt == DLT_EN10MB && data && dec_predicted(data, caplen, pkt))
+		return 0;
 	if (dec_link(&c, dlt, data, caplen) < 0) {
 		if (pkt->error == HS_DERR_NONE)
 			pkt->error = HS_DERR_NOT_IP;
@@ -89,6 +91,18 @@ int hs_decode(int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
 	}
 	pkt->error = HS_DERR_NONE;
 	return 0;
+}
+
+int hs_decode(int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
+	      uint64_t ts_ns, struct hs_pkt *pkt)
+{
+	return decode(dlt, data, caplen, wirelen, ts_ns, pkt, true);
+}
+
+int hs_decode_general(int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
+		      uint64_t ts_ns, struct hs_pkt *pkt)
+{
+	return decode(dlt, data, caplen, wirelen, ts_ns, pkt, false);
 }
 
 /* ---- rendering ---------------------------------------------------------- */

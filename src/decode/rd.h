@@ -115,6 +115,11 @@ int dec_ip_any(struct dctx *c, const uint8_t *p, uint32_t len);
 /* gre.c */
 int dec_gre(struct dctx *c, const uint8_t *p, uint32_t len);
 
+/* predict.c: the common shape (Ethernet, IPv4, GRE, ERSPAN III, Ethernet,
+ * IPv4, TCP) in one pass into a cleared k; false, nothing written, for
+ * any other frame */
+bool dec_predicted(const uint8_t *d, uint32_t caplen, struct hs_pkt *k);
+
 /* overlay.c: UDP payload to a tunnel port; 1 when dport is no tunnel */
 int dec_overlay(struct dctx *c, uint16_t dport, const uint8_t *p, uint32_t len);
 

@@ -1,5 +1,6 @@
 /* fuzz_decode.c - one mirrored frame through hs_decode, both printers and,
- * for control traffic (BGP, RoCEv2, MAC control), every message of it
+ * for control traffic (BGP, RoCEv2, MAC control), every message of it; the
+ * decode must be the layer-by-layer decoder's to the byte
  *
  * The first byte picks the link type (one of those hs_decode accepts, or
  * an unsupported one); the rest is the frame. Seeds are the frames of the
@@ -36,6 +37,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(frame, data + 1, caplen);
 
 	int rc = hs_decode(dlt, frame, caplen, caplen + (data[0] >> 4), 1000000000ULL, &p);
+	struct hs_pkt g;
+	if (hs_decode_general(dlt, frame, caplen, caplen + (data[0] >> 4), 1000000000ULL, &g) != rc ||
+	    memcmp(&p, &g, sizeof(p)) != 0)
+		abort();	/* the predicted shape decoded otherwise */
 	if (rc == 0 && p.l3) {
 		/* pointers handed on stay inside the frame */
 		if (p.l3 < frame || p.l3 + p.l3_caplen > frame + caplen)

@@ -7,9 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <pcap/pcap.h>
 #include <cmocka.h>
 
 #include "decode.h"
+#include "../../src/decode/rd.h"	/* dec_predicted: is a frame of the common shape */
 #include "../tools/pktw.h"
 
 #define MAXF 4096
@@ -695,6 +698,132 @@ static void test_render(void **state)
 	free(t);
 }
 
+
+/* ---- the common shape, predicted ------------------------------------------ */
+
+/* hs_decode and the layer-by-layer decoder agree to the byte; true when the
+ * frame was of the predicted shape */
+static bool same_both_ways(const uint8_t *frame, uint32_t caplen, uint32_t wirelen)
+{
+	struct hs_pkt a, b, k;
+	uint8_t *copy = malloc(caplen ? caplen : 1);	/* exact size: reads past it are caught */
+
+	assert_non_null(copy);
+	memcpy(copy, frame, caplen);
+	int ra = hs_decode(DLT_EN10MB, copy, caplen, wirelen, 7, &a);
+	int rb = hs_decode_general(DLT_EN10MB, copy, caplen, wirelen, 7, &b);
+	assert_int_equal(ra, rb);
+	if (memcmp(&a, &b, sizeof(a)) != 0)
+		fail_msg("frame of %u bytes: the predicted decode differs (error %s / %s)",
+			 caplen, hs_derr_name(a.error), hs_derr_name(b.error));
+	memset(&k, 0, sizeof(k));
+	bool predicted = dec_predicted(copy, caplen, &k);
+	free(copy);
+	return predicted;
+}
+
+/* frames of the shape and near it: every cut, and each of the first bytes
+ * (all the headers) set to values that break one check or another */
+static void test_predicted_built(void **state)
+{
+	static const uint8_t gras[] = { 0, 1, 2, 3 };
+	static const uint16_t ports[] = { 80, 179 };
+	static const uint8_t flags[] = { 0x02, 0x12, 0x18 };
+	unsigned predicted = 0, total = 0;
+
+	(void)state;
+	for (int key = 0; key < 2; key++)
+	for (size_t g = 0; g < HS_ARRAY_SIZE(gras); g++)
+	for (size_t pt = 0; pt < HS_ARRAY_SIZE(ports); pt++)
+	for (int plat = 0; plat < 2; plat++) {
+		struct pktw_mirror m = mir(HS_ENCAP_ERSPAN3);
+		struct pktw_inner in = inner4(6);
+		uint8_t f[MAXF];
+
+		m.gre_key = key;
+		m.gre_keyval = 77;
+		m.gra = gras[g];
+		m.platform3 = plat;
+		m.ts_hi = 3;
+		in.key.dport = ports[pt];
+		in.tcp_flags = flags[(g + pt) % HS_ARRAY_SIZE(flags)];
+		in.payload_len = (uint16_t)(g * 40);
+		size_t n = build(f, DLT_EN10MB, &m, &in);
+		assert_true(same_both_ways(f, (uint32_t)n, (uint32_t)n));
+
+		for (size_t cut = 0; cut <= n; cut++) {
+			predicted += same_both_ways(f, (uint32_t)cut, (uint32_t)n);
+			total++;
+		}
+		for (size_t off = 0; off < n && off < 120; off++) {
+			const uint8_t orig = f[off];
+			/* every single bit flipped, near values, extremes */
+			const uint8_t vals[] = { orig ^ 0x01, orig ^ 0x02, orig ^ 0x04, orig ^ 0x08,
+						 orig ^ 0x10, orig ^ 0x20, orig ^ 0x40, orig ^ 0x80,
+						 (uint8_t)(orig + 1), (uint8_t)(orig - 1),
+						 (uint8_t)(orig - 2), (uint8_t)(orig + 0x10),
+						 (uint8_t)(orig - 0x10), 0x00, 0xff, 0x45 };
+			for (size_t v = 0; v < sizeof(vals); v++) {
+				f[off] = vals[v];
+				predicted += same_both_ways(f, (uint32_t)n, (uint32_t)n);
+				total++;
+			}
+			f[off] = orig;
+		}
+	}
+	/* both sides of the prediction were tried, many times */
+	assert_true(predicted > 1000);
+	assert_true(total - predicted > 1000);
+}
+
+/* every frame of the bundled capture and of the conformance corpus */
+static unsigned same_in_file(const char *path, unsigned *frames)
+{
+	char err[PCAP_ERRBUF_SIZE];
+	pcap_t *pc = pcap_open_offline(path, err);
+	struct pcap_pkthdr *h;
+	const u_char *d;
+	unsigned predicted = 0;
+
+	if (!pc)
+		return 0;	/* not a capture libpcap reads: nothing to compare */
+	if (pcap_datalink(pc) == DLT_EN10MB) {
+		while (pcap_next_ex(pc, &h, &d) == 1) {
+			predicted += same_both_ways(d, h->caplen, h->len);
+			(*frames)++;
+		}
+	}
+	pcap_close(pc);
+	return predicted;
+}
+
+static void test_predicted_files(void **state)
+{
+	char path[1024];
+	unsigned frames = 0, predicted;
+	DIR *dir;
+	struct dirent *e;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/share/sample/sample.pcap", HS_SRCDIR);
+	predicted = same_in_file(path, &frames);
+	assert_true(frames > 0 && predicted > frames / 2);
+	snprintf(path, sizeof(path), "%s/../shared/corpus", HS_SRCDIR);
+	if (!(dir = opendir(path))) {
+		print_message("no corpus at %s: only the sample compared\n", path);
+		return;
+	}
+	while ((e = readdir(dir)) != NULL) {
+		size_t n = strlen(e->d_name);
+		if (n < 6 || strcmp(e->d_name + n - 5, ".pcap") != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/../shared/corpus/%s", HS_SRCDIR, e->d_name);
+		predicted += same_in_file(path, &frames);
+	}
+	closedir(dir);
+	print_message("%u frames compared, %u of the predicted shape\n", frames, predicted);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -712,6 +841,8 @@ int main(void)
 		cmocka_unit_test(test_too_deep),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_render),
+		cmocka_unit_test(test_predicted_built),
+		cmocka_unit_test(test_predicted_files),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
