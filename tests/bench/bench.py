@@ -11,8 +11,9 @@ run the same way, so the figures are read as ratios and not as absolutes:
            to one core: hopscope with 'set history off', 'default' and 'all';
            the bare libpcap loop (pcaploop), opening the file as hopscope
            does and again with a 1 MiB stdio buffer; tcpdump -w /dev/null;
-           the runs of these take turns, one of each per round; then tshark
-           on a slice of the file
+           the runs of these take turns, one of each per round, and a ratio
+           is the median of the rounds' ratios; then tshark on a slice of
+           the file
   memory   memtrace: bytes per open trace, peak RSS with 1M open traces and
            with 1M flows, through the tracer and flow table APIs
   respond  time from 'capture status' typed at the prompt to its answer
@@ -294,14 +295,20 @@ class Bench:
             return n / r["wall"] if r else None
         ref_loop, ref_tcpd = pps(loop), pps(tcpd)
 
+        def rel(r, ref):
+            """r's rate over ref's, on the same file: the median of the rounds'
+            ratios, each of two runs made one after the other, so that a
+            slow spell of the machine weighs on both sides of a ratio"""
+            return statistics.median(w_ref / w for w, w_ref in zip(r["walls"], ref["walls"]))
+
         def ratios(key, r, n=F):
             if not r:
                 return
-            p = pps(r, n)
             if ref_loop:
-                self.add(key + ".vs_loop", "  ratio to the bare libpcap loop", p / ref_loop, "x")
+                self.add(key + ".vs_loop", "  ratio to the bare libpcap loop", rel(r, loop), "x")
             if ref_tcpd:
-                self.add(key + ".vs_tcpdump", "  ratio to tcpdump -w /dev/null", p / ref_tcpd, "x")
+                self.add(key + ".vs_tcpdump", "  ratio to tcpdump -w /dev/null", rel(r, tcpd),
+                         "x")
 
         self.add("ingest.loop.pps", "bare libpcap loop (pcaploop)", ref_loop, "pps")
         self.add("ingest.loop_buffered.pps", "  the same with a 1 MiB stdio buffer", pps(bufd),
@@ -326,14 +333,15 @@ class Bench:
             self.add(key + ".pps", "hopscope, history %s" % policy, p, "pps",
                      ">= %s" % fmt(targets[policy]), p >= targets[policy])
             if policy == "off" and ref_loop:
-                self.add(key + ".vs_loop", "  ratio to the bare libpcap loop", p / ref_loop,
-                         "x", ">= 0.5", p / ref_loop >= 0.5)
+                v = rel(r, loop)
+                self.add(key + ".vs_loop", "  ratio to the bare libpcap loop", v,
+                         "x", ">= 0.5", v >= 0.5)
                 if bufd:
                     self.add(key + ".vs_loop_buffered", "  ratio to the buffered loop",
-                             p / pps(bufd), "x")
+                             rel(r, bufd), "x")
                 if ref_tcpd:
                     self.add(key + ".vs_tcpdump", "  ratio to tcpdump -w /dev/null",
-                             p / ref_tcpd, "x")
+                             rel(r, tcpd), "x")
             else:
                 ratios(key, r)
             self.add(key + ".cpu_share", "  CPU time / wall time", r["cpu"] / r["wall"], "x")
