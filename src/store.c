@@ -991,7 +991,6 @@ static int flush_flows(struct hs_store *st)
 
 	if (n == 0)
 		return 0;
-	st->nfrows = 0;
 	if ((s = flow_stmt(st, n)) != NULL) {
 		for (unsigned j = 0; j < n; j++)
 			bind_flow(s, (int)j * FLOW_COLS, st->frows[j].session, st->frows[j].f,
@@ -1000,12 +999,11 @@ static int flush_flows(struct hs_store *st)
 			int64_t last = sqlite3_last_insert_rowid(st->db);
 			for (unsigned j = 0; j < n; j++)
 				st->frows[j].f->row = last - (int64_t)(n - 1 - j);
+			st->nfrows = 0;
 			return 0;
 		}
 	}
-	for (unsigned j = 0; j < n; j++)
-		st->frows[j].f->row = 0;
-	drop_batch(st);
+	drop_batch(st);		/* the rollback takes the queued flows' rows back */
 	return -1;
 }
 
