@@ -19,7 +19,8 @@ struct hs_flow {
 
 struct hs_flowtab *hs_flowtab_new(size_t max);
 void hs_flowtab_free(struct hs_flowtab *ft);
-/* account one closed trace; NULL when the table is full (counted) */
+/* account one closed trace (found by its key_hash); NULL when the table
+ * is full (counted) */
 struct hs_flow *hs_flowtab_add_trace(struct hs_flowtab *ft, const struct hs_trace *t);
 /* Start loading what accounting a trace of the flow whose hs_flowkey_hash
  * is h will touch: its index entry (soon false), then, once that is in,

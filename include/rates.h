@@ -109,7 +109,8 @@ bool hs_rflow_rate(const struct hs_rflow *f, uint64_t now, uint64_t window, doub
 /* one sample; path: directed links (may be NULL / 0: keep the known path) */
 struct hs_rflow *hs_rates_sample(struct hs_rates *r, const struct hs_flowkey *k, uint32_t seq,
 				 uint64_t ts, const int32_t *path, int npath);
-/* a closed trace: a sample when it is TCP and not a probe, a drop when dropped */
+/* a closed trace (found by its key_hash): a sample when it is TCP and not
+ * a probe, a drop when dropped */
 void hs_rates_on_trace(struct hs_rates *r, const struct hs_trace *t);
 void hs_rates_drop(struct hs_rates *r, uint64_t ts);
 /* directed links between consecutive known hops of t (of the table's

@@ -50,6 +50,8 @@ struct hs_hop {
 struct hs_trace {
 	uint64_t id;		/* 1-based, increasing in order of closing */
 	struct hs_flowkey key;
+	uint64_t key_hash;	/* hs_flowkey_hash(&key): the tracer hashes each
+				 * closed trace's flow once for all who look it up */
 	uint16_t ip_id;
 	uint32_t seq;
 	uint8_t tcp_flags;
@@ -73,10 +75,11 @@ struct hs_tracer_cfg {
 	size_t ring;		/* closed traces kept for 'traces' */
 	const struct hs_topo *topo;	/* may be NULL */
 	hs_trace_cb on_close;
-	/* optional: the flow of a trace about to close, so on_close finds what
-	 * it needs in the cache. Called with soon false for the trace that
-	 * will close next, and again with soon true as its closing begins. */
-	void (*on_soon)(void *arg, const struct hs_flowkey *key, bool soon);
+	/* optional: the flow of a trace about to close, and its hash, so
+	 * on_close finds what it needs in the cache. Called with soon false for
+	 * the trace that will close next, and again with soon true as its
+	 * closing begins. */
+	void (*on_soon)(void *arg, const struct hs_flowkey *key, uint64_t key_hash, bool soon);
 	void *arg;
 };
 

@@ -145,10 +145,9 @@ static void on_trace_close(void *arg, const struct hs_trace *t)
 
 /* a trace is about to close: load the flow table's and the rate
  * estimator's entries for its flow while the tracer works */
-static void on_trace_soon(void *arg, const struct hs_flowkey *key, bool soon)
+static void on_trace_soon(void *arg, const struct hs_flowkey *key, uint64_t h, bool soon)
 {
 	struct hs_ctx *ctx = arg;
-	uint64_t h = hs_flowkey_hash(key);
 
 	hs_flowtab_prefetch(ctx->flows, h, soon);
 	if (ctx->planck && key->proto == 6)

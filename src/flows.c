@@ -48,9 +48,9 @@ void hs_flowtab_free(struct hs_flowtab *ft)
 	free(ft);
 }
 
-static struct hs_flow *lookup(struct hs_flowtab *ft, const struct hs_flowkey *k, bool create)
+static struct hs_flow *lookup(struct hs_flowtab *ft, const struct hs_flowkey *k, uint64_t h,
+			      bool create)
 {
-	uint64_t h = hs_flowkey_hash(k);
 	uint32_t tag = (uint32_t)(h >> 32);
 	size_t i = (size_t)h & ft->mask;
 	uint64_t e;
@@ -91,7 +91,7 @@ void hs_flowtab_prefetch(const struct hs_flowtab *ft, uint64_t h, bool soon)
 
 struct hs_flow *hs_flowtab_add_trace(struct hs_flowtab *ft, const struct hs_trace *t)
 {
-	struct hs_flow *f = lookup(ft, &t->key, true);
+	struct hs_flow *f = lookup(ft, &t->key, t->key_hash, true);
 	uint64_t first = 0, last = 0;
 
 	if (!f)

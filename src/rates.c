@@ -238,10 +238,9 @@ static void bin_add(struct hs_rates *r, uint64_t ts, bool drop)
 		r->bin_retx[b]++;
 }
 
-struct hs_rflow *hs_rates_sample(struct hs_rates *r, const struct hs_flowkey *k, uint32_t seq,
-				 uint64_t ts, const int32_t *path, int npath)
+static struct hs_rflow *sample_hashed(struct hs_rates *r, const struct hs_flowkey *k, uint64_t h,
+				      uint32_t seq, uint64_t ts, const int32_t *path, int npath)
 {
-	uint64_t h = hs_flowkey_hash(k);
 	struct hs_rflow *f = find_hashed(r, k, h);
 
 	if (!f) {
@@ -274,6 +273,12 @@ struct hs_rflow *hs_rates_sample(struct hs_rates *r, const struct hs_flowkey *k,
 		f->npath = (uint8_t)npath;
 	}
 	return f;
+}
+
+struct hs_rflow *hs_rates_sample(struct hs_rates *r, const struct hs_flowkey *k, uint32_t seq,
+				 uint64_t ts, const int32_t *path, int npath)
+{
+	return sample_hashed(r, k, hs_flowkey_hash(k), seq, ts, path, npath);
 }
 
 void hs_rates_drop(struct hs_rates *r, uint64_t ts)
@@ -316,7 +321,7 @@ void hs_rates_on_trace(struct hs_rates *r, const struct hs_trace *t)
 		r->not_tcp++;
 		return;
 	}
-	struct hs_rflow *f = hs_rates_sample(r, &t->key, t->seq, ts, NULL, 0);
+	struct hs_rflow *f = sample_hashed(r, &t->key, t->key_hash, t->seq, ts, NULL, 0);
 	/* a flow keeps its path (ECMP hashes the 5-tuple): look again now and then */
 	if (r->nlinks && t->nhops > 1 && (!f->npath || f->samples % HS_RATE_PATH_EVERY == 0)) {
 		int32_t path[HS_RATE_MAX_PATH];

@@ -87,6 +87,9 @@ struct hs_tracer {
 	uint16_t *msrc_index;	/* msrc_mask + 1 entries, at most half full */
 	uint32_t msrc_mask;
 
+	uint32_t soon_slot;	/* the open trace on_soon was last told of, NIL none */
+	uint64_t soon_hash;	/* and its flow's hash, for when it closes */
+
 	struct hs_trace *ring;
 	size_t ring_size;
 	uint64_t last_id;	/* id of the newest closed trace */
@@ -349,7 +352,7 @@ static uint64_t widen_hw(uint64_t last, uint32_t lo)
  * for the index entry of the next trace to close and for the one after it */
 /* always inline: as a call of its own it reads only, so the compiler
  * takes it for pure and drops it */
-static inline __attribute__((always_inline)) void prefetch_head(const struct hs_tracer *tr)
+static inline __attribute__((always_inline)) void prefetch_head(struct hs_tracer *tr)
 {
 	if (tr->lru_head == NIL)
 		return;
@@ -376,7 +379,9 @@ static inline __attribute__((always_inline)) void prefetch_head(const struct hs_
 		k.sport = o1->sport;
 		k.dport = o1->dport;
 		k.proto = o1->proto;
-		tr->cfg.on_soon(tr->cfg.arg, &k, false);
+		tr->soon_slot = tr->lru_head;
+		tr->soon_hash = hs_flowkey_hash(&k);
+		tr->cfg.on_soon(tr->cfg.arg, &k, tr->soon_hash, false);
 	}
 }
 
@@ -397,8 +402,11 @@ static void close_slot(struct hs_tracer *tr, uint32_t slot, uint8_t extra_flags)
 	t->key.sport = ot->sport;
 	t->key.dport = ot->dport;
 	t->key.proto = ot->proto;
+	/* a slot is freed only here, so the slot told of is still that trace */
+	t->key_hash = slot == tr->soon_slot ? tr->soon_hash : hs_flowkey_hash(&t->key);
+	tr->soon_slot = NIL;
 	if (tr->cfg.on_soon)
-		tr->cfg.on_soon(tr->cfg.arg, &t->key, true);
+		tr->cfg.on_soon(tr->cfg.arg, &t->key, t->key_hash, true);
 	t->ip_id = ot->ip_id;
 	t->seq = ot->proto == 6 ? ot->ident : 0;
 	t->tcp_flags = ot->tcp_flags;
@@ -485,6 +493,7 @@ struct hs_tracer *hs_tracer_new(const struct hs_tracer_cfg *cfg)
 	tr->index = hs_xcalloc(n, sizeof(*tr->index));
 	tr->index_mask = (uint32_t)(n - 1);
 	tr->lru_head = tr->lru_tail = NIL;
+	tr->soon_slot = NIL;
 
 	tr->ext_size = tr->pool_size / 8 + 16;
 	tr->ext = hs_xcalloc(tr->ext_size, sizeof(*tr->ext));

@@ -154,6 +154,7 @@ static int run_flows(size_t n)
 	for (size_t i = 0; i < n; i++) {
 		t.id = i + 1;
 		make_key(i, &t.key);
+		t.key_hash = hs_flowkey_hash(&t.key);
 		t.hops[0].ts_ns = 1700000000ULL * HS_NS_PER_SEC + i * 100;
 		if (!hs_flowtab_add_trace(ft, &t))
 			break;

@@ -86,6 +86,7 @@ static struct hs_trace trace(const struct hs_flowkey *k, uint32_t seq, uint64_t 
 		t.nhops++;
 	}
 	va_end(ap);
+	t.key_hash = hs_flowkey_hash(&t.key);
 	hs_trace_classify(&t, topo);
 	return t;
 }

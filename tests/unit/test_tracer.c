@@ -40,6 +40,8 @@ static void on_close(void *arg, const struct hs_trace *t)
 {
 	struct sink *s = arg;
 
+	/* every closed trace carries its flow's hash for the analyses */
+	assert_true(t->key_hash == hs_flowkey_hash(&t->key));
 	if (s->n < (int)HS_ARRAY_SIZE(s->t))
 		s->t[s->n] = *t;
 	s->n++;
@@ -639,11 +641,12 @@ struct soon_log {
 	int n;
 };
 
-static void log_soon(void *arg, const struct hs_flowkey *k, bool soon)
+static void log_soon(void *arg, const struct hs_flowkey *k, uint64_t h, bool soon)
 {
 	struct soon_log *l = arg;
 	char a[HS_ADDRSTRLEN];
 
+	assert_true(h == hs_flowkey_hash(k));
 	if (l->n < 64)
 		snprintf(l->ev[l->n++], sizeof(l->ev[0]), "%c%s", soon ? 'S' : 'n',
 			 hs_addr_str(&k->src, a, sizeof(a)) + 7);
@@ -654,6 +657,7 @@ static void log_close(void *arg, const struct hs_trace *t)
 	struct soon_log *l = arg;
 	char a[HS_ADDRSTRLEN];
 
+	assert_true(t->key_hash == hs_flowkey_hash(&t->key));
 	if (l->n < 64)
 		snprintf(l->ev[l->n++], sizeof(l->ev[0]), "c%s",
 			 hs_addr_str(&t->key.src, a, sizeof(a)) + 7);
@@ -672,6 +676,32 @@ static void test_on_soon(void **state)
 	add(tr, tcp("10.1.1.3", "10.1.2.10", 3, 3, LEAF1, 64, T0 + 2));
 	hs_tracer_close_all(tr);
 	const char *want[] = { "S1", "n2", "c1", "S2", "n3", "c2", "S3", "c3" };
+	assert_int_equal(l.n, (int)HS_ARRAY_SIZE(want));
+	for (int i = 0; i < l.n; i++)
+		assert_string_equal(l.ev[i], want[i]);
+	hs_tracer_free(tr);
+}
+
+/* The hash told with soon false serves the close only of that same trace:
+ * not when another copy has moved it back from the head, nor for the next
+ * trace to take its freed slot (log_close checks every hash) */
+static void test_soon_hash_follows_slot(void **state)
+{
+	struct soon_log l;
+	struct hs_tracer_cfg cfg = { .timeout_ns = 1 * MS, .max_open = 16, .ring = 16,
+				     .on_close = log_close, .on_soon = log_soon, .arg = &l };
+	struct hs_tracer *tr = hs_tracer_new(&cfg);
+
+	memset(&l, 0, sizeof(l));
+	add(tr, tcp("10.1.1.1", "10.1.2.10", 1, 1, LEAF1, 64, T0));
+	add(tr, tcp("10.1.1.2", "10.1.2.10", 2, 2, LEAF1, 64, T0 + 1));
+	add(tr, tcp("10.1.1.3", "10.1.2.10", 3, 3, LEAF1, 64, T0 + 2));
+	hs_tracer_advance(tr, T0 + MS + 1);	/* the first only */
+	add(tr, tcp("10.1.1.2", "10.1.2.10", 2, 2, SPINE1, 63, T0 + 3));
+	hs_tracer_close_all(tr);
+	add(tr, tcp("10.1.1.4", "10.1.2.10", 4, 4, LEAF1, 64, T0 + 4));
+	hs_tracer_close_all(tr);
+	const char *want[] = { "S1", "n2", "c1", "S3", "n2", "c3", "S2", "c2", "S4", "c4" };
 	assert_int_equal(l.n, (int)HS_ARRAY_SIZE(want));
 	for (int i = 0; i < l.n; i++)
 		assert_string_equal(l.ev[i], want[i]);
@@ -733,6 +763,7 @@ static void test_flows(void **state)
 	t.len = 60;
 	t.tcp_flags = 0x02;
 	t.outcome = HS_OUT_DELIVERED;
+	t.key_hash = hs_flowkey_hash(&t.key);
 	struct hs_flow *f = hs_flowtab_add_trace(ft, &t);
 	assert_non_null(f);
 	assert_int_equal(f->id, 1);
@@ -765,10 +796,12 @@ static void test_flows(void **state)
 	r.key.dst = t.key.src;
 	r.key.sport = 80;
 	r.key.dport = 1234;
+	r.key_hash = hs_flowkey_hash(&r.key);
 	struct hs_flow *g = hs_flowtab_add_trace(ft, &r);
 	assert_non_null(g);
 	assert_int_equal(g->id, 2);
 	r.key.dport = 1235;
+	r.key_hash = hs_flowkey_hash(&r.key);
 	assert_null(hs_flowtab_add_trace(ft, &r));
 	assert_int_equal(hs_flowtab_overflow(ft), 1);
 	assert_int_equal(hs_flowtab_count(ft), 2);
@@ -780,6 +813,7 @@ static void test_flows(void **state)
 	hs_flowtab_clear(ft);
 	assert_int_equal(hs_flowtab_count(ft), 0);
 	r.key.proto = 17;
+	r.key_hash = hs_flowkey_hash(&r.key);
 	r.tcp_flags = 0x02;
 	g = hs_flowtab_add_trace(ft, &r);
 	assert_int_equal(g->syn, 0);
@@ -805,6 +839,7 @@ int main(void)
 		cmocka_unit_test(test_stress),
 		cmocka_unit_test(test_many_mirror_sources),
 		cmocka_unit_test(test_on_soon),
+		cmocka_unit_test(test_soon_hash_follows_slot),
 		cmocka_unit_test(test_prepared),
 		cmocka_unit_test(test_flows),
 	};
