@@ -92,6 +92,8 @@ struct hs_tracer {
 
 	struct hs_trace *ring;
 	size_t ring_size;
+	size_t ring_pos;	/* where the next closed trace goes: last_id % ring_size,
+				 * kept rather than divided for at every close */
 	uint64_t last_id;	/* id of the newest closed trace */
 	uint64_t first_id;	/* oldest id still valid in the ring */
 
@@ -323,9 +325,14 @@ static int hop_cmp(const struct hs_hop *a, const struct hs_hop *b)
 static void classify(struct hs_trace *t, const struct hs_topo *topo, int leaf);
 
 /* hs_topo_leaf_for scans hosts and subnets: remember recent answers */
+static uint32_t leaf_slot(const struct hs_addr *a)
+{
+	return msrc_hash(a, 0) & (LEAF_CACHE - 1);
+}
+
 static int leaf_of(struct hs_tracer *tr, const struct hs_addr *a)
 {
-	struct leaf_entry *e = &tr->leaf_cache[msrc_hash(a, 0) & (LEAF_CACHE - 1)];
+	struct leaf_entry *e = &tr->leaf_cache[leaf_slot(a)];
 
 	if (e->addr.af && hs_addr_eq(&e->addr, a))
 		return e->leaf;
@@ -360,7 +367,7 @@ static inline __attribute__((always_inline)) void prefetch_head(struct hs_tracer
 	__builtin_prefetch(&tr->index[o1->hash & tr->index_mask], 0);
 	/* and the ring slot it will be written to, which the ring's size
 	 * (megabytes) has long evicted: as many lines as its hops take */
-	const char *slot = (const char *)&tr->ring[tr->last_id % tr->ring_size];
+	const char *slot = (const char *)&tr->ring[tr->ring_pos];
 	size_t used = offsetof(struct hs_trace, hops) + (size_t)o1->nhops * sizeof(struct hs_hop);
 	for (size_t off = 0; off < used && off < sizeof(struct hs_trace); off += 64)
 		__builtin_prefetch(slot + off, 1);
@@ -369,16 +376,21 @@ static inline __attribute__((always_inline)) void prefetch_head(struct hs_tracer
 		for (size_t off = 0; off < sizeof(struct otrace); off += 64)
 			__builtin_prefetch(o2 + off, 0);
 	}
+	if (!tr->cfg.on_soon && !tr->topo)
+		return;
+	struct hs_flowkey k;
+	size_t alen = o1->af == 4 ? 4 : 16;
+	memset(&k, 0, sizeof(k));
+	k.src.af = k.dst.af = o1->af;
+	memcpy(k.src.a, o1->src, alen);
+	memcpy(k.dst.a, o1->dst, alen);
+	k.sport = o1->sport;
+	k.dport = o1->dport;
+	k.proto = o1->proto;
+	/* the destination's ToR, which classify looks up */
+	if (tr->topo)
+		__builtin_prefetch(&tr->leaf_cache[leaf_slot(&k.dst)], 0);
 	if (tr->cfg.on_soon) {
-		struct hs_flowkey k;
-		size_t alen = o1->af == 4 ? 4 : 16;
-		memset(&k, 0, sizeof(k));
-		k.src.af = k.dst.af = o1->af;
-		memcpy(k.src.a, o1->src, alen);
-		memcpy(k.dst.a, o1->dst, alen);
-		k.sport = o1->sport;
-		k.dport = o1->dport;
-		k.proto = o1->proto;
 		tr->soon_slot = tr->lru_head;
 		tr->soon_hash = hs_flowkey_hash(&k);
 		tr->cfg.on_soon(tr->cfg.arg, &k, tr->soon_hash, false);
@@ -389,11 +401,12 @@ static inline __attribute__((always_inline)) void prefetch_head(struct hs_tracer
 static void close_slot(struct hs_tracer *tr, uint32_t slot, uint8_t extra_flags)
 {
 	struct otrace *ot = &tr->pool[slot];
-	size_t r = (size_t)(tr->last_id % tr->ring_size);
-	struct hs_trace *t = &tr->ring[r];
+	struct hs_trace *t = &tr->ring[tr->ring_pos];
 
 	memset(t, 0, offsetof(struct hs_trace, hops));
 	t->id = ++tr->last_id;
+	if (++tr->ring_pos == tr->ring_size)
+		tr->ring_pos = 0;
 	if (tr->last_id - tr->first_id >= tr->ring_size)
 		tr->first_id = tr->last_id - tr->ring_size + 1;
 	t->key.src.af = t->key.dst.af = ot->af;
