@@ -95,6 +95,8 @@ uint64_t hs_mono_ns(void);
 uint64_t hs_wall_ns(void);
 
 void *hs_xcalloc(size_t n, size_t size);	/* aborts on OOM */
+#define HS_HUGE_PAGE (2u << 20)
+void *hs_xcalloc_big(size_t n, size_t size);
 char *hs_xstrdup(const char *s);
 
 #endif

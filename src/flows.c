@@ -30,10 +30,10 @@ struct hs_flowtab *hs_flowtab_new(size_t max)
 	if (max > (1u << 30))
 		max = 1u << 30;
 	ft->max = max;
-	ft->flows = hs_xcalloc(max, sizeof(*ft->flows));
+	ft->flows = hs_xcalloc_big(max, sizeof(*ft->flows));
 	for (n = 16; n < max * 2; n <<= 1)
 		;
-	ft->index = hs_xcalloc(n, sizeof(*ft->index));
+	ft->index = hs_xcalloc_big(n, sizeof(*ft->index));
 	ft->mask = n - 1;
 	ft->next_id = 1;
 	return ft;

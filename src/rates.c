@@ -81,7 +81,7 @@ struct hs_rates *hs_rates_new(size_t max_flows)
 	struct hs_rates *r = hs_xcalloc(1, sizeof(*r));
 
 	r->cap = max_flows ? max_flows : HS_RATE_DEFAULT_FLOWS;
-	r->flows = hs_xcalloc(r->cap, sizeof(*r->flows));
+	r->flows = hs_xcalloc_big(r->cap, sizeof(*r->flows));
 	for (r->nbuckets = 16; r->nbuckets < 2 * r->cap; r->nbuckets <<= 1)
 		;
 	r->buckets = hs_xcalloc(r->nbuckets, sizeof(*r->buckets));

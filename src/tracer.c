@@ -498,12 +498,12 @@ struct hs_tracer *hs_tracer_new(const struct hs_tracer_cfg *cfg)
 	tr->topo = cfg->topo;
 
 	tr->pool_size = (uint32_t)tr->cfg.max_open;
-	tr->pool = hs_xcalloc(tr->pool_size, sizeof(*tr->pool));
+	tr->pool = hs_xcalloc_big(tr->pool_size, sizeof(*tr->pool));
 	tr->free_head = NIL;
 	tr->nfree = tr->pool_size;
 	for (n = 16; n < (size_t)tr->pool_size * 2; n <<= 1)
 		;
-	tr->index = hs_xcalloc(n, sizeof(*tr->index));
+	tr->index = hs_xcalloc_big(n, sizeof(*tr->index));
 	tr->index_mask = (uint32_t)(n - 1);
 	tr->lru_head = tr->lru_tail = NIL;
 	tr->soon_slot = NIL;
@@ -522,7 +522,7 @@ struct hs_tracer *hs_tracer_new(const struct hs_tracer_cfg *cfg)
 
 	tr->leaf_cache = hs_xcalloc(LEAF_CACHE, sizeof(*tr->leaf_cache));
 	tr->ring_size = tr->cfg.ring;
-	tr->ring = hs_xcalloc(tr->ring_size, sizeof(*tr->ring));
+	tr->ring = hs_xcalloc_big(tr->ring_size, sizeof(*tr->ring));
 	tr->first_id = 1;
 	return tr;
 }

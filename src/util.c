@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "hs.h"
@@ -356,6 +357,19 @@ void *hs_xcalloc(size_t n, size_t size)
 		fprintf(stderr, "hopscope: out of memory\n");
 		abort();
 	}
+	return p;
+}
+
+void *hs_xcalloc_big(size_t n, size_t size)
+{
+	void *p = hs_xcalloc(n, size);
+	uintptr_t a = ((uintptr_t)p + HS_HUGE_PAGE - 1) & ~(uintptr_t)(HS_HUGE_PAGE - 1);
+	uintptr_t end = ((uintptr_t)p + n * size) & ~(uintptr_t)(HS_HUGE_PAGE - 1);
+
+#ifdef MADV_HUGEPAGE
+	if (end > a)
+		(void)madvise((void *)a, end - a, MADV_HUGEPAGE);
+#endif
 	return p;
 }
 
