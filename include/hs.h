@@ -95,8 +95,12 @@ uint64_t hs_mono_ns(void);
 uint64_t hs_wall_ns(void);
 
 void *hs_xcalloc(size_t n, size_t size);	/* aborts on OOM */
-#define HS_HUGE_PAGE (2u << 20)
+/* The same for tables of megabytes read at random: whole 2 MB pages,
+ * advised to be huge ones (a TLB miss per lookup otherwise); freed with
+ * hs_free_big and the same n and size */
+#define HS_HUGE_PAGE ((size_t)2 << 20)
 void *hs_xcalloc_big(size_t n, size_t size);
+void hs_free_big(void *p, size_t n, size_t size);
 char *hs_xstrdup(const char *s);
 
 #endif

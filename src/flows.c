@@ -43,8 +43,8 @@ void hs_flowtab_free(struct hs_flowtab *ft)
 {
 	if (!ft)
 		return;
-	free(ft->flows);
-	free(ft->index);
+	hs_free_big(ft->flows, ft->max, sizeof(*ft->flows));
+	hs_free_big(ft->index, ft->mask + 1, sizeof(*ft->index));
 	free(ft);
 }
 

@@ -94,7 +94,7 @@ void hs_rates_free(struct hs_rates *r)
 {
 	if (!r)
 		return;
-	free(r->flows);
+	hs_free_big(r->flows, r->cap, sizeof(*r->flows));
 	free(r->buckets);
 	free(r->ref);
 	free(r->link_bps);

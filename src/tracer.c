@@ -531,13 +531,13 @@ void hs_tracer_free(struct hs_tracer *tr)
 {
 	if (!tr)
 		return;
-	free(tr->pool);
-	free(tr->index);
+	hs_free_big(tr->pool, tr->pool_size, sizeof(*tr->pool));
+	hs_free_big(tr->index, (size_t)tr->index_mask + 1, sizeof(*tr->index));
 	free(tr->ext);
 	free(tr->ext_free);
 	free(tr->msrc);
 	free(tr->msrc_index);
-	free(tr->ring);
+	hs_free_big(tr->ring, tr->ring_size, sizeof(*tr->ring));
 	free(tr->leaf_cache);
 	free(tr);
 }

@@ -360,18 +360,67 @@ void *hs_xcalloc(size_t n, size_t size)
 	return p;
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define HS_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HS_ASAN 1
+#endif
+#endif
+
+#ifdef HS_ASAN
+/* AddressSanitizer checks heap blocks, not mappings of our own */
 void *hs_xcalloc_big(size_t n, size_t size)
 {
-	void *p = hs_xcalloc(n, size);
-	uintptr_t a = ((uintptr_t)p + HS_HUGE_PAGE - 1) & ~(uintptr_t)(HS_HUGE_PAGE - 1);
-	uintptr_t end = ((uintptr_t)p + n * size) & ~(uintptr_t)(HS_HUGE_PAGE - 1);
-
-#ifdef MADV_HUGEPAGE
-	if (end > a)
-		(void)madvise((void *)a, end - a, MADV_HUGEPAGE);
-#endif
-	return p;
+	return hs_xcalloc(n, size);
 }
+
+void hs_free_big(void *p, size_t n, size_t size)
+{
+	free(p);
+}
+#else
+/* Anonymous memory comes zeroed and is backed as it is touched; mapped
+ * at a huge-page boundary and rounded up to whole huge pages, so that all
+ * of it can take them */
+static size_t big_len(size_t n, size_t size)
+{
+	if (size && n > (SIZE_MAX - 2 * HS_HUGE_PAGE) / size) {
+		fprintf(stderr, "hopscope: out of memory\n");
+		abort();
+	}
+	return ((n ? n : 1) * (size ? size : 1) + HS_HUGE_PAGE - 1) & ~(size_t)(HS_HUGE_PAGE - 1);
+}
+
+void *hs_xcalloc_big(size_t n, size_t size)
+{
+	size_t len = big_len(n, size);
+	char *m = mmap(NULL, len + HS_HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+
+	if (m == MAP_FAILED) {
+		fprintf(stderr, "hopscope: out of memory\n");
+		abort();
+	}
+	/* keep the aligned part, give back what lies either side */
+	uintptr_t a = ((uintptr_t)m + HS_HUGE_PAGE - 1) & ~(uintptr_t)(HS_HUGE_PAGE - 1);
+	size_t head = a - (uintptr_t)m, tail = HS_HUGE_PAGE - head;
+	if (head)
+		munmap(m, head);
+	if (tail)
+		munmap((char *)a + len, tail);
+#ifdef MADV_HUGEPAGE
+	(void)madvise((void *)a, len, MADV_HUGEPAGE);
+#endif
+	return (void *)a;
+}
+
+void hs_free_big(void *p, size_t n, size_t size)
+{
+	if (p)
+		munmap(p, big_len(n, size));
+}
+#endif
 
 char *hs_xstrdup(const char *s)
 {

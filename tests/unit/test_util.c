@@ -251,6 +251,46 @@ static void test_strdup(void **state)
 	free(p);
 }
 
+/* big tables: zeroed, every byte theirs, apart; on huge-page boundaries
+ * except under AddressSanitizer, which takes them from the heap */
+static void test_big_tables(void **state)
+{
+	static const size_t sizes[][2] = {
+		{ 1, 1 }, { 0, 0 }, { 3, 4099 }, { HS_HUGE_PAGE, 1 }, { HS_HUGE_PAGE / 8 + 1, 8 },
+	};
+	bool asan = false;
+#if defined(__SANITIZE_ADDRESS__)
+	asan = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+	asan = true;
+#endif
+#endif
+
+	(void)state;
+	for (size_t i = 0; i < HS_ARRAY_SIZE(sizes); i++) {
+		size_t n = sizes[i][0], size = sizes[i][1], len = n * size > 0 ? n * size : 1;
+		unsigned char *a = hs_xcalloc_big(n, size), *b = hs_xcalloc_big(n, size);
+
+		assert_non_null(a);
+		assert_non_null(b);
+		assert_true(a + len <= b || b + len <= a);
+		if (!asan) {
+			assert_int_equal((uintptr_t)a % HS_HUGE_PAGE, 0);
+			assert_int_equal((uintptr_t)b % HS_HUGE_PAGE, 0);
+		}
+		for (size_t k = 0; k < len; k++)
+			assert_int_equal(a[k] | b[k], 0);
+		memset(a, 0xa5, len);
+		for (size_t k = 0; k < len; k += 4093)
+			assert_int_equal(b[k], 0);
+		assert_int_equal(b[len - 1], 0);
+		assert_int_equal(a[len - 1], 0xa5);
+		hs_free_big(a, n, size);
+		hs_free_big(b, n, size);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -264,6 +304,7 @@ int main(void)
 		cmocka_unit_test(test_flowkey),
 		cmocka_unit_test(test_share_and_names),
 		cmocka_unit_test(test_strdup),
+		cmocka_unit_test(test_big_tables),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
