@@ -10,7 +10,7 @@ run the same way, so the figures are read as ratios and not as absolutes:
   ingest   whole-process wall and CPU time, median of BENCH_RUNS runs, pinned
            to one core: hopscope with 'set history off', 'default' and 'all';
            the bare libpcap loop (pcaploop), opening the file as hopscope
-           does and again with a 1 MiB stdio buffer; tcpdump -w /dev/null;
+           does and again with hopscope's 128 KiB stdio buffer; tcpdump -w /dev/null;
            the runs of these take turns, one of each per round, and a ratio
            is the median of the rounds' ratios; then tshark on a slice of
            the file
@@ -260,7 +260,7 @@ class Bench:
 
         pcaploop = self.prog("tests", "bench", "pcaploop")
         jobs = [("pcaploop", self.pin([pcaploop, self.capture]), None, subprocess.DEVNULL),
-                ("pcaploop -b", self.pin([pcaploop, "-b", str(1 << 20), self.capture]), None,
+                ("pcaploop -b", self.pin([pcaploop, "-b", str(1 << 17), self.capture]), None,
                  subprocess.DEVNULL),
                 ("tcpdump", self.pin(["tcpdump", "-n", "-r", self.capture, "-w", "/dev/null"]),
                  None, subprocess.DEVNULL)]
@@ -311,7 +311,7 @@ class Bench:
                          "x")
 
         self.add("ingest.loop.pps", "bare libpcap loop (pcaploop)", ref_loop, "pps")
-        self.add("ingest.loop_buffered.pps", "  the same with a 1 MiB stdio buffer", pps(bufd),
+        self.add("ingest.loop_buffered.pps", "  the same with hopscope's 128 KiB buffer", pps(bufd),
                  "pps")
         self.add("ingest.tcpdump.pps", "tcpdump -r FILE -w /dev/null", ref_tcpd, "pps")
         if tshark:
