@@ -19,7 +19,7 @@
 #include "tracer.h"
 
 #define NIL UINT32_MAX
-#define INLINE_HOPS 12
+#define INLINE_HOPS 8
 #define EXT_HOPS (HS_TRACE_MAX_HOPS - INLINE_HOPS)
 #define MSRC_MAX 16384		/* distinct (mirror address, session) pairs */
 #define MSRC_INDEX_MIN 1024		/* first index: 2 KiB, in L1 for a fabric's sources */
@@ -34,8 +34,10 @@ struct ohop {
 	uint8_t ttl, tos;
 };
 
-/* an open trace: 232 bytes */
-struct otrace {
+/* An open trace: 192 bytes, three cache lines from the pool's huge-page
+ * boundary on. A fat tree's longest path is five switches; copies past
+ * the eighth (loops) go to an extension block. */
+struct __attribute__((aligned(64))) otrace {
 	uint64_t first_ns;
 	uint8_t src[16], dst[16];
 	uint32_t ident;		/* TCP seq or hash of the first L4 bytes */
@@ -52,7 +54,7 @@ struct otrace {
 	struct ohop hops[INLINE_HOPS];
 };
 
-_Static_assert(sizeof(struct otrace) <= 232, "open traces must stay small");
+_Static_assert(sizeof(struct otrace) == 192, "open traces must stay small");
 
 struct msrc {
 	struct hs_addr addr;
@@ -632,10 +634,8 @@ void hs_tracer_prefetch(const struct hs_tracer *tr, const struct hs_tracer_prep 
 	for (uint32_t i = hash & mask; (e = tr->index[i]) != 0; i = (i + 1) & mask) {
 		if ((uint32_t)(e >> 32) == hash) {
 			const char *ot = (const char *)&tr->pool[(uint32_t)e - 1];
-			__builtin_prefetch(ot, 1);
-			__builtin_prefetch(ot + 64, 1);
-			__builtin_prefetch(ot + 128, 1);
-			__builtin_prefetch(ot + 192, 1);
+			for (size_t off = 0; off < sizeof(struct otrace); off += 64)
+				__builtin_prefetch(ot + off, 1);
 			return;
 		}
 	}
