@@ -200,19 +200,35 @@ struct hs_rflow *hs_rates_find(const struct hs_rates *r, const struct hs_flowkey
 	return find_hashed(r, k, hs_flowkey_hash(k));
 }
 
-/* CLOCK: pass over flows sampled since the last pass (clearing their mark),
- * evict the first one that was not */
-static void evict_one(struct hs_rates *r)
+static void hand_step(struct hs_rates *r)
+{
+	if (++r->hand == r->cap)
+		r->hand = 0;
+}
+
+/* CLOCK: pass over flows sampled since the last pass (clearing their mark)
+ * to the first one that was not */
+static void sweep(struct hs_rates *r)
 {
 	while (r->ref[r->hand]) {
 		r->ref[r->hand] = 0;
-		r->hand = (r->hand + 1) % r->cap;
+		hand_step(r);
 	}
+}
+
+/* evict the flow the hand comes to first unsampled */
+static void evict_one(struct hs_rates *r)
+{
+	sweep(r);
 	int32_t i = (int32_t)r->hand;
 	struct hs_rflow *f = &r->flows[i];
 	int32_t *p = &r->buckets[bucket_of(r, f->hash)];
 
-	r->hand = (r->hand + 1) % r->cap;
+	hand_step(r);
+	/* the next eviction's flow, found now (what a sample marks before then
+	 * the sweep passes again), and started on its way to the cache */
+	sweep(r);
+	__builtin_prefetch(&r->flows[r->hand], 1);
 	while (*p != i)
 		p = &r->flows[*p].chain;
 	*p = f->chain;
