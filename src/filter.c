@@ -135,15 +135,14 @@ const char *hs_filter_summary(struct hs_filterset *fs)
 	return s;
 }
 
-bool hs_filter_match(struct hs_filterset *fs, const struct hs_pkt *p, bool *matched)
+/* out of line: with no filter set, hs_filter_match is a test and a return
+ * for every copy, without this loop's register saves */
+static __attribute__((noinline)) bool match_set(struct hs_filterset *fs, const struct hs_pkt *p,
+						bool *matched)
 {
 	struct pcap_pkthdr h;
 	bool any = false;
 
-	if (matched)
-		*matched = false;
-	if (fs->n == 0)
-		return true;
 	if (!(p->have & HS_HAVE_IP) || !p->l3)
 		return false;
 	memset(&h, 0, sizeof(h));
@@ -158,4 +157,13 @@ bool hs_filter_match(struct hs_filterset *fs, const struct hs_pkt *p, bool *matc
 	if (matched)
 		*matched = any;
 	return any;
+}
+
+bool hs_filter_match(struct hs_filterset *fs, const struct hs_pkt *p, bool *matched)
+{
+	if (matched)
+		*matched = false;
+	if (fs->n == 0)
+		return true;
+	return match_set(fs, p, matched);
 }
