@@ -778,18 +778,27 @@ void hs_tracer_add_prepared(struct hs_tracer *tr, const struct hs_pkt *p, uint8_
 	ot->nhops++;
 }
 
+static bool head_quiet(const struct hs_tracer *tr, uint64_t now_ns)
+{
+	const struct otrace *ot = &tr->pool[tr->lru_head];
+	uint64_t last = ot->first_ns + ot->last_dts;
+
+	return now_ns >= last && now_ns - last > tr->cfg.timeout_ns;
+}
+
+static __attribute__((noinline)) void close_quiet(struct hs_tracer *tr, uint64_t now_ns)
+{
+	do
+		close_slot(tr, tr->lru_head, 0);
+	while (tr->lru_head != NIL && head_quiet(tr, now_ns));
+}
+
+/* called for every copy, and nearly always with nothing to close: the
+ * test inlined, the closing out of line */
 void hs_tracer_advance(struct hs_tracer *tr, uint64_t now_ns)
 {
-	uint64_t timeout = tr->cfg.timeout_ns;
-
-	while (tr->lru_head != NIL) {
-		const struct otrace *ot = &tr->pool[tr->lru_head];
-		uint64_t last = ot->first_ns + ot->last_dts;
-
-		if (now_ns < last || now_ns - last <= timeout)
-			break;
-		close_slot(tr, tr->lru_head, 0);
-	}
+	if (tr->lru_head != NIL && head_quiet(tr, now_ns))
+		close_quiet(tr, now_ns);
 }
 
 void hs_tracer_close_all(struct hs_tracer *tr)
