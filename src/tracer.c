@@ -186,8 +186,9 @@ static uint32_t l4_ident(const struct hs_pkt *p)
 /* ---- mirror sources --------------------------------------------------- */
 
 /* once per copy: one multiply for IPv4 (two full mixes cost more than
- * the rest of interning) */
-static uint32_t msrc_hash(const struct hs_addr *a, uint16_t session)
+ * the rest of interning), inlined (a call of its own was a fifth of it) */
+static inline __attribute__((always_inline)) uint32_t msrc_hash(const struct hs_addr *a,
+								 uint16_t session)
 {
 	uint64_t h = ((uint64_t)session << 40) ^ ((uint64_t)a->af << 32);
 
