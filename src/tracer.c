@@ -258,7 +258,8 @@ static uint16_t msrc_intern(struct hs_tracer *tr, const struct hs_addr *a, uint1
 
 /* ---- the pool, its index and the activity list --------------------------- */
 
-static void lru_unlink(struct hs_tracer *tr, uint32_t i)
+/* inlined: every copy of an open trace moves it to the tail */
+static inline __attribute__((always_inline)) void lru_unlink(struct hs_tracer *tr, uint32_t i)
 {
 	struct otrace *ot = &tr->pool[i];
 
