@@ -107,15 +107,17 @@ void hs_tracer_add_probe(struct hs_tracer *tr, const struct hs_pkt *pkt, uint8_t
  * adding it will touch; hs_tracer_add_prepared adds it later, reading only
  * pkt's fields (its frame bytes may be gone by then). In between,
  * hs_tracer_prefetch may be called to load the open trace itself and the
- * copy's mirror source. */
+ * copy's mirror source; the trace it found is then tried first. */
 struct hs_tracer_prep {
 	uint64_t hash;
 	uint32_t ident;
 	uint32_t msrc_hash;	/* of the copy's mirror source and session */
+	uint32_t cand;		/* pool slot + 1 of the open trace hs_tracer_prefetch
+				 * found by hash, 0 none */
 };
 void hs_tracer_prepare(struct hs_tracer *tr, const struct hs_pkt *pkt,
 		       struct hs_tracer_prep *prep);
-void hs_tracer_prefetch(const struct hs_tracer *tr, const struct hs_tracer_prep *prep);
+void hs_tracer_prefetch(const struct hs_tracer *tr, struct hs_tracer_prep *prep);
 void hs_tracer_add_prepared(struct hs_tracer *tr, const struct hs_pkt *pkt, uint8_t flags,
 			    uint32_t probe_id, const struct hs_tracer_prep *prep);
 /* close traces quiet since before now_ns - timeout (capture time) */

@@ -309,7 +309,7 @@ static void pipe_frame(struct hs_ctx *ctx, int dlt, const uint8_t *data,
 	e->now = c->last_ts;
 	c->pipe_len++;
 	if (c->pipe_len > HS_PIPE_SLOT) {
-		const struct pipe_ent *ahead =
+		struct pipe_ent *ahead =
 			&c->pipe[(c->pipe_head + c->pipe_len - 1 - HS_PIPE_SLOT) & (HS_PIPE - 1)];
 		if (ahead->add)
 			hs_tracer_prefetch(ctx->tracer, &ahead->prep);

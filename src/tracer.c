@@ -150,6 +150,15 @@ static bool same_addrs(const struct otrace *ot, const struct hs_pkt *p)
 	return memcmp(ot->src, p->key.src.a, 16) == 0 && memcmp(ot->dst, p->key.dst.a, 16) == 0;
 }
 
+/* p is a copy of the packet ot traces (ip_id: 0 for IPv6) */
+static bool same_packet(const struct otrace *ot, const struct hs_pkt *p, uint32_t ident,
+			uint16_t ip_id)
+{
+	return ot->ident == ident && ot->ip_id == ip_id && ot->sport == p->key.sport &&
+	       ot->dport == p->key.dport && ot->proto == p->key.proto &&
+	       ot->af == p->key.src.af && same_addrs(ot, p);
+}
+
 /* identity of a non-TCP packet: its first L4 bytes (ICMP id/seq, UDP payload) */
 static uint32_t l4_ident(const struct hs_pkt *p)
 {
@@ -471,6 +480,7 @@ static void close_slot(struct hs_tracer *tr, uint32_t slot, uint8_t extra_flags)
 	index_remove(tr, slot);
 	lru_unlink(tr, slot);
 	prefetch_head(tr);
+	ot->nhops = 0;		/* free: no candidate for hs_tracer_add_prepared */
 	ot->next = tr->free_head;
 	tr->free_head = slot;
 	tr->nfree++;
@@ -612,6 +622,7 @@ void hs_tracer_prepare(struct hs_tracer *tr, const struct hs_pkt *p, struct hs_t
 	prep->hash = 0;
 	prep->ident = 0;
 	prep->msrc_hash = 0;
+	prep->cand = 0;
 	if (!traceable(p))
 		return;
 	/* the mirror source's index entry now, its record in hs_tracer_prefetch:
@@ -623,7 +634,7 @@ void hs_tracer_prepare(struct hs_tracer *tr, const struct hs_pkt *p, struct hs_t
 	__builtin_prefetch(&tr->index[(uint32_t)prep->hash & tr->index_mask], 0);
 }
 
-void hs_tracer_prefetch(const struct hs_tracer *tr, const struct hs_tracer_prep *prep)
+void hs_tracer_prefetch(const struct hs_tracer *tr, struct hs_tracer_prep *prep)
 {
 	uint32_t hash = (uint32_t)prep->hash, mask = tr->index_mask;
 	uint64_t e;
@@ -638,6 +649,7 @@ void hs_tracer_prefetch(const struct hs_tracer *tr, const struct hs_tracer_prep 
 			const char *ot = (const char *)&tr->pool[(uint32_t)e - 1];
 			for (size_t off = 0; off < sizeof(struct otrace); off += 64)
 				__builtin_prefetch(ot + off, 1);
+			prep->cand = (uint32_t)e;
 			return;
 		}
 	}
@@ -659,13 +671,22 @@ void hs_tracer_add_prepared(struct hs_tracer *tr, const struct hs_pkt *p, uint8_
 	uint64_t e;
 
 	tr->st.copies++;
-	for (; (e = tr->index[i]) != 0; i = (i + 1) & mask) {
+	/* The trace hs_tracer_prefetch found, if it is still open (a freed slot
+	 * has no hops) and still this packet's (the same packet, so the same
+	 * hash): the index is not searched again.
+	 * An open trace is the only one of its packet, so that is the one the
+	 * search would find. Otherwise search, which also finds where a new
+	 * trace's entry goes. */
+	if (prep->cand) {
+		ot = &tr->pool[prep->cand - 1];
+		if (ot->nhops && same_packet(ot, p, ident, ip_id))
+			slot = prep->cand - 1;
+	}
+	for (; slot == NIL && (e = tr->index[i]) != 0; i = (i + 1) & mask) {
 		if ((uint32_t)(e >> 32) != hash)
 			continue;
 		ot = &tr->pool[(uint32_t)e - 1];
-		if (ot->ident == ident && ot->ip_id == ip_id && ot->sport == p->key.sport &&
-		    ot->dport == p->key.dport && ot->proto == p->key.proto && ot->af == af &&
-		    same_addrs(ot, p)) {
+		if (same_packet(ot, p, ident, ip_id)) {
 			slot = (uint32_t)e - 1;
 			break;
 		}

@@ -593,6 +593,47 @@ static void test_prepared(void **state)
 	hs_tracer_free(b);
 }
 
+/* The open trace hs_tracer_prefetch found may close before its copy is
+ * added, its slot then free or another packet's: the copy starts a trace
+ * of its own either way */
+static void test_prepared_trace_gone(void **state)
+{
+	struct sink s;
+	struct hs_tracer *tr = mk(&s, NULL, 4, 64);
+	struct hs_tracer_prep prep;
+	struct hs_pkt p1 = tcp("10.1.1.10", "10.1.2.10", 7, 1, LEAF1, 64, T0);
+	struct hs_pkt p2 = tcp("10.1.1.10", "10.1.2.10", 7, 1, SPINE1, 63, T0 + 10 * US);
+	struct hs_pkt q = tcp("10.1.1.11", "10.1.2.10", 8, 1, LEAF1, 64, T0 + 3 * MS);
+
+	/* freed: closed by its timeout */
+	add(tr, p1);
+	hs_tracer_prepare(tr, &p2, &prep);
+	hs_tracer_prefetch(tr, &prep);
+	assert_int_not_equal(prep.cand, 0);
+	hs_tracer_advance(tr, T0 + 2 * MS);
+	assert_int_equal(s.n, 1);
+	hs_tracer_add_prepared(tr, &p2, 0, 0, &prep);
+	hs_tracer_close_all(tr);
+	assert_int_equal(s.n, 2);
+	assert_int_equal(s.t[1].nhops, 1);
+	assert_int_equal(s.t[1].hops[0].ttl, 63);
+
+	/* reused: another packet's trace in the slot */
+	p1.ts_ns = p2.ts_ns = T0 + 2 * MS;
+	add(tr, p1);
+	hs_tracer_prepare(tr, &p2, &prep);
+	hs_tracer_prefetch(tr, &prep);
+	hs_tracer_advance(tr, T0 + 4 * MS);	/* p1's closes, q's takes its slot */
+	add(tr, q);
+	hs_tracer_add_prepared(tr, &p2, 0, 0, &prep);
+	hs_tracer_close_all(tr);
+	assert_int_equal(s.n, 5);
+	for (int i = 2; i < 5; i++)
+		assert_int_equal(s.t[i].nhops, 1);
+	assert_int_equal(s.t[3].key.src.a[3] + s.t[4].key.src.a[3], 10 + 11);
+	hs_tracer_free(tr);
+}
+
 /* many interleaved packets through a small pool: the index stays consistent */
 /* thousands of mirror sources: each hop keeps its own through the growth
  * of the interning index, and two sessions of one address stay apart */
@@ -840,6 +881,7 @@ int main(void)
 		cmocka_unit_test(test_many_mirror_sources),
 		cmocka_unit_test(test_on_soon),
 		cmocka_unit_test(test_soon_hash_follows_slot),
+		cmocka_unit_test(test_prepared_trace_gone),
 		cmocka_unit_test(test_prepared),
 		cmocka_unit_test(test_flows),
 	};
