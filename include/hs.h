@@ -45,9 +45,8 @@ static inline bool hs_addr_eq(const struct hs_addr *x, const struct hs_addr *y)
 {
 	if (x->af != y->af)
 		return false;
-	if (x->af == 4)
-		return x->a[0] == y->a[0] && x->a[1] == y->a[1] && x->a[2] == y->a[2] &&
-		       x->a[3] == y->a[3];
+	if (x->af == 4)		/* one 32-bit compare: memcmp of a constant 4 */
+		return memcmp(x->a, y->a, 4) == 0;
 	return memcmp(x->a, y->a, 16) == 0;
 }
 /* true when a lies in net/plen */
