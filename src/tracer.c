@@ -150,9 +150,11 @@ static bool same_addrs(const struct otrace *ot, const struct hs_pkt *p)
 	return memcmp(ot->src, p->key.src.a, 16) == 0 && memcmp(ot->dst, p->key.dst.a, 16) == 0;
 }
 
-/* p is a copy of the packet ot traces (ip_id: 0 for IPv6) */
-static bool same_packet(const struct otrace *ot, const struct hs_pkt *p, uint32_t ident,
-			uint16_t ip_id)
+/* p is a copy of the packet ot traces (ip_id: 0 for IPv6); inlined in
+ * both places of the per-copy path */
+static inline __attribute__((always_inline)) bool same_packet(const struct otrace *ot,
+							     const struct hs_pkt *p,
+							     uint32_t ident, uint16_t ip_id)
 {
 	return ot->ident == ident && ot->ip_id == ip_id && ot->sport == p->key.sport &&
 	       ot->dport == p->key.dport && ot->proto == p->key.proto &&
