@@ -114,6 +114,7 @@ struct hs_tracer_prep {
 	uint32_t msrc_hash;	/* of the copy's mirror source and session */
 	uint32_t cand;		/* pool slot + 1 of the open trace hs_tracer_prefetch
 				 * found by hash, 0 none */
+	bool traceable;		/* an IP packet the tracer takes */
 };
 void hs_tracer_prepare(struct hs_tracer *tr, const struct hs_pkt *pkt,
 		       struct hs_tracer_prep *prep);

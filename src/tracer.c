@@ -142,7 +142,8 @@ static uint64_t id_hash(const struct hs_pkt *p, uint32_t ident)
 }
 
 /* p's addresses are the open trace's (which are zero past their length) */
-static bool same_addrs(const struct otrace *ot, const struct hs_pkt *p)
+static inline __attribute__((always_inline)) bool same_addrs(const struct otrace *ot,
+							     const struct hs_pkt *p)
 {
 	if (ot->af == 4)
 		return load32(ot->src) == load32(p->key.src.a) &&
@@ -625,7 +626,8 @@ void hs_tracer_prepare(struct hs_tracer *tr, const struct hs_pkt *p, struct hs_t
 	prep->ident = 0;
 	prep->msrc_hash = 0;
 	prep->cand = 0;
-	if (!traceable(p))
+	prep->traceable = traceable(p);
+	if (!prep->traceable)
 		return;
 	/* the mirror source's index entry now, its record in hs_tracer_prefetch:
 	 * the open traces' traffic keeps evicting both from the near caches */
@@ -662,7 +664,7 @@ void hs_tracer_add_prepared(struct hs_tracer *tr, const struct hs_pkt *p, uint8_
 {
 	uint8_t af = p->key.src.af;
 
-	if (!traceable(p))
+	if (!prep->traceable)
 		return;
 	uint16_t ip_id = af == 4 ? p->ip_id : 0;
 	uint32_t ident = prep->ident;
