@@ -518,7 +518,11 @@ struct hs_tracer *hs_tracer_new(const struct hs_tracer_cfg *cfg)
 	tr->pool = hs_xcalloc_big(tr->pool_size, sizeof(*tr->pool));
 	tr->free_head = NIL;
 	tr->nfree = tr->pool_size;
-	for (n = 16; n < (size_t)tr->pool_size * 2; n <<= 1)
+	/* at most a quarter full: a closing trace's entry is removed by
+	 * shifting the rest of its cluster back, a loop whose length the
+	 * branch predictor cannot know; at half full it was a quarter of the
+	 * close's time */
+	for (n = 16; n < (size_t)tr->pool_size * 4; n <<= 1)
 		;
 	tr->index = hs_xcalloc_big(n, sizeof(*tr->index));
 	tr->index_mask = (uint32_t)(n - 1);
