@@ -704,22 +704,35 @@ static void log_close(void *arg, const struct hs_trace *t)
 			 hs_addr_str(&t->key.src, a, sizeof(a)) + 7);
 }
 
-static void test_on_soon(void **state)
+/* a tracer logging to l, with traces open from 10.1.1.1, .2 and .3 */
+static struct hs_tracer *soon_three(struct soon_log *l)
 {
-	struct soon_log l;
 	struct hs_tracer_cfg cfg = { .timeout_ns = 1 * MS, .max_open = 16, .ring = 16,
-				     .on_close = log_close, .on_soon = log_soon, .arg = &l };
+				     .on_close = log_close, .on_soon = log_soon, .arg = l };
 	struct hs_tracer *tr = hs_tracer_new(&cfg);
 
-	memset(&l, 0, sizeof(l));
+	memset(l, 0, sizeof(*l));
 	add(tr, tcp("10.1.1.1", "10.1.2.10", 1, 1, LEAF1, 64, T0));
 	add(tr, tcp("10.1.1.2", "10.1.2.10", 2, 2, LEAF1, 64, T0 + 1));
 	add(tr, tcp("10.1.1.3", "10.1.2.10", 3, 3, LEAF1, 64, T0 + 2));
+	return tr;
+}
+
+static void soon_expect(const struct soon_log *l, const char *const *want, int n)
+{
+	assert_int_equal(l->n, n);
+	for (int i = 0; i < l->n; i++)
+		assert_string_equal(l->ev[i], want[i]);
+}
+
+static void test_on_soon(void **state)
+{
+	struct soon_log l;
+	struct hs_tracer *tr = soon_three(&l);
+
 	hs_tracer_close_all(tr);
 	const char *want[] = { "S1", "n2", "c1", "S2", "n3", "c2", "S3", "c3" };
-	assert_int_equal(l.n, (int)HS_ARRAY_SIZE(want));
-	for (int i = 0; i < l.n; i++)
-		assert_string_equal(l.ev[i], want[i]);
+	soon_expect(&l, want, (int)HS_ARRAY_SIZE(want));
 	hs_tracer_free(tr);
 }
 
@@ -729,23 +742,15 @@ static void test_on_soon(void **state)
 static void test_soon_hash_follows_slot(void **state)
 {
 	struct soon_log l;
-	struct hs_tracer_cfg cfg = { .timeout_ns = 1 * MS, .max_open = 16, .ring = 16,
-				     .on_close = log_close, .on_soon = log_soon, .arg = &l };
-	struct hs_tracer *tr = hs_tracer_new(&cfg);
+	struct hs_tracer *tr = soon_three(&l);
 
-	memset(&l, 0, sizeof(l));
-	add(tr, tcp("10.1.1.1", "10.1.2.10", 1, 1, LEAF1, 64, T0));
-	add(tr, tcp("10.1.1.2", "10.1.2.10", 2, 2, LEAF1, 64, T0 + 1));
-	add(tr, tcp("10.1.1.3", "10.1.2.10", 3, 3, LEAF1, 64, T0 + 2));
 	hs_tracer_advance(tr, T0 + MS + 1);	/* the first only */
 	add(tr, tcp("10.1.1.2", "10.1.2.10", 2, 2, SPINE1, 63, T0 + 3));
 	hs_tracer_close_all(tr);
 	add(tr, tcp("10.1.1.4", "10.1.2.10", 4, 4, LEAF1, 64, T0 + 4));
 	hs_tracer_close_all(tr);
 	const char *want[] = { "S1", "n2", "c1", "S3", "n2", "c3", "S2", "c2", "S4", "c4" };
-	assert_int_equal(l.n, (int)HS_ARRAY_SIZE(want));
-	for (int i = 0; i < l.n; i++)
-		assert_string_equal(l.ev[i], want[i]);
+	soon_expect(&l, want, (int)HS_ARRAY_SIZE(want));
 	hs_tracer_free(tr);
 }
 
