@@ -121,9 +121,28 @@ def agents_mirrored():
 
 
 def fabric_report():
-    """what the fabric looks like when its copies stop: each agent's and
-    traffic process's state and counters, and each host's sockets"""
+    """what the fabric looks like when its copies stop: each host's TCP
+    counters, sockets and neighbours, each agent's counters, and each agent's
+    and traffic process's state. Hosts first: a failure's log is shown cut
+    to its first forty lines, and their counters tell whether the traffic
+    or the fabric stopped."""
     lines = []
+    with open(os.path.join(state, "topo")) as f:
+        hosts = [w[1] for w in (x.split() for x in f) if len(w) > 1 and w[0] == "host"]
+    for h in hosts:
+        r = subprocess.run(["ip", "netns", "exec", "hs-" + h, "sh", "-c",
+                            "ss -s | head -2; ip neigh; nstat -az | awk '$2 != 0' | "
+                            "grep -E 'Tcp(Ext)?(ActiveOpens|RetransSegs|OutSegs|InSegs|"
+                            "AttemptFails|TCPMemoryPressures|TCPAbortOnMemory|ListenOverflows)'"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=20)
+        lines.append("host %s: %s" % (h, " | ".join(r.stdout.decode().split("\n"))))
+    sdir = os.path.join(state, "stats")
+    for name in sorted(os.listdir(sdir)):
+        if name.endswith(".stats"):
+            with open(os.path.join(sdir, name)) as f:
+                lines.append("%s: %s" % (name, " ".join(f.read().split())))
+    with open("/proc/net/sockstat") as f:
+        lines.append("sockstat: " + " | ".join(x.strip() for x in f))
     for sub in ("agents", "traffic"):
         d = os.path.join(state, sub)
         for name in sorted(os.listdir(d)):
@@ -137,22 +156,6 @@ def fabric_report():
                 lines.append("%s/%s: pid %d state %s wchan %s" % (sub, name, p, st, wchan))
             except (OSError, ValueError, IndexError) as e:
                 lines.append("%s/%s: %s" % (sub, name, e))
-    sdir = os.path.join(state, "stats")
-    for name in sorted(os.listdir(sdir)):
-        if name.endswith(".stats"):
-            with open(os.path.join(sdir, name)) as f:
-                lines.append("%s: %s" % (name, " ".join(f.read().split())))
-    with open("/proc/net/sockstat") as f:
-        lines.append("sockstat: " + " | ".join(x.strip() for x in f))
-    with open(os.path.join(state, "topo")) as f:
-        hosts = [w[1] for w in (x.split() for x in f) if len(w) > 1 and w[0] == "host"]
-    for h in hosts:
-        r = subprocess.run(["ip", "netns", "exec", "hs-" + h, "sh", "-c",
-                            "ss -s | head -2; ip neigh; nstat -az | awk '$2 != 0' | "
-                            "grep -E 'Tcp(Ext)?(ActiveOpens|RetransSegs|OutSegs|InSegs|"
-                            "AttemptFails|TCPMemoryPressures|TCPAbortOnMemory|ListenOverflows)'"],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=20)
-        lines.append("host %s: %s" % (h, " | ".join(r.stdout.decode().split("\n"))))
     return "\n".join(lines)
 
 
