@@ -519,6 +519,98 @@ static void test_non_tcp_identity(void **state)
 	hs_tracer_free(tr);
 }
 
+/* every closed trace, in order, as its packet and hops (src, ip_id, TTLs) */
+struct sig_log {
+	char sig[4096][24];
+	int n;
+};
+
+static void log_sig(void *arg, const struct hs_trace *t)
+{
+	struct sig_log *l = arg;
+	int k;
+
+	if (l->n >= (int)HS_ARRAY_SIZE(l->sig))
+		return;
+	k = snprintf(l->sig[l->n], sizeof(l->sig[0]), "%u.%u:", t->key.src.a[3], t->ip_id);
+	for (unsigned h = 0; h < t->nhops && k < (int)sizeof(l->sig[0]) - 1; h++)
+		l->sig[l->n][k++] = (char)('a' + t->hops[h].ttl % 26);
+	l->sig[l->n][k] = '\0';
+	l->n++;
+}
+
+/* The pipeline's way (prepare, prefetch some frames later, add later still)
+ * against adding at once, with the same adds and timeouts in the same
+ * order: a small pool, packets of few identities that come back after
+ * their traces closed, copies interleaved and late. The traces must be
+ * the same, one for one. */
+static void test_prepared_random(void **state)
+{
+	static struct sig_log now, later;
+	struct hs_tracer_cfg ca = { .timeout_ns = 50 * US, .max_open = 6, .ring = 8,
+				    .on_close = log_sig, .arg = &now };
+	struct hs_tracer_cfg cb = ca;
+	enum { NPKT = 1500, DEPTH = 8, SLOT = 5, ACTIVE = 5 };
+	struct {
+		struct hs_pkt p;
+		struct hs_tracer_prep prep;
+	} q[DEPTH];
+	struct { int src, ip_id, sent; } act[ACTIVE];
+	int nq = 0, head = 0, started = 0;
+	uint64_t ts = T0;
+	unsigned seed = 11;
+
+	cb.arg = &later;
+	memset(&now, 0, sizeof(now));
+	memset(&later, 0, sizeof(later));
+	struct hs_tracer *a = hs_tracer_new(&ca), *b = hs_tracer_new(&cb);
+	memset(act, 0, sizeof(act));
+	while (started < NPKT) {
+		seed = seed * 1103515245u + 12345u;
+		int w = (int)(seed >> 16) % ACTIVE;
+		if (act[w].sent == 0 || act[w].sent == 3) {	/* a new packet in slot w */
+			act[w].src = 1 + (int)(seed >> 8) % 3;
+			act[w].ip_id = (int)(seed >> 12) % 4;
+			act[w].sent = 0;
+			started++;
+		}
+		char src[32];
+		snprintf(src, sizeof(src), "10.1.1.%d", act[w].src);
+		int sw = act[w].sent++;
+		ts += (seed >> 20) % 8 == 0 ? 80 * US : 3 * US;	/* now and then, past the timeout */
+		struct hs_pkt p = tcp(src, "10.1.2.10", (uint16_t)act[w].ip_id, 7, sw,
+				      (uint8_t)(64 - sw), ts);
+
+		hs_tracer_add(a, &p, 0);
+		hs_tracer_advance(a, ts);
+		if (nq == DEPTH) {
+			hs_tracer_add_prepared(b, &q[head].p, 0, 0, &q[head].prep);
+			hs_tracer_advance(b, q[head].p.ts_ns);
+			head = (head + 1) % DEPTH;
+			nq--;
+		}
+		int e = (head + nq++) % DEPTH;
+		q[e].p = p;
+		hs_tracer_prepare(b, &q[e].p, &q[e].prep);
+		if (nq > SLOT)
+			hs_tracer_prefetch(b, &q[(head + nq - 1 - SLOT) % DEPTH].prep);
+	}
+	while (nq) {
+		hs_tracer_add_prepared(b, &q[head].p, 0, 0, &q[head].prep);
+		hs_tracer_advance(b, q[head].p.ts_ns);
+		head = (head + 1) % DEPTH;
+		nq--;
+	}
+	hs_tracer_close_all(a);
+	hs_tracer_close_all(b);
+	assert_true(now.n > NPKT / 2);
+	assert_int_equal(later.n, now.n);
+	for (int i = 0; i < now.n; i++)
+		assert_string_equal(later.sig[i], now.sig[i]);
+	hs_tracer_free(a);
+	hs_tracer_free(b);
+}
+
 /* copies added a few frames after they were prepared, their payload gone by
  * then, make the same traces as copies added at once */
 static void test_prepared(void **state)
@@ -888,6 +980,7 @@ int main(void)
 		cmocka_unit_test(test_soon_hash_follows_slot),
 		cmocka_unit_test(test_prepared_trace_gone),
 		cmocka_unit_test(test_prepared),
+		cmocka_unit_test(test_prepared_random),
 		cmocka_unit_test(test_flows),
 	};
 
