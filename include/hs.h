@@ -98,6 +98,14 @@ void *hs_xcalloc(size_t n, size_t size);	/* aborts on OOM */
  * advised to be huge ones (a TLB miss per lookup otherwise); freed with
  * hs_free_big and the same n and size */
 #define HS_HUGE_PAGE ((size_t)2 << 20)
+/* HS_ASAN: built with AddressSanitizer (GCC's macro, or clang's feature) */
+#if defined(__SANITIZE_ADDRESS__)
+#define HS_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HS_ASAN 1
+#endif
+#endif
 void *hs_xcalloc_big(size_t n, size_t size);
 void hs_free_big(void *p, size_t n, size_t size);
 char *hs_xstrdup(const char *s);

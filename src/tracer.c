@@ -373,8 +373,21 @@ static uint64_t widen_hw(uint64_t last, uint32_t lo)
 /* Traces close from the head of the activity list, and each close misses
  * the cache twice (the trace, its index entry) unless asked for early: ask
  * for the index entry of the next trace to close and for the one after it */
-/* always inline: as a call of its own it reads only, so the compiler
- * takes it for pure and drops it */
+/* the flow of an open trace (its addresses are zero past their length) */
+static void ot_key(const struct otrace *ot, struct hs_flowkey *k)
+{
+	size_t alen = ot->af == 4 ? 4 : 16;
+
+	memset(k, 0, sizeof(*k));
+	k->src.af = k->dst.af = ot->af;
+	memcpy(k->src.a, ot->src, alen);
+	memcpy(k->dst.a, ot->dst, alen);
+	k->sport = ot->sport;
+	k->dport = ot->dport;
+	k->proto = ot->proto;
+}
+
+/* always inline: it runs for every closed trace, mostly prefetches */
 static inline __attribute__((always_inline)) void prefetch_head(struct hs_tracer *tr)
 {
 	if (tr->lru_head == NIL)
@@ -395,14 +408,7 @@ static inline __attribute__((always_inline)) void prefetch_head(struct hs_tracer
 	if (!tr->cfg.on_soon && !tr->topo)
 		return;
 	struct hs_flowkey k;
-	size_t alen = o1->af == 4 ? 4 : 16;
-	memset(&k, 0, sizeof(k));
-	k.src.af = k.dst.af = o1->af;
-	memcpy(k.src.a, o1->src, alen);
-	memcpy(k.dst.a, o1->dst, alen);
-	k.sport = o1->sport;
-	k.dport = o1->dport;
-	k.proto = o1->proto;
+	ot_key(o1, &k);
 	/* the destination's ToR, which classify looks up */
 	if (tr->topo)
 		__builtin_prefetch(&tr->leaf_cache[leaf_slot(&k.dst)], 0);
@@ -425,12 +431,7 @@ static void close_slot(struct hs_tracer *tr, uint32_t slot, uint8_t extra_flags)
 		tr->ring_pos = 0;
 	if (tr->last_id - tr->first_id >= tr->ring_size)
 		tr->first_id = tr->last_id - tr->ring_size + 1;
-	t->key.src.af = t->key.dst.af = ot->af;
-	memcpy(t->key.src.a, ot->src, ot->af == 4 ? 4 : 16);
-	memcpy(t->key.dst.a, ot->dst, ot->af == 4 ? 4 : 16);
-	t->key.sport = ot->sport;
-	t->key.dport = ot->dport;
-	t->key.proto = ot->proto;
+	ot_key(ot, &t->key);
 	/* a slot is freed only here, so the slot told of is still that trace */
 	t->key_hash = slot == tr->soon_slot ? tr->soon_hash : hs_flowkey_hash(&t->key);
 	tr->soon_slot = NIL;

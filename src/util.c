@@ -360,14 +360,6 @@ void *hs_xcalloc(size_t n, size_t size)
 	return p;
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-#define HS_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define HS_ASAN 1
-#endif
-#endif
-
 #ifdef HS_ASAN
 /* AddressSanitizer checks heap blocks, not mappings of our own */
 void *hs_xcalloc_big(size_t n, size_t size)

@@ -258,13 +258,10 @@ static void test_big_tables(void **state)
 	static const size_t sizes[][2] = {
 		{ 1, 1 }, { 0, 0 }, { 3, 4099 }, { HS_HUGE_PAGE, 1 }, { HS_HUGE_PAGE / 8 + 1, 8 },
 	};
+#ifdef HS_ASAN
+	bool asan = true;
+#else
 	bool asan = false;
-#if defined(__SANITIZE_ADDRESS__)
-	asan = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-	asan = true;
-#endif
 #endif
 
 	(void)state;
