@@ -384,10 +384,19 @@ static int on_nflog(struct nflog_g_handle *gh, struct nfgenmsg *nfmsg,
 	return 0;
 }
 
-static void on_nl_readable(uv_poll_t *h, int status, int events)
+/* libuv stops a poll whose socket reports an error (POLLERR) and calls it
+ * once with a negative status. The netlink socket reports one after every
+ * overrun (ENOBUFS), the raw socket after some ICMP errors; the recv that
+ * follows reads and clears it. So each callback drains and then starts its
+ * poll again: left stopped, the agent would never read that socket again. */
+static void rearm(uv_poll_t *h, int status, uv_poll_cb cb)
 {
-	struct agent *a = h->data;
+	if (status < 0)
+		uv_poll_start(h, UV_READABLE, cb);
+}
 
+static void nl_drain(struct agent *a)
+{
 	for (int i = 0; i < AG_DRAIN_MAX; i++) {
 		ssize_t n = recv(a->nlfd, a->rx, sizeof(a->rx), MSG_DONTWAIT);
 
@@ -409,12 +418,16 @@ static void on_nl_readable(uv_poll_t *h, int status, int events)
 	}
 }
 
+static void on_nl_readable(uv_poll_t *h, int status, int events)
+{
+	nl_drain(h->data);
+	rearm(h, status, on_nl_readable);
+}
+
 /* ---- IP-in-IP: raw socket -> TUN --------------------------------------- */
 
-static void on_ipip_readable(uv_poll_t *h, int status, int events)
+static void ipip_drain(struct agent *a)
 {
-	struct agent *a = h->data;
-
 	for (int i = 0; i < AG_DRAIN_MAX; i++) {
 		ssize_t n = recv(a->ipipfd, a->rx, sizeof(a->rx), MSG_DONTWAIT);
 		size_t off, len;
@@ -439,6 +452,12 @@ static void on_ipip_readable(uv_poll_t *h, int status, int events)
 		}
 		a->c.decapsulated++;
 	}
+}
+
+static void on_ipip_readable(uv_poll_t *h, int status, int events)
+{
+	ipip_drain(h->data);
+	rearm(h, status, on_ipip_readable);
 }
 
 /* ---- signals and timers ------------------------------------------------- */

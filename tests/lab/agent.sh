@@ -365,6 +365,52 @@ n=$(tshark -r "$TMP/nexthop.pcap" -Y 'udp.dstport == 9999 && !ip.proto == 4' 2>/
 ttl=$(tshark -r "$TMP/nexthop.pcap" -T fields -e ip.ttl -Y 'udp.dstport == 9999 && !ip.proto == 4' 2>/dev/null | head -1)
 [ "$ttl" = 8 ] || fail "decapsulated probe has TTL '$ttl', want 8 (9 less the switch hop)"
 
+# ---- an agent that fell behind goes on mirroring ----------------------------
+# Stopped while a flood of SYNs passes, it loses copies in the kernel (the
+# netlink socket overruns and reports ENOBUFS, which libuv sees as a socket
+# error); resumed, it must count them and mirror what comes after.
+id=$(drv add --session 7 --switches sw1 --match syn) || fail "cannot add the syn rule again"
+ip netns exec "$SW" "$AGENT" "${base[@]}" --log "$TMP/agent2.log" --pidfile "$TMP/agent2.pid" \
+	--stats "$TMP/agent2.stats" &
+agent=$!
+pids+=("$agent")
+for _ in $(seq 50); do
+	[ -s "$TMP/agent2.pid" ] && break
+	sleep 0.1
+done
+stat2() {	# the agent's counter $1, written on SIGUSR1
+	kill -USR1 "$agent"
+	sleep 0.3
+	awk -v k="$1" '$1 == k { print $2 }' "$TMP/agent2.stats"
+}
+syns() {	# $1 TCP SYNs from the host through the switch, sent raw
+	ex "$H" python3 - "$1" <<'EOF2'
+import socket, struct, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_TCP)
+for i in range(int(sys.argv[1])):
+    # ports 20000 up, SYN, no checksum: the switch forwards it as it is
+    s.sendto(struct.pack("!HHIIBBHHH", 20000 + i % 40000, 7, i, 0, 5 << 4, 0x02, 1024, 0, 0),
+             ("10.9.2.2", 0))
+EOF2
+}
+kill -STOP "$agent"
+syns 40000
+kill -CONT "$agent"
+sleep 1
+over=$(stat2 dropped_overrun)
+m1=$(stat2 mirrored)
+syns 50
+sleep 0.5
+m2=$(stat2 mirrored)
+if [ "${over:-0}" -gt 0 ] && [ $((m2 - m1)) -eq 50 ]; then
+	ok "an agent that overran ($over overruns) mirrors what follows"
+else
+	fail "after the flood: overruns ${over:-none}, then $((m2 - m1)) of 50 SYNs mirrored"
+fi
+kill -TERM "$agent"
+wait "$agent" 2>/dev/null
+drv del --id "$id" >/dev/null || fail "cannot delete rule $id"
+
 if [ $fails -ne 0 ]; then
 	echo "--- agent log"; cat "$TMP/agent.log"
 	echo "--- stats"; cat "$TMP/agent.stats"
