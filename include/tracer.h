@@ -75,11 +75,12 @@ struct hs_tracer_cfg {
 	size_t ring;		/* closed traces kept for 'traces' */
 	const struct hs_topo *topo;	/* may be NULL */
 	hs_trace_cb on_close;
-	/* optional: the flow of a trace about to close, and its hash, so
-	 * on_close finds what it needs in the cache. Called with soon false for
-	 * the trace that will close next, and again with soon true as its
-	 * closing begins. */
-	void (*on_soon)(void *arg, const struct hs_flowkey *key, uint64_t key_hash, bool soon);
+	/* optional: the flow (its hs_flowkey_hash and protocol) of a trace
+	 * about to close, so that on_close finds what it needs in the cache.
+	 * As each trace closes it is called with soon false for the trace
+	 * second in line to close, and with soon true for the next one (which
+	 * was second in line at the close before, if nothing moved it). */
+	void (*on_soon)(void *arg, uint64_t key_hash, uint8_t proto, bool soon);
 	void *arg;
 };
 

@@ -147,12 +147,12 @@ static void on_trace_close(void *arg, const struct hs_trace *t)
 
 /* a trace is about to close: load the flow table's and the rate
  * estimator's entries for its flow while the tracer works */
-static void on_trace_soon(void *arg, const struct hs_flowkey *key, uint64_t h, bool soon)
+static void on_trace_soon(void *arg, uint64_t h, uint8_t proto, bool soon)
 {
 	struct hs_ctx *ctx = arg;
 
 	hs_flowtab_prefetch(ctx->flows, h, soon);
-	if (ctx->planck && key->proto == 6)
+	if (ctx->planck && proto == 6)
 		hs_rates_prefetch(ctx->planck->rates, h, soon);
 }
 

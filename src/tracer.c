@@ -39,6 +39,7 @@ struct ohop {
  * the eighth (loops) go to an extension block. */
 struct __attribute__((aligned(64))) otrace {
 	uint64_t first_ns;
+	uint64_t key_hash;	/* hs_flowkey_hash of its flow, from its first copy */
 	uint8_t src[16], dst[16];
 	uint32_t ident;		/* TCP seq or hash of the first L4 bytes */
 	uint32_t last_dts;	/* last activity - first_ns */
@@ -88,9 +89,6 @@ struct hs_tracer {
 	uint32_t nmsrc;
 	uint16_t *msrc_index;	/* msrc_mask + 1 entries, at most half full */
 	uint32_t msrc_mask;
-
-	uint32_t soon_slot;	/* the open trace on_soon was last told of, NIL none */
-	uint64_t soon_hash;	/* and its flow's hash, for when it closes */
 
 	struct hs_trace *ring;
 	size_t ring_size;
@@ -387,36 +385,45 @@ static void ot_key(const struct otrace *ot, struct hs_flowkey *k)
 	k->proto = ot->proto;
 }
 
-/* always inline: it runs for every closed trace, mostly prefetches */
+/* A close touches the closing trace, its index entry, a ring slot, the
+ * leaf cache and (through on_soon) the flow table's and the rate
+ * estimator's entries for its flow: all long gone from the near caches.
+ * So each close starts the next ones along the activity list on their
+ * way, a stage per close, each stage reading only what the one before
+ * loaded a close earlier:
+ *   the third to close: its lines;
+ *   the second: its index entry, and its flow's index entries (on_soon,
+ *     soon false);
+ *   the next: its ring slot, its destination's leaf cache entry, and its
+ *     flow's records (on_soon, soon true).
+ * Always inline: it runs for every closed trace, and is mostly prefetches. */
 static inline __attribute__((always_inline)) void prefetch_head(struct hs_tracer *tr)
 {
 	if (tr->lru_head == NIL)
 		return;
 	const struct otrace *o1 = &tr->pool[tr->lru_head];
-	__builtin_prefetch(&tr->index[o1->hash & tr->index_mask], 0);
-	/* and the ring slot it will be written to, which the ring's size
-	 * (megabytes) has long evicted: as many lines as its hops take */
 	const char *slot = (const char *)&tr->ring[tr->ring_pos];
 	size_t used = offsetof(struct hs_trace, hops) + (size_t)o1->nhops * sizeof(struct hs_hop);
 	for (size_t off = 0; off < used && off < sizeof(struct hs_trace); off += 64)
 		__builtin_prefetch(slot + off, 1);
-	if (o1->next != NIL) {
-		const char *o2 = (const char *)&tr->pool[o1->next];
-		for (size_t off = 0; off < sizeof(struct otrace); off += 64)
-			__builtin_prefetch(o2 + off, 0);
+	if (tr->topo) {
+		struct hs_addr dst = { .af = o1->af };
+		memcpy(dst.a, o1->dst, sizeof(dst.a));
+		__builtin_prefetch(&tr->leaf_cache[leaf_slot(&dst)], 0);
 	}
-	if (!tr->cfg.on_soon && !tr->topo)
+	if (tr->cfg.on_soon)
+		tr->cfg.on_soon(tr->cfg.arg, o1->key_hash, o1->proto, true);
+	if (o1->next == NIL)
 		return;
-	struct hs_flowkey k;
-	ot_key(o1, &k);
-	/* the destination's ToR, which classify looks up */
-	if (tr->topo)
-		__builtin_prefetch(&tr->leaf_cache[leaf_slot(&k.dst)], 0);
-	if (tr->cfg.on_soon) {
-		tr->soon_slot = tr->lru_head;
-		tr->soon_hash = hs_flowkey_hash(&k);
-		tr->cfg.on_soon(tr->cfg.arg, &k, tr->soon_hash, false);
-	}
+	const struct otrace *o2 = &tr->pool[o1->next];
+	__builtin_prefetch(&tr->index[o2->hash & tr->index_mask], 0);
+	if (tr->cfg.on_soon)
+		tr->cfg.on_soon(tr->cfg.arg, o2->key_hash, o2->proto, false);
+	if (o2->next == NIL)
+		return;
+	const char *o3 = (const char *)&tr->pool[o2->next];
+	for (size_t off = 0; off < sizeof(struct otrace); off += 64)
+		__builtin_prefetch(o3 + off, 0);
 }
 
 /* expand, classify, hand over and free one open trace */
@@ -432,11 +439,7 @@ static void close_slot(struct hs_tracer *tr, uint32_t slot, uint8_t extra_flags)
 	if (tr->last_id - tr->first_id >= tr->ring_size)
 		tr->first_id = tr->last_id - tr->ring_size + 1;
 	ot_key(ot, &t->key);
-	/* a slot is freed only here, so the slot told of is still that trace */
-	t->key_hash = slot == tr->soon_slot ? tr->soon_hash : hs_flowkey_hash(&t->key);
-	tr->soon_slot = NIL;
-	if (tr->cfg.on_soon)
-		tr->cfg.on_soon(tr->cfg.arg, &t->key, t->key_hash, true);
+	t->key_hash = ot->key_hash;
 	t->ip_id = ot->ip_id;
 	t->seq = ot->proto == 6 ? ot->ident : 0;
 	t->tcp_flags = ot->tcp_flags;
@@ -528,7 +531,6 @@ struct hs_tracer *hs_tracer_new(const struct hs_tracer_cfg *cfg)
 	tr->index = hs_xcalloc_big(n, sizeof(*tr->index));
 	tr->index_mask = (uint32_t)(n - 1);
 	tr->lru_head = tr->lru_tail = NIL;
-	tr->soon_slot = NIL;
 
 	tr->ext_size = tr->pool_size / 8 + 16;
 	tr->ext = hs_xcalloc(tr->ext_size, sizeof(*tr->ext));
@@ -734,6 +736,7 @@ void hs_tracer_add_prepared(struct hs_tracer *tr, const struct hs_pkt *p, uint8_
 		ot->proto = p->key.proto;
 		ot->af = af;
 		ot->hash = hash;
+		ot->key_hash = hs_flowkey_hash(&p->key);
 		ot->len = p->len;
 		ot->tcp_flags = (p->have & HS_HAVE_TCP) ? p->tcp_flags : 0;
 		tr->index[i] = (uint64_t)hash << 32 | (slot + 1);
