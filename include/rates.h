@@ -51,8 +51,6 @@ enum hs_rs_kind { HS_RS_FIRST, HS_RS_ADVANCE, HS_RS_SAME, HS_RS_RETX };
 
 struct hs_rflow {
 	struct hs_flowkey key;
-	uint64_t hash;
-	int32_t chain;			/* next in the hash bucket (or free list), -1 */
 	bool used;
 	uint64_t last_ts;		/* newest sample of any kind */
 	uint32_t last_raw;		/* previous sample's sequence, raw and unwrapped */
@@ -72,6 +70,12 @@ struct hs_rflow {
 struct hs_rates {
 	size_t cap, nflows;
 	struct hs_rflow *flows;
+	/* the chains, apart from the flows (1.2 KB each): a lookup or an
+	 * eviction walks them without touching a flow that is not the one */
+	struct hs_rlink {
+		uint64_t hash;		/* hs_flowkey_hash of the flow's key */
+		int32_t chain;		/* next in the hash bucket (or free list), -1 */
+	} *links;			/* cap */
 	int32_t *buckets;		/* nbuckets (a power of two >= 2 * cap), heads of chains */
 	size_t nbuckets;
 	uint8_t *ref;			/* cap: sampled since the sweep last passed */

@@ -11,7 +11,6 @@ void hs_rflow_init(struct hs_rflow *f)
 {
 	/* the ring is written before it is read (n counts it): left as it is */
 	memset(f, 0, offsetof(struct hs_rflow, ring));
-	f->chain = -1;
 }
 
 enum hs_rs_kind hs_rflow_sample(struct hs_rflow *f, uint32_t seq, uint64_t ts)
@@ -85,6 +84,7 @@ struct hs_rates *hs_rates_new(size_t max_flows)
 	for (r->nbuckets = 16; r->nbuckets < 2 * r->cap; r->nbuckets <<= 1)
 		;
 	r->buckets = hs_xcalloc(r->nbuckets, sizeof(*r->buckets));
+	r->links = hs_xcalloc(r->cap, sizeof(*r->links));
 	r->ref = hs_xcalloc(r->cap, sizeof(*r->ref));
 	hs_rates_clear(r);
 	return r;
@@ -96,6 +96,7 @@ void hs_rates_free(struct hs_rates *r)
 		return;
 	hs_free_big(r->flows, r->cap, sizeof(*r->flows));
 	free(r->buckets);
+	free(r->links);
 	free(r->ref);
 	free(r->link_bps);
 	free(r->link_flows);
@@ -111,7 +112,8 @@ void hs_rates_clear(struct hs_rates *r)
 		r->buckets[i] = -1;
 	for (size_t i = 0; i < r->cap; i++) {
 		hs_rflow_init(&r->flows[i]);
-		r->flows[i].chain = i + 1 < r->cap ? (int32_t)(i + 1) : -1;	/* free list */
+		r->links[i].hash = 0;
+		r->links[i].chain = i + 1 < r->cap ? (int32_t)(i + 1) : -1;	/* free list */
 	}
 	r->free_list = 0;
 	memset(r->ref, 0, r->cap);
@@ -179,8 +181,8 @@ static size_t bucket_of(const struct hs_rates *r, uint64_t hash)
 static struct hs_rflow *find_hashed(const struct hs_rates *r, const struct hs_flowkey *k,
 				    uint64_t h)
 {
-	for (int32_t i = r->buckets[bucket_of(r, h)]; i >= 0; i = r->flows[i].chain)
-		if (r->flows[i].hash == h && hs_flowkey_eq(&r->flows[i].key, k))
+	for (int32_t i = r->buckets[bucket_of(r, h)]; i >= 0; i = r->links[i].chain)
+		if (r->links[i].hash == h && hs_flowkey_eq(&r->flows[i].key, k))
 			return &r->flows[i];
 	return NULL;
 }
@@ -189,10 +191,17 @@ void hs_rates_prefetch(const struct hs_rates *r, uint64_t h, bool soon)
 {
 	const int32_t *b = &r->buckets[bucket_of(r, h)];
 
-	if (!soon)
+	if (!soon) {
 		__builtin_prefetch(b, 0);
-	else if (*b >= 0)
-		__builtin_prefetch(&r->flows[*b], 1);	/* the fields a lookup touches */
+		return;
+	}
+	/* the flow with this hash, if any: the fields a lookup and a sample touch */
+	for (int32_t i = *b; i >= 0; i = r->links[i].chain) {
+		if (r->links[i].hash == h) {
+			__builtin_prefetch(&r->flows[i], 1);
+			return;
+		}
+	}
 }
 
 struct hs_rflow *hs_rates_find(const struct hs_rates *r, const struct hs_flowkey *k)
@@ -222,7 +231,7 @@ static void evict_one(struct hs_rates *r)
 	sweep(r);
 	int32_t i = (int32_t)r->hand;
 	struct hs_rflow *f = &r->flows[i];
-	int32_t *p = &r->buckets[bucket_of(r, f->hash)];
+	int32_t *p = &r->buckets[bucket_of(r, r->links[i].hash)];
 
 	hand_step(r);
 	/* the next eviction's flow, found now (what a sample marks before then
@@ -230,10 +239,10 @@ static void evict_one(struct hs_rates *r)
 	sweep(r);
 	__builtin_prefetch(&r->flows[r->hand], 1);
 	while (*p != i)
-		p = &r->flows[*p].chain;
-	*p = f->chain;
+		p = &r->links[*p].chain;
+	*p = r->links[i].chain;
 	f->used = false;
-	f->chain = r->free_list;
+	r->links[i].chain = r->free_list;
 	r->free_list = i;
 	r->nflows--;
 	r->evicted++;
@@ -264,13 +273,13 @@ static struct hs_rflow *sample_hashed(struct hs_rates *r, const struct hs_flowke
 			evict_one(r);
 		int32_t i = r->free_list;
 		f = &r->flows[i];
-		r->free_list = f->chain;
+		r->free_list = r->links[i].chain;
 		hs_rflow_init(f);
 		f->used = true;
 		f->key = *k;
-		f->hash = h;
-		size_t b = bucket_of(r, f->hash);
-		f->chain = r->buckets[b];
+		size_t b = bucket_of(r, h);
+		r->links[i].hash = h;
+		r->links[i].chain = r->buckets[b];
 		r->buckets[b] = i;
 		r->nflows++;
 	}

@@ -331,6 +331,45 @@ static void test_eviction(void **state)
 	hs_rates_free(r);
 }
 
+/* A small table (8 flows, 16 buckets) with many flows through it: chains
+ * of several flows, evictions from their middles. After every sample the
+ * flows that can be found are exactly as many as the table holds, the
+ * newest among them; a chain unlinked wrong loses one or keeps a ghost. */
+static void test_eviction_chains(void **state)
+{
+	struct hs_rates *r = hs_rates_new(8);
+	const int n = 600;
+
+	(void)state;
+	for (int p = 1; p <= n; p++) {
+		struct hs_flowkey k = key("10.1.1.11", (uint16_t)p, "10.1.2.11", 5001);
+		hs_rates_sample(r, &k, 1, T0 + (uint64_t)p * MS, NULL, 0);
+		/* older flows sampled again outlive newer ones (the sweep passes
+		 * over them), so evictions come from the heads and middles of
+		 * chains as well as their ends */
+		for (int q = p - 7; q < p; q += 3) {
+			struct hs_flowkey kq = key("10.1.1.11", (uint16_t)q, "10.1.2.11", 5001);
+			if (q > 0 && hs_rates_find(r, &kq))
+				hs_rates_sample(r, &kq, 2, T0 + (uint64_t)p * MS + 1, NULL, 0);
+		}
+		assert_non_null(hs_rates_find(r, &k));
+		size_t found = 0;
+		for (int q = 1; q <= p; q++) {
+			struct hs_flowkey kq = key("10.1.1.11", (uint16_t)q, "10.1.2.11", 5001);
+			const struct hs_rflow *f = hs_rates_find(r, &kq);
+			if (f) {
+				assert_true(hs_flowkey_eq(&f->key, &kq));
+				assert_true(f->used);
+				found++;
+			}
+		}
+		assert_int_equal(found, r->nflows);
+		assert_int_equal(r->nflows + r->evicted, (size_t)p);
+	}
+	assert_int_equal(r->nflows, 8);
+	hs_rates_free(r);
+}
+
 static void test_drops_per_sec(void **state)
 {
 	struct hs_rates *r = hs_rates_new(4);
@@ -565,6 +604,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_link_sums_and_util, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_path_kept, setup, teardown),
 		cmocka_unit_test(test_eviction),
+		cmocka_unit_test(test_eviction_chains),
 		cmocka_unit_test(test_drops_per_sec),
 		cmocka_unit_test_setup_teardown(test_parse, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fire_rearm, setup, teardown),
