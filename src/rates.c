@@ -195,10 +195,14 @@ void hs_rates_prefetch(const struct hs_rates *r, uint64_t h, bool soon)
 		__builtin_prefetch(b, 0);
 		return;
 	}
-	/* the flow with this hash, if any: the fields a lookup and a sample touch */
+	/* the flow with this hash, if any: the fields a lookup and a sample
+	 * touch, its first 128 bytes (on two or three lines) */
 	for (int32_t i = *b; i >= 0; i = r->links[i].chain) {
 		if (r->links[i].hash == h) {
-			__builtin_prefetch(&r->flows[i], 1);
+			const char *f = (const char *)&r->flows[i];
+			__builtin_prefetch(f, 1);
+			__builtin_prefetch(f + 64, 1);
+			__builtin_prefetch(f + 127, 1);
 			return;
 		}
 	}

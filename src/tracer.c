@@ -416,7 +416,12 @@ static inline __attribute__((always_inline)) void prefetch_head(struct hs_tracer
 	if (o1->next == NIL)
 		return;
 	const struct otrace *o2 = &tr->pool[o1->next];
-	__builtin_prefetch(&tr->index[o2->hash & tr->index_mask], 0);
+	/* its entry, and the next line when the entry's home is one of the
+	 * last two of its line: removing it reads on to the end of its cluster */
+	uint32_t home = o2->hash & tr->index_mask;
+	__builtin_prefetch(&tr->index[home], 1);
+	if ((home & 7) >= 6)
+		__builtin_prefetch(&tr->index[(home + 2) & tr->index_mask], 1);
 	if (tr->cfg.on_soon)
 		tr->cfg.on_soon(tr->cfg.arg, o2->key_hash, o2->proto, false);
 	if (o2->next == NIL)
