@@ -1507,15 +1507,14 @@ static void send_cb(uv_timer_t *t)
 }
 
 /* ICMP errors about our traceroute packets, when they are sent to this host */
-static void icmp_cb(uv_poll_t *h, int status, int events)
+static void icmp_drain(struct probe_run *r)
 {
-	struct probe_run *r = h->data;
 	uint8_t b[1500];
 
-	if (status < 0 || r->finished)
-		return;
 	for (int k = 0; k < 64; k++) {
 		ssize_t n = recv(r->icmp_fd, b, sizeof(b), MSG_DONTWAIT);
+		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+			continue;	/* a socket error (read, so cleared) or EINTR */
 		if (n <= 0)
 			return;
 		size_t len = (size_t)n;
@@ -1549,6 +1548,21 @@ static void icmp_cb(uv_poll_t *h, int status, int events)
 			break;
 		}
 	}
+}
+
+/* libuv stops a poll whose socket reports an error (an ICMP error about
+ * an ICMP packet can set one on a raw socket) and calls it once with a
+ * negative status: drain, which reads the error, and poll again, or the
+ * run would hear no more of its hops */
+static void icmp_cb(uv_poll_t *h, int status, int events)
+{
+	struct probe_run *r = h->data;
+
+	if (r->finished)
+		return;
+	icmp_drain(r);
+	if (status < 0)
+		uv_poll_start(h, UV_READABLE, icmp_cb);
 }
 
 static void icmp_open(struct probe_run *r)
