@@ -211,10 +211,11 @@ class Bench:
             # a few lossy links and a loop toward one ToR (all exist for k >= 8)
             args += ["--drop-link", "edge3-agg1:0.05", "--drop-link", "agg9-core2:0.02",
                      "--loop", "agg17-core5:edge20", "--loop-flows", "20"]
+        # the generator's program, not its sources: it links the project's
+        # libraries (topology, ECMP hashing), whose changes change the capture
         h = hashlib.sha256(" ".join(args).encode())
-        for f in ("hs-synth.c", "pktw.c", "pktw.h"):
-            with open(os.path.join(self.src, "tests", "tools", f), "rb") as fp:
-                h.update(fp.read())
+        with open(self.prog("tests", "tools", "hs-synth"), "rb") as fp:
+            h.update(fp.read())
         key = h.hexdigest()[:12]
         os.makedirs(self.cache, exist_ok=True)
         base = os.path.join(self.cache, "fabric-" + key)
