@@ -60,7 +60,7 @@ struct hs_topo {
 		int32_t *slot;	/* index into the array, -1 empty */
 		uint32_t mask;
 	} host_idx, mirror_idx, loop_idx,
-	  name_idx;	/* switch names, built once the switches are read */
+	  name_idx;	/* switch names, grown as the switches are read */
 };
 
 /* NULL on error with a "FILE:LINE:COL: what" message in err */

@@ -28,7 +28,23 @@ struct parser {
 	int line;
 	int eol_col;		/* column just past the last word */
 	int cap_sw, cap_links, cap_hosts, cap_subnets;
+	struct hs_topo_aidx host_names;	/* the hosts read so far, by name */
 };
+
+static const char *sw_name_of(const struct hs_topo *t, int i)
+{
+	return t->sw[i].name;
+}
+
+static const char *host_name_of(const struct hs_topo *t, int i)
+{
+	return t->hosts[i].name;
+}
+
+static int32_t name_find(const struct hs_topo_aidx *x, const struct hs_topo *t,
+			 const char *(*name_of)(const struct hs_topo *, int), const char *name);
+static void name_add(struct hs_topo_aidx *x, const struct hs_topo *t,
+		     const char *(*name_of)(const struct hs_topo *, int), int n);
 
 static const char *const roles[] = { "leaf", "spine", "agg", "core", "tor" };
 
@@ -169,6 +185,7 @@ static int parse_switch(struct parser *p, struct word *w, int nw)
 	}
 	t->sw = grow(t->sw, &p->cap_sw, t->nsw, sizeof(*t->sw));
 	t->sw[t->nsw++] = sw;
+	name_add(&t->name_idx, t, sw_name_of, t->nsw);
 	return 0;
 }
 
@@ -215,9 +232,8 @@ static int parse_host(struct parser *p, struct word *w, int nw)
 	memset(&h, 0, sizeof(h));
 	if (need(p, nw, 2, "host name") < 0 || get_name(p, &w[1], h.name, "host name") < 0)
 		return -1;
-	for (int i = 0; i < t->nhosts; i++)
-		if (strcmp(t->hosts[i].name, h.name) == 0)
-			return perr(p, w[1].col, "duplicate host '%s'", h.name);
+	if (name_find(&p->host_names, t, host_name_of, h.name) >= 0)
+		return perr(p, w[1].col, "duplicate host '%s'", h.name);
 	for (int i = 2; i < nw; i += 2) {
 		if (!word_is(&w[i], "addr") && !word_is(&w[i], "leaf"))
 			return perr(p, w[i].col, "expected 'addr' or 'leaf', got '%.*s'",
@@ -241,6 +257,7 @@ static int parse_host(struct parser *p, struct word *w, int nw)
 		return perr(p, p->eol_col, "expected 'leaf SWITCH'");
 	t->hosts = grow(t->hosts, &p->cap_hosts, t->nhosts, sizeof(*t->hosts));
 	t->hosts[t->nhosts++] = h;
+	name_add(&p->host_names, t, host_name_of, t->nhosts);
 	return 0;
 }
 
@@ -474,24 +491,43 @@ static int aidx_find(const struct hs_topo_aidx *x, const struct hs_topo *t, int 
 	return -1;
 }
 
-/* Switch names: links and hosts name their switches, and a fat-tree's
- * thousands of them scanned every switch by name (most of parsing one) */
+/* Names, of switches and of hosts: links and hosts name their switches,
+ * and each new name is checked against those before it. Scanned, a
+ * fat-tree's thousands of them made both quadratic (most of parsing one).
+ * The index grows as names are read, a power of two at least twice their
+ * number. */
 static uint32_t name_hash(const char *name)
 {
 	return (uint32_t)hs_fnv1a(0xcbf29ce484222325ULL, name, strlen(name));
 }
 
-static void name_idx_build(struct hs_topo_aidx *x, const struct hs_topo *t)
+static int32_t name_find(const struct hs_topo_aidx *x, const struct hs_topo *t,
+			 const char *(*name_of)(const struct hs_topo *, int), const char *name)
 {
-	idx_alloc(x, t->nsw);
-	for (int i = 0; i < t->nsw; i++) {
-		const char *name = t->sw[i].name;
-		uint32_t h;
-		for (h = name_hash(name) & x->mask; x->slot[h] >= 0; h = (h + 1) & x->mask)
-			if (strcmp(t->sw[x->slot[h]].name, name) == 0)
-				break;	/* names are unique; the first wins anyway */
-		if (x->slot[h] < 0)
-			x->slot[h] = i;
+	if (!x->slot)
+		return -1;
+	for (uint32_t h = name_hash(name) & x->mask; x->slot[h] >= 0; h = (h + 1) & x->mask)
+		if (strcmp(name_of(t, x->slot[h]), name) == 0)
+			return x->slot[h];
+	return -1;
+}
+
+/* names 0 .. n-1 are read, n-1 the newest (and no duplicate of another) */
+static void name_add(struct hs_topo_aidx *x, const struct hs_topo *t,
+		     const char *(*name_of)(const struct hs_topo *, int), int n)
+{
+	int from = n - 1;
+
+	if (!x->slot || (uint32_t)n * 2 > x->mask + 1) {
+		free(x->slot);
+		idx_alloc(x, n * 2);
+		from = 0;
+	}
+	for (int i = from; i < n; i++) {
+		uint32_t h = name_hash(name_of(t, i)) & x->mask;
+		while (x->slot[h] >= 0)
+			h = (h + 1) & x->mask;
+		x->slot[h] = i;
 	}
 }
 
@@ -514,11 +550,9 @@ struct hs_topo *hs_topo_parse(const char *text, const char *name, char *err, siz
 	p.errlen = errlen;
 	if (errlen)
 		err[0] = '\0';
-	bool ok = run_pass(&p, text, 1) == 0;
-	if (ok) {
-		name_idx_build(&t->name_idx, t);	/* pass 2 names the switches */
-		ok = run_pass(&p, text, 2) == 0;
-	}
+	bool ok = run_pass(&p, text, 1) == 0 && run_pass(&p, text, 2) == 0;
+
+	free(p.host_names.slot);
 	if (!ok) {
 		hs_topo_free(t);
 		return NULL;
@@ -610,17 +644,13 @@ int hs_topo_switch_by_name(const struct hs_topo *t, const char *name)
 {
 	if (!t || !name)
 		return -1;
-	if (!t->name_idx.slot) {	/* still reading the switches */
+	if (!t->name_idx.slot) {	/* no index: scan */
 		for (int i = 0; i < t->nsw; i++)
 			if (strcmp(t->sw[i].name, name) == 0)
 				return i;
 		return -1;
 	}
-	const struct hs_topo_aidx *x = &t->name_idx;
-	for (uint32_t h = name_hash(name) & x->mask; x->slot[h] >= 0; h = (h + 1) & x->mask)
-		if (strcmp(t->sw[x->slot[h]].name, name) == 0)
-			return x->slot[h];
-	return -1;
+	return name_find(&t->name_idx, t, sw_name_of, name);
 }
 
 int hs_topo_switch_by_addr(const struct hs_topo *t, const struct hs_addr *a)

@@ -193,6 +193,8 @@ static void test_errors(void **state)
 		{ "switch a role leaf mirror 10.0.0.1\nsubnet a 10.1.1.0/33\n",
 		  "t:2:10: expected prefix" },
 		{ "switch a role leaf mirror 10.0.0.1\nsubnet a\n", "t:2:10: expected prefix" },
+		{ "switch a role leaf mirror 10.0.0.1\nhost h addr 10.1.1.1 leaf a\n"
+		  "host h addr 10.1.1.2 leaf a\n", "t:3:6: duplicate host 'h'" },
 		{ "analyzer nowhere\n", "t:1:10: expected analyzer address" },
 		{ "analyzer 10.0.0.9 port 3\n", "t:1:19: expected 'iface' or end of line" },
 		{ "switch a role leaf mirror 10.0.0.1\nlink a p1 zz p2\nbogus\n",
@@ -206,6 +208,55 @@ static void test_errors(void **state)
 			fail_msg("case %zu: got %s '%s', want '%s...'", i, t ? "a topology and" : "",
 				 err, cases[i].err);
 	}
+}
+
+/* Names are indexed as they are read (the index grows several times on
+ * the way): every switch is found by name, and a duplicate switch or host
+ * far down a long file is refused at its own line. */
+static char *many_names(int nsw, int nhosts, const char *extra)
+{
+	size_t cap = (size_t)(nsw + nhosts) * 64 + strlen(extra) + 1, len = 0;
+	char *text = malloc(cap);
+
+	assert_non_null(text);
+	for (int i = 0; i < nsw; i++)
+		len += (size_t)snprintf(text + len, cap - len,
+					"switch sw%d role leaf mirror 10.%d.%d.1\n", i, 100 + i / 256,
+					i % 256);
+	for (int i = 0; i < nhosts; i++)
+		len += (size_t)snprintf(text + len, cap - len, "host h%d addr 10.%d.%d.%d leaf sw%d\n",
+					i, 1 + i / 65536, i / 256 % 256, i % 256, i % nsw);
+	snprintf(text + len, cap - len, "%s", extra);
+	return text;
+}
+
+static void test_many_names(void **state)
+{
+	char err[256] = "", name[32];
+	char *text = many_names(1000, 5000, "");
+	struct hs_topo *t = hs_topo_parse(text, "m", err, sizeof(err));
+
+	assert_non_null(t);
+	assert_int_equal(t->nsw, 1000);
+	assert_int_equal(t->nhosts, 5000);
+	for (int i = 0; i < 1000; i++) {
+		snprintf(name, sizeof(name), "sw%d", i);
+		assert_int_equal(hs_topo_switch_by_name(t, name), i);
+	}
+	assert_int_equal(hs_topo_switch_by_name(t, "sw1000"), -1);
+	for (int i = 0; i < 5000; i += 7)
+		assert_int_equal(t->hosts[i].leaf, i % 1000);
+	hs_topo_free(t);
+	free(text);
+
+	text = many_names(1000, 5000, "host h4321 addr 10.9.9.9 leaf sw3\n");
+	assert_null(hs_topo_parse(text, "m", err, sizeof(err)));
+	assert_string_equal(err, "m:6001:6: duplicate host 'h4321'");
+	free(text);
+	text = many_names(1000, 10, "switch sw777 role spine mirror 10.200.0.1\n");
+	assert_null(hs_topo_parse(text, "m", err, sizeof(err)));
+	assert_string_equal(err, "m:1011:8: duplicate switch 'sw777'");
+	free(text);
 }
 
 static void test_garbage(void **state)
@@ -276,6 +327,7 @@ int main(void)
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_unreachable),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_many_names),
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_load_file),
 	};
