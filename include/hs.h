@@ -93,6 +93,17 @@ const char *hs_fmt_ts(uint64_t ts_ns, char *buf, size_t len);
 uint64_t hs_mono_ns(void);
 uint64_t hs_wall_ns(void);
 
+/* start loading, to be written, every cache line of [p, p + len), len > 0
+ * (a line apart, then the last byte's: with len a constant, unrolled) */
+static inline void hs_prefetch_span(const void *p, size_t len)
+{
+	const char *c = p;
+
+	for (size_t off = 0; off < len; off += 64)
+		__builtin_prefetch(c + off, 1);
+	__builtin_prefetch(c + len - 1, 1);
+}
+
 void *hs_xcalloc(size_t n, size_t size);	/* aborts on OOM */
 /* The same for tables of megabytes read at random: whole 2 MB pages,
  * advised to be huge ones (a TLB miss per lookup otherwise); freed with

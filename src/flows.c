@@ -86,12 +86,8 @@ void hs_flowtab_prefetch(const struct hs_flowtab *ft, uint64_t h, bool soon)
 	}
 	/* asked for earlier, the index entry is in the cache: load its flow,
 	 * 112 bytes on two or three lines */
-	if (*slot && (uint32_t)(*slot >> 32) == (uint32_t)(h >> 32)) {
-		const char *f = (const char *)&ft->flows[(uint32_t)*slot - 1];
-		__builtin_prefetch(f, 1);
-		__builtin_prefetch(f + 64, 1);
-		__builtin_prefetch(f + sizeof(struct hs_flow) - 1, 1);
-	}
+	if (*slot && (uint32_t)(*slot >> 32) == (uint32_t)(h >> 32))
+		hs_prefetch_span(&ft->flows[(uint32_t)*slot - 1], sizeof(struct hs_flow));
 }
 
 struct hs_flow *hs_flowtab_add_trace(struct hs_flowtab *ft, const struct hs_trace *t)

@@ -199,10 +199,7 @@ void hs_rates_prefetch(const struct hs_rates *r, uint64_t h, bool soon)
 	 * touch, its first 128 bytes (on two or three lines) */
 	for (int32_t i = *b; i >= 0; i = r->links[i].chain) {
 		if (r->links[i].hash == h) {
-			const char *f = (const char *)&r->flows[i];
-			__builtin_prefetch(f, 1);
-			__builtin_prefetch(f + 64, 1);
-			__builtin_prefetch(f + 127, 1);
+			hs_prefetch_span(&r->flows[i], 128);
 			return;
 		}
 	}

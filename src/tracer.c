@@ -414,10 +414,10 @@ static inline __attribute__((always_inline)) void prefetch_head(struct hs_tracer
 	if (tr->lru_head == NIL)
 		return;
 	const struct otrace *o1 = &tr->pool[tr->lru_head];
-	const char *slot = (const char *)&tr->ring[tr->ring_pos];
 	size_t used = offsetof(struct hs_trace, hops) + (size_t)o1->nhops * sizeof(struct hs_hop);
-	for (size_t off = 0; off < used && off < sizeof(struct hs_trace); off += 64)
-		__builtin_prefetch(slot + off, 1);
+	if (used > sizeof(struct hs_trace))
+		used = sizeof(struct hs_trace);
+	hs_prefetch_span(&tr->ring[tr->ring_pos], used);
 	if (tr->topo) {
 		struct hs_addr dst = { .af = o1->af };
 		memcpy(dst.a, o1->dst, sizeof(dst.a));
@@ -438,9 +438,7 @@ static inline __attribute__((always_inline)) void prefetch_head(struct hs_tracer
 		tr->cfg.on_soon(tr->cfg.arg, o2->key_hash, o2->proto, false);
 	if (o2->next == NIL)
 		return;
-	const char *o3 = (const char *)&tr->pool[o2->next];
-	for (size_t off = 0; off < sizeof(struct otrace); off += 64)
-		__builtin_prefetch(o3 + off, 0);
+	hs_prefetch_span(&tr->pool[o2->next], sizeof(struct otrace));
 }
 
 /* expand, classify, hand over and free one open trace */
@@ -674,9 +672,7 @@ void hs_tracer_prefetch(const struct hs_tracer *tr, struct hs_tracer_prep *prep)
 	/* the first open trace with this hash: almost always the one */
 	for (uint32_t i = hash & mask; (e = tr->index[i]) != 0; i = (i + 1) & mask) {
 		if ((uint32_t)(e >> 32) == hash) {
-			const char *ot = (const char *)&tr->pool[(uint32_t)e - 1];
-			for (size_t off = 0; off < sizeof(struct otrace); off += 64)
-				__builtin_prefetch(ot + off, 1);
+			hs_prefetch_span(&tr->pool[(uint32_t)e - 1], sizeof(struct otrace));
 			prep->cand = (uint32_t)e;
 			return;
 		}
