@@ -49,6 +49,8 @@ static inline bool hs_addr_eq(const struct hs_addr *x, const struct hs_addr *y)
 		return memcmp(x->a, y->a, 4) == 0;
 	return memcmp(x->a, y->a, 16) == 0;
 }
+/* a hash of the address, for tables indexed by it */
+uint32_t hs_addr_hash(const struct hs_addr *a);
 /* true when a lies in net/plen */
 bool hs_addr_in(const struct hs_addr *a, const struct hs_addr *net, int plen);
 /* "10.0.0.0/24" -> net, plen; returns 0 or -1 */

@@ -15,7 +15,7 @@
 #include "topo.h"
 
 #define HS_STORE_APP_ID 0x48734331	/* "HsC1" */
-#define HS_STORE_SCHEMA 8
+#define HS_STORE_SCHEMA 9
 
 struct sqlite3;
 

@@ -29,6 +29,8 @@ enum {
 	S_SESSION_END,
 	S_FLOW_UPDATE,
 	S_CONTROL,
+	S_SOURCE_FIND,
+	S_SOURCE_ADD,
 	S__COUNT
 };
 
@@ -49,6 +51,8 @@ static const char *const stmt_sql[S__COUNT] = {
 	[S_CONTROL] =
 		"INSERT INTO control(session, ts, switch, proto, kind, src, dst, sport, dport,"
 		" detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+	[S_SOURCE_FIND] = "SELECT id FROM mirror_sources WHERE addr = ?1 AND switch IS ?2",
+	[S_SOURCE_ADD] = "INSERT INTO mirror_sources(addr, switch) VALUES (?1, ?2)",
 };
 
 /* schema version 1 */
@@ -222,6 +226,48 @@ static const char schema_v8_after[] =
 	" json_extract(h.value, '$[4]'), json_extract(h.value, '$[5]'),"
 	" json_extract(h.value, '$[6]') FROM traces t, json_each(t.hop_list) h;";
 
+/* version 9: a hop names its mirror source, the (switch, address) pair it
+ * was seen from, by its row in mirror_sources, and its switch timestamp
+ * from the trace's earliest (first_hw_ts): [source, ts - first_ts,
+ * hw_ts - first_hw_ts, ttl, tos, session]. With 'history all', every byte
+ * of a trace is written three times (to the log, out of it, into the
+ * file); the switch name, the address and a full timestamp were more than
+ * a third of a row. */
+static const char schema_v9[] =
+	"CREATE TABLE mirror_sources ("
+	" id INTEGER PRIMARY KEY,"
+	" switch TEXT,"				/* topology name, NULL when unknown */
+	" addr TEXT NOT NULL);"			/* mirror source address */
+	"CREATE INDEX mirror_sources_by_addr ON mirror_sources(addr);"
+	"ALTER TABLE traces ADD COLUMN first_hw_ts INTEGER;"
+	"DROP VIEW hops;";
+
+static const char schema_v9_fill[] =
+	"INSERT INTO mirror_sources(switch, addr)"
+	" SELECT DISTINCT json_extract(h.value, '$[0]'), json_extract(h.value, '$[1]')"
+	" FROM traces t, json_each(t.hop_list) h WHERE t.id > ?1 AND t.id <= ?2"
+	" AND NOT EXISTS (SELECT 1 FROM mirror_sources m WHERE m.addr = json_extract(h.value, '$[1]')"
+	" AND m.switch IS json_extract(h.value, '$[0]'));"
+	"UPDATE traces SET first_hw_ts ="
+	" (SELECT min(json_extract(h.value, '$[3]')) FROM json_each(traces.hop_list) h)"
+	" WHERE id > ?1 AND id <= ?2;"
+	"UPDATE traces SET hop_list = (SELECT json_group_array(json_array("
+	"  (SELECT m.id FROM mirror_sources m WHERE m.addr = json_extract(h.value, '$[1]')"
+	"   AND m.switch IS json_extract(h.value, '$[0]')),"
+	"  json_extract(h.value, '$[2]'), json_extract(h.value, '$[3]') - traces.first_hw_ts,"
+	"  json_extract(h.value, '$[4]'), json_extract(h.value, '$[5]'), json_extract(h.value, '$[6]')))"
+	"  FROM (SELECT value FROM json_each(traces.hop_list) ORDER BY key) h)"
+	" WHERE id > ?1 AND id <= ?2";
+
+static const char schema_v9_after[] =
+	"CREATE VIEW hops(trace, idx, switch, addr, ts, hw_ts, ttl, tos, session) AS"
+	" SELECT t.id, h.key, m.switch, m.addr,"
+	" coalesce(t.first_ts, 0) + json_extract(h.value, '$[1]'),"
+	" t.first_hw_ts + json_extract(h.value, '$[2]'),"
+	" json_extract(h.value, '$[3]'), json_extract(h.value, '$[4]'),"
+	" json_extract(h.value, '$[5]') FROM traces t, json_each(t.hop_list) h"
+	" LEFT JOIN mirror_sources m ON m.id = json_extract(h.value, '$[0]');";
+
 /* migrations[i] takes the schema from version i to i + 1: its sql, then
  * its fill over every trace (if any), then its after (if any) */
 static const struct migration {
@@ -230,26 +276,28 @@ static const struct migration {
 	{ schema_v1, NULL, NULL }, { schema_v2, NULL, NULL }, { schema_v3, NULL, NULL },
 	{ schema_v4, NULL, NULL }, { schema_v5, NULL, NULL }, { schema_v6, NULL, NULL },
 	{ schema_v7, NULL, NULL }, { schema_v8, schema_v8_fill, schema_v8_after },
+	{ schema_v9, schema_v9_fill, schema_v9_after },
 };
 
-#define FILL_IDS 65536		/* trace ids per statement of a fill */
+#define FILL_IDS 65536		/* trace ids per step of a fill */
+#define FILL_STMTS 4		/* statements in a fill, at most */
 #define FILL_REPORT_NS HS_NS_PER_SEC	/* progress at most this often */
 
 _Static_assert(HS_ARRAY_SIZE(migrations) == HS_STORE_SCHEMA,
 	       "one migration per schema version");
 
-#define HOP_JSON_MAX (6 * HS_NAME_MAX + HS_ADDRSTRLEN + 96)	/* one hop, escaped */
+#define HOP_JSON_MAX (6 * 21 + 2)	/* one hop: six numbers, commas, brackets */
 #define HOPLIST_MAX (HS_TRACE_MAX_HOPS * HOP_JSON_MAX + 4)
-#define TRACE_COLS 20
+#define TRACE_COLS 21
 #define FLOW_COLS 15
 #define BATCH_ROWS 16		/* trace or flow rows per INSERT */
 
 /* a trace row waiting for its INSERT: its values as they will be bound */
 struct trace_row {
 	int64_t session;
-	uint64_t id, seq, len, first, last, probe_id;
+	uint64_t id, seq, len, first, last, first_hw, probe_id;
 	int proto, sport, dport, ip_id, tcp_flags, nhops, flags;
-	bool have_ts, have_probe;
+	bool have_ts, have_hw, have_probe;
 	const char *outcome;		/* a constant string */
 	char src[HS_ADDRSTRLEN], dst[HS_ADDRSTRLEN];
 	char last_sw[HS_ADDRSTRLEN + HS_NAME_MAX];	/* "" when no hops */
@@ -279,6 +327,17 @@ struct hs_store {
 	} frows[BATCH_ROWS];
 	unsigned nfrows;
 	sqlite3_stmt *flow_stmt[BATCH_ROWS + 1];
+	/* The mirror sources (rows of mirror_sources) hops were written with,
+	 * found by address: a hop finds its row here, not by asking SQLite.
+	 * Open addressing, at most half full; an id of 0 is an empty slot.
+	 * Emptied when a batch is rolled back (it may have added some). */
+	struct source {
+		int64_t id;
+		struct hs_addr addr;
+		bool named;
+		char name[HS_NAME_MAX];
+	} *src;
+	uint32_t src_mask, nsrc;
 	bool in_tx;
 	bool batch_lost;	/* SQLite rolled the batch back: the next commit fails */
 	size_t pending;
@@ -345,27 +404,32 @@ static int check_header(const char *path, char *err, size_t errlen, bool *exists
 	return 0;
 }
 
-/* run a migration's fill over every trace, FILL_IDS ids a statement, with
- * a notice on how far it got at most once a second */
+/* run a migration's fill over every trace, FILL_IDS ids a step, each of
+ * its statements in turn, with a notice on how far it got at most once a
+ * second */
 static int migrate_fill(struct hs_store *st, const char *sql,
 			void (*notice)(void *arg, const char *msg), void *arg)
 {
-	sqlite3_stmt *s = NULL;
+	sqlite3_stmt *s[FILL_STMTS] = { NULL };
 	int64_t max_id = 0, ntraces = 0;
 	uint64_t last = hs_mono_ns();
+	int ns = 0, rc = -1;
 
 	if (query_int(st->db, "SELECT coalesce(max(id), 0) FROM traces", &max_id) < 0 ||
-	    query_int(st->db, "SELECT count(*) FROM traces", &ntraces) < 0 ||
-	    sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+	    query_int(st->db, "SELECT count(*) FROM traces", &ntraces) < 0)
 		return -1;
+	for (const char *tail = sql; *tail; ns++)
+		if (ns == FILL_STMTS ||
+		    sqlite3_prepare_v2(st->db, tail, -1, &s[ns], &tail) != SQLITE_OK || !s[ns])
+			goto out;
 	for (int64_t lo = 0; lo < max_id; lo += FILL_IDS) {
-		sqlite3_bind_int64(s, 1, lo);
-		sqlite3_bind_int64(s, 2, lo + FILL_IDS);
-		if (sqlite3_step(s) != SQLITE_DONE) {
-			sqlite3_finalize(s);
-			return -1;
+		for (int i = 0; i < ns; i++) {
+			sqlite3_bind_int64(s[i], 1, lo);
+			sqlite3_bind_int64(s[i], 2, lo + FILL_IDS);
+			if (sqlite3_step(s[i]) != SQLITE_DONE)
+				goto out;
+			sqlite3_reset(s[i]);
 		}
-		sqlite3_reset(s);
 		if (notice && lo + FILL_IDS < max_id && hs_mono_ns() - last >= FILL_REPORT_NS) {
 			char msg[160];
 
@@ -375,8 +439,11 @@ static int migrate_fill(struct hs_store *st, const char *sql,
 			notice(arg, msg);
 		}
 	}
-	sqlite3_finalize(s);
-	return 0;
+	rc = 0;
+out:
+	for (int i = 0; i < FILL_STMTS; i++)
+		sqlite3_finalize(s[i]);
+	return rc;
 }
 
 static int migrate(struct hs_store *st, int64_t from,
@@ -416,6 +483,7 @@ static void store_destroy(struct hs_store *st)
 		sqlite3_finalize(st->flow_stmt[i]);
 	}
 	sqlite3_close_v2(st->db);
+	free(st->src);
 	/* only now: closing another descriptor of the file while SQLite has it
 	 * open would drop SQLite's own POSIX locks */
 	if (st->lock_fd >= 0)
@@ -589,6 +657,9 @@ static void check_rollback(struct hs_store *st)
 		for (unsigned j = 0; j < st->nfrows; j++)
 			st->frows[j].f->row = 0;	/* its next write inserts it */
 		st->nfrows = 0;
+		st->nsrc = 0;
+		if (st->src)
+			memset(st->src, 0, (st->src_mask + 1) * sizeof(*st->src));
 	}
 }
 
@@ -696,9 +767,9 @@ int hs_store_session_end(struct hs_store *st, int64_t session,
 	return hs_store_commit(st) < 0 ? -1 : 0;
 }
 
-/* A trace's hop list, the JSON of schema 8, is written by hand: it is
+/* A trace's hop list, the JSON of schema 9, is written by hand: it is
  * built for every stored trace, and printf costs more than the row's insert.
- * Numbers go two digits a step, from the end: a list has some forty, and a
+ * Numbers go two digits a step, from the end: a list has some thirty, and a
  * division a digit was most of building it. */
 static char *put_u64(char *q, uint64_t v)
 {
@@ -725,53 +796,97 @@ static char *put_u64(char *q, uint64_t v)
 	return q + n;
 }
 
-static char *put_jstr(char *q, const char *v)
+static struct source *source_slot(struct hs_store *st, const struct hs_addr *a,
+				  const char *name)
 {
-	static const char hex[] = "0123456789abcdef";
-
-	*q++ = '"';
-	for (; *v; v++) {
-		unsigned char c = (unsigned char)*v;
-		if (c == '"' || c == '\\') {
-			*q++ = '\\';
-			*q++ = (char)c;
-		} else if (c < 0x20) {
-			memcpy(q, "\\u00", 4);
-			q[4] = hex[c >> 4];
-			q[5] = hex[c & 15];
-			q += 6;
-		} else {
-			*q++ = (char)c;
-		}
+	for (uint32_t i = hs_addr_hash(a) & st->src_mask;; i = (i + 1) & st->src_mask) {
+		struct source *e = &st->src[i];
+		if (!e->id || (hs_addr_eq(&e->addr, a) &&
+			       (name ? e->named && strcmp(e->name, name) == 0 : !e->named)))
+			return e;
 	}
-	*q++ = '"';
-	return q;
 }
 
-/* [[switch, addr, ts - first, hw_ts, ttl, tos, session], ...]; switch
- * and hw_ts are null when unknown. Returns the length. */
-static size_t hop_list(char *buf, const struct hs_trace *t, unsigned n, uint64_t first,
-		       const struct hs_topo *topo)
+/* the row of mirror_sources for a hop seen from address a of the switch
+ * named name (NULL: unknown), added if there is none; -1 on error (the
+ * batch may be lost) */
+static int64_t source_id(struct hs_store *st, const struct hs_addr *a, const char *name)
 {
-	char *q = buf, addr[HS_ADDRSTRLEN];
+	char text[HS_ADDRSTRLEN];
+	struct source *e;
+	sqlite3_stmt *s;
+	int64_t id = 0;
+	int rc;
+
+	if (st->src && (e = source_slot(st, a, name))->id)
+		return e->id;
+	hs_addr_str(a, text, sizeof(text));
+	s = st->stmt[S_SOURCE_FIND];
+	bind_static(s, 1, text);
+	bind_static(s, 2, name);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		id = sqlite3_column_int64(s, 0);
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		db_err(st, "cannot read");
+		return -1;
+	}
+	if (!id) {
+		s = st->stmt[S_SOURCE_ADD];
+		bind_static(s, 1, text);
+		bind_static(s, 2, name);
+		if (run(st, s) < 0)
+			return -1;
+		id = sqlite3_last_insert_rowid(st->db);
+	}
+	if (2 * (st->nsrc + 1) > (st->src ? st->src_mask + 1 : 0)) {
+		struct source *old = st->src;
+		uint32_t n = old ? st->src_mask + 1 : 0;
+
+		st->src_mask = n ? 2 * n - 1 : 63;
+		st->src = hs_xcalloc(st->src_mask + 1, sizeof(*st->src));
+		for (uint32_t i = 0; i < n; i++)
+			if (old[i].id)
+				*source_slot(st, &old[i].addr, old[i].named ? old[i].name : NULL) =
+					old[i];
+		free(old);
+	}
+	e = source_slot(st, a, name);
+	e->addr = *a;
+	e->named = name != NULL;
+	if (name)
+		snprintf(e->name, sizeof(e->name), "%s", name);
+	e->id = id;
+	st->nsrc++;
+	return id;
+}
+
+/* [[source, ts - first, hw_ts - first_hw, ttl, tos, session], ...], source
+ * a row of mirror_sources; hw_ts is null when the hop has none. Returns
+ * the length, -1 on error. */
+static int hop_list(struct hs_store *st, char *buf, const struct hs_trace *t, unsigned n,
+		    uint64_t first, uint64_t first_hw, const struct hs_topo *topo)
+{
+	char *q = buf;
 
 	*q++ = '[';
 	for (unsigned i = 0; i < n; i++) {
 		const struct hs_hop *h = &t->hops[i];
+		bool named = topo && h->sw >= 0 && h->sw < topo->nsw;
+		int64_t id = source_id(st, &h->addr, named ? topo->sw[h->sw].name : NULL);
+		if (id < 0)
+			return -1;
 		if (i)
 			*q++ = ',';
 		*q++ = '[';
-		if (topo && h->sw >= 0 && h->sw < topo->nsw)
-			q = put_jstr(q, topo->sw[h->sw].name);
-		else
-			q = memcpy(q, "null", 4) + 4;
-		*q++ = ',';
-		q = put_jstr(q, hs_addr_str(&h->addr, addr, sizeof(addr)));
+		q = put_u64(q, (uint64_t)id);
 		*q++ = ',';
 		q = put_u64(q, h->ts_ns - first);
 		*q++ = ',';
 		if (h->hw_ns)
-			q = put_u64(q, h->hw_ns);
+			q = put_u64(q, h->hw_ns - first_hw);
 		else
 			q = memcpy(q, "null", 4) + 4;
 		*q++ = ',';
@@ -783,7 +898,7 @@ static size_t hop_list(char *buf, const struct hs_trace *t, unsigned n, uint64_t
 		*q++ = ']';
 	}
 	*q++ = ']';
-	return (size_t)(q - buf);
+	return (int)(q - buf);
 }
 
 /* "INSERT INTO table(cols) VALUES " and n rows of ncols parameters,
@@ -824,7 +939,7 @@ static sqlite3_stmt *trace_stmt(struct hs_store *st, unsigned n)
 	return batch_stmt(st, st->trace_stmt,
 			  "INSERT INTO traces(session, trace_no, src, dst, proto, sport, dport,"
 			  " ip_id, seq, tcp_flags, len, first_ts, last_ts, outcome, last_switch,"
-			  " expected_next, nhops, flags, probe_id, hop_list) VALUES ",
+			  " expected_next, nhops, flags, probe_id, hop_list, first_hw_ts) VALUES ",
 			  TRACE_COLS, n);
 }
 
@@ -885,6 +1000,10 @@ static int flush_traces(struct hs_store *st)
 		else
 			sqlite3_bind_null(s, b + 19);
 		sqlite3_bind_text(s, b + 20, r->hops, r->hops_len, SQLITE_STATIC);
+		if (r->have_hw)
+			bind_u64(s, b + 21, r->first_hw);
+		else
+			sqlite3_bind_null(s, b + 21);
 	}
 	if (run_bound(st, s) == 0)
 		return 0;
@@ -896,7 +1015,8 @@ lost:
 int hs_store_trace(struct hs_store *st, int64_t session, const struct hs_trace *t,
 		   const struct hs_topo *topo)
 {
-	uint64_t first = 0, last = 0;
+	uint64_t first = 0, last = 0, first_hw = 0;
+	unsigned n = t->nhops > HS_TRACE_MAX_HOPS ? HS_TRACE_MAX_HOPS : t->nhops;
 
 	if (begin(st) < 0)
 		return -1;
@@ -908,13 +1028,21 @@ int hs_store_trace(struct hs_store *st, int64_t session, const struct hs_trace *
 		if (ts > last)
 			last = ts;
 	}
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t hw = t->hops[i].hw_ns;
+		if (hw && (!first_hw || hw < first_hw))
+			first_hw = hw;
+	}
+	if ((r->hops_len = hop_list(st, r->hops, t, n, first, first_hw, topo)) < 0)
+		return -1;
 	r->next[0] = '\0';
 	for (int i = 0; topo && i < t->n_next && i < HS_TRACE_MAX_NEXT; i++) {
 		int sw = t->expected_next[i];
 		if (sw < 0 || sw >= topo->nsw)
 			continue;
-		size_t n = strlen(r->next);
-		snprintf(r->next + n, sizeof(r->next) - n, "%s%s", n ? "|" : "", topo->sw[sw].name);
+		size_t len = strlen(r->next);
+		snprintf(r->next + len, sizeof(r->next) - len, "%s%s", len ? "|" : "",
+			 topo->sw[sw].name);
 	}
 	r->session = session;
 	r->id = t->id;
@@ -930,6 +1058,8 @@ int hs_store_trace(struct hs_store *st, int64_t session, const struct hs_trace *
 	r->have_ts = t->nhops > 0;
 	r->first = first;
 	r->last = last;
+	r->have_hw = first_hw != 0;
+	r->first_hw = first_hw;
 	r->outcome = hs_outcome_name(t->outcome);
 	/* the last hop's switch name, else its address */
 	if (t->nhops)
@@ -940,8 +1070,6 @@ int hs_store_trace(struct hs_store *st, int64_t session, const struct hs_trace *
 	r->flags = t->flags;
 	r->have_probe = (t->flags & HS_TF_PROBE) != 0;
 	r->probe_id = t->probe_id;
-	unsigned n = t->nhops > HS_TRACE_MAX_HOPS ? HS_TRACE_MAX_HOPS : t->nhops;
-	r->hops_len = (int)hop_list(r->hops, t, n, first, topo);
 	st->pending++;
 	if (++st->ntrows == BATCH_ROWS)
 		flush_traces(st);	/* a failure is the batch's, reported by its commit */

@@ -434,16 +434,6 @@ static const struct hs_addr *loop_addr_of(const struct hs_topo *t, int i)
 	return &t->sw[i].loopback;
 }
 
-static uint32_t addr_hash(const struct hs_addr *a)
-{
-	uint64_t w[2] = { 0, 0 };
-
-	memcpy(w, a->a, a->af == 4 ? 4 : 16);
-	w[0] ^= w[1] * 0xc2b2ae3d27d4eb4fULL ^ a->af;
-	w[0] *= 0x9e3779b97f4a7c15ULL;
-	return (uint32_t)(w[0] >> 32);
-}
-
 /* an empty index for n entries, at most half full */
 static void idx_alloc(struct hs_topo_aidx *x, int n)
 {
@@ -465,7 +455,7 @@ static void aidx_build(struct hs_topo_aidx *x, const struct hs_topo *t, int n, a
 		const struct hs_addr *a = at(t, i);
 		if (a->af != 4 && a->af != 6)
 			continue;
-		for (uint32_t h = addr_hash(a) & x->mask;; h = (h + 1) & x->mask) {
+		for (uint32_t h = hs_addr_hash(a) & x->mask;; h = (h + 1) & x->mask) {
 			if (x->slot[h] < 0) {
 				x->slot[h] = i;
 				break;
@@ -485,7 +475,7 @@ static int aidx_find(const struct hs_topo_aidx *x, const struct hs_topo *t, int 
 				return i;
 		return -1;
 	}
-	for (uint32_t h = addr_hash(a) & x->mask; x->slot[h] >= 0; h = (h + 1) & x->mask)
+	for (uint32_t h = hs_addr_hash(a) & x->mask; x->slot[h] >= 0; h = (h + 1) & x->mask)
 		if (hs_addr_eq(at(t, x->slot[h]), a))
 			return x->slot[h];
 	return -1;

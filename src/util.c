@@ -97,6 +97,16 @@ int hs_prefix_parse(const char *s, struct hs_addr *net, int *plen)
 	return 0;
 }
 
+uint32_t hs_addr_hash(const struct hs_addr *a)
+{
+	uint64_t w[2] = { 0, 0 };
+
+	memcpy(w, a->a, a->af == 4 ? 4 : 16);
+	w[0] ^= w[1] * 0xc2b2ae3d27d4eb4fULL ^ a->af;
+	w[0] *= 0x9e3779b97f4a7c15ULL;
+	return (uint32_t)(w[0] >> 32);
+}
+
 /* FNV-1a over the fields that make the key, so padding never counts */
 uint64_t hs_fnv1a(uint64_t h, const void *p, size_t n)
 {

@@ -148,7 +148,8 @@ refused "read-only file system" "$ro/h.db" "cannot write to '$ro/h.db': Read-onl
 umount "$ro"
 
 # a full disk: what fits is kept, the rest is counted, the file stays sound
-mount -t tmpfs -o size=512k hs-crash-full "$full" || hard "cannot mount a tmpfs on '$full'"
+# (room for a first session of the default policy, not for a second of all)
+mount -t tmpfs -o size=384k hs-crash-full "$full" || hard "cannot mount a tmpfs on '$full'"
 hs --db "$full/h.db" -r "$PCAP" --topo "$TOPO" -c 'capture status'
 check "disk full: a first small session fits (status $st)" [ "$st" -eq 0 ]
 first=$(q "$full/h.db" 'select count(*) from traces')

@@ -289,6 +289,18 @@ static void test_batches(void **state)
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM traces"), 104);
 }
 
+/* what a version 8 history looked like: a hop's switch name and address
+ * in its trace's hop list, no mirror sources, hw_ts in full */
+static const char undo_v9[] =
+	"DROP VIEW hops;"
+	"DROP TABLE mirror_sources;"
+	"ALTER TABLE traces DROP COLUMN first_hw_ts;"
+	"CREATE VIEW hops(trace, idx, switch, addr, ts, hw_ts, ttl, tos, session) AS"
+	" SELECT t.id, h.key, json_extract(h.value, '$[0]'), json_extract(h.value, '$[1]'),"
+	" coalesce(t.first_ts, 0) + json_extract(h.value, '$[2]'), json_extract(h.value, '$[3]'),"
+	" json_extract(h.value, '$[4]'), json_extract(h.value, '$[5]'),"
+	" json_extract(h.value, '$[6]') FROM traces t, json_each(t.hop_list) h;";
+
 /* what a version 7 history looked like: hops one row each, outcome indexed */
 static const char undo_v8[] =
 	"DROP VIEW hops;"
@@ -299,8 +311,8 @@ static const char undo_v8[] =
 	" PRIMARY KEY (trace, idx));"
 	"CREATE INDEX traces_by_outcome ON traces(outcome);";
 
-/* an empty history as version 7 left it */
-static void make_v7(const char *path)
+/* an empty history as version 8 left it */
+static void make_v8(const char *path)
 {
 	char err[512];
 	struct hs_store *st = hs_store_open(path, err, sizeof(err));
@@ -308,6 +320,14 @@ static void make_v7(const char *path)
 	if (!st)
 		fail_msg("%s", err);
 	hs_store_close(st);
+	exec(path, undo_v9);
+	exec(path, "PRAGMA user_version = 8");
+}
+
+/* an empty history as version 7 left it */
+static void make_v7(const char *path)
+{
+	make_v8(path);
 	exec(path, undo_v8);
 }
 
@@ -499,6 +519,7 @@ static void test_migrate_v5_control(void **state)
 	assert_int_equal(hs_store_commit(st), 1);
 	hs_store_close(st);
 	/* what version 5 wrote: everything but the control table */
+	exec(f->path, undo_v9);
 	exec(f->path, undo_v8);
 	exec(f->path, "DROP TABLE control; PRAGMA user_version = 5");
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'control%'"),
@@ -667,7 +688,28 @@ static void test_lost_batch(void **state)
 	assert_int_equal(hs_store_commit(st), 1);
 	assert_true(a.row > 0);
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM flows"), 1);
+
+	/* a trace's new mirror source goes with its lost batch; the source's
+	 * next hop adds it again rather than naming a row that is gone */
+	struct hs_trace t;
+	exec_other(f->path, "CREATE TRIGGER boom BEFORE INSERT ON flows WHEN NEW.sport = 666"
+		   " BEGIN SELECT RAISE(ROLLBACK, 'refused'); END");
+	mktrace(&t, 1, NULL);
+	t.hops[0].addr = A("10.255.7.7");
+	assert_int_equal(hs_store_trace(st, sess, &t, NULL), 0);
+	assert_int_equal(hs_store_flow(st, sess, &bad), 0);
+	assert_int_equal(hs_store_commit(st), -1);
+	exec_other(f->path, "DROP TRIGGER boom");
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM mirror_sources"), 0);
+	mktrace(&t, 2, NULL);
+	t.hops[0].addr = A("10.255.7.7");
+	assert_int_equal(hs_store_trace(st, sess, &t, NULL), 0);
+	assert_int_equal(hs_store_commit(st), 1);
 	hs_store_close(st);
+	char *v = qtext(f->path, "SELECT t.trace_no || ' ' || ifnull(h.addr, 'none') FROM hops h"
+			" JOIN traces t ON t.id = h.trace");
+	assert_string_equal(v, "2 10.255.7.7");
+	free(v);
 }
 
 /* a version 6 history (flows unique on their 5-tuple) is rebuilt in place,
@@ -720,6 +762,18 @@ static void keep_notice(void *arg, const char *msg)
 	" addr || ',' || ts || ',' || ifnull(hw_ts, '-') || ',' || ttl || ',' || tos || ',' ||" \
 	" session, ';') FROM (SELECT * FROM hops ORDER BY trace, idx)"
 
+/* the history at path is at the current schema, and its hops view reads
+ * back the rows before (freed) did before the upgrade */
+static void upgraded_same_hops(const char *path, char *before)
+{
+	assert_int_equal(q1(path, "PRAGMA user_version"), HS_STORE_SCHEMA);
+	char *after = qtext(path, HOP_ROWS);
+	assert_non_null(after);
+	assert_string_equal(after, before);
+	free(before);
+	free(after);
+}
+
 /* a trace's hops are one JSON column of its row; the hops view gives them
  * back one row each, in path order, with absolute times and NULL where a
  * hop has no switch name or no switch timestamp */
@@ -758,10 +812,14 @@ static void test_hop_list(void **state)
 	assert_int_equal(hs_store_trace(st, sess, &t, tp), 0);
 	hs_store_close(st);
 
+	/* each hop names its mirror source's row; switch time from the earliest */
 	char *v = qtext(f->path, "SELECT hop_list FROM traces WHERE id = 1");
-	assert_string_equal(v, "[[\"leaf1\",\"10.255.0.3\",0,999,64,0,1],"
-			       "[\"spine1\",\"10.255.0.1\",211,null,63,4,1],"
-			       "[null,\"fd00::9\",1211,1099511627776,62,4,7]]");
+	assert_string_equal(v, "[[1,0,0,64,0,1],[2,211,null,63,4,1],[3,1211,1099511626777,62,4,7]]");
+	free(v);
+	assert_int_equal(q1(f->path, "SELECT first_hw_ts FROM traces WHERE id = 1"), 999);
+	v = qtext(f->path, "SELECT group_concat(id || ',' || ifnull(switch, '-') || ',' || addr, ';')"
+		  " FROM (SELECT * FROM mirror_sources ORDER BY id)");
+	assert_string_equal(v, "1,leaf1,10.255.0.3;2,spine1,10.255.0.1;3,-,fd00::9");
 	free(v);
 	v = qtext(f->path, HOP_ROWS);
 	assert_string_equal(v, "1,0,leaf1,10.255.0.3,1700000000123456789,999,64,0,1;"
@@ -772,6 +830,32 @@ static void test_hop_list(void **state)
 	assert_string_equal(v, "[]");
 	free(v);
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM hops WHERE trace = 2"), 0);
+	assert_int_equal(q1(f->path, "SELECT first_hw_ts IS NULL FROM traces WHERE id = 2"), 1);
+
+	/* reopened: the rows are found again, not added; without a topology
+	 * the same addresses are other sources (no switch name); no switch
+	 * time at all leaves first_hw_ts and every hw_ts NULL */
+	st = open_ok(f->path);
+	sess = hs_store_session_begin(st, "y", NULL, T0);
+	t.nhops = 3;
+	assert_int_equal(hs_store_trace(st, sess, &t, tp), 0);
+	for (unsigned i = 0; i < 3; i++)
+		t.hops[i].hw_ns = 0;
+	assert_int_equal(hs_store_trace(st, sess, &t, NULL), 0);
+	assert_int_equal(hs_store_trace(st, sess, &t, NULL), 0);
+	hs_store_close(st);
+	v = qtext(f->path, "SELECT group_concat(hop_list, ' ') FROM traces WHERE id > 2");
+	assert_string_equal(v, "[[1,0,0,64,0,1],[2,211,null,63,4,1],[3,1211,1099511626777,62,4,7]] "
+			       "[[4,0,null,64,0,1],[5,211,null,63,4,1],[3,1211,null,62,4,7]] "
+			       "[[4,0,null,64,0,1],[5,211,null,63,4,1],[3,1211,null,62,4,7]]");
+	free(v);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM traces WHERE id > 3 AND"
+			     " first_hw_ts IS NULL"), 2);
+	v = qtext(f->path, "SELECT group_concat(ifnull(switch, '-') || ',' || addr || ',' ||"
+		  " ifnull(hw_ts, '-'), ';') FROM (SELECT * FROM hops WHERE trace = 4 ORDER BY idx)");
+	assert_string_equal(v, "-,10.255.0.3,-;-,10.255.0.1,-;-,fd00::9,-");
+	free(v);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM mirror_sources"), 5);
 	hs_topo_free(tp);
 }
 
@@ -819,18 +903,91 @@ static void test_migrate_v7_hops(void **state)
 	assert_non_null(st);
 	hs_store_close(st);
 	assert_string_equal(notice, "");
-	assert_int_equal(q1(f->path, "PRAGMA user_version"), HS_STORE_SCHEMA);
-	char *after = qtext(f->path, HOP_ROWS);
-	assert_non_null(after);
-	assert_string_equal(after, before);
-	free(before);
-	free(after);
+	upgraded_same_hops(f->path, before);
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM sqlite_master WHERE name = 'hops'"
 			     " AND type = 'view'"), 1);
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM sqlite_master WHERE"
 			     " name = 'traces_by_outcome'"), 0);
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM traces"), 5);
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM traces WHERE hop_list IS NULL"), 0);
+}
+
+/* many mirror sources: each written once however often it is seen, the
+ * table that finds them grown past its first size */
+static void test_many_sources(void **state)
+{
+	struct fixture *f = *state;
+	struct hs_store *st = open_ok(f->path);
+	int64_t sess = hs_store_session_begin(st, "x", NULL, T0);
+	struct hs_trace t;
+	char a[32];
+
+	for (int round = 0; round < 2; round++)
+		for (int i = 0; i < 300; i++) {
+			mktrace(&t, (uint64_t)(round * 300 + i + 1), NULL);
+			snprintf(a, sizeof(a), "10.254.%d.%d", i / 100, i % 100);
+			t.hops[0].addr = A(a);
+			assert_int_equal(hs_store_trace(st, sess, &t, NULL), 0);
+		}
+	hs_store_close(st);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM mirror_sources"), 300);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM hops WHERE addr IS NULL"), 0);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM hops h JOIN traces t ON t.id = h.trace"
+			     " WHERE h.addr = '10.254.' || ((t.trace_no - 1) % 300 / 100) || '.' ||"
+			     " ((t.trace_no - 1) % 100)"), 600);
+}
+
+/* a version 8 history (each hop's switch name and address in its list) is
+ * rewritten in place: the hops view reads back exactly what it did, each
+ * (switch, address) pair is one mirror source, and writing on after the
+ * upgrade uses those rows */
+static void test_migrate_v8_sources(void **state)
+{
+	struct fixture *f = *state;
+	struct hs_topo *tp = topo();
+	struct hs_trace t;
+	struct hs_store *st;
+
+	make_v8(f->path);
+	exec(f->path,
+	     "INSERT INTO sessions(id, started, source) VALUES (1, 1, 'old.pcap');"
+	     "INSERT INTO traces(id, session, trace_no, src, dst, proto, first_ts, last_ts, outcome,"
+	     " nhops, flags, hop_list) VALUES"
+	     " (1, 1, 1, '10.0.0.1', '10.0.0.2', 6, 1000, 3000, 'delivered', 2, 0,"
+	     "  '[[\"leaf1\",\"10.255.0.3\",0,77,64,0,1],[\"spine1\",\"10.255.0.1\",2000,50,63,0,1]]'),"
+	     " (65536, 1, 2, '10.0.0.1', '10.0.0.3', 17, 5000, 5000, 'dropped', 1, 0,"
+	     "  '[[null,\"10.255.0.3\",0,88,64,4,2]]'),"
+	     " (65537, 1, 3, '10.0.0.1', '10.0.0.3', 17, 6000, 6100, 'dropped', 2, 0,"
+	     "  '[[\"leaf1\",\"10.255.0.3\",0,null,64,0,1],[\"leaf1\",\"10.255.0.3\",100,null,63,0,1]]'),"
+	     " (200000, 1, 4, '10.0.0.1', '10.0.0.4', 1, NULL, NULL, 'unknown', 0, 0, '[]'),"
+	     " (200001, 1, 5, '10.0.0.1', '10.0.0.5', 6, 7000, 7000, 'delivered', 1, 0,"
+	     "  '[[\"spine1\",\"10.255.0.1\",0,null,64,0,1]]');");
+	char *before = qtext(f->path, HOP_ROWS);
+	assert_non_null(before);
+	assert_string_equal(before, "1,0,leaf1,10.255.0.3,1000,77,64,0,1;"
+				    "1,1,spine1,10.255.0.1,3000,50,63,0,1;"
+				    "65536,0,-,10.255.0.3,5000,88,64,4,2;"
+				    "65537,0,leaf1,10.255.0.3,6000,-,64,0,1;"
+				    "65537,1,leaf1,10.255.0.3,6100,-,63,0,1;"
+				    "200001,0,spine1,10.255.0.1,7000,-,64,0,1");
+	st = open_ok(f->path);
+	hs_store_close(st);
+	upgraded_same_hops(f->path, before);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM mirror_sources"), 3);
+	assert_int_equal(q1(f->path, "SELECT first_hw_ts FROM traces WHERE id = 1"), 50);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM traces WHERE first_hw_ts IS NULL"), 3);
+
+	st = open_ok(f->path);
+	int64_t sess = hs_store_session_begin(st, "new", NULL, T0);
+	mktrace(&t, 6, tp);
+	t.hops[0].sw = 0;	/* leaf1 at 10.255.0.3, as before */
+	assert_int_equal(hs_store_trace(st, sess, &t, tp), 0);
+	hs_store_close(st);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM mirror_sources"), 3);
+	char *v = qtext(f->path, "SELECT switch || ',' || addr FROM hops WHERE trace = 200002");
+	assert_string_equal(v, "leaf1,10.255.0.3");
+	free(v);
+	hs_topo_free(tp);
 }
 
 int main(void)
@@ -850,6 +1007,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_migrate_v6_flows, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hop_list, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_v7_hops, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_many_sources, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_migrate_v8_sources, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
