@@ -6,7 +6,7 @@ run the same way, so the figures are read as ratios and not as absolutes:
 
   input    a large mirrored capture of a fat-tree made by hs-synth (cached in
            tests/bench/cache/, made again when the generator or its options
-           change)
+           change), held in memory (mlock) while the bench runs
   ingest   whole-process wall and CPU time, median of BENCH_RUNS runs, pinned
            to one core: hopscope with 'set history off', 'default' and 'all';
            the bare libpcap loop (pcaploop), opening the file as hopscope
@@ -74,6 +74,7 @@ class Bench:
         self.results = os.path.join(srcdir, "tests", "bench", "results")
         self.tmp = tempfile.mkdtemp(prefix="hs-bench-")
         self.capture = self.topo = None
+        self.holder = None      # the process that keeps the capture in memory
         self.frames = 0
         self.config = {k: v for k, v in sorted(os.environ.items())
                        if k.startswith("BENCH_") and k not in ("BENCH_ONLY", "BENCH_CFLAGS")}
@@ -246,6 +247,44 @@ class Bench:
         # warm the page cache so the first tool timed does not pay for the disk
         subprocess.call([self.prog("tests", "bench", "pcaploop"), self.capture],
                         stdout=subprocess.DEVNULL)
+        self.hold(self.capture)
+
+    # mmap and mlock argv[1], say so on stdout ("held" or why not), then wait
+    # for stdin to close
+    HOLDER = r"""
+import ctypes, mmap, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                      ctypes.c_int, ctypes.c_long]
+libc.mlock.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+size = os.path.getsize(sys.argv[1])
+with open(sys.argv[1], "rb") as f:
+    addr = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, f.fileno(), 0)
+if addr in (None, ctypes.c_void_p(-1).value) or libc.mlock(addr, size) != 0:
+    print(os.strerror(ctypes.get_errno()), flush=True)
+else:
+    print("held", flush=True)
+sys.stdin.read()
+"""
+
+    def hold(self, path):
+        """Keep the file's pages in memory until the bench ends, so every
+        tool reads it from memory: a machine may drop cached pages of a file
+        read a minute ago (a 2-core VM dropped a fifth of the capture in
+        20 s, idle), and a tool then pays for the disk in some rounds and
+        not in others.
+        A process of its own holds it, not this one: a tool's peak RSS would
+        count this one's mappings (the child shares them until its exec)."""
+        self.holder = subprocess.Popen([sys.executable, "-c", self.HOLDER, path],
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       text=True)
+        said = self.holder.stdout.readline().strip()
+        if said == "held":
+            print("  held in memory (mlock): every tool reads it from memory")
+        else:
+            self.note("cannot hold the capture in memory (%s): a tool may read part of it "
+                      "from the disk in some rounds" % (said or "the holder failed"))
 
     # ---- ingest ---------------------------------------------------------------
 
@@ -514,6 +553,9 @@ class Bench:
             print("\n== %s" % (title % {"runs": self.runs}))
             fn(self)
         self.save()
+        if self.holder:
+            self.holder.stdin.close()
+            self.holder.wait()
         shutil.rmtree(self.tmp, ignore_errors=True)
         return 0
 
