@@ -769,30 +769,38 @@ int hs_store_session_end(struct hs_store *st, int64_t session,
 
 /* A trace's hop list, the JSON of schema 9, is written by hand: it is
  * built for every stored trace, and printf costs more than the row's insert.
- * Numbers go two digits a step, from the end: a list has some thirty, and a
- * division a digit was most of building it. */
+ * A list has some thirty numbers, most of one or two digits (a source, a
+ * TTL, a ToS, a session), which are written at once; a longer one is
+ * counted first and written two digits a step from its end, in place. */
 static char *put_u64(char *q, uint64_t v)
 {
 	static const char pairs[] =
 		"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
 		"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
 		"8081828384858687888990919293949596979899";
-	char tmp[20], *e = tmp + sizeof(tmp), *d = e;
-	size_t n;
+	char *d;
 
+	if (v < 10) {
+		*q = (char)('0' + v);
+		return q + 1;
+	}
+	if (v < 100) {
+		memcpy(q, pairs + 2 * v, 2);
+		return q + 2;
+	}
+	size_t n = 3;
+	for (uint64_t t = v / 1000; t; t /= 10)
+		n++;
+	d = q + n;
 	while (v >= 100) {
 		d -= 2;
 		memcpy(d, pairs + 2 * (v % 100), 2);
 		v /= 100;
 	}
-	if (v >= 10) {
-		d -= 2;
-		memcpy(d, pairs + 2 * v, 2);
-	} else {
-		*--d = (char)('0' + v);
-	}
-	n = (size_t)(e - d);
-	memcpy(q, d, n);
+	if (v >= 10)
+		memcpy(d - 2, pairs + 2 * v, 2);
+	else
+		d[-1] = (char)('0' + v);
 	return q + n;
 }
 

@@ -912,6 +912,45 @@ static void test_migrate_v7_hops(void **state)
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM traces WHERE hop_list IS NULL"), 0);
 }
 
+/* the numbers of a hop list, written by hand, read back exactly: each side
+ * of every power of ten a time offset can reach */
+static void test_hop_numbers(void **state)
+{
+	struct fixture *f = *state;
+	struct hs_store *st = open_ok(f->path);
+	int64_t sess = hs_store_session_begin(st, "x", NULL, T0);
+	struct hs_trace t;
+	char want[2048] = "", num[64];
+	uint64_t p = 1;
+	unsigned k = 0;
+
+	mktrace(&t, 1, NULL);
+	for (int e = 0; e <= 18; e++, p *= 10)
+		for (uint64_t v = p - 1; v <= p; v++) {
+			if (t.nhops == HS_TRACE_MAX_HOPS) {
+				assert_int_equal(hs_store_trace(st, sess, &t, NULL), 0);
+				t.nhops = 1;
+			}
+			t.hops[t.nhops] = t.hops[0];
+			t.hops[t.nhops].ts_ns = T0 + 123456789 + v;
+			t.hops[t.nhops].hw_ns = 999 + v;
+			t.hops[t.nhops].ttl = (uint8_t)k;
+			t.nhops++;
+			snprintf(num, sizeof(num), "%s%llu,%llu,%u", k ? ";" : "",
+				 (unsigned long long)v, (unsigned long long)v, k % 256);
+			strcat(want, num);
+			k++;
+		}
+	assert_int_equal(hs_store_trace(st, sess, &t, NULL), 0);
+	hs_store_close(st);
+	char *got = qtext(f->path, "SELECT group_concat((h.ts - t.first_ts) || ',' ||"
+			  " (h.hw_ts - t.first_hw_ts) || ',' || h.ttl, ';') FROM (SELECT * FROM hops"
+			  " ORDER BY trace, idx) h JOIN traces t ON t.id = h.trace WHERE h.idx > 0");
+	assert_non_null(got);
+	assert_string_equal(got, want);
+	free(got);
+}
+
 /* many mirror sources: each written once however often it is seen, the
  * table that finds them grown past its first size */
 static void test_many_sources(void **state)
@@ -1007,6 +1046,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_migrate_v6_flows, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hop_list, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_v7_hops, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hop_numbers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_sources, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_v8_sources, setup, teardown),
 	};
