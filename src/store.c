@@ -232,7 +232,10 @@ static const char schema_v8_after[] =
  * hw_ts - first_hw_ts, ttl, tos, session]. With 'history all', every byte
  * of a trace is written three times (to the log, out of it, into the
  * file); the switch name, the address and a full timestamp were more than
- * a third of a row. */
+ * a third of a row. The index on (session, trace_no) goes too: nothing of
+ * the console's reads by it, and keeping it was a tenth of what storing a
+ * trace cost. A session's traces have consecutive ids (one console writes
+ * a file at a time, a session after another). */
 static const char schema_v9[] =
 	"CREATE TABLE mirror_sources ("
 	" id INTEGER PRIMARY KEY,"
@@ -240,6 +243,7 @@ static const char schema_v9[] =
 	" addr TEXT NOT NULL);"			/* mirror source address */
 	"CREATE INDEX mirror_sources_by_addr ON mirror_sources(addr);"
 	"ALTER TABLE traces ADD COLUMN first_hw_ts INTEGER;"
+	"DROP INDEX traces_by_session;"
 	"DROP VIEW hops;";
 
 static const char schema_v9_fill[] =

@@ -294,6 +294,7 @@ static void test_batches(void **state)
 static const char undo_v9[] =
 	"DROP VIEW hops;"
 	"DROP TABLE mirror_sources;"
+	"CREATE INDEX traces_by_session ON traces(session, trace_no);"
 	"ALTER TABLE traces DROP COLUMN first_hw_ts;"
 	"CREATE VIEW hops(trace, idx, switch, addr, ts, hw_ts, ttl, tos, session) AS"
 	" SELECT t.id, h.key, json_extract(h.value, '$[0]'), json_extract(h.value, '$[1]'),"
@@ -1014,6 +1015,8 @@ static void test_migrate_v8_sources(void **state)
 	upgraded_same_hops(f->path, before);
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM mirror_sources"), 3);
 	assert_int_equal(q1(f->path, "SELECT first_hw_ts FROM traces WHERE id = 1"), 50);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM sqlite_master WHERE type = 'index'"
+			     " AND tbl_name = 'traces'"), 0);
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM traces WHERE first_hw_ts IS NULL"), 3);
 
 	st = open_ok(f->path);
