@@ -808,6 +808,9 @@ static char *put_u64(char *q, uint64_t v)
 	return q + n;
 }
 
+_Static_assert(sizeof(((struct hs_switch *)0)->name) <= HS_NAME_MAX,
+	       "a switch's name fits a mirror source's");
+
 static struct source *source_slot(struct hs_store *st, const struct hs_addr *a,
 				  const char *name)
 {
