@@ -1036,15 +1036,12 @@ int hs_store_trace(struct hs_store *st, int64_t session, const struct hs_trace *
 	if (begin(st) < 0)
 		return -1;
 	struct trace_row *r = &st->trows[st->ntrows];
-	for (unsigned i = 0; i < t->nhops; i++) {
-		uint64_t ts = t->hops[i].ts_ns;
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t ts = t->hops[i].ts_ns, hw = t->hops[i].hw_ns;
 		if (i == 0 || ts < first)
 			first = ts;
 		if (ts > last)
 			last = ts;
-	}
-	for (unsigned i = 0; i < n; i++) {
-		uint64_t hw = t->hops[i].hw_ns;
 		if (hw && (!first_hw || hw < first_hw))
 			first_hw = hw;
 	}
