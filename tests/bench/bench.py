@@ -547,6 +547,9 @@ sys.stdin.read()
         if "-fsanitize" in cflags or "-O0" in cflags:
             print("warning: built with '%s': figures are not comparable to an "
                   "optimized build" % cflags.strip())
+        elif "-fprofile-use" not in cflags:
+            print("note: hopscope was built without a profile of its packet path "
+                  "(configure --disable-pgo, or a compiler without it)")
         for name, title, fn in self.SECTIONS:
             if only and name not in only and name != "input":
                 continue
