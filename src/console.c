@@ -1,9 +1,9 @@
 /* console.c - the REPL on the loop: libedit on a terminal, plain lines on a
  * pipe, signals, and messages printed above the prompt
  *
- * libedit runs unbuffered: every time stdin is readable (uv_poll) one call
- * of el_gets() handles one key, and a line is complete when it ends in a
- * newline. While a line runs the terminal is back in cooked mode and stdin
+ * libedit runs unbuffered: every time stdin is readable (uv_poll) each
+ * call of el_gets() handles one key, as many as are waiting, and a line is
+ * complete when it ends in a newline. While a line runs the terminal is back in cooked mode and stdin
  * is not polled; the runner calls hs_console_idle() when it wants the next
  * line, and the prompt comes back.
  */
@@ -363,15 +363,21 @@ static void tty_readable(uv_poll_t *h, int status, int events)
 		stdin_eof();
 		return;
 	}
-	line = el_gets(con.el, &n);
-	if (!line || n <= 0)
-		return;		/* an edit, not a line yet */
-	if (n == 1 && line[0] == 0x04) {	/* ^D on an empty line */
-		stdin_eof();
-		return;
-	}
-	if (line[n - 1] == '\n')
-		line_read(line, (size_t)n);
+	/* every key already typed, in this turn: a line pasted or typed ahead
+	 * while a file is read would otherwise wait a slice of it per key */
+	do {
+		line = el_gets(con.el, &n);
+		if (!line || n <= 0)
+			continue;	/* an edit, not a line yet */
+		if (n == 1 && line[0] == 0x04) {	/* ^D on an empty line */
+			stdin_eof();
+			return;
+		}
+		if (line[n - 1] == '\n') {
+			line_read(line, (size_t)n);
+			return;
+		}
+	} while (ioctl(STDIN_FILENO, FIONREAD, &avail) == 0 && avail > 0);
 }
 
 /* ---- plain lines from a pipe -------------------------------------------------- */

@@ -213,6 +213,12 @@ step("prompt after the error", wait_for(b"hopscope> "))
 os.write(fd, b"he\tquit\r")
 step("TAB completes a verb", wait_for(b"usage: quit"))
 step("prompt after the completed line", wait_for(b"hopscope> "))
+# typed ahead in one write: the keys are read in one turn, each line runs
+# in its turn, the second after the first has answered
+os.write(fd, b"help sleep\rhelp set\r")
+step("typed ahead: the first line", wait_for(b"usage: sleep"))
+step("typed ahead: the second line after it", wait_for(b"usage: set"))
+step("prompt after the lines typed ahead", wait_for(b"hopscope> "))
 os.write(fd, b"sleep 30\r")
 time.sleep(0.5)
 os.kill(pid, signal.SIGINT)
@@ -245,7 +251,7 @@ step("quit exits 0 (%s)" % st, st == 0)
 PY
 	st=$?
 	sed 's/^/# /' "$tmp/pty.log"
-	check "the REPL under a terminal: prompt, help, error, TAB, Ctrl-C on sleep and decode, quit" \
+	check "the REPL under a terminal: prompt, help, error, TAB, typed ahead, Ctrl-C on sleep and decode, quit" \
 		[ "$st" -eq 0 ]
 	check "the REPL saved its line history" has 'nosuchverb' "$tmp/history"
 	# lines typed at a terminal with the output redirected: read through
