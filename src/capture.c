@@ -4,7 +4,7 @@
  * flow table and, per the history policy, the SQLite history. One capture is
  * one history session. Live interfaces are polled (uv_poll on the selectable
  * fd, plus a timer when libpcap asks for one); files are read in slices of
- * HS_CAP_BATCH frames per loop turn so the prompt stays responsive.
+ * HS_FILE_BATCH frames per loop turn so the prompt stays responsive.
  */
 #include <errno.h>
 #include <pcap/pcap.h>
@@ -517,7 +517,7 @@ static void file_slice(uv_idle_t *h)
 {
 	struct hs_ctx *ctx = h->data;
 	struct hs_capture *c = ctx->cap;
-	int n = pcap_dispatch(c->pc, HS_CAP_BATCH, on_packet, (u_char *)ctx);
+	int n = pcap_dispatch(c->pc, HS_FILE_BATCH, on_packet, (u_char *)ctx);
 
 	pipe_flush(ctx);
 	if (n > 0)

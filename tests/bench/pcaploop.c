@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BATCH 256	/* the console's frames per loop turn */
+#define BATCH 4096	/* the console's frames per loop turn, reading a file */
 
 struct count {
 	unsigned long long packets, bytes;
