@@ -364,7 +364,10 @@ static void tty_readable(uv_poll_t *h, int status, int events)
 		return;
 	}
 	/* every key already typed, in this turn: a line pasted or typed ahead
-	 * while a file is read would otherwise wait a slice of it per key */
+	 * while a file is read would otherwise wait a slice of it per key.
+	 * el_gets() is called only while a byte waits (it would block), and at
+	 * most once per byte that waited at first (a call takes one at least) */
+	int calls = avail;
 	do {
 		line = el_gets(con.el, &n);
 		if (!line || n <= 0)
@@ -377,7 +380,7 @@ static void tty_readable(uv_poll_t *h, int status, int events)
 			line_read(line, (size_t)n);
 			return;
 		}
-	} while (ioctl(STDIN_FILENO, FIONREAD, &avail) == 0 && avail > 0);
+	} while (--calls > 0 && ioctl(STDIN_FILENO, FIONREAD, &avail) == 0 && avail > 0);
 }
 
 /* ---- plain lines from a pipe -------------------------------------------------- */
