@@ -3,9 +3,10 @@
  *
  * libedit runs unbuffered: every time stdin is readable (uv_poll) each
  * call of el_gets() handles one key, as many as are waiting, and a line is
- * complete when it ends in a newline. While a line runs the terminal is back in cooked mode and stdin
- * is not polled; the runner calls hs_console_idle() when it wants the next
- * line, and the prompt comes back.
+ * complete when it ends in a newline. While a line runs the terminal is
+ * back in cooked mode and stdin is not polled; the runner calls
+ * hs_console_idle() when it wants the next line, and the prompt comes
+ * back.
  */
 #include <dirent.h>
 #include <errno.h>
