@@ -6,7 +6,9 @@ run the same way, so the figures are read as ratios and not as absolutes:
 
   input    a large mirrored capture of a fat-tree made by hs-synth (cached in
            tests/bench/cache/, made again when the generator or its options
-           change), held in memory (mlock) while the bench runs
+           change), held in memory (mlock) while the bench runs; 256 MB
+           of memory are touched and freed before every timed run (see
+           warm_memory)
   ingest   whole-process wall and CPU time, median of BENCH_RUNS runs, pinned
            to one core: hopscope with 'set history off', 'default' and 'all';
            the bare libpcap loop (pcaploop), opening the file as hopscope
@@ -38,6 +40,7 @@ Environment (defaults in brackets):
 import argparse
 import hashlib
 import json
+import mmap
 import os
 import re
 import shutil
@@ -121,6 +124,24 @@ class Bench:
             out.close()
         return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss, p.returncode, text, err
 
+    WARM_MB = 256
+
+    def warm_memory(self):
+        """Touch and free WARM_MB of memory just before a timed run, so that
+        every run finds the kernel's free memory in the same state. A virtual
+        machine may hand free memory back to its host (free page reporting,
+        after about two seconds unused); the first touch of such a page then
+        costs a fault in the host, 0.3 s per 100 MB here, paid by whichever
+        run comes first to it: a tool that follows a pause or a smaller tool
+        paid it, one that followed a larger run did not."""
+        n = self.WARM_MB << 20
+        m = mmap.mmap(-1, n, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        if hasattr(m, "madvise") and hasattr(mmap, "MADV_HUGEPAGE"):
+            m.madvise(mmap.MADV_HUGEPAGE)  # tools' large tables ask for huge pages
+        for off in range(0, n, mmap.PAGESIZE):
+            m[off] = 1
+        m.close()
+
     def median_run(self, name, argv, before=None, stdout=subprocess.DEVNULL):
         return self.median_runs([(name, argv, before, stdout)])[name]
 
@@ -138,6 +159,7 @@ class Bench:
                     continue
                 if before:
                     before()
+                self.warm_memory()
                 wall, cpu, maxrss, rc, text, err = self.timed(argv, stdout)
                 if rc != 0:
                     self.note("%s failed (exit %d): %s" % (name, rc, err.strip()[-300:]))
@@ -285,6 +307,8 @@ sys.stdin.read()
         else:
             self.note("cannot hold the capture in memory (%s): a tool may read part of it "
                       "from the disk in some rounds" % (said or "the holder failed"))
+        print("  %d MB touched and freed before each timed run: every run finds free "
+              "memory alike" % self.WARM_MB)
 
     # ---- ingest ---------------------------------------------------------------
 
