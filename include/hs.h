@@ -106,6 +106,31 @@ static inline void hs_prefetch_span(const void *p, size_t len)
 	__builtin_prefetch(c + len - 1, 1);
 }
 
+/* An open-addressing index of uint64_t entries, hash << 32 | slot + 1 with
+ * a 32-bit hash (0: empty), each probed for from its home, hash & mask, on
+ * linearly: remove entry, which is in it. Later entries of its cluster are
+ * shifted back into the hole (backward-shift deletion: no tombstones, so
+ * probes stay as short as the load allows); each one's home is read from
+ * the entry itself, so what the entries name is never touched. */
+static inline void hs_index_remove(uint64_t *index, uint32_t mask, uint64_t entry)
+{
+	uint32_t i = (uint32_t)(entry >> 32) & mask;
+
+	while (index[i] != entry)
+		i = (i + 1) & mask;
+	uint32_t hole = i;
+	for (uint32_t j = (i + 1) & mask; index[j]; j = (j + 1) & mask) {
+		uint32_t home = (uint32_t)(index[j] >> 32) & mask;
+		/* j may move to hole when home is not cyclically in (hole, j] */
+		bool stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+		if (!stays) {
+			index[hole] = index[j];
+			hole = j;
+		}
+	}
+	index[hole] = 0;
+}
+
 void *hs_xcalloc(size_t n, size_t size);	/* aborts on OOM */
 /* The same for tables of megabytes read at random: whole 2 MB pages,
  * advised to be huge ones (a TLB miss per lookup otherwise); freed with

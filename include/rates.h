@@ -70,17 +70,15 @@ struct hs_rflow {
 struct hs_rates {
 	size_t cap, nflows;
 	struct hs_rflow *flows;
-	/* the chains, apart from the flows (1.2 KB each): a lookup or an
-	 * eviction walks them without touching a flow that is not the one */
-	struct hs_rlink {
-		uint64_t hash;		/* hs_flowkey_hash of the flow's key */
-		int32_t chain;		/* next in the hash bucket (or free list), -1 */
-	} *links;			/* cap */
-	int32_t *buckets;		/* nbuckets (a power of two >= 2 * cap), heads of chains */
-	size_t nbuckets;
+	/* the index, apart from the flows (1.2 KB each): open addressing,
+	 * entries (uint32_t)hash << 32 | slot + 1, 0 empty, at most half full.
+	 * A lookup reads one line of it and then only the flow it names */
+	uint64_t *index;
+	uint32_t index_mask;
+	uint64_t *hashes;		/* cap: hs_flowkey_hash of each used slot's flow */
+	size_t nused;			/* slots handed out since the table was cleared */
 	uint8_t *ref;			/* cap: sampled since the sweep last passed */
 	size_t hand;			/* the sweep's position */
-	int32_t free_list;
 	uint64_t now;			/* newest sample time */
 	uint64_t samples, retx, evicted, not_tcp;
 

@@ -81,10 +81,12 @@ struct hs_rates *hs_rates_new(size_t max_flows)
 
 	r->cap = max_flows ? max_flows : HS_RATE_DEFAULT_FLOWS;
 	r->flows = hs_xcalloc_big(r->cap, sizeof(*r->flows));
-	for (r->nbuckets = 16; r->nbuckets < 2 * r->cap; r->nbuckets <<= 1)
-		;
-	r->buckets = hs_xcalloc(r->nbuckets, sizeof(*r->buckets));
-	r->links = hs_xcalloc(r->cap, sizeof(*r->links));
+	size_t n = 16;
+	while (n < 2 * r->cap)
+		n <<= 1;
+	r->index = hs_xcalloc(n, sizeof(*r->index));
+	r->index_mask = (uint32_t)(n - 1);
+	r->hashes = hs_xcalloc(r->cap, sizeof(*r->hashes));
 	r->ref = hs_xcalloc(r->cap, sizeof(*r->ref));
 	hs_rates_clear(r);
 	return r;
@@ -95,8 +97,8 @@ void hs_rates_free(struct hs_rates *r)
 	if (!r)
 		return;
 	hs_free_big(r->flows, r->cap, sizeof(*r->flows));
-	free(r->buckets);
-	free(r->links);
+	free(r->index);
+	free(r->hashes);
 	free(r->ref);
 	free(r->link_bps);
 	free(r->link_flows);
@@ -108,14 +110,10 @@ void hs_rates_free(struct hs_rates *r)
 
 void hs_rates_clear(struct hs_rates *r)
 {
-	for (size_t i = 0; i < r->nbuckets; i++)
-		r->buckets[i] = -1;
-	for (size_t i = 0; i < r->cap; i++) {
+	memset(r->index, 0, ((size_t)r->index_mask + 1) * sizeof(*r->index));
+	for (size_t i = 0; i < r->cap; i++)
 		hs_rflow_init(&r->flows[i]);
-		r->links[i].hash = 0;
-		r->links[i].chain = i + 1 < r->cap ? (int32_t)(i + 1) : -1;	/* free list */
-	}
-	r->free_list = 0;
+	r->nused = 0;
 	memset(r->ref, 0, r->cap);
 	r->hand = 0;
 	r->nflows = 0;
@@ -172,37 +170,37 @@ void hs_rates_set_topo(struct hs_rates *r, const struct hs_topo *topo)
 		r->flows[i].npath = 0;
 }
 
-/* a mask, not a division: this is on every trace's path */
-static size_t bucket_of(const struct hs_rates *r, uint64_t hash)
+/* where a lookup of hash h starts, and the tag it compares */
+static uint32_t home_of(const struct hs_rates *r, uint64_t h)
 {
-	return (size_t)hash & (r->nbuckets - 1);
+	return (uint32_t)h & r->index_mask;
 }
 
 static struct hs_rflow *find_hashed(const struct hs_rates *r, const struct hs_flowkey *k,
 				    uint64_t h)
 {
-	for (int32_t i = r->buckets[bucket_of(r, h)]; i >= 0; i = r->links[i].chain)
-		if (r->links[i].hash == h && hs_flowkey_eq(&r->flows[i].key, k))
-			return &r->flows[i];
+	uint64_t e;
+
+	for (uint32_t i = home_of(r, h); (e = r->index[i]) != 0; i = (i + 1) & r->index_mask)
+		if ((uint32_t)(e >> 32) == (uint32_t)h &&
+		    hs_flowkey_eq(&r->flows[(uint32_t)e - 1].key, k))
+			return &r->flows[(uint32_t)e - 1];
 	return NULL;
 }
 
 void hs_rates_prefetch(const struct hs_rates *r, uint64_t h, bool soon)
 {
-	const int32_t *b = &r->buckets[bucket_of(r, h)];
+	const uint64_t *e = &r->index[home_of(r, h)];
 
 	if (!soon) {
-		__builtin_prefetch(b, 0);
+		__builtin_prefetch(e, 0);
 		return;
 	}
-	/* the flow with this hash, if any: the fields a lookup and a sample
-	 * touch, its first 128 bytes (on two or three lines) */
-	for (int32_t i = *b; i >= 0; i = r->links[i].chain) {
-		if (r->links[i].hash == h) {
-			hs_prefetch_span(&r->flows[i], 128);
-			return;
-		}
-	}
+	/* asked for earlier, the index entry is in the cache: load its flow's
+	 * first 128 bytes (the fields a lookup and a sample touch, on two or
+	 * three lines) */
+	if (*e && (uint32_t)(*e >> 32) == (uint32_t)h)
+		hs_prefetch_span(&r->flows[(uint32_t)*e - 1], 128);
 }
 
 struct hs_rflow *hs_rates_find(const struct hs_rates *r, const struct hs_flowkey *k)
@@ -226,27 +224,24 @@ static void sweep(struct hs_rates *r)
 	}
 }
 
-/* evict the flow the hand comes to first unsampled */
-static void evict_one(struct hs_rates *r)
+/* evict the flow the hand comes to first unsampled; its slot */
+static uint32_t evict_one(struct hs_rates *r)
 {
 	sweep(r);
-	int32_t i = (int32_t)r->hand;
-	struct hs_rflow *f = &r->flows[i];
-	int32_t *p = &r->buckets[bucket_of(r, r->links[i].hash)];
+	uint32_t i = (uint32_t)r->hand;
 
 	hand_step(r);
-	/* the next eviction's flow, found now (what a sample marks before then
-	 * the sweep passes again), and started on its way to the cache */
+	/* the next eviction's flow and index entry, found now (what a sample
+	 * marks before then the sweep passes again), and started on their way
+	 * to the cache */
 	sweep(r);
-	__builtin_prefetch(&r->flows[r->hand], 1);
-	while (*p != i)
-		p = &r->links[*p].chain;
-	*p = r->links[i].chain;
-	f->used = false;
-	r->links[i].chain = r->free_list;
-	r->free_list = i;
+	hs_prefetch_span(&r->flows[r->hand], offsetof(struct hs_rflow, ring));
+	__builtin_prefetch(&r->index[home_of(r, r->hashes[r->hand])], 1);
+	hs_index_remove(r->index, r->index_mask, (uint64_t)(uint32_t)r->hashes[i] << 32 | (i + 1));
+	r->flows[i].used = false;
 	r->nflows--;
 	r->evicted++;
+	return i;
 }
 
 static void bin_add(struct hs_rates *r, uint64_t ts, bool drop)
@@ -270,18 +265,16 @@ static struct hs_rflow *sample_hashed(struct hs_rates *r, const struct hs_flowke
 	struct hs_rflow *f = find_hashed(r, k, h);
 
 	if (!f) {
-		if (r->free_list < 0)
-			evict_one(r);
-		int32_t i = r->free_list;
+		uint32_t i = r->nused < r->cap ? (uint32_t)r->nused++ : evict_one(r);
+		uint32_t pos = home_of(r, h);
+		while (r->index[pos])
+			pos = (pos + 1) & r->index_mask;
+		r->index[pos] = (uint64_t)(uint32_t)h << 32 | (i + 1);
+		r->hashes[i] = h;
 		f = &r->flows[i];
-		r->free_list = r->links[i].chain;
 		hs_rflow_init(f);
 		f->used = true;
 		f->key = *k;
-		size_t b = bucket_of(r, h);
-		r->links[i].hash = h;
-		r->links[i].chain = r->buckets[b];
-		r->buckets[b] = i;
 		r->nflows++;
 	}
 	r->ref[f - r->flows] = 1;

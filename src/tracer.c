@@ -311,25 +311,9 @@ static void lru_append(struct hs_tracer *tr, uint32_t i)
 
 static void index_remove(struct hs_tracer *tr, uint32_t slot)
 {
-	uint32_t mask = tr->index_mask;
 	uint32_t hash = tr->pool[slot].hash;
-	uint64_t want = (uint64_t)hash << 32 | (slot + 1);
-	uint32_t i = hash & mask;
 
-	while (tr->index[i] != want)
-		i = (i + 1) & mask;
-	/* backward shift: move later entries of the cluster into the hole */
-	uint32_t hole = i;
-	for (uint32_t j = (i + 1) & mask; tr->index[j]; j = (j + 1) & mask) {
-		uint32_t home = (uint32_t)(tr->index[j] >> 32) & mask;
-		/* j may move to hole when home is not cyclically in (hole, j] */
-		bool stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
-		if (!stays) {
-			tr->index[hole] = tr->index[j];
-			hole = j;
-		}
-	}
-	tr->index[hole] = 0;
+	hs_index_remove(tr->index, tr->index_mask, (uint64_t)hash << 32 | (slot + 1));
 }
 
 static struct ohop *hop_at(struct hs_tracer *tr, struct otrace *ot, unsigned i)

@@ -331,11 +331,12 @@ static void test_eviction(void **state)
 	hs_rates_free(r);
 }
 
-/* A small table (8 flows, 16 buckets) with many flows through it: chains
- * of several flows, evictions from their middles. After every sample the
- * flows that can be found are exactly as many as the table holds, the
- * newest among them; a chain unlinked wrong loses one or keeps a ghost. */
-static void test_eviction_chains(void **state)
+/* A small table (8 flows, an index of 16 entries) with many flows through
+ * it: runs of several occupied entries, evictions from their middles, whose
+ * later entries shift back. After every sample the flows that can be found
+ * are exactly as many as the table holds, the newest among them; an entry
+ * shifted wrong loses a flow or keeps a ghost. */
+static void test_eviction_clusters(void **state)
 {
 	struct hs_rates *r = hs_rates_new(8);
 	const int n = 600;
@@ -345,8 +346,8 @@ static void test_eviction_chains(void **state)
 		struct hs_flowkey k = key("10.1.1.11", (uint16_t)p, "10.1.2.11", 5001);
 		hs_rates_sample(r, &k, 1, T0 + (uint64_t)p * MS, NULL, 0);
 		/* older flows sampled again outlive newer ones (the sweep passes
-		 * over them), so evictions come from the heads and middles of
-		 * chains as well as their ends */
+		 * over them), so evictions come from the starts and middles of
+		 * runs as well as their ends */
 		for (int q = p - 7; q < p; q += 3) {
 			struct hs_flowkey kq = key("10.1.1.11", (uint16_t)q, "10.1.2.11", 5001);
 			if (q > 0 && hs_rates_find(r, &kq))
@@ -604,7 +605,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_link_sums_and_util, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_path_kept, setup, teardown),
 		cmocka_unit_test(test_eviction),
-		cmocka_unit_test(test_eviction_chains),
+		cmocka_unit_test(test_eviction_clusters),
 		cmocka_unit_test(test_drops_per_sec),
 		cmocka_unit_test_setup_teardown(test_parse, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fire_rearm, setup, teardown),
