@@ -106,9 +106,23 @@ static inline void hs_prefetch_span(const void *p, size_t len)
 	__builtin_prefetch(c + len - 1, 1);
 }
 
-/* An open-addressing index of uint64_t entries, hash << 32 | slot + 1 with
- * a 32-bit hash (0: empty), each probed for from its home, hash & mask, on
- * linearly: remove entry, which is in it. Later entries of its cluster are
+/* An open-addressing index of uint64_t entries, tag << 32 | slot + 1 (0:
+ * empty), each probed for from its home on linearly: the first entry with
+ * this tag from position i on, 0 when the run ends first. For the tables'
+ * prefetches: the entry names the record that is almost always the one. */
+static inline uint64_t hs_index_first(const uint64_t *index, uint32_t mask, uint32_t i,
+				      uint32_t tag)
+{
+	uint64_t e;
+
+	for (; (e = index[i]) != 0; i = (i + 1) & mask)
+		if ((uint32_t)(e >> 32) == tag)
+			return e;
+	return 0;
+}
+
+/* In such an index whose tags are 32-bit hashes and homes hash & mask:
+ * remove entry, which is in it. Later entries of its cluster are
  * shifted back into the hole (backward-shift deletion: no tombstones, so
  * probes stay as short as the load allows); each one's home is read from
  * the entry itself, so what the entries name is never touched. */

@@ -191,7 +191,6 @@ static struct hs_rflow *find_hashed(const struct hs_rates *r, const struct hs_fl
 void hs_rates_prefetch(const struct hs_rates *r, uint64_t h, bool soon)
 {
 	uint32_t i = home_of(r, h);
-	uint64_t e;
 
 	if (!soon) {
 		__builtin_prefetch(&r->index[i], 0);
@@ -200,12 +199,9 @@ void hs_rates_prefetch(const struct hs_rates *r, uint64_t h, bool soon)
 	/* asked for earlier, the index line is in the cache: load the first
 	 * 128 bytes (the fields a lookup and a sample touch, on two or three
 	 * lines) of the first flow with this tag, at its home or past it */
-	for (; (e = r->index[i]) != 0; i = (i + 1) & r->index_mask) {
-		if ((uint32_t)(e >> 32) == (uint32_t)h) {
-			hs_prefetch_span(&r->flows[(uint32_t)e - 1], 128);
-			return;
-		}
-	}
+	uint64_t e = hs_index_first(r->index, r->index_mask, i, (uint32_t)h);
+	if (e)
+		hs_prefetch_span(&r->flows[(uint32_t)e - 1], 128);
 }
 
 struct hs_rflow *hs_rates_find(const struct hs_rates *r, const struct hs_flowkey *k)

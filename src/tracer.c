@@ -647,19 +647,16 @@ void hs_tracer_prepare(struct hs_tracer *tr, const struct hs_pkt *p, struct hs_t
 void hs_tracer_prefetch(const struct hs_tracer *tr, struct hs_tracer_prep *prep)
 {
 	uint32_t hash = (uint32_t)prep->hash, mask = tr->index_mask;
-	uint64_t e;
 	uint16_t id = tr->msrc_index[prep->msrc_hash & tr->msrc_mask];
 
 	if (id)
 		__builtin_prefetch(&tr->msrc[id], 1);
 
 	/* the first open trace with this hash: almost always the one */
-	for (uint32_t i = hash & mask; (e = tr->index[i]) != 0; i = (i + 1) & mask) {
-		if ((uint32_t)(e >> 32) == hash) {
-			hs_prefetch_span(&tr->pool[(uint32_t)e - 1], sizeof(struct otrace));
-			prep->cand = (uint32_t)e;
-			return;
-		}
+	uint64_t e = hs_index_first(tr->index, mask, hash & mask, hash);
+	if (e) {
+		hs_prefetch_span(&tr->pool[(uint32_t)e - 1], sizeof(struct otrace));
+		prep->cand = (uint32_t)e;
 	}
 }
 
