@@ -16,7 +16,7 @@
 
 static void print_blob(struct hs_out *o, const char *key, const unsigned char *b, int n)
 {
-	char *hex = hs_xcalloc(2 * (size_t)n + 3, 1);
+	char *hex = hs_xcalloc(2 * (size_t)n + 4, 1);	/* x' hex ' NUL */
 
 	strcpy(hex, "x'");
 	for (int i = 0; i < n; i++)

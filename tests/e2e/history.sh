@@ -103,6 +103,12 @@ check "the history file is unchanged" [ "$(cksum <"$db")" = "$before" ]
 hs --db "$db" -c 'sql select count(*) as n from sessions'
 check "sql select works (status $st)" [ "$st" -eq 0 ]
 check "sql prints the column header" has '^n$' "$tmp/out"
+# a BLOB is printed as an SQL literal (under ASan this also checks the buffer)
+hs --db "$db" -c "sql \"select x'00ff' as b, zeroblob(0) as e\""
+check "sql prints a blob (status $st)" [ "$st" -eq 0 ]
+check "sql prints the blob as x'..'" has "^x'00ff' | x''\$" "$tmp/out"
+hs --db "$db" --json -c "sql \"select x'0a' as b\""
+check "sql --json prints a blob as a string" has "\"b\":\"x'0a'\"" "$tmp/out"
 
 # --- a file that is not a hopscope history ----------------------------------
 printf 'not a database, just words\n' >"$tmp/notes.txt"
