@@ -574,6 +574,13 @@ struct hs_store *hs_store_open_notice(const char *path, char *err, size_t errlen
 			 path, (long long)version, HS_STORE_SCHEMA);
 		goto fail;
 	}
+	/* versions name a row of migrations[]: anything else is no history of ours
+	 * (0 is a new file, which has no tables yet) */
+	if (version < 0 || (version == 0 && ntables != 0)) {
+		snprintf(err, errlen, "'%s' has a bad schema version %lld (a hopscope history has "
+			 "1 to %d)", path, (long long)version, HS_STORE_SCHEMA);
+		goto fail;
+	}
 	/* take the write lock once before changing anything: a busy file is refused */
 	if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "'%s' is locked by another writer (%s)", path,

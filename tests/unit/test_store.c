@@ -393,6 +393,27 @@ static void test_refuse_newer(void **state)
 	refused(f->path, "is from a newer hopscope (schema version 99, this one knows " HS_STR(HS_STORE_SCHEMA) ")");
 }
 
+/* a version that names no migration is refused before it is used as one */
+static void test_refuse_bad_version(void **state)
+{
+	struct fixture *f = *state;
+	char err[512];
+	struct hs_store *st = hs_store_open(f->path, err, sizeof(err));
+
+	assert_non_null(st);
+	hs_store_close(st);
+	exec(f->path, "PRAGMA user_version = -1");
+	refused(f->path, "has a bad schema version -1 (a hopscope history has 1 to "
+		HS_STR(HS_STORE_SCHEMA) ")");
+	exec(f->path, "PRAGMA user_version = -1000");
+	refused(f->path, "has a bad schema version -1000");
+	exec(f->path, "PRAGMA user_version = -2147483648");
+	refused(f->path, "has a bad schema version -2147483648");
+	/* tables without a version: not a history this hopscope wrote */
+	exec(f->path, "PRAGMA user_version = 0");
+	refused(f->path, "has a bad schema version 0");
+}
+
 static void test_refuse_locked(void **state)
 {
 	struct fixture *f = *state;
@@ -1040,6 +1061,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refuse_not_db, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refuse_foreign, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refuse_newer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refuse_bad_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refuse_locked, setup, teardown),
 		cmocka_unit_test(test_missing_dir),
 		cmocka_unit_test_setup_teardown(test_sql_readonly, setup, teardown),
