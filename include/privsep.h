@@ -39,7 +39,9 @@ int hs_privs_plan(const char *user, struct hs_privs *p, char *err, size_t errlen
 int hs_privs_drop(const struct hs_privs *p, char *err, size_t errlen);
 
 /* Give a file hopscope just created as root (and its SQLite -wal and -shm)
- * to p's user, so it can be reopened after the drop. */
+ * to p's user, so it can be reopened after the drop: each through a
+ * descriptor opened with O_NOFOLLOW, and only a regular file with one name
+ * that root owns; anything else (a planted link) is left alone, warned. */
 void hs_privs_give(const struct hs_privs *p, const char *path);
 
 /* ---- the broker -------------------------------------------------------- */

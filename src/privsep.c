@@ -105,6 +105,29 @@ int hs_privs_drop(const struct hs_privs *p, char *err, size_t errlen)
 	return 0;
 }
 
+/* the reason f was not given away, or NULL: f is opened without following
+ * a link and changed through that descriptor, and only when it is a regular
+ * file with one name that this process owns (what SQLite made here), never a
+ * link or a second name someone else planted; a missing f needs nothing */
+static const char *give_one(const struct hs_privs *p, const char *f)
+{
+	struct stat sb;
+	const char *why = NULL;
+	int fd = open(f, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno == ENOENT ? NULL : errno == ELOOP ? "it is a symbolic link" :
+		       strerror(errno);
+	if (fstat(fd, &sb) < 0)
+		why = strerror(errno);
+	else if (!S_ISREG(sb.st_mode) || sb.st_nlink != 1 || sb.st_uid != geteuid())
+		why = "not a file of its own that hopscope made";
+	else if (fchown(fd, p->uid, p->gid) < 0)
+		why = strerror(errno);
+	close(fd);
+	return why;
+}
+
 void hs_privs_give(const struct hs_privs *p, const char *path)
 {
 	static const char *const sfx[] = { "", "-wal", "-shm" };
@@ -114,9 +137,10 @@ void hs_privs_give(const struct hs_privs *p, const char *path)
 		return;
 	for (size_t i = 0; i < HS_ARRAY_SIZE(sfx); i++) {
 		snprintf(f, sizeof(f), "%s%s", path, sfx[i]);
-		if (chown(f, p->uid, p->gid) < 0 && errno != ENOENT)
+		const char *why = give_one(p, f);
+		if (why)
 			fprintf(stderr, "hopscope: warning: cannot give '%s' to '%s': %s\n", f,
-				p->user, strerror(errno));
+				p->user, why);
 	}
 }
 

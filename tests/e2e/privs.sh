@@ -90,6 +90,22 @@ check "root's history: written after the drop ($before -> $after sessions, statu
 	[ "$st" -eq 0 ] && [ "${after:-0}" -eq $((before + 1)) ]
 check "root's history: still root's" [ "$(stat -c %U "$db2")" = root ]
 
+# links planted beside a new history are never followed when it is given away
+mkdir -m 775 "$tmp/grp"
+echo 'root keeps this' >"$tmp/rootfile"
+ln -s "$tmp/rootfile" "$tmp/grp/cap.db-wal"
+hs -Z nobody --db "$tmp/grp/cap.db" -r "$top_srcdir/share/sample/sample.pcap" -c 'capture status'
+check "planted -wal link: the capture ran (status $st)" [ "$st" -eq 0 ]
+check "planted -wal link: its target stays root's" [ "$(stat -c %U "$tmp/rootfile")" = root ]
+check "planted -wal link: its target is unchanged" [ "$(cat "$tmp/rootfile")" = 'root keeps this' ]
+ln -s "$tmp/made-by-root" "$tmp/grp/link.db"
+hs -Z nobody --db "$tmp/grp/link.db" -r "$top_srcdir/share/sample/sample.pcap" -c 'capture status'
+check "history named by a link: the capture ran (status $st)" [ "$st" -eq 0 ]
+check "history named by a link: what it points to is not given away" \
+	[ "$(stat -c %U "$tmp/made-by-root")" = root ]
+check "history named by a link: the warning says why" \
+	has "cannot give '$tmp/grp/link.db' to 'nobody': it is a symbolic link" "$tmp/err"
+
 # a one-shot verb that does not capture leaves no history behind
 mkdir "$tmp/oneshot"
 (cd "$tmp/oneshot" && "$HS" decode "$top_srcdir/share/sample/sample.pcap" >/dev/null 2>&1)
