@@ -1,4 +1,4 @@
-/* drops.c - drops [limit N]: dropped traces by the link after the last hop seen */
+/* drops.c - drops [limit N]: dropped traces by the directed link after the last hop seen */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,33 +57,37 @@ int cmd_drops(struct hs_ctx *ctx, int argc, char **argv)
 
 	if (!o->json) {
 		char w[32];
-		out_text(o, "%" PRIu32 " dropped of %zu traces over %s", d.dropped, n,
-			 hs_fmt_duration(d.window_end - d.window_start, w, sizeof(w)));
+		out_text(o, "%" PRIu32 " dropped of %zu traces over %s: %" PRIu32 " on a known link, %"
+			 PRIu32 " ambiguous (the flow was never seen leaving the last switch)",
+			 d.dropped, n, hs_fmt_duration(d.window_end - d.window_start, w, sizeof(w)),
+			 d.certain, d.ambiguous);
 		if (d.unattributed)
-			out_text(o, " (%" PRIu32 " with no known last switch or next hop)",
+			out_text(o, ", %" PRIu32 " with no known last switch or next hop",
 				 d.unattributed);
 		out_text(o, "\n");
 		if (d.n)
-			out_text(o, "%-24s %6s %7s %5s %5s %8s  %-10s %s\n", "link (last > next)",
-				 "traces", "certain", "ambig", "flows", "crossing", "when",
+			out_text(o, "%-24s %6s %7s %6s %5s %5s %8s  %-10s %s\n", "link (last > next)",
+				 "drops", "crossed", "loss", "ambig", "flows", "crossing", "when",
 				 "which flows");
 	}
 	for (size_t i = 0; i < d.n && i < limit; i++) {
 		const struct hs_drop_link *l = &d.links[i];
-		char lk[2 * HS_NAME_MAX + 4], pr[256], ts[32];
+		char lk[2 * HS_NAME_MAX + 4], pr[256], ts[32], loss[16];
 
 		probe_line(ctx->topo, l, pr, sizeof(pr));
-		const char *when = l->persistent ? "persistent" : "transient";
-		const char *scope = l->flow_specific ? "5-tuple" : "all-flows";
+		/* a link with only ambiguous drops: no claim on when or whom */
+		const char *when = !l->drops ? "ambiguous" : l->persistent ? "persistent" :
+				   "transient";
+		const char *scope = !l->drops ? "-" : l->flow_specific ? "5-tuple" : "all-flows";
 		if (o->json) {
 			out_obj_open(o, NULL);
 			out_str(o, "a", NULL, swname(ctx->topo, l->a));
 			out_str(o, "b", NULL, swname(ctx->topo, l->b));
-			out_uint(o, "traces", NULL, l->traces);
-			out_uint(o, "flows", NULL, l->flows);
-			out_uint(o, "certain", NULL, l->certain);
+			out_uint(o, "drops", NULL, l->drops);
+			out_uint(o, "crossed", NULL, l->crossed);
+			out_double(o, "loss", NULL, hs_drop_loss(l));
 			out_uint(o, "ambiguous", NULL, l->ambiguous);
-			out_double(o, "weight", NULL, l->weight);
+			out_uint(o, "flows", NULL, l->flows);
 			out_uint(o, "flows_crossing", NULL, l->flows_crossing);
 			out_raw(o, "first_ts", NULL, hs_fmt_ts(l->first_ns, ts, sizeof(ts)));
 			out_raw(o, "last_ts", NULL, hs_fmt_ts(l->last_ns, ts, sizeof(ts)));
@@ -98,11 +102,15 @@ int cmd_drops(struct hs_ctx *ctx, int argc, char **argv)
 			continue;
 		}
 		snprintf(lk, sizeof(lk), "%s > %s", swname(ctx->topo, l->a), swname(ctx->topo, l->b));
-		out_text(o, "%-24s %6" PRIu32 " %7" PRIu32 " %5" PRIu32 " %5" PRIu32 " %8" PRIu32
-			 "  %-10s %s\n", lk, l->traces, l->certain, l->ambiguous, l->flows,
+		if (l->drops)
+			snprintf(loss, sizeof(loss), "%.1f%%", 100 * hs_drop_loss(l));
+		else
+			snprintf(loss, sizeof(loss), "-");
+		out_text(o, "%-24s %6" PRIu32 " %7" PRIu32 " %6s %5" PRIu32 " %5" PRIu32 " %8" PRIu32
+			 "  %-10s %s\n", lk, l->drops, l->crossed, loss, l->ambiguous, l->flows,
 			 l->flows_crossing, when, scope);
 		if (l->nalt) {
-			out_text(o, "    %" PRIu32 " ambiguous: could also be ", l->ambiguous);
+			out_text(o, "    %" PRIu32 " ambiguous: could as well be ", l->ambiguous);
 			for (int k = 0; k < l->nalt; k++)
 				out_text(o, "%s%s > %s", k ? ", " : "", swname(ctx->topo, l->a),
 					 swname(ctx->topo, l->alt[k]));

@@ -70,7 +70,7 @@ const struct hs_cmd hs_cmds[] = {
 	{ "mirror", cmd_mirror, "add|del|list [on SW,...] [session N] [MATCH...]",
 	  "add, delete or list the switches' mirror rules", mirror_words, 0 },
 	{ "drops", cmd_drops, "[limit N]",
-	  "dropped traces by the link after the last hop seen", drops_words, 0 },
+	  "dropped traces by the directed link after the last hop seen", drops_words, 0 },
 	{ "loops", cmd_loops, "[limit N]",
 	  "looped traces by the cycle of switches", drops_words, 0 },
 	{ "latency", cmd_latency, "[limit N]",

@@ -21,19 +21,22 @@ size_t hs_an_closed(const struct hs_tracer *tr, const struct hs_trace ***out);
 uint64_t hs_an_trace_ts(const struct hs_trace *t);
 
 /* ---- drops --------------------------------------------------------------
- * A dropped trace counts against the link from its last switch to the
- * switch expected next. With several expected next hops (ECMP), the one the
- * same flow's other traces took from that switch is used (ECMP hashes a
- * flow onto one path); when none did, the trace is ambiguous: it counts for
- * each candidate and weighs 1/candidates in the ranking. */
+ * A dropped trace counts against the directed link from its last switch to
+ * the switch expected next. With several expected next hops (ECMP), the one
+ * the same flow's other traces took from that switch is used (ECMP hashes a
+ * flow onto one path); when none did, the trace is ambiguous: it is counted
+ * apart, in the ambiguous count of every candidate link, and never in any
+ * link's drops. A link's loss is drops / (drops + crossed). The prompt's
+ * 'drops', watch's Links pane and their JSON all come from here. */
 #define HS_DROP_BINS 10		/* slices of the window for "persistent" */
 
 struct hs_drop_link {
 	int a, b;		/* last switch seen, expected next (topology indexes) */
-	uint32_t traces;	/* certain + ambiguous */
-	uint32_t certain;	/* b was the only expected next hop, or the flow's own */
-	uint32_t ambiguous;	/* b was one of several candidates */
-	double weight;		/* certain + each ambiguous trace's share: the rank */
+	uint32_t drops;		/* dropped traces whose next hop is b for certain */
+	uint32_t ambiguous;	/* dropped traces with b one of several candidates */
+	uint32_t crossed;	/* traces seen going from a to b */
+	/* the rest is of the certain drops, or of the ambiguous ones when the
+	 * link has no certain drop */
 	uint32_t flows;		/* distinct 5-tuples among those traces */
 	uint32_t flows_crossing; /* distinct 5-tuples seen on a -> b, dropped or not */
 	uint64_t first_ns, last_ns;
@@ -46,13 +49,20 @@ struct hs_drop_link {
 };
 
 struct hs_drops {
-	struct hs_drop_link *links;	/* worst (highest weight) first */
+	struct hs_drop_link *links;	/* most drops first, then most ambiguous */
 	size_t n;
 	uint32_t dropped;		/* dropped traces looked at */
+	uint32_t certain;		/* of which on a known directed link */
+	uint32_t ambiguous;		/* of which with several candidate next hops */
 	uint32_t unattributed;		/* dropped with no known last switch or next hop */
+	/* traces seen crossing each topology link: [2 l] from links[l].a to
+	 * links[l].b, [2 l + 1] the other way (2 * topo->nlinks of them) */
+	uint32_t *crossed;
 	uint64_t window_start, window_end;
 };
 
+/* loss of a directed link: drops / (drops + crossed), 0 with neither */
+double hs_drop_loss(const struct hs_drop_link *l);
 /* topo is required (NULL gives an empty result) */
 void hs_an_drops(const struct hs_trace *const *t, size_t n, const struct hs_topo *topo,
 		 struct hs_drops *out);

@@ -117,12 +117,16 @@ struct hs_whop {
 
 enum hs_wsort { HS_WSORT_NEWEST, HS_WSORT_LATENCY, HS_WSORT_OUTCOME, HS_WSORT__COUNT };
 
-/* per topology link */
+/* per directed topology link: 2 l is links[l].a > links[l].b, 2 l + 1 the
+ * other way. The figures are hs_an_drops()'s over the recent traces, the
+ * same as the prompt's 'drops'. */
 struct hs_wlink {
 	int link;		/* index in topo->links */
-	uint64_t packets;	/* traces that crossed it */
-	double drops;		/* dropped traces blamed on it (shared among ECMP candidates) */
-	double votes;		/* 007 votes in the newest blame epoch of the recent traces */
+	int a, b;		/* from switch a to switch b */
+	uint32_t packets;	/* traces that crossed a > b */
+	uint32_t drops;		/* dropped traces whose next hop was b for certain */
+	uint32_t ambiguous;	/* dropped at a, b one of several candidates: not in drops */
+	double votes;		/* 007 votes of the link (either way) in the newest epoch */
 	bool blamed;		/* above blame's noise threshold in that epoch */
 };
 
@@ -154,9 +158,8 @@ struct hs_wmodel {
 	struct hs_whop hops[HS_TRACE_MAX_HOPS];
 
 	/* the links pane */
-	uint64_t links_upto;		/* newest trace id accounted */
-	struct hs_wlink *links;		/* topo->nlinks, sorted worst first in order[] */
-	int nlinks;
+	struct hs_wlink *links;		/* 2 * topo->nlinks, sorted worst first in order[] */
+	int nlinks;			/* directed links */
 	int *order;
 
 	/* the events pane: a ring of lines, oldest first */
@@ -170,8 +173,8 @@ struct hs_wmodel *hs_wmodel_new(size_t cap, size_t events);
 void hs_wmodel_free(struct hs_wmodel *m);
 /* a new topology: link counters start over */
 void hs_wmodel_set_topo(struct hs_wmodel *m, const struct hs_topo *topo);
-/* new closed traces, newest first as hs_tracer_recent() gives them. Links
- * always count them; the rows are rebuilt unless paused. */
+/* new closed traces, newest first as hs_tracer_recent() gives them: the
+ * rows are rebuilt unless paused */
 void hs_wmodel_update(struct hs_wmodel *m, const struct hs_trace *const *recent, size_t n);
 /* rebuild rows from the snapshot (after a filter or sort change) */
 void hs_wmodel_rebuild(struct hs_wmodel *m);
@@ -189,14 +192,17 @@ void hs_wrow_fill(struct hs_wrow *r, const struct hs_trace *t, const struct hs_t
 /* hop lines of t into hops (nhops of them); returns t->nhops */
 int hs_whops_fill(struct hs_whop *hops, const struct hs_trace *t, const struct hs_topo *topo);
 
-/* text of the i-th link in worst-first order */
+/* text of the i-th directed link in worst-first order: "leaf1 > spine2",
+ * traces across, certain drops, their share of drops + traces across, and
+ * the ambiguous drops that could be on it */
 void hs_wlink_text(const struct hs_wmodel *m, int i, char *name, size_t nlen, char *pkts,
-		   char *drops, char *rate, size_t vlen);
+		   char *drops, char *rate, char *ambig, size_t vlen);
 
-/* 007 over the recent traces (newest first, as hs_tracer_recent() gives
- * them): each link's votes in the newest epoch; called about once a second,
- * never per trace */
-void hs_wmodel_blame(struct hs_wmodel *m, const struct hs_trace *const *recent, size_t n);
+/* drops (hs_an_drops) and 007 (hs_an_blame) over the recent traces (newest
+ * first, as hs_tracer_recent() gives them) into the links: each directed
+ * link's traces across, drops and ambiguous drops, and its link's votes in
+ * the newest epoch; called about once a second, never per trace */
+void hs_wmodel_links(struct hs_wmodel *m, const struct hs_trace *const *recent, size_t n);
 /* the votes of the i-th link in worst-first order: "-" when it has none,
  * a '!' after the figure when blame reports the link */
 void hs_wlink_votes_text(const struct hs_wmodel *m, int i, char *buf, size_t len);

@@ -168,6 +168,24 @@ static int resolve_next(const struct hs_trace *t, const struct edge *e, size_t n
 	return flow_next_hop(e, ne, &t->key, t->last_sw, t->expected_next, nc);
 }
 
+/* topology link index of every pair of switches, -1 where none */
+static int *link_matrix(const struct hs_topo *topo)
+{
+	size_t n = (size_t)topo->nsw;
+	int *m = hs_xcalloc(n ? n * n : 1, sizeof(*m));
+
+	for (size_t i = 0; i < n * n; i++)
+		m[i] = -1;
+	for (int l = topo->nlinks - 1; l >= 0; l--) {	/* the first of parallel links */
+		int a = topo->links[l].a, b = topo->links[l].b;
+		if (a < 0 || b < 0 || a >= topo->nsw || b >= topo->nsw)
+			continue;
+		m[(size_t)a * n + (size_t)b] = l;
+		m[(size_t)b * n + (size_t)a] = l;
+	}
+	return m;
+}
+
 /* ---- drops ----------------------------------------------------------------- */
 
 struct drec {
@@ -177,27 +195,38 @@ struct drec {
 	const struct hs_trace *t;
 };
 
+/* by link, the certain drops of a link before its ambiguous ones */
 static int cmp_drec(const void *x, const void *y)
 {
 	const struct drec *p = x, *q = y;
 	int c = cmp_int(p->a, q->a);
 
-	return c ? c : cmp_int(p->b, q->b);
+	if (c || (c = cmp_int(p->b, q->b)) != 0)
+		return c;
+	return cmp_int(p->amb, q->amb);
 }
 
 static int cmp_drop_link(const void *x, const void *y)
 {
 	const struct hs_drop_link *p = x, *q = y;
 
-	if (p->weight != q->weight)
-		return p->weight > q->weight ? -1 : 1;
-	if (p->traces != q->traces)
-		return p->traces > q->traces ? -1 : 1;
+	if (p->drops != q->drops)
+		return p->drops > q->drops ? -1 : 1;
+	if (p->ambiguous != q->ambiguous)
+		return p->ambiguous > q->ambiguous ? -1 : 1;
 	if (p->a != q->a)
 		return cmp_int(p->a, q->a);
 	return cmp_int(p->b, q->b);
 }
 
+double hs_drop_loss(const struct hs_drop_link *l)
+{
+	double seen = (double)l->drops + (double)l->crossed;
+
+	return seen > 0 ? (double)l->drops / seen : 0;
+}
+
+/* one link's records r[0..nr-1], sorted certain first */
 static void drop_group(struct hs_drop_link *g, const struct drec *r, size_t nr,
 		       const struct edge *e, size_t ne, uint64_t w0, uint64_t w1)
 {
@@ -210,23 +239,25 @@ static void drop_group(struct hs_drop_link *g, const struct drec *r, size_t nr,
 	g->first_ns = UINT64_MAX;
 	for (size_t i = 0; i < nr; i++) {
 		const struct hs_trace *t = r[i].t;
-		uint64_t ts = hs_an_trace_ts(t);
-		g->traces++;
-		if (r[i].amb) {
-			g->ambiguous++;
-			g->weight += 1.0 / r[i].ncand;
-			for (int c = 0; c < r[i].ncand; c++) {
-				int x = t->expected_next[c];
-				bool have = x == g->b;
-				for (int k = 0; k < g->nalt && !have; k++)
-					have = g->alt[k] == x;
-				if (!have && g->nalt < HS_TRACE_MAX_NEXT)
-					g->alt[g->nalt++] = x;
-			}
-		} else {
-			g->certain++;
-			g->weight += 1.0;
+		if (!r[i].amb) {
+			g->drops++;
+			continue;
 		}
+		g->ambiguous++;
+		for (int c = 0; c < r[i].ncand; c++) {
+			int x = t->expected_next[c];
+			bool have = x == g->b;
+			for (int k = 0; k < g->nalt && !have; k++)
+				have = g->alt[k] == x;
+			if (!have && g->nalt < HS_TRACE_MAX_NEXT)
+				g->alt[g->nalt++] = x;
+		}
+	}
+	/* the figures below are of the certain drops when there are any */
+	size_t ns = g->drops ? g->drops : nr;
+	for (size_t i = 0; i < ns; i++) {
+		const struct hs_trace *t = r[i].t;
+		uint64_t ts = hs_an_trace_ts(t);
 		if (ts < g->first_ns)
 			g->first_ns = ts;
 		if (ts > g->last_ns)
@@ -241,11 +272,11 @@ static void drop_group(struct hs_drop_link *g, const struct drec *r, size_t nr,
 		g->bins += bin[b];
 
 	/* distinct flows hit, and the one hit most often */
-	qsort(keys, nr, sizeof(*keys), cmp_key_qsort);
+	qsort(keys, ns, sizeof(*keys), cmp_key_qsort);
 	size_t best = 0, bestn = 0;
-	for (size_t i = 0; i < nr;) {
+	for (size_t i = 0; i < ns;) {
 		size_t j = i;
-		while (j < nr && hs_flowkey_eq(&keys[i], &keys[j]))
+		while (j < ns && hs_flowkey_eq(&keys[i], &keys[j]))
 			j++;
 		g->flows++;
 		if (j - i > bestn) {
@@ -257,7 +288,7 @@ static void drop_group(struct hs_drop_link *g, const struct drec *r, size_t nr,
 	g->flow = keys[best];
 
 	/* flows seen crossing a -> b, plus those hit */
-	size_t k = nr;
+	size_t k = ns;
 	for (size_t i = 0; i < ne; i++)
 		if (e[i].a == g->a && e[i].b == g->b)
 			keys[k++] = e[i].key;
@@ -269,11 +300,26 @@ static void drop_group(struct hs_drop_link *g, const struct drec *r, size_t nr,
 	g->flow_specific = g->flows <= few && g->flows_crossing > g->flows;
 }
 
+/* slot of the directed link a -> b in hs_drops.crossed, or -1 */
+static int dir_slot(const struct hs_topo *topo, const int *lm, int a, int b)
+{
+	if (a < 0 || b < 0 || a >= topo->nsw || b >= topo->nsw)
+		return -1;
+	int l = lm[(size_t)a * (size_t)topo->nsw + (size_t)b];
+	if (l < 0)
+		return -1;
+	return 2 * l + (topo->links[l].a == a ? 0 : 1);
+}
+
 void hs_an_drops(const struct hs_trace *const *t, size_t n, const struct hs_topo *topo,
 		 struct hs_drops *out)
 {
 	memset(out, 0, sizeof(*out));
-	if (!topo || n == 0)
+	if (!topo)
+		return;
+	out->crossed = hs_xcalloc(topo->nlinks > 0 ? 2 * (size_t)topo->nlinks : 1,
+				  sizeof(*out->crossed));
+	if (n == 0)
 		return;
 
 	uint64_t w0 = UINT64_MAX, w1 = 0;
@@ -292,6 +338,12 @@ void hs_an_drops(const struct hs_trace *const *t, size_t n, const struct hs_topo
 
 	size_t ne;
 	struct edge *e = build_edges(t, n, &ne);
+	int *lm = link_matrix(topo);
+	for (size_t i = 0; i < ne; i++) {
+		int d = dir_slot(topo, lm, e[i].a, e[i].b);
+		if (d >= 0)
+			out->crossed[d]++;
+	}
 	struct drec *r = hs_xcalloc(nd ? nd : 1, sizeof(*r));
 	size_t nr = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -307,9 +359,11 @@ void hs_an_drops(const struct hs_trace *const *t, size_t n, const struct hs_topo
 		}
 		int b = resolve_next(x, e, ne);
 		if (b >= 0) {
+			out->certain++;
 			r[nr++] = (struct drec){ a, b, false, 1, x };
 			continue;
 		}
+		out->ambiguous++;
 		for (int c = 0; c < nc; c++)
 			r[nr++] = (struct drec){ a, x->expected_next[c], true, nc, x };
 	}
@@ -320,11 +374,14 @@ void hs_an_drops(const struct hs_trace *const *t, size_t n, const struct hs_topo
 		size_t j = i;
 		while (j < nr && r[j].a == r[i].a && r[j].b == r[i].b)
 			j++;
-		drop_group(&out->links[out->n++], r + i, j - i, e, ne, out->window_start,
-			   out->window_end);
+		struct hs_drop_link *g = &out->links[out->n++];
+		drop_group(g, r + i, j - i, e, ne, out->window_start, out->window_end);
+		int d = dir_slot(topo, lm, g->a, g->b);
+		g->crossed = d >= 0 ? out->crossed[d] : 0;
 		i = j;
 	}
 	qsort(out->links, out->n, sizeof(*out->links), cmp_drop_link);
+	free(lm);
 	free(r);
 	free(e);
 }
@@ -332,6 +389,7 @@ void hs_an_drops(const struct hs_trace *const *t, size_t n, const struct hs_topo
 void hs_drops_free(struct hs_drops *d)
 {
 	free(d->links);
+	free(d->crossed);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -827,24 +885,6 @@ static int cmp_blame_link(const void *x, const void *y)
 	if (p->a != q->a)
 		return cmp_int(p->a, q->a);
 	return cmp_int(p->b, q->b);
-}
-
-/* topology link index of every pair of switches, -1 where none */
-static int *link_matrix(const struct hs_topo *topo)
-{
-	size_t n = (size_t)topo->nsw;
-	int *m = hs_xcalloc(n ? n * n : 1, sizeof(*m));
-
-	for (size_t i = 0; i < n * n; i++)
-		m[i] = -1;
-	for (int l = topo->nlinks - 1; l >= 0; l--) {	/* the first of parallel links */
-		int a = topo->links[l].a, b = topo->links[l].b;
-		if (a < 0 || b < 0 || a >= topo->nsw || b >= topo->nsw)
-			continue;
-		m[(size_t)a * n + (size_t)b] = l;
-		m[(size_t)b * n + (size_t)a] = l;
-	}
-	return m;
 }
 
 static int add_link(const struct hs_topo *topo, const int *lm, int a, int b, int *links, int n)

@@ -47,6 +47,7 @@ struct hs_watch {
 	const struct hs_trace **recent;
 	const struct hs_topo *topo;	/* the one the model was given */
 	int topo_nlinks;
+	uint64_t links_at;	/* when the links' figures were last computed, 0 never */
 
 	struct hs_wlayout lay;
 	bool fits;
@@ -330,16 +331,17 @@ static void draw_links(struct hs_watch *w)
 	WINDOW *win = w->win[HS_WP_LINKS];
 	int iw = getmaxx(win) - 2;
 	/* name gets what the numbers leave */
-	int cw[6] = { 0, 7, 6, 6, 5, 5 };
-	const char *titles[6] = { "link", "pkts", "drops", "drop%", "007", "load" };
+	enum { NCOL = 7 };
+	int cw[NCOL] = { 0, 6, 5, 6, 5, 5, 5 };
+	const char *titles[NCOL] = { "link", "pkts", "drops", "drop%", "ambig", "007", "load" };
 	int fixed = 0;
 
-	for (int c = 1; c < 6; c++)
+	for (int c = 1; c < NCOL; c++)
 		fixed += cw[c] + 1;
 	cw[0] = iw - fixed;
 	/* narrow: the later analyses go first, then the rate, then packets */
-	static const int drop_order[] = { 5, 4, 3, 1 };
-	for (size_t d = 0; d < HS_ARRAY_SIZE(drop_order) && cw[0] < 20; d++) {
+	static const int drop_order[] = { 6, 5, 3, 1 };
+	for (size_t d = 0; d < HS_ARRAY_SIZE(drop_order) && cw[0] < 16; d++) {
 		cw[0] += cw[drop_order[d]] + 1;
 		cw[drop_order[d]] = 0;
 	}
@@ -349,7 +351,7 @@ static void draw_links(struct hs_watch *w)
 		return;
 	}
 	wattron(win, A_UNDERLINE);
-	for (int c = 0, x = 1; c < 6; c++) {
+	for (int c = 0, x = 1; c < NCOL; c++) {
 		if (!cw[c])
 			continue;
 		put(win, 1, x, cw[c], titles[c], c > 0);
@@ -358,17 +360,16 @@ static void draw_links(struct hs_watch *w)
 	wattroff(win, A_UNDERLINE);
 	for (int i = 0; i < v->height && v->top + (size_t)i < v->count; i++) {
 		int k = (int)(v->top + (size_t)i);
-		char name[160], pk[24], dr[24], rate[24], votes[24], load[24];
-		hs_wlink_text(m, k, name, sizeof(name), pk, dr, rate, sizeof(pk));
+		const struct hs_wlink *l = &m->links[m->order[k]];
+		char name[160], pk[24], dr[24], rate[24], amb[24], votes[24], load[24];
+		hs_wlink_text(m, k, name, sizeof(name), pk, dr, rate, amb, sizeof(pk));
 		hs_wlink_votes_text(m, k, votes, sizeof(votes));
-		hs_planck_link_load(w->ctx, m->links[m->order[k]].link, load, sizeof(load));
-		const char *vals[6] = { name, pk, dr, rate, votes, load };
-		bool bad = m->links[m->order[k]].drops > 0;
-		bool blamed = m->links[m->order[k]].blamed;
-		for (int c = 0, x = 1; c < 6; c++) {
+		hs_planck_link_load(w->ctx, l->link, load, sizeof(load));
+		const char *vals[NCOL] = { name, pk, dr, rate, amb, votes, load };
+		for (int c = 0, x = 1; c < NCOL; c++) {
 			if (!cw[c])
 				continue;
-			attr_t a = (bad && (c == 2 || c == 3)) || (blamed && c == 4)
+			attr_t a = (l->drops > 0 && (c == 2 || c == 3)) || (l->blamed && c == 5)
 					   ? class_attr(w, HS_WCL_DROPPED) : A_NORMAL;
 			wattron(win, a);
 			put(win, 2 + i, x, cw[c], vals[c], c > 0);
@@ -582,20 +583,18 @@ static void refresh_model(struct hs_watch *w)
 	struct hs_wmodel *m = w->m;
 	uint64_t before_id = m->ntraces ? m->traces[0].id : 0;
 	size_t before_n = m->ntraces;
-	uint64_t links_before = m->links_upto;
 
 	if (ctx->topo != w->topo || (ctx->topo && ctx->topo->nlinks != w->topo_nlinks)) {
 		w->topo = ctx->topo;
 		w->topo_nlinks = ctx->topo ? ctx->topo->nlinks : 0;
 		hs_wmodel_set_topo(m, ctx->topo);
-		m->links_upto = 0;
+		w->links_at = 0;
 		hs_wmodel_rebuild(m);
 		w->dirty = true;
 	}
 	size_t n = ctx->tracer ? hs_tracer_recent(ctx->tracer, w->recent, HS_WATCH_RECENT) : 0;
 	hs_wmodel_update(m, w->recent, n);
-	if (m->ntraces != before_n || (m->ntraces && m->traces[0].id != before_id) ||
-	    m->links_upto != links_before)
+	if (m->ntraces != before_n || (m->ntraces && m->traces[0].id != before_id))
 		w->dirty = true;
 
 	uint64_t now = hs_mono_ns();
@@ -605,7 +604,11 @@ static void refresh_model(struct hs_watch *w)
 					   : 0;
 		w->rate_pkts = p;
 		w->rate_at = now;
-		hs_wmodel_blame(m, w->recent, n);
+	}
+	/* the links' figures: at once on entering, then once a second */
+	if (!w->links_at || now - w->links_at >= HS_NS_PER_SEC) {
+		hs_wmodel_links(m, w->recent, n);
+		w->links_at = now;
 		w->dirty = true;
 	}
 }
@@ -770,7 +773,7 @@ static void key(struct hs_watch *w, int ch)
 			w->focus = HS_WP_DETAIL;
 		} else if (w->focus == HS_WP_LINKS && m->topo && m->nlinks) {
 			/* the traces that crossed the link's first switch */
-			const struct hs_link *l = &m->topo->links[m->order[m->view[HS_WP_LINKS].sel]];
+			const struct hs_wlink *l = &m->links[m->order[m->view[HS_WP_LINKS].sel]];
 			char f[HS_NAME_MAX + 16], err[128];
 			snprintf(f, sizeof(f), "switch %s", m->topo->sw[l->a].name);
 			hs_wmodel_set_filter(m, f, err, sizeof(err));

@@ -4,6 +4,7 @@
  * per-link counters and the events log. watch.c draws this and turns keys
  * into calls here; the tests drive it with hand-built traces.
  */
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -527,40 +528,19 @@ void hs_wmodel_set_topo(struct hs_wmodel *m, const struct hs_topo *topo)
 	m->nlinks = 0;
 	m->topo = topo;
 	if (topo && topo->nlinks > 0) {
-		m->nlinks = topo->nlinks;
+		m->nlinks = 2 * topo->nlinks;
 		m->links = hs_xcalloc((size_t)m->nlinks, sizeof(*m->links));
 		m->order = hs_xcalloc((size_t)m->nlinks, sizeof(*m->order));
 		for (int i = 0; i < m->nlinks; i++) {
-			m->links[i].link = i;
+			const struct hs_link *l = &topo->links[i / 2];
+			m->links[i].link = i / 2;
+			m->links[i].a = i % 2 ? l->b : l->a;
+			m->links[i].b = i % 2 ? l->a : l->b;
 			m->order[i] = i;
 		}
 	}
 	links_sort(m);
 	hs_wview_set(&m->view[HS_WP_LINKS], (size_t)m->nlinks, m->view[HS_WP_LINKS].height);
-}
-
-static void links_account(struct hs_wmodel *m, const struct hs_trace *t)
-{
-	const struct hs_topo *topo = m->topo;
-
-	if (!topo || !m->links)
-		return;
-	for (unsigned i = 1; i < t->nhops; i++) {
-		int a = t->hops[i - 1].sw, b = t->hops[i].sw;
-		if (a < 0 || b < 0 || a == b)
-			continue;
-		int l = hs_topo_link(topo, a, b);
-		if (l >= 0 && l < m->nlinks)
-			m->links[l].packets++;
-	}
-	if (t->outcome == HS_OUT_DROPPED && t->last_sw >= 0 && t->n_next > 0) {
-		int n = t->n_next < HS_TRACE_MAX_NEXT ? t->n_next : HS_TRACE_MAX_NEXT;
-		for (int k = 0; k < n; k++) {
-			int l = hs_topo_link(topo, t->last_sw, t->expected_next[k]);
-			if (l >= 0 && l < m->nlinks)
-				m->links[l].drops += 1.0 / n;
-		}
-	}
 }
 
 static const struct hs_wmodel *sort_model;	/* qsort has no argument */
@@ -572,11 +552,13 @@ static int link_cmp(const void *x, const void *y)
 
 	if (a->drops != b->drops)
 		return a->drops > b->drops ? -1 : 1;
+	if (a->ambiguous != b->ambiguous)
+		return a->ambiguous > b->ambiguous ? -1 : 1;
 	if (a->votes != b->votes)
 		return a->votes > b->votes ? -1 : 1;
 	if (a->packets != b->packets)
 		return a->packets > b->packets ? -1 : 1;
-	return a->link - b->link;
+	return *(const int *)x - *(const int *)y;
 }
 
 static void links_sort(struct hs_wmodel *m)
@@ -589,46 +571,61 @@ static void links_sort(struct hs_wmodel *m)
 }
 
 void hs_wlink_text(const struct hs_wmodel *m, int i, char *name, size_t nlen, char *pkts,
-		   char *drops, char *rate, size_t vlen)
+		   char *drops, char *rate, char *ambig, size_t vlen)
 {
-	name[0] = pkts[0] = drops[0] = rate[0] = '\0';
+	name[0] = pkts[0] = drops[0] = rate[0] = ambig[0] = '\0';
 	if (i < 0 || i >= m->nlinks || !m->topo)
 		return;
 	const struct hs_wlink *w = &m->links[m->order[i]];
-	const struct hs_link *l = &m->topo->links[w->link];
-	snprintf(name, nlen, "%s:%s - %s:%s", m->topo->sw[l->a].name, l->a_port,
-		 m->topo->sw[l->b].name, l->b_port);
-	snprintf(pkts, vlen, "%llu", (unsigned long long)w->packets);
-	if (w->drops == (double)(uint64_t)w->drops)
-		snprintf(drops, vlen, "%llu", (unsigned long long)w->drops);
-	else
-		snprintf(drops, vlen, "%.1f", w->drops);
-	double seen = (double)w->packets + w->drops;
+	snprintf(name, nlen, "%s > %s", m->topo->sw[w->a].name, m->topo->sw[w->b].name);
+	snprintf(pkts, vlen, "%" PRIu32, w->packets);
+	snprintf(drops, vlen, "%" PRIu32, w->drops);
+	uint64_t seen = (uint64_t)w->packets + w->drops;
 	if (seen > 0)
-		snprintf(rate, vlen, "%.1f%%", 100.0 * w->drops / seen);
+		snprintf(rate, vlen, "%.1f%%", 100.0 * w->drops / (double)seen);
 	else
 		snprintf(rate, vlen, "-");
+	if (w->ambiguous)
+		snprintf(ambig, vlen, "%" PRIu32, w->ambiguous);
+	else
+		snprintf(ambig, vlen, "-");
 }
 
-void hs_wmodel_blame(struct hs_wmodel *m, const struct hs_trace *const *recent, size_t n)
+void hs_wmodel_links(struct hs_wmodel *m, const struct hs_trace *const *recent, size_t n)
 {
+	struct hs_drops d;
 	struct hs_blame b;
 
 	if (!m->topo || !m->links)
 		return;
+	hs_an_drops(recent, n, m->topo, &d);
 	for (int i = 0; i < m->nlinks; i++) {
-		m->links[i].votes = 0;
-		m->links[i].blamed = false;
+		struct hs_wlink *w = &m->links[i];
+		w->packets = d.crossed[i];
+		w->drops = w->ambiguous = 0;
+		w->votes = 0;
+		w->blamed = false;
 	}
+	for (size_t k = 0; k < d.n; k++) {
+		const struct hs_drop_link *dl = &d.links[k];
+		int l = hs_topo_link(m->topo, dl->a, dl->b);
+		if (l < 0 || 2 * l + 1 >= m->nlinks)
+			continue;
+		struct hs_wlink *w = &m->links[2 * l + (m->topo->links[l].a == dl->a ? 0 : 1)];
+		w->drops = dl->drops;
+		w->ambiguous = dl->ambiguous;
+	}
+	hs_drops_free(&d);
+
 	hs_an_blame(recent, n, m->topo, NULL, &b);
 	if (b.nepochs > 0) {
 		const struct hs_blame_epoch *e = &b.epochs[b.nepochs - 1];
 		for (size_t k = 0; k < e->nlinks; k++) {
 			const struct hs_blame_link *bl = &b.links[e->link_off + k];
 			int l = hs_topo_link(m->topo, bl->a, bl->b);
-			if (l >= 0 && l < m->nlinks) {
-				m->links[l].votes = bl->votes;
-				m->links[l].blamed = bl->reported;
+			for (int dir = 0; dir < 2 && l >= 0 && 2 * l + dir < m->nlinks; dir++) {
+				m->links[2 * l + dir].votes = bl->votes;
+				m->links[2 * l + dir].blamed = bl->reported;
 			}
 		}
 	}
@@ -774,27 +771,11 @@ void hs_wmodel_rebuild(struct hs_wmodel *m)
 
 void hs_wmodel_update(struct hs_wmodel *m, const struct hs_trace *const *recent, size_t n)
 {
-	uint64_t newest = m->links_upto;
-	bool changed = false;
-
-	/* links count every new trace, oldest first, paused or not */
-	for (size_t i = n; i-- > 0; ) {
-		const struct hs_trace *t = recent[i];
-		if (t->id > m->links_upto) {
-			links_account(m, t);
-			if (t->id > newest)
-				newest = t->id;
-			changed = true;
-		}
-	}
-	m->links_upto = newest;
-	if (changed)
-		links_sort(m);
 	if (m->paused)
 		return;
 	/* the ring may also have been cleared (a new capture) */
 	size_t k = n < m->cap ? n : m->cap;
-	if (!changed && k == m->ntraces && (k == 0 || m->traces[0].id == recent[0]->id))
+	if (k == m->ntraces && (k == 0 || m->traces[0].id == recent[0]->id))
 		return;
 	for (size_t i = 0; i < k; i++)
 		m->traces[i] = *recent[i];

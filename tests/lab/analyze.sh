@@ -35,18 +35,18 @@ def die(msg):
     sys.exit(1)
 
 if kind == "drops":
-    links = [o for o in objs if "traces" in o and "votes" not in o and "switches" not in o]
+    links = [o for o in objs if "drops" in o and "votes" not in o and "switches" not in o]
     if not links:
         die("no dropped traces grouped by link")
     top = links[0]
     if (top["a"], top["b"]) != ("leaf1", "spine2"):
         die("first link is %s > %s, not leaf1 > spine2" % (top["a"], top["b"]))
-    if top["certain"] < 1 or top["flows"] < 2:
-        die("leaf1 > spine2 has %d certain traces of %d flows" % (top["certain"], top["flows"]))
+    if top["drops"] < 1 or top["flows"] < 2:
+        die("leaf1 > spine2 has %d drops of %d flows" % (top["drops"], top["flows"]))
     if "via leaf1,spine2" not in top["probe"]:
         die("the probe does not go over the link: %s" % top["probe"])
-    print("drops: leaf1 > spine2 first, %d traces (%d certain) of %d flows, %s, %s" % (
-        top["traces"], top["certain"], top["flows"], top["when"], top["scope"]))
+    print("drops: leaf1 > spine2 first, %d drops (%d ambiguous) of %d flows, %s, %s" % (
+        top["drops"], top["ambiguous"], top["flows"], top["when"], top["scope"]))
 elif kind == "blame":
     links = [o for o in objs if "votes" in o]
     if not links:

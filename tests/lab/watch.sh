@@ -4,6 +4,9 @@
 # traces arriving with leaf › spine › leaf paths and a rising capture rate,
 # Enter fills the detail pane hop by hop, ':traces limit 2' lands in the
 # events pane, and 'q' gives back a working prompt while capture goes on.
+# With a one-way drop on a spine-leaf link picked at random, the Links pane
+# and 'drops --json' put at least 90% of the drops whose link is known on
+# that directed link, and none on the way back.
 set -u
 . "${top_srcdir:-.}/tests/lab/lib.sh"
 
@@ -13,6 +16,9 @@ HS=$top_builddir/hopscope
 
 lab up >/dev/null || fail "lab up failed"
 lab traffic start --rate 20 --duration 60 >/dev/null || fail "traffic start failed"
+leaf=leaf$((RANDOM % 4 + 1)) spine=spine$((RANDOM % 2 + 1))
+if ((RANDOM % 2)); then from=$leaf to=$spine; else from=$spine to=$leaf; fi
+lab fault drop "$from-$to" 30% >/dev/null || fail "fault drop $from-$to failed"
 
 T="tmux -S $LAB_STATE/tmux.sock"
 screen=$LAB_STATE/screen
@@ -55,10 +61,50 @@ $T send-keys -t hs ':traces limit 2' Enter
 wait_for 'id +time +flow' 50 || fail "':traces' output is not in the events pane"
 ok "':traces' output lands in the events pane"
 
+# the Links pane: directed rows, worst first, with every row that has a
+# drop on the screen (the last one shown has none)
+sleep 6
+snap
+python3 - "$screen" "$from" "$to" <<'PY' || fail "the Links pane does not put the drops on $from > $to"
+import re, sys
+screen, a, b = sys.argv[1], sys.argv[2], sys.argv[3]
+rows = []
+for line in open(screen, encoding="utf-8"):
+    m = re.search(r"│ *([a-z]+[0-9]+) > ([a-z]+[0-9]+) +([0-9]+) +([0-9]+) +([0-9.]+%|-) +([0-9]+|-) ", line)
+    if m:
+        rows.append((m.group(1), m.group(2), int(m.group(3)), int(m.group(4)), m.group(6)))
+if not rows or rows[-1][3] != 0:
+    sys.exit("links pane: %d rows, not every row with a drop shown: %s" % (len(rows), rows[-1:]))
+total = sum(r[3] for r in rows)
+mine = sum(r[3] for r in rows if (r[0], r[1]) == (a, b))
+back = sum(r[3] for r in rows if (r[0], r[1]) == (b, a))
+print("links pane: %d of %d drops on %s > %s, %d the other way" % (mine, total, a, b, back))
+if (rows[0][0], rows[0][1]) != (a, b) or mine < 5 or mine < 0.9 * total:
+    sys.exit("links pane: first row %s > %s" % rows[0][:2])
+PY
+ok "watch's Links pane puts the drops on $from > $to"
+
 $T send-keys -t hs q
 wait_for 'hopscope>' || fail "no prompt after q"
+$T send-keys -t hs 'drops --json limit 100' Enter
+sleep 1
+$T capture-pane -p -J -S - -t hs >"$screen" 2>/dev/null
+python3 - "$screen" "$from" "$to" <<'PY' || fail "drops --json does not put the drops on $from > $to"
+import json, sys
+screen, a, b = sys.argv[1], sys.argv[2], sys.argv[3]
+lines = open(screen, encoding="utf-8").read().split("\n")
+start = max(i for i, l in enumerate(lines) if "drops --json limit 100" in l)
+L = [json.loads(l) for l in lines[start + 1:] if l.startswith("{")]
+total = sum(o["drops"] for o in L)
+mine = sum(o["drops"] for o in L if (o["a"], o["b"]) == (a, b))
+amb = sum(o["ambiguous"] for o in L if o["a"] == a)
+print("drops --json: %d of %d drops on %s > %s (%d ambiguous at %s)" % (mine, total, a, b, amb, a))
+if mine < 5 or mine < 0.9 * total:
+    sys.exit(1)
+PY
+ok "drops --json puts the drops on $from > $to"
 $T send-keys -t hs 'capture status' Enter
 wait_for 'state +running' 50 || fail "capture is not running after watch"
 ok "q returns to a working prompt and capture went on"
 $T send-keys -t hs 'quit' Enter
-echo "1..5"
+echo "1..7"

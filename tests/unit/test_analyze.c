@@ -139,30 +139,38 @@ static void test_drops_resolve_and_rank(void **state)
 
 	hs_an_drops(ptr, npool, topo, &d);
 	assert_int_equal(d.dropped, 3);
+	assert_int_equal(d.certain, 2);
+	assert_int_equal(d.ambiguous, 1);
 	assert_int_equal(d.unattributed, 0);
 	assert_int_equal(d.n, 3);
-	/* ranked by weight: 1 + 1/2, then 1, then 1/2 */
+	/* ranked by certain drops, then ambiguous ones */
 	assert_int_equal(d.links[0].a, L1);
 	assert_int_equal(d.links[0].b, S2);
-	assert_int_equal(d.links[0].traces, 2);
-	assert_int_equal(d.links[0].certain, 1);
+	assert_int_equal(d.links[0].drops, 1);
 	assert_int_equal(d.links[0].ambiguous, 1);
-	assert_true(fabs(d.links[0].weight - 1.5) < 1e-9);
-	assert_int_equal(d.links[0].flows, 2);
-	/* flows seen on leaf1 > spine2: flow 1 (delivered) and flow 2 (dropped) */
-	assert_int_equal(d.links[0].flows_crossing, 2);
+	assert_int_equal(d.links[0].crossed, 1);
+	assert_true(fabs(hs_drop_loss(&d.links[0]) - 0.5) < 1e-9);
+	/* the figures are of its certain drop: flow 1 */
+	assert_int_equal(d.links[0].flows, 1);
+	assert_int_equal(d.links[0].flows_crossing, 1);
 	assert_int_equal(d.links[0].nalt, 1);
 	assert_int_equal(d.links[0].alt[0], S1);
 	assert_int_equal(d.links[1].a, S2);
 	assert_int_equal(d.links[1].b, L3);
-	assert_int_equal(d.links[1].certain, 1);
+	assert_int_equal(d.links[1].drops, 1);
+	/* the ambiguous drop is in no link's drops: not split onto leaf1 > spine1 */
 	const struct hs_drop_link *l = find_drop(&d, L1, S1);
 	assert_non_null(l);
 	assert_int_equal(l->ambiguous, 1);
-	assert_int_equal(l->certain, 0);
-	assert_true(fabs(l->weight - 0.5) < 1e-9);
+	assert_int_equal(l->drops, 0);
+	assert_true(hs_drop_loss(l) == 0);
 	assert_ptr_equal(l, &d.links[2]);
 	assert_true(hs_flowkey_eq(&l->flow, &ptr[2]->key));
+	/* traces across each directed link: leaf1 > spine2 once, never back */
+	int ls = hs_topo_link(topo, L1, S2);
+	int fwd = topo->links[ls].a == L1 ? 2 * ls : 2 * ls + 1;
+	assert_int_equal(d.crossed[fwd], 1);
+	assert_int_equal(d.crossed[fwd ^ 1], 0);
 	hs_drops_free(&d);
 
 	/* without a topology there is nothing to attribute */
@@ -197,8 +205,8 @@ static void test_drops_persistent_and_scope(void **state)
 	const struct hs_drop_link *b = find_drop(&d, S2, L3);
 	assert_non_null(p);
 	assert_non_null(b);
-	assert_int_equal(p->traces, 10);
-	assert_int_equal(p->certain, 10);
+	assert_int_equal(p->drops, 10);
+	assert_int_equal(p->ambiguous, 0);
 	assert_int_equal(p->flows, 5);
 	assert_true(p->bins >= 9);
 	assert_true(p->persistent);
@@ -206,13 +214,13 @@ static void test_drops_persistent_and_scope(void **state)
 	assert_int_equal(p->first_ns, T0);
 	assert_int_equal(p->last_ns, T0 + 9 * SEC);
 
-	assert_int_equal(b->traces, 10);
+	assert_int_equal(b->drops, 10);
 	assert_int_equal(b->flows, 1);
 	assert_int_equal(b->flows_crossing, 21);
 	assert_int_equal(b->bins, 1);
 	assert_false(b->persistent);
 	assert_true(b->flow_specific);
-	/* equal weight: the tie goes to more traces, then topology order */
+	/* equal drops: the tie goes to topology order */
 	assert_int_equal(d.links[0].a, S1);
 	hs_drops_free(&d);
 }
