@@ -46,7 +46,7 @@ static void pending_cancel(struct hs_ctx *ctx)
 static int capture_start(struct hs_ctx *ctx, int argc, char **argv)
 {
 	const char *source = NULL;
-	uint64_t for_ns = 0;
+	uint64_t for_ns = 0, ring = 0;
 	struct stat sb;
 
 	for (int i = 0; i < argc; i++) {
@@ -56,6 +56,15 @@ static int capture_start(struct hs_ctx *ctx, int argc, char **argv)
 			if (hs_parse_duration(argv[++i], &for_ns) < 0 || for_ns == 0)
 				return out_err(&ctx->out, "bad duration '%s' (e.g. 500ms, 10s, 2m)",
 					       argv[i]);
+		} else if (strcmp(argv[i], "buffer") == 0) {
+			char lo[32], hi[32];
+			if (i + 1 >= argc)
+				return out_err(&ctx->out, "'buffer' needs a size (e.g. 64M)");
+			if (hs_parse_size(argv[++i], HS_LIVE_RING_MAX, &ring) < 0 ||
+			    ring < HS_LIVE_RING_MIN)
+				return out_err(&ctx->out, "bad buffer size '%s' (%s to %s, e.g. 64M)",
+					       argv[i], hs_fmt_size(HS_LIVE_RING_MIN, lo, sizeof(lo)),
+					       hs_fmt_size(HS_LIVE_RING_MAX, hi, sizeof(hi)));
 		} else if (!source) {
 			source = argv[i];
 		} else {
@@ -70,7 +79,10 @@ static int capture_start(struct hs_ctx *ctx, int argc, char **argv)
 	bool is_file = stat(source, &sb) == 0 && !S_ISDIR(sb.st_mode);
 	if (!is_file && looks_like_path(source))
 		return out_err(&ctx->out, "cannot open '%s': No such file or directory", source);
-	if (hs_capture_start(ctx, source, is_file, for_ns) < 0)
+	if (is_file && ring)
+		return out_err(&ctx->out, "capture start: 'buffer' is for an interface, "
+			       "'%s' is a file", source);
+	if (hs_capture_start(ctx, source, is_file, ring, for_ns) < 0)
 		return HS_CMD_FAIL;
 
 	/* a runbook waits for a file to be read and for --for to run out;
@@ -154,6 +166,12 @@ static int capture_status(struct hs_ctx *ctx)
 	if (!is_file) {
 		out_uint(o, "kernel_drops", "kernel drops   %" PRIu64, s->kernel_drops);
 		out_uint(o, "if_drops", " (interface %" PRIu64 ")\n", s->if_drops);
+		uint64_t asked, got;
+		hs_capture_ring(ctx, &asked, &got);
+		out_uint(o, "ring_bytes", NULL, got);	/* 0: the kernel's figure is unknown */
+		out_uint(o, "ring_asked_bytes", NULL, asked);
+		out_text(o, "ring           %s", got ? hs_fmt_size(got, buf, sizeof(buf)) : "unknown");
+		out_text(o, " (%s asked)\n", hs_fmt_size(asked, buf, sizeof(buf)));
 	}
 	out_uint(o, "filtered", "filtered       %" PRIu64 "\n", s->filtered);
 	out_uint(o, "copies", "copies         %" PRIu64 " traced\n", ts.copies);

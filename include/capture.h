@@ -1,7 +1,8 @@
 /* capture.h - packet sources (live interface or capture file) on the loop
  *
- * Live: pcap_create + immediate mode + non-blocking, uv_poll on the
- * selectable fd plus a timer for pcap_get_required_select_timeout().
+ * Live: pcap_create, TPACKET_V3 blocks handed over when full or after
+ * HS_LIVE_TIMEOUT_MS, non-blocking, uv_poll on the selectable fd plus a
+ * timer for pcap_get_required_select_timeout().
  * Files: read in slices of HS_FILE_BATCH frames per loop turn (uv_idle), so
  * the prompt stays responsive. Each frame goes through hs_pipeline_frame().
  */
@@ -12,6 +13,16 @@
 #include "hs.h"
 
 #define HS_CAP_BATCH 256	/* live: frames per callback, so a flood cannot starve the prompt */
+/* live: the longest a frame waits in a part-filled block of the kernel's
+ * ring before the loop is woken for it ('watch' and alerts stay live) */
+#define HS_LIVE_TIMEOUT_MS 5
+/* live: the kernel's ring unless 'capture start IFACE buffer SIZE' says
+ * otherwise. A mirror stream comes in bursts: a copy of a short packet takes
+ * about 190 bytes of it with the kernel's header, so this holds some
+ * 170,000 copies, a third of a second at 500,000 a second */
+#define HS_LIVE_RING (32u << 20)
+#define HS_LIVE_RING_MIN (1u << 20)
+#define HS_LIVE_RING_MAX (1u << 30)
 /* A file: frames per loop turn. Each turn costs a poll of the loop's
  * descriptors (a system call) and a drain of the pipeline's prefetches:
  * with 256 frames a turn that was about 4% of reading the bench capture.
@@ -36,8 +47,10 @@ struct hs_capture_stats {
 int hs_pipeline_init(struct hs_ctx *ctx);
 void hs_pipeline_fini(struct hs_ctx *ctx);
 
-/* start reading from an interface (live) or a file; 0 or -1 with the error printed */
-int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint64_t for_ns);
+/* start reading from an interface (live, with a kernel ring of ring bytes,
+ * 0: HS_LIVE_RING) or a file; 0 or -1 with the error printed */
+int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint64_t ring,
+		     uint64_t for_ns);
 /* stop: closes open traces, ends the history session */
 void hs_capture_stop(struct hs_ctx *ctx, const char *why);
 bool hs_capture_running(const struct hs_ctx *ctx);
@@ -53,6 +66,9 @@ void hs_capture_on_done(struct hs_ctx *ctx, hs_capture_done_cb cb);
  * and rows the history could not take (not open, locked, write error). */
 bool hs_capture_info(struct hs_ctx *ctx, const char **source, bool *is_file,
 		     const char **end_reason, uint64_t *stored, uint64_t *unstored);
+/* the current or last live capture's kernel ring: bytes asked and bytes
+ * the kernel gave (0 when it cannot be told); both 0 for a file */
+void hs_capture_ring(struct hs_ctx *ctx, uint64_t *asked, uint64_t *got);
 /* tracer counters since the current/last capture began (open: now) */
 struct hs_tracer_stats;
 void hs_capture_trace_stats(struct hs_ctx *ctx, struct hs_tracer_stats *st);

@@ -76,6 +76,11 @@ int hs_parse_dec(const char *s, uint64_t max, uint64_t *out);
 /* a bit rate: "5M", "10G", "1.5Gbit", "800k", "10mbit", "2Mbps", "9000" (bits per
  * second; k M G T are powers of 1000, case-insensitive). 0 or -1. */
 int hs_parse_bps(const char *s, double *bps);
+/* a size in bytes: "4096", "512K", "64M", "1G" (K M G are powers of 1024,
+ * case-insensitive, "64MiB" too); a whole number no larger than max. 0 or -1. */
+int hs_parse_size(const char *s, uint64_t max, uint64_t *out);
+/* bytes -> "64 MiB", "31.9 MiB", "512 KiB", "100 B"; returns buf */
+const char *hs_fmt_size(uint64_t bytes, char *buf, size_t len);
 /* bits per second -> "9.80M", "950k", "1.20G", "0"; returns buf */
 const char *hs_fmt_bps(double bps, char *buf, size_t len);
 /* a share: "0.25" or "25%" -> 0.25; finite, not negative. 0 or -1. */

@@ -19,7 +19,7 @@ PKGS="build-essential autoconf automake pkg-config
 libuv1-dev libedit-dev libncurses-dev libpcap-dev libnet1-dev libsqlite3-dev libcmocka-dev
 libnetfilter-log-dev libcap-ng-dev
 iproute2 iptables iputils-ping procps"
-TEST_PKGS="tshark tcpdump mandoc python3 sqlite3 tmux util-linux clang libclang-rt-14-dev"
+TEST_PKGS="tshark tcpdump netsniff-ng mandoc python3 sqlite3 tmux util-linux clang libclang-rt-14-dev"
 
 need=""
 for p in $PKGS $( [ "$mode" = test ] && echo "$TEST_PKGS" ); do

@@ -7,10 +7,13 @@
  * HS_FILE_BATCH frames per loop turn so the prompt stays responsive.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "console.h"
 #include "probe.h"
@@ -22,9 +25,6 @@
 #define HS_TRACER_RING	8192	/* closed traces kept for 'traces' */
 #define HS_FLOWS_MAX	262144
 #define HS_COMMIT_MS	500
-/* the kernel's ring for a live interface: a mirror stream comes in bursts,
- * and libpcap's 2 MiB default overflows in a few milliseconds of one */
-#define HS_LIVE_BUFFER	(32 << 20)
 /* a commit costs about half a microsecond a row, on the loop: a batch this
  * big is committed at once rather than at the next tick (which, with
  * 'history all', held the prompt for 100 ms and more) */
@@ -63,6 +63,7 @@ struct hs_capture {
 	pcap_t *pc;
 	int dlt;
 	bool nano;
+	uint64_t ring_asked, ring_got;	/* live: the kernel ring's bytes (got: 0 unknown) */
 
 	uv_poll_t *poll;	/* live: its own allocation, freed by its close callback */
 	uv_timer_t select_timer;	/* live, when libpcap needs a timeout */
@@ -286,8 +287,6 @@ static void pipe_frame(struct hs_ctx *ctx, int dlt, const uint8_t *data,
 		s->last_ts = ts_ns;
 	if (ts_ns > c->last_ts)
 		c->last_ts = ts_ns;
-	if (!c->is_file)
-		c->last_mono = hs_mono_ns();
 
 	int drc = hs_decode(dlt, data, caplen, wirelen, ts_ns, p);
 	if (p->ctl)
@@ -539,6 +538,9 @@ static void live_dispatch(struct hs_ctx *ctx)
 		return;
 	int n = pcap_dispatch(c->pc, HS_CAP_BATCH, on_packet, (u_char *)ctx);
 	pipe_flush(ctx);
+	/* once a batch, not per frame: when the newest frame was read */
+	if (n > 0)
+		c->last_mono = hs_mono_ns();
 	if (n == PCAP_ERROR) {
 		cap_error(ctx, "capture on '%s' failed: %s", c->source, pcap_geterr(c->pc));
 		capture_ended(ctx, -1, "interface error");
@@ -568,7 +570,33 @@ static void for_elapsed(uv_timer_t *t)
 	capture_ended(t->data, 0, "time elapsed");
 }
 
-static pcap_t *open_live(struct hs_ctx *ctx, const char *ifname, bool *nano)
+/* The bytes of the ring the kernel gave a packet socket: libpcap asks for
+ * less and less while the kernel refuses, and does not say what it got, but
+ * the ring is mapped from the socket, so the mappings of its inode add up
+ * to it. 0 when it cannot be told. */
+static uint64_t ring_bytes(int fd)
+{
+	struct stat sb;
+	char line[512];
+	uint64_t total = 0;
+	FILE *fp;
+
+	if (fd < 0 || fstat(fd, &sb) < 0 || !(fp = fopen("/proc/self/maps", "re")))
+		return 0;
+	while (fgets(line, sizeof(line), fp)) {
+		uint64_t lo, hi, ino;
+		unsigned maj, min;
+
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %*s %x:%x %" SCNu64,
+			   &lo, &hi, &maj, &min, &ino) == 5 && ino == (uint64_t)sb.st_ino &&
+		    maj == major(sb.st_dev) && min == minor(sb.st_dev) && hi > lo)
+			total += hi - lo;
+	}
+	fclose(fp);
+	return total;
+}
+
+static pcap_t *open_live(struct hs_ctx *ctx, const char *ifname, uint64_t ring, bool *nano)
 {
 	char errbuf[PCAP_ERRBUF_SIZE] = "";
 	pcap_t *pc = pcap_create(ifname, errbuf);
@@ -579,9 +607,13 @@ static pcap_t *open_live(struct hs_ctx *ctx, const char *ifname, bool *nano)
 	}
 	pcap_set_snaplen(pc, 65535);
 	pcap_set_promisc(pc, 0);
-	pcap_set_immediate_mode(pc, 1);
-	pcap_set_buffer_size(pc, HS_LIVE_BUFFER);
-	pcap_set_timeout(pc, 100);
+	/* not immediate mode: libpcap then gives up TPACKET_V3 for frame-sized
+	 * slots, 64 KiB each at this snapshot length, so the whole ring held a
+	 * few hundred frames and the loop woke for almost every one. Blocks
+	 * handed over when full or after HS_LIVE_TIMEOUT_MS keep a burst
+	 * packed in the ring and wake the loop once per block. */
+	pcap_set_buffer_size(pc, (int)ring);
+	pcap_set_timeout(pc, HS_LIVE_TIMEOUT_MS);
 	*nano = pcap_set_tstamp_precision(pc, PCAP_TSTAMP_PRECISION_NANO) == 0;
 
 	int rc = pcap_activate(pc);
@@ -617,6 +649,21 @@ static pcap_t *open_live(struct hs_ctx *ctx, const char *ifname, bool *nano)
 	return pc;
 }
 
+static void live_ring(struct hs_ctx *ctx, const char *ifname, uint64_t asked)
+{
+	struct hs_capture *c = ctx->cap;
+	char a[32], g[32];
+
+	c->ring_asked = asked;
+	c->ring_got = ring_bytes(pcap_get_selectable_fd(c->pc));
+	/* libpcap rounds the ring down to whole blocks: less than that is the
+	 * kernel refusing memory */
+	if (c->ring_got && c->ring_got < asked - asked / 16)
+		out_warn(&ctx->out, "capture on '%s': the kernel gave a ring of %s, not the %s asked",
+			 ifname, hs_fmt_size(c->ring_got, g, sizeof(g)),
+			 hs_fmt_size(asked, a, sizeof(a)));
+}
+
 /* libpcap reads files through stdio: glibc's 4 KiB default buffer costs a
  * read() every few frames, which dominated ingest. One buffer, owned by the
  * capture and reused for every file, of 128 KiB: small enough to stay in
@@ -648,7 +695,8 @@ static pcap_t *open_file(struct hs_ctx *ctx, const char *path, bool *nano)
 	return pc;
 }
 
-int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint64_t for_ns)
+int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint64_t ring,
+		     uint64_t for_ns)
 {
 	struct hs_capture *c = ctx->cap;
 	bool nano = false;
@@ -659,7 +707,9 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 	if (c->running)
 		return out_err(&ctx->out, "a capture of '%s' is already running "
 			       "(capture stop first)", c->source);
-	pc = is_file ? open_file(ctx, source, &nano) : open_live(ctx, source, &nano);
+	if (!ring)
+		ring = HS_LIVE_RING;
+	pc = is_file ? open_file(ctx, source, &nano) : open_live(ctx, source, ring, &nano);
 	if (!pc)
 		return -1;
 	int dlt = pcap_datalink(pc);
@@ -700,6 +750,9 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 	c->pc = pc;
 	c->dlt = dlt;
 	c->nano = nano;
+	c->ring_asked = c->ring_got = 0;
+	if (!is_file)
+		live_ring(ctx, source, ring);
 	c->failed = false;
 	c->end_reason[0] = '\0';
 	c->last_ts = c->last_mono = 0;
@@ -841,6 +894,14 @@ bool hs_capture_info(struct hs_ctx *ctx, const char **source, bool *is_file,
 	*stored = c->stored - c->queued;	/* committed */
 	*unstored = c->unstored;
 	return true;
+}
+
+void hs_capture_ring(struct hs_ctx *ctx, uint64_t *asked, uint64_t *got)
+{
+	struct hs_capture *c = ctx->cap;
+
+	*asked = c ? c->ring_asked : 0;
+	*got = c ? c->ring_got : 0;
 }
 
 void hs_capture_trace_stats(struct hs_ctx *ctx, struct hs_tracer_stats *st)

@@ -264,7 +264,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (source) {
-		if (hs_capture_start(&ctx, source, is_file, 0) < 0) {
+		if (hs_capture_start(&ctx, source, is_file, 0, 0) < 0) {
 			ctx.exit_status = 1;
 			goto out;
 		}

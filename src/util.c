@@ -311,6 +311,50 @@ int hs_parse_bps(const char *s, double *bps)
 	return 0;
 }
 
+int hs_parse_size(const char *s, uint64_t max, uint64_t *out)
+{
+	static const char units[] = "kmg";
+	uint64_t v = 0;
+	int shift = 0;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return -1;
+	for (; isdigit((unsigned char)*s); s++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	const char *u = *s ? strchr(units, tolower((unsigned char)*s)) : NULL;
+	if (u) {
+		shift = 10 * (int)(u - units + 1);
+		s++;
+		if (strcasecmp(s, "ib") == 0)
+			s += 2;
+	}
+	if (*s || v > (max >> shift))
+		return -1;
+	*out = v << shift;
+	return 0;
+}
+
+const char *hs_fmt_size(uint64_t bytes, char *buf, size_t len)
+{
+	static const char *const units[] = { "GiB", "MiB", "KiB" };
+	int shift = 30;
+
+	for (size_t i = 0; i < HS_ARRAY_SIZE(units); i++, shift -= 10) {
+		if (bytes < (1ull << shift))
+			continue;
+		if (bytes % (1ull << shift) == 0)
+			snprintf(buf, len, "%llu %s", (unsigned long long)(bytes >> shift), units[i]);
+		else
+			snprintf(buf, len, "%.1f %s", (double)bytes / (double)(1ull << shift), units[i]);
+		return buf;
+	}
+	snprintf(buf, len, "%llu B", (unsigned long long)bytes);
+	return buf;
+}
+
 const char *hs_fmt_bps(double bps, char *buf, size_t len)
 {
 	static const char units[] = { 'k', 'M', 'G', 'T' };

@@ -87,6 +87,11 @@ cat >"$tmp/catalogue" <<'EOF_CAT'
 = | capture start x.pcap --for | '--for' needs a duration
 = | capture start /nonexistent/x.pcap | cannot open '/nonexistent/x.pcap': No such file or directory
 = | capture start nosuchiface0 | cannot capture on 'nosuchiface0'
+= | capture start lo buffer 0 | bad buffer size '0' (1 MiB to 1 GiB, e.g. 64M)
+= | capture start lo buffer 2G | bad buffer size '2G'
+= | capture start lo buffer lots | bad buffer size 'lots'
+= | capture start lo buffer | 'buffer' needs a size
+= | capture start cut.pcap buffer 4M | 'buffer' is for an interface, 'cut.pcap' is a file
 = | capture stop | no capture is running
 = | capture restart | unknown capture subcommand 'restart'
 = | traces flow 10.1.1.300 | bad flow '10.1.1.300'

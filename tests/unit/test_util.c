@@ -218,6 +218,30 @@ static void test_share_and_names(void **state)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(hs_parse_share(bad[i], &v), -1);
 
+	uint64_t sz = 0;
+	assert_int_equal(hs_parse_size("64M", UINT64_MAX, &sz), 0);
+	assert_true(sz == 64u << 20);
+	assert_int_equal(hs_parse_size("512k", UINT64_MAX, &sz), 0);
+	assert_true(sz == 512u << 10);
+	assert_int_equal(hs_parse_size("1GiB", UINT64_MAX, &sz), 0);
+	assert_true(sz == 1u << 30);
+	assert_int_equal(hs_parse_size("4096", UINT64_MAX, &sz), 0);
+	assert_true(sz == 4096);
+	assert_int_equal(hs_parse_size("1G", 1u << 30, &sz), 0);
+	static const char *const badsz[] = { "", "M", "-1", "+1", " 1", "1.5M", "1T", "1MB", "1M ",
+					     "99999999999999999999", "17179869184G" };
+	for (size_t i = 0; i < sizeof(badsz) / sizeof(badsz[0]); i++)
+		assert_int_equal(hs_parse_size(badsz[i], UINT64_MAX, &sz), -1);
+	assert_int_equal(hs_parse_size("1025M", 1u << 30, &sz), -1);
+	assert_true(sz == 1u << 30);	/* untouched on error */
+	char szbuf[32];
+	assert_string_equal(hs_fmt_size(64u << 20, szbuf, sizeof(szbuf)), "64 MiB");
+	assert_string_equal(hs_fmt_size((32u << 20) - (128u << 10), szbuf, sizeof(szbuf)),
+			    "31.9 MiB");
+	assert_string_equal(hs_fmt_size(2u << 30, szbuf, sizeof(szbuf)), "2 GiB");
+	assert_string_equal(hs_fmt_size(512u << 10, szbuf, sizeof(szbuf)), "512 KiB");
+	assert_string_equal(hs_fmt_size(100, szbuf, sizeof(szbuf)), "100 B");
+
 	assert_true(hs_name_ok("leaf1"));
 	assert_true(hs_name_ok("a-b_c9"));
 	assert_true(hs_name_ok("abcdefghijklmnopqrstuvwxyzabcde"));	/* 31 */

@@ -1,0 +1,96 @@
+#!/bin/bash
+# live: a live capture on a veth pair in a network namespace of its own
+# (hscap-*, not the lab's hs-*, so it needs no lab lock): a burst sent at the
+# sender's top speed is read in full with no kernel drop, the ring asked for
+# with 'buffer' is the ring shown.
+set -u
+. "${top_srcdir:-.}/tests/lab/lib.sh"
+need_built hopscope
+N=20000		# about 2.5 MB in a TPACKET_V3 ring: all of it fits in the ring asked
+
+ns=hscap-live$$
+if ! ip netns add "$ns" 2>/dev/null; then
+	echo "SKIP: $TEST: cannot create a network namespace (not root, or no namespace support)" >&2
+	exit 77
+fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/hs-$TEST.XXXXXX") || { ip netns del "$ns"; hard "no temporary directory"; }
+console=
+cleanup() {
+	local st=$?
+	[ -n "$console" ] && kill "$console" 2>/dev/null
+	ip netns del "$ns" 2>/dev/null
+	rm -rf "$tmp"
+	exit "$st"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+command -v trafgen >/dev/null || { echo "SKIP: $TEST: trafgen (Debian package netsniff-ng) is not installed" >&2; exit 77; }
+
+in_ns() { ip netns exec "$ns" "$@"; }
+in_ns sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 ||
+	hard "cannot turn IPv6 off in '$ns'"	# no router solicitations on the capture
+in_ns ip link add txa type veth peer name rxa || hard "cannot make a veth pair in '$ns'"
+in_ns ip link set txa up && in_ns ip link set rxa up || hard "cannot bring the veth pair up"
+
+# one ERSPAN II copy of a TCP SYN from 10.255.0.1, a new packet every frame
+cat >"$tmp/erspan2.cfg" <<'CFG'
+{
+  0x02,0x00,0x00,0x00,0x00,0x02, 0x02,0x00,0x00,0x00,0x00,0x01, 0x08,0x00,
+  0x45,0x00, c16(90), c16(0), 0x40,0x00, 0x40, 0x2f, csumip(14, 33),
+  10,255,0,1, 10,255,0,100,
+  0x10,0x00,0x88,0xbe, drnd(3), dinc(0, 255, 1),
+  0x10,0x00,0x00,0x01, 0x00,0x00,0x00,0x05,
+  0x02,0x00,0x00,0x00,0x01,0x02, 0x02,0x00,0x00,0x00,0x01,0x01, 0x08,0x00,
+  0x45,0x00, c16(40), drnd(1), dinc(0, 255, 1), 0x40,0x00, 0x40, 0x06, csumip(64, 83),
+  10,1,1,11, 10,1,4,12,
+  0xc0, drnd(1), c16(5001), drnd(4), c32(0),
+  0x50,0x02, c16(29200), csumtcp(64, 84), c16(0)
+}
+CFG
+send() { in_ns trafgen -o txa -i "$tmp/erspan2.cfg" -n "$1" -P 1 -Q >"$tmp/trafgen" 2>&1 ||
+	{ cat "$tmp/trafgen" >&2; hard "trafgen failed"; }; }
+
+# the console reads its commands from a pipe; say CMD sends one line
+mkfifo "$tmp/in" || hard "cannot make a fifo"
+in_ns "$HOPSCOPE" --db "$tmp/h.db" <"$tmp/in" >"$tmp/out" 2>"$tmp/err" &
+console=$!
+exec 3>"$tmp/in"
+say() { echo "$*" >&3; }
+# wait_for TEXT: until the console has printed it (10 s at most)
+wait_for() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		grep -q -- "$1" "$tmp/out" && return 0
+		sleep 0.1
+	done
+	cat "$tmp/out" "$tmp/err" >&2
+	fail "the console never printed '$1'"
+}
+
+say capture start rxa buffer 64M
+say capture status
+wait_for '^state          running'
+grep -q '^ring           64 MiB (64 MiB asked)$' "$tmp/out" ||
+	{ cat "$tmp/out" >&2; fail "'capture status' does not show the 64 MiB ring asked"; }
+ok "'capture start rxa buffer 64M': the ring is shown"
+
+send $N
+say sleep 500ms
+say set format json
+say capture status
+wait_for '"source":"rxa"'
+st=$(grep '"source":"rxa"' "$tmp/out")
+python3 - "$st" $N <<'PY' || fail "the burst was not read in full: $st"
+import json, sys
+s, n = json.loads(sys.argv[1]), int(sys.argv[2])
+assert s["packets"] == n, "packets %d, sent %d" % (s["packets"], n)
+assert s["kernel_drops"] == 0, "kernel drops %d" % s["kernel_drops"]
+assert s["decode_errors"] == 0, "decode errors %d" % s["decode_errors"]
+assert s["ring_bytes"] == 64 << 20 and s["ring_asked_bytes"] == 64 << 20
+PY
+ok "a burst of $N frames at the sender's top speed: all read, no kernel drop"
+
+say quit
+exec 3>&-
+wait "$console"
+console=
