@@ -551,13 +551,16 @@ static void live_readable(uv_poll_t *h, int status, int events)
 {
 	struct hs_ctx *ctx = h->data;
 
-	if (status < 0) {
+	(void)events;
+	live_dispatch(ctx);
+	/* libuv turns POLLERR into EBADF and stops the poll; the socket's own
+	 * error (the interface was deleted or went down) is libpcap's to read,
+	 * and the dispatch above has reported it and ended the capture */
+	if (status < 0 && ctx->cap->running) {
 		cap_error(ctx, "capture on '%s' failed: %s", ctx->cap->source,
 			  uv_strerror(status));
 		capture_ended(ctx, -1, "interface error");
-		return;
 	}
-	live_dispatch(ctx);
 }
 
 static void live_select_timeout(uv_timer_t *t)

@@ -2,7 +2,8 @@
 # live: a live capture on a veth pair in a network namespace of its own
 # (hscap-*, not the lab's hs-*, so it needs no lab lock): a burst sent at the
 # sender's top speed is read in full with no kernel drop, the ring asked for
-# with 'buffer' is the ring shown.
+# with 'buffer' is the ring shown, and an interface deleted mid-capture is
+# reported once while the console goes on.
 set -u
 . "${top_srcdir:-.}/tests/lab/lib.sh"
 need_built hopscope
@@ -90,7 +91,20 @@ assert s["ring_bytes"] == 64 << 20 and s["ring_asked_bytes"] == 64 << 20
 PY
 ok "a burst of $N frames at the sender's top speed: all read, no kernel drop"
 
+# the interface goes away mid-capture
+say set format text
+in_ns ip link del txa || hard "cannot delete the veth pair"
+say capture status
+say help sleep
+wait_for 'state          ended (interface error)'
+wait_for '^usage: sleep'
 say quit
 exec 3>&-
 wait "$console"
+st=$?
 console=
+errs=$(grep -c "^error: capture on 'rxa' failed: The interface" "$tmp/err")
+[ "$errs" = 1 ] && [ "$(wc -l <"$tmp/err")" = 1 ] ||
+	{ cat "$tmp/err" >&2; fail "a deleted interface gave $errs errors naming it (want 1, and nothing else)"; }
+[ "$st" = 0 ] || fail "the console's status is $st after the interface went away"
+ok "an interface deleted mid-capture: one error naming it, the console goes on"
