@@ -174,7 +174,8 @@ static int capture_status(struct hs_ctx *ctx)
 		out_text(o, " (%s asked)\n", hs_fmt_size(asked, buf, sizeof(buf)));
 	}
 	out_uint(o, "filtered", "filtered       %" PRIu64 "\n", s->filtered);
-	out_uint(o, "copies", "copies         %" PRIu64 " traced\n", ts.copies);
+	out_uint(o, "copies", "copies         %" PRIu64 " traced", ts.copies);
+	out_uint(o, "duplicates", ", %" PRIu64 " duplicates\n", ts.duplicates);
 	out_uint(o, "traces_open", "traces         %" PRIu64 " open, ", ts.open);
 	out_uint(o, "traces_closed", "%" PRIu64 " closed", ts.closed);
 	out_obj_open(o, "outcomes");
