@@ -1,7 +1,9 @@
 /* tracer.h - join the mirrored copies of one packet into a per-hop trace
  *
- * Copies of one original packet share the inner 5-tuple, IP ID and (TCP)
- * sequence number. Hops are ordered by inner TTL (descending), then time.
+ * Copies of one original packet share the inner 5-tuple, IP ID, and (TCP)
+ * sequence and ack numbers, flags, payload length, or (other protocols) the
+ * first L4 bytes; where the IP ID is missing or 0, the first payload bytes
+ * too. Hops are ordered by inner TTL (descending), then time.
  * A trace closes after a quiet timeout measured in capture time, gets an
  * outcome from the topology, and is handed to on_close. The steady-state
  * hot path (hs_tracer_add, hs_tracer_advance) allocates nothing: open traces
@@ -110,8 +112,8 @@ void hs_tracer_add_probe(struct hs_tracer *tr, const struct hs_pkt *pkt, uint8_t
  * hs_tracer_prefetch may be called to load the open trace itself and the
  * copy's mirror source; the trace it found is then tried first. */
 struct hs_tracer_prep {
-	uint64_t hash;
-	uint32_t ident;
+	uint64_t ident;		/* what tells the packet from others of its flow */
+	uint32_t hash;		/* of the packet's identity: its index tag */
 	uint32_t msrc_hash;	/* of the copy's mirror source and session */
 	uint32_t cand;		/* pool slot + 1 of the open trace hs_tracer_prefetch
 				 * found by hash, 0 none */

@@ -8,8 +8,12 @@
  * first copy) and expanded into struct hs_trace when the trace closes, into a
  * fixed ring of closed traces. Nothing is allocated per packet.
  *
- * Identity of an original packet: inner 5-tuple, IPv4 ID, and the TCP
- * sequence number (TCP) or a hash of the first L4 bytes (anything else).
+ * Identity of an original packet: inner 5-tuple, IPv4 ID, and for TCP the
+ * sequence and acknowledgment numbers, flags and payload length, for
+ * anything else a hash of the first L4 bytes. Where the IP ID cannot tell
+ * two packets apart (IPv6 has none; many stacks send 0 with DF set), a hash
+ * of the first TCP payload bytes joins it. Nothing a switch may rewrite
+ * (TTL, hop limit, DSCP, ECN, checksums) is part of it.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -19,11 +23,11 @@
 #include "tracer.h"
 
 #define NIL UINT32_MAX
-#define INLINE_HOPS 8
+#define INLINE_HOPS 7
 #define EXT_HOPS (HS_TRACE_MAX_HOPS - INLINE_HOPS)
 #define MSRC_MAX 16384		/* distinct (mirror address, session) pairs */
 #define MSRC_INDEX_MIN 1024		/* first index: 2 KiB, in L1 for a fabric's sources */
-#define IDENT_BYTES 32		/* L4 bytes hashed into a non-TCP identity */
+#define IDENT_BYTES 32		/* L4 payload bytes hashed into an identity */
 #define LEAF_CACHE 4096		/* destination address -> its ToR */
 
 /* one mirrored copy while the trace is open: 12 bytes */
@@ -36,12 +40,12 @@ struct ohop {
 
 /* An open trace: 192 bytes, three cache lines from the pool's huge-page
  * boundary on. A fat tree's longest path is five switches; copies past
- * the eighth (loops) go to an extension block. */
+ * the seventh (loops) go to an extension block. */
 struct __attribute__((aligned(64))) otrace {
 	uint64_t first_ns;
 	uint64_t key_hash;	/* hs_flowkey_hash of its flow, from its first copy */
 	uint8_t src[16], dst[16];
-	uint32_t ident;		/* TCP seq or hash of the first L4 bytes */
+	uint64_t ident;		/* l4_ident(): TCP seq in the low half */
 	uint32_t last_dts;	/* last activity - first_ns */
 	uint32_t prev, next;	/* activity list */
 	uint32_t ext;		/* extension block + 1 for hops past INLINE_HOPS, 0 none */
@@ -128,7 +132,7 @@ static inline uint32_t load32(const uint8_t *p)
  * IPv4, every copy's case, packs its fields into three words, multiplies
  * each by its own odd constant (three multiplies at once) and mixes once;
  * two full mixes one after the other were most of hs_tracer_prepare. */
-static uint64_t id_hash(const struct hs_pkt *p, uint32_t ident)
+static uint64_t id_hash(const struct hs_pkt *p, uint64_t ident)
 {
 	uint8_t af = p->key.src.af;
 	const uint8_t *src = p->key.src.a, *dst = p->key.dst.a;
@@ -137,7 +141,8 @@ static uint64_t id_hash(const struct hs_pkt *p, uint32_t ident)
 		uint64_t h = ((uint64_t)load32(src) << 32 | load32(dst)) * 0x9e3779b97f4a7c15ULL ^
 			     ((uint64_t)ident << 32 | (uint32_t)p->key.sport << 16 | p->key.dport) *
 				     0xc2b2ae3d27d4eb4fULL ^
-			     ((uint64_t)p->ip_id << 16 | (uint32_t)p->key.proto << 8 | af) *
+			     ((ident & ~0xffffffffULL) | (uint32_t)p->ip_id << 16 |
+			      (uint32_t)p->key.proto << 8 | af) *
 				     0x165667b19e3779f9ULL;
 		h ^= h >> 32;
 		h *= 0xbf58476d1ce4e5b9ULL;
@@ -146,7 +151,7 @@ static uint64_t id_hash(const struct hs_pkt *p, uint32_t ident)
 	uint64_t h = ((uint64_t)p->key.sport << 48) ^ ((uint64_t)p->key.dport << 32) ^
 		     ((uint64_t)p->key.proto << 24) ^ ((uint64_t)af << 16);
 
-	h = hs_mix64(h ^ ((uint64_t)ident << 20));
+	h = hs_mix64(h ^ ident * 0xc2b2ae3d27d4eb4fULL);
 	h = hs_mix64(h ^ load64(src) ^ (load64(dst) * 0x9e3779b97f4a7c15ULL));
 	return hs_mix64(h ^ load64(src + 8) ^ (load64(dst + 8) * 0x9e3779b97f4a7c15ULL));
 }
@@ -165,22 +170,48 @@ static inline __attribute__((always_inline)) bool same_addrs(const struct otrace
  * both places of the per-copy path */
 static inline __attribute__((always_inline)) bool same_packet(const struct otrace *ot,
 							     const struct hs_pkt *p,
-							     uint32_t ident, uint16_t ip_id)
+							     uint64_t ident, uint16_t ip_id)
 {
 	return ot->ident == ident && ot->ip_id == ip_id && ot->sport == p->key.sport &&
 	       ot->dport == p->key.dport && ot->proto == p->key.proto &&
 	       ot->af == p->key.src.af && same_addrs(ot, p);
 }
 
-/* identity of a non-TCP packet: its first L4 bytes (ICMP id/seq, UDP payload) */
-static uint32_t l4_ident(const struct hs_pkt *p)
+/* FNV-1a over the first IDENT_BYTES of b */
+static uint32_t head_hash(const uint8_t *b, uint32_t n)
+{
+	uint32_t h = 2166136261u;
+
+	if (n > IDENT_BYTES)
+		n = IDENT_BYTES;
+	for (uint32_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
+/* What tells a packet from the others of its flow, beyond the IP ID.
+ * TCP: the sequence number in the low half (hs_trace.seq); the ack number,
+ * flags and payload length in the high half, added so that for one ack
+ * number no two (length, flags) pairs meet; and the hash of the first
+ * payload bytes when the IP ID says nothing (IPv6, or IPv4 ID 0), so that
+ * a pure ACK, the data segment and the FIN sharing a sequence number stay
+ * three packets. Anything else: a hash of its first L4 bytes (ICMP id and
+ * sequence, UDP payload) with the L4 length, ICMP type and code. */
+static uint64_t l4_ident(const struct hs_pkt *p)
 {
 	const uint8_t *b = NULL;
 	uint32_t n = 0;
-	uint32_t h = 2166136261u;
 
-	if (p->key.proto == 6)
-		return (p->have & HS_HAVE_TCP) ? p->seq : 0;
+	if (p->key.proto == 6) {
+		if (!(p->have & HS_HAVE_TCP))
+			return 0;
+		uint32_t hi = p->ack + ((uint32_t)p->l4_len << 8 | p->tcp_flags) * 0x9e3779b1u;
+		if ((p->key.src.af != 4 || p->ip_id == 0) && p->l4_payload)
+			hi ^= head_hash(p->l4_payload, p->l4_payload_caplen);
+		return (uint64_t)hi << 32 | p->seq;
+	}
 	if (p->l4_payload && p->l4_payload_caplen > 0) {
 		b = p->l4_payload;
 		n = p->l4_payload_caplen;
@@ -195,14 +226,8 @@ static uint32_t l4_ident(const struct hs_pkt *p)
 			n = p->l3_caplen - hl;
 		}
 	}
-	if (n > IDENT_BYTES)
-		n = IDENT_BYTES;
-	for (uint32_t i = 0; i < n; i++) {
-		h ^= b[i];
-		h *= 16777619u;
-	}
-	h ^= (uint32_t)p->l4_len << 8 ^ p->icmp_type ^ (uint32_t)p->icmp_code << 24;
-	return h;
+	return head_hash(b, n) ^ (uint32_t)p->l4_len << 8 ^ p->icmp_type ^
+	       (uint32_t)p->icmp_code << 24;
 }
 
 /* ---- mirror sources --------------------------------------------------- */
@@ -440,7 +465,7 @@ static void close_slot(struct hs_tracer *tr, uint32_t slot, uint8_t extra_flags)
 	ot_key(ot, &t->key);
 	t->key_hash = ot->key_hash;
 	t->ip_id = ot->ip_id;
-	t->seq = ot->proto == 6 ? ot->ident : 0;
+	t->seq = ot->proto == 6 ? (uint32_t)ot->ident : 0;
 	t->tcp_flags = ot->tcp_flags;
 	t->len = ot->len;
 	t->flags = ot->flags | extra_flags;
@@ -640,13 +665,13 @@ void hs_tracer_prepare(struct hs_tracer *tr, const struct hs_pkt *p, struct hs_t
 	prep->msrc_hash = msrc_hash(&p->mirror_src, copy_session(p));
 	__builtin_prefetch(&tr->msrc_index[prep->msrc_hash & tr->msrc_mask], 0);
 	prep->ident = l4_ident(p);
-	prep->hash = id_hash(p, prep->ident);
-	__builtin_prefetch(&tr->index[(uint32_t)prep->hash & tr->index_mask], 0);
+	prep->hash = (uint32_t)id_hash(p, prep->ident);
+	__builtin_prefetch(&tr->index[prep->hash & tr->index_mask], 0);
 }
 
 void hs_tracer_prefetch(const struct hs_tracer *tr, struct hs_tracer_prep *prep)
 {
-	uint32_t hash = (uint32_t)prep->hash, mask = tr->index_mask;
+	uint32_t hash = prep->hash, mask = tr->index_mask;
 	uint16_t id = tr->msrc_index[prep->msrc_hash & tr->msrc_mask];
 
 	if (id)
@@ -668,8 +693,8 @@ void hs_tracer_add_prepared(struct hs_tracer *tr, const struct hs_pkt *p, uint8_
 	if (!prep->traceable)
 		return;
 	uint16_t ip_id = af == 4 ? p->ip_id : 0;
-	uint32_t ident = prep->ident;
-	uint32_t hash = (uint32_t)prep->hash;
+	uint64_t ident = prep->ident;
+	uint32_t hash = prep->hash;
 	uint32_t mask = tr->index_mask, i = hash & mask;
 	uint32_t slot = NIL;
 	struct otrace *ot;

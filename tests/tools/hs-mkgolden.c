@@ -440,6 +440,55 @@ static void control_captures(void)
 	}
 }
 
+/* ---- packet identity: one mirror point, every packet distinct ------------- */
+
+/* one TCP segment of a flow: flags, sequence and ack numbers, data bytes */
+static void segment(struct cap *c, struct pktw_mirror *m, struct pktw_inner in,
+		    uint8_t flags, uint32_t seq, uint32_t ack, uint16_t len)
+{
+	in.tcp_flags = flags;
+	in.seq = seq;
+	in.ack = ack;
+	in.payload_len = len;
+	put(c, m, &in, 1);
+	m->gre_seq++;
+}
+
+/* One switch's copies of an IPv4 flow whose stack sends IP ID 0 and of an
+ * IPv6 flow, each a SYN, a pure ACK and a data segment with one sequence
+ * number, then an ACK and a FIN with one sequence and ack number; two IPv6
+ * UDP datagrams of one length; and the IPv4 data segment mirrored twice by
+ * the same session: 12 packets in 13 copies */
+static void identity_capture(void)
+{
+	struct pktw_mirror m = mirror(HS_ENCAP_ERSPAN2);
+	struct pktw_inner in;
+	struct cap c;
+
+	if (cap_open(&c, "identity", DLT_EN10MB) < 0)
+		return;
+	for (int v6 = 0; v6 < 2; v6++) {
+		in = v6 ? six(6) : tcp4();
+		in.ip_id = 0;
+		segment(&c, &m, in, 0x02, 1000, 0, 0);		/* SYN */
+		segment(&c, &m, in, 0x10, 1001, 5001, 0);	/* ACK */
+		segment(&c, &m, in, 0x18, 1001, 5001, 100);	/* PSH ACK, data */
+		if (!v6) {
+			m.gre_seq--;
+			segment(&c, &m, in, 0x18, 1001, 5001, 100);	/* again */
+		}
+		segment(&c, &m, in, 0x10, 1101, 5101, 0);	/* ACK */
+		segment(&c, &m, in, 0x11, 1101, 5101, 0);	/* FIN ACK */
+	}
+	static const uint8_t d1[16] = "first datagram.", d2[16] = "other datagram.";
+	in = six(17);
+	in.payload = d1;
+	put(&c, &m, &in, 1);
+	in.payload = d2;
+	put(&c, &m, &in, 1);
+	pktw_close(&c.f);
+}
+
 int main(int argc, char **argv)
 {
 	struct pktw_mirror m;
@@ -588,5 +637,6 @@ int main(int argc, char **argv)
 	}
 
 	control_captures();
+	identity_capture();
 	return failed;
 }

@@ -519,6 +519,78 @@ static void test_non_tcp_identity(void **state)
 	hs_tracer_free(tr);
 }
 
+/* TCP segments that share a sequence number (a pure ACK and the data after
+ * it, an ACK and a FIN) are distinct packets with IP ID 0 and over IPv6;
+ * so are two segments alike but for their payload where no IP ID tells
+ * them apart. The copies of each at two switches, with what a switch may
+ * rewrite rewritten (TTL, DSCP, ECN), still make one trace of two hops. */
+static void test_tcp_identity(void **state)
+{
+	static const struct {
+		uint8_t flags;
+		uint32_t seq, ack;
+		uint16_t len;
+		uint8_t pay;
+	} seg[] = {
+		{ 0x10, 1001, 5001, 0, 0 },	/* ACK */
+		{ 0x18, 1001, 5001, 100, 'a' },	/* data, the same seq and ack */
+		{ 0x18, 1001, 5001, 100, 'b' },	/* the same but its payload */
+		{ 0x10, 1101, 5101, 0, 0 },	/* ACK */
+		{ 0x11, 1101, 5101, 0, 0 },	/* FIN, the same seq and ack */
+		{ 0x10, 1101, 5102, 0, 0 },	/* ACK of the peer's FIN */
+	};
+	const int nseg = (int)HS_ARRAY_SIZE(seg);
+	static const char *const src[] = { "10.1.1.10", "2001:db8::1" };
+	static const char *const dst[] = { "10.1.2.10", "2001:db8::2" };
+	struct sink s;
+	struct hs_tracer *tr = mk(&s, NULL, 64, 64);
+	struct hs_tracer_stats st;
+	uint8_t pay[HS_ARRAY_SIZE(seg)][100];
+
+	for (int i = 0; i < nseg; i++)
+		memset(pay[i], seg[i].pay, sizeof(pay[i]));
+	for (int v = 0; v < 2; v++) {
+		for (int i = 0; i < nseg; i++) {
+			for (int sw = 0; sw < 2; sw++) {
+				struct hs_pkt p = tcp(src[v], dst[v], 0, seg[i].seq, sw ? SPINE1 : LEAF1,
+						      (uint8_t)(64 - sw), T0 + (uint64_t)(i * 4 + sw) * US);
+				if (v)
+					p.have &= ~(uint32_t)HS_HAVE_IPID;
+				p.ack = seg[i].ack;
+				p.tcp_flags = seg[i].flags;
+				p.tos = sw ? 0x2b : 0x28;	/* DSCP 10, ECN set on the way */
+				p.l4_len = seg[i].len;
+				p.len = (v ? 60u : 40u) + seg[i].len;
+				p.l4_payload = pay[i];
+				p.l4_payload_caplen = seg[i].len;
+				add(tr, p);
+			}
+		}
+	}
+	hs_tracer_get_stats(tr, &st);
+	assert_int_equal(st.duplicates, 0);
+	hs_tracer_close_all(tr);
+	assert_int_equal(s.n, 2 * nseg);
+	for (int i = 0; i < s.n; i++) {
+		assert_int_equal(s.t[i].nhops, 2);
+		assert_int_equal(s.t[i].seq, seg[i % nseg].seq);
+		assert_int_equal(s.t[i].tcp_flags, seg[i % nseg].flags);
+	}
+
+	/* the same packet twice from one switch at one TTL is a duplicate */
+	struct hs_pkt p = tcp(src[1], dst[1], 0, 1001, LEAF1, 64, T0 + 100 * MS);
+	p.ack = 5001;
+	p.tcp_flags = 0x10;
+	add(tr, p);
+	p.ts_ns += 5 * US;
+	add(tr, p);
+	hs_tracer_get_stats(tr, &st);
+	assert_int_equal(st.duplicates, 1);
+	hs_tracer_close_all(tr);
+	assert_int_equal(s.n, 2 * nseg + 1);
+	hs_tracer_free(tr);
+}
+
 /* every closed trace, in order, as its packet and hops (src, ip_id, TTLs) */
 struct sig_log {
 	char sig[4096][24];
@@ -990,6 +1062,7 @@ int main(void)
 		cmocka_unit_test(test_flags_hw_and_long_paths),
 		cmocka_unit_test(test_loop_keeps_nearest_hops),
 		cmocka_unit_test(test_non_tcp_identity),
+		cmocka_unit_test(test_tcp_identity),
 		cmocka_unit_test(test_stress),
 		cmocka_unit_test(test_many_mirror_sources),
 		cmocka_unit_test(test_on_soon),
