@@ -23,8 +23,9 @@ enum hs_outcome {
 	HS_OUT_OPEN = 0,
 	HS_OUT_DELIVERED,	/* last hop is the ToR of the destination */
 	HS_OUT_DROPPED,		/* ended before the destination's ToR */
-	HS_OUT_LOOPED,		/* a switch appears twice */
-	HS_OUT_UNKNOWN,		/* no topology to judge by */
+	HS_OUT_LOOPED,		/* a switch appears twice, at a lower TTL the second
+				 * time (topology or not) */
+	HS_OUT_UNKNOWN,		/* no topology to judge delivery by */
 	HS_OUT__COUNT
 };
 

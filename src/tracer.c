@@ -909,22 +909,21 @@ static void classify(struct hs_trace *t, const struct hs_topo *topo, int leaf)
 	}
 	const struct hs_hop *last = &t->hops[t->nhops - 1];
 	t->last_sw = topo ? last->sw : -1;
-	if (!topo) {
-		t->outcome = HS_OUT_UNKNOWN;
-		return;
-	}
+	/* The same switch twice, at a lower TTL the second time, is a loop
+	 * with or without a topology: by topology switch, else by mirror
+	 * address. Hops are in TTL order, so a later hop's TTL is never higher. */
 	for (unsigned i = 0; i < t->nhops; i++) {
 		for (unsigned j = i + 1; j < t->nhops; j++) {
 			const struct hs_hop *a = &t->hops[i], *b = &t->hops[j];
-			bool same = a->sw >= 0 ? a->sw == b->sw
-					       : b->sw < 0 && hs_addr_eq(&a->addr, &b->addr);
-			if (same) {
+			bool same = topo && a->sw >= 0 ? a->sw == b->sw
+				    : (!topo || b->sw < 0) && hs_addr_eq(&a->addr, &b->addr);
+			if (same && a->ttl > b->ttl) {
 				t->outcome = HS_OUT_LOOPED;
 				return;
 			}
 		}
 	}
-	if (leaf < 0) {
+	if (!topo || leaf < 0) {
 		t->outcome = HS_OUT_UNKNOWN;
 		return;
 	}

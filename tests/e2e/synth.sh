@@ -149,5 +149,15 @@ else
 	not_ok "the checker printed nothing"
 fi
 
+# --- a loop needs no topology -------------------------------------------------
+# the same mirror address twice, at a lower TTL the second time, is a loop
+looped=$(grep -c '"outcome":"looped"' "$tmp/truth")
+timeout 120 "$HS" --db "$tmp/notopo.db" -r "$PCAP" \
+	-c 'traces outcome looped --json limit 100000; loops' >"$tmp/notopo" 2>"$tmp/err" </dev/null
+check "without the topology the $looped looped packets are looped traces" \
+	[ "$(grep -c '"outcome":"looped"' "$tmp/notopo")" -eq "$looped" ]
+check "without the topology 'loops' lists them, by mirror address" \
+	grep -q "^$looped looped of [0-9]* traces, 1 cycle$" "$tmp/notopo"
+
 echo "1..$n"
 [ "$fails" -eq 0 ]

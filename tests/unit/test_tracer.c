@@ -288,22 +288,31 @@ static void test_classify_unknown_switch(void **state)
 	t.nhops = 2;
 	t.hops[0].sw = -1;
 	t.hops[0].addr = A("10.255.0.3");
+	t.hops[0].ttl = 64;
 	t.hops[1].sw = -1;
 	t.hops[1].addr = A("10.255.0.77");
+	t.hops[1].ttl = 63;
 	hs_trace_classify(&t, tp);
 	assert_int_equal(t.hops[0].sw, LEAF1);
 	assert_int_equal(t.outcome, HS_OUT_DROPPED);
 	assert_int_equal(t.last_sw, -1);
 	assert_int_equal(t.n_next, 0);
 
-	/* the same unknown mirror twice is a loop */
+	/* the same unknown mirror twice at one TTL (two sessions) is no loop;
+	 * at a lower TTL it is */
 	t.nhops = 3;
 	t.hops[2] = t.hops[1];
+	t.hops[2].session = 2;
+	hs_trace_classify(&t, tp);
+	assert_int_equal(t.outcome, HS_OUT_DROPPED);
 	t.hops[2].ttl = 1;
 	hs_trace_classify(&t, tp);
 	assert_int_equal(t.outcome, HS_OUT_LOOPED);
 
-	/* without topology there is nothing to judge by */
+	/* a loop needs no topology: the mirror address repeats */
+	hs_trace_classify(&t, NULL);
+	assert_int_equal(t.outcome, HS_OUT_LOOPED);
+	t.nhops = 2;
 	hs_trace_classify(&t, NULL);
 	assert_int_equal(t.outcome, HS_OUT_UNKNOWN);
 	hs_topo_free(tp);
@@ -414,7 +423,8 @@ static void test_loop_keeps_nearest_hops(void **state)
 	assert_int_equal(s.t[0].extra_hops, 8);
 	for (int i = 0; i < HS_TRACE_MAX_HOPS; i++)
 		assert_int_equal(s.t[0].hops[i].ttl, 64 - i);
-	assert_int_equal(s.t[0].outcome, HS_OUT_UNKNOWN);
+	/* no topology, and yet looped: two mirrors alternate, TTL falling */
+	assert_int_equal(s.t[0].outcome, HS_OUT_LOOPED);
 	(void)state;
 	hs_tracer_free(tr);
 }
