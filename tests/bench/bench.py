@@ -21,6 +21,12 @@ run the same way, so the figures are read as ratios and not as absolutes:
   respond  time from 'capture status' typed at the prompt to its answer
            while the file is replayed at full speed (respond.py)
   sim007   the 007 blame simulator table (see section_sim007)
+  live     a burst of ERSPAN II copies sent by trafgen at its top speed into
+           a veth pair in a network namespace of its own, captured on the
+           other end by tcpdump -w /dev/null and by hopscope ('capture start',
+           default history, then 'set history all'), in turn: loss and CPU
+           seconds per million frames of each, side by side (needs root and
+           trafgen; BENCH_ONLY=live runs it alone, without the input)
 
 Each figure is printed with PASS or MISS against its target; a miss never
 fails the build. Results go to tests/bench/results/last.tsv (and last.json);
@@ -36,6 +42,7 @@ Environment (defaults in brackets):
   BENCH_SAMPLES   prompt samples [40]
   BENCH_CPU       the core everything is pinned to [1]
   BENCH_ONLY      comma-separated sections to run [all]
+  BENCH_LIVE_FRAMES  frames in each live burst [1000000]
 """
 import argparse
 import hashlib
@@ -552,6 +559,75 @@ sys.stdin.read()
                          float(f[4].rstrip("%")), "%")
             self.add(key + ".recall", "  recall above the noise", float(f[5].rstrip("%")), "%")
 
+    # ---- live capture -----------------------------------------------------------
+
+    def section_live(self):
+        """Live capture against tcpdump on the same bursts. Not pinned: the
+        sender and the capture need a core each. A tool's CPU is what all
+        its threads ran (/proc/PID/task/*/schedstat) from just before the
+        burst to a second after it: reading the burst, not starting up."""
+        n = env_int("BENCH_LIVE_FRAMES", 1000000)
+        why = None
+        if os.geteuid() != 0:
+            why = "needs root (a network namespace and packet sockets)"
+        for tool, pkg in (("ip", "iproute2"), ("trafgen", "netsniff-ng"),
+                          ("tcpdump", "tcpdump")):
+            if not why and not shutil.which(tool):
+                why = "needs %s (Debian package %s)" % (tool, pkg)
+        if why:
+            self.note("live: skipped, " + why)
+            return
+        live = Live(self, n)
+        try:
+            live.up()
+        except RuntimeError as e:
+            live.down()
+            self.note("live: skipped, %s" % e)
+            return
+        try:
+            runs = {"tcpdump": [], "default": [], "all": []}
+            for _ in range(self.runs if os.environ.get("BENCH_RUNS") else 1):
+                runs["tcpdump"].append(live.tcpdump())
+                runs["default"].append(live.hopscope("default"))
+                runs["all"].append(live.hopscope("all"))
+        finally:
+            live.down()
+        print("  %-44s %12s %-6s %-14s %-4s %s" % ("", "", "", "target", "", "change"))
+        med = {}
+        for name, rs in runs.items():
+            ok = [r for r in rs if r.get("error") is None]
+            for r in rs:
+                if r.get("error"):
+                    self.note("live %s: %s" % (name, r["error"]))
+            if not ok:
+                med[name] = None
+                continue
+            med[name] = {k: statistics.median(r[k] for r in ok)
+                         for k in ("read", "lost", "cpu", "kpps")}
+        td = med["tcpdump"]
+        for name, label in (("tcpdump", "tcpdump -w /dev/null"),
+                            ("default", "hopscope, default history"),
+                            ("all", "hopscope, 'set history all'")):
+            m = med[name]
+            if m is None:
+                self.add("live.%s.loss_pct" % name, "%s: failed" % label, None, "%")
+                continue
+            loss = 100.0 * m["lost"] / n
+            cpu_m = m["cpu"] * MILLION / n
+            self.add("live.%s.send_kpps" % name, "%s: sender rate" % label, m["kpps"], "kpps")
+            if name == "tcpdump":
+                self.add("live.tcpdump.loss_pct", "  lost", loss, "%")
+                self.add("live.tcpdump.cpu_s_per_m", "  CPU per million frames", cpu_m, "s")
+                continue
+            clean = td is not None and td["lost"] == 0
+            self.add("live.%s.loss_pct" % name, "  lost", loss, "%",
+                     "<= 0.1%" if clean else "", loss <= 0.1 if clean else None)
+            tcpu = td["cpu"] * MILLION / n if td else None
+            self.add("live.%s.cpu_s_per_m" % name, "  CPU per million frames", cpu_m, "s",
+                     "<= 2x tcpdump" if tcpu else "", cpu_m <= 2 * tcpu if tcpu else None)
+            if tcpu:
+                self.add("live.%s.cpu_ratio" % name, "  CPU, times tcpdump's", cpu_m / tcpu, "x")
+
     # ---- driver -----------------------------------------------------------------
 
     SECTIONS = (
@@ -561,7 +637,10 @@ sys.stdin.read()
         ("respond", "prompt: 'capture status' typed to answer while a file is replayed",
          section_respond),
         ("sim007", "007: blame of lossy links", section_sim007),
+        ("live", "live capture: a burst into a veth, tcpdump and hopscope in turn",
+         section_live),
     )
+    NO_INPUT = ("sim007", "live")    # sections that do not read the capture
 
     def run(self):
         only = [s for s in os.environ.get("BENCH_ONLY", "").split(",") if s]
@@ -575,7 +654,8 @@ sys.stdin.read()
             print("note: hopscope was built without a profile of its packet path "
                   "(configure --disable-pgo, or a compiler without it)")
         for name, title, fn in self.SECTIONS:
-            if only and name not in only and name != "input":
+            if only and name not in only and (
+                    name != "input" or all(o in self.NO_INPUT for o in only)):
                 continue
             print("\n== %s" % (title % {"runs": self.runs}))
             fn(self)
@@ -585,6 +665,118 @@ sys.stdin.read()
             self.holder.wait()
         shutil.rmtree(self.tmp, ignore_errors=True)
         return 0
+
+
+class Live:
+    """A network namespace of the bench's own (hscap-bench<pid>: the lab and
+    its tests own hs-*) with a veth pair; trafgen sends a burst into txa,
+    a tool captures on rxa."""
+
+    def __init__(self, bench, frames):
+        self.b = bench
+        self.n = frames
+        self.ns = "hscap-bench%d" % os.getpid()
+        self.cfg = os.path.join(bench.src, "tests", "lab", "erspan2.trafgen")
+        self.made = False
+
+    def sh(self, *argv):
+        r = subprocess.run(["ip", "netns", "exec", self.ns] + list(argv),
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if r.returncode != 0:
+            raise RuntimeError("'%s' failed: %s" % (" ".join(argv), r.stdout.strip()[-200:]))
+        return r.stdout
+
+    def up(self):
+        if subprocess.call(["ip", "netns", "add", self.ns], stderr=subprocess.DEVNULL) != 0:
+            raise RuntimeError("cannot create a network namespace")
+        self.made = True
+        # no IPv6 router solicitations on the capture
+        self.sh("sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
+                "net.ipv6.conf.default.disable_ipv6=1")
+        self.sh("ip", "link", "add", "txa", "type", "veth", "peer", "name", "rxa")
+        self.sh("ip", "link", "set", "txa", "up")
+        self.sh("ip", "link", "set", "rxa", "up")
+
+    def down(self):
+        if self.made:
+            subprocess.call(["ip", "netns", "del", self.ns])
+            self.made = False
+
+    def send(self):
+        """the burst, at trafgen's top speed on one CPU: frames per second"""
+        t0 = time.perf_counter()
+        self.sh("trafgen", "-o", "txa", "-i", self.cfg, "-n", str(self.n), "-P", "1", "-Q")
+        return self.n / (time.perf_counter() - t0) / 1e3
+
+    def start(self, argv, **kw):
+        return subprocess.Popen(["ip", "netns", "exec", self.ns] + argv, **kw)
+
+    @staticmethod
+    def cpu(p):
+        """seconds on a CPU of all of p's threads so far"""
+        ns = 0
+        task = "/proc/%d/task" % p.pid
+        for t in os.listdir(task):
+            try:
+                with open(os.path.join(task, t, "schedstat")) as f:
+                    ns += int(f.read().split()[0])
+            except (OSError, ValueError, IndexError):
+                pass    # a thread that just ended
+        return ns / 1e9
+
+    def burst(self, p):
+        """send the burst while p captures: sender kpps, p's CPU seconds"""
+        c0 = self.cpu(p)
+        kpps = self.send()
+        time.sleep(1.0)        # what is still in the ring is read
+        return kpps, self.cpu(p) - c0
+
+    def tcpdump(self):
+        p = self.start(["tcpdump", "-n", "-i", "rxa", "-w", "/dev/null"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.0)        # listening
+        kpps, cpu = self.burst(p)
+        p.send_signal(2)
+        p.wait()
+        err = p.stderr.read()
+        got = re.search(r"(\d+) packets captured", err)
+        drop = re.search(r"(\d+) packets dropped by kernel", err)
+        if not got or not drop:
+            return {"error": "tcpdump said: " + err.strip()[-200:]}
+        read = int(got.group(1))
+        return {"read": read, "lost": self.n - read, "cpu": cpu, "kpps": kpps,
+                "error": None}
+
+    def hopscope(self, policy):
+        db = os.path.join(self.b.tmp, "live-%s.db" % policy)
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(db + suffix):
+                os.unlink(db + suffix)
+        p = self.start([self.b.prog("hopscope"), "--db", db], stdin=subprocess.PIPE,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        p.stdin.write("set history %s\ncapture start rxa\ncapture status\n" % policy)
+        p.stdin.flush()
+        while True:     # until the capture runs
+            line = p.stdout.readline()
+            if not line or line.startswith("state"):
+                break
+        if not line or "running" not in line:
+            p.kill()
+            p.wait()
+            return {"error": "the capture did not start: " + p.stderr.read().strip()[-200:]}
+        kpps, cpu = self.burst(p)
+        p.stdin.write("set format json\ncapture status\nquit\n")
+        p.stdin.close()
+        out = p.stdout.read()
+        p.wait()
+        st = None
+        for line in out.splitlines():
+            if line.startswith("{") and '"source":"rxa"' in line:
+                st = json.loads(line)
+        if p.returncode != 0 or st is None:
+            return {"error": "exit %d: %s" % (p.returncode, p.stderr.read().strip()[-200:])}
+        return {"read": st["packets"], "lost": self.n - st["packets"], "cpu": cpu,
+                "kpps": kpps, "drops": st["kernel_drops"], "error": None}
 
 
 def parse_status(text):

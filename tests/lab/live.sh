@@ -33,22 +33,8 @@ in_ns sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_
 in_ns ip link add txa type veth peer name rxa || hard "cannot make a veth pair in '$ns'"
 in_ns ip link set txa up && in_ns ip link set rxa up || hard "cannot bring the veth pair up"
 
-# one ERSPAN II copy of a TCP SYN from 10.255.0.1, a new packet every frame
-cat >"$tmp/erspan2.cfg" <<'CFG'
-{
-  0x02,0x00,0x00,0x00,0x00,0x02, 0x02,0x00,0x00,0x00,0x00,0x01, 0x08,0x00,
-  0x45,0x00, c16(90), c16(0), 0x40,0x00, 0x40, 0x2f, csumip(14, 33),
-  10,255,0,1, 10,255,0,100,
-  0x10,0x00,0x88,0xbe, drnd(3), dinc(0, 255, 1),
-  0x10,0x00,0x00,0x01, 0x00,0x00,0x00,0x05,
-  0x02,0x00,0x00,0x00,0x01,0x02, 0x02,0x00,0x00,0x00,0x01,0x01, 0x08,0x00,
-  0x45,0x00, c16(40), drnd(1), dinc(0, 255, 1), 0x40,0x00, 0x40, 0x06, csumip(64, 83),
-  10,1,1,11, 10,1,4,12,
-  0xc0, drnd(1), c16(5001), drnd(4), c32(0),
-  0x50,0x02, c16(29200), csumtcp(64, 84), c16(0)
-}
-CFG
-send() { in_ns trafgen -o txa -i "$tmp/erspan2.cfg" -n "$1" -P 1 -Q >"$tmp/trafgen" 2>&1 ||
+cfg=$top_srcdir/tests/lab/erspan2.trafgen	# ERSPAN II copies, a new packet each
+send() { in_ns trafgen -o txa -i "$cfg" -n "$1" -P 1 -Q >"$tmp/trafgen" 2>&1 ||
 	{ cat "$tmp/trafgen" >&2; hard "trafgen failed"; }; }
 
 # the console reads its commands from a pipe; say CMD sends one line
