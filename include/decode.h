@@ -33,6 +33,7 @@ enum hs_encap {
 	X(TRUNC_IP6_EXT, "truncated-ipv6-ext") \
 	X(TRUNC_GRE, "truncated-gre") \
 	X(BAD_GRE, "bad-gre") \
+	X(UNSUP_GRE, "unsupported-gre") \
 	X(TRUNC_ERSPAN, "truncated-erspan") \
 	X(BAD_ERSPAN, "bad-erspan") \
 	X(TRUNC_L4, "truncated-l4") \

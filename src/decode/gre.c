@@ -120,8 +120,10 @@ int dec_gre(struct dctx *c, const uint8_t *p, uint32_t len)
 
 	uint16_t flags = be16(p), proto = be16(p + 2);
 	uint32_t off = 4;
+	if ((flags & GRE_VER) == 1)	/* PPTP's (RFC 2637): sound, but no mirror format */
+		return dec_fail(c, HS_DERR_UNSUP_GRE);
 	if (flags & GRE_VER)
-		return dec_fail(c, HS_DERR_BAD_GRE);	/* version 1 is PPTP's */
+		return dec_fail(c, HS_DERR_BAD_GRE);
 	if (flags & (GRE_C | GRE_R))
 		off += 4;	/* checksum and offset */
 	if (flags & GRE_K)

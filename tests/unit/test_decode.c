@@ -526,9 +526,14 @@ static void test_malformed(void **state)
 	struct pktw_inner in = inner4(6);
 	size_t n = build(f, DLT_EN10MB, &m, &in);
 
-	/* GRE version 1 */
+	/* GRE version 1 (PPTP): not broken, only no mirror format */
 	memcpy(g, f, n);
 	g[OIP + 20 + 1] |= 1;
+	assert_int_equal(decode(DLT_EN10MB, g, n, &p), -1);
+	assert_int_equal(p.error, HS_DERR_UNSUP_GRE);
+	assert_string_equal(hs_derr_name(p.error), "unsupported-gre");
+	/* versions 2 to 7 are no GRE at all */
+	g[OIP + 20 + 1] = (uint8_t)((g[OIP + 20 + 1] & ~7) | 2);
 	assert_int_equal(decode(DLT_EN10MB, g, n, &p), -1);
 	assert_int_equal(p.error, HS_DERR_BAD_GRE);
 	/* GRE to an unknown protocol */
