@@ -19,6 +19,10 @@ enum hs_encap {
 	HS_ENCAP_GRE_TEB,	/* GRE 0x6558 */
 	HS_ENCAP_GRE_IP,	/* GRE 0x0800 / 0x86DD */
 	HS_ENCAP_IPIP,		/* IPv4/IPv6 in IPv4 (4, 41), IPv4 in IPv6 */
+	HS_ENCAP_VXLAN,		/* UDP 4789 (cloud traffic mirroring): session = VNI */
+	HS_ENCAP_VXLAN_GPE,	/* UDP 4790: session = VNI */
+	HS_ENCAP_GENEVE,	/* UDP 6081: session = VNI */
+	HS_ENCAP_GRE_MPLS,	/* GRE 0x8847 / 0x8848 */
 	HS_ENCAP__COUNT
 };
 
@@ -38,6 +42,7 @@ enum hs_encap {
 	X(BAD_ERSPAN, "bad-erspan") \
 	X(TRUNC_L4, "truncated-l4") \
 	X(TRUNC_TUNNEL, "truncated-tunnel") \
+	X(TRUNC_MPLS, "truncated-mpls") \
 	X(FRAGMENT, "fragment") \
 	X(NOT_IP, "not-ip") \
 	X(TOO_DEEP, "too-deep") \
@@ -52,7 +57,7 @@ enum hs_derr {
 
 /* flags in hs_pkt.have */
 #define HS_HAVE_MIRROR	0x0001	/* mirror_src/dst valid */
-#define HS_HAVE_ERSPAN	0x0002	/* erspan_ver, session valid */
+#define HS_HAVE_ERSPAN	0x0002	/* erspan_ver valid (and session) */
 #define HS_HAVE_HWTS	0x0004	/* hw_ts valid (ERSPAN III) */
 #define HS_HAVE_IP	0x0008	/* innermost IP header decoded */
 #define HS_HAVE_PORTS	0x0010	/* sport/dport valid (TCP/UDP) */
@@ -62,6 +67,8 @@ enum hs_derr {
 #define HS_HAVE_VNI	0x0100	/* passed a VXLAN or Geneve overlay */
 #define HS_HAVE_VLAN	0x0200	/* outermost 802.1Q/802.1ad tag seen */
 #define HS_HAVE_HWNS	0x0400	/* hw_ns valid */
+#define HS_HAVE_SESSION	0x0800	/* session valid: ERSPAN's, or a VXLAN/Geneve
+				 * mirror's VNI */
 
 /* control traffic found by the decoder (hs_pkt.ctl); its fields are decoded
  * only when asked, by hs_ctl_decode() */
@@ -83,17 +90,22 @@ struct hs_pkt {
 	uint8_t error;		/* enum hs_derr */
 	uint8_t ctl;		/* enum hs_ctl_proto: control traffic, or HS_CTL_NONE */
 
-	/* mirror metadata */
+	/* mirror metadata (in an order that leaves no holes: the whole
+	 * struct is three cache lines, which a frame's pipeline entry fills) */
 	struct hs_addr mirror_src, mirror_dst;
 	uint8_t erspan_ver;	/* header version field: 1 = type II, 2 = type III */
-	uint16_t session;	/* ERSPAN session (span) id */
-	uint16_t vlan;		/* outermost VLAN id */
-	uint32_t hw_ts;		/* ERSPAN III timestamp field, raw */
 	uint8_t hw_gra;		/* ERSPAN III granularity (0=100us 1=100ns 2=IEEE1588 3=platform) */
+	uint8_t mpls_n;		/* entries of the label stack at mpls */
+	uint32_t session;	/* ERSPAN session (span) id; the VNI of a
+				 * VXLAN or Geneve mirror */
+	uint32_t hw_ts;		/* ERSPAN III timestamp field, raw */
+	uint32_t vni;		/* VXLAN/Geneve VNI */
 	uint64_t hw_ns;		/* switch time in ns when derivable (HS_HAVE_HWNS):
 				 * gra 1: ts*100; gra 2: ns, upper 32 bits from a
 				 * platform-id 3 subheader when present */
-	uint32_t vni;		/* VXLAN/Geneve VNI */
+	const uint8_t *mpls;	/* the outermost MPLS label stack in the frame
+				 * buffer (hs_mpls_label), or NULL */
+	uint16_t vlan;		/* outermost VLAN id */
 
 	/* innermost packet */
 	struct hs_flowkey key;	/* src, dst, proto, sport, dport */
@@ -124,6 +136,13 @@ int hs_decode_general(int dlt, const uint8_t *data, uint32_t caplen, uint32_t wi
 		      uint64_t ts_ns, struct hs_pkt *pkt);
 
 const char *hs_encap_name(int encap);	/* "erspan3", "none", ... */
+
+/* label stack entry i (0 the top) of p's MPLS label stack */
+struct hs_mpls_lse {
+	uint32_t label;		/* 20 bits */
+	uint8_t tc, ttl;
+};
+void hs_mpls_label(const struct hs_pkt *p, unsigned i, struct hs_mpls_lse *l);
 const char *hs_derr_name(int err);	/* "truncated-ip", ... */
 
 /* one line per frame: the `decode --json` object, and a tcpdump-like summary */

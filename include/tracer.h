@@ -47,7 +47,7 @@ struct hs_hop {
 	uint64_t ts_ns;		/* capture time of the copy */
 	uint64_t hw_ns;		/* switch timestamp (ERSPAN III), 0 if none */
 	uint8_t ttl, tos;
-	uint16_t session;
+	uint32_t session;	/* ERSPAN session, or VXLAN/Geneve VNI; 0 none */
 };
 
 struct hs_trace {

@@ -63,7 +63,7 @@ _Static_assert(sizeof(struct otrace) == 192, "open traces must stay small");
 
 struct msrc {
 	struct hs_addr addr;
-	uint16_t session;
+	uint32_t session;
 	int sw;
 	uint64_t hw_last;	/* newest hw_ns seen from it, to widen hw_lo */
 };
@@ -235,7 +235,7 @@ static uint64_t l4_ident(const struct hs_pkt *p)
 /* once per copy: one multiply for IPv4 (two full mixes cost more than
  * the rest of interning), inlined (a call of its own was a fifth of it) */
 static inline __attribute__((always_inline)) uint32_t msrc_hash(const struct hs_addr *a,
-								 uint16_t session)
+								 uint32_t session)
 {
 	uint64_t h = ((uint64_t)session << 40) ^ ((uint64_t)a->af << 32);
 
@@ -267,7 +267,7 @@ static void msrc_grow(struct hs_tracer *tr)
 }
 
 /* hash: msrc_hash(a, session), computed ahead by hs_tracer_prepare */
-static uint16_t msrc_intern(struct hs_tracer *tr, const struct hs_addr *a, uint16_t session,
+static uint16_t msrc_intern(struct hs_tracer *tr, const struct hs_addr *a, uint32_t session,
 			    uint32_t hash)
 {
 	uint32_t i;
@@ -645,10 +645,11 @@ static bool traceable(const struct hs_pkt *p)
 	return (p->have & HS_HAVE_IP) && (af == 4 || af == 6) && p->key.dst.af == af;
 }
 
-/* the ERSPAN session a copy's mirror source is interned with */
-static uint16_t copy_session(const struct hs_pkt *p)
+/* the session (ERSPAN's, or a VXLAN/Geneve mirror's VNI) a copy's mirror
+ * source is interned with */
+static uint32_t copy_session(const struct hs_pkt *p)
 {
-	return (p->have & HS_HAVE_ERSPAN) ? p->session : 0;
+	return (p->have & HS_HAVE_SESSION) ? p->session : 0;
 }
 
 void hs_tracer_prepare(struct hs_tracer *tr, const struct hs_pkt *p, struct hs_tracer_prep *prep)

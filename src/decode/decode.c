@@ -20,6 +20,10 @@ static const char *const encap_names[HS_ENCAP__COUNT] = {
 	[HS_ENCAP_GRE_TEB] = "gre-teb",
 	[HS_ENCAP_GRE_IP] = "gre-ip",
 	[HS_ENCAP_IPIP] = "ipip",
+	[HS_ENCAP_VXLAN] = "vxlan",
+	[HS_ENCAP_VXLAN_GPE] = "vxlan-gpe",
+	[HS_ENCAP_GENEVE] = "geneve",
+	[HS_ENCAP_GRE_MPLS] = "gre-mpls",
 };
 
 static const char *const derr_names[HS_DERR__COUNT] = {
@@ -58,17 +62,18 @@ bool hs_decode_linktype_ok(int dlt)
 	}
 }
 
-void dec_set_mirror(struct dctx *c, int encap)
+bool dec_set_mirror(struct dctx *c, int encap)
 {
 	struct hs_pkt *k = c->pkt;
 
 	if (k->encap != HS_ENCAP_NONE)
-		return;		/* only the outermost encapsulation is the mirror's */
+		return false;	/* only the outermost encapsulation is the mirror's */
 	k->encap = (uint8_t)encap;
 	/* the enclosing IP header is the current innermost one */
 	k->mirror_src = k->key.src;
 	k->mirror_dst = k->key.dst;
 	k->have |= HS_HAVE_MIRROR;
+	return true;
 }
 
 static int decode(int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
@@ -161,9 +166,18 @@ void hs_pkt_json(FILE *fp, const struct hs_pkt *p)
 			hs_addr_str(&p->mirror_src, a, sizeof(a)),
 			hs_addr_str(&p->mirror_dst, b, sizeof(b)));
 	if (p->have & HS_HAVE_ERSPAN)
-		fprintf(fp, ",\"erspan_ver\":%u,\"session\":%u", p->erspan_ver, p->session);
+		fprintf(fp, ",\"erspan_ver\":%u", p->erspan_ver);
+	if (p->have & HS_HAVE_SESSION)
+		fprintf(fp, ",\"session\":%" PRIu32, p->session);
 	if (p->have & HS_HAVE_HWTS)
 		fprintf(fp, ",\"hw_ts\":%" PRIu32, p->hw_ts);
+	for (unsigned i = 0; i < p->mpls_n; i++) {
+		struct hs_mpls_lse l;
+		hs_mpls_label(p, i, &l);
+		fprintf(fp, "%s{\"label\":%" PRIu32 ",\"tc\":%u,\"ttl\":%u}%s",
+			i ? "," : ",\"mpls\":[", l.label, l.tc, l.ttl,
+			i + 1 == p->mpls_n ? "]" : "");
+	}
 	if (p->have & HS_HAVE_IP) {
 		fprintf(fp, ",\"src\":\"%s\",\"dst\":\"%s\",\"proto\":%u,\"ttl\":%u",
 			hs_addr_str(&p->key.src, a, sizeof(a)),
@@ -245,8 +259,13 @@ void hs_pkt_text(FILE *fp, const struct hs_pkt *p)
 	if (p->have & HS_HAVE_MIRROR)
 		fprintf(fp, " %s>%s", hs_addr_str(&p->mirror_src, a, sizeof(a)),
 			hs_addr_str(&p->mirror_dst, b, sizeof(b)));
-	if (p->have & HS_HAVE_ERSPAN)
-		fprintf(fp, " session %u", p->session);
+	if (p->have & HS_HAVE_SESSION)
+		fprintf(fp, " session %" PRIu32, p->session);
+	for (unsigned i = 0; i < p->mpls_n; i++) {
+		struct hs_mpls_lse l;
+		hs_mpls_label(p, i, &l);
+		fprintf(fp, "%s%" PRIu32, i ? "," : " mpls ", l.label);
+	}
 	if (p->have & HS_HAVE_IP) {
 		hs_addr_str(&p->key.src, a, sizeof(a));
 		hs_addr_str(&p->key.dst, b, sizeof(b));

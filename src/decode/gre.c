@@ -1,5 +1,5 @@
-/* gre.c - GRE (RFC 2784, RFC 2890, and the RFC 1701 routing field) and the
- * ERSPAN headers it carries (draft-foschiano-erspan-03): type I (0x88be, no
+/* gre.c - GRE (RFC 2784, RFC 2890, and the RFC 1701 routing field), the
+ * IP and MPLS (RFC 4023) it carries, and the ERSPAN headers (draft-foschiano-erspan-03): type I (0x88be, no
  * sequence number, no header), type II (0x88be, 8-byte header, version 1),
  * type III (0x22eb, 12-byte header, version 2, optional 8-byte platform
  * specific subheader)
@@ -31,10 +31,10 @@ static int dec_erspan2(struct dctx *c, const uint8_t *p, uint32_t len)
 		return dec_fail(c, HS_DERR_TRUNC_ERSPAN);
 	if (p[0] >> 4 != 1)
 		return dec_fail(c, HS_DERR_BAD_ERSPAN);
-	if (!(k->have & HS_HAVE_ERSPAN)) {
+	if (!(k->have & HS_HAVE_SESSION)) {
 		k->erspan_ver = 1;
 		k->session = be16(p + 2) & 0x03ff;
-		k->have |= HS_HAVE_ERSPAN;
+		k->have |= HS_HAVE_ERSPAN | HS_HAVE_SESSION;
 	}
 	if (!rd_have(len, 0, ERSPAN2_HLEN))
 		return dec_fail(c, HS_DERR_TRUNC_ERSPAN);
@@ -48,7 +48,7 @@ static int dec_erspan2(struct dctx *c, const uint8_t *p, uint32_t len)
 static int dec_erspan3(struct dctx *c, const uint8_t *p, uint32_t len)
 {
 	struct hs_pkt *k = c->pkt;
-	bool first = !(k->have & HS_HAVE_ERSPAN);
+	bool first = !(k->have & HS_HAVE_SESSION);
 
 	/* version, session and timestamp are kept even when the rest is cut */
 	if (!rd_have(len, 0, 4))
@@ -58,7 +58,7 @@ static int dec_erspan3(struct dctx *c, const uint8_t *p, uint32_t len)
 	if (first) {
 		k->erspan_ver = 2;
 		k->session = be16(p + 2) & 0x03ff;
-		k->have |= HS_HAVE_ERSPAN;
+		k->have |= HS_HAVE_ERSPAN | HS_HAVE_SESSION;
 		if (rd_have(len, 0, 8)) {
 			k->hw_ts = be32(p + 4);
 			k->have |= HS_HAVE_HWTS;
@@ -172,6 +172,10 @@ int dec_gre(struct dctx *c, const uint8_t *p, uint32_t len)
 	case 0x86dd:
 		dec_set_mirror(c, HS_ENCAP_GRE_IP);
 		return dec_ipv6(c, q, n);
+	case 0x8847:
+	case 0x8848:
+		dec_set_mirror(c, HS_ENCAP_GRE_MPLS);
+		return dec_mpls(c, q, n);
 	case 0x883e:
 		/* WCCP redirection: a 4-byte redirect header unless IPv4 follows
 		 * at once (WCCPv1) */

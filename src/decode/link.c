@@ -51,6 +51,9 @@ int dec_ethertype(struct dctx *c, uint16_t type, const uint8_t *p, uint32_t len,
 		return dec_ipv4(c, p + off, len - off);
 	case 0x86dd:
 		return dec_ipv6(c, p + off, len - off);
+	case 0x8847:		/* MPLS unicast */
+	case 0x8848:		/* MPLS multicast */
+		return dec_mpls(c, p + off, len - off);
 	case HS_ETHERTYPE_MACC:
 		/* PAUSE / PFC: not IP, but control traffic the control log keeps */
 		c->pkt->ctl = HS_CTL_PFC;

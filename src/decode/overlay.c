@@ -1,6 +1,11 @@
 /* overlay.c - UDP overlays down to the tenant frame: VXLAN (RFC 7348,
  * udp/4789), VXLAN-GPE (draft-ietf-nvo3-vxlan-gpe, udp/4790) and Geneve
  * (RFC 8926, udp/6081)
+ *
+ * The outermost overlay of a frame is its mirror encapsulation: cloud
+ * traffic mirroring (AWS VPC Traffic Mirroring, Azure virtual network TAP)
+ * delivers each copy in VXLAN from the mirror point, with the session's VNI.
+ * Inside another mirror encapsulation an overlay is the tenant's.
  */
 #include "rd.h"
 
@@ -9,12 +14,24 @@
 #define GENEVE_PORT 6081
 #define OVL_HLEN 8
 
-static void set_vni(struct hs_pkt *k, const uint8_t *p)
+static int encap_of(uint16_t dport)
 {
+	return dport == VXLAN_PORT ? HS_ENCAP_VXLAN :
+	       dport == VXLAN_GPE_PORT ? HS_ENCAP_VXLAN_GPE : HS_ENCAP_GENEVE;
+}
+
+static void set_vni(struct dctx *c, uint16_t dport, const uint8_t *p)
+{
+	struct hs_pkt *k = c->pkt;
+
 	if (k->have & HS_HAVE_VNI)
 		return;		/* the outermost overlay names the network */
 	k->vni = be32(p + 4) >> 8;
 	k->have |= HS_HAVE_VNI;
+	if (dec_set_mirror(c, encap_of(dport)) && !(k->have & HS_HAVE_SESSION)) {
+		k->session = k->vni;
+		k->have |= HS_HAVE_SESSION;
+	}
 }
 
 /* a tunnel payload by its EtherType-style protocol */
@@ -27,6 +44,9 @@ static int dec_proto(struct dctx *c, uint16_t proto, const uint8_t *p, uint32_t 
 		return dec_ipv4(c, p, len);
 	case 0x86dd:
 		return dec_ipv6(c, p, len);
+	case 0x8847:
+	case 0x8848:
+		return dec_mpls(c, p, len);
 	default:
 		return dec_fail(c, HS_DERR_NOT_IP);
 	}
@@ -40,14 +60,14 @@ int dec_overlay(struct dctx *c, uint16_t dport, const uint8_t *p, uint32_t len)
 		return -1;
 	if (!rd_have(len, 0, OVL_HLEN))
 		return dec_fail(c, HS_DERR_TRUNC_TUNNEL);
-	set_vni(c->pkt, p);
+	set_vni(c, dport, p);
 
 	if (dport == VXLAN_PORT)
 		return dec_ether(c, p + OVL_HLEN, len - OVL_HLEN, false);
 
 	if (dport == VXLAN_GPE_PORT) {
 		/* without the P bit the payload is Ethernet, as in VXLAN */
-		static const uint16_t next[] = { 0, 0x0800, 0x86dd, 0x6558 };
+		static const uint16_t next[] = { 0, 0x0800, 0x86dd, 0x6558, 0, 0x8847 };
 		uint16_t proto = 0x6558;
 
 		if (p[0] & 0x04)

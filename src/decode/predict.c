@@ -101,8 +101,8 @@ bool dec_predicted(const uint8_t *d, uint32_t caplen, struct hs_pkt *k)
 	k->session = be16(ers + 2) & 0x03ff;
 	k->hw_ts = be32(ers + 4);
 	k->hw_gra = bits >> 1 & 3;
-	k->have = HS_HAVE_MIRROR | HS_HAVE_ERSPAN | HS_HAVE_HWTS | HS_HAVE_IP | HS_HAVE_IPID |
-		  HS_HAVE_PORTS | HS_HAVE_TCP;
+	k->have = HS_HAVE_MIRROR | HS_HAVE_ERSPAN | HS_HAVE_SESSION | HS_HAVE_HWTS |
+		  HS_HAVE_IP | HS_HAVE_IPID | HS_HAVE_PORTS | HS_HAVE_TCP;
 	switch (k->hw_gra) {
 	case 0:
 		k->hw_ns = (uint64_t)k->hw_ts * 100000;

@@ -71,6 +71,7 @@ static inline uint32_t be32(const uint8_t *p)
 #define DEC_MAX_DEPTH 24
 #define DEC_MAX_TAGS 8
 #define DEC_MAX_IP6_EXT 16
+#define DEC_MAX_LABELS 16
 
 struct dctx {
 	struct hs_pkt *pkt;
@@ -93,8 +94,9 @@ static inline bool dec_enter(struct dctx *c)
 	return true;
 }
 
-/* the outermost mirror encapsulation: taken from the IP header around it */
-void dec_set_mirror(struct dctx *c, int encap);
+/* the outermost mirror encapsulation: taken from the IP header around it;
+ * false when an enclosing one has already been taken */
+bool dec_set_mirror(struct dctx *c, int encap);
 
 /* control traffic: marked while decoding, its fields read by hs_ctl_decode() */
 #define HS_PORT_BGP 179
@@ -111,6 +113,9 @@ int dec_link(struct dctx *c, int dlt, const uint8_t *p, uint32_t len);
 int dec_ipv4(struct dctx *c, const uint8_t *p, uint32_t len);
 int dec_ipv6(struct dctx *c, const uint8_t *p, uint32_t len);
 int dec_ip_any(struct dctx *c, const uint8_t *p, uint32_t len);
+
+/* mpls.c: a label stack and what its bottom carries */
+int dec_mpls(struct dctx *c, const uint8_t *p, uint32_t len);
 
 /* gre.c */
 int dec_gre(struct dctx *c, const uint8_t *p, uint32_t len);

@@ -31,9 +31,11 @@ ip.version ip.hdr_len ip.len ip.id ip.flags.df ip.flags.mf ip.frag_offset ip.ttl
 ip.src ip.dst ipv6.src ipv6.dst ipv6.nxt ipv6.hlim tcp.srcport tcp.dstport tcp.flags
 tcp.seq tcp.ack tcp.len udp.srcport udp.dstport udp.length icmp.type icmp.code
 icmpv6.type vxlan.vni _ws.malformed"
+# and for our own captures (the corpus's decodes predate it)
+GOLDEN_FIELDS="geneve.vni mpls.label"
 tshark_tsv() {
 	set -- "$1"
-	for fld in $FIELDS; do set -- "$@" -e "$fld"; done
+	for fld in $FIELDS $GOLDEN_FIELDS; do set -- "$@" -e "$fld"; done
 	file=$1; shift
 	tshark -n -r "$file" \
 		-o ip.defragment:FALSE -o ipv6.defragment:FALSE \

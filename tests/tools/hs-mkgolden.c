@@ -547,6 +547,11 @@ int main(int argc, char **argv)
 	m.gre_keyval = 0xdeadbeef;
 	one("gre-ip-options", DLT_EN10MB, &m, &in, 1);
 
+	/* GRE version 1 (PPTP): no mirror format, decoded no further */
+	m = mirror(HS_ENCAP_GRE_IP);
+	m.pptp = true;
+	one("gre-pptp", DLT_EN10MB, &m, &in, 1);
+
 	/* IP in IP: 4in4, 6in4, 4in6 */
 	m = mirror(HS_ENCAP_IPIP);
 	one("ipip", DLT_EN10MB, &m, &in, 1);
@@ -557,17 +562,59 @@ int main(int argc, char **argv)
 	in = tcp4();
 	one("ip4in6", DLT_EN10MB, &m, &in, 1);
 
-	/* overlays: VXLAN and Geneve, bare and inside ERSPAN II */
+	/* overlays: VXLAN and Geneve as the mirror transport (a SYN seen at
+	 * three mirror points, and at two with a VNI past 16 bits), and Geneve
+	 * as a tenant's overlay inside ERSPAN II */
 	m = mirror(HS_ENCAP_NONE);
 	m.overlay = 4789;
 	m.vni = 5001;
 	in = tcp4();
-	one("vxlan", DLT_EN10MB, &m, &in, 1);
+	one("vxlan", DLT_EN10MB, &m, &in, 3);
 	m.overlay = 6081;
+	m.vni = 700001;
+	one("geneve", DLT_EN10MB, &m, &in, 2);
 	m.vni = 6001;
-	one("geneve", DLT_EN10MB, &m, &in, 1);
 	m.encap = HS_ENCAP_ERSPAN2;
 	one("erspan2-geneve", DLT_EN10MB, &m, &in, 1);
+
+	/* MPLS: a two-label stack over IPv4, one label over IPv6, multicast
+	 * (0x8848); Ethernet pseudowires with and without a control word; MPLS
+	 * in GRE */
+	if (cap_open(&c, "mpls", DLT_EN10MB) == 0) {
+		m = mirror(HS_ENCAP_NONE);
+		m.mpls_n = 2;
+		m.mpls[0] = 16000;
+		m.mpls[1] = 24001;
+		in = tcp4();
+		put(&c, &m, &in, 1);
+		m.mpls_n = 1;
+		m.mpls[0] = 2;	/* IPv6 explicit null */
+		in = six(17);
+		put(&c, &m, &in, 1);
+		m.mpls_mcast = true;
+		m.mpls[0] = 1048575;	/* the largest label */
+		in = udp4();
+		in.key.dport = 9000;
+		put(&c, &m, &in, 1);
+		pktw_close(&c.f);
+	}
+	if (cap_open(&c, "mpls-pw", DLT_EN10MB) == 0) {
+		m = mirror(HS_ENCAP_NONE);
+		m.mpls_n = 2;
+		m.mpls[0] = 17001;
+		m.mpls[1] = 299776;
+		m.pw = 2;
+		in = tcp4();
+		put(&c, &m, &in, 1);
+		m.pw = 1;
+		put(&c, &m, &in, 1);
+		pktw_close(&c.f);
+	}
+	m = mirror(HS_ENCAP_GRE_MPLS);
+	m.mpls_n = 1;
+	m.mpls[0] = 18000;
+	in = tcp4();
+	one("gre-mpls", DLT_EN10MB, &m, &in, 2);
 
 	/* link types */
 	m = mirror(HS_ENCAP_ERSPAN3);

@@ -276,6 +276,13 @@ static const uint8_t mac_in_src[6] = { 0x02, 0, 0, 0, 0, 0x01 };
 static const uint8_t mac_out_dst[6] = { 0x02, 0, 0, 0, 0x01, 0x02 };
 static const uint8_t mac_out_src[6] = { 0x02, 0, 0, 0, 0x01, 0x01 };
 static const uint8_t mac_macc_dst[6] = { 0x01, 0x80, 0xc2, 0, 0, 0x01 };
+/* a pseudowire's frame: behind a control word, locally administered
+ * addresses; without one, addresses of vendors' blocks (00:1b:21, 00:50:56),
+ * as most are, which start with the zero nibble of a control word */
+static const uint8_t mac_pw_dst[6] = { 0xa2, 0, 0xa2, 0, 0x02, 0x02 };
+static const uint8_t mac_pw_src[6] = { 0xa2, 0, 0xa2, 0, 0x02, 0x01 };
+static const uint8_t mac_pw_dst_vendor[6] = { 0x00, 0x1b, 0x21, 0, 0x02, 0x02 };
+static const uint8_t mac_pw_src_vendor[6] = { 0x00, 0x50, 0x56, 0, 0x02, 0x01 };
 
 static uint16_t ethertype_of(const uint8_t *ip, size_t n)
 {
@@ -293,6 +300,31 @@ static size_t wrap_eth(uint8_t *out, size_t cap, const struct pktw_mirror *m,
 	put16(out + 12, m->ethertype ? m->ethertype : ethertype_of(ip, n));
 	memcpy(out + 14, ip, n);
 	return n + 14;
+}
+
+/* MPLS label stack (TTL 64 at the top, one less below) + control word +
+ * Ethernet header as m->pw asks + IP packet */
+static size_t wrap_mpls(uint8_t *out, size_t cap, const struct pktw_mirror *m,
+			const uint8_t *ip, size_t n)
+{
+	size_t h = 0;
+
+	if (m->mpls_n > HS_ARRAY_SIZE(m->mpls) || m->mpls_n * 4u + 4 + 14 + n > cap)
+		return 0;
+	for (unsigned i = 0; i < m->mpls_n; i++, h += 4)
+		put32(out + h, m->mpls[i] << 12 | (i + 1 == m->mpls_n ? 0x100u : 0) | (64 - i));
+	if (m->pw == 2) {
+		put32(out + h, 0);	/* control word: flags 0, sequence 0 */
+		h += 4;
+	}
+	if (m->pw) {
+		memcpy(out + h, m->pw == 2 ? mac_pw_dst : mac_pw_dst_vendor, 6);
+		memcpy(out + h + 6, m->pw == 2 ? mac_pw_src : mac_pw_src_vendor, 6);
+		put16(out + h + 12, ethertype_of(ip, n));
+		h += 14;
+	}
+	memcpy(out + h, ip, n);
+	return h + n;
 }
 
 /* VXLAN or Geneve header + Ethernet frame, inside UDP/IP */
@@ -343,9 +375,26 @@ static size_t wrap_gre(uint8_t *out, size_t cap, const struct pktw_mirror *m,
 	case HS_ENCAP_ERSPAN2: proto = 0x88be; seq = true; break;
 	case HS_ENCAP_ERSPAN3: proto = 0x22eb; seq = true; break;
 	case HS_ENCAP_GRE_TEB: proto = 0x6558; break;
+	case HS_ENCAP_GRE_MPLS: proto = m->mpls_mcast ? 0x8848 : 0x8847; eth = false; break;
 	default: proto = ethertype_of(ip, n); eth = false; break;
 	}
 	memset(t, 0, 64);
+	if (m->pptp) {
+		/* PPTP's enhanced GRE (RFC 2637): key and sequence bits, version 1,
+		 * PPP; the key is the payload length and the call id; PPP: address,
+		 * control, protocol IPv4 */
+		static const uint8_t ppp[4] = { 0xff, 0x03, 0x00, 0x21 };
+		if (n + 16 > sizeof(t))
+			return 0;
+		put16(t, 0x3001);
+		put16(t + 2, 0x880b);
+		put16(t + 4, (uint16_t)(n + sizeof(ppp)));
+		put16(t + 6, 7);
+		put32(t + 8, m->gre_seq);
+		memcpy(t + 12, ppp, sizeof(ppp));
+		memcpy(t + 16, ip, n);
+		return wrap_ip(out, cap, &m->src, &m->dst, IPPROTO_GRE, t, 16 + n);
+	}
 	t[0] = (uint8_t)((m->gre_csum ? 0x80 : 0) | (m->gre_key ? 0x20 : 0) | (seq ? 0x10 : 0));
 	put16(t + 2, proto);
 	if (m->gre_csum)
@@ -397,10 +446,20 @@ static size_t wrap_gre(uint8_t *out, size_t cap, const struct pktw_mirror *m,
 size_t pktw_frame(uint8_t *buf, size_t cap, int dlt, const struct pktw_mirror *m,
 		  const uint8_t *inner, size_t inner_len)
 {
-	uint8_t a[SCRATCH], b[SCRATCH];
+	uint8_t a[SCRATCH], b[SCRATCH], l[SCRATCH];
+	struct pktw_mirror x = *m;
 	const uint8_t *cur = inner;
 	size_t n = inner_len;
 
+	if (m->mpls_n) {
+		/* the labelled packet goes on as the payload of an MPLS frame */
+		n = wrap_mpls(l, sizeof(l), m, cur, n);
+		if (!n)
+			return 0;
+		cur = l;
+		x.ethertype = m->mpls_mcast ? 0x8848 : 0x8847;
+	}
+	m = &x;
 	if (m->overlay) {
 		n = wrap_overlay(a, sizeof(a), m, cur, n);
 		if (!n)
@@ -424,7 +483,7 @@ size_t pktw_frame(uint8_t *buf, size_t cap, int dlt, const struct pktw_mirror *m
 		return 0;
 
 	/* a bare non-IP frame: its own type, and MAC control's address */
-	bool bare = cur == inner && m->ethertype;
+	bool bare = (cur == inner || cur == l) && m->ethertype;
 	uint16_t et = bare ? m->ethertype : ethertype_of(cur, n);
 	size_t h = 0;
 	uint8_t hdr[32];

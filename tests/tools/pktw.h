@@ -44,6 +44,14 @@ struct pktw_mirror {
 	uint16_t ethertype;	/* nonzero: the inner bytes are no IP packet but the
 				 * payload of an Ethernet frame of this type (MAC
 				 * control 0x8808 goes to 01:80:c2:00:00:01) */
+	uint8_t mpls_n;		/* MPLS labels around the inner packet, top first:
+				 * the frame's (EtherType 0x8847), or in GRE with
+				 * encap HS_ENCAP_GRE_MPLS */
+	uint32_t mpls[4];
+	bool mpls_mcast;	/* EtherType / GRE protocol 0x8848 */
+	bool pptp;		/* GRE: PPTP's version 1, carrying PPP */
+	int pw;			/* 0: IP at the bottom of the stack; 1: an Ethernet
+				 * pseudowire; 2: one with a control word */
 };
 
 /* whole frame for link type dlt (DLT_EN10MB, DLT_LINUX_SLL, DLT_LINUX_SLL2,

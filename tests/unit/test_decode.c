@@ -66,6 +66,10 @@ static struct pktw_mirror mir(int encap)
 	m.session = 513;
 	m.hw_ts = 0x01020304;
 	m.gra = 1;
+	if (encap == HS_ENCAP_GRE_MPLS) {
+		m.mpls_n = 1;
+		m.mpls[0] = 100;
+	}
 	return m;
 }
 
@@ -96,6 +100,10 @@ static int decode(int dlt, const uint8_t *frame, size_t len, struct hs_pkt *p)
 	if (p->l4_payload) {
 		assert_true(p->l4_payload >= copy &&
 			    p->l4_payload + p->l4_payload_caplen <= copy + len);
+	}
+	if (p->mpls) {
+		assert_true(p->mpls >= copy && p->mpls + p->mpls_n * 4u <= copy + len);
+		p->mpls = frame + (p->mpls - copy);	/* the same bytes, still there */
 	}
 	free(copy);
 	p->l3 = NULL;
@@ -141,7 +149,7 @@ static void check_inner(const struct hs_pkt *p, const struct pktw_inner *in)
 
 static const int encaps[] = {
 	HS_ENCAP_NONE, HS_ENCAP_ERSPAN1, HS_ENCAP_ERSPAN2, HS_ENCAP_ERSPAN3,
-	HS_ENCAP_GRE_TEB, HS_ENCAP_GRE_IP, HS_ENCAP_IPIP,
+	HS_ENCAP_GRE_TEB, HS_ENCAP_GRE_IP, HS_ENCAP_IPIP, HS_ENCAP_GRE_MPLS,
 };
 
 static void test_every_encap(void **state)
@@ -249,8 +257,107 @@ static void test_overlays(void **state)
 			check_inner(&p, &in);
 			assert_true(p.have & HS_HAVE_VNI);
 			assert_int_equal(p.vni, 0xabcde);
-			assert_int_equal(p.encap, e ? HS_ENCAP_ERSPAN2 : HS_ENCAP_NONE);
+			assert_true(p.have & HS_HAVE_MIRROR);
+			assert_true(p.have & HS_HAVE_SESSION);
+			if (e) {
+				/* inside ERSPAN the overlay is the tenant's */
+				assert_int_equal(p.encap, HS_ENCAP_ERSPAN2);
+				assert_int_equal(p.session, m.session);
+				assert_true(hs_addr_eq(&p.mirror_src, &m.src));
+				continue;
+			}
+			/* outermost: the mirror's, from the outer IP header, the
+			 * session its VNI (all 24 bits) */
+			assert_int_equal(p.encap, i ? HS_ENCAP_GENEVE : HS_ENCAP_VXLAN);
+			assert_string_equal(hs_encap_name(p.encap), i ? "geneve" : "vxlan");
+			assert_true(hs_addr_eq(&p.mirror_src, &m.src));
+			assert_true(hs_addr_eq(&p.mirror_dst, &m.dst));
+			assert_int_equal(p.session, 0xabcde);
+			assert_false(p.have & HS_HAVE_ERSPAN);
 		}
+}
+
+static char *render(void (*fn)(FILE *, const struct hs_pkt *), const struct hs_pkt *p);
+
+/* label stacks of 1 to 4 entries, over IPv4, IPv6 and Ethernet
+ * pseudowires, in Ethernet (0x8847, 0x8848), GRE and VXLAN */
+static void test_mpls(void **state)
+{
+	static const uint32_t labels[4] = { 16, 1048575, 3000, 299776 };
+	uint8_t f[MAXF];
+	struct hs_pkt p;
+	struct hs_mpls_lse l;
+
+	(void)state;
+	for (int how = 0; how < 4; how++)
+		for (unsigned nl = 1; nl <= 4; nl++)
+			for (int pw = 0; pw < 3; pw++) {
+				struct pktw_mirror m = mir(how == 1 ? HS_ENCAP_GRE_MPLS : HS_ENCAP_NONE);
+				struct pktw_inner in = pw == 1 ? inner6(6) : inner4(17);
+
+				m.mpls_n = (uint8_t)nl;
+				memcpy(m.mpls, labels, sizeof(labels));
+				m.mpls_mcast = how == 2;
+				m.overlay = how == 3 ? 4789 : 0;
+				m.pw = pw;
+				size_t n = build(f, DLT_EN10MB, &m, &in);
+				assert_int_equal(decode(DLT_EN10MB, f, n, &p), 0);
+				check_inner(&p, &in);
+				assert_int_equal(p.mpls_n, nl);
+				for (unsigned i = 0; i < nl; i++) {
+					hs_mpls_label(&p, i, &l);
+					assert_int_equal(l.label, labels[i]);
+					assert_int_equal(l.ttl, 64 - i);
+					assert_int_equal(l.tc, 0);
+				}
+				assert_int_equal(p.encap, how == 1 ? HS_ENCAP_GRE_MPLS :
+							  how == 3 ? HS_ENCAP_VXLAN : HS_ENCAP_NONE);
+			}
+
+	/* a pseudowire without control word whose MAC address starts with
+	 * no zero nibble */
+	struct pktw_mirror m = mir(HS_ENCAP_NONE);
+	struct pktw_inner in = inner4(6);
+	m.mpls_n = 1;
+	m.pw = 1;
+	size_t n = build(f, DLT_EN10MB, &m, &in);
+	size_t eth = 14 + 4;	/* the pseudowire's frame */
+	f[eth] = 0x5e;
+	assert_int_equal(decode(DLT_EN10MB, f, n, &p), 0);
+	check_inner(&p, &in);
+	/* the associated channel (first nibble 1) carries no IP */
+	f[eth] = 0x10;
+	assert_int_equal(decode(DLT_EN10MB, f, n, &p), -1);
+	assert_int_equal(p.error, HS_DERR_NOT_IP);
+	assert_int_equal(p.mpls_n, 1);
+	/* a stack cut before its bottom, and one with nothing below it */
+	assert_int_equal(decode(DLT_EN10MB, f, 14 + 3, &p), -1);
+	assert_int_equal(p.error, HS_DERR_TRUNC_MPLS);
+	assert_int_equal(decode(DLT_EN10MB, f, 14 + 4, &p), -1);
+	assert_int_equal(p.error, HS_DERR_TRUNC_MPLS);
+	assert_string_equal(hs_derr_name(p.error), "truncated-mpls");
+	/* no bottom of stack within 16 entries */
+	uint8_t deep[14 + 17 * 4 + 20];
+	memset(deep, 0, sizeof(deep));
+	deep[12] = 0x88;
+	deep[13] = 0x47;
+	assert_int_equal(decode(DLT_EN10MB, deep, sizeof(deep), &p), -1);
+	assert_int_equal(p.error, HS_DERR_TOO_DEEP);
+
+	/* rendered: every entry in JSON, the labels in the text line */
+	m = mir(HS_ENCAP_NONE);
+	m.mpls_n = 2;
+	m.mpls[0] = 16000;
+	m.mpls[1] = 24001;
+	n = build(f, DLT_EN10MB, &m, &in);
+	assert_int_equal(hs_decode(DLT_EN10MB, f, (uint32_t)n, (uint32_t)n, 0, &p), 0);
+	char *j = render(hs_pkt_json, &p);
+	assert_non_null(strstr(j, ",\"encap\":\"none\",\"mpls\":[{\"label\":16000,\"tc\":0,"
+				 "\"ttl\":64},{\"label\":24001,\"tc\":0,\"ttl\":63}],\"src\""));
+	free(j);
+	char *t = render(hs_pkt_text, &p);
+	assert_non_null(strstr(t, " none mpls 16000,24001 | 10.0.1.1.33000 > "));
+	free(t);
 }
 
 static void test_link_types(void **state)
@@ -419,6 +526,18 @@ static size_t samples(struct sample *s)
 	s[n].m.overlay = 6081;
 	s[n].in = inner6(6);
 	n++;
+	/* MPLS: a stack over IP, pseudowires with and without control word */
+	for (int pw = 0; pw < 3; pw++) {
+		s[n].dlt = DLT_EN10MB;
+		s[n].m = mir(HS_ENCAP_NONE);
+		s[n].m.mpls_n = 3;
+		s[n].m.mpls[0] = 30;
+		s[n].m.mpls[1] = 31;
+		s[n].m.mpls[2] = 32;
+		s[n].m.pw = pw;
+		s[n].in = pw == 1 ? inner6(17) : inner4(6);
+		n++;
+	}
 	return n;
 }
 
@@ -836,6 +955,7 @@ int main(void)
 		cmocka_unit_test(test_outer_ipv6),
 		cmocka_unit_test(test_gre_options),
 		cmocka_unit_test(test_overlays),
+		cmocka_unit_test(test_mpls),
 		cmocka_unit_test(test_link_types),
 		cmocka_unit_test(test_vlan_tags),
 		cmocka_unit_test(test_hw_time),

@@ -62,8 +62,8 @@ static struct hs_pkt tcp(const char *src, const char *dst, uint16_t ip_id, uint3
 	struct hs_pkt p;
 
 	memset(&p, 0, sizeof(p));
-	p.have = HS_HAVE_MIRROR | HS_HAVE_ERSPAN | HS_HAVE_IP | HS_HAVE_PORTS | HS_HAVE_TCP |
-		 HS_HAVE_IPID;
+	p.have = HS_HAVE_MIRROR | HS_HAVE_ERSPAN | HS_HAVE_SESSION | HS_HAVE_IP |
+		 HS_HAVE_PORTS | HS_HAVE_TCP | HS_HAVE_IPID;
 	p.ts_ns = ts;
 	p.mirror_src = A(mirror_of[sw]);
 	p.mirror_dst = A("10.255.0.254");
@@ -810,7 +810,8 @@ static void test_prepared_trace_gone(void **state)
 
 /* many interleaved packets through a small pool: the index stays consistent */
 /* thousands of mirror sources: each hop keeps its own through the growth
- * of the interning index, and two sessions of one address stay apart */
+ * of the interning index, and two sessions of one address stay apart, all
+ * 24 bits of a VXLAN/Geneve mirror's VNI */
 static void test_many_mirror_sources(void **state)
 {
 	struct sink s;
@@ -823,9 +824,9 @@ static void test_many_mirror_sources(void **state)
 		struct hs_pkt p = tcp("10.1.1.10", "10.1.2.10", (uint16_t)i, (uint32_t)i, 0, 64, ts);
 		snprintf(m, sizeof(m), "10.200.%d.%d", i / 250, 1 + i % 250);
 		p.mirror_src = A(m);
-		p.session = (uint16_t)(1 + i % 2);
+		p.session = 5001 + (uint32_t)(i % 2) * 0x10000;
 		hs_tracer_add(tr, &p, 0);
-		p.session = (uint16_t)(3 - p.session);	/* the same address, the other session */
+		p.session ^= 0x10000;	/* the same address, the other session */
 		p.ttl = 63;
 		p.ts_ns = ts + 10;
 		hs_tracer_add(tr, &p, 0);
@@ -842,8 +843,8 @@ static void test_many_mirror_sources(void **state)
 		snprintf(want, sizeof(want), "10.200.%d.%d", i / 250, 1 + i % 250);
 		assert_string_equal(hs_addr_str(&t->hops[0].addr, got, sizeof(got)), want);
 		assert_string_equal(hs_addr_str(&t->hops[1].addr, got, sizeof(got)), want);
-		assert_int_equal(t->hops[0].session, 1 + i % 2);
-		assert_int_equal(t->hops[1].session, 2 - i % 2);
+		assert_int_equal(t->hops[0].session, 5001 + (i % 2) * 0x10000);
+		assert_int_equal(t->hops[1].session, 5001 + (1 - i % 2) * 0x10000);
 	}
 	hs_tracer_free(tr);
 }
