@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "complete.h"
 #include "console.h"
 #include "runner.h"
 
@@ -44,9 +45,15 @@ static int help_one(struct hs_ctx *ctx, const char *word)
 	char usage[512];
 
 	if (!c) {
-		if (amb)
-			return out_err(o, "'%s' is ambiguous (try 'help')", word);
-		return out_err(o, "no verb '%s' (try 'help')", word);
+		const char *near = hs_suggest_verb(word);
+		if (amb) {
+			char list[512];
+			hs_verbs_prefixed(word, list, sizeof(list));
+			return out_err(o, "'%s' is ambiguous: %s", word, list);
+		}
+		if (near)
+			return out_err(o, "no verb '%.64s': did you mean '%s'?", word, near);
+		return out_err(o, "no verb '%.64s' (try 'help')", word);
 	}
 	/* help for an alias is help for the verb it names */
 	if (c->flags & HS_CMDF_ALIAS)

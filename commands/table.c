@@ -4,10 +4,9 @@
 
 static const char *const capture_words[] = { "start", "stop", "status", "buffer", "--for", NULL };
 static const char *const filter_words[] = { "add", "del", "list", NULL };
-static const char *const set_words[] = { "format", "db", "trace-timeout", "history",
-	"text", "json", "default", "all", "off", NULL };
+static const char *const set_words[] = { "format", "db", "trace-timeout", "history", NULL };
 static const char *const traces_words[] = { "show", "flow", "switch", "outcome", "since",
-	"limit", "delivered", "dropped", "looped", "unknown", NULL };
+	"limit", NULL };
 static const char *const probe_words[] = { "tcp", "udp", "icmp", "link", "flags", "ttl",
 	"dscp", "ecn", "id", "len", "from", "via", "count", "interval", "timeout", "--badsum",
 	"--expect", "delivered", "lost", "--json", NULL };
@@ -24,10 +23,9 @@ static const char *const drops_words[] = { "limit", NULL };
 static const char *const ecmp_words[] = { "window", "--threshold", NULL };
 static const char *const blame_words[] = { "--epoch", "--all", NULL };
 static const char *const control_words[] = { "bgp", "roce", "pfc", "limit", "since", NULL };
-static const char *const stats_words[] = { "by", "window", "where", "file", "for", "keys",
-	"src", "dst", "sport", "dport", "proto", "switch", "flow", "dscp", NULL };
-static const char *const export_words[] = { "ndjson", "pcap", "records", "traces", "packets",
-	"all", "flow", "switch", "outcome", "since", "limit", NULL };
+static const char *const stats_words[] = { "by", "window", "where", "file", "for", "keys", NULL };
+static const char *const export_words[] = { "ndjson", "pcap", "records", "flow", "switch",
+	"outcome", "since", "limit", NULL };
 static const char *const rates_words[] = { "limit", "window", NULL };
 static const char *const alert_words[] = { "add", "list", "del", "link", "flow", "drops", "retx",
 	"util", "bps", NULL };
@@ -95,3 +93,35 @@ const struct hs_cmd hs_cmds[] = {
 };
 
 const unsigned hs_ncmds = HS_ARRAY_SIZE(hs_cmds);
+
+/* what completes a keyword's value (hs_cmd_values, cmd.h) */
+static const char *const outcome_vals[] = { "delivered", "dropped", "looped", "unknown", NULL };
+static const char *const format_vals[] = { "text", "json", NULL };
+static const char *const history_vals[] = { "default", "all", "off", NULL };
+static const char *const records_vals[] = { "all", "traces", "packets", NULL };
+static const char *const stats_fields[] = { "src", "dst", "sport", "dport", "proto", "switch",
+	"flow", "dscp", NULL };
+
+const struct hs_cmd_value hs_cmd_values[] = {
+	{ NULL, "switch", HS_VAL_SWITCH, NULL },
+	{ NULL, "outcome", HS_VAL_WORDS, outcome_vals },
+	{ "help", NULL, HS_VAL_VERB, NULL },
+	{ "source", NULL, HS_VAL_FILE, NULL },
+	{ "decode", NULL, HS_VAL_FILE, NULL },
+	{ "topo", "load", HS_VAL_FILE, NULL },
+	{ "capture", "start", HS_VAL_FILE, NULL },
+	{ "stats", "file", HS_VAL_FILE, NULL },
+	{ "export", "ndjson", HS_VAL_FILE, NULL },
+	{ "export", "pcap", HS_VAL_FILE, NULL },
+	{ "export", "records", HS_VAL_WORDS, records_vals },
+	{ "set", "format", HS_VAL_WORDS, format_vals },
+	{ "set", "history", HS_VAL_WORDS, history_vals },
+	{ "set", "db", HS_VAL_FILE, NULL },
+	{ "stats", "by", HS_VAL_LIST, stats_fields },
+	{ "ecmp", NULL, HS_VAL_SWITCH, NULL },
+	{ "mirror", "on", HS_VAL_SWITCHES, NULL },
+	{ "probe", "via", HS_VAL_SWITCHES, NULL },
+	{ "probe", "link", HS_VAL_SWITCH, NULL },
+};
+
+const unsigned hs_ncmd_values = HS_ARRAY_SIZE(hs_cmd_values);

@@ -40,6 +40,27 @@ const struct hs_cmd *hs_cmd_lookup(const char *word, int *ambiguous);
 /* derived from args: min and max (-1 = no limit) argument counts */
 void hs_cmd_arity(const struct hs_cmd *c, int *min, int *max);
 
+/* what completes the word after a keyword of a verb (or its first argument,
+ * keyword NULL): one line each in commands/table.c, beside the verbs */
+enum hs_val_kind {
+	HS_VAL_WORDS,		/* one of words */
+	HS_VAL_LIST,		/* a comma-separated list of words */
+	HS_VAL_SWITCH,		/* a switch of the topology */
+	HS_VAL_SWITCHES,	/* a comma-separated list of switches */
+	HS_VAL_VERB,		/* a verb */
+	HS_VAL_FILE,		/* a file name */
+};
+
+struct hs_cmd_value {
+	const char *verb;	/* NULL: any verb */
+	const char *keyword;	/* NULL: the verb's first argument */
+	enum hs_val_kind kind;
+	const char *const *words;	/* HS_VAL_WORDS, HS_VAL_LIST */
+};
+
+extern const struct hs_cmd_value hs_cmd_values[];
+extern const unsigned hs_ncmd_values;
+
 #define HS_DECLARE_CMD(v) int cmd_##v(struct hs_ctx *ctx, int argc, char **argv)
 
 HS_DECLARE_CMD(help);

@@ -8,7 +8,6 @@
  * hs_console_idle() when it wants the next line, and the prompt comes
  * back.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <histedit.h>
@@ -21,13 +20,13 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "complete.h"
 #include "console.h"
 #include "runner.h"
 #include "watch.h"
 
 #define PROMPT "hopscope> "
 #define HISTORY_SIZE 1000
-#define MAX_CANDIDATES 256
 
 struct console {
 	struct hs_ctx *ctx;
@@ -61,146 +60,41 @@ static char *prompt_fn(EditLine *el)
 	return (char *)PROMPT;
 }
 
-/* completion candidates for the word being typed */
-struct cands {
-	char *v[MAX_CANDIDATES];
-	int n;
-	bool no_space;		/* a directory: keep typing the path */
-};
-
-static void cand_add(struct cands *c, const char *s, size_t len)
-{
-	if (c->n >= MAX_CANDIDATES)
-		return;
-	for (int i = 0; i < c->n; i++)
-		if (strlen(c->v[i]) == len && strncmp(c->v[i], s, len) == 0)
-			return;
-	c->v[c->n] = hs_xcalloc(1, len + 1);
-	memcpy(c->v[c->n++], s, len);
-}
-
-static void cand_words(struct cands *c, const char *const *words, const char *pfx)
-{
-	size_t n = strlen(pfx);
-
-	for (; words && *words; words++)
-		if (strncmp(*words, pfx, n) == 0)
-			cand_add(c, *words, strlen(*words));
-}
-
-static void cand_files(struct cands *c, const char *pfx)
-{
-	const char *slash = strrchr(pfx, '/');
-	size_t dlen = slash ? (size_t)(slash - pfx) + 1 : 0;
-	const char *base = pfx + dlen;
-	char dir[4096];
-	DIR *d;
-	struct dirent *e;
-
-	if (dlen >= sizeof(dir))
-		return;
-	memcpy(dir, pfx, dlen);
-	dir[dlen] = '\0';
-	d = opendir(dlen ? dir : ".");
-	if (!d)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		char full[8192];
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		if (e->d_name[0] == '.' && base[0] != '.')
-			continue;
-		if (strncmp(e->d_name, base, strlen(base)) != 0)
-			continue;
-		int k = snprintf(full, sizeof(full), "%s%s", dir, e->d_name);
-		if (k < 0 || (size_t)k >= sizeof(full) - 1)
-			continue;
-		DIR *sub = opendir(full);
-		if (sub) {
-			closedir(sub);
-			full[k++] = '/';
-			full[k] = '\0';
-		}
-		cand_add(c, full, (size_t)k);
-	}
-	closedir(d);
-	if (c->n == 1 && c->v[0][strlen(c->v[0]) - 1] == '/')
-		c->no_space = true;
-}
-
-static bool takes_file(const char *verb)
-{
-	static const char *const v[] = { "source", "decode", "topo", "capture" };
-
-	for (size_t i = 0; i < HS_ARRAY_SIZE(v); i++)
-		if (strcmp(verb, v[i]) == 0)
-			return true;
-	return false;
-}
-
-static void candidates(struct hs_ctx *ctx, char *line, struct cands *c)
-{
-	char *argv[64];
-	int argc, col;
-	const char *pfx = "";
-	size_t len = strlen(line);
-	bool new_word = len == 0 || line[len - 1] == ' ' || line[len - 1] == '\t';
-
-	argc = hs_split_words(line, argv, (int)HS_ARRAY_SIZE(argv) - 1, &col);
-	if (argc < 0)
-		return;
-	if (!new_word && argc > 0)
-		pfx = argv[--argc];
-	if (argc == 0) {
-		size_t n = strlen(pfx);
-		for (unsigned i = 0; i < hs_ncmds; i++)
-			if (strncmp(hs_cmds[i].name, pfx, n) == 0)
-				cand_add(c, hs_cmds[i].name, strlen(hs_cmds[i].name));
-		return;
-	}
-	const struct hs_cmd *cmd = hs_cmd_lookup(argv[0], NULL);
-	if (!cmd)
-		return;
-	/* switch names after 'switch' */
-	if (argc >= 2 && strcmp(argv[argc - 1], "switch") == 0 && ctx->topo) {
-		for (int i = 0; i < ctx->topo->nsw; i++)
-			if (strncmp(ctx->topo->sw[i].name, pfx, strlen(pfx)) == 0)
-				cand_add(c, ctx->topo->sw[i].name, strlen(ctx->topo->sw[i].name));
-		return;
-	}
-	if (cmd->fn == cmd_help && argc == 1) {
-		for (unsigned i = 0; i < hs_ncmds; i++)
-			if (strncmp(hs_cmds[i].name, pfx, strlen(pfx)) == 0)
-				cand_add(c, hs_cmds[i].name, strlen(hs_cmds[i].name));
-		return;
-	}
-	cand_words(c, cmd->words, pfx);
-	if (takes_file(cmd->name) && (c->n == 0 || argc >= 2 || pfx[0] == '/' || pfx[0] == '.'))
-		cand_files(c, pfx);
-}
-
-static unsigned char complete(EditLine *el, int ch)
+/* the line up to the cursor */
+static char *line_to_cursor(EditLine *el)
 {
 	const LineInfo *li = el_line(el);
 	size_t len = (size_t)(li->cursor - li->buffer);
 	char *line = hs_xcalloc(1, len + 1);
-	struct cands c = { .n = 0 };
+
+	memcpy(line, li->buffer, len);
+	return line;
+}
+
+static void print_cands(const struct hs_cands *c)
+{
+	for (int i = 0; i < c->n; i++)
+		printf("%s%s", i ? "  " : "", c->v[i]);
+	if (!c->n && c->hint)
+		printf("<%s>", c->hint);
+	fputs("\n", stdout);
+}
+
+static unsigned char complete(EditLine *el, int ch)
+{
+	char *line = line_to_cursor(el);
+	struct hs_cands c;
 	unsigned char rc = CC_ERROR;
 	const char *word;
 	size_t wlen;
 
 	(void)ch;
-	memcpy(line, li->buffer, len);
 	/* the word under the cursor, as typed (unquoted words only) */
-	word = line + len;
+	word = line + strlen(line);
 	while (word > line && word[-1] != ' ' && word[-1] != '\t')
 		word--;
 	wlen = strlen(word);
-	{
-		char *copy = hs_xstrdup(line);
-		candidates(con.ctx, copy, &c);
-		free(copy);
-	}
+	hs_complete(con.ctx, line, &c);
 	if (c.n == 1) {
 		if (el_insertstr(el, c.v[0] + wlen) == 0 && (c.no_space || el_insertstr(el, " ") == 0))
 			rc = CC_REFRESH;
@@ -221,15 +115,37 @@ static unsigned char complete(EditLine *el, int ch)
 			rc = CC_REFRESH;
 		} else {
 			fputs("\n", stdout);
-			for (int i = 0; i < c.n; i++)
-				printf("%s%s", i ? "  " : "", c.v[i]);
-			fputs("\n", stdout);
+			print_cands(&c);
 			fflush(stdout);
 			rc = CC_REDISPLAY;
 		}
 	}
-	for (int i = 0; i < c.n; i++)
-		free(c.v[i]);
+	hs_cands_free(&c);
+	free(line);
+	return rc;
+}
+
+/* '?': what may come next here, as switch CLIs answer it; inside quotes a
+ * '?' is just a character */
+static unsigned char describe(EditLine *el, int ch)
+{
+	char *line = line_to_cursor(el);
+	unsigned char rc = CC_REDISPLAY;
+	char quote = 0;
+
+	for (const char *p = line; *p; p++)
+		if (!quote && (*p == '\'' || *p == '"'))
+			quote = *p;
+		else if (*p == quote)
+			quote = 0;
+	if (quote) {
+		char s[2] = { (char)ch, '\0' };
+		rc = el_insertstr(el, s) == 0 ? CC_REFRESH : CC_ERROR;
+	} else {
+		fputs("\n", stdout);
+		hs_describe(con.ctx, &con.ctx->out, line);
+		fflush(stdout);
+	}
 	free(line);
 	return rc;
 }
@@ -247,6 +163,8 @@ static EditLine *editor_new(void)
 	/* the wide call: the narrow one leaks its copies of the two strings */
 	el_wset(el, EL_ADDFN, L"hs-complete", L"complete a verb, word or file name", complete);
 	el_set(el, EL_BIND, "^I", "hs-complete", NULL);
+	el_wset(el, EL_ADDFN, L"hs-describe", L"list what may come next", describe);
+	el_set(el, EL_BIND, "?", "hs-describe", NULL);
 	el_source(el, NULL);	/* the user's ~/.editrc */
 	return el;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "complete.h"
 #include "console.h"
 #include "runner.h"
 #include "watch.h"
@@ -256,19 +257,45 @@ static void out_settle(struct hs_out *o)
 
 static void ambiguity(struct hs_ctx *ctx, const char *word)
 {
-	char list[512] = "";
-	size_t n = strlen(word), off = 0;
+	char list[512];
 
-	for (unsigned i = 0; i < hs_ncmds && off < sizeof(list); i++) {
-		const struct hs_cmd *c = &hs_cmds[i];
-		if ((c->flags & HS_CMDF_ALIAS) || strncmp(c->name, word, n) != 0)
-			continue;
-		int k = snprintf(list + off, sizeof(list) - off, "%s%s", off ? ", " : "", c->name);
-		if (k < 0)
-			break;
-		off += (size_t)k;
-	}
+	hs_verbs_prefixed(word, list, sizeof(list));
 	out_err(&ctx->out, "'%s' is ambiguous: %s", word, list);
+}
+
+/* "?" alone, or a word such as "stat?": never a quoted query or filter */
+static bool asks_next(const char *w)
+{
+	size_t n = strlen(w);
+
+	if (n == 0 || w[n - 1] != '?')
+		return false;
+	for (size_t i = 0; i + 1 < n; i++)
+		if (!(w[i] >= 'a' && w[i] <= 'z') && w[i] != '-')
+			return false;
+	return true;
+}
+
+/* the words before a final '?' (or with the '?' taken off the last word) */
+static int describe_words(struct hs_ctx *ctx, int argc, char **argv)
+{
+	size_t len = 0;
+	char *line;
+
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	line = hs_xcalloc(1, len + 1);
+	for (int i = 0; i < argc; i++) {
+		if (i)
+			strcat(line, " ");
+		strcat(line, argv[i]);
+	}
+	/* "traces ?" describes after 'traces '; "traces sh?" completes 'sh' */
+	len = strlen(line);
+	line[--len] = '\0';
+	hs_describe(ctx, &ctx->out, line);
+	free(line);
+	return HS_CMD_OK;
 }
 
 static int run_words(struct hs_ctx *ctx, int argc, char **argv)
@@ -278,6 +305,8 @@ static int run_words(struct hs_ctx *ctx, int argc, char **argv)
 	int amb, min, max, n = 1, rc;
 	bool json = false;
 	char usage[512];
+	const char *subs[32];
+	int nsubs;
 
 	/* --json after the verb renders this verb in JSON */
 	for (int i = 1; i < argc; i++) {
@@ -289,13 +318,28 @@ static int run_words(struct hs_ctx *ctx, int argc, char **argv)
 	argc = n;
 	argv[argc] = NULL;
 
+	/* '?' as the last word (or at its end): what may come next */
+	if (argc > 0 && asks_next(argv[argc - 1]))
+		return describe_words(ctx, argc, argv);
+	/* 'show traces', 'sh traces': every switch CLI's habit */
+	if (argc > 1 && strlen(argv[0]) >= 2 && strncmp("show", argv[0], strlen(argv[0])) == 0 &&
+	    !hs_cmd_lookup(argv[0], NULL)) {
+		argv++;
+		argc--;
+	}
 	c = hs_cmd_lookup(argv[0], &amb);
 	if (!c) {
 		if (amb) {
 			ambiguity(ctx, argv[0]);
 			return HS_CMD_FAIL;
 		}
-		out_err(&ctx->out, "unknown verb '%s' (try 'help')", argv[0]);
+		const char *near = hs_suggest_verb(argv[0]);
+		if (near)
+			out_err(&ctx->out, "unknown verb '%.64s%s': did you mean '%s'?", argv[0],
+				strlen(argv[0]) > 64 ? "..." : "", near);
+		else
+			out_err(&ctx->out, "unknown verb '%.64s%s' (try 'help')", argv[0],
+				strlen(argv[0]) > 64 ? "..." : "");
 		return HS_CMD_FAIL;
 	}
 	hs_cmd_arity(c, &min, &max);
@@ -308,6 +352,31 @@ static int run_words(struct hs_ctx *ctx, int argc, char **argv)
 		out_err(&ctx->out, "too many arguments for '%s' (%s)", c->name,
 			hs_cmd_usage(c, usage, sizeof(usage)));
 		return HS_CMD_FAIL;
+	}
+	/* a sub-verb by its prefix, as the verb itself: 'capture stat' */
+	nsubs = hs_cmd_subverbs(c, subs, (int)HS_ARRAY_SIZE(subs));
+	if (argc > 1 && nsubs > 0) {
+		int m;
+		const char *sub = hs_cmd_subverb(c, argv[1], &m);
+		char list[256];
+		if (sub) {
+			argv[1] = (char *)sub;
+		} else if (m > 1) {
+			hs_join_prefixed(argv[1], subs, (size_t)nsubs, list, sizeof(list));
+			out_err(&ctx->out, "%s: '%s' is ambiguous: %s", c->name, argv[1], list);
+			return HS_CMD_FAIL;
+		} else if (c->args[0] != '[') {
+			/* a required sub-verb that is none of them */
+			const char *near = hs_suggest(argv[1], subs, (size_t)nsubs);
+			hs_join_prefixed("", subs, (size_t)nsubs, list, sizeof(list));
+			if (near)
+				out_err(&ctx->out, "unknown %s subcommand '%.64s': did you mean '%s'? (%s)",
+					c->name, argv[1], near, list);
+			else
+				out_err(&ctx->out, "unknown %s subcommand '%.64s' (%s)", c->name, argv[1],
+					list);
+			return HS_CMD_FAIL;
+		}
 	}
 	argv[0] = (char *)c->name;
 	ctx->out.json = ctx->set.json || json;

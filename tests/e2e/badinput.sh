@@ -156,7 +156,7 @@ cat >"$tmp/catalogue" <<'EOF_CAT'
 = | stats by switch file /nonexistent/x.pcap | cannot open '/nonexistent/x.pcap': No such file or directory
 = | stats by switch file garbage.pcap | cannot read 'garbage.pcap': unknown file format
 = | stats by switch file cut.pcap | 'cut.pcap': truncated dump file
-= | export yaml x.out | export: unknown format 'yaml'
+= | export yaml x.out | unknown export subcommand 'yaml'
 = | export ndjson /nonexistent/dir/x.ndjson | export: cannot write '/nonexistent/dir/x.ndjson': No such file or directory
 = | export ndjson - outcome sideways | bad outcome 'sideways'
 = | export ndjson - records some | export: bad records 'some'

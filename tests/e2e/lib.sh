@@ -56,6 +56,26 @@ hasnt() { ! grep -q -- "$1" "$2"; }
 crashed() { [ "$st" -ge 124 ]; }
 failed_cleanly() { [ "$st" -ne 0 ] && [ "$st" -lt 124 ]; }
 
+# a terminal for the console: term_start WIDTH HEIGHT COMMAND starts tmux on
+# its own socket (killed at exit); snap copies the screen to $tmp/screen;
+# wait_for ERE waits up to 15 s for the screen to match
+term_start() {
+	T="tmux -S $tmp/sock"
+	cleanup="$cleanup"'$T kill-server >/dev/null 2>&1;'
+	$T new-session -d -s hs -x "$1" -y "$2" "$3"
+}
+snap() { $T capture-pane -p -t hs >"$tmp/screen" 2>/dev/null; }
+wait_for() {
+	_i=0
+	while [ $_i -lt 150 ]; do
+		snap
+		grep -Eq -- "$1" "$tmp/screen" && return 0
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	return 1
+}
+
 finish() {
 	echo "1..$n"
 	[ "$fails" -eq 0 ] || { echo "$fails of $n checks failed"; exit 1; }

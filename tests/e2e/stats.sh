@@ -214,20 +214,7 @@ PY
 	if ! command -v tmux >/dev/null 2>&1; then
 		echo "# SKIP REPL part: tmux is not installed"
 	else
-		T="tmux -S $tmp/sock"
-		cleanup='$T kill-server >/dev/null 2>&1;'
-		snap() { $T capture-pane -p -t hs >"$tmp/screen" 2>/dev/null; }
-		wait_for() { # an extended regex on the screen, 15 s
-			i=0
-			while [ $i -lt 150 ]; do
-				snap
-				grep -Eq -- "$1" "$tmp/screen" && return 0
-				sleep 0.1
-				i=$((i + 1))
-			done
-			return 1
-		}
-		$T new-session -d -s hs -x 150 -y 40 \
+		term_start 150 40 \
 			"env TERM=screen-256color '$HS' --db '$tmp/repl.db'; sleep 30"
 		check "REPL: the prompt comes up" wait_for 'hopscope>'
 		$T send-keys -t hs "capture start lo" Enter

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "cmd.h"
+#include "complete.h"
 #include "console.h"
 #include "runner.h"
 
@@ -331,6 +332,126 @@ static void test_run_line_json(void **state)
 	fake_free(f);
 }
 
+/* ---- what may come next: completion, '?', sub-verbs, did-you-mean -------------------- */
+
+/* the candidates for LINE, joined by spaces */
+static const char *cands(const char *line)
+{
+	static char buf[2048];
+	struct hs_cands c;
+
+	hs_complete(NULL, line, &c);
+	buf[0] = '\0';
+	for (int i = 0; i < c.n; i++) {
+		strcat(buf, i ? " " : "");
+		strcat(buf, c.v[i]);
+	}
+	if (!c.n && c.hint) {
+		strcat(buf, "<");
+		strcat(buf, c.hint);
+		strcat(buf, ">");
+	}
+	hs_cands_free(&c);
+	return buf;
+}
+
+static void test_complete(void **state)
+{
+	(void)state;
+	assert_string_equal(cands("tra"), "traces traceroute");
+	assert_string_equal(cands("traces outcome "), "delivered dropped looped unknown");
+	assert_string_equal(cands("traces outcome d"), "delivered dropped");
+	assert_string_equal(cands("traces limit "), "<N>");
+	/* keywords already given are not offered again */
+	assert_string_equal(cands("traces limit 5 "), "show flow switch outcome since");
+	assert_string_equal(cands("stats by "), "src dst sport dport proto switch flow dscp");
+	assert_string_equal(cands("stats by src,d"), "src,dst src,dport src,dscp");
+	assert_string_equal(cands("stats by src "), "window where file for keys");
+	assert_string_equal(cands("set format "), "text json");
+	assert_string_equal(cands("set history "), "default all off");
+	assert_string_equal(cands("capture "), "start stop status buffer --for");
+	/* a sub-verb only first */
+	assert_string_equal(cands("snapshot diff 1 2 "), "--threshold");
+	assert_string_equal(cands("export pcap x.pcap records "), "all traces packets");
+	assert_string_equal(cands("help sl"), "sleep");
+	assert_string_equal(cands("show tra"), "traces traceroute");
+	/* switches need a topology; without one, say so */
+	assert_non_null(strstr(cands("ecmp "), "no topology"));
+	assert_string_equal(cands("nosuchverb "), "");
+}
+
+/* every sub-verb a spec lists is a keyword (completion and dispatch share it) */
+static void test_subverbs(void **state)
+{
+	const char *subs[32];
+	int m;
+
+	(void)state;
+	for (unsigned i = 0; i < hs_ncmds; i++) {
+		const struct hs_cmd *c = &hs_cmds[i];
+		const char *a = c->args[0] == '[' ? c->args + 1 : c->args;
+		size_t len = strcspn(a, " ]");
+		int bars = 0;
+		for (size_t k = 0; k < len; k++)
+			bars += a[k] == '|';
+		int n = hs_cmd_subverbs(c, subs, 32);
+		assert_int_equal(n, bars ? bars + 1 : 0);
+	}
+	const struct hs_cmd *cap = hs_cmd_lookup("capture", NULL);
+	assert_string_equal(hs_cmd_subverb(cap, "stat", &m), "status");
+	assert_string_equal(hs_cmd_subverb(cap, "star", &m), "start");
+	assert_null(hs_cmd_subverb(cap, "st", &m));
+	assert_int_equal(m, 3);
+	assert_null(hs_cmd_subverb(cap, "restart", &m));
+	assert_int_equal(m, 0);
+}
+
+static void test_suggest(void **state)
+{
+	const char *w[] = { "start", "stop", "status" };
+
+	(void)state;
+	assert_string_equal(hs_suggest_verb("tarces"), "traces");
+	assert_string_equal(hs_suggest_verb("histroy"), "history");
+	assert_string_equal(hs_suggest_verb("snapshots"), "snapshot");
+	assert_string_equal(hs_suggest_verb("wacth"), "watch");
+	assert_null(hs_suggest_verb("xyzzy"));
+	assert_null(hs_suggest_verb("a"));
+	assert_string_equal(hs_suggest("satus", w, 3), "status");
+	assert_null(hs_suggest("frobnicate", w, 3));
+}
+
+static void test_run_line_habits(void **state)
+{
+	struct fake *f = fake_new();
+
+	(void)state;
+	assert_int_equal(hs_run_line(&f->ctx, "tarces"), HS_CMD_FAIL);
+	assert_int_equal(hs_run_line(&f->ctx, "show help sleep"), HS_CMD_OK);
+	assert_int_equal(hs_run_line(&f->ctx, "sh help quit"), HS_CMD_OK);
+	assert_int_equal(hs_run_line(&f->ctx, "help trace"), HS_CMD_FAIL);
+	assert_int_equal(hs_run_line(&f->ctx, "set form js"), HS_CMD_FAIL);	/* a value is no sub-verb */
+	assert_int_equal(hs_run_line(&f->ctx, "set form json"), HS_CMD_OK);
+	assert_true(f->ctx.set.json);
+	assert_int_equal(hs_run_line(&f->ctx, "set f text"), HS_CMD_OK);
+	assert_false(f->ctx.set.json);
+	assert_int_equal(hs_run_line(&f->ctx, "topo lo"), HS_CMD_FAIL);	/* too few */
+	assert_int_equal(hs_run_line(&f->ctx, "topo frob x"), HS_CMD_FAIL);
+	assert_int_equal(hs_run_line(&f->ctx, "capture st"), HS_CMD_FAIL);
+	assert_int_equal(hs_run_line(&f->ctx, "set format ?"), HS_CMD_OK);
+	assert_int_equal(hs_run_line(&f->ctx, "cap?"), HS_CMD_OK);
+	fake_flush(f);
+	assert_non_null(strstr(f->err, "error: unknown verb 'tarces': did you mean 'traces'?\n"));
+	assert_non_null(strstr(f->out, "usage: sleep <DURATION>\n"));
+	assert_non_null(strstr(f->out, "usage: quit\n"));
+	assert_non_null(strstr(f->err, "error: 'trace' is ambiguous: traces, traceroute\n"));
+	assert_non_null(strstr(f->err, "error: unknown topo subcommand 'frob' (load, show)\n"));
+	assert_non_null(strstr(f->err, "error: capture: 'st' is ambiguous: start, stop, status\n"));
+	assert_non_null(strstr(f->out, "set [format|db|trace-timeout|history] [VALUE]\n  text  json\n"));
+	assert_non_null(strstr(f->out, "  capture      start, stop or show the packet source\n"));
+	fake_free(f);
+}
+
 static void test_set_verb(void **state)
 {
 	struct fake *f = fake_new();
@@ -610,6 +731,10 @@ int main(void)
 		cmocka_unit_test(test_arity_every_verb),
 		cmocka_unit_test(test_run_line_errors),
 		cmocka_unit_test(test_run_line_json),
+		cmocka_unit_test(test_complete),
+		cmocka_unit_test(test_subverbs),
+		cmocka_unit_test(test_suggest),
+		cmocka_unit_test(test_run_line_habits),
 		cmocka_unit_test(test_set_verb),
 		cmocka_unit_test(test_runbook_stops),
 		cmocka_unit_test(test_runbook_cmds),
