@@ -79,6 +79,9 @@ int hs_parse_bps(const char *s, double *bps);
 /* a size in bytes: "4096", "512K", "64M", "1G" (K M G are powers of 1024,
  * case-insensitive, "64MiB" too); a whole number no larger than max. 0 or -1. */
 int hs_parse_size(const char *s, uint64_t max, uint64_t *out);
+/* bytes of this process's memory mapped from fd's file (a packet socket's
+ * ring, say), read from /proc/self/maps; 0 when none or unknown */
+uint64_t hs_mapped_bytes(int fd);
 /* bytes -> "64 MiB", "31.9 MiB", "512 KiB", "100 B"; returns buf */
 const char *hs_fmt_size(uint64_t bytes, char *buf, size_t len);
 /* bits per second -> "9.80M", "950k", "1.20G", "0"; returns buf */

@@ -7,13 +7,10 @@
  * HS_FILE_BATCH frames per loop turn so the prompt stays responsive.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 
 #include "console.h"
 #include "probe.h"
@@ -573,32 +570,6 @@ static void for_elapsed(uv_timer_t *t)
 	capture_ended(t->data, 0, "time elapsed");
 }
 
-/* The bytes of the ring the kernel gave a packet socket: libpcap asks for
- * less and less while the kernel refuses, and does not say what it got, but
- * the ring is mapped from the socket, so the mappings of its inode add up
- * to it. 0 when it cannot be told. */
-static uint64_t ring_bytes(int fd)
-{
-	struct stat sb;
-	char line[512];
-	uint64_t total = 0;
-	FILE *fp;
-
-	if (fd < 0 || fstat(fd, &sb) < 0 || !(fp = fopen("/proc/self/maps", "re")))
-		return 0;
-	while (fgets(line, sizeof(line), fp)) {
-		uint64_t lo, hi, ino;
-		unsigned maj, min;
-
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %*s %x:%x %" SCNu64,
-			   &lo, &hi, &maj, &min, &ino) == 5 && ino == (uint64_t)sb.st_ino &&
-		    maj == major(sb.st_dev) && min == minor(sb.st_dev) && hi > lo)
-			total += hi - lo;
-	}
-	fclose(fp);
-	return total;
-}
-
 static pcap_t *open_live(struct hs_ctx *ctx, const char *ifname, uint64_t ring, bool *nano)
 {
 	char errbuf[PCAP_ERRBUF_SIZE] = "";
@@ -658,7 +629,9 @@ static void live_ring(struct hs_ctx *ctx, const char *ifname, uint64_t asked)
 	char a[32], g[32];
 
 	c->ring_asked = asked;
-	c->ring_got = ring_bytes(pcap_get_selectable_fd(c->pc));
+	/* libpcap asks the kernel for less and less while it refuses memory,
+	 * and does not say what it got; the ring is mapped from the socket */
+	c->ring_got = hs_mapped_bytes(pcap_get_selectable_fd(c->pc));
 	/* libpcap rounds the ring down to whole blocks: less than that is the
 	 * kernel refusing memory */
 	if (c->ring_got && c->ring_got < asked - asked / 16)

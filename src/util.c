@@ -8,7 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <inttypes.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 
 #include "hs.h"
@@ -353,6 +356,28 @@ const char *hs_fmt_size(uint64_t bytes, char *buf, size_t len)
 	}
 	snprintf(buf, len, "%llu B", (unsigned long long)bytes);
 	return buf;
+}
+
+uint64_t hs_mapped_bytes(int fd)
+{
+	struct stat sb;
+	char line[512];
+	uint64_t total = 0;
+	FILE *fp;
+
+	if (fd < 0 || fstat(fd, &sb) < 0 || !(fp = fopen("/proc/self/maps", "re")))
+		return 0;
+	while (fgets(line, sizeof(line), fp)) {
+		uint64_t lo, hi, ino;
+		unsigned maj, min;
+
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %*s %x:%x %" SCNu64,
+			   &lo, &hi, &maj, &min, &ino) == 5 && ino == (uint64_t)sb.st_ino &&
+		    maj == major(sb.st_dev) && min == minor(sb.st_dev) && hi > lo)
+			total += hi - lo;
+	}
+	fclose(fp);
+	return total;
 }
 
 const char *hs_fmt_bps(double bps, char *buf, size_t len)

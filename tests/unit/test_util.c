@@ -5,6 +5,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "hs.h"
@@ -263,6 +266,35 @@ static void test_share_and_names(void **state)
 	assert_false(hs_ifname_ok("e$(x)"));
 }
 
+/* what a file's mappings add up to: how the capture tells the ring it got */
+static void test_mapped_bytes(void **state)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	FILE *fp = tmpfile();
+	FILE *other = tmpfile();
+
+	(void)state;
+	assert_non_null(fp);
+	assert_non_null(other);
+	int fd = fileno(fp);
+	assert_int_equal(ftruncate(fd, 4 * page), 0);
+	assert_int_equal(ftruncate(fileno(other), page), 0);
+	assert_true(hs_mapped_bytes(fd) == 0);
+	assert_true(hs_mapped_bytes(-1) == 0);
+	void *a = mmap(NULL, 2 * (size_t)page, PROT_READ, MAP_SHARED, fd, 0);
+	void *b = mmap(NULL, (size_t)page, PROT_READ, MAP_SHARED, fd, 3 * page);
+	void *c = mmap(NULL, (size_t)page, PROT_READ, MAP_SHARED, fileno(other), 0);
+	assert_true(a != MAP_FAILED && b != MAP_FAILED && c != MAP_FAILED);
+	assert_true(hs_mapped_bytes(fd) == 3 * (uint64_t)page);
+	assert_true(hs_mapped_bytes(fileno(other)) == (uint64_t)page);
+	munmap(a, 2 * (size_t)page);
+	assert_true(hs_mapped_bytes(fd) == (uint64_t)page);
+	munmap(b, (size_t)page);
+	munmap(c, (size_t)page);
+	fclose(fp);
+	fclose(other);
+}
+
 static void test_strdup(void **state)
 {
 	char *p = hs_xstrdup("abc");
@@ -324,6 +356,7 @@ int main(void)
 		cmocka_unit_test(test_prefix),
 		cmocka_unit_test(test_flowkey),
 		cmocka_unit_test(test_share_and_names),
+		cmocka_unit_test(test_mapped_bytes),
 		cmocka_unit_test(test_strdup),
 		cmocka_unit_test(test_big_tables),
 	};
