@@ -42,5 +42,7 @@ int hs_driver_failed(struct hs_ctx *ctx, const struct hs_driver_result *r, const
 /* the fabric's driver: $HOPSCOPE_DRIVER, else the source tree's when the
  * console runs from its build tree (*tree set), else the installed one */
 void hs_driver_path(char *buf, size_t len, bool *tree);
+/* " (set HOPSCOPE_DRIVER ...)" after an error ERR that running it gave, or "" */
+const char *hs_driver_hint(int err);
 
 #endif

@@ -1,4 +1,5 @@
 /* driver.c - run the fabric's driver as a child process for a verb */
+#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -54,18 +55,28 @@ void hs_driver_path(char *buf, size_t len, bool *tree)
 		}
 	}
 #endif
+	/* the environment first, then the tree's driver, then the installed one */
 	if (env && *env)
 		snprintf(buf, len, "%s", env);
+	else
+		snprintf(buf, len, "%s/hs-driver-lab", HS_LIBEXECDIR);
 #if defined(HS_BUILDDIR) && defined(HS_SRCDIR)
-	else if (*tree)
+	if (*tree && !(env && *env))
 		snprintf(buf, len, "%s/share/lab/hs-driver-lab", HS_SRCDIR);
 	/* the tree's driver runs the tree's snapshot reader; set before the
 	 * broker forks, so what it runs sees it too */
 	if (*tree)
 		setenv("HOPSCOPE_SNAP", HS_BUILDDIR "/hs-snap", 0);
 #endif
-	else
-		snprintf(buf, len, "%s/hs-driver-lab", HS_LIBEXECDIR);
+}
+
+/* where a driver could not be run: say how to name another */
+const char *hs_driver_hint(int err)
+{
+	if (err != ENOENT && err != EACCES)
+		return "";
+	return getenv("HOPSCOPE_DRIVER") && *getenv("HOPSCOPE_DRIVER") ?
+	       " (named by HOPSCOPE_DRIVER)" : " (set HOPSCOPE_DRIVER to the fabric's driver)";
 }
 
 int hs_driver_failed(struct hs_ctx *ctx, const struct hs_driver_result *r, const char *what)
@@ -254,8 +265,8 @@ int hs_driver_run(struct hs_ctx *ctx, char **argv, size_t out_max, hs_driver_don
 		if (rc < 0) {
 			free(job->arg);
 			free(job);
-			return out_err(&ctx->out, "cannot run %s '%s': %s", what, argv[0],
-				       uv_strerror(rc));
+			return out_err(&ctx->out, "cannot run %s '%s': %s%s", what, argv[0],
+				       uv_strerror(rc), hs_driver_hint(-rc));
 		}
 		current_job = job;
 		ctx->cancel = job_cancel;
@@ -282,7 +293,8 @@ int hs_driver_run(struct hs_ctx *ctx, char **argv, size_t out_max, hs_driver_don
 		uv_close((uv_handle_t *)&job->proc, job_closed);
 		uv_close((uv_handle_t *)&job->out, job_closed);
 		uv_close((uv_handle_t *)&job->err, job_closed);
-		return out_err(&ctx->out, "cannot run %s '%s': %s", what, argv[0], uv_strerror(rc));
+		return out_err(&ctx->out, "cannot run %s '%s': %s%s", what, argv[0], uv_strerror(rc),
+			       hs_driver_hint(-rc));
 	}
 	job->waiting = 3;
 	uv_read_start((uv_stream_t *)&job->out, on_alloc, on_read);

@@ -31,6 +31,7 @@
 
 #include "hs.h"
 #include "mirror.h"
+#include "driver.h"
 #include "privsep.h"
 
 #define REQ_MAX		8192		/* request bytes */
@@ -276,7 +277,8 @@ static void run_driver(const char *driver, char **argv, struct run_result *r)
 
 		close(po[0]);
 		close(pe[0]);
-		snprintf(msg, sizeof(msg), "cannot run the fabric's driver '%s': %s", driver, strerror(rc));
+		snprintf(msg, sizeof(msg), "cannot run the fabric's driver '%s': %s%s", driver,
+			 strerror(rc), hs_driver_hint(rc));
 		result_msg(r, 127, msg);
 		return;
 	}
