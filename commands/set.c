@@ -1,4 +1,4 @@
-/* set.c - show or change a setting: format, db, trace-timeout, history */
+/* set.c - show or change a setting: format, db, trace-timeout, history, pager */
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +48,11 @@ static void show(struct hs_ctx *ctx, const char *name)
 	if (all || strcmp(name, "history") == 0) {
 		out_text(o, "%-14s", "history");
 		out_str(o, "history", "%s\n", policy_names[ctx->set.policy]);
+	}
+	if (all || strcmp(name, "pager") == 0) {
+		out_text(o, "%-14s", "pager");
+		out_bool(o, "pager", NULL, !ctx->set.no_pager);
+		out_text(o, "%s\n", ctx->set.no_pager ? "off" : "on");
 	}
 	out_obj_close(o);
 }
@@ -105,6 +110,17 @@ static int set_history(struct hs_ctx *ctx, const char *v)
 	return out_err(&ctx->out, "bad history policy '%s' (default, all or off)", v);
 }
 
+static int set_pager(struct hs_ctx *ctx, const char *v)
+{
+	if (strcmp(v, "on") == 0)
+		ctx->set.no_pager = false;
+	else if (strcmp(v, "off") == 0)
+		ctx->set.no_pager = true;
+	else
+		return out_err(&ctx->out, "bad pager setting '%s' (on or off)", v);
+	return HS_CMD_OK;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(struct hs_ctx *ctx, const char *v);
@@ -113,6 +129,7 @@ static const struct {
 	{ "db", set_db },
 	{ "trace-timeout", set_timeout },
 	{ "history", set_history },
+	{ "pager", set_pager },
 };
 
 int cmd_set(struct hs_ctx *ctx, int argc, char **argv)
@@ -130,6 +147,6 @@ int cmd_set(struct hs_ctx *ctx, int argc, char **argv)
 		}
 		return settings[i].fn(ctx, argv[2]);
 	}
-	return out_err(&ctx->out, "unknown setting '%s' (format, db, trace-timeout, history)",
+	return out_err(&ctx->out, "unknown setting '%s' (format, db, trace-timeout, history, pager)",
 		       argv[1]);
 }

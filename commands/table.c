@@ -4,7 +4,8 @@
 
 static const char *const capture_words[] = { "start", "stop", "status", "buffer", "--for", NULL };
 static const char *const filter_words[] = { "add", "del", "list", NULL };
-static const char *const set_words[] = { "format", "db", "trace-timeout", "history", NULL };
+static const char *const set_words[] = { "format", "db", "trace-timeout", "history", "pager",
+	NULL };
 static const char *const traces_words[] = { "show", "flow", "switch", "outcome", "since",
 	"limit", NULL };
 static const char *const probe_words[] = { "tcp", "udp", "icmp", "link", "flags", "ttl",
@@ -37,7 +38,7 @@ const struct hs_cmd hs_cmds[] = {
 	{ "quit", cmd_quit, "",
 	  "leave the console (stops capture, commits history)", NULL, 0 },
 	{ "exit", cmd_quit, "", "same as quit", NULL, HS_CMDF_ALIAS },
-	{ "set", cmd_set, "[format|db|trace-timeout|history] [VALUE]",
+	{ "set", cmd_set, "[format|db|trace-timeout|history|pager] [VALUE]",
 	  "show or change a setting", set_words, 0 },
 	{ "source", cmd_source, "<FILE>",
 	  "run the commands of a runbook file", NULL, 0 },
@@ -50,15 +51,15 @@ const struct hs_cmd hs_cmds[] = {
 	{ "decode", cmd_decode, "<FILE>",
 	  "print one line per frame of a capture file, without history", NULL, 0 },
 	{ "traces", cmd_traces, "[show ID] [flow FLOW] [switch SW] [outcome O] [since T] [limit N]",
-	  "list closed traces, or one trace hop by hop", traces_words, 0 },
+	  "list closed traces, or one trace hop by hop", traces_words, HS_CMDF_PAGE },
 	{ "flows", cmd_flows, "[limit N]",
-	  "list flows seen in traces with their counters", NULL, 0 },
+	  "list flows seen in traces with their counters", NULL, HS_CMDF_PAGE },
 	{ "topo", cmd_topo, "load|show [FILE]",
 	  "load or show the fabric topology", topo_words, 0 },
 	{ "history", cmd_history, "[sessions|flows|traces|probes|events|control|show ID] [limit N]",
-	  "query the stored history", history_words, 0 },
+	  "query the stored history", history_words, HS_CMDF_PAGE },
 	{ "sql", cmd_sql, "<QUERY...>",
-	  "run a read-only SQL query on the history", NULL, 0 },
+	  "run a read-only SQL query on the history", NULL, HS_CMDF_PAGE },
 	{ "probe", cmd_probe, "[tcp|udp|icmp|link] <SPEC...>",
 	  "inject a guided probe and follow its mirrored copies", probe_words, 0 },
 	{ "traceroute", cmd_traceroute, "<SRC:SPORT> [>] <DST:DPORT> [OPTION...]",
@@ -68,24 +69,24 @@ const struct hs_cmd hs_cmds[] = {
 	{ "mirror", cmd_mirror, "add|del|list [on SW,...] [session N] [MATCH...]",
 	  "add, delete or list the switches' mirror rules", mirror_words, 0 },
 	{ "drops", cmd_drops, "[limit N]",
-	  "dropped traces by the directed link after the last hop seen", drops_words, 0 },
+	  "dropped traces by the directed link after the last hop seen", drops_words, HS_CMDF_PAGE },
 	{ "loops", cmd_loops, "[limit N]",
-	  "looped traces by the cycle of switches", drops_words, 0 },
+	  "looped traces by the cycle of switches", drops_words, HS_CMDF_PAGE },
 	{ "latency", cmd_latency, "[limit N]",
-	  "per-hop and per-link latency percentiles and outliers", drops_words, 0 },
+	  "per-hop and per-link latency percentiles and outliers", drops_words, HS_CMDF_PAGE },
 	{ "ecmp", cmd_ecmp, "<SWITCH> [window D] [--threshold X]",
-	  "how a switch's ECMP groups split flows and bytes over next hops", ecmp_words, 0 },
+	  "how a switch's ECMP groups split flows and bytes over next hops", ecmp_words, HS_CMDF_PAGE },
 	{ "blame", cmd_blame, "[--epoch DURATION] [--all]",
-	  "007: links voted lossy by the flows that retransmitted", blame_words, 0 },
+	  "007: links voted lossy by the flows that retransmitted", blame_words, HS_CMDF_PAGE },
 	{ "control", cmd_control, "[bgp|roce|pfc] [limit N] [since T]",
 	  "recent BGP, RoCEv2 (acks, naks) and PAUSE/PFC messages with their counts",
-	  control_words, 0 },
+	  control_words, HS_CMDF_PAGE },
 	{ "stats", cmd_stats, "by <FIELDS> [window D] [where FILTER...] [file PATH|for D] [keys N]",
 	  "packets, bytes, flows and drops per key in tumbling time windows", stats_words, 0 },
 	{ "export", cmd_export, "ndjson|pcap <FILE|-> [records R] [flow FLOW] [switch SW] [outcome O] [since T] [limit N]",
 	  "write traces and their packet records as JSON lines or pcapng", export_words, 0 },
 	{ "rates", cmd_rates, "[limit N] [window D]",
-	  "flow rates from sampled TCP sequence numbers, and link load", rates_words, 0 },
+	  "flow rates from sampled TCP sequence numbers, and link load", rates_words, HS_CMDF_PAGE },
 	{ "alert", cmd_alert, "add|list|del [COND...|ID]",
 	  "alerts on link load, flow rates, drops and retransmissions", alert_words, 0 },
 	{ "snapshot", cmd_snapshot, "take|list|show|diff [ID] [ID] [--threshold X]",
@@ -98,6 +99,7 @@ const unsigned hs_ncmds = HS_ARRAY_SIZE(hs_cmds);
 static const char *const outcome_vals[] = { "delivered", "dropped", "looped", "unknown", NULL };
 static const char *const format_vals[] = { "text", "json", NULL };
 static const char *const history_vals[] = { "default", "all", "off", NULL };
+static const char *const onoff_vals[] = { "on", "off", NULL };
 static const char *const records_vals[] = { "all", "traces", "packets", NULL };
 static const char *const stats_fields[] = { "src", "dst", "sport", "dport", "proto", "switch",
 	"flow", "dscp", NULL };
@@ -116,6 +118,7 @@ const struct hs_cmd_value hs_cmd_values[] = {
 	{ "export", "records", HS_VAL_WORDS, records_vals },
 	{ "set", "format", HS_VAL_WORDS, format_vals },
 	{ "set", "history", HS_VAL_WORDS, history_vals },
+	{ "set", "pager", HS_VAL_WORDS, onoff_vals },
 	{ "set", "db", HS_VAL_FILE, NULL },
 	{ "stats", "by", HS_VAL_LIST, stats_fields },
 	{ "ecmp", NULL, HS_VAL_SWITCH, NULL },

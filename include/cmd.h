@@ -22,6 +22,7 @@ typedef int (*hs_cmd_fn)(struct hs_ctx *ctx, int argc, char **argv);
 
 /* flags */
 #define HS_CMDF_ALIAS	0x01	/* not listed by help, no man page of its own */
+#define HS_CMDF_PAGE	0x02	/* a listing, done before it returns: paged at a terminal (pager.h) */
 
 struct hs_cmd {
 	const char *name;

@@ -26,6 +26,7 @@ struct hs_settings {
 	uint64_t trace_timeout_ns;	/* default 1 s */
 	enum hs_policy policy;
 	char *db_path;			/* default ./hopscope.db */
+	bool no_pager;			/* set pager off */
 };
 
 struct hs_capture;
@@ -50,6 +51,7 @@ struct hs_ctx {
 
 	/* command runner */
 	bool interactive;		/* a terminal REPL */
+	bool paging;			/* a verb's output is held for the pager (pager.h) */
 	bool keep_going;
 	bool quit;			/* 'quit' or end of input */
 	int exit_status;

@@ -14,6 +14,7 @@
 #include "cmd.h"
 #include "complete.h"
 #include "console.h"
+#include "pager.h"
 #include "runner.h"
 #include "watch.h"
 
@@ -307,6 +308,7 @@ static int run_words(struct hs_ctx *ctx, int argc, char **argv)
 	char usage[512];
 	const char *subs[32];
 	int nsubs;
+	struct hs_pager pager;
 
 	/* --json after the verb renders this verb in JSON */
 	for (int i = 1; i < argc; i++) {
@@ -382,7 +384,9 @@ static int run_words(struct hs_ctx *ctx, int argc, char **argv)
 	ctx->out.json = ctx->set.json || json;
 	if (r)
 		r->in_verb++;
+	hs_pager_begin(ctx, c, &pager);
 	rc = c->fn(ctx, argc, argv);
+	hs_pager_end(ctx, &pager, rc == HS_CMD_PENDING);
 	if (r) {
 		r->in_verb--;
 		/* finished before it even returned */

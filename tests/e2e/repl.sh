@@ -46,5 +46,18 @@ $T send-keys -t hs "sh traces limit 1" Enter
 check "'sh traces' is 'traces'" wait_for '^id +time +flow'
 $T send-keys -t hs "cap stat" Enter
 check "sub-verbs by prefix: 'cap stat'" wait_for '^packets +6741$'
+
+# long output goes through the pager (less -FRX), short output does not
+clear_line
+$T send-keys -t hs "traces" Enter
+check "a listing longer than the screen opens the pager" wait_for '^:$'
+$T send-keys -t hs "q"
+check "q leaves the pager for the prompt" wait_for 'hopscope> *$'
+clear_line
+$T send-keys -t hs "set pager off" Enter
+$T send-keys -t hs "traces" Enter
+sleep 1
+check "'set pager off' prints it all at once" \
+	eval "wait_for 'hopscope> *\$' && ! grep -q '^:\$' '$tmp/screen'"
 $T send-keys -t hs "quit" Enter
 finish

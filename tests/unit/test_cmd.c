@@ -447,7 +447,7 @@ static void test_run_line_habits(void **state)
 	assert_non_null(strstr(f->err, "error: 'trace' is ambiguous: traces, traceroute\n"));
 	assert_non_null(strstr(f->err, "error: unknown topo subcommand 'frob' (load, show)\n"));
 	assert_non_null(strstr(f->err, "error: capture: 'st' is ambiguous: start, stop, status\n"));
-	assert_non_null(strstr(f->out, "set [format|db|trace-timeout|history] [VALUE]\n  text  json\n"));
+	assert_non_null(strstr(f->out, "set [format|db|trace-timeout|history|pager] [VALUE]\n  text  json\n"));
 	assert_non_null(strstr(f->out, "  capture      start, stop or show the packet source\n"));
 	fake_free(f);
 }
@@ -470,12 +470,17 @@ static void test_set_verb(void **state)
 	assert_string_equal(f->ctx.set.db_path, "/tmp/x.db");
 	assert_int_equal(hs_run_line(&f->ctx, "set colour red"), HS_CMD_FAIL);
 	assert_int_equal(hs_run_line(&f->ctx, "set format yaml"), HS_CMD_FAIL);
+	assert_int_equal(hs_run_line(&f->ctx, "set pager maybe"), HS_CMD_FAIL);
+	assert_int_equal(hs_run_line(&f->ctx, "set pager off"), HS_CMD_OK);
+	assert_true(f->ctx.set.no_pager);
+	assert_int_equal(hs_run_line(&f->ctx, "set pager on"), HS_CMD_OK);
+	assert_false(f->ctx.set.no_pager);
 	assert_int_equal(hs_run_line(&f->ctx, "set format json"), HS_CMD_OK);
 	assert_true(f->ctx.set.json && f->ctx.out.json);
 	assert_int_equal(hs_run_line(&f->ctx, "set"), HS_CMD_OK);
 	fake_flush(f);
 	assert_non_null(strstr(f->out, "{\"format\":\"json\",\"db\":\"/tmp/x.db\","));
-	assert_non_null(strstr(f->out, "\"trace_timeout_ns\":250000000,\"history\":\"all\"}\n"));
+	assert_non_null(strstr(f->out, "\"trace_timeout_ns\":250000000,\"history\":\"all\",\"pager\":true}\n"));
 	assert_non_null(strstr(f->err, "unknown setting 'colour'"));
 	assert_non_null(strstr(f->err, "bad format 'yaml'"));
 	fake_free(f);
