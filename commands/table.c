@@ -16,6 +16,7 @@ static const char *const traceroute_words[] = { "proto", "tcp", "udp", "from", "
 static const char *const mirror_words[] = { "add", "del", "list", "on", "session", "all",
 	"default", "syn", "fin", "rst", "debug", "bgp", "roce", "flow", "prefix", "tcp", "udp",
 	"icmp", "any", NULL };
+static const char *const decode_words[] = { "-c", NULL };
 static const char *const topo_words[] = { "load", "show", NULL };
 static const char *const history_words[] = { "sessions", "flows", "traces", "probes", "events",
 	"control", "show", "limit", NULL };
@@ -48,8 +49,9 @@ const struct hs_cmd hs_cmds[] = {
 	  "start, stop or show the packet source", capture_words, 0 },
 	{ "filter", cmd_filter, "add|del|list [EXPR...|ID]",
 	  "analyzer-side BPF filters on the inner packet", filter_words, 0 },
-	{ "decode", cmd_decode, "<FILE>",
-	  "print one line per frame of a capture file, without history", NULL, 0 },
+	{ "decode", cmd_decode, "<FILE> [EXPR...] [-c N]",
+	  "print one line per frame of a capture file (those EXPR matches), without history",
+	  decode_words, 0 },
 	{ "traces", cmd_traces, "[show ID] [flow FLOW] [switch SW] [outcome O] [since T] [limit N]",
 	  "list closed traces, or one trace hop by hop", traces_words, HS_CMDF_PAGE },
 	{ "flows", cmd_flows, "[limit N]",

@@ -253,6 +253,7 @@ static const char *tcp_flag_str(uint8_t f, char *buf)
 void hs_pkt_text(FILE *fp, const struct hs_pkt *p)
 {
 	char ts[40], a[HS_ADDRSTRLEN], b[HS_ADDRSTRLEN], pn[16], fl[12];
+	char fk[2 * HS_ADDRSTRLEN + 24];
 
 	fprintf(fp, "%" PRIu32 " %s %s", p->frame, hs_fmt_ts(p->ts_ns, ts, sizeof(ts)),
 		hs_encap_name(p->encap));
@@ -270,7 +271,7 @@ void hs_pkt_text(FILE *fp, const struct hs_pkt *p)
 		hs_addr_str(&p->key.src, a, sizeof(a));
 		hs_addr_str(&p->key.dst, b, sizeof(b));
 		if (p->have & HS_HAVE_PORTS)
-			fprintf(fp, " | %s.%u > %s.%u", a, p->key.sport, b, p->key.dport);
+			fprintf(fp, " | %s", hs_flowkey_str(&p->key, fk, sizeof(fk)));
 		else
 			fprintf(fp, " | %s > %s", a, b);
 		fprintf(fp, " %s", hs_proto_name(p->key.proto, pn, sizeof(pn)));

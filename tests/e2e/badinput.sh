@@ -74,7 +74,7 @@ cat >"$tmp/catalogue" <<'EOF_CAT'
 = | sleep | too few arguments for 'sleep' (usage: sleep <DURATION>)
 = | quit now | too many arguments for 'quit'
 = | topo | too few arguments for 'topo'
-= | decode a.pcap b.pcap | too many arguments for 'decode'
+= | decode a.pcap -c | decode: -c needs a count of frames
 = | help "quit | unterminated quote at column 6
 = | help nosuchverb | nosuchverb
 = | sleep soon | bad duration 'soon'

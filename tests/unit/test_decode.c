@@ -356,7 +356,7 @@ static void test_mpls(void **state)
 				 "\"ttl\":64},{\"label\":24001,\"tc\":0,\"ttl\":63}],\"src\""));
 	free(j);
 	char *t = render(hs_pkt_text, &p);
-	assert_non_null(strstr(t, " none mpls 16000,24001 | 10.0.1.1.33000 > "));
+	assert_non_null(strstr(t, " none mpls 16000,24001 | 10.0.1.1:33000 > "));
 	free(t);
 }
 
@@ -807,7 +807,7 @@ static void test_render(void **state)
 	free(j);
 	char *t = render(hs_pkt_text, &p);
 	assert_non_null(strstr(t, "3 1569743906.661437000 erspan3 192.0.2.1>192.0.2.99"));
-	assert_non_null(strstr(t, "10.0.1.1.33000 > 10.0.2.2.80 tcp [S.]"));
+	assert_non_null(strstr(t, "10.0.1.1:33000 > 10.0.2.2:80 tcp [S.]"));
 	assert_non_null(strstr(t, "ttl 60 len 52"));
 	free(t);
 
