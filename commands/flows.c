@@ -88,6 +88,8 @@ int cmd_flows(struct hs_ctx *ctx, int argc, char **argv)
 		 "syn/fin/rst", "dropped", "looped");
 	for (size_t i = 0; i < m && i < limit; i++)
 		print_flow(ctx, all[i]);
+	if (!o->json && m > limit)
+		out_text(o, "(%" PRIu64 " of %zu flows; flows limit N)\n", limit, m);
 	free(all);
 	return HS_CMD_OK;
 }

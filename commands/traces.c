@@ -288,7 +288,7 @@ int hs_trace_query_arg(struct hs_ctx *ctx, struct hs_trace_query *q, const char 
 	return 1;
 }
 
-size_t hs_trace_select(struct hs_ctx *ctx, const struct hs_trace_query *q,
+size_t hs_trace_select(struct hs_ctx *ctx, struct hs_trace_query *q,
 		       const struct hs_trace ***out)
 {
 	struct hs_tracer_stats st;
@@ -306,9 +306,15 @@ size_t hs_trace_select(struct hs_ctx *ctx, const struct hs_trace_query *q,
 			newest = all[i]->hops[all[i]->nhops - 1].ts_ns;
 
 	size_t kept = 0;
-	for (size_t i = 0; i < n && kept < q->limit; i++)
-		if (trace_matches(ctx, q, all[i], newest))
+	q->matched = 0;
+	q->scan_cut = n < st.closed;
+	for (size_t i = 0; i < n; i++) {
+		if (!trace_matches(ctx, q, all[i], newest))
+			continue;
+		if (kept < q->limit)
 			all[kept++] = all[i];
+		q->matched++;
+	}
 	*out = all;
 	return kept;
 }
@@ -349,6 +355,10 @@ int cmd_traces(struct hs_ctx *ctx, int argc, char **argv)
 		else
 			print_trace_line(ctx, sel[i]);
 	}
+	/* what the limit left out, as 'rates' says it */
+	if (!o->json && n < q.matched)
+		out_text(o, "(%zu of %s%zu traces; traces limit N)\n", n, q.scan_cut ? "at least " : "",
+			 q.matched);
 	free(sel);
 	return HS_CMD_OK;
 }

@@ -23,6 +23,11 @@ struct hs_trace_query {
 	int outcome;
 	uint64_t since_ns;
 	uint64_t limit;
+	/* filled in by hs_trace_select: every match among the traces scanned,
+	 * and whether older closed traces were not scanned (no longer held, or
+	 * past HS_TRACES_SCAN_MAX) */
+	size_t matched;
+	bool scan_cut;
 };
 
 /* one "KEY VALUE" filter; 1 taken, 0 not a filter key, -1 bad value (error printed) */
@@ -30,7 +35,7 @@ int hs_trace_query_arg(struct hs_ctx *ctx, struct hs_trace_query *q, const char 
 		       const char *v);
 /* the closed traces in memory that match, newest first, at most q->limit;
  * *out is allocated (free it) */
-size_t hs_trace_select(struct hs_ctx *ctx, const struct hs_trace_query *q,
+size_t hs_trace_select(struct hs_ctx *ctx, struct hs_trace_query *q,
 		       const struct hs_trace ***out);
 /* the 'traces --json' object of one trace; with type, a leading "type" key */
 void hs_trace_json(struct hs_out *o, const struct hs_topo *topo, const char *type,

@@ -1,0 +1,23 @@
+#!/bin/sh
+# listing.sh - a listing cut by its limit says so, with the count it cut
+# from and how to see more; JSON stays the records alone.
+. "$(dirname "$0")/lib.sh"
+
+S=$top_srcdir/share/sample/sample.pcap
+hs -r "$S" --json -c 'traces limit 1000000'
+all=$(wc -l <"$tmp/out")
+hs -r "$S" -c 'traces'
+check "traces: 50 rows by default, then what was cut ($all in all)" \
+	eval '[ "$all" -gt 50 ] && [ "$(grep -c "^[0-9]" "$tmp/out")" -eq 50 ] &&
+	      [ "$(tail -n 1 "$tmp/out")" = "(50 of $all traces; traces limit N)" ]'
+hs -r "$S" -c "traces limit $all"
+check "traces: no footer when nothing was cut" hasnt 'traces limit N' "$tmp/out"
+hs -r "$S" --json -c 'traces'
+check "traces --json: 50 objects and no footer" \
+	eval '[ "$(wc -l <"$tmp/out")" -eq 50 ] && hasnt "limit N" "$tmp/out"'
+hs -r "$S" --json -c 'flows limit 100000000'
+flows=$(wc -l <"$tmp/out")
+hs -r "$S" -c 'flows limit 3'
+check "flows: what was cut ($flows in all)" \
+	eval '[ "$(tail -n 1 "$tmp/out")" = "(3 of $flows flows; flows limit N)" ]'
+finish
