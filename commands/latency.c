@@ -57,7 +57,7 @@ int cmd_latency(struct hs_ctx *ctx, int argc, char **argv)
 	size_t n = hs_an_closed(ctx->tracer, &all);
 	struct hs_latency l;
 	hs_an_latency(all, n, &l);
-	char x[64], y[64], name[2 * 64 + 4], d1[32], d2[32];
+	char x[64], y[64], name[2 * 64 + 4], d1[32], d2[32], d3[32];
 
 	if (!o->json) {
 		out_text(o, "per hop: from the switch's copy to the next switch's (switch clocks "
@@ -91,6 +91,10 @@ int cmd_latency(struct hs_ctx *ctx, int argc, char **argv)
 			out_str(o, "a", NULL, x);
 			out_str(o, "b", NULL, y);
 			stat_json(o, s);
+			if (s->fence)
+				out_int(o, "fence_ns", NULL, s->fence);
+			else
+				out_null(o, "fence_ns");
 			out_obj_close(o);
 		} else {
 			snprintf(name, sizeof(name), "%s > %s", x, y);
@@ -98,9 +102,14 @@ int cmd_latency(struct hs_ctx *ctx, int argc, char **argv)
 		}
 	}
 	if (!o->json && l.noutliers)
-		out_text(o, "\noutliers (above the link's p99 or 10x its median): %zu of %zu\n"
-			 "%-8s %-24s %10s %10s\n", l.noutliers, l.outliers_total, "trace", "link",
-			 "latency", "link p50");
+		out_text(o, "\noutliers: %zu samples above their link's fence, the larger of p75 + "
+			 "3 x (p75 - p25) and 2 x p50 (links of %d samples or more)\n"
+			 "%-8s %-24s %10s %10s %10s\n", l.outliers_total, HS_LAT_MIN_SAMPLES, "trace",
+			 "link", "latency", "link p50", "fence");
+	else if (!o->json && l.nlinks)
+		out_text(o, "\nno outliers: no sample above its link's fence, the larger of p75 + "
+			 "3 x (p75 - p25) and 2 x p50 (links of %d samples or more)\n",
+			 HS_LAT_MIN_SAMPLES);
 	for (size_t i = 0; i < l.noutliers; i++) {
 		const struct hs_lat_outlier *s = &l.outliers[i];
 		hs_hop_name(ctx->topo, &s->a, x, sizeof(x));
@@ -113,11 +122,13 @@ int cmd_latency(struct hs_ctx *ctx, int argc, char **argv)
 			out_str(o, "b", NULL, y);
 			out_int(o, "latency_ns", NULL, s->ns);
 			out_int(o, "link_p50_ns", NULL, s->link_p50);
+			out_int(o, "link_fence_ns", NULL, s->link_fence);
 			out_obj_close(o);
 		} else {
 			snprintf(name, sizeof(name), "%s > %s", x, y);
-			out_text(o, "%-8" PRIu64 " %-24s %10s %10s\n", s->trace_id, name,
-				 dur(s->ns, d1, sizeof(d1)), dur(s->link_p50, d2, sizeof(d2)));
+			out_text(o, "%-8" PRIu64 " %-24s %10s %10s %10s\n", s->trace_id, name,
+				 dur(s->ns, d1, sizeof(d1)), dur(s->link_p50, d2, sizeof(d2)),
+				 dur(s->link_fence, d3, sizeof(d3)));
 		}
 	}
 	hs_latency_free(&l);

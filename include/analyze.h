@@ -95,14 +95,18 @@ void hs_loops_free(struct hs_loops *l);
  * clocks when both hops carry one, else capture time); looped traces are
  * left out. Per link a -> b: the samples from a to b. Per hop a: every
  * sample leaving a (the time spent in a plus the link to the next switch).
- * Percentiles are nearest-rank. An outlier is a link sample above that
- * link's p99 or above 10 times its median (when the median is positive). */
+ * Percentiles are nearest-rank. An outlier is a link sample far above that
+ * link's own distribution: above its fence, the larger of p75 + 3 (p75 - p25)
+ * (Tukey's far-out fence) and twice its median, on a link with at least
+ * HS_LAT_MIN_SAMPLES samples. A link's maximum is no outlier by itself. */
+#define HS_LAT_MIN_SAMPLES 20
 #define HS_LAT_MAX_OUTLIERS 20
 
 struct hs_lat_stat {
 	struct hs_hop a, b;		/* sw and addr name them; b unused per hop */
 	uint32_t count;
-	int64_t p50, p90, p99, max;
+	int64_t p25, p50, p75, p90, p99, max;
+	int64_t fence;			/* outliers are above it; 0: too few samples */
 };
 
 struct hs_lat_outlier {
@@ -110,6 +114,7 @@ struct hs_lat_outlier {
 	struct hs_hop a, b;
 	int64_t ns;
 	int64_t link_p50;
+	int64_t link_fence;
 };
 
 struct hs_latency {

@@ -600,10 +600,17 @@ static void fill_stat(struct hs_lat_stat *st, const struct lsample *s, size_t n,
 	for (size_t i = 0; i < n; i++)
 		buf[i] = s[i].ns;
 	st->count = (uint32_t)n;
+	st->p25 = hs_an_percentile(buf, n, 25);
 	st->p50 = hs_an_percentile(buf, n, 50);
+	st->p75 = hs_an_percentile(buf, n, 75);
 	st->p90 = hs_an_percentile(buf, n, 90);
 	st->p99 = hs_an_percentile(buf, n, 99);
 	st->max = n ? buf[n - 1] : 0;
+	st->fence = 0;
+	if (n >= HS_LAT_MIN_SAMPLES) {
+		int64_t tukey = st->p75 + 3 * (st->p75 - st->p25);
+		st->fence = tukey > 2 * st->p50 ? tukey : 2 * st->p50;
+	}
 }
 
 void hs_an_latency(const struct hs_trace *const *t, size_t n, struct hs_latency *out)
@@ -642,16 +649,15 @@ void hs_an_latency(const struct hs_trace *const *t, size_t n, struct hs_latency 
 		st->a = ns.v[s[i].a];
 		st->b = ns.v[s[i].b];
 		fill_stat(st, s + i, j - i, buf);
-		for (size_t m = i; m < j; m++) {
-			bool big = s[m].ns > st->p99 ||
-				   (st->p50 > 0 && s[m].ns > 10 * st->p50);
-			if (!big)
+		for (size_t m = i; m < j && st->count >= HS_LAT_MIN_SAMPLES; m++) {
+			if (s[m].ns <= st->fence)
 				continue;
 			o[no].trace_id = s[m].trace;
 			o[no].a = st->a;
 			o[no].b = st->b;
 			o[no].ns = s[m].ns;
 			o[no].link_p50 = st->p50;
+			o[no].link_fence = st->fence;
 			no++;
 		}
 		i = j;

@@ -56,7 +56,12 @@ check "latency: p50 <= p90 <= p99 <= max, positive" \
 	json 'all(0 < o["p50_ns"] <= o["p90_ns"] <= o["p99_ns"] <= o["max_ns"] for o in L if o["kind"] in ("hop","link"))'
 check "latency: per-hop counts are the sums of the switch's links" \
 	json 'all(o["count"] == sum(k["count"] for k in L if k["kind"] == "link" and k["a"] == o["switch"]) for o in L if o["kind"] == "hop")'
+check "latency: every outlier is above its link's fence, max(p75 + 3 IQR, 2 x p50)" \
+	json '[o for o in L if o["kind"] == "outlier"] and all(o["latency_ns"] > o["link_fence_ns"] >= 2 * o["link_p50_ns"] for o in L if o["kind"] == "outlier")'
+check "latency: a link's maximum is no outlier by itself" \
+	json 'any(o["kind"] == "link" and o["fence_ns"] and o["max_ns"] <= o["fence_ns"] for o in L)'
 hs $S latency
+check "latency text: the outliers' rule is stated" has "above their link's fence, the larger of p75" "$tmp/out"
 check "latency text: per hop and per link tables" \
 	sh -c "grep -q '^per link' '$tmp/out' && grep -Eq '^leaf1 +[0-9]+ +[0-9.]+us' '$tmp/out'"
 

@@ -348,12 +348,14 @@ static void test_latency(void **state)
 	assert_int_equal(h1->count, 101);
 	assert_int_equal(h1->max, 1000 * US);
 
-	/* the one sample above leaf1 > spine1's p99 */
-	assert_true(l.noutliers >= 1);
-	assert_int_equal(l.outliers[0].ns, 1000 * US);
-	assert_int_equal(l.outliers[0].a.sw, L1);
-	assert_int_equal(l.outliers[0].b.sw, S1);
-	assert_int_equal(l.outliers[0].trace_id, 100);
+	/* an even spread has no outlier: its maximum is no outlier by itself */
+	assert_int_equal(l1s1->p25, 250 * US);
+	assert_int_equal(l1s1->p75, 750 * US);
+	assert_int_equal(l1s1->fence, (750 + 3 * 500) * US);
+	assert_int_equal(l.outliers_total, 0);
+	assert_int_equal(l.noutliers, 0);
+	/* one sample is too few to judge */
+	assert_int_equal(l1s2->fence, 0);
 	hs_latency_free(&l);
 }
 
@@ -362,18 +364,27 @@ static void test_latency_outlier_median(void **state)
 	struct hs_latency l;
 
 	(void)state;
-	/* 200 samples of 10us and one of 200us: above 10x the median */
+	/* 200 samples of 10us and one of 200us: above the fence, 2 x the median */
 	for (int i = 0; i < 201; i++) {
 		struct hs_trace *t = mk("10.1.1.10", (uint16_t)i, "10.1.2.10", SYN, 1, 60, T0,
 					L1, S1, END);
 		t->hops[1].hw_ns = t->hops[0].hw_ns + (i == 77 ? 200 : 10) * US;
 	}
+	/* leaf2 > spine1: 19 samples, one of them 1ms: too few to call it one */
+	for (int i = 0; i < HS_LAT_MIN_SAMPLES - 1; i++) {
+		struct hs_trace *t = mk("10.1.2.10", (uint16_t)i, "10.1.3.10", SYN, 1, 60, T0,
+					L2, S1, END);
+		t->hops[1].hw_ns = t->hops[0].hw_ns + (i == 3 ? 1000 : 10) * US;
+	}
 	hs_an_latency(ptr, npool, &l);
-	assert_int_equal(l.nlinks, 1);
-	assert_int_equal(l.links[0].p99, 10 * US);
+	assert_int_equal(l.nlinks, 2);
+	const struct hs_lat_stat *l1s1 = l.links[0].a.sw == L1 ? &l.links[0] : &l.links[1];
+	assert_int_equal(l1s1->p99, 10 * US);
+	assert_int_equal(l1s1->fence, 20 * US);
 	assert_int_equal(l.outliers_total, 1);
 	assert_int_equal(l.outliers[0].trace_id, 78);
 	assert_int_equal(l.outliers[0].link_p50, 10 * US);
+	assert_int_equal(l.outliers[0].link_fence, 20 * US);
 	hs_latency_free(&l);
 }
 
