@@ -13,6 +13,7 @@
 #include "console.h"
 
 #define BLAME_FLOWS_SHOWN 5
+#define BLAME_FEW_FLOWS 3	/* fewer voters cannot outvote the noise of their own paths */
 
 static const char *swname(const struct hs_topo *topo, int sw)
 {
@@ -156,6 +157,40 @@ static void print_link(struct hs_ctx *ctx, const struct hs_blame *b,
 	out_text(o, "\n");
 }
 
+/* why an epoch reports no link, in one sentence */
+static void why_none(const struct hs_ctx *ctx, const struct hs_blame *b,
+		     const struct hs_blame_epoch *ep, char *buf, size_t len)
+{
+	if (ep->retx_flows == 0) {
+		snprintf(buf, len, "no vote: none of the %" PRIu32 " TCP flows retransmitted",
+			 ep->flows);
+		return;
+	}
+	if (ep->nlinks == 0) {
+		snprintf(buf, len, "no vote: none of the %" PRIu32 " retransmitting flows has a "
+			 "known path (no trace of theirs crosses a topology link, no traceroute "
+			 "of theirs is in the history)", ep->retx_flows);
+		return;
+	}
+	const struct hs_blame_link *top = &b->links[ep->link_off];
+	uint32_t voters = ep->retx_flows - ep->no_path;
+	int n = snprintf(buf, len, "%s: %" PRIu32 " retransmitting flow%s spread %.2f votes over "
+			 "%zu links; the most voted, %s - %s, has %.2f from %" PRIu32 " flow%s and "
+			 "needed more than %.2f (the other links' mean plus %g standard deviations)",
+			 voters < BLAME_FEW_FLOWS ? "too few retransmitting flows to single out a link"
+						  : "no link above the noise",
+			 voters, voters == 1 ? "" : "s", ep->total, ep->nlinks,
+			 swname(ctx->topo, top->a), swname(ctx->topo, top->b), top->votes,
+			 top->flows, top->flows == 1 ? "" : "s", top->fence, HS_BLAME_DEFAULT_K);
+	if (ep->no_path && n > 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, "; %" PRIu32 " more had no known path",
+			      ep->no_path);
+	if (ep->retx_looped && n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, "; %" PRIu32 " of the %" PRIu32 " looped, and "
+			 "vote for the links of their cycle ('loops')", ep->retx_looped,
+			 ep->retx_flows);
+}
+
 int cmd_blame(struct hs_ctx *ctx, int argc, char **argv)
 {
 	struct hs_out *o = &ctx->out;
@@ -207,6 +242,25 @@ int cmd_blame(struct hs_ctx *ctx, int argc, char **argv)
 			if (l->reported || all)
 				print_link(ctx, &b, ep, l);
 		}
+		if (reported)
+			continue;
+		char why[512];
+		why_none(ctx, &b, ep, why, sizeof(why));
+		if (!o->json) {
+			out_text(o, "  %s\n", why);
+			continue;
+		}
+		out_obj_open(o, NULL);
+		out_raw(o, "epoch", NULL, hs_fmt_ts(ep->start, ts, sizeof(ts)));
+		out_uint(o, "flows", NULL, ep->flows);
+		out_uint(o, "retx_flows", NULL, ep->retx_flows);
+		out_uint(o, "no_path", NULL, ep->no_path);
+		out_uint(o, "looped", NULL, ep->retx_looped);
+		out_double(o, "votes_cast", NULL, ep->total);
+		out_uint(o, "voted_links", NULL, ep->nlinks);
+		out_uint(o, "reported_links", NULL, 0);
+		out_str(o, "why", NULL, why);
+		out_obj_close(o);
 	}
 	if (!o->json && b.nepochs == 0)
 		out_text(o, "no TCP traces to judge by\n");

@@ -209,6 +209,7 @@ struct hs_blame_link {
 	double votes;
 	uint32_t flows;			/* flows that voted for it */
 	bool reported;			/* above the noise threshold */
+	double fence;			/* the votes it had to exceed to be reported */
 	size_t flow_off;		/* its flows: hs_blame.flows[flow_off .. + flows] */
 };
 
@@ -216,6 +217,8 @@ struct hs_blame_epoch {
 	uint64_t start;			/* epoch_ns multiple, capture time */
 	uint32_t flows;			/* distinct TCP flows traced */
 	uint32_t retx_flows;		/* of which retransmitted */
+	uint32_t no_path;		/* retransmitted, but no link known to vote for */
+	uint32_t retx_looped;		/* retransmitted, with a looped trace */
 	double total;			/* votes cast */
 	size_t link_off, nlinks;	/* its links in hs_blame.links, most votes first */
 };

@@ -1004,6 +1004,13 @@ void hs_an_blame(const struct hs_trace *const *t, size_t n, const struct hs_topo
 			}
 			if (nb == 0 && cfg && cfg->path)
 				nb = fallback_links(topo, lm, cfg, &r[i].t->key, best);
+			if (nb == 0)
+				ep->no_path++;
+			for (size_t m = i; m < j; m++)
+				if (r[m].t->outcome == HS_OUT_LOOPED) {
+					ep->retx_looped++;
+					break;
+				}
 			for (int l = 0; l < nb; l++) {
 				if (nv == vcap) {
 					vcap *= 2;
@@ -1057,11 +1064,15 @@ void hs_an_blame(const struct hs_trace *const *t, size_t n, const struct hs_topo
 		for (size_t m = 0; m < ep->nlinks; m++) {
 			double x = bl[m].votes;
 			bool ok = x >= min_share * s && x > 0;
+			bl[m].fence = min_share * s;
 			if (topo->nlinks > 1) {
 				double L = topo->nlinks - 1;
 				double mean = (s - x) / L;
 				double var = (q - x * x) / L - mean * mean;
-				ok = ok && x > mean + k * sqrt(var > 0 ? var : 0);
+				double noise = mean + k * sqrt(var > 0 ? var : 0);
+				ok = ok && x > noise;
+				if (noise > bl[m].fence)
+					bl[m].fence = noise;
 			}
 			bl[m].reported = ok;
 		}

@@ -77,7 +77,14 @@ check "ecmp --threshold 0 flags every uneven group" json 'all(o["flagged"] == (o
 
 hs $S --json blame --epoch 1s --all
 check "blame --json: one object per link with votes and flows" \
-	json 'L and all("a" in o and "b" in o and o["votes"] > 0 and o["flows"] > 0 for o in L)'
+	json '[o for o in L if "a" in o] and all(o["votes"] > 0 and o["flows"] > 0 for o in L if "a" in o)'
+check "blame --json: an epoch with no link above the noise says why" \
+	json 'all(o["reported_links"] == 0 and o["why"] for o in L if "why" in o) and any("too few retransmitting flows" in o["why"] for o in L if "why" in o)'
+# the sample's loss is persistent for 'drops', but its retransmitting flows
+# spread their votes: blame says so instead of a bare "0 above the noise"
+hs $S blame
+check "blame: on the sample, why no link is above the noise" \
+	has "no link above the noise: [0-9]* retransmitting flows spread .* needed more than [0-9.]* (the other links' mean plus 3 standard deviations)" "$tmp/out"
 hs $S -c 'blame --epoch 1s' -c "sql SELECT count(*) AS n, sum(votes) AS v FROM blame"
 check "blame keeps the reported links in the history" \
 	sh -c "grep -Eq '^[1-9][0-9]* *\\| *[0-9.]+' '$tmp/out'"

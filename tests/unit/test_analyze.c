@@ -538,6 +538,11 @@ static void test_blame(void **state)
 	assert_true(fabs(s2l2->votes - 1.5) < 1e-9);
 	assert_int_equal(s2l2->flows, 3);
 	assert_false(s2l2->reported);
+	/* what it had to exceed: the other five links' mean 0.9 plus 3 x 1.2 */
+	assert_true(fabs(s2l2->fence - 4.5) < 1e-9);
+	assert_true(top->votes > top->fence);
+	assert_int_equal(e0->no_path, 0);
+	assert_int_equal(e0->retx_looped, 0);
 	assert_null(find_blame(&b, e0, S1, L2));	/* the pure ACKs cast nothing */
 
 	assert_int_equal(e1->retx_flows, 1);
@@ -618,9 +623,11 @@ static void test_blame_traceroute_path(void **state)
 	hs_an_blame(ptr, npool, topo, NULL, &b);
 	assert_int_equal(b.epochs[0].retx_flows, 2);
 	assert_null(find_blame(&b, &b.epochs[0], L1, S2));	/* traces only: no path */
+	assert_int_equal(b.epochs[0].no_path, 1);
 	hs_blame_free(&b);
 
 	hs_an_blame(ptr, npool, topo, &cfg, &b);
+	assert_int_equal(b.epochs[0].no_path, 0);
 	assert_int_equal(fp.calls, 1);
 	assert_int_equal(fp.asked.sport, 9);
 	const struct hs_blame_link *l = find_blame(&b, &b.epochs[0], L1, S2);
