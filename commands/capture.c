@@ -113,6 +113,7 @@ static void print_summary(struct hs_ctx *ctx)
 	out_str(&ctx->out, "state", "ended (%s): ", reason);
 	out_uint(&ctx->out, "packets", "%" PRIu64 " packets, ", s->packets);
 	out_uint(&ctx->out, "decode_errors", "%" PRIu64 " decode errors, ", s->decode_errors);
+	out_uint(&ctx->out, "not_ip", "%" PRIu64 " not IP, ", s->not_ip);
 	out_uint(&ctx->out, "traces", "%" PRIu64 " traces", ts.closed);
 	out_uint(&ctx->out, "dropped", " (%" PRIu64 " dropped, ", ts.by_outcome[HS_OUT_DROPPED]);
 	out_uint(&ctx->out, "looped", "%" PRIu64 " looped)", ts.by_outcome[HS_OUT_LOOPED]);
@@ -155,7 +156,7 @@ static int capture_status(struct hs_ctx *ctx)
 	out_obj_open(o, "decode_errors_by_reason");
 	bool first = true;
 	for (int r = 1; r < HS_DERR__COUNT; r++) {
-		if (!ctx->derr[r])
+		if (!ctx->derr[r] || r == HS_DERR_NOT_IP)
 			continue;
 		snprintf(buf, sizeof(buf), "%s%s %%" PRIu64, first ? " (" : ", ", hs_derr_name(r));
 		out_uint(o, hs_derr_name(r), buf, ctx->derr[r]);
@@ -163,6 +164,8 @@ static int capture_status(struct hs_ctx *ctx)
 	}
 	out_obj_close(o);
 	out_text(o, "%s\n", first ? "" : ")");
+	out_uint(o, "not_ip", "not IP         %" PRIu64 " (ARP, LLDP and other frames with no IP "
+		 "packet: not errors)\n", s->not_ip);
 	if (!is_file) {
 		out_uint(o, "kernel_drops", "kernel drops   %" PRIu64, s->kernel_drops);
 		out_uint(o, "if_drops", " (interface %" PRIu64 ")\n", s->if_drops);

@@ -35,7 +35,8 @@ struct hs_ctx;
 
 struct hs_capture_stats {
 	uint64_t packets, bytes;
-	uint64_t decode_errors;
+	uint64_t decode_errors;	/* frames that could not be decoded, not_ip apart */
+	uint64_t not_ip;	/* frames with no IP packet in them (ARP, LLDP, ...): not errors */
 	uint64_t kernel_drops, if_drops;
 	uint64_t filtered;	/* dropped by analyzer filters, and the analyzer's own probes */
 	uint64_t started_ns, ended_ns;	/* wall clock */

@@ -289,7 +289,10 @@ static void pipe_frame(struct hs_ctx *ctx, int dlt, const uint8_t *data,
 	if (p->ctl)
 		hs_control_on_frame(ctx, p);	/* BGP, RoCEv2, PAUSE/PFC */
 	if (drc < 0) {
-		s->decode_errors++;
+		if (p->error == HS_DERR_NOT_IP)
+			s->not_ip++;
+		else
+			s->decode_errors++;
 		ctx->derr[p->error < HS_DERR__COUNT ? p->error : HS_DERR_NONE]++;
 	} else if (from_analyzer(ctx, p) || !hs_filter_match(ctx->filters, p, &matched)) {
 		s->filtered++;
@@ -497,12 +500,12 @@ static void capture_ended(struct hs_ctx *ctx, int status, const char *why)
 		hs_capture_trace_stats(ctx, &ts);
 		hs_async_print(ctx,
 			       "capture of '%s' ended (%s): %llu packets, %llu traces "
-			       "(%llu dropped, %llu looped), %llu decode errors in %s",
+			       "(%llu dropped, %llu looped), %llu decode errors, %llu not IP in %s",
 			       c->source, why, (unsigned long long)s->packets,
 			       (unsigned long long)ts.closed,
 			       (unsigned long long)ts.by_outcome[HS_OUT_DROPPED],
 			       (unsigned long long)ts.by_outcome[HS_OUT_LOOPED],
-			       (unsigned long long)s->decode_errors,
+			       (unsigned long long)s->decode_errors, (unsigned long long)s->not_ip,
 			       hs_fmt_duration(s->ended_ns - s->started_ns, dur, sizeof(dur)));
 	}
 	if (done)

@@ -424,7 +424,6 @@ static void draw_status(struct hs_watch *w)
 	bool is_file = false;
 	uint64_t stored = 0, unstored = 0;
 	struct hs_tracer_stats ts = { 0 };
-	uint64_t derr = 0;
 
 	if (!hs_capture_info(ctx, &src, &is_file, &why, &stored, &unstored))
 		src = NULL;
@@ -433,14 +432,14 @@ static void draw_status(struct hs_watch *w)
 		src = strrchr(src, '/') + 1;
 	if (ctx->tracer)
 		hs_tracer_get_stats(ctx->tracer, &ts);
-	for (int i = 1; i < HS_DERR__COUNT; i++)
-		derr += ctx->derr[i];
 	snprintf(buf, sizeof(buf),
-		 " %s%s%s | %.0f pkt/s | kernel drops %llu | decode errors %llu | open %llu | "
-		 "history %llu%s%s%s | ? keys  q back",
+		 " %s%s%s | %.0f pkt/s | kernel drops %llu | decode errors %llu | not IP %llu | "
+		 "open %llu | history %llu%s%s%s | ? keys  q back",
 		 src ? src : "no capture", src && why && why[0] ? " (ended)" : "",
 		 w->m->paused ? " PAUSED" : "", w->rate,
-		 (unsigned long long)ctx->last_stats.kernel_drops, (unsigned long long)derr,
+		 (unsigned long long)ctx->last_stats.kernel_drops,
+		 (unsigned long long)ctx->last_stats.decode_errors,
+		 (unsigned long long)ctx->last_stats.not_ip,
 		 (unsigned long long)ts.open, (unsigned long long)stored,
 		 w->m->filter_text[0] ? " | filter: " : "", w->m->filter_text,
 		 unstored ? " (some unstored)" : "");

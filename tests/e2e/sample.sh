@@ -4,7 +4,9 @@
 # (spine1 and leaf3 for 10.1.3.12), reads back as what happened there:
 # traces between leaves go leaf > spine > leaf, the lossy link's flows end at
 # leaf1 with spine2 expected next, the loop names spine1 and leaf3, and the
-# history holds the flows and the anomalous traces with their hops.
+# history holds the flows and the anomalous traces with their hops. Frames
+# with no IP packet on the mirror port (ARP and the like) are counted apart
+# from decode errors.
 set -u
 
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -106,3 +108,38 @@ check(q("SELECT count(*) FROM hops h JOIN traces t ON t.id = h.trace WHERE t.out
 print("1..%d" % n)
 sys.exit(1 if fails else 0)
 PY
+st=$?
+
+# the sample with five ARP frames after it: "not IP", not decode errors
+python3 - "$PCAP" "$tmp/arp.pcap" <<'PY'
+import struct, sys
+data = open(sys.argv[1], "rb").read()
+arp = (b"\xff" * 6 + bytes.fromhex("020000000001") + b"\x08\x06" +
+       bytes.fromhex("0001080006040001020000000001") + bytes([10, 255, 0, 1]) +
+       b"\x00" * 6 + bytes([10, 255, 0, 2]) + b"\x00" * 18)
+off, ts = 24, None
+while off + 16 <= len(data):
+    sec, frac, incl, orig = struct.unpack("<IIII", data[off:off + 16])
+    ts = (sec, frac)
+    off += 16 + incl
+out = bytearray(data)
+for i in range(5):
+    out += struct.pack("<IIII", ts[0] + 1, ts[1], len(arp), len(arp)) + arp
+open(sys.argv[2], "wb").write(bytes(out))
+PY
+timeout 60 "$HS" --db "$tmp/a.db" -r "$tmp/arp.pcap" --topo "$TOPO" \
+	-c 'capture status --json; capture status' >"$tmp/arp.out" 2>"$tmp/arp.err" </dev/null ||
+	{ echo "not ok - reading the sample with ARP frames"; sed 's/^/# /' "$tmp/arp.err"; exit 1; }
+python3 - "$tmp/arp.out" <<'PY' || st=1
+import json, sys
+lines = open(sys.argv[1]).read().split("\n")
+status = json.loads(lines[0])
+text = "\n".join(lines[1:])
+ok = (status["not_ip"] == 5 and status["decode_errors"] == 0 and
+      "not-ip" not in status["decode_errors_by_reason"] and
+      "decode errors  0\n" in text and "not IP         5 " in text)
+print(("ok" if ok else "not ok") + " - ARP frames are counted as not IP, not decode errors: %s" %
+      {k: status[k] for k in ("not_ip", "decode_errors", "decode_errors_by_reason")})
+sys.exit(0 if ok else 1)
+PY
+exit $st

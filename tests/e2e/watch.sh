@@ -105,6 +105,8 @@ check "the links pane shows each link's load from the rates" has "leaf1 > spine2
 check "the lossy directed link comes first, with drops' figures" \
 	has "│ *leaf1 > spine2 +65 +13 +16.7% +14 "
 check "the status line names the source" has "sample.pcap.*pkt/s"
+check "the status line counts decode errors and frames with no IP apart" \
+	has "\| decode errors [0-9]+ \| not IP [0-9]+ \|"
 
 first=$(detail_id)
 $T send-keys -t hs Down Enter
