@@ -13,6 +13,7 @@
 
 #include "cmd.h"
 #include "console.h"
+#include "interrupt.h"
 
 static void print_blob(struct hs_out *o, const char *key, const unsigned char *b, int n)
 {
@@ -51,6 +52,14 @@ static void print_cell(struct hs_out *o, sqlite3_stmt *s, int i)
 	}
 }
 
+/* SQLite's progress handler: a signal stops the query between steps of
+ * its program (a recursive query may have no end) */
+static int stop_query(void *arg)
+{
+	(void)arg;
+	return hs_interrupted() != 0;
+}
+
 int cmd_sql(struct hs_ctx *ctx, int argc, char **argv)
 {
 	struct hs_out *o = &ctx->out;
@@ -78,6 +87,8 @@ int cmd_sql(struct hs_ctx *ctx, int argc, char **argv)
 	if (!s)
 		return out_err(o, "%s", err);
 
+	sqlite3 *db = hs_store_db(st);
+	sqlite3_progress_handler(db, 1000, stop_query, NULL);
 	int ncol = sqlite3_column_count(s);
 	if (!o->json && ncol > 0) {
 		for (int i = 0; i < ncol; i++)
@@ -94,11 +105,9 @@ int cmd_sql(struct hs_ctx *ctx, int argc, char **argv)
 		out_obj_close(o);
 		out_nl(o);
 	}
-	if (rc != SQLITE_DONE) {
-		out_err(o, "sql: %s", sqlite3_errmsg(hs_store_db(st)));
-		sqlite3_finalize(s);
-		return HS_CMD_FAIL;
-	}
+	if (rc != SQLITE_DONE)
+		out_err(o, "sql: %s", sqlite3_errmsg(db));
 	sqlite3_finalize(s);
-	return HS_CMD_OK;
+	sqlite3_progress_handler(db, 0, NULL, NULL);
+	return rc == SQLITE_DONE ? HS_CMD_OK : HS_CMD_FAIL;
 }

@@ -11,6 +11,8 @@
 #include "decode.h"
 
 #define HS_FILTER_MAX 32
+/* a filter that takes longer to compile is refused (filter.c) */
+#define HS_FILTER_COMPILE_NS (3 * HS_NS_PER_SEC)
 
 struct hs_filterset;
 

@@ -92,6 +92,9 @@ int hs_parse_share(const char *s, double *out);
 bool hs_name_ok(const char *s);
 /* an interface name: 1 to 15 of [A-Za-z0-9._-] */
 bool hs_ifname_ok(const char *s);
+/* what a user typed, for an error: s whole, or its first max bytes (not
+ * splitting a UTF-8 character) and "..." when longer; returns buf */
+const char *hs_clip(const char *s, size_t max, char *buf, size_t len);
 /* format an error into err (len bytes); returns -1, for "return hs_errf(...)" */
 int hs_errf(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* nanoseconds -> "1.250ms", "3.2s" (human); returns buf */

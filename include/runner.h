@@ -41,8 +41,10 @@ void hs_runner_start(struct hs_ctx *ctx);
 /* a verb or a runbook is running: the console does not prompt */
 bool hs_runner_busy(const struct hs_ctx *ctx);
 /* Ctrl-C: cancel the pending verb and abandon runbooks started from the
- * prompt; returns false when there was nothing to interrupt */
+ * prompt; returns false when the pending verb cannot be interrupted */
 bool hs_runner_interrupt(struct hs_ctx *ctx);
+/* run lines again after a signal held them (interrupt.h) */
+void hs_runner_resume(struct hs_ctx *ctx);
 
 /* 'source FILE': HS_CMD_PENDING until the file has run, or HS_CMD_FAIL */
 int hs_runner_source(struct hs_ctx *ctx, const char *path);
@@ -59,6 +61,9 @@ void hs_console_end(struct hs_ctx *ctx);
 /* console.c: signals, and stdin unless batch (-c/-f): libedit on a
  * terminal, plain lines otherwise. 0 or -1 with the error printed. */
 int hs_console_start(struct hs_ctx *ctx, bool batch);
+/* console.c: act on the signal recorded (interrupt.h), if any: Ctrl-C
+ * cancels, SIGTERM and SIGHUP end the console */
+void hs_console_signal(struct hs_ctx *ctx);
 /* close the console's handles and save the line history */
 void hs_console_close(struct hs_ctx *ctx);
 

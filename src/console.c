@@ -22,6 +22,7 @@
 #include "cmd.h"
 #include "complete.h"
 #include "console.h"
+#include "interrupt.h"
 #include "runner.h"
 #include "watch.h"
 
@@ -45,7 +46,8 @@ struct console {
 
 	uv_poll_t poll;		/* stdin, terminal */
 	uv_pipe_t pipe;		/* stdin, pipe */
-	uv_signal_t sig_int, sig_term, sig_winch;
+	uv_async_t sig_wake;	/* SIGINT, SIGTERM, SIGHUP (interrupt.h) */
+	uv_signal_t sig_winch;
 	bool poll_init, pipe_init, sig_init;
 	int rows, cols;
 };
@@ -340,16 +342,12 @@ static void clear_line(void)
 	el_set(con.el, EL_REFRESH);
 }
 
-static void on_sigint(uv_signal_t *h, int sig)
+static void on_sigint(struct hs_ctx *ctx)
 {
-	struct hs_ctx *ctx = con.ctx;
-
-	(void)h;
-	(void)sig;
 	if (!con.tty) {
 		/* a runbook: Ctrl-C ends the run */
 		void (*cancel)(struct hs_ctx *) = ctx->cancel;
-		ctx->exit_status = 130;
+		ctx->exit_status = 128 + SIGINT;
 		ctx->quit = true;
 		if (cancel) {
 			ctx->cancel = NULL;
@@ -363,25 +361,43 @@ static void on_sigint(uv_signal_t *h, int sig)
 		return;
 	}
 	fputs("\n", stdout);	/* the terminal echoed ^C itself (cooked mode) */
+	/* a verb that saw the signal itself has stopped already: the runner
+	 * waits for this turn to take the next line */
 	if (!hs_runner_interrupt(ctx))
 		hs_async_print(ctx, "this cannot be interrupted; it ends by itself");
+	hs_runner_resume(ctx);
 }
 
-static void on_sigterm(uv_signal_t *h, int sig)
+/* SIGTERM, SIGHUP: end the console; the history's session ends as at quit */
+static void on_sigterm(struct hs_ctx *ctx, int sig)
 {
-	struct hs_ctx *ctx = con.ctx;
 	void (*cancel)(struct hs_ctx *) = ctx->cancel;
 
-	(void)h;
-	(void)sig;
-	if (!con.tty && hs_runner_busy(ctx) && ctx->exit_status == 0)
-		ctx->exit_status = 128 + SIGTERM;
+	/* a run cut short says so, even when the line it cut failed */
+	if (!con.tty && hs_runner_busy(ctx))
+		ctx->exit_status = 128 + sig;
 	ctx->quit = true;
 	if (cancel) {
 		ctx->cancel = NULL;
 		cancel(ctx);
 	}
 	hs_console_end(ctx);
+}
+
+void hs_console_signal(struct hs_ctx *ctx)
+{
+	int sig = con.started ? hs_interrupt_take() : 0;
+
+	if (sig == SIGINT)
+		on_sigint(ctx);
+	else if (sig != 0)
+		on_sigterm(ctx, sig);
+}
+
+static void on_signal(uv_async_t *h)
+{
+	(void)h;
+	hs_console_signal(con.ctx);
 }
 
 static void window_size(void)
@@ -422,15 +438,12 @@ int hs_console_start(struct hs_ctx *ctx, bool batch)
 	con.batch = batch;
 	con.started = true;
 
-	uv_signal_init(ctx->loop, &con.sig_int);
-	uv_signal_init(ctx->loop, &con.sig_term);
+	uv_async_init(ctx->loop, &con.sig_wake, on_signal);
 	uv_signal_init(ctx->loop, &con.sig_winch);
 	con.sig_init = true;
-	uv_signal_start(&con.sig_int, on_sigint, SIGINT);
-	uv_signal_start(&con.sig_term, on_sigterm, SIGTERM);
+	hs_interrupt_init(&con.sig_wake);
 	uv_signal_start(&con.sig_winch, on_sigwinch, SIGWINCH);
-	uv_unref((uv_handle_t *)&con.sig_int);
-	uv_unref((uv_handle_t *)&con.sig_term);
+	uv_unref((uv_handle_t *)&con.sig_wake);
 	uv_unref((uv_handle_t *)&con.sig_winch);
 	window_size();
 
@@ -536,8 +549,9 @@ void hs_console_close(struct hs_ctx *ctx)
 			fcntl(STDIN_FILENO, F_SETFL, con.pipe_flags);
 	}
 	if (con.sig_init) {
-		uv_close((uv_handle_t *)&con.sig_int, NULL);
-		uv_close((uv_handle_t *)&con.sig_term, NULL);
+		/* a signal from here on is recorded for main's exit status */
+		hs_interrupt_init(NULL);
+		uv_close((uv_handle_t *)&con.sig_wake, NULL);
 		uv_close((uv_handle_t *)&con.sig_winch, NULL);
 	}
 	con.poll_init = con.pipe_init = con.sig_init = false;

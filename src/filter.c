@@ -4,13 +4,26 @@
  * raw-IP link type, then run with pcap_offline_filter() on the inner header
  * the decoder found, so "tcp port 80" means the mirrored packet, not the
  * GRE/ERSPAN envelope it came in.
+ *
+ * pcap_compile's time grows with about the cube of an expression's terms
+ * (300 'or'ed ports: half a second; 2000: two minutes), and no length
+ * bounds it for every shape of expression. So it runs in a child process
+ * that is killed at HS_FILTER_COMPILE_NS or at a signal (interrupt.h); the
+ * program comes back over a pipe.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pcap/pcap.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "filter.h"
+#include "interrupt.h"
 
 struct hs_filter {
 	int id;
@@ -53,6 +66,156 @@ void hs_filterset_free(struct hs_filterset *fs)
 	free(fs);
 }
 
+/* the child: compile, write the status, then the program or the error */
+static void __attribute__((noreturn)) compile_child(pcap_t *dead, const char *expr, int fd)
+{
+	struct bpf_program prog;
+	int32_t head[2];
+	const char *msg;
+	const char *p;
+	size_t left;
+
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	if (pcap_compile(dead, &prog, expr, 1, PCAP_NETMASK_UNKNOWN) < 0) {
+		msg = pcap_geterr(dead);
+		head[0] = -1;
+		head[1] = (int32_t)strlen(msg);
+		p = msg;
+	} else {
+		head[0] = 0;
+		head[1] = (int32_t)prog.bf_len;
+		p = (const char *)prog.bf_insns;
+	}
+	left = head[0] == 0 ? (size_t)head[1] * sizeof(struct bpf_insn) : (size_t)head[1];
+	if (write(fd, head, sizeof(head)) != (ssize_t)sizeof(head))
+		_exit(1);
+	while (left > 0) {
+		ssize_t n = write(fd, p, left);
+		if (n <= 0)
+			_exit(1);
+		p += n;
+		left -= (size_t)n;
+	}
+	_exit(0);
+}
+
+/* read what the child wrote until it closes the pipe: 0, or -1 at the
+ * deadline or a signal (err says which) */
+static int compile_read(int fd, const char *expr, char **buf, size_t *len, char *err,
+			size_t errlen)
+{
+	uint64_t end = hs_mono_ns() + HS_FILTER_COMPILE_NS;
+	size_t cap = 4096;
+	char clip[64];
+
+	*buf = hs_xcalloc(1, cap);
+	*len = 0;
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		uint64_t now = hs_mono_ns();
+		int rc;
+
+		if (hs_interrupted()) {
+			snprintf(err, errlen, "filter not added: interrupted while compiling");
+			return -1;
+		}
+		if (now >= end) {
+			snprintf(err, errlen, "filter '%s' takes more than %llus to compile "
+				 "(too many terms): split it into smaller filters",
+				 hs_clip(expr, 40, clip, sizeof(clip)),
+				 (unsigned long long)(HS_FILTER_COMPILE_NS / HS_NS_PER_SEC));
+			return -1;
+		}
+		/* a tenth of a second at most between looks at the flag */
+		rc = poll(&pfd, 1, 100);
+		if (rc < 0 && errno != EINTR) {
+			snprintf(err, errlen, "cannot compile filter: poll: %s", strerror(errno));
+			return -1;
+		}
+		if (rc <= 0)
+			continue;
+		if (*len == cap) {
+			cap *= 2;
+			char *nb = realloc(*buf, cap);
+			if (!nb) {
+				snprintf(err, errlen, "cannot compile filter: out of memory");
+				return -1;
+			}
+			*buf = nb;
+		}
+		ssize_t n = read(fd, *buf + *len, cap - *len);
+		if (n < 0 && errno != EINTR) {
+			snprintf(err, errlen, "cannot compile filter: read: %s", strerror(errno));
+			return -1;
+		}
+		if (n == 0)
+			return 0;
+		if (n > 0)
+			*len += (size_t)n;
+	}
+}
+
+/* pcap_compile in a child, bounded in time; 0, or -1 with err set */
+static int compile(pcap_t *dead, const char *expr, struct bpf_program *prog, char *err,
+		   size_t errlen)
+{
+	int fds[2], status, rc;
+	char *buf = NULL;
+	size_t len = 0;
+	int32_t head[2];
+	char clip[256];
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return hs_errf(err, errlen, "cannot compile filter: pipe: %s", strerror(errno));
+	fflush(NULL);		/* the child leaves by _exit: nothing of ours twice */
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return hs_errf(err, errlen, "cannot compile filter: fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		compile_child(dead, expr, fds[1]);
+	}
+	close(fds[1]);
+	rc = compile_read(fds[0], expr, &buf, &len, err, errlen);
+	close(fds[0]);
+	if (rc < 0)
+		kill(pid, SIGKILL);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (rc == 0 && (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || len < sizeof(head)))
+		rc = hs_errf(err, errlen, "cannot compile filter '%s': its compiler failed",
+			     hs_clip(expr, 40, clip, sizeof(clip)));
+	if (rc == 0) {
+		memcpy(head, buf, sizeof(head));
+		size_t body = len - sizeof(head);
+		if (head[0] < 0) {
+			snprintf(err, errlen, "bad filter '%s': %.*s",
+				 hs_clip(expr, 200, clip, sizeof(clip)), (int)body,
+				 buf + sizeof(head));
+			rc = -1;
+		} else if (head[1] <= 0 || body != (size_t)head[1] * sizeof(struct bpf_insn)) {
+			rc = hs_errf(err, errlen, "cannot compile filter '%s': its compiler failed",
+				     hs_clip(expr, 40, clip, sizeof(clip)));
+		} else {
+			prog->bf_len = (u_int)head[1];
+			prog->bf_insns = malloc(body);
+			if (!prog->bf_insns) {
+				free(buf);
+				return hs_errf(err, errlen, "cannot compile filter: out of memory");
+			}
+			memcpy(prog->bf_insns, buf + sizeof(head), body);
+		}
+	}
+	free(buf);
+	return rc;
+}
+
 int hs_filter_add(struct hs_filterset *fs, const char *expr, char *err, size_t errlen)
 {
 	struct bpf_program prog;
@@ -65,10 +228,8 @@ int hs_filter_add(struct hs_filterset *fs, const char *expr, char *err, size_t e
 		snprintf(err, errlen, "too many filters (at most %d)", HS_FILTER_MAX);
 		return -1;
 	}
-	if (pcap_compile(fs->dead, &prog, expr, 1, PCAP_NETMASK_UNKNOWN) < 0) {
-		snprintf(err, errlen, "bad filter '%s': %s", expr, pcap_geterr(fs->dead));
+	if (compile(fs->dead, expr, &prog, err, errlen) < 0)
 		return -1;
-	}
 	struct hs_filter *f = &fs->f[fs->n++];
 	f->id = fs->next_id++;
 	f->expr = hs_xstrdup(expr);

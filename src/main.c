@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "console.h"
+#include "interrupt.h"
 #include "mirror.h"
 #include "driver.h"
 #include "privsep.h"
@@ -315,5 +316,9 @@ out:
 	free(lab_topo);
 	free(o.batch);
 	fflush(stdout);
+	/* a signal that came too late for the loop still tells the caller */
+	rc = hs_interrupt_take();
+	if (rc != 0 && ctx.exit_status == 0)
+		ctx.exit_status = 128 + rc;
 	return ctx.exit_status;
 }

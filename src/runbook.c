@@ -14,6 +14,7 @@
 #include "cmd.h"
 #include "complete.h"
 #include "console.h"
+#include "interrupt.h"
 #include "pager.h"
 #include "runner.h"
 #include "watch.h"
@@ -736,6 +737,14 @@ static void pump(struct hs_ctx *ctx)
 			abandon_all(r);
 			break;
 		}
+		if (hs_interrupted()) {
+			/* no line after a signal before the console has acted
+			 * on it: now, rather than when the loop turns (it may
+			 * not turn again) */
+			r->pumping = false;
+			hs_console_signal(ctx);
+			return;
+		}
 		if (!s) {
 			if (!r->queue)
 				break;
@@ -845,7 +854,13 @@ bool hs_runner_interrupt(struct hs_ctx *ctx)
 		cancel(ctx);
 		did = true;
 	}
-	return did;
+	/* nothing pending: a verb that saw the signal has stopped already */
+	return did || !r->stack || !r->stack->waiting;
+}
+
+void hs_runner_resume(struct hs_ctx *ctx)
+{
+	pump(ctx);
 }
 
 int hs_runner_source(struct hs_ctx *ctx, const char *path)

@@ -502,6 +502,27 @@ char *hs_xstrdup(const char *s)
 	return p;
 }
 
+const char *hs_clip(const char *s, size_t max, char *buf, size_t len)
+{
+	size_t n = strnlen(s, max + 1);
+
+	if (len < sizeof("..."))
+		return "";
+	if (max > len - sizeof("..."))
+		max = len - sizeof("...");
+	if (n <= max && n < len) {
+		memcpy(buf, s, n);
+		buf[n] = '\0';
+		return buf;
+	}
+	n = max;
+	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	memcpy(buf, s, n);
+	memcpy(buf + n, "...", sizeof("..."));
+	return buf;
+}
+
 int hs_errf(char *err, size_t len, const char *fmt, ...)
 {
 	va_list ap;

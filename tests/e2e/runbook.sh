@@ -159,13 +159,13 @@ check "piped quit stops reading" hasnt 'usage: sleep' "$tmp/out"
 
 # --- the REPL under a terminal -------------------------------------------------------
 if command -v python3 >/dev/null 2>&1 && python3 -c 'import pty, os; os.close(pty.openpty()[0])' 2>/dev/null; then
-	python3 - "$HS" "$tmp/big.pcap" >"$tmp/pty.log" 2>&1 <<'PY'
+	python3 - "$HS" "$tmp/big.pcap" "$tmp/pty.db" >"$tmp/pty.log" 2>&1 <<'PY'
 import os, pty, select, signal, sys, time
 
 pid, fd = pty.fork()
 if pid == 0:
     os.environ["TERM"] = "dumb"
-    os.execv(sys.argv[1], [sys.argv[1]])
+    os.execv(sys.argv[1], [sys.argv[1], "--db", sys.argv[3]])
 buf = b""
 pos = 0
 
@@ -228,6 +228,13 @@ step("decode of a large file prints frames", wait_for(b" erspan"))
 os.kill(pid, signal.SIGINT)
 step("Ctrl-C stops decode part-way", wait_for(b"decode: interrupted after"))
 step("prompt after the interrupted decode", wait_for(b"hopscope> "))
+# a query without end holds the loop: the signal reaches it all the same
+os.write(fd, b"sql 'with recursive c(x) as (select 1 union all select x + 1 from c) "
+             b"select count(*) from c'\r")
+time.sleep(0.5)
+os.kill(pid, signal.SIGINT)
+step("Ctrl-C stops a runaway sql", wait_for(b"sql: interrupted", 1))
+step("prompt after the interrupted sql", wait_for(b"hopscope> "))
 os.write(fd, b"help quit\r")
 step("the console answers after it", wait_for(b"usage: quit"))
 os.write(fd, b"quit\r")
@@ -251,7 +258,7 @@ step("quit exits 0 (%s)" % st, st == 0)
 PY
 	st=$?
 	sed 's/^/# /' "$tmp/pty.log"
-	check "the REPL under a terminal: prompt, help, error, TAB, typed ahead, Ctrl-C on sleep and decode, quit" \
+	check "the REPL under a terminal: prompt, help, error, TAB, typed ahead, Ctrl-C on sleep, decode and sql, quit" \
 		[ "$st" -eq 0 ]
 	check "the REPL saved its line history" has 'nosuchverb' "$tmp/history"
 	# lines typed at a terminal with the output redirected: read through

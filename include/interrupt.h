@@ -1,0 +1,25 @@
+/* interrupt.h - one path from SIGINT, SIGTERM and SIGHUP to the work running
+ *
+ * One handler catches the three signals: it records the signal and wakes
+ * the loop. Work that runs long without returning to the loop (a query, a
+ * filter compile, a wait on a file) polls hs_interrupted() and gives up;
+ * the console acts on the signal when the loop turns again (console.c),
+ * and the runner runs no further line before it has. A signal recorded
+ * and never acted on still sets the exit status (main.c).
+ */
+#ifndef HS_INTERRUPT_H
+#define HS_INTERRUPT_H
+
+#include <uv.h>
+
+/* catch SIGINT, SIGTERM and SIGHUP from now on; wake is sent (from the
+ * handler: uv_async_send is async-signal-safe) at each one. NULL before
+ * wake is closed: signals are still caught and recorded. */
+void hs_interrupt_init(uv_async_t *wake);
+/* the signal waiting to be acted on, 0 for none: long work stops when
+ * this is not 0. A cheap load, for loops. */
+int hs_interrupted(void);
+/* take the signal waiting (0 for none); the next hs_interrupted() is 0 */
+int hs_interrupt_take(void);
+
+#endif

@@ -1,0 +1,69 @@
+#!/bin/sh
+# signals.sh - Ctrl-C, SIGTERM and SIGHUP reach the work running: a query
+# without end, a filter that compiles for minutes, an ingest; each stops
+# within a second with the signal's status, runs no line after it, and
+# leaves the history's session ended.
+. "$(dirname "$0")/lib.sh"
+
+# signal_run SIG DELAY ARGS...: run the console, send SIG after DELAY
+# seconds; $st is its status, $ms the milliseconds from the signal to its exit
+signal_run() {
+	sig=$1 delay=$2
+	shift 2
+	timeout -k 5 60 "$HS" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null &
+	pid=$!
+	sleep "$delay"
+	t0=$(date +%s%N)
+	kill "-$sig" "$pid"
+	wait "$pid"
+	st=$?
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+}
+
+runaway="sql 'with recursive c(x) as (select 1 union all select x + 1 from c) select count(*) from c'"
+
+# --- a query without end --------------------------------------------------------
+for s in INT:130 TERM:143 HUP:129; do
+	sig=${s%:*} want=${s#*:}
+	signal_run "$sig" 0.5 --db "$tmp/h.db" -c "$runaway; help quit"
+	check "SIG$sig stops a runaway sql with status $want (status $st, ${ms}ms)" \
+		sh -c "[ $st -eq $want ] && [ $ms -lt 1000 ]"
+	check "SIG$sig: sql says it was interrupted" has '^-c:1: error: sql: interrupted$' "$tmp/err"
+	check "SIG$sig: no line after it ran" hasnt 'usage: quit' "$tmp/out"
+done
+
+# --- a filter that would compile for minutes ----------------------------------------
+terms=$(awk 'BEGIN { for (i = 1; i <= 2000; i++) printf "%stcp port %d", (i > 1 ? " or " : ""), i }')
+signal_run INT 0.5 --db "$tmp/h.db" -c "filter add '$terms'; help quit"
+check "Ctrl-C stops a filter compile with status 130 (status $st, ${ms}ms)" \
+	sh -c "[ $st -eq 130 ] && [ $ms -lt 1000 ]"
+check "the filter was not added" has 'filter not added: interrupted while compiling' "$tmp/err"
+t0=$(date +%s)
+hs --db "$tmp/h.db" -c "filter add '$terms'; help quit"
+took=$(( $(date +%s) - t0 ))
+check "a filter past the compile deadline is refused (status $st, ${took}s)" \
+	sh -c "[ $st -eq 1 ] && [ $took -lt 10 ]"
+check "the refusal names the filter, clipped, and the deadline" \
+	has "^-c:1: error: filter 'tcp port 1 or tcp port 2 or tcp port 3 o\.\.\.' takes more than 3s to compile" "$tmp/err"
+check "the refusal is one line" [ "$(wc -l <"$tmp/err")" -eq 1 ]
+hs --db "$tmp/h.db" -c "filter add 'tcp port 80 or udp port 53'; filter list"
+check "a filter of a few terms still compiles (status $st)" [ "$st" -eq 0 ]
+check "and is listed" has 'tcp port 80 or udp port 53' "$tmp/out"
+
+# --- an ingest ------------------------------------------------------------------------
+SYNTH=$top_builddir/tests/tools/hs-synth
+"$SYNTH" --packets 300000 --seed 5 -w "$tmp/big.pcap" -t "$tmp/big.topo" >/dev/null 2>&1 ||
+	hard "hs-synth failed"
+for s in TERM:143 HUP:129 INT:130; do
+	sig=${s%:*} want=${s#*:}
+	rm -f "$tmp/i.db"*
+	signal_run "$sig" 0.2 -r "$tmp/big.pcap" --db "$tmp/i.db" -c 'traces; help quit'
+	check "SIG$sig mid-ingest exits $want (status $st, ${ms}ms)" \
+		sh -c "[ $st -eq $want ] && [ $ms -lt 1000 ]"
+	hs --db "$tmp/i.db" -c "sql 'select count(*) from sessions where ended is null'"
+	check "SIG$sig mid-ingest leaves no session unended" has '^0$' "$tmp/out"
+	hs --db "$tmp/i.db" -c "sql 'select packets < 900000 from sessions'"
+	check "SIG$sig came mid-ingest (the file was not read to its end)" has '^1$' "$tmp/out"
+done
+
+finish
