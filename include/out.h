@@ -47,6 +47,10 @@ void out_nl(struct hs_out *o);		/* newline in text mode only */
 /* JSON string escaping into fp */
 void out_json_string(FILE *fp, const char *s);
 
+/* flush the results: 0, or -1 with one error when writing them failed
+ * (a full disk, a closed pipe) since the last check */
+int out_check(struct hs_out *o);
+
 /* "error: <msg>" (git style: lowercase, no full stop); returns -1 */
 int out_err(struct hs_out *o, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <locale.h>
 #include <net/if.h>
@@ -171,6 +172,19 @@ static int parse(int argc, char **argv, struct opts *o)
 	return -1;
 }
 
+/* standard input, output or error closed at start: the next files opened
+ * would take their numbers (and libuv refuses to close its own there).
+ * /dev/null stands in, as for a daemon: no input, output discarded. */
+static void std_fds(void)
+{
+	int fd;
+
+	while ((fd = open("/dev/null", O_RDWR)) >= 0 && fd <= STDERR_FILENO)
+		;
+	if (fd > STDERR_FILENO)
+		close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = { 0 };
@@ -185,6 +199,7 @@ int main(int argc, char **argv)
 	char perr[512];
 	int rc;
 
+	std_fds();
 	setlocale(LC_CTYPE, "");
 	rc = parse(argc, argv, &o);
 	if (rc >= 0) {
@@ -315,7 +330,9 @@ out:
 	free(ctx.lab_state);
 	free(lab_topo);
 	free(o.batch);
-	fflush(stdout);
+	/* results written outside a verb (events, a capture's end) */
+	if (out_check(&ctx.out) < 0 && ctx.exit_status == 0)
+		ctx.exit_status = 1;
 	/* a signal that came too late for the loop still tells the caller */
 	rc = hs_interrupt_take();
 	if (rc != 0 && ctx.exit_status == 0)

@@ -5,11 +5,13 @@
  * the outermost object or array closes. Containers are not tracked in text
  * mode beyond their depth, so verbs end their text lines with out_nl().
  */
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "out.h"
 
@@ -283,4 +285,26 @@ void out_warn(struct hs_out *o, const char *fmt, ...)
 	va_start(ap, fmt);
 	vreport(o, "warning", fmt, ap);
 	va_end(ap);
+}
+
+int out_check(struct hs_out *o)
+{
+	int e = 0;
+
+	if (!o->fp)
+		return 0;
+	if (fflush(o->fp) != 0)
+		e = errno;
+	else if (!ferror(o->fp))
+		return 0;
+	/* stdio lost the failed write's errno, and the bytes with it: one
+	 * byte written past it finds out what keeps failing */
+	if (e == 0 && write(fileno(o->fp), "\n", 1) < 0)
+		e = errno;
+	clearerr(o->fp);
+	if (e)
+		return out_err(o, "cannot write %s: %s",
+			       o->fp == stdout ? "standard output" : "the output", strerror(e));
+	return out_err(o, "cannot write %s: some of it was lost",
+		       o->fp == stdout ? "standard output" : "the output");
 }

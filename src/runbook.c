@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cmd.h"
 #include "complete.h"
@@ -38,6 +39,7 @@ struct hs_src {
 	bool failed;
 	bool waiting;			/* its current line's verb is pending */
 	unsigned lineno;
+	unsigned nul_col;		/* its current line has a NUL byte there */
 	struct hs_src *next_src;	/* below on the stack, or next in the queue */
 };
 
@@ -108,26 +110,24 @@ int hs_split_commands(const char *s, char ***out)
 		if (s[i] == ';' || s[i] == '\n')
 			n++;
 	char **v = hs_xcalloc(n, sizeof(*v));
-	char *cur = hs_xcalloc(1, len + 1);
-	size_t k = 0, cn = 0;
+	size_t start = 0, cn = 0;
 
+	/* each command is copied at its own length: memory stays linear in
+	 * the text however many commands it holds */
 	for (size_t i = 0; i <= len; i++) {
 		char c = s[i];
 		if (c == '\0' || (!quote && (c == '\n' || (c == ';' && !comment)))) {
-			cur[k] = '\0';
-			v[cn++] = cur;
+			v[cn] = hs_xcalloc(1, i - start + 1);
+			memcpy(v[cn++], s + start, i - start);
 			if (c == '\0')
 				break;
-			cur = hs_xcalloc(1, len + 1);
-			k = 0;
+			start = i + 1;
 			comment = false;
 			word_start = true;
 			continue;
 		}
-		if (comment) {
-			cur[k++] = c;
+		if (comment)
 			continue;
-		}
 		if (quote) {
 			if (c == quote)
 				quote = 0;
@@ -137,7 +137,6 @@ int hs_split_commands(const char *s, char ***out)
 			comment = true;
 		}
 		word_start = blank(c);
-		cur[k++] = c;
 	}
 	*out = v;
 	return (int)cn;
@@ -244,8 +243,9 @@ const char *hs_cmd_usage(const struct hs_cmd *c, char *buf, size_t len)
 
 /* ---- one line ----------------------------------------------------------------- */
 
-/* a verb that failed half-way through a JSON object still ends its line */
-static void out_settle(struct hs_out *o)
+/* a verb that failed half-way through a JSON object still ends its line;
+ * -1 when its results could not be written */
+static int out_settle(struct hs_out *o)
 {
 	while (o->depth > 0) {
 		int d = o->depth - 1 < HS_OUT_MAX_DEPTH ? o->depth - 1 : HS_OUT_MAX_DEPTH - 1;
@@ -254,7 +254,7 @@ static void out_settle(struct hs_out *o)
 		else
 			out_obj_close(o);
 	}
-	fflush(o->fp);
+	return out_check(o);
 }
 
 static void ambiguity(struct hs_ctx *ctx, const char *word)
@@ -397,7 +397,8 @@ static int run_words(struct hs_ctx *ctx, int argc, char **argv)
 		}
 	}
 	if (rc != HS_CMD_PENDING) {
-		out_settle(&ctx->out);
+		if (out_settle(&ctx->out) < 0)
+			rc = HS_CMD_FAIL;
 		ctx->out.json = ctx->set.json;
 	}
 	return rc < 0 ? HS_CMD_FAIL : rc;
@@ -482,9 +483,19 @@ static void enqueue(struct hs_ctx *ctx, struct hs_src *s)
 static FILE *open_runbook(struct hs_ctx *ctx, const char *path)
 {
 	FILE *fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+	struct stat st;
 
-	if (!fp)
+	if (!fp) {
 		out_err(&ctx->out, "cannot open '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	/* a directory opens, and fails only at its first read */
+	if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
+		out_err(&ctx->out, "cannot read runbook '%s': %s", path, strerror(EISDIR));
+		if (fp != stdin)
+			fclose(fp);
+		return NULL;
+	}
 	return fp;
 }
 
@@ -602,6 +613,25 @@ void hs_runner_feed_eof(struct hs_ctx *ctx)
 	pump(ctx);
 }
 
+/* the stack was started from the prompt: its failures are only printed */
+static bool under_prompt(const struct hs_runner *r)
+{
+	const struct hs_src *s = r->stack;
+
+	while (s && s->next_src)
+		s = s->next_src;
+	return s && s->interactive;
+}
+
+/* the column of the first NUL byte in a line of n bytes, 0 for none: the
+ * line would end there unseen */
+static unsigned nul_col(const char *l, size_t n)
+{
+	const char *z = memchr(l, '\0', n);
+
+	return z ? (unsigned)(z - l) + 1 : 0;
+}
+
 /* 1: a line in *line (free it), 0: the source is done, -1: wait for input */
 static int next_line(struct hs_ctx *ctx, struct hs_src *s, char **line)
 {
@@ -621,12 +651,15 @@ static int next_line(struct hs_ctx *ctx, struct hs_src *s, char **line)
 				out_err(&ctx->out, "cannot read '%s': %s", s->name,
 					strerror(errno ? errno : EIO));
 				s->failed = true;
+				if (ctx->exit_status == 0 && !under_prompt(ctx->runner))
+					ctx->exit_status = 1;
 			}
 			return 0;
 		}
 		while (n > 0 && (l[n - 1] == '\n' || l[n - 1] == '\r'))
 			l[--n] = '\0';
 		s->lineno++;
+		s->nul_col = nul_col(l, (size_t)n);
 		*line = l;
 		return 1;
 	}
@@ -645,6 +678,7 @@ static int next_line(struct hs_ctx *ctx, struct hs_src *s, char **line)
 		n = nl ? (size_t)(nl - s->buf) : s->len;
 		*line = hs_xcalloc(1, n + 1);
 		memcpy(*line, s->buf, n);
+		s->nul_col = nul_col(*line, n);
 		if (n > 0 && (*line)[n - 1] == '\r')
 			(*line)[n - 1] = '\0';
 		if (nl)
@@ -675,16 +709,6 @@ static void abandon_all(struct hs_runner *r)
 		r->queue = s->next_src;
 		src_free(s);
 	}
-}
-
-/* the stack was started from the prompt: its failures are only printed */
-static bool under_prompt(const struct hs_runner *r)
-{
-	const struct hs_src *s = r->stack;
-
-	while (s && s->next_src)
-		s = s->next_src;
-	return s && s->interactive;
 }
 
 /* a line of s finished with status rc */
@@ -771,7 +795,13 @@ static void pump(struct hs_ctx *ctx)
 			continue;
 		}
 		set_where(ctx, s);
-		rc = hs_run_line(ctx, line);
+		if (s->nul_col) {
+			rc = out_err(&ctx->out, "a NUL byte at column %u: a command line is text",
+				     s->nul_col);
+			s->nul_col = 0;
+		} else {
+			rc = hs_run_line(ctx, line);
+		}
 		free(line);
 		if (rc == HS_CMD_PENDING)
 			s->waiting = true;
@@ -810,7 +840,8 @@ void hs_cmd_finish(struct hs_ctx *ctx, int status)
 		r->early = status;
 		return;
 	}
-	out_settle(&ctx->out);
+	if (out_settle(&ctx->out) < 0)
+		status = HS_CMD_FAIL;
 	ctx->out.json = ctx->set.json;
 	s = r->stack;
 	if (!s || !s->waiting)
