@@ -33,6 +33,36 @@ static int slot(const struct hs_out *o)
 	return d < HS_OUT_MAX_DEPTH ? d : HS_OUT_MAX_DEPTH - 1;
 }
 
+/* the length of the well-formed UTF-8 character at p (RFC 3629: no
+ * overlong form, no surrogate, nothing past U+10FFFF), 0 when it is not
+ * one; a NUL ends the string before any byte past it is read */
+static size_t utf8_len(const unsigned char *p)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n;
+
+	if (p[0] < 0xc2 || p[0] > 0xf4)
+		return 0;
+	n = p[0] < 0xe0 ? 2 : p[0] < 0xf0 ? 3 : 4;
+	if (p[0] == 0xe0)
+		lo = 0xa0;
+	else if (p[0] == 0xed)
+		hi = 0x9f;
+	else if (p[0] == 0xf0)
+		lo = 0x90;
+	else if (p[0] == 0xf4)
+		hi = 0x8f;
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/* JSON is UTF-8: a byte that does not begin a well-formed character
+ * (a capture's or a history's bytes, a mistyped argument) is written as
+ * U+FFFD, so every line stays valid JSON */
 void out_json_string(FILE *fp, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -52,8 +82,16 @@ void out_json_string(FILE *fp, const char *s)
 				fputs("\\u00", fp);
 				putc(hex[*p >> 4], fp);
 				putc(hex[*p & 15], fp);
-			} else {
+			} else if (*p < 0x80) {
 				putc(*p, fp);
+			} else {
+				size_t n = utf8_len(p);
+				if (n == 0) {
+					fputs("\\ufffd", fp);
+				} else {
+					fwrite(p, 1, n, fp);
+					p += n - 1;
+				}
 			}
 		}
 	}

@@ -75,4 +75,30 @@ st=$?
 check "a NUL byte in a piped line fails (status $st)" [ "$st" -eq 1 ]
 check "the piped error names stdin:LINE" has "^stdin:2: error: a NUL byte at column 11" "$tmp/err"
 
+# --- --json: always valid JSON, whatever the bytes -----------------------------------
+if command -v python3 >/dev/null 2>&1; then
+	# ff: no character; c3 a9: e-acute; ed a0 80: a surrogate; f4 90 80 80: past U+10FFFF
+	hs --db "$tmp/e.db" --json -c "sql \"select cast(x'ff41c3a9eda080f4908080' as text) as s\""
+	check "--json sql of bytes that are not UTF-8 (status $st)" [ "$st" -eq 0 ]
+	python3 - "$tmp/out" >"$tmp/json.out" 2>&1 <<'PY'
+import json, sys
+raw = open(sys.argv[1], "rb").read()
+v = json.loads(raw.decode("utf-8"))        # strict: raises on a bad byte
+want = "\ufffdA\u00e9" + "\ufffd" * 7
+print("ok" if v["s"] == want else "got %r" % v["s"])
+PY
+	check "every bad byte is U+FFFD, good characters stay ($(cat "$tmp/json.out"))" \
+		has '^ok$' "$tmp/json.out"
+fi
+
+# --- what an error echoes of a line is bounded -------------------------------------------
+awk 'BEGIN { s = "x"; for (i = 0; i < 23; i++) s = s s; print s }' >"$tmp/long.hs"
+t0=$(date +%s)
+hs --db "$tmp/e.db" -f "$tmp/long.hs"
+took=$(( $(date +%s) - t0 ))
+check "an 8 MB unknown verb fails at once (status $st, ${took}s)" \
+	sh -c "[ $st -eq 1 ] && [ $took -lt 10 ]"
+check "its error is one short line" \
+	sh -c "[ \$(wc -l <'$tmp/err') -eq 1 ] && [ \$(wc -c <'$tmp/err') -lt 200 ]"
+
 finish
