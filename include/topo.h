@@ -17,6 +17,8 @@
 #include "hs.h"
 
 #define HS_NAME_MAX 32
+/* a topology with more switches is refused at the first one too many */
+#define HS_TOPO_MAX_SWITCHES 4096
 
 struct hs_switch {
 	char name[HS_NAME_MAX];

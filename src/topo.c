@@ -29,7 +29,15 @@ struct parser {
 	int eol_col;		/* column just past the last word */
 	int cap_sw, cap_links, cap_hosts, cap_subnets;
 	struct hs_topo_aidx host_names;	/* the hosts read so far, by name */
+	struct hs_topo_aidx mirrors;	/* the switches read so far, by mirror address */
 };
+
+/* the address indexes (below), for the checks made as lines are read */
+typedef const struct hs_addr *(*addr_of_fn)(const struct hs_topo *t, int i);
+static const struct hs_addr *mirror_addr_of(const struct hs_topo *t, int i);
+static int aidx_find(const struct hs_topo_aidx *x, const struct hs_topo *t, int n, addr_of_fn at,
+		     const struct hs_addr *a);
+static void aidx_add(struct hs_topo_aidx *x, const struct hs_topo *t, int n, addr_of_fn at);
 
 static const char *sw_name_of(const struct hs_topo *t, int i)
 {
@@ -141,6 +149,9 @@ static int parse_switch(struct parser *p, struct word *w, int nw)
 	bool have_role = false, have_mirror = false, have_lo = false;
 
 	memset(&sw, 0, sizeof(sw));
+	/* refused at the first switch too many, not after reading them all */
+	if (t->nsw >= HS_TOPO_MAX_SWITCHES)
+		return perr(p, w[0].col, "too many switches (at most %d)", HS_TOPO_MAX_SWITCHES);
 	if (need(p, nw, 2, "switch name") < 0 || get_name(p, &w[1], sw.name, "switch name") < 0)
 		return -1;
 	if (hs_topo_switch_by_name(t, sw.name) >= 0)
@@ -178,14 +189,14 @@ static int parse_switch(struct parser *p, struct word *w, int nw)
 	if (!have_mirror)
 		return perr(p, p->eol_col, "expected 'mirror ADDR'");
 	(void)have_lo;		/* the loopback is optional (no IP-in-IP target) */
-	for (int i = 0; i < t->nsw; i++) {
-		if (hs_addr_eq(&t->sw[i].mirror, &sw.mirror))
-			return perr(p, w[1].col, "switch '%s' has the mirror address of '%s'",
-				    sw.name, t->sw[i].name);
-	}
+	int same = aidx_find(&p->mirrors, t, t->nsw, mirror_addr_of, &sw.mirror);
+	if (same >= 0)
+		return perr(p, w[1].col, "switch '%s' has the mirror address of '%s'",
+			    sw.name, t->sw[same].name);
 	t->sw = grow(t->sw, &p->cap_sw, t->nsw, sizeof(*t->sw));
 	t->sw[t->nsw++] = sw;
 	name_add(&t->name_idx, t, sw_name_of, t->nsw);
+	aidx_add(&p->mirrors, t, t->nsw, mirror_addr_of);
 	return 0;
 }
 
@@ -417,8 +428,6 @@ static void compute_dist(struct hs_topo *t)
 
 /* ---- address indexes ------------------------------------------------------ */
 
-typedef const struct hs_addr *(*addr_of_fn)(const struct hs_topo *t, int i);
-
 static const struct hs_addr *host_addr_of(const struct hs_topo *t, int i)
 {
 	return &t->hosts[i].addr;
@@ -447,23 +456,40 @@ static void idx_alloc(struct hs_topo_aidx *x, int n)
 		x->slot[i] = -1;
 }
 
+/* entry i, unless an equal address is there before it */
+static void aidx_insert(struct hs_topo_aidx *x, const struct hs_topo *t, int i, addr_of_fn at)
+{
+	const struct hs_addr *a = at(t, i);
+
+	if (a->af != 4 && a->af != 6)
+		return;
+	for (uint32_t h = hs_addr_hash(a) & x->mask;; h = (h + 1) & x->mask) {
+		if (x->slot[h] < 0) {
+			x->slot[h] = i;
+			return;
+		}
+		if (hs_addr_eq(at(t, x->slot[h]), a))
+			return;
+	}
+}
+
 /* the first of equal addresses wins, as the scans it replaces did */
 static void aidx_build(struct hs_topo_aidx *x, const struct hs_topo *t, int n, addr_of_fn at)
 {
 	idx_alloc(x, n);
-	for (int i = 0; i < n; i++) {
-		const struct hs_addr *a = at(t, i);
-		if (a->af != 4 && a->af != 6)
-			continue;
-		for (uint32_t h = hs_addr_hash(a) & x->mask;; h = (h + 1) & x->mask) {
-			if (x->slot[h] < 0) {
-				x->slot[h] = i;
-				break;
-			}
-			if (hs_addr_eq(at(t, x->slot[h]), a))
-				break;
-		}
+	for (int i = 0; i < n; i++)
+		aidx_insert(x, t, i, at);
+}
+
+/* entries 0 .. n-1 are read, n-1 the newest: the index grows as they do */
+static void aidx_add(struct hs_topo_aidx *x, const struct hs_topo *t, int n, addr_of_fn at)
+{
+	if (!x->slot || (uint32_t)n * 2 > x->mask + 1) {
+		free(x->slot);
+		aidx_build(x, t, n, at);
+		return;
 	}
+	aidx_insert(x, t, n - 1, at);
 }
 
 static int aidx_find(const struct hs_topo_aidx *x, const struct hs_topo *t, int n, addr_of_fn at,
@@ -543,12 +569,8 @@ struct hs_topo *hs_topo_parse(const char *text, const char *name, char *err, siz
 	bool ok = run_pass(&p, text, 1) == 0 && run_pass(&p, text, 2) == 0;
 
 	free(p.host_names.slot);
+	free(p.mirrors.slot);
 	if (!ok) {
-		hs_topo_free(t);
-		return NULL;
-	}
-	if (t->nsw > 4096) {
-		snprintf(err, errlen, "%s: too many switches (%d, at most 4096)", p.name, t->nsw);
 		hs_topo_free(t);
 		return NULL;
 	}

@@ -259,6 +259,35 @@ static void test_many_names(void **state)
 	free(text);
 }
 
+/* 300,000 switches are refused at the first one too many, at once (they
+ * were read in full first, each mirror address compared with every one
+ * before it: two minutes); a duplicate mirror address far down a long
+ * file is found through an index */
+static void test_too_many_switches(void **state)
+{
+	char err[256] = "";
+	char *text = many_names(300000, 0, "");
+	uint64_t t0 = hs_mono_ns();
+
+	(void)state;
+	assert_null(hs_topo_parse(text, "big", err, sizeof(err)));
+	assert_string_equal(err, "big:4097:1: too many switches (at most 4096)");
+	assert_true(hs_mono_ns() - t0 < 2 * HS_NS_PER_SEC);
+	free(text);
+
+	text = many_names(HS_TOPO_MAX_SWITCHES, 0, "");
+	struct hs_topo *t = hs_topo_parse(text, "max", err, sizeof(err));
+	assert_non_null(t);
+	assert_int_equal(t->nsw, HS_TOPO_MAX_SWITCHES);
+	hs_topo_free(t);
+	free(text);
+
+	text = many_names(4000, 0, "switch late role leaf mirror 10.115.100.1\n");
+	assert_null(hs_topo_parse(text, "dup", err, sizeof(err)));
+	assert_string_equal(err, "dup:4001:8: switch 'late' has the mirror address of 'sw3940'");
+	free(text);
+}
+
 static void test_garbage(void **state)
 {
 	char text[600], err[256];
@@ -328,6 +357,7 @@ int main(void)
 		cmocka_unit_test(test_unreachable),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_many_names),
+		cmocka_unit_test(test_too_many_switches),
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_load_file),
 	};
