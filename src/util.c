@@ -515,8 +515,9 @@ const char *hs_clip(const char *s, size_t max, char *buf, size_t len)
 		buf[n] = '\0';
 		return buf;
 	}
+	/* back to the start of the character cut, at most 3 bytes back */
 	n = max;
-	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+	while (n > 0 && max - n < 3 && ((unsigned char)s[n] & 0xc0) == 0x80)
 		n--;
 	memcpy(buf, s, n);
 	memcpy(buf + n, "...", sizeof("..."));
