@@ -224,13 +224,13 @@ int cmd_blame(struct hs_ctx *ctx, int argc, char **argv)
 	for (size_t e = 0; e < b.nepochs; e++) {
 		const struct hs_blame_epoch *ep = &b.epochs[e];
 		size_t reported = 0;
-		char ts[32], d[32];
+		char ts[HS_TIMESTRLEN], d[32];
 		for (size_t i = 0; i < ep->nlinks; i++)
 			reported += b.links[ep->link_off + i].reported;
 		if (!o->json) {
 			out_text(o, "epoch %s (+%s): %" PRIu32 " of %" PRIu32 " TCP flows "
 				 "retransmitted, %.2f votes on %zu links, %zu above the noise\n",
-				 hs_fmt_ts(ep->start, ts, sizeof(ts)),
+				 hs_fmt_time(ep->start, ts, sizeof(ts)),
 				 hs_fmt_duration(b.epoch_ns, d, sizeof(d)), ep->retx_flows, ep->flows,
 				 ep->total, ep->nlinks, reported);
 			if (reported || (all && ep->nlinks))

@@ -122,7 +122,7 @@ static void print_text(struct hs_ctx *ctx, const struct hs_ctl_rec *r)
 	char b[64], ts[40], d[HS_CTL_DETAIL_MAX];
 	const char *sw = hs_ctl_switch_name(ctx, r, b, sizeof(b));
 
-	out_text(o, "%-20s  %-16s %-5s ", hs_fmt_ts(r->ts_ns, ts, sizeof(ts)), sw ? sw : "-",
+	out_text(o, "%-26s  %-16s %-5s ", hs_fmt_time(r->ts_ns, ts, sizeof(ts)), sw ? sw : "-",
 		 hs_ctl_proto_name(m->proto));
 	endpoints(o, &r->key);
 	out_text(o, "%s", hs_ctl_detail(m, d, sizeof(d)));
@@ -229,7 +229,7 @@ int cmd_control(struct hs_ctx *ctx, int argc, char **argv)
 			continue;
 		}
 		if (!header)
-			out_text(o, "%-20s  %-16s %-5s %s\n", "time", "switch", "proto", "message");
+			out_text(o, "%-26s  %-16s %-5s %s\n", "time", "switch", "proto", "message");
 		header = true;
 		print_text(ctx, r);
 	}

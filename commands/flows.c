@@ -49,7 +49,7 @@ static void print_flow(struct hs_ctx *ctx, const struct hs_flow *f)
 	out_uint(o, "packets", " %8" PRIu64, f->packets);
 	out_uint(o, "bytes", " %11" PRIu64, f->bytes);
 	out_raw(o, "first_ts", NULL, hs_fmt_ts(f->first_ns, ts, sizeof(ts)));
-	out_raw(o, "last_ts", " %20s", hs_fmt_ts(f->last_ns, ts, sizeof(ts)));
+	out_time(o, "last_ts", " %26s", f->last_ns);
 	if (!o->json) {
 		char sfr[40];
 		snprintf(sfr, sizeof(sfr), "%u/%u/%u", f->syn, f->fin, f->rst);
@@ -84,7 +84,7 @@ int cmd_flows(struct hs_ctx *ctx, int argc, char **argv)
 	while (m < n && (f = hs_flowtab_at(ctx->flows, m)) != NULL)
 		all[m++] = f;
 	qsort(all, m, sizeof(*all), newest_first);
-	out_text(o, "%-48s %8s %11s %20s %11s %7s %6s\n", "flow", "packets", "bytes", "last seen",
+	out_text(o, "%-48s %8s %11s %26s %11s %7s %6s\n", "flow", "packets", "bytes", "last seen",
 		 "syn/fin/rst", "dropped", "looped");
 	for (size_t i = 0; i < m && i < limit; i++)
 		print_flow(ctx, all[i]);

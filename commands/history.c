@@ -14,57 +14,72 @@
 
 #define HISTORY_DEFAULT_LIMIT 50
 
-/* capture times are ns since the epoch: shown as seconds with 9 decimals */
-#define TS(col) "printf('%d.%09d', " col " / 1000000000, " col " % 1000000000)"
-#define WALL(col) "datetime(" col " / 1000000000, 'unixepoch')"
 #define PROTO(col) "CASE " col " WHEN 6 THEN 'tcp' WHEN 17 THEN 'udp' WHEN 1 THEN 'icmp' " \
 	"WHEN 58 THEN 'icmp6' ELSE " col " END"
 
 static const char q_sessions[] =
-	"SELECT id, " WALL("started") " AS started, " WALL("ended") " AS ended, source, "
+	"SELECT id, started, ended, source, "
 	"filter, packets, bytes, decode_errors, kernel_drops, traces "
 	"FROM sessions ORDER BY id DESC LIMIT ?1";
 
 static const char q_flows[] =
 	"SELECT session, src, sport, dst, dport, " PROTO("proto") " AS proto, packets, bytes, "
-	"syn, fin, rst, dropped, looped, " TS("last_ts") " AS last_ts "
+	"syn, fin, rst, dropped, looped, last_ts "
 	"FROM flows ORDER BY session DESC, last_ts DESC, bytes DESC LIMIT ?1";
 
 static const char q_traces[] =
-	"SELECT t.id, t.session, " TS("t.first_ts") " AS ts, t.src, t.sport, t.dst, t.dport, "
+	"SELECT t.id, t.session, t.first_ts AS ts, t.src, t.sport, t.dst, t.dport, "
 	PROTO("t.proto") " AS proto, t.outcome, "
 	"(SELECT group_concat(name, ' > ') FROM (SELECT coalesce(h.switch, h.addr) AS name "
 	"FROM hops h WHERE h.trace = t.id ORDER BY h.idx)) AS path, t.expected_next "
 	"FROM traces t ORDER BY t.id DESC LIMIT ?1";
 
 static const char q_probes[] =
-	"SELECT probe_id, kind, spec, " WALL("min(sent)") " AS sent, count(*) AS packets, "
+	"SELECT probe_id, kind, spec, min(sent) AS sent, count(*) AS packets, "
 	"sum(outcome = 'delivered') AS delivered, sum(outcome IN ('lost', 'looped')) AS lost, "
 	"printf('%.1f', avg(rtt) / 1000.0) AS rtt_us "
 	"FROM probes GROUP BY probe_id ORDER BY probe_id DESC LIMIT ?1";
 
 static const char q_events[] =
-	"SELECT id, session, " TS("ts") " AS ts, alert, cond, value "
+	"SELECT id, session, ts, alert, cond, value "
 	"FROM events ORDER BY ts DESC, id DESC LIMIT ?1";
 
 static const char q_control[] =
-	"SELECT id, session, " TS("ts") " AS ts, switch, proto, kind, src, sport, dst, dport, "
+	"SELECT id, session, ts, switch, proto, kind, src, sport, dst, dport, "
 	"detail FROM control ORDER BY session DESC, ts DESC, id DESC LIMIT ?1";
 
 static const char q_show[] =
-	"SELECT t.id, t.session, t.trace_no, " TS("t.first_ts") " AS ts, t.src, t.sport, "
+	"SELECT t.id, t.session, t.trace_no, t.first_ts AS ts, t.src, t.sport, "
 	"t.dst, t.dport, " PROTO("t.proto") " AS proto, t.ip_id, t.len, t.outcome, "
 	"t.last_switch, t.expected_next, t.nhops, t.probe_id FROM traces t WHERE t.id = ?1";
 
 static const char q_hops[] =
-	"SELECT idx + 1 AS idx, coalesce(switch, '-') AS switch, addr, " TS("ts") " AS ts, "
+	"SELECT idx + 1 AS idx, coalesce(switch, '-') AS switch, addr, ts, "
 	"ts - lag(ts) OVER (ORDER BY idx) AS delta_ns, ttl, tos, session "
 	"FROM hops WHERE trace = ?1 ORDER BY idx";
+
+/* a column of nanoseconds since the epoch */
+static bool time_col(sqlite3_stmt *s, int i)
+{
+	static const char *const names[] = { "ts", "last_ts", "started", "ended", "sent" };
+	const char *name = sqlite3_column_name(s, i);
+
+	if (sqlite3_column_type(s, i) != SQLITE_INTEGER)
+		return false;
+	for (size_t k = 0; k < HS_ARRAY_SIZE(names); k++)
+		if (strcmp(name, names[k]) == 0)
+			return true;
+	return false;
+}
 
 static char *cell_text(sqlite3_stmt *s, int i)
 {
 	const unsigned char *v = sqlite3_column_text(s, i);
 
+	if (time_col(s, i)) {
+		char b[HS_TIMESTRLEN];
+		return hs_xstrdup(hs_fmt_time((uint64_t)sqlite3_column_int64(s, i), b, sizeof(b)));
+	}
 	return hs_xstrdup(v ? (const char *)v : "-");
 }
 
@@ -72,6 +87,10 @@ static void json_cell(struct hs_out *o, sqlite3_stmt *s, int i)
 {
 	const char *name = sqlite3_column_name(s, i);
 
+	if (time_col(s, i)) {
+		out_time(o, name, NULL, (uint64_t)sqlite3_column_int64(s, i));
+		return;
+	}
 	switch (sqlite3_column_type(s, i)) {
 	case SQLITE_INTEGER:
 		out_int(o, name, NULL, sqlite3_column_int64(s, i));
@@ -84,13 +103,7 @@ static void json_cell(struct hs_out *o, sqlite3_stmt *s, int i)
 		break;
 	default: {
 		const unsigned char *v = sqlite3_column_text(s, i);
-		/* formatted timestamps stay numbers in JSON */
-		if (v && strcmp(name, "ts") == 0)
-			out_raw(o, name, NULL, (const char *)v);
-		else if (v && strcmp(name, "last_ts") == 0)
-			out_raw(o, name, NULL, (const char *)v);
-		else
-			out_str(o, name, NULL, v ? (const char *)v : "");
+		out_str(o, name, NULL, v ? (const char *)v : "");
 	}
 	}
 }

@@ -38,7 +38,7 @@ int cmd_loops(struct hs_ctx *ctx, int argc, char **argv)
 	}
 	for (size_t i = 0; i < l.n && i < limit; i++) {
 		const struct hs_loop *x = &l.loops[i];
-		char b[64], ts[32];
+		char b[64], ts[HS_TIMESTRLEN];
 
 		if (o->json) {
 			out_obj_open(o, NULL);
@@ -61,8 +61,8 @@ int cmd_loops(struct hs_ctx *ctx, int argc, char **argv)
 		out_text(o, "%s\n", hs_hop_name(ctx->topo, &x->sw[0], b, sizeof(b)));
 		out_text(o, "    %" PRIu32 " traces, %" PRIu32 " flows, e.g. trace %" PRIu64
 			 " to %s, from %s", x->traces, x->flows, x->trace_id,
-			 hs_addr_str(&x->dst, b, sizeof(b)), hs_fmt_ts(x->first_ns, ts, sizeof(ts)));
-		out_text(o, " to %s\n", hs_fmt_ts(x->last_ns, ts, sizeof(ts)));
+			 hs_addr_str(&x->dst, b, sizeof(b)), hs_fmt_time(x->first_ns, ts, sizeof(ts)));
+		out_text(o, " to %s\n", hs_fmt_time(x->last_ns, ts, sizeof(ts)));
 	}
 	hs_loops_free(&l);
 	free(all);

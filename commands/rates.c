@@ -75,10 +75,10 @@ static void print_json(struct hs_out *o, const struct hs_topo *topo, const struc
 static void print_text(struct hs_out *o, const struct hs_topo *topo, const struct hs_rates *r,
 		       const struct hs_rate_report *rep, uint64_t limit)
 {
-	char ts[32], w[32], b[32];
+	char ts[HS_TIMESTRLEN], w[32], b[32];
 
 	out_text(o, "rates over %s to %s: %zu flows with a rate of %zu sampled", 
-		 hs_fmt_duration(rep->window, w, sizeof(w)), hs_fmt_ts(rep->now, ts, sizeof(ts)),
+		 hs_fmt_duration(rep->window, w, sizeof(w)), hs_fmt_time(rep->now, ts, sizeof(ts)),
 		 rep->nflows, r->nflows);
 	if (r->evicted)
 		out_text(o, " (%" PRIu64 " evicted)", r->evicted);

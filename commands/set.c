@@ -1,4 +1,4 @@
-/* set.c - show or change a setting: format, db, trace-timeout, history, pager */
+/* set.c - show or change a setting: format, db, trace-timeout, history, pager, tz */
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +53,10 @@ static void show(struct hs_ctx *ctx, const char *name)
 		out_text(o, "%-14s", "pager");
 		out_bool(o, "pager", NULL, !ctx->set.no_pager);
 		out_text(o, "%s\n", ctx->set.no_pager ? "off" : "on");
+	}
+	if (all || strcmp(name, "tz") == 0) {
+		out_text(o, "%-14s", "tz");
+		out_str(o, "tz", "%s\n", hs_tz_local() ? "local" : "utc");
 	}
 	out_obj_close(o);
 }
@@ -121,6 +125,14 @@ static int set_pager(struct hs_ctx *ctx, const char *v)
 	return HS_CMD_OK;
 }
 
+static int set_tz(struct hs_ctx *ctx, const char *v)
+{
+	if (strcmp(v, "utc") != 0 && strcmp(v, "local") != 0)
+		return out_err(&ctx->out, "bad time zone '%s' (utc or local)", v);
+	hs_set_tz_local(strcmp(v, "local") == 0);
+	return HS_CMD_OK;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(struct hs_ctx *ctx, const char *v);
@@ -130,6 +142,7 @@ static const struct {
 	{ "trace-timeout", set_timeout },
 	{ "history", set_history },
 	{ "pager", set_pager },
+	{ "tz", set_tz },
 };
 
 int cmd_set(struct hs_ctx *ctx, int argc, char **argv)
@@ -147,6 +160,6 @@ int cmd_set(struct hs_ctx *ctx, int argc, char **argv)
 		}
 		return settings[i].fn(ctx, argv[2]);
 	}
-	return out_err(&ctx->out, "unknown setting '%s' (format, db, trace-timeout, history, pager)",
+	return out_err(&ctx->out, "unknown setting '%s' (format, db, trace-timeout, history, pager, tz)",
 		       argv[1]);
 }

@@ -21,19 +21,6 @@
 
 #define OUT_MAX (8u << 20)	/* the driver's stdout: 8 MiB is ~70000 ports */
 
-/* "2026-11-22 14:03:43.120" UTC */
-static const char *fmt_wall(uint64_t ns, char *buf, size_t len)
-{
-	time_t t = (time_t)(ns / HS_NS_PER_SEC);
-	struct tm tm;
-	char s[32];
-
-	gmtime_r(&t, &tm);
-	strftime(s, sizeof(s), "%Y-%m-%d %H:%M:%S", &tm);
-	snprintf(buf, len, "%s.%03u", s, (unsigned)(ns % HS_NS_PER_SEC / 1000000));
-	return buf;
-}
-
 /* the summary of one snapshot: one JSON object, or one text line */
 static void print_summary(struct hs_out *o, const struct hs_snap *s, bool close)
 {
@@ -45,7 +32,7 @@ static void print_summary(struct hs_out *o, const struct hs_snap *s, bool close)
 		out_raw(o, "ts", NULL, hs_fmt_ts(s->target_ns, ts, sizeof(ts)));
 		out_raw(o, "taken", NULL, hs_fmt_ts(s->taken_ns, ts, sizeof(ts)));
 	} else {
-		out_text(o, "%s UTC, ", fmt_wall(s->target_ns, w, sizeof(w)));
+		out_text(o, "%s, ", hs_fmt_time(s->target_ns, w, sizeof(w)));
 	}
 	out_uint(o, "switches", "%" PRIu64 " switches, ", s->nswitches);
 	out_uint(o, "ports", "%" PRIu64 " ports, ", s->nports);

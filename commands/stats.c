@@ -75,7 +75,7 @@ static void print_header(struct hs_stats *s)
 	struct hs_out *o = &s->o;
 	unsigned f = s->fields;
 
-	out_text(o, "%-20s", "window_start");
+	out_text(o, "%-26s", "window_start");
 	if (f & HS_WF_SWITCH)
 		out_text(o, " %-16s", "switch");
 	if (f & HS_WF_SRC)
@@ -134,7 +134,7 @@ static void on_row(void *arg, const struct hs_win_row *r)
 		print_header(s);
 		s->header_done = true;
 	}
-	out_text(o, "%-20s", ts);
+	out_text(o, "%-26s", hs_fmt_time(r->window_start, ts, sizeof(ts)));
 	bool first = true;
 #define COL(bit, fmt, val) \
 	if (f & (bit)) { \

@@ -5,6 +5,7 @@
 static const char *const capture_words[] = { "start", "stop", "status", "buffer", "--for", NULL };
 static const char *const filter_words[] = { "add", "del", "list", NULL };
 static const char *const set_words[] = { "format", "db", "trace-timeout", "history", "pager",
+	"tz",
 	NULL };
 static const char *const traces_words[] = { "show", "flow", "switch", "outcome", "since",
 	"limit", NULL };
@@ -39,7 +40,7 @@ const struct hs_cmd hs_cmds[] = {
 	{ "quit", cmd_quit, "",
 	  "leave the console (stops capture, commits history)", NULL, 0 },
 	{ "exit", cmd_quit, "", "same as quit", NULL, HS_CMDF_ALIAS },
-	{ "set", cmd_set, "[format|db|trace-timeout|history|pager] [VALUE]",
+	{ "set", cmd_set, "[format|db|trace-timeout|history|pager|tz] [VALUE]",
 	  "show or change a setting", set_words, 0 },
 	{ "source", cmd_source, "<FILE>",
 	  "run the commands of a runbook file", NULL, 0 },
@@ -102,6 +103,7 @@ static const char *const outcome_vals[] = { "delivered", "dropped", "looped", "u
 static const char *const format_vals[] = { "text", "json", NULL };
 static const char *const history_vals[] = { "default", "all", "off", NULL };
 static const char *const onoff_vals[] = { "on", "off", NULL };
+static const char *const tz_vals[] = { "utc", "local", NULL };
 static const char *const records_vals[] = { "all", "traces", "packets", NULL };
 static const char *const stats_fields[] = { "src", "dst", "sport", "dport", "proto", "switch",
 	"flow", "dscp", NULL };
@@ -121,6 +123,7 @@ const struct hs_cmd_value hs_cmd_values[] = {
 	{ "set", "format", HS_VAL_WORDS, format_vals },
 	{ "set", "history", HS_VAL_WORDS, history_vals },
 	{ "set", "pager", HS_VAL_WORDS, onoff_vals },
+	{ "set", "tz", HS_VAL_WORDS, tz_vals },
 	{ "set", "db", HS_VAL_FILE, NULL },
 	{ "stats", "by", HS_VAL_LIST, stats_fields },
 	{ "ecmp", NULL, HS_VAL_SWITCH, NULL },

@@ -110,10 +110,10 @@ void hs_trace_json(struct hs_out *o, const struct hs_topo *topo, const char *typ
 
 static void print_trace_line(struct hs_ctx *ctx, const struct hs_trace *t)
 {
-	char fl[2 * HS_ADDRSTRLEN + 32], ts[32], b[64];
+	char fl[2 * HS_ADDRSTRLEN + 32], ts[HS_TIMESTRLEN], b[64];
 
-	out_text(&ctx->out, "%-6" PRIu64 " %-20s  %-44s %-9s  ", t->id,
-		 t->nhops ? hs_fmt_ts(t->hops[0].ts_ns, ts, sizeof(ts)) : "-",
+	out_text(&ctx->out, "%-6" PRIu64 " %-26s  %-44s %-9s  ", t->id,
+		 t->nhops ? hs_fmt_time(t->hops[0].ts_ns, ts, sizeof(ts)) : "-",
 		 flow_str(&t->key, fl, sizeof(fl)), hs_outcome_name(t->outcome));
 	for (int i = 0; i < t->nhops; i++)
 		out_text(&ctx->out, "%s%s", i ? " > " : "",
@@ -213,7 +213,7 @@ static int traces_show(struct hs_ctx *ctx, const char *idstr)
 {
 	struct hs_out *o = &ctx->out;
 	uint64_t id;
-	char a[HS_ADDRSTRLEN], b[64], ts[32], d[32], fl[2 * HS_ADDRSTRLEN + 32];
+	char a[HS_ADDRSTRLEN], b[64], ts[HS_TIMESTRLEN], d[32], fl[2 * HS_ADDRSTRLEN + 32];
 
 	if (hs_parse_uint(idstr, UINT64_MAX, &id) < 0 || id == 0)
 		return out_err(o, "bad trace id '%s'", idstr);
@@ -228,13 +228,13 @@ static int traces_show(struct hs_ctx *ctx, const char *idstr)
 	out_text(o, "trace %" PRIu64 ": %s, ip id %u, %u bytes%s%s\n", t->id,
 		 flow_str(&t->key, fl, sizeof(fl)), t->ip_id, t->len,
 		 t->flags & HS_TF_PROBE ? ", probe" : "", t->flags & HS_TF_MATCHED ? ", matched" : "");
-	out_text(o, "%-3s %-16s %-16s %-20s %10s %4s %4s %7s\n", "idx", "switch", "addr", "ts",
+	out_text(o, "%-3s %-16s %-16s %-26s %10s %4s %4s %7s\n", "idx", "switch", "addr", "time",
 		 "delta", "ttl", "tos", "session");
 	for (int i = 0; i < t->nhops; i++) {
 		const struct hs_hop *h = &t->hops[i];
-		out_text(o, "%-3d %-16s %-16s %-20s %10s %4u 0x%02x %7u\n", i + 1,
+		out_text(o, "%-3d %-16s %-16s %-26s %10s %4u 0x%02x %7u\n", i + 1,
 			 hs_hop_name(ctx->topo, h, b, sizeof(b)),
-			 hs_addr_str(&h->addr, a, sizeof(a)), hs_fmt_ts(h->ts_ns, ts, sizeof(ts)),
+			 hs_addr_str(&h->addr, a, sizeof(a)), hs_fmt_time(h->ts_ns, ts, sizeof(ts)),
 			 i ? fmt_delta(hs_hop_delta(&t->hops[i - 1], h), d, sizeof(d)) : "-",
 			 h->ttl, h->tos, h->session);
 	}
@@ -347,7 +347,7 @@ int cmd_traces(struct hs_ctx *ctx, int argc, char **argv)
 	const struct hs_trace **sel;
 	size_t n = hs_trace_select(ctx, &q, &sel);
 	if (!o->json && n)
-		out_text(o, "%-6s %-20s  %-44s %-9s  %s\n", "id", "time", "flow", "outcome",
+		out_text(o, "%-6s %-26s  %-44s %-9s  %s\n", "id", "time", "flow", "outcome",
 			 "path  [hop latency]");
 	for (size_t i = 0; i < n; i++) {
 		if (o->json)

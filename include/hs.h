@@ -99,8 +99,14 @@ const char *hs_clip(const char *s, size_t max, char *buf, size_t len);
 int hs_errf(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* nanoseconds -> "1.250ms", "3.2s" (human); returns buf */
 const char *hs_fmt_duration(uint64_t ns, char *buf, size_t len);
-/* seconds.nanoseconds with 9 decimals */
+/* seconds.nanoseconds with 9 decimals: times in JSON */
 const char *hs_fmt_ts(uint64_t ts_ns, char *buf, size_t len);
+/* "2023-11-14 22:13:20.000001": times in text, in UTC or, after
+ * hs_set_tz_local(true) ('set tz local'), the local time zone */
+#define HS_TIMESTRLEN 32
+const char *hs_fmt_time(uint64_t ts_ns, char *buf, size_t len);
+void hs_set_tz_local(bool local);
+bool hs_tz_local(void);
 
 /* monotonic and wall clocks in nanoseconds */
 uint64_t hs_mono_ns(void);

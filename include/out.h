@@ -40,6 +40,8 @@ void out_null(struct hs_out *o, const char *key);
 /* a JSON number already formatted (e.g. a timestamp with 9 decimals) */
 void out_raw(struct hs_out *o, const char *key, const char *fmt, const char *num);
 
+/* a time: epoch seconds with 9 decimals in JSON, hs_fmt_time in text */
+void out_time(struct hs_out *o, const char *key, const char *fmt, uint64_t ts_ns);
 void out_text(struct hs_out *o, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void out_nl(struct hs_out *o);		/* newline in text mode only */

@@ -276,6 +276,16 @@ void out_raw(struct hs_out *o, const char *key, const char *fmt, const char *num
 	value_end(o);
 }
 
+void out_time(struct hs_out *o, const char *key, const char *fmt, uint64_t ts_ns)
+{
+	char b[HS_TIMESTRLEN];
+
+	if (o->json)
+		out_raw(o, key, NULL, hs_fmt_ts(ts_ns, b, sizeof(b)));
+	else if (fmt)
+		out_raw(o, key, fmt, hs_fmt_time(ts_ns, b, sizeof(b)));
+}
+
 void out_text(struct hs_out *o, const char *fmt, ...)
 {
 	va_list ap;

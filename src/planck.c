@@ -87,10 +87,9 @@ static void store_event(struct hs_ctx *ctx, const struct hs_alert *a, double v, 
 static void on_fire(void *arg, const struct hs_alert *a, double v, uint64_t ts)
 {
 	struct hs_ctx *ctx = arg;
-	char val[32], when[32];
+	char val[32], when[HS_TIMESTRLEN];
 
 	ctx->planck->events++;
-	hs_fmt_ts(ts, when, sizeof(when));
 	if (ctx->out.json && !ctx->interactive) {
 		/* a runbook with --json: a JSON line among the verb's output, with
 		 * the events table's names */
@@ -102,12 +101,13 @@ static void on_fire(void *arg, const struct hs_alert *a, double v, uint64_t ts)
 		out_uint(&o, "alert", NULL, a->id);
 		out_str(&o, "cond", NULL, a->text);
 		out_double(&o, "value", NULL, v);
-		out_raw(&o, "ts", NULL, when);
+		out_raw(&o, "ts", NULL, hs_fmt_ts(ts, when, sizeof(when)));
 		out_obj_close(&o);
 		fflush(ctx->out.fp);
 	} else {
 		hs_async_print(ctx, "alert %u: %s (%s) at %s", a->id, a->text,
-			       hs_acond_fmt(&a->c, v, val, sizeof(val)), when);
+			       hs_acond_fmt(&a->c, v, val, sizeof(val)),
+			       hs_fmt_time(ts, when, sizeof(when)));
 	}
 	store_event(ctx, a, v, ts);
 }

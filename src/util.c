@@ -417,6 +417,34 @@ const char *hs_fmt_ts(uint64_t ts_ns, char *buf, size_t len)
 	return buf;
 }
 
+/* the one display setting every renderer reads, engine and verbs alike */
+static bool tz_local;
+
+void hs_set_tz_local(bool local)
+{
+	tz_local = local;
+}
+
+bool hs_tz_local(void)
+{
+	return tz_local;
+}
+
+const char *hs_fmt_time(uint64_t ts_ns, char *buf, size_t len)
+{
+	time_t s = (time_t)(ts_ns / HS_NS_PER_SEC);
+	struct tm tm;
+	char day[24];
+
+	if (!(tz_local ? localtime_r(&s, &tm) : gmtime_r(&s, &tm)) ||
+	    strftime(day, sizeof(day), "%Y-%m-%d %H:%M:%S", &tm) == 0) {
+		snprintf(buf, len, "-");
+		return buf;
+	}
+	snprintf(buf, len, "%s.%06u", day, (unsigned)(ts_ns % HS_NS_PER_SEC / 1000));
+	return buf;
+}
+
 static uint64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;

@@ -279,7 +279,7 @@ static void draw_detail(struct hs_watch *w)
 	WINDOW *win = w->win[HS_WP_DETAIL];
 	int iw = getmaxx(win) - 2, ih = getmaxy(win) - 2;
 	static const struct { const char *t; int w; } cols[] = {
-		{ "#", 3 }, { "switch", 14 }, { "time", 20 }, { "delta", 10 }, { "ttl", 4 },
+		{ "#", 3 }, { "switch", 14 }, { "time", 26 }, { "delta", 10 }, { "ttl", 4 },
 		{ "dscp/ecn", 11 }, { "changes", 0 },
 	};
 

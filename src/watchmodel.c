@@ -242,7 +242,7 @@ bool hs_wlayout_compute(int cols, int rows, struct hs_wlayout *l)
 }
 
 const struct hs_wcolumn hs_wcolumns[HS_WC__COUNT] = {
-	[HS_WC_TIME] = { "time", 15, false },
+	[HS_WC_TIME] = { "time", 26, false },
 	[HS_WC_FLOW] = { "flow", 0, false },
 	[HS_WC_PATH] = { "path", 0, false },
 	[HS_WC_OUTCOME] = { "outcome", 15, false },
@@ -357,19 +357,6 @@ static int trace_class(const struct hs_trace *t)
 	return HS_WCL_UNKNOWN;
 }
 
-static void fmt_clock(uint64_t ts_ns, char *buf, size_t len)
-{
-	time_t s = (time_t)(ts_ns / HS_NS_PER_SEC);
-	struct tm tm;
-
-	if (!localtime_r(&s, &tm)) {
-		snprintf(buf, len, "-");
-		return;
-	}
-	snprintf(buf, len, "%02d:%02d:%02d.%06u", tm.tm_hour, tm.tm_min, tm.tm_sec,
-		 (unsigned)(ts_ns % HS_NS_PER_SEC / 1000));
-}
-
 void hs_wrow_fill(struct hs_wrow *r, const struct hs_trace *t, const struct hs_topo *topo,
 		  const char *sep)
 {
@@ -382,7 +369,7 @@ void hs_wrow_fill(struct hs_wrow *r, const struct hs_trace *t, const struct hs_t
 	r->cls = trace_class(t);
 
 	if (t->nhops)
-		fmt_clock(r->ts_ns, r->col[HS_WC_TIME], sizeof(r->col[0]));
+		hs_fmt_time(r->ts_ns, r->col[HS_WC_TIME], sizeof(r->col[0]));
 	else
 		snprintf(r->col[HS_WC_TIME], sizeof(r->col[0]), "-");
 
@@ -452,7 +439,7 @@ int hs_whops_fill(struct hs_whop *hops, const struct hs_trace *t, const struct h
 		struct hs_whop *w = &hops[i];
 
 		hs_hop_name(topo, h, w->sw, sizeof(w->sw));
-		hs_fmt_ts(h->ts_ns, w->ts, sizeof(w->ts));
+		hs_fmt_time(h->ts_ns, w->ts, sizeof(w->ts));
 		if (!prev) {
 			snprintf(w->delta, sizeof(w->delta), "-");
 		} else {

@@ -252,10 +252,10 @@ static const char *tcp_flag_str(uint8_t f, char *buf)
 
 void hs_pkt_text(FILE *fp, const struct hs_pkt *p)
 {
-	char ts[40], a[HS_ADDRSTRLEN], b[HS_ADDRSTRLEN], pn[16], fl[12];
+	char ts[HS_TIMESTRLEN], a[HS_ADDRSTRLEN], b[HS_ADDRSTRLEN], pn[16], fl[12];
 	char fk[2 * HS_ADDRSTRLEN + 24];
 
-	fprintf(fp, "%" PRIu32 " %s %s", p->frame, hs_fmt_ts(p->ts_ns, ts, sizeof(ts)),
+	fprintf(fp, "%" PRIu32 " %s %s", p->frame, hs_fmt_time(p->ts_ns, ts, sizeof(ts)),
 		hs_encap_name(p->encap));
 	if (p->have & HS_HAVE_MIRROR)
 		fprintf(fp, " %s>%s", hs_addr_str(&p->mirror_src, a, sizeof(a)),

@@ -74,7 +74,7 @@ FAKE_SNAP=$tmp/one hs $S snapshot take
 check "take runs" [ "$st" -eq 0 ]
 check "take: the driver is asked for a snapshot" sh -c "[ \"\$(cat '$tmp/args')\" = snapshot ]"
 check "take reports id, switches, ports and spread" \
-	has "^snapshot 1: 2023-11-14 22:13:20.000 UTC, 6 switches, 24 ports, read within 23.0us" "$tmp/out"
+	has "^snapshot 1: 2023-11-14 22:13:20.000000, 6 switches, 24 ports, read within 23.0us" "$tmp/out"
 check "take: nothing missing, nothing warned" [ ! -s "$tmp/err" ]
 FAKE_SNAP=$tmp/two hs $S --json snapshot take
 check "take --json: id, ts, spread_ns, switches, ports" \

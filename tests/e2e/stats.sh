@@ -229,10 +229,10 @@ for i in range(30):
     s.sendto(b"z", ("127.0.0.1", int(sys.argv[1])))
     time.sleep(0.02)' "$port"
 		check "REPL: a window's row prints while stats runs" \
-			wait_for "^[0-9]+\.[0-9]{9} +$port +[0-9]+ +[0-9]+ +1 +0"
+			wait_for "^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8}\.[0-9]{6} +$port +[0-9]+ +[0-9]+ +1 +0"
 		check "REPL: the prompt is back when 'for' ends" wait_for 'hopscope> *$'
 		snap
-		total=$(awk -v p="$port" '$2 == p { n += $3 } END { print n + 0 }' "$tmp/screen")
+		total=$(awk -v p="$port" '$3 == p { n += $4 } END { print n + 0 }' "$tmp/screen")
 		check "REPL: the rows count all 30 datagrams ($total)" [ "$total" -eq 30 ]
 		$T send-keys -t hs "stats by proto for 1h" Enter
 		sleep 1

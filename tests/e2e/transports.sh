@@ -40,7 +40,7 @@ check "geneve inside ERSPAN is the tenant's: the session is ERSPAN's" \
 	json 'len(L) == 1 and L[0]["encap"] == "erspan2" and L[0]["session"] == 17'
 hs decode "$G/vxlan.pcap"
 check "decode text: vxlan, the mirror point and the session" \
-	has "^1 [0-9.]* vxlan 192.0.2.11>192.0.2.250 session 5001 | 10.1.1.10:40000 > 10.2.2.20:443" "$tmp/out"
+	has "^1 [0-9-]* [0-9:.]* vxlan 192.0.2.11>192.0.2.250 session 5001 | 10.1.1.10:40000 > 10.2.2.20:443" "$tmp/out"
 
 hs --db "$tmp/h.db" -r "$G/vxlan.pcap" --topo "$tmp/t.topo" --json -c 'traces'
 check "vxlan: one trace over the three switches the topology names" \
@@ -60,7 +60,7 @@ hs --json decode "$G/mpls-pw.pcap"
 check "mpls: Ethernet pseudowires with and without a control word" \
 	json 'len(L) == 2 and all(o.get("src") == "10.1.1.10" and o.get("dport") == 443 and len(o["mpls"]) == 2 for o in L)'
 hs decode "$G/mpls.pcap"
-check "decode text: the labels" has "^1 [0-9.]* none mpls 16000,24001 | 10.1.1.10:40000 > 10.2.2.20:443 tcp" "$tmp/out"
+check "decode text: the labels" has "^1 [0-9-]* [0-9:.]* none mpls 16000,24001 | 10.1.1.10:40000 > 10.2.2.20:443 tcp" "$tmp/out"
 hs --db "$tmp/m.db" -r "$G/mpls.pcap" --json -c 'capture status'
 check "capture of MPLS frames: no decode errors, three copies traced" \
 	json 'L[0]["packets"] == 3 and L[0]["decode_errors"] == 0 and L[0]["copies"] == 3'

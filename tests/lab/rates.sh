@@ -109,7 +109,7 @@ if abs(l["util"] - l["bps"] / 1e9) > 1e-9:
 if rep["links"][0]["bps"] < l["bps"] * 0.99 or rep["flows"][0]["bps"] < f["bps"] * 0.99:
     die("not ranked highest first")
 # the alerts on the shaped link fired once each, the one on the idle link not
-fired = re.findall(r"^alert (\d+): (.*) \(([^)]*)\) at (\d+\.\d{9})$", text, re.M)
+fired = re.findall(r"^alert (\d+): (.*) \(([^)]*)\) at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6})$", text, re.M)
 ids = sorted(int(i) for i, _, _, _ in fired)
 if ids != [1, 2]:
     die("alerts fired: %s" % fired)

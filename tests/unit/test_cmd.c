@@ -447,7 +447,7 @@ static void test_run_line_habits(void **state)
 	assert_non_null(strstr(f->err, "error: 'trace' is ambiguous: traces, traceroute\n"));
 	assert_non_null(strstr(f->err, "error: unknown topo subcommand 'frob' (load, show)\n"));
 	assert_non_null(strstr(f->err, "error: capture: 'st' is ambiguous: start, stop, status\n"));
-	assert_non_null(strstr(f->out, "set [format|db|trace-timeout|history|pager] [VALUE]\n  text  json\n"));
+	assert_non_null(strstr(f->out, "set [format|db|trace-timeout|history|pager|tz] [VALUE]\n  text  json\n"));
 	assert_non_null(strstr(f->out, "  capture      start, stop or show the packet source\n"));
 	fake_free(f);
 }
@@ -480,9 +480,18 @@ static void test_set_verb(void **state)
 	assert_int_equal(hs_run_line(&f->ctx, "set"), HS_CMD_OK);
 	fake_flush(f);
 	assert_non_null(strstr(f->out, "{\"format\":\"json\",\"db\":\"/tmp/x.db\","));
-	assert_non_null(strstr(f->out, "\"trace_timeout_ns\":250000000,\"history\":\"all\",\"pager\":true}\n"));
+	assert_non_null(strstr(f->out, "\"trace_timeout_ns\":250000000,\"history\":\"all\",\"pager\":true,\"tz\":\"utc\"}\n"));
 	assert_non_null(strstr(f->err, "unknown setting 'colour'"));
 	assert_non_null(strstr(f->err, "bad format 'yaml'"));
+	/* the time zone of text times: utc or local, nothing else */
+	assert_int_equal(hs_run_line(&f->ctx, "set tz mars"), HS_CMD_FAIL);
+	assert_false(hs_tz_local());
+	assert_int_equal(hs_run_line(&f->ctx, "set tz local"), HS_CMD_OK);
+	assert_true(hs_tz_local());
+	assert_int_equal(hs_run_line(&f->ctx, "set tz utc"), HS_CMD_OK);
+	assert_false(hs_tz_local());
+	fake_flush(f);
+	assert_non_null(strstr(f->err, "bad time zone 'mars' (utc or local)"));
 	fake_free(f);
 }
 

@@ -806,7 +806,7 @@ static void test_render(void **state)
 		"\"seq\":4277006349,\"len\":52}\n");
 	free(j);
 	char *t = render(hs_pkt_text, &p);
-	assert_non_null(strstr(t, "3 1569743906.661437000 erspan3 192.0.2.1>192.0.2.99"));
+	assert_non_null(strstr(t, "3 2019-09-29 07:58:26.661437 erspan3 192.0.2.1>192.0.2.99"));
 	assert_non_null(strstr(t, "10.0.1.1:33000 > 10.0.2.2:80 tcp [S.]"));
 	assert_non_null(strstr(t, "ttl 60 len 52"));
 	free(t);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -55,6 +56,21 @@ static void test_fmt_duration(void **state)
 	assert_string_equal(hs_fmt_ts(1700000000123456789ULL, b, sizeof(b)),
 			    "1700000000.123456789");
 	assert_string_equal(hs_fmt_ts(5, b, sizeof(b)), "0.000000005");
+
+	/* text times: date and time to the microsecond, UTC unless local */
+	assert_string_equal(hs_fmt_time(1700000000123456789ULL, b, sizeof(b)),
+			    "2023-11-14 22:13:20.123456");
+	assert_string_equal(hs_fmt_time(5, b, sizeof(b)), "1970-01-01 00:00:00.000000");
+	setenv("TZ", "EST5", 1);
+	tzset();
+	assert_string_equal(hs_fmt_time(1700000000123456789ULL, b, sizeof(b)),
+			    "2023-11-14 22:13:20.123456");
+	hs_set_tz_local(true);
+	assert_string_equal(hs_fmt_time(1700000000123456789ULL, b, sizeof(b)),
+			    "2023-11-14 17:13:20.123456");
+	hs_set_tz_local(false);
+	unsetenv("TZ");
+	tzset();
 }
 
 /* strict decimal: what the mirror specs and the snapshot driver's lines take */

@@ -1,0 +1,34 @@
+#!/bin/sh
+# times.sh - every time in text is one human form, a date and a time of day
+# to the microsecond, in UTC unless 'set tz local'; JSON keeps seconds since
+# the epoch (tests/golden/identity.pcap starts at 1700000000, 2023-11-14
+# 22:13:20 UTC; its last copy is 12.204us later)
+. "$(dirname "$0")/lib.sh"
+
+PCAP=$top_srcdir/tests/golden/identity.pcap
+[ -f "$PCAP" ] || hard "'$PCAP' is missing"
+LAST='2023-11-14 22:13:20\.000012'
+
+run() { hs --db "$tmp/h.db" -c "set history all; capture start $PCAP; $1"; }
+
+run 'traces limit 1; traces show 12; flows limit 1; history traces limit 1; decode '"$PCAP"
+check "the verbs run (status $st)" [ "$st" -eq 0 ]
+check "traces: the time of the first copy" has "^12  *$LAST  *\[2001:db8:1::10\]:40000" "$tmp/out"
+check "traces show: the time of each hop" has "^1  *192.0.2.11  *192.0.2.11  *$LAST " "$tmp/out"
+check "flows: when it was last seen" has "udp  *2  *128 $LAST " "$tmp/out"
+check "history traces: the time of the first copy" has "^12  *1  *$LAST  *2001:db8:1::10" "$tmp/out"
+check "decode: the capture time" has "^13 $LAST erspan2 " "$tmp/out"
+check "no epoch seconds in text" hasnt '1700000000' "$tmp/out"
+
+rm -f "$tmp"/h.db*
+run 'traces limit 1 --json; history traces limit 1 --json'
+check "traces --json: seconds since the epoch" \
+	has '"outcome":"unknown","ts":1700000000.000012204,"hops":\[{"switch":"192.0.2.11","addr":"192.0.2.11","ts":1700000000.000012204,' "$tmp/out"
+check "history traces --json: seconds since the epoch" has '"id":12,"session":1,"ts":1700000000.000012204,' "$tmp/out"
+
+rm -f "$tmp"/h.db*
+TZ=EST5 run 'set tz local; traces limit 1; set tz; set tz utc; traces limit 1'
+check "set tz local: the local time zone" has '^12  *2023-11-14 17:13:20\.000012 ' "$tmp/out"
+check "set tz: says which" has '^tz  *local$' "$tmp/out"
+check "set tz utc: back to UTC" has "^12  *$LAST " "$tmp/out"
+finish
