@@ -2,13 +2,15 @@
  *
  * File format (one record a line, '#' comments, words separated by blanks):
  *
- *   switch NAME role ROLE mirror ADDR loopback ADDR
+ *   switch NAME role ROLE mirror ADDR loopback ADDR [driver lab|sonic] [redis ADDR]
  *   link   NAME PORT NAME PORT [speed RATE]   (RATE: 10G, 100M, 25gbit; per direction)
  *   host   NAME addr ADDR leaf NAME
  *   subnet NAME PREFIX                 (hosts behind ToR NAME)
  *   analyzer ADDR [iface IFNAME]       (where mirrored copies are sent)
  *
- * ROLE is leaf, spine, agg, core or tor. A wrong line is refused as a whole
+ * ROLE is leaf, spine, agg, core or tor. A switch's driver is lab unless
+ * named; a sonic switch needs the address of its redis: unix:/PATH or
+ * HOST:PORT (share/drivers/README). A wrong line is refused as a whole
  * with "FILE:LINE:COL: ..." and the topology already loaded is kept.
  */
 #ifndef HS_TOPO_H
@@ -25,6 +27,8 @@ struct hs_switch {
 	char role[16];
 	struct hs_addr mirror;
 	struct hs_addr loopback;
+	char driver[8];			/* "lab" or "sonic" */
+	char redis[108];		/* a sonic switch's redis: unix:/PATH or HOST:PORT */
 };
 
 struct hs_link {

@@ -134,6 +134,30 @@ static int get_switch(struct parser *p, const struct word *w)
 	return -1;
 }
 
+/* a redis address: unix:/ABSOLUTE/PATH, or HOST:PORT (HOST a name or IPv4
+ * address, PORT 1 to 65535) */
+static int get_redis(struct parser *p, const struct word *w, char *buf, size_t len)
+{
+	const char *colon;
+	uint64_t port;
+	bool ok = false;
+
+	if (word_copy(w, buf, len) == 0) {
+		colon = strrchr(buf, ':');
+		if (strncmp(buf, "unix:/", 6) == 0)
+			ok = buf[6] != '\0';
+		else if (colon && colon > buf && hs_parse_dec(colon + 1, 65535, &port) == 0 &&
+			 port > 0)
+			ok = strspn(buf, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				    "0123456789.-_") == (size_t)(colon - buf);
+	}
+	if (!ok)
+		return perr(p, w->col,
+			    "expected redis address unix:/PATH or HOST:PORT, got '%.*s'",
+			    (int)(w->len > 64 ? 64 : w->len), w->s);
+	return 0;
+}
+
 /* "need" words after the keyword; a missing one is reported at end of line */
 static int need(struct parser *p, int nw, int n, const char *what)
 {
@@ -158,8 +182,10 @@ static int parse_switch(struct parser *p, struct word *w, int nw)
 		return perr(p, w[1].col, "duplicate switch '%s'", sw.name);
 	for (int i = 2; i < nw; i += 2) {
 		if (!word_is(&w[i], "role") && !word_is(&w[i], "mirror") &&
-		    !word_is(&w[i], "loopback"))
-			return perr(p, w[i].col, "expected 'role', 'mirror' or 'loopback', got '%.*s'",
+		    !word_is(&w[i], "loopback") && !word_is(&w[i], "driver") &&
+		    !word_is(&w[i], "redis"))
+			return perr(p, w[i].col,
+				    "expected 'role', 'mirror', 'loopback', 'driver' or 'redis', got '%.*s'",
 				    (int)(w[i].len > 64 ? 64 : w[i].len), w[i].s);
 		if (i + 1 >= nw)
 			return perr(p, p->eol_col, "expected a value after '%.*s'",
@@ -174,6 +200,13 @@ static int parse_switch(struct parser *p, struct word *w, int nw)
 					    "expected role leaf, spine, agg, core or tor");
 			snprintf(sw.role, sizeof(sw.role), "%s", roles[r]);
 			have_role = true;
+		} else if (word_is(&w[i], "driver")) {
+			if (!word_is(&w[i + 1], "lab") && !word_is(&w[i + 1], "sonic"))
+				return perr(p, w[i + 1].col, "expected driver lab or sonic");
+			word_copy(&w[i + 1], sw.driver, sizeof(sw.driver));
+		} else if (word_is(&w[i], "redis")) {
+			if (get_redis(p, &w[i + 1], sw.redis, sizeof(sw.redis)) < 0)
+				return -1;
 		} else if (word_is(&w[i], "mirror")) {
 			if (get_addr(p, &w[i + 1], &sw.mirror, "mirror") < 0)
 				return -1;
@@ -189,6 +222,13 @@ static int parse_switch(struct parser *p, struct word *w, int nw)
 	if (!have_mirror)
 		return perr(p, p->eol_col, "expected 'mirror ADDR'");
 	(void)have_lo;		/* the loopback is optional (no IP-in-IP target) */
+	if (!sw.driver[0])
+		snprintf(sw.driver, sizeof(sw.driver), "lab");
+	if (strcmp(sw.driver, "sonic") == 0 && !sw.redis[0])
+		return perr(p, p->eol_col, "expected 'redis ADDR' for a switch with driver sonic");
+	if (strcmp(sw.driver, "sonic") != 0 && sw.redis[0])
+		return perr(p, w[1].col, "switch '%s' has a redis address but not driver sonic",
+			    sw.name);
 	int same = aidx_find(&p->mirrors, t, t->nsw, mirror_addr_of, &sw.mirror);
 	if (same >= 0)
 		return perr(p, w[1].col, "switch '%s' has the mirror address of '%s'",

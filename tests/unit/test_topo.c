@@ -146,6 +146,29 @@ static void test_unreachable(void **state)
 	hs_topo_free(t);
 }
 
+/* each switch names its driver (lab unless said) and a sonic switch its redis */
+static void test_drivers(void **state)
+{
+	char err[256];
+	struct hs_topo *t = hs_topo_parse(
+		"switch a role leaf mirror 10.0.0.1\n"
+		"switch b role leaf mirror 10.0.0.2 driver lab\n"
+		"switch c role leaf mirror 10.0.0.3 driver sonic redis unix:/run/c/redis.sock\n"
+		"switch d role spine redis sw-d.example:6379 driver sonic mirror 10.0.0.4\n",
+		"x", err, sizeof(err));
+
+	(void)state;
+	assert_non_null(t);
+	assert_string_equal(t->sw[0].driver, "lab");
+	assert_string_equal(t->sw[0].redis, "");
+	assert_string_equal(t->sw[1].driver, "lab");
+	assert_string_equal(t->sw[2].driver, "sonic");
+	assert_string_equal(t->sw[2].redis, "unix:/run/c/redis.sock");
+	assert_string_equal(t->sw[3].driver, "sonic");
+	assert_string_equal(t->sw[3].redis, "sw-d.example:6379");
+	hs_topo_free(t);
+}
+
 struct bad {
 	const char *text;
 	const char *err;	/* expected prefix of the message */
@@ -167,7 +190,21 @@ static void test_errors(void **state)
 		{ "switch a mirror 10.0.0.1\n", "t:1:26: expected 'role ROLE'" },
 		{ "switch a role leaf mirror\n", "t:1:27: expected a value after 'mirror'" },
 		{ "switch a role router mirror 10.0.0.1\n", "t:1:15: expected role" },
-		{ "switch a colour blue\n", "t:1:10: expected 'role', 'mirror' or 'loopback'" },
+		{ "switch a colour blue\n",
+		  "t:1:10: expected 'role', 'mirror', 'loopback', 'driver' or 'redis'" },
+		{ "switch a role leaf mirror 10.0.0.1 driver eos\n", "t:1:43: expected driver lab or sonic" },
+		{ "switch a role leaf mirror 10.0.0.1 driver sonic\n",
+		  "t:1:49: expected 'redis ADDR' for a switch with driver sonic" },
+		{ "switch a role leaf mirror 10.0.0.1 redis 10.0.0.1:6379\n",
+		  "t:1:8: switch 'a' has a redis address but not driver sonic" },
+		{ "switch a role leaf mirror 10.0.0.1 driver sonic redis 10.0.0.1\n",
+		  "t:1:55: expected redis address unix:/PATH or HOST:PORT, got '10.0.0.1'" },
+		{ "switch a role leaf mirror 10.0.0.1 driver sonic redis h:0\n",
+		  "t:1:55: expected redis address" },
+		{ "switch a role leaf mirror 10.0.0.1 driver sonic redis unix:\n",
+		  "t:1:55: expected redis address" },
+		{ "switch a role leaf mirror 10.0.0.1 driver sonic redis a;b:22\n",
+		  "t:1:55: expected redis address" },
 		{ "switch\n", "t:1:8: expected switch name" },
 		{ "switch abcdefghijklmnopqrstuvwxyz0123456789 role leaf mirror 10.0.0.1\n",
 		  "t:1:8: switch name too long" },
@@ -355,6 +392,7 @@ int main(void)
 		cmocka_unit_test(test_lookups),
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_unreachable),
+		cmocka_unit_test(test_drivers),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_many_names),
 		cmocka_unit_test(test_too_many_switches),
