@@ -365,17 +365,45 @@ static void print_added(struct hs_ctx *ctx, const struct hs_mirror_rule *rule, c
 	out_nl(o);
 }
 
-/* driver list lines: "ID SESSION SWITCHES MATCH..." */
+/* "drift SWITCH ROW WHAT...": where a switch differs from what was asked */
+static void print_drift(struct hs_ctx *ctx, char *line, int *rows)
+{
+	struct hs_out *o = &ctx->out;
+	char *save = NULL, *sw, *row, *what;
+
+	strtok_r(line, " ", &save);
+	sw = strtok_r(NULL, " ", &save);
+	row = strtok_r(NULL, " ", &save);
+	what = save;
+	if (!sw || !row || !what || !*what || !hs_name_ok(sw))
+		return;
+	if ((*rows)++ == 0)
+		out_text(o, "drift (the switches differ from what hopscope asked):\n");
+	out_obj_open(o, NULL);
+	out_str(o, "drift", "  %s", sw);
+	if (strcmp(row, "-") != 0)
+		out_str(o, "row", " %s", row);
+	out_str(o, "what", ": %s", what);
+	out_obj_close(o);
+	out_nl(o);
+}
+
+/* driver list lines: "ID SESSION SWITCHES MATCH...", then any drift lines */
 static void print_list(struct hs_ctx *ctx, char *obuf)
 {
 	struct hs_out *o = &ctx->out;
 	char *save = NULL, *line;
-	int rows = 0;
+	int rows = 0, drift = 0;
 
 	for (line = strtok_r(obuf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *f[3], *rest = line;
 		uint64_t id, session;
 		int k;
+
+		if (strncmp(line, "drift ", 6) == 0) {
+			print_drift(ctx, line, &drift);
+			continue;
+		}
 
 		for (k = 0; k < 3; k++) {
 			rest += strspn(rest, " \t");
@@ -401,7 +429,7 @@ static void print_list(struct hs_ctx *ctx, char *obuf)
 		out_obj_close(o);
 		out_nl(o);
 	}
-	if (rows == 0)
+	if (rows == 0 && drift == 0)
 		out_text(o, "no mirror rules\n");
 }
 
@@ -432,7 +460,7 @@ static int job_start(struct hs_ctx *ctx, const struct hs_mirror_rule *rule)
 	char driver[PATH_MAX], idbuf[24], sessbuf[8];
 	bool tree;
 
-	hs_driver_path(driver, sizeof(driver), &tree);
+	hs_driver_path(ctx->topo, driver, sizeof(driver), &tree);
 	hs_mirror_argv(rule, driver, ctx->lab_state, idbuf, sizeof(idbuf), sessbuf,
 		       sizeof(sessbuf), argv);
 	return hs_driver_run(ctx, argv, 32768, mirror_done, rule, sizeof(*rule), "mirror driver",

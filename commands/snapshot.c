@@ -135,7 +135,7 @@ static int take(struct hs_ctx *ctx)
 	if (!ctx->topo)
 		return out_err(&ctx->out, "snapshot take needs the fabric: run 'hopscope --lab' with "
 			       "the lab up, or load its topology (topo load FILE)");
-	hs_driver_path(driver, sizeof(driver), &tree);
+	hs_driver_path(ctx->topo, driver, sizeof(driver), &tree);
 	argv[n++] = driver;
 	if (ctx->lab_state) {
 		argv[n++] = (char *)"--state";

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 struct hs_ctx;
+struct hs_topo;
 
 struct hs_driver_result {
 	const char *driver;		/* its path */
@@ -39,9 +40,11 @@ int hs_driver_run(struct hs_ctx *ctx, char **argv, size_t out_max, hs_driver_don
  * line printed (its stderr, or how it ended) */
 int hs_driver_failed(struct hs_ctx *ctx, const struct hs_driver_result *r, const char *what);
 
-/* the fabric's driver: $HOPSCOPE_DRIVER, else the source tree's when the
- * console runs from its build tree (*tree set), else the installed one */
-void hs_driver_path(char *buf, size_t len, bool *tree);
+/* the fabric's driver: $HOPSCOPE_DRIVER, else the one topo's switches name
+ * (hs-driver-sonic when any switch says "driver sonic", hs-driver-lab
+ * otherwise; share/drivers/README), the tree's when the console runs from
+ * its build tree (*tree set), else the installed one */
+void hs_driver_path(const struct hs_topo *topo, char *buf, size_t len, bool *tree);
 /* " (set HOPSCOPE_DRIVER ...)" after an error ERR that running it gave, or "" */
 const char *hs_driver_hint(int err);
 

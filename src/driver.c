@@ -10,6 +10,7 @@
 #include "console.h"
 #include "driver.h"
 #include "privsep.h"
+#include "topo.h"
 
 #ifndef HS_LIBEXECDIR
 #define HS_LIBEXECDIR "/usr/local/libexec/hopscope"
@@ -38,9 +39,20 @@ struct driver_job {
 /* the job the console waits for (one verb is pending at a time) */
 static struct driver_job *current_job;
 
-void hs_driver_path(char *buf, size_t len, bool *tree)
+/* the driver the topology's switches name: sonic when any switch has it */
+static const char *driver_name(const struct hs_topo *topo)
+{
+	for (int i = 0; topo && i < topo->nsw; i++)
+		if (strcmp(topo->sw[i].driver, "sonic") == 0)
+			return "hs-driver-sonic";
+	return "hs-driver-lab";
+}
+
+void hs_driver_path(const struct hs_topo *topo, char *buf, size_t len, bool *tree)
 {
 	const char *env = getenv("HOPSCOPE_DRIVER");
+	const char *name = driver_name(topo);
+	char abs[PATH_MAX];
 
 	*tree = false;
 #if defined(HS_BUILDDIR) && defined(HS_SRCDIR)
@@ -55,14 +67,21 @@ void hs_driver_path(char *buf, size_t len, bool *tree)
 		}
 	}
 #endif
+	/* the SONiC driver reads the console's topology (the switches' redis
+	 * addresses); set before the broker forks, so what it runs sees it too */
+	if (strcmp(name, "hs-driver-sonic") == 0 && topo && topo->path &&
+	    realpath(topo->path, abs))
+		setenv("HOPSCOPE_TOPO", abs, 0);
 	/* the environment first, then the tree's driver, then the installed one */
 	if (env && *env)
 		snprintf(buf, len, "%s", env);
 	else
-		snprintf(buf, len, "%s/hs-driver-lab", HS_LIBEXECDIR);
+		snprintf(buf, len, "%s/%s", HS_LIBEXECDIR, name);
 #if defined(HS_BUILDDIR) && defined(HS_SRCDIR)
-	if (*tree && !(env && *env))
-		snprintf(buf, len, "%s/share/lab/hs-driver-lab", HS_SRCDIR);
+	if (*tree && !(env && *env) && strcmp(name, "hs-driver-lab") == 0)
+		snprintf(buf, len, "%s/share/lab/%s", HS_SRCDIR, name);
+	else if (*tree && !(env && *env))
+		snprintf(buf, len, "%s/%s", HS_BUILDDIR, name);
 	/* the tree's driver runs the tree's snapshot reader; set before the
 	 * broker forks, so what it runs sees it too */
 	if (*tree)

@@ -253,7 +253,7 @@ int main(int argc, char **argv)
 		char driver[4096];
 		bool tree;
 
-		hs_driver_path(driver, sizeof(driver), &tree);
+		hs_driver_path(ctx.topo, driver, sizeof(driver), &tree);
 		if (hs_broker_start(ctx.loop, driver, ctx.lab_state, perr, sizeof(perr)) < 0) {
 			out_err(&ctx.out, "%s", perr);
 			ctx.exit_status = 1;

@@ -451,6 +451,10 @@ static void load_topo(void)
 {
 	char err[512];
 
+	const char *env = getenv("HOPSCOPE_TOPO");
+
+	if (!topo_path[0] && env && *env)
+		snprintf(topo_path, sizeof(topo_path), "%s", env);
 	if (!topo_path[0])
 		snprintf(topo_path, sizeof(topo_path), "%s/topo", state_dir);
 	topo = hs_topo_load(topo_path, err, sizeof(err));
@@ -1187,6 +1191,7 @@ static void cmd_snapshot(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	bool state_set = false;
 	int i;
 
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
@@ -1207,6 +1212,7 @@ int main(int argc, char **argv)
 			if (!argv[i + 1][0] || strlen(argv[i + 1]) >= sizeof(state_dir))
 				bad("invalid state directory '%s'", argv[i + 1]);
 			snprintf(state_dir, sizeof(state_dir), "%s", argv[++i]);
+			state_set = true;
 		} else if (!strcmp(o, "--topo")) {
 			if (!argv[i + 1][0] || strlen(argv[i + 1]) >= PATH_MAX)
 				bad("invalid topology file '%s'", argv[i + 1]);
@@ -1226,6 +1232,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (!state_set && getenv("HOPSCOPE_STATE") && *getenv("HOPSCOPE_STATE"))
+		snprintf(state_dir, sizeof(state_dir), "%s", getenv("HOPSCOPE_STATE"));
 	/* a change runs to its end or is undone, each step bounded by the
 	 * timeout: an interrupt does not stop it half way */
 	signal(SIGPIPE, SIG_IGN);

@@ -159,6 +159,20 @@ check "leaf2 validates again once repaired" valid leaf2
 drv list
 check "no drift once repaired" hasnt "^drift" "$tmp/out"
 
+# --- the console picks the SONiC driver from the topology --------------------------------
+HOPSCOPE_STATE=$tmp/state hs --topo "$tmp/topo" --json -c "mirror add on leaf2 session 4 syn"
+check "mirror add in the console runs hs-driver-sonic for a topology of sonic switches" \
+	eval '[ "$st" -eq 0 ] && has "\"id\":13,\"session\":4,\"switches\":\"leaf2\",\"match\":\"syn\"" "$tmp/out"'
+check "the console's rule is in leaf2's CONFIG_DB" \
+	eval '[ "$(r leaf2 HGET "ACL_RULE|hopscope_mirror|hopscope_13_1" MIRROR_INGRESS_ACTION)" = hopscope_s4 ]'
+r leaf2 HSET "ACL_RULE|hopscope_mirror|hopscope_13_1" PRIORITY 1 >/dev/null
+HOPSCOPE_STATE=$tmp/state hs --topo "$tmp/topo" -c "mirror list"
+check "mirror list in the console shows the rule and the row changed behind its back" \
+	eval 'has "^13 *4 *leaf2 *syn" "$tmp/out" && has "^  leaf2 ACL_RULE|hopscope_mirror|hopscope_13_1: changed" "$tmp/out"'
+HOPSCOPE_STATE=$tmp/state hs --topo "$tmp/topo" -c "mirror del 13"
+check "mirror del in the console removes it (and the drifted row)" \
+	eval '[ "$st" -eq 0 ] && [ -z "$(r leaf2 --scan --pattern "*hopscope_13_*")" ]'
+
 # --- faults ---------------------------------------------------------------------------
 dump leaf1 >"$tmp/l1"; dump leaf2 >"$tmp/l2"; cp "$tmp/state/sonic.rules" "$tmp/rules"
 unchanged() { dump leaf1 | cmp -s - "$tmp/l1" && dump leaf2 | cmp -s - "$tmp/l2" &&
@@ -189,7 +203,7 @@ drv add --session 3 --switches all --match flow tcp 10.1.2.11 any
 r leaf2 CONFIG SET maxmemory 0 >/dev/null
 check "a write failing half way fails the add" [ "$st" -eq 1 ]
 check "the error names the switch and the row, and says it was rolled back" \
-	has "^hs-driver-sonic: switch 'leaf2': cannot write row 'ACL_RULE|hopscope_mirror|hopscope_13_1': OOM.*; every change was rolled back" "$tmp/err"
+	has "^hs-driver-sonic: switch 'leaf2': cannot write row 'ACL_RULE|hopscope_mirror|hopscope_14_1': OOM.*; every change was rolled back" "$tmp/err"
 check "leaf1's rows written before the failure were rolled back" unchanged
 
 # --- bad input ------------------------------------------------------------------------
