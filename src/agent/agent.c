@@ -2,7 +2,7 @@
  *
  *   hs-agent --switch NAME --group G --mirror-src ADDR --analyzer ADDR
  *            --loopback ADDR [--erspan 3|2] [--tun IFNAME] [--log FILE]
- *            [--pidfile FILE] [--stats FILE] [--daemon]
+ *            [--pidfile FILE] [--stats FILE] [--sonic SOCKET] [--daemon]
  *
  * One libuv loop: a poll on the NFLOG netlink socket (mirror), a poll on an
  * IPPROTO_IPIP raw socket (decapsulation), SIGTERM/SIGINT (clean exit),
@@ -56,6 +56,8 @@ struct agent {
 	struct in_addr mirror_src, analyzer, loopback;
 	const char *tun_name;
 	const char *log_path, *pid_path, *stats_path;
+	const char *sonic;		/* the switch's redis: configured from CONFIG_DB */
+	bool decap;			/* IP-in-IP decapsulation on */
 	bool daemon;
 
 	FILE *log;
@@ -92,6 +94,7 @@ static struct agent *ag_init(void)
 	a->nlfd = a->txfd = a->ipipfd = a->tunfd = a->stampfd = -1;
 	a->erspan = 3;
 	a->tun_name = "hs-tun";
+	a->decap = true;
 	return a;
 }
 
@@ -138,6 +141,11 @@ static void ag_log(struct agent *a, const char *fmt, ...)
 	fflush(fp);
 }
 
+static void sonic_log(void *arg, const char *msg)
+{
+	ag_log(arg, "%s", msg);
+}
+
 /* ---- options ----------------------------------------------------------- */
 
 static void usage(FILE *fp)
@@ -145,7 +153,7 @@ static void usage(FILE *fp)
 	fprintf(fp,
 		"usage: hs-agent --switch NAME --group G --mirror-src ADDR --analyzer ADDR\n"
 		"                --loopback ADDR [--erspan 3|2] [--tun IFNAME] [--log FILE]\n"
-		"                [--pidfile FILE] [--stats FILE] [--daemon]\n");
+		"                [--pidfile FILE] [--stats FILE] [--sonic SOCKET] [--daemon]\n");
 }
 
 static int bad_arg(const char *opt, const char *val, const char *want)
@@ -180,7 +188,7 @@ static int parse_addr(const char *opt, const char *s, struct in_addr *out)
 static int parse_args(struct agent *a, int argc, char **argv)
 {
 	enum { O_SWITCH = 256, O_GROUP, O_MSRC, O_ANALYZER, O_LOOPBACK, O_ERSPAN,
-	       O_TUN, O_LOG, O_PID, O_STATS, O_DAEMON };
+	       O_TUN, O_LOG, O_PID, O_STATS, O_SONIC, O_DAEMON };
 	static const struct option opts[] = {
 		{ "switch", required_argument, NULL, O_SWITCH },
 		{ "group", required_argument, NULL, O_GROUP },
@@ -192,6 +200,7 @@ static int parse_args(struct agent *a, int argc, char **argv)
 		{ "log", required_argument, NULL, O_LOG },
 		{ "pidfile", required_argument, NULL, O_PID },
 		{ "stats", required_argument, NULL, O_STATS },
+		{ "sonic", required_argument, NULL, O_SONIC },
 		{ "daemon", no_argument, NULL, O_DAEMON },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -255,6 +264,12 @@ static int parse_args(struct agent *a, int argc, char **argv)
 				a->pid_path = optarg;
 			else
 				a->stats_path = optarg;
+			break;
+		case O_SONIC:
+			if (optarg[0] != '/')
+				return bad_arg("--sonic", optarg, "the absolute path of a redis socket");
+			a->sonic = optarg;
+			a->decap = false;	/* until a TUNNEL row asks for it */
 			break;
 		case O_DAEMON:
 			a->daemon = true;
@@ -440,7 +455,7 @@ static void ipip_drain(struct agent *a)
 			return;
 		}
 		a->c.ipip_received++;
-		if (ag_ipip_inner(a->rx, (size_t)n, a->loopback.s_addr, &off, &len) < 0) {
+		if (!a->decap || ag_ipip_inner(a->rx, (size_t)n, a->loopback.s_addr, &off, &len) < 0) {
 			drop(a, &a->c.dropped_decap);
 			continue;
 		}
@@ -725,6 +740,21 @@ int main(int argc, char **argv)
 	uv_timer_init(&a->loop, &a->stats_timer);
 	uv_timer_start(&a->stats_timer, on_stats_timer, 1000, 1000);
 
+	if (a->sonic) {
+		struct ag_sonic_cfg sc = {
+			.sock = a->sonic, .group = a->group, .loopback = a->loopback.s_addr,
+			.decap = &a->decap, .log = sonic_log, .arg = a,
+		};
+
+		if (ag_sonic_start(&a->loop, &sc) < 0) {
+			ag_sonic_stop();
+			uv_walk(&a->loop, close_walk, NULL);
+			uv_run(&a->loop, UV_RUN_DEFAULT);
+			uv_loop_close(&a->loop);
+			ag_release(a);
+			return 1;
+		}
+	}
 	write_pidfile(a);
 	write_stats(a);
 	{
@@ -739,6 +769,7 @@ int main(int argc, char **argv)
 
 	uv_run(&a->loop, UV_RUN_DEFAULT);
 
+	ag_sonic_stop();
 	uv_walk(&a->loop, close_walk, NULL);
 	uv_run(&a->loop, UV_RUN_DEFAULT);
 	uv_loop_close(&a->loop);

@@ -60,4 +60,25 @@ int ag_session_from_prefix(const char *prefix);
 int ag_ipip_inner(const uint8_t *p, size_t len, uint32_t loopback,
 		  size_t *inner_off, size_t *inner_len);
 
+/* --sonic: configuration from the switch's CONFIG_DB (sonic.c) */
+struct ag_sonic_cfg {
+	const char *sock;		/* the switch's redis, a Unix socket */
+	unsigned group;			/* the NFLOG group the rules log to */
+	uint32_t loopback;		/* network order: the decap address */
+	bool *decap;			/* set while a TUNNEL row asks for decapsulation */
+	void (*log)(void *arg, const char *msg);
+	void *arg;
+};
+
+struct uv_loop_s;
+
+/* connect, program the switch from its rows, and follow their changes;
+ * -1 with a message on stderr when the redis cannot be reached */
+int ag_sonic_start(struct uv_loop_s *loop, const struct ag_sonic_cfg *cfg);
+void ag_sonic_stop(void);
+
+/* An ACL rule's fields (name, value, name, value...) as iptables match
+ * words; -1 when a field has no netfilter form or a value is not valid. */
+int ag_sonic_match(const char *const *f, size_t nf, char *out, size_t len);
+
 #endif
