@@ -18,31 +18,30 @@
 #include "runner.h"
 #include "stats.h"
 
-pcap_t *hs_pcap_open_file(struct hs_out *o, const char *path, const char *what)
+struct hs_pfile *hs_pcap_open_file(struct hs_out *o, const char *path, const char *what)
 {
-	char errbuf[PCAP_ERRBUF_SIZE] = "";
-	FILE *fp = fopen(path, "rb");
+	char err[PCAP_ERRBUF_SIZE + 512];
+	struct hs_pfile *f = hs_pfile_open(path, NULL, 0, err, sizeof(err));
 
-	if (!fp) {
-		out_err(o, "%scannot open '%s': %s", what, path, strerror(errno));
-		return NULL;
-	}
-	pcap_t *pc = pcap_fopen_offline_with_tstamp_precision(fp, PCAP_TSTAMP_PRECISION_NANO,
-							      errbuf);
-	if (!pc) {
-		fclose(fp);
-		out_err(o, "%scannot read '%s': %s", what, path, errbuf);
-		return NULL;
-	}
-	int dlt = pcap_datalink(pc);
-	if (!hs_decode_linktype_ok(dlt)) {
+	if (!f)
+		out_err(o, "%s%s", what, err);
+	return f;
+}
+
+void hs_pfile_report(struct hs_out *o, const struct hs_pfile *f, const char *what,
+		     const char *path)
+{
+	uint64_t frames;
+	int dlt;
+
+	for (unsigned i = 0; hs_pfile_interface(f, i, &dlt, &frames); i++) {
+		if (hs_decode_linktype_ok(dlt))
+			continue;
 		const char *name = pcap_datalink_val_to_name(dlt);
-		out_err(o, "%scannot decode '%s': unsupported link type %s (%d)", what, path,
-			name ? name : "unknown", dlt);
-		pcap_close(pc);
-		return NULL;
+		out_warn(o, "%s'%s': interface %u has link type %s (%d), which hopscope does "
+			 "not decode: %" PRIu64 " frames (unsupported-linktype)", what, path, i,
+			 name ? name : "unknown", dlt, frames);
 	}
-	return pc;
 }
 
 uint64_t hs_pcap_ts(const struct pcap_pkthdr *h)
@@ -56,8 +55,7 @@ uint64_t hs_pcap_ts(const struct pcap_pkthdr *h)
 
 struct fwalk {
 	struct hs_ctx *ctx;
-	pcap_t *pc;
-	int dlt;
+	struct hs_pfile *pc;
 	uint32_t frames;
 	char *what, *path;
 	hs_fwalk_frame_cb frame;
@@ -75,9 +73,10 @@ static int fwalk_slice(struct fwalk *w)
 	uint64_t until = hs_mono_ns() + FWALK_SLICE_NS;
 	int rc;
 
-	for (unsigned n = 1; (rc = pcap_next_ex(w->pc, &h, &data)) == 1; n++) {
+	for (unsigned n = 1; (rc = hs_pfile_next(w->pc, &h, &data)) == 1; n++) {
 		uint32_t wirelen = h->len < h->caplen ? h->caplen : h->len;
-		bool ok = hs_decode(w->dlt, data, h->caplen, wirelen, hs_pcap_ts(h), &pkt) == 0;
+		bool ok = hs_decode(hs_pfile_dlt(w->pc), data, h->caplen, wirelen, hs_pcap_ts(h),
+				    &pkt) == 0;
 
 		pkt.frame = ++w->frames;
 		if (!w->frame(w->arg, &pkt, ok))
@@ -88,7 +87,7 @@ static int fwalk_slice(struct fwalk *w)
 			return 1;
 	}
 	if (rc == PCAP_ERROR) {
-		out_err(&w->ctx->out, "%s'%s': %s", w->what, w->path, pcap_geterr(w->pc));
+		out_err(&w->ctx->out, "%s'%s': %s", w->what, w->path, hs_pfile_geterr(w->pc));
 		return PCAP_ERROR;
 	}
 	return 0;			/* PCAP_ERROR_BREAK: the end of the file */
@@ -110,7 +109,8 @@ static void fwalk_end(struct fwalk *w, int rc)
 	ctx->pending = NULL;
 	ctx->cancel = NULL;
 	uv_idle_stop(&w->idle);
-	pcap_close(w->pc);
+	hs_pfile_report(&ctx->out, w->pc, w->what, w->path);
+	hs_pfile_close(w->pc);
 	int status = w->end(w->arg, rc);
 	uv_close((uv_handle_t *)&w->idle, fwalk_closed);
 	hs_cmd_finish(ctx, status);
@@ -131,15 +131,15 @@ static void fwalk_cancel(struct hs_ctx *ctx)
 	fwalk_end(ctx->pending, 1);
 }
 
-int hs_fwalk(struct hs_ctx *ctx, pcap_t *pc, const char *what, const char *path,
+int hs_fwalk(struct hs_ctx *ctx, struct hs_pfile *pc, const char *what, const char *path,
 	     hs_fwalk_frame_cb frame, hs_fwalk_end_cb end, void *arg)
 {
 	if (!ctx->loop) {
-		pcap_close(pc);
+		hs_pfile_close(pc);
 		return out_err(&ctx->out, "%sreading a file needs the console's event loop", what);
 	}
 	struct fwalk *w = hs_xcalloc(1, sizeof(*w));
-	*w = (struct fwalk){ .ctx = ctx, .pc = pc, .dlt = pcap_datalink(pc),
+	*w = (struct fwalk){ .ctx = ctx, .pc = pc,
 			     .what = hs_xstrdup(what), .path = hs_xstrdup(path), .frame = frame,
 			     .end = end, .arg = arg };
 	uv_idle_init(ctx->loop, &w->idle);
@@ -237,7 +237,7 @@ int cmd_decode(struct hs_ctx *ctx, int argc, char **argv)
 		}
 		free(expr);
 	}
-	pcap_t *pc = hs_pcap_open_file(&ctx->out, words[0], "");
+	struct hs_pfile *pc = hs_pcap_open_file(&ctx->out, words[0], "");
 	if (!pc) {
 		decode_free(d);
 		return HS_CMD_FAIL;

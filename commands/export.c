@@ -259,12 +259,12 @@ static int export_pcap(struct hs_ctx *ctx, const char *path, const struct hs_tra
 		return out_err(&ctx->out, "export pcap: '%s' is the capture file the packets are "
 			       "read from", path);
 
-	pcap_t *pc = hs_pcap_open_file(&ctx->out, source, "export pcap: ");
+	struct hs_pfile *pc = hs_pcap_open_file(&ctx->out, source, "export pcap: ");
 	if (!pc)
 		return HS_CMD_FAIL;
 	FILE *fp = fopen(path, "wb");
 	if (!fp) {
-		pcap_close(pc);
+		hs_pfile_close(pc);
 		return out_err(&ctx->out, "export: cannot write '%s': %s", path, strerror(errno));
 	}
 
@@ -293,7 +293,7 @@ static int export_pcap(struct hs_ctx *ctx, const char *path, const struct hs_tra
 	errno = 0;
 	x->failed = hs_pcapng_begin(fp, "hopscope " PACKAGE_VERSION, HS_LINKTYPE_RAW, 65535) < 0;
 	if (x->failed) {
-		pcap_close(pc);
+		hs_pfile_close(pc);
 		return export_end(x, 0);
 	}
 	int rc = hs_fwalk(ctx, pc, "export pcap: ", x->source, export_frame, export_end, x);

@@ -272,7 +272,7 @@ static int file_end(void *arg, int rc)
 /* takes s */
 static int stats_file(struct hs_ctx *ctx, struct hs_stats *s, const char *path)
 {
-	pcap_t *pc = hs_pcap_open_file(&ctx->out, path, "");
+	struct hs_pfile *pc = hs_pcap_open_file(&ctx->out, path, "");
 	if (!pc) {
 		stats_free(s);
 		return HS_CMD_FAIL;

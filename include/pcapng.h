@@ -1,5 +1,5 @@
-/* pcapng.h - a small pcapng writer: one section, one interface, enhanced
- * packet blocks with a comment each
+/* pcapng.h - a small pcapng writer: one section, its interfaces, enhanced
+ * packet blocks with a comment each (the reader is pfile.h's)
  *
  * libpcap reads pcapng but writes only pcap, which has no per-packet
  * comments; these three block kinds (SHB, IDB, EPB with opt_comment) are
@@ -22,8 +22,13 @@
 /* section header (with shb_userappl = app when not NULL) and the one
  * interface (link type, snap length, nanosecond timestamps); 0 or -1 */
 int hs_pcapng_begin(FILE *fp, const char *app, uint16_t linktype, uint32_t snaplen);
+/* one more interface, numbered from 1 in order; 0 or -1 */
+int hs_pcapng_interface(FILE *fp, uint16_t linktype, uint32_t snaplen);
 /* one enhanced packet block on interface 0, comment may be NULL; 0 or -1 */
 int hs_pcapng_packet(FILE *fp, uint64_t ts_ns, const uint8_t *data, uint32_t caplen,
 		     uint32_t origlen, const char *comment);
+/* the same on interface iface */
+int hs_pcapng_packet_on(FILE *fp, uint32_t iface, uint64_t ts_ns, const uint8_t *data,
+			uint32_t caplen, uint32_t origlen, const char *comment);
 
 #endif

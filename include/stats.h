@@ -10,12 +10,17 @@
 
 #include "decode.h"
 #include "out.h"
+#include "pfile.h"
 #include "tracer.h"
 
 /* open a capture file for reading frame by frame, nanosecond timestamps,
- * link type checked; NULL with "<what>cannot open|read|decode 'PATH': ..."
- * printed (what is "" or a "verb: " prefix) */
-pcap_t *hs_pcap_open_file(struct hs_out *o, const char *path, const char *what);
+ * link types checked (hs_pfile_open); NULL with "<what>cannot
+ * open|read|decode 'PATH': ..." printed (what is "" or a "verb: " prefix) */
+struct hs_pfile *hs_pcap_open_file(struct hs_out *o, const char *path, const char *what);
+/* a warning for each interface of f whose link type is not decoded, with
+ * the frames it had */
+void hs_pfile_report(struct hs_out *o, const struct hs_pfile *f, const char *what,
+		     const char *path);
 /* a frame's capture time from a file opened so */
 uint64_t hs_pcap_ts(const struct pcap_pkthdr *h);
 
@@ -31,7 +36,7 @@ uint64_t hs_pcap_ts(const struct pcap_pkthdr *h);
 struct hs_ctx;
 typedef bool (*hs_fwalk_frame_cb)(void *arg, struct hs_pkt *p, bool ok);
 typedef int (*hs_fwalk_end_cb)(void *arg, int rc);
-int hs_fwalk(struct hs_ctx *ctx, pcap_t *pc, const char *what, const char *path,
+int hs_fwalk(struct hs_ctx *ctx, struct hs_pfile *pc, const char *what, const char *path,
 	     hs_fwalk_frame_cb frame, hs_fwalk_end_cb end, void *arg);
 
 struct hs_stats;

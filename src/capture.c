@@ -57,7 +57,8 @@ struct hs_capture {
 	char *source;		/* NULL before the first capture */
 	bool is_file, running, failed;
 	char end_reason[64];
-	pcap_t *pc;
+	pcap_t *pc;		/* a live interface */
+	struct hs_pfile *file;	/* a file, frame by frame in its interfaces' link types */
 	int dlt;
 	bool nano;
 	uint64_t ring_asked, ring_got;	/* live: the kernel ring's bytes (got: 0 unknown) */
@@ -455,6 +456,17 @@ static void on_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *b
 	pipe_frame(ctx, c->dlt, bytes, caplen, h->len < caplen ? caplen : h->len, pkt_ts(c, h));
 }
 
+/* a frame of a file that mixes link types: each in its own interface's */
+static void on_file_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes)
+{
+	struct hs_ctx *ctx = (struct hs_ctx *)user;
+	struct hs_capture *c = ctx->cap;
+	uint32_t caplen = h->caplen;
+
+	pipe_frame(ctx, hs_pfile_dlt(c->file), bytes, caplen, h->len < caplen ? caplen : h->len,
+		   pkt_ts(c, h));
+}
+
 /* an error while the capture runs: above the prompt when interactive */
 static void cap_error(struct hs_ctx *ctx, const char *fmt, const char *a, const char *b)
 {
@@ -516,17 +528,19 @@ static void file_slice(uv_idle_t *h)
 {
 	struct hs_ctx *ctx = h->data;
 	struct hs_capture *c = ctx->cap;
-	int n = pcap_dispatch(c->pc, HS_FILE_BATCH, on_packet, (u_char *)ctx);
+	int n = hs_pfile_dispatch(c->file, HS_FILE_BATCH,
+				  hs_pfile_mixed(c->file) ? on_file_packet : on_packet, (u_char *)ctx);
 
 	pipe_flush(ctx);
 	if (n > 0)
 		return;
 	if (n == 0) {
+		hs_pfile_report(&ctx->out, c->file, "", c->source);
 		capture_ended(ctx, 0, "end of file");
 		return;
 	}
 	/* the frames before the damage are already in */
-	cap_error(ctx, "'%s': %s", c->source, pcap_geterr(c->pc));
+	cap_error(ctx, "'%s': %s", c->source, hs_pfile_geterr(c->file));
 	capture_ended(ctx, -1, "read error");
 }
 
@@ -650,36 +664,26 @@ static void live_ring(struct hs_ctx *ctx, const char *ifname, uint64_t asked)
  * out of it, with the tracer's tables beside it; 1 MiB filled the L2 */
 #define HS_FILEBUF (1u << 17)
 
-static pcap_t *open_file(struct hs_ctx *ctx, const char *path, bool *nano)
+static struct hs_pfile *open_file(struct hs_ctx *ctx, const char *path)
 {
-	char errbuf[PCAP_ERRBUF_SIZE] = "";
+	char err[PCAP_ERRBUF_SIZE + 512];
 	struct hs_capture *c = ctx->cap;
-	FILE *fp = fopen(path, "rb");
 
-	if (!fp) {
-		out_err(&ctx->out, "cannot open '%s': %s", path, strerror(errno));
-		return NULL;
-	}
 	if (!c->filebuf)
 		c->filebuf = hs_xcalloc(1, HS_FILEBUF);
-	setvbuf(fp, c->filebuf, _IOFBF, HS_FILEBUF);
-	pcap_t *pc = pcap_fopen_offline_with_tstamp_precision(fp, PCAP_TSTAMP_PRECISION_NANO,
-							      errbuf);
-	if (!pc) {
-		fclose(fp);
-		out_err(&ctx->out, "cannot read '%s': %s", path, errbuf);
-		return NULL;
-	}
-	*nano = true;
-	return pc;
+	struct hs_pfile *f = hs_pfile_open(path, c->filebuf, HS_FILEBUF, err, sizeof(err));
+	if (!f)
+		out_err(&ctx->out, "%s", err);
+	return f;
 }
 
 int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint64_t ring,
 		     uint64_t for_ns)
 {
 	struct hs_capture *c = ctx->cap;
-	bool nano = false;
-	pcap_t *pc;
+	bool nano = true;	/* a file's frames come in nanoseconds */
+	struct hs_pfile *file = NULL;
+	pcap_t *pc = NULL;
 
 	if (!c)
 		return out_err(&ctx->out, "the packet pipeline is not set up");
@@ -688,11 +692,14 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 			       "(capture stop first)", c->source);
 	if (!ring)
 		ring = HS_LIVE_RING;
-	pc = is_file ? open_file(ctx, source, &nano) : open_live(ctx, source, ring, &nano);
-	if (!pc)
+	if (is_file)
+		file = open_file(ctx, source);
+	else
+		pc = open_live(ctx, source, ring, &nano);
+	if (!pc && !file)
 		return -1;
-	int dlt = pcap_datalink(pc);
-	if (!hs_decode_linktype_ok(dlt)) {
+	int dlt = file ? hs_pfile_dlt(file) : pcap_datalink(pc);
+	if (!file && !hs_decode_linktype_ok(dlt)) {
 		const char *name = pcap_datalink_val_to_name(dlt);
 		out_err(&ctx->out, "cannot capture from '%s': unsupported link type %s (%d)",
 			source, name ? name : "unknown", dlt);
@@ -727,6 +734,7 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 	c->source = hs_xstrdup(source);
 	c->is_file = is_file;
 	c->pc = pc;
+	c->file = file;
 	c->dlt = dlt;
 	c->nano = nano;
 	c->ring_asked = c->ring_got = 0;
@@ -810,8 +818,11 @@ void hs_capture_stop(struct hs_ctx *ctx, const char *why)
 		c->poll = NULL;
 	}
 	read_kernel_stats(c);
-	pcap_close(c->pc);
+	if (c->pc)
+		pcap_close(c->pc);
+	hs_pfile_close(c->file);
 	c->pc = NULL;
+	c->file = NULL;
 
 	/* what is still open is over: classify, account, store */
 	hs_tracer_close_all(ctx->tracer);

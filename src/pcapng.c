@@ -62,7 +62,6 @@ int hs_pcapng_begin(FILE *fp, const char *app, uint16_t linktype, uint32_t snapl
 	size_t alen = opt_len(app);
 	size_t opts = (alen ? opt_size(alen) : 0) + 4;
 	uint32_t shb_len = (uint32_t)(4 + 4 + 4 + 2 + 2 + 8 + opts + 4);
-	const uint8_t tsresol = 9;
 	int rc = 0;
 
 	rc |= put32(fp, HS_PCAPNG_SHB);
@@ -76,8 +75,16 @@ int hs_pcapng_begin(FILE *fp, const char *app, uint16_t linktype, uint32_t snapl
 		rc |= put_opt(fp, SHB_USERAPPL, app, alen);
 	rc |= put_opt(fp, OPT_ENDOFOPT, NULL, 0);
 	rc |= put32(fp, shb_len);
+	rc |= hs_pcapng_interface(fp, linktype, snaplen);
+	return rc ? -1 : 0;
+}
 
+int hs_pcapng_interface(FILE *fp, uint16_t linktype, uint32_t snaplen)
+{
+	const uint8_t tsresol = 9;
 	uint32_t idb_len = (uint32_t)(4 + 4 + 2 + 2 + 4 + opt_size(1) + 4 + 4);
+	int rc = 0;
+
 	rc |= put32(fp, HS_PCAPNG_IDB);
 	rc |= put32(fp, idb_len);
 	rc |= put16(fp, linktype);
@@ -92,6 +99,12 @@ int hs_pcapng_begin(FILE *fp, const char *app, uint16_t linktype, uint32_t snapl
 int hs_pcapng_packet(FILE *fp, uint64_t ts_ns, const uint8_t *data, uint32_t caplen,
 		     uint32_t origlen, const char *comment)
 {
+	return hs_pcapng_packet_on(fp, 0, ts_ns, data, caplen, origlen, comment);
+}
+
+int hs_pcapng_packet_on(FILE *fp, uint32_t iface, uint64_t ts_ns, const uint8_t *data,
+			uint32_t caplen, uint32_t origlen, const char *comment)
+{
 	size_t clen = opt_len(comment);
 	size_t opts = clen ? opt_size(clen) + 4 : 0;
 	uint32_t len = (uint32_t)(4 + 4 + 4 + 4 + 4 + 4 + 4 + pad4(caplen) + opts + 4);
@@ -101,7 +114,7 @@ int hs_pcapng_packet(FILE *fp, uint64_t ts_ns, const uint8_t *data, uint32_t cap
 		origlen = caplen;
 	rc |= put32(fp, HS_PCAPNG_EPB);
 	rc |= put32(fp, len);
-	rc |= put32(fp, 0);	/* interface */
+	rc |= put32(fp, iface);
 	rc |= put32(fp, (uint32_t)(ts_ns >> 32));
 	rc |= put32(fp, (uint32_t)ts_ns);
 	rc |= put32(fp, caplen);

@@ -65,7 +65,8 @@ fi
 if command -v tshark >/dev/null 2>&1; then
 	tmp=$(mktemp -d) || exit 1
 	trap 'rm -rf "$tmp"' EXIT
-	for f in "$top_srcdir"/tests/golden/*.pcap; do
+	for f in "$top_srcdir"/tests/golden/*.pcap "$top_srcdir"/tests/golden/*.pcapng; do
+		[ -e "$f" ] || continue
 		b=${f##*/}
 		ran=$((ran + 1))
 		tshark_tsv "$f" >"$tmp/$b.tsv"

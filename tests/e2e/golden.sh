@@ -1,7 +1,7 @@
 #!/bin/sh
 # golden.sh - the golden decoder captures: hs-mkgolden must write exactly the
-# committed tests/golden/*.pcap, and `hopscope decode --json` of each must
-# print exactly tests/golden/<name>.out
+# committed tests/golden/*.pcap and *.pcapng, and `hopscope decode --json` of
+# each must print exactly tests/golden/<name>.out
 : "${top_srcdir:=.}" "${top_builddir:=.}"
 golden=$top_srcdir/tests/golden
 mk=$top_builddir/tests/tools/hs-mkgolden
@@ -19,7 +19,8 @@ trap 'rm -rf "$tmp"' EXIT
 
 "$mk" "$tmp" || { echo "FAIL: hs-mkgolden exited $?" >&2; exit 1; }
 n=0
-for f in "$tmp"/*.pcap; do
+for f in "$tmp"/*.pcap "$tmp"/*.pcapng; do
+	[ -e "$f" ] || continue
 	b=${f##*/}
 	if [ ! -f "$golden/$b" ]; then
 		echo "FAIL: hs-mkgolden wrote '$b', which is not under tests/golden" >&2
@@ -29,17 +30,18 @@ for f in "$tmp"/*.pcap; do
 		fail=1
 	fi
 done
-for f in "$golden"/*.pcap; do
+for f in "$golden"/*.pcap "$golden"/*.pcapng; do
+	[ -e "$f" ] || continue
 	b=${f##*/}
 	n=$((n + 1))
 	[ -f "$tmp/$b" ] || { echo "FAIL: hs-mkgolden no longer writes '$b'" >&2; fail=1; }
-	"$hs" decode --json "$f" >"$tmp/${b%.pcap}.got" 2>"$tmp/err" || {
+	"$hs" decode --json "$f" >"$tmp/${b%.pcap*}.got" 2>"$tmp/err" || {
 		echo "FAIL: hopscope decode --json '$b' failed: $(cat "$tmp/err")" >&2
 		fail=1
 		continue
 	}
-	if ! diff -u "$golden/${b%.pcap}.out" "$tmp/${b%.pcap}.got" >&2; then
-		echo "FAIL: decode of '$b' differs from ${b%.pcap}.out" >&2
+	if ! diff -u "$golden/${b%.pcap*}.out" "$tmp/${b%.pcap*}.got" >&2; then
+		echo "FAIL: decode of '$b' differs from ${b%.pcap*}.out" >&2
 		fail=1
 	fi
 done

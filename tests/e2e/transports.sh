@@ -2,8 +2,10 @@
 # transports.sh - mirror transports beyond GRE: a VXLAN or Geneve copy is
 # traced like an ERSPAN one (the mirror point from the outer header, the
 # session from the VNI); MPLS label stacks, Ethernet pseudowires and MPLS in
-# GRE are decoded down to IP; GRE version 1 is unsupported, not bad. On the
-# golden captures hs-mkgolden writes.
+# GRE are decoded down to IP; GRE version 1 is unsupported, not bad; a
+# pcapng file mixing interfaces of several link types and snapshot lengths
+# is read whole by capture, decode, stats and export, and the interface it
+# cannot decode is named. On the golden captures hs-mkgolden writes.
 . "$(dirname "$0")/lib.sh"
 
 command -v python3 >/dev/null 2>&1 || skip "python3 is missing"
@@ -72,5 +74,28 @@ check "MPLS in GRE: a mirror transport, one trace over tor1 and agg1" \
 hs --db "$tmp/p.db" -r "$G/gre-pptp.pcap" --json -c 'capture status'
 check "GRE version 1 (PPTP) is counted as unsupported-gre, not bad-gre" \
 	json 'L[0]["decode_errors_by_reason"] == {"unsupported-gre": 1}'
+
+# --- a pcapng file of interfaces of several link types --------------------------
+MX=$G/mixed.pcapng
+hs --json decode "$MX"
+check "mixed pcapng: decode reads every frame, each in its interface's link type" \
+	json '[o.get("mirror_src") for o in L] == ["192.0.2.11", None, "192.0.2.12", "192.0.2.13"] and L[1]["error"] == "unsupported-linktype"'
+check "mixed pcapng: the interface not decoded is named, with its frames" \
+	has "warning: '$MX': interface 3 has link type USB_LINUX (189), which hopscope does not decode: 1 frames (unsupported-linktype)" "$tmp/err"
+hs --db "$tmp/x.db" -r "$MX" --topo "$tmp/t.topo" --json -c 'traces; capture status'
+check "mixed pcapng: capture joins the copies of the three interfaces into one trace" \
+	json '[h["switch"] for h in L[0]["hops"]] == ["tor1", "agg1", "tor2"] and L[0]["outcome"] == "delivered"'
+check "mixed pcapng: capture status counts the USB frame as unsupported-linktype" \
+	json 'L[1]["packets"] == 4 and L[1]["copies"] == 3 and L[1]["decode_errors_by_reason"] == {"unsupported-linktype": 1}'
+check "mixed pcapng: capture names the interface too" has "interface 3 has link type USB_LINUX" "$tmp/err"
+hs --db "$tmp/x2.db" --topo "$tmp/t.topo" --json -c "stats by switch file $MX"
+check "mixed pcapng: stats over the file counts a packet at each switch" \
+	json 'sorted(o["switch"] for o in L) == ["agg1", "tor1", "tor2"] and all(o["packets"] == 1 for o in L)'
+hs --db "$tmp/x3.db" -r "$MX" -c "export pcap $tmp/out.pcapng"
+check "mixed pcapng: export takes the three inner packets from it" \
+	has "exported to '$tmp/out.pcapng': pcapng, 1 traces, 3 packets" "$tmp/out"
+hs --json decode "$tmp/out.pcapng"
+check "mixed pcapng: what export wrote reads back" \
+	json 'len(L) == 3 and all(o["src"] == "10.1.1.10" for o in L)'
 
 finish

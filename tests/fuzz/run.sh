@@ -19,7 +19,7 @@ top_builddir=${top_builddir:-$top_srcdir}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 CC=${FUZZ_CC:-clang}
 JOBS=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
-ALL="decode cmdline runbook topo probe mirror alert snapshot"
+ALL="decode cmdline runbook topo probe mirror alert snapshot pfile"
 TARGETS=${*:-$ALL}
 
 B=$top_builddir/tests/fuzz/build
@@ -104,6 +104,10 @@ seeds() { # TARGET -> directories of seeds, one a line
 			fi
 		fi
 		echo "$d" ;;
+	pfile)
+		d=$B/seeds-pfile
+		mkdir -p "$d" && cp "$top_srcdir"/tests/golden/*.pcapng \
+			"$top_srcdir"/tests/golden/mpls.pcap "$d/" && echo "$d" ;;
 	topo)
 		d=$B/seeds-topo
 		mkdir -p "$d" && cp "$top_srcdir/share/sample/sample.topo" "$d/" && echo "$d" ;;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pcapng.h"
 #include "pktw.h"
 
 #define T0 1700000000000000000ULL	/* 2023-11-14T22:13:20Z */
@@ -489,6 +490,69 @@ static void identity_capture(void)
 	pktw_close(&c.f);
 }
 
+/* two hosts' captures merged into one pcapng file, as mergecap writes them:
+ * an ERSPAN II SYN seen at three switches, the first copy captured on an
+ * Ethernet interface, the second on a Linux cooked one with another
+ * snapshot length, the third on a raw IP one; between them a frame of an
+ * interface whose link type (USB) hopscope does not decode */
+static void mixed_pcapng(void)
+{
+	static const struct { int dlt; uint32_t snaplen; } ifs[] = {
+		{ DLT_EN10MB, 262144 }, { DLT_LINUX_SLL, 1500 }, { 101, 96 }, { 189, 1024 },
+	};
+	static const int order[] = { 0, 3, 1, 2 };
+	char path[4096];
+	uint8_t inner[MAXF], frame[MAXF];
+	struct pktw_mirror m = mirror(HS_ENCAP_ERSPAN2);
+	struct pktw_inner in = tcp4();
+	int rc = 0, hop = 0;
+
+	snprintf(path, sizeof(path), "%s/mixed.pcapng", outdir);
+	FILE *fp = fopen(path, "wb");
+	if (!fp) {
+		fprintf(stderr, "hs-mkgolden: cannot write '%s'\n", path);
+		failed = 1;
+		return;
+	}
+	rc |= hs_pcapng_begin(fp, "hs-mkgolden", (uint16_t)ifs[0].dlt, ifs[0].snaplen);
+	for (size_t i = 1; i < HS_ARRAY_SIZE(ifs); i++)
+		rc |= hs_pcapng_interface(fp, (uint16_t)ifs[i].dlt, ifs[i].snaplen);
+	for (size_t k = 0; k < HS_ARRAY_SIZE(order); k++) {
+		int i = order[k];
+		uint64_t ts = T0 + k * 1017;
+		size_t f;
+
+		if (ifs[i].dlt == 189) {
+			/* a USB URB header: id, type 'S', transfer bulk, endpoint 0x81 */
+			memset(frame, 0, 64);
+			frame[8] = 'S';
+			frame[9] = 3;
+			frame[10] = 0x81;
+			f = 64;
+		} else {
+			struct pktw_inner x = in;
+			struct pktw_mirror y = m;
+			x.ttl = (uint8_t)(in.ttl - hop);
+			y.src.a[3] = (uint8_t)(m.src.a[3] + hop);
+			y.gre_seq = m.gre_seq + (uint32_t)hop;
+			hop++;
+			size_t n = pktw_inner(inner, sizeof(inner), &x);
+			f = n ? pktw_frame(frame, sizeof(frame), ifs[i].dlt, &y, inner, n) : 0;
+		}
+		if (!f) {
+			fprintf(stderr, "hs-mkgolden: cannot build a frame\n");
+			failed = 1;
+			break;
+		}
+		rc |= hs_pcapng_packet_on(fp, (uint32_t)i, ts, frame, (uint32_t)f, (uint32_t)f,
+					  NULL);
+	}
+	if (fclose(fp) != 0 || rc) {
+		fprintf(stderr, "hs-mkgolden: cannot write '%s'\n", path);
+		failed = 1;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct pktw_mirror m;
@@ -685,5 +749,6 @@ int main(int argc, char **argv)
 
 	control_captures();
 	identity_capture();
+	mixed_pcapng();
 	return failed;
 }

@@ -147,6 +147,37 @@ static void test_packet_block(void **state)
 	free(buf);
 }
 
+/* more interfaces after the first, and packets on each */
+static void test_interfaces(void **state)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+	uint8_t pkt[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	uint32_t types[8];
+
+	(void)state;
+	assert_int_equal(hs_pcapng_begin(fp, NULL, 1, 262144), 0);
+	assert_int_equal(hs_pcapng_interface(fp, 113, 1500), 0);
+	assert_int_equal(hs_pcapng_packet_on(fp, 1, 9, pkt, 8, 8, NULL), 0);
+	assert_int_equal(hs_pcapng_packet(fp, 10, pkt, 8, 8, NULL), 0);
+	fclose(fp);
+	const uint8_t *b = (const uint8_t *)buf;
+	assert_int_equal(walk(b, len, types, 8), 5);
+	assert_int_equal(types[1], HS_PCAPNG_IDB);
+	assert_int_equal(types[2], HS_PCAPNG_IDB);
+	const uint8_t *i = b + 32 + u32(b + 32 + 4);	/* the second IDB */
+	assert_int_equal(u16(i + 8), 113);
+	assert_int_equal(u32(i + 12), 1500);
+	assert_int_equal(i[20], 9);			/* nanoseconds too */
+	const uint8_t *e = i + u32(i + 4);
+	assert_int_equal(u32(e), HS_PCAPNG_EPB);
+	assert_int_equal(u32(e + 8), 1);		/* on interface 1 */
+	e += u32(e + 4);
+	assert_int_equal(u32(e + 8), 0);
+	free(buf);
+}
+
 static void test_write_error(void **state)
 {
 	FILE *fp = fopen("/dev/full", "w");
@@ -166,6 +197,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_header_blocks),
 		cmocka_unit_test(test_packet_block),
+		cmocka_unit_test(test_interfaces),
 		cmocka_unit_test(test_write_error),
 	};
 
