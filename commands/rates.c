@@ -16,6 +16,17 @@ static const char *swname(const struct hs_topo *topo, int sw)
 	return topo && sw >= 0 && sw < topo->nsw ? topo->sw[sw].name : "?";
 }
 
+/* the rate of a flow or the load of a link: "~" before it when it rests on
+ * few samples */
+static const char *fmt_rough(double bps, uint32_t samples, char *buf, size_t len)
+{
+	char v[24];
+
+	hs_fmt_bps(bps, v, sizeof(v));
+	snprintf(buf, len, "%s%s", hs_rate_rough(samples) ? "~" : "", v);
+	return buf;
+}
+
 static void print_json(struct hs_out *o, const struct hs_topo *topo, const struct hs_rates *r,
 		       const struct hs_rate_report *rep, uint64_t limit)
 {
@@ -25,19 +36,27 @@ static void print_json(struct hs_out *o, const struct hs_topo *topo, const struc
 	out_raw(o, "now", NULL, hs_fmt_ts(rep->now, ts, sizeof(ts)));
 	out_uint(o, "window_ns", NULL, rep->window);
 	out_uint(o, "flows_sampled", NULL, r->nflows);
+	out_uint(o, "flows_rated", NULL, rep->nrated);
 	out_uint(o, "evicted", NULL, r->evicted);
 	out_double(o, "drops_per_sec", NULL, hs_rates_drops_per_sec(r, rep->now, rep->window));
 	out_double(o, "retx_per_sec", NULL, hs_rates_retx_per_sec(r, rep->now, rep->window));
 	out_arr_open(o, "flows");
 	for (size_t i = 0; i < rep->nflows && i < limit; i++) {
-		const struct hs_rflow *f = rep->flows[i].f;
+		const struct hs_rate_flow *rf = &rep->flows[i];
+		const struct hs_rflow *f = rf->f;
 		out_obj_open(o, NULL);
 		out_str(o, "src", NULL, hs_addr_str(&f->key.src, a, sizeof(a)));
 		out_str(o, "dst", NULL, hs_addr_str(&f->key.dst, a, sizeof(a)));
 		out_uint(o, "sport", NULL, f->key.sport);
 		out_uint(o, "dport", NULL, f->key.dport);
-		out_double(o, "bps", NULL, rep->flows[i].bps);
-		out_uint(o, "samples", NULL, f->samples);
+		if (rf->has_rate)
+			out_double(o, "bps", NULL, rf->bps);
+		else
+			out_null(o, "bps");
+		out_double(o, "bytes", NULL, rf->bytes);
+		out_uint(o, "samples", NULL, rf->samples);
+		out_bool(o, "rough", NULL, !rf->has_rate || hs_rate_rough(rf->samples));
+		out_uint(o, "samples_total", NULL, f->samples);
 		out_uint(o, "retx", NULL, f->retx);
 		out_arr_open(o, "path");
 		for (int k = 0; k < f->npath && topo && f->path[k] / 2 < topo->nlinks; k++) {
@@ -53,18 +72,24 @@ static void print_json(struct hs_out *o, const struct hs_topo *topo, const struc
 	out_arr_open(o, "links");
 	for (size_t i = 0; i < rep->nlinks && i < limit; i++) {
 		const struct hs_rate_link *l = &rep->links[i];
+		const char *from = hs_link_speed_source(topo, l->link);
 		out_obj_open(o, NULL);
 		out_str(o, "a", NULL, swname(topo, l->a));
 		out_str(o, "b", NULL, swname(topo, l->b));
 		out_double(o, "bps", NULL, l->bps);
+		out_uint(o, "samples", NULL, l->samples);
+		out_bool(o, "rough", NULL, hs_rate_rough(l->samples));
 		if (l->has_util)
 			out_double(o, "util", NULL, l->util);
 		else
 			out_null(o, "util");
-		if (topo->links[l->link].speed > 0)
+		if (from) {
 			out_double(o, "speed", NULL, topo->links[l->link].speed);
-		else
+			out_str(o, "speed_source", NULL, from);
+		} else {
 			out_null(o, "speed");
+			out_null(o, "speed_source");
+		}
 		out_uint(o, "flows", NULL, l->flows);
 		out_obj_close(o);
 	}
@@ -76,48 +101,63 @@ static void print_text(struct hs_out *o, const struct hs_topo *topo, const struc
 		       const struct hs_rate_report *rep, uint64_t limit)
 {
 	char ts[HS_TIMESTRLEN], w[32], b[32];
+	bool marked = false;	/* an n/a or ~ was printed */
 
-	out_text(o, "rates over %s to %s: %zu flows with a rate of %zu sampled", 
-		 hs_fmt_duration(rep->window, w, sizeof(w)), hs_fmt_time(rep->now, ts, sizeof(ts)),
-		 rep->nflows, r->nflows);
+	out_text(o, "rates over %s to %s: %zu flows with a rate, %zu with bytes only, of %zu "
+		 "sampled", hs_fmt_duration(rep->window, w, sizeof(w)),
+		 hs_fmt_time(rep->now, ts, sizeof(ts)), rep->nrated, rep->nflows - rep->nrated,
+		 r->nflows);
 	if (r->evicted)
 		out_text(o, " (%" PRIu64 " evicted)", r->evicted);
 	out_text(o, "; drops %.1f/s, retransmissions %.1f/s\n",
 		 hs_rates_drops_per_sec(r, rep->now, rep->window),
 		 hs_rates_retx_per_sec(r, rep->now, rep->window));
 	if (rep->nflows) {
-		out_text(o, "\n%-46s %8s %8s %6s\n", "flow", "bps", "samples", "retx");
+		out_text(o, "\n%-46s %8s %8s %8s %6s\n", "flow", "bps", "bytes", "samples", "retx");
 		for (size_t i = 0; i < rep->nflows && i < limit; i++) {
-			const struct hs_rflow *f = rep->flows[i].f;
-			char ep[2 * HS_ADDRSTRLEN + 32];
-			out_text(o, "%-46s %8s %8" PRIu64 " %6" PRIu64 "\n",
-				 hs_flowkey_str(&f->key, ep, sizeof(ep)),
-				 hs_fmt_bps(rep->flows[i].bps, b, sizeof(b)), f->samples, f->retx);
+			const struct hs_rate_flow *rf = &rep->flows[i];
+			char ep[2 * HS_ADDRSTRLEN + 32], by[32];
+			snprintf(by, sizeof(by), "%.0f", rf->bytes);
+			marked |= !rf->has_rate || hs_rate_rough(rf->samples);
+			const char *bps = "n/a";
+			if (rf->has_rate)
+				bps = fmt_rough(rf->bps, rf->samples, b, sizeof(b));
+			out_text(o, "%-46s %8s %8s %8" PRIu32 " %6" PRIu64 "\n",
+				 hs_flowkey_str(&rf->f->key, ep, sizeof(ep)), bps, by, rf->samples,
+				 rf->f->retx);
 		}
 		if (rep->nflows > limit)
 			out_text(o, "(%zu more flows; rates limit N)\n", rep->nflows - (size_t)limit);
 	}
 	if (rep->nlinks) {
-		out_text(o, "\n%-32s %8s %7s %8s %5s\n", "link (direction)", "bps", "util", "speed",
-			 "flows");
+		out_text(o, "\n%-32s %8s %7s %8s %-8s %5s %7s\n", "link (direction)", "bps", "util",
+			 "speed", "from", "flows", "samples");
 		for (size_t i = 0; i < rep->nlinks && i < limit; i++) {
 			const struct hs_rate_link *l = &rep->links[i];
-			char name[2 * HS_NAME_MAX + 4], u[16], sp[32];
-			double speed = topo->links[l->link].speed;
+			const char *from = hs_link_speed_source(topo, l->link);
+			char name[2 * HS_NAME_MAX + 4], u[16], sp[32] = "-";
 			snprintf(name, sizeof(name), "%s > %s", swname(topo, l->a), swname(topo, l->b));
+			bool rough = hs_rate_rough(l->samples);
 			if (l->has_util)
-				snprintf(u, sizeof(u), "%.1f%%", 100 * l->util);
+				snprintf(u, sizeof(u), "%s%.1f%%", rough ? "~" : "", 100 * l->util);
 			else
 				snprintf(u, sizeof(u), "-");
-			out_text(o, "%-32s %8s %7s %8s %5" PRIu32 "\n", name,
-				 hs_fmt_bps(l->bps, b, sizeof(b)), u,
-				 speed > 0 ? hs_fmt_bps(speed, sp, sizeof(sp)) : "-", l->flows);
+			if (from)
+				hs_fmt_bps(topo->links[l->link].speed, sp, sizeof(sp));
+			out_text(o, "%-32s %8s %7s %8s %-8s %5" PRIu32 " %7" PRIu32 "\n", name,
+				 fmt_rough(l->bps, l->samples, b, sizeof(b)), u, sp,
+				 from ? from : "-", l->flows, l->samples);
+			marked |= rough;
 		}
 		if (rep->nlinks > limit)
 			out_text(o, "(%zu more links; rates limit N)\n", rep->nlinks - (size_t)limit);
 	} else if (rep->nflows && !topo) {
 		out_text(o, "\nno link load without a topology (topo load FILE)\n");
 	}
+	if (marked)
+		out_text(o, "\nn/a: fewer than %d samples of the flow in the window, or spread "
+			 "over less than a tenth of it; ~: fewer than %d samples\n",
+			 HS_RATE_MIN_SAMPLES, HS_RATE_FEW_SAMPLES);
 }
 
 int cmd_rates(struct hs_ctx *ctx, int argc, char **argv)

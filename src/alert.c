@@ -222,6 +222,11 @@ int hs_acond_parse(const char *text, const struct hs_topo *topo, struct hs_acond
 		}
 		if (end_of(&p, 5) < 0)
 			return -1;
+		/* utilization only against a known speed: never an assumed one */
+		if (c.metric == HS_AM_UTIL && !hs_link_speed_source(topo, c.link))
+			return cerr(&p, "no speed for 'util' at column %d: link %s-%s has none "
+				    "in the topology (give its link line 'speed RATE', or use "
+				    "bps)", p.w[2].col, c.a, c.b);
 	} else if (strcmp(w->s, "flow") == 0) {
 		c.kind = HS_AK_FLOW;
 		c.metric = HS_AM_BPS;

@@ -123,7 +123,7 @@ void hs_planck_on_trace(struct hs_ctx *ctx, const struct hs_trace *t)
 	if (r->now < p->next_eval || !p->alerts.n)
 		return;
 	p->next_eval = r->now - r->now % HS_ALERT_TICK_NS + HS_ALERT_TICK_NS;
-	hs_rates_compute(r, r->now, HS_RATE_DEFAULT_WINDOW, NULL, NULL);
+	hs_rates_compute(r, r->now, HS_RATE_DEFAULT_WINDOW, NULL, NULL, NULL);
 	if (p->alerts.n)
 		hs_alerts_eval(&p->alerts, r, r->now, HS_RATE_DEFAULT_WINDOW, on_fire, ctx);
 }
@@ -138,13 +138,15 @@ void hs_planck_link_load(struct hs_ctx *ctx, int link, char *buf, size_t len)
 	struct hs_rates *r = p->rates;
 	/* samples came in since the estimates were last computed */
 	if (r->computed_at != r->now || r->computed_window != HS_RATE_DEFAULT_WINDOW)
-		hs_rates_compute(r, r->now, HS_RATE_DEFAULT_WINDOW, NULL, NULL);
+		hs_rates_compute(r, r->now, HS_RATE_DEFAULT_WINDOW, NULL, NULL, NULL);
 	int d = r->link_bps[2 * link] >= r->link_bps[2 * link + 1] ? 2 * link : 2 * link + 1;
 	double util;
+	char v[24];
 	if (!r->link_flows[2 * link] && !r->link_flows[2 * link + 1])
 		return;
 	if (hs_link_util(r->topo, d, r->link_bps[d], &util))
-		snprintf(buf, len, util < 0.1 ? "%.1f%%" : "%.0f%%", 100 * util);
+		snprintf(v, sizeof(v), util < 0.1 ? "%.1f%%" : "%.0f%%", 100 * util);
 	else
-		hs_fmt_bps(r->link_bps[d], buf, len);
+		hs_fmt_bps(r->link_bps[d], v, sizeof(v));
+	snprintf(buf, len, "%s%s", hs_rate_rough(r->link_samples[d]) ? "~" : "", v);
 }

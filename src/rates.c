@@ -26,7 +26,9 @@ enum hs_rs_kind hs_rflow_sample(struct hs_rflow *f, uint32_t seq, uint64_t ts)
 		f->last_raw = seq;
 		f->last_ext = ext;
 		f->newest = (struct hs_rsample){ ts, ext };
+		f->newest_n = 1;
 		f->ring[0] = f->newest;
+		f->ring_n[0] = 1;
 		f->head = 0;
 		f->n = 1;
 		return HS_RS_FIRST;
@@ -42,35 +44,96 @@ enum hs_rs_kind hs_rflow_sample(struct hs_rflow *f, uint32_t seq, uint64_t ts)
 		return HS_RS_RETX;
 	}
 	f->newest = (struct hs_rsample){ ts, ext };
+	f->newest_n = (uint32_t)f->samples;
 	const struct hs_rsample *last = &f->ring[(f->head + f->n - 1) % HS_RATE_SLOTS];
 	if (ts >= last->ts + HS_RATE_SLOT_NS) {
 		if (f->n == HS_RATE_SLOTS)
 			f->head = (uint8_t)((f->head + 1) % HS_RATE_SLOTS);
 		else
 			f->n++;
-		f->ring[(f->head + f->n - 1) % HS_RATE_SLOTS] = f->newest;
+		unsigned i = (f->head + f->n - 1) % HS_RATE_SLOTS;
+		f->ring[i] = f->newest;
+		f->ring_n[i] = f->newest_n;
 	}
 	return HS_RS_ADVANCE;
 }
 
-bool hs_rflow_rate(const struct hs_rflow *f, uint64_t now, uint64_t window, double *bps)
+/* the kept samples in order: the ring, then the newest when the ring does
+ * not end with it */
+static unsigned npoints(const struct hs_rflow *f)
+{
+	if (!f->n)
+		return 0;
+	return f->n + (f->ring[(f->head + f->n - 1) % HS_RATE_SLOTS].seq != f->newest.seq);
+}
+
+static const struct hs_rsample *point(const struct hs_rflow *f, unsigned i, uint32_t *count)
+{
+	if (i == f->n) {
+		*count = f->newest_n;
+		return &f->newest;
+	}
+	unsigned k = (f->head + i) % HS_RATE_SLOTS;
+	*count = f->ring_n[k];
+	return &f->ring[k];
+}
+
+void hs_rflow_window(const struct hs_rflow *f, uint64_t now, uint64_t window, struct hs_rwin *w)
 {
 	uint64_t since = now > window ? now - window : 0;
+	const struct hs_rsample *first = NULL, *last = NULL;
+	uint32_t first_n = 0, cn;
+	unsigned i = npoints(f);
 
-	if (!f->n || f->newest.ts < since || f->newest.ts > now)
-		return false;
-	/* the oldest kept sample inside the window: the lowest sequence in it */
-	const struct hs_rsample *old = NULL;
-	for (unsigned i = f->n; i-- > 0;) {	/* newest first: stop at the window's start */
-		const struct hs_rsample *s = &f->ring[(f->head + i) % HS_RATE_SLOTS];
-		if (s->ts < since)
+	memset(w, 0, sizeof(*w));
+	if (!i)
+		return;
+	/* newest first, down to the segment that straddles the window's start:
+	 * the sequence is taken as linear between two kept samples */
+	const struct hs_rsample *cur = point(f, --i, &cn), *prev;
+	for (;;) {
+		if (cur->ts >= since && cur->ts <= now) {
+			if (!last)
+				last = cur;
+			first = cur;
+			first_n = cn;
+		}
+		if (!i)
 			break;
-		old = s;
+		prev = point(f, --i, &cn);
+		uint64_t t0 = prev->ts, t1 = cur->ts;
+		double ds = (double)(cur->seq - prev->seq);
+		if (t0 >= since && t1 <= now) {
+			w->bytes += ds;
+		} else if (t1 > t0 && t1 - t0 <= window) {
+			/* partly inside, and near enough to interpolate over */
+			uint64_t lo = t0 > since ? t0 : since, hi = t1 < now ? t1 : now;
+			if (hi > lo)
+				w->bytes += ds * (double)(hi - lo) / (double)(t1 - t0);
+		}
+		if (t0 < since)
+			break;
+		cur = prev;
 	}
-	if (!old || old->ts >= f->newest.ts || old->seq >= f->newest.seq)
-		return false;
-	*bps = (double)(f->newest.seq - old->seq) * 8e9 / (double)(f->newest.ts - old->ts);
-	return true;
+	if (first)
+		w->samples = (uint32_t)f->samples - first_n + 1;
+	else if (f->last_ts >= since && f->last_ts <= now)
+		w->samples = (uint32_t)f->samples - f->newest_n;	/* none advanced */
+	if (!first || w->samples < HS_RATE_MIN_SAMPLES || last->ts <= first->ts ||
+	    last->seq <= first->seq || last->ts - first->ts < window / HS_RATE_MIN_SPAN_DIV)
+		return;
+	w->has_rate = true;
+	w->bps = (double)(last->seq - first->seq) * 8e9 / (double)(last->ts - first->ts);
+}
+
+bool hs_rflow_rate(const struct hs_rflow *f, uint64_t now, uint64_t window, double *bps)
+{
+	struct hs_rwin w;
+
+	hs_rflow_window(f, now, window, &w);
+	if (w.has_rate)
+		*bps = w.bps;
+	return w.has_rate;
 }
 
 /* ---- the table ----------------------------------------------------------------- */
@@ -102,6 +165,7 @@ void hs_rates_free(struct hs_rates *r)
 	free(r->ref);
 	free(r->link_bps);
 	free(r->link_flows);
+	free(r->link_samples);
 	free(r->adj_off);
 	free(r->adj_sw);
 	free(r->adj_link);
@@ -126,6 +190,7 @@ void hs_rates_clear(struct hs_rates *r)
 	if (r->link_bps) {
 		memset(r->link_bps, 0, 2 * (size_t)r->nlinks * sizeof(*r->link_bps));
 		memset(r->link_flows, 0, 2 * (size_t)r->nlinks * sizeof(*r->link_flows));
+		memset(r->link_samples, 0, 2 * (size_t)r->nlinks * sizeof(*r->link_samples));
 	}
 }
 
@@ -133,11 +198,12 @@ void hs_rates_set_topo(struct hs_rates *r, const struct hs_topo *topo)
 {
 	free(r->link_bps);
 	free(r->link_flows);
+	free(r->link_samples);
 	free(r->adj_off);
 	free(r->adj_sw);
 	free(r->adj_link);
 	r->link_bps = NULL;
-	r->link_flows = NULL;
+	r->link_flows = r->link_samples = NULL;
 	r->adj_off = r->adj_sw = r->adj_link = NULL;
 	r->topo = topo;
 	r->nlinks = topo ? topo->nlinks : 0;
@@ -145,6 +211,7 @@ void hs_rates_set_topo(struct hs_rates *r, const struct hs_topo *topo)
 		size_t nd = 2 * (size_t)r->nlinks;
 		r->link_bps = hs_xcalloc(nd, sizeof(*r->link_bps));
 		r->link_flows = hs_xcalloc(nd, sizeof(*r->link_flows));
+		r->link_samples = hs_xcalloc(nd, sizeof(*r->link_samples));
 		/* adjacency: a hop-to-hop lookup looks at one switch's links only */
 		r->adj_off = hs_xcalloc((size_t)topo->nsw + 1, sizeof(*r->adj_off));
 		r->adj_sw = hs_xcalloc(nd, sizeof(*r->adj_sw));
@@ -354,31 +421,39 @@ void hs_rates_on_trace(struct hs_rates *r, const struct hs_trace *t)
 }
 
 void hs_rates_compute(struct hs_rates *r, uint64_t now, uint64_t window, double *link_bps,
-		      uint32_t *link_flows)
+		      uint32_t *link_flows, uint32_t *link_samples)
 {
 	if (!link_bps) {
 		link_bps = r->link_bps;
 		link_flows = r->link_flows;
+		link_samples = r->link_samples;
 		r->computed_at = now;
 		r->computed_window = window;
 	}
 	if (r->nlinks) {
 		memset(link_bps, 0, 2 * (size_t)r->nlinks * sizeof(*link_bps));
 		memset(link_flows, 0, 2 * (size_t)r->nlinks * sizeof(*link_flows));
+		memset(link_samples, 0, 2 * (size_t)r->nlinks * sizeof(*link_samples));
 	}
 	for (size_t i = 0; i < r->cap; i++) {
 		struct hs_rflow *f = &r->flows[i];
+		struct hs_rwin w;
 		if (!f->used)
 			continue;
-		f->has_rate = hs_rflow_rate(f, now, window, &f->bps);
-		if (!f->has_rate) {
-			f->bps = 0;
+		hs_rflow_window(f, now, window, &w);
+		f->has_rate = w.has_rate;
+		f->bps = w.has_rate ? w.bps : 0;
+		f->win_bytes = w.bytes;
+		f->win_samples = w.samples;
+		if (!(w.bytes > 0))
 			continue;
-		}
+		/* a link carries the bytes its flows moved in the window */
+		double bps = w.bytes * 8e9 / (double)window;
 		for (int k = 0; k < f->npath; k++) {
 			if (f->path[k] < 2 * r->nlinks) {
-				link_bps[f->path[k]] += f->bps;
+				link_bps[f->path[k]] += bps;
 				link_flows[f->path[k]]++;
+				link_samples[f->path[k]] += w.samples;
 			}
 		}
 	}
@@ -421,14 +496,27 @@ bool hs_link_util(const struct hs_topo *topo, int dlink, double bps, double *uti
 	return true;
 }
 
+const char *hs_link_speed_source(const struct hs_topo *topo, int link)
+{
+	/* the topology is the one source so far: a driver's port speed would
+	 * be another */
+	if (!topo || link < 0 || link >= topo->nlinks || !(topo->links[link].speed > 0))
+		return NULL;
+	return "topology";
+}
+
 /* ---- the report ------------------------------------------------------------------ */
 
 static int flow_cmp(const void *x, const void *y)
 {
 	const struct hs_rate_flow *a = x, *b = y;
 
+	if (a->has_rate != b->has_rate)
+		return a->has_rate ? -1 : 1;
 	if (a->bps != b->bps)
 		return a->bps > b->bps ? -1 : 1;
+	if (a->bytes != b->bytes)
+		return a->bytes > b->bytes ? -1 : 1;
 	return hs_an_flowkey_cmp(&a->f->key, &b->f->key);
 }
 
@@ -446,16 +534,21 @@ void hs_rates_report(struct hs_rates *r, uint64_t window, struct hs_rate_report 
 	size_t nd = 2 * (size_t)r->nlinks;
 	double *lb = nd ? hs_xcalloc(nd, sizeof(*lb)) : NULL;
 	uint32_t *lf = nd ? hs_xcalloc(nd, sizeof(*lf)) : NULL;
+	uint32_t *ls = nd ? hs_xcalloc(nd, sizeof(*ls)) : NULL;
 
 	memset(out, 0, sizeof(*out));
 	out->now = r->now;
 	out->window = window;
-	hs_rates_compute(r, r->now, window, lb, lf);
+	hs_rates_compute(r, r->now, window, lb, lf, ls);
 	out->flows = hs_xcalloc(r->nflows ? r->nflows : 1, sizeof(*out->flows));
-	for (size_t i = 0; i < r->cap; i++)
-		if (r->flows[i].used && r->flows[i].has_rate)
-			out->flows[out->nflows++] = (struct hs_rate_flow){ &r->flows[i],
-									 r->flows[i].bps };
+	for (size_t i = 0; i < r->cap; i++) {
+		const struct hs_rflow *f = &r->flows[i];
+		if (!f->used || !(f->has_rate || f->win_bytes > 0))
+			continue;
+		out->flows[out->nflows++] = (struct hs_rate_flow){ f, f->has_rate, f->bps,
+								  f->win_bytes, f->win_samples };
+		out->nrated += f->has_rate;
+	}
 	qsort(out->flows, out->nflows, sizeof(*out->flows), flow_cmp);
 	out->links = hs_xcalloc(nd ? nd : 1, sizeof(*out->links));
 	for (size_t d = 0; d < nd; d++) {
@@ -468,11 +561,13 @@ void hs_rates_report(struct hs_rates *r, uint64_t window, struct hs_rate_report 
 		o->b = d % 2 ? l->a : l->b;
 		o->bps = lb[d];
 		o->flows = lf[d];
+		o->samples = ls[d];
 		o->has_util = hs_link_util(r->topo, (int)d, lb[d], &o->util);
 	}
 	qsort(out->links, out->nlinks, sizeof(*out->links), link_cmp);
 	free(lb);
 	free(lf);
+	free(ls);
 }
 
 void hs_rate_report_free(struct hs_rate_report *rep)

@@ -171,6 +171,7 @@ cat >"$tmp/catalogue" <<'EOF_CAT'
 = | rates sideways | rates: unexpected 'sideways' (limit N, window D)
 = | alert add link leaf1-spine1 util > 80x | alert: bad threshold '80x' at column 26
 = | alert add 'link leaf1-spine9 util > 80%' | alert: unknown switch in 'leaf1-spine9' at column 6
+= | alert add 'link leaf1-spine1 util > 80%' | alert: no speed for 'util' at column 19: link leaf1-spine1 has none in the topology
 = | alert add link leaf1-leaf2 bps > 5M | alert: no link between 'leaf1' and 'leaf2' at column 6
 = | alert add drops >= 10/s | alert: expected '>' or '<' at column 7, got '>='
 = | alert add retx > 5/h | alert: bad threshold '5/h' at column 8

@@ -30,7 +30,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	for (uint32_t i = 0; i <= 20; i++)
 		hs_rates_sample(rates, &k, i * 10000, 1000000000ULL + i * 10000000ULL, path, 2);
 	hs_rates_drop(rates, 1100000000ULL);
-	hs_rates_compute(rates, rates->now, HS_RATE_DEFAULT_WINDOW, NULL, NULL);
+	hs_rates_compute(rates, rates->now, HS_RATE_DEFAULT_WINDOW, NULL, NULL, NULL);
 	return 0;
 }
 

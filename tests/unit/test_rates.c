@@ -108,20 +108,107 @@ static void test_one_sample_no_rate(void **state)
 	assert_false(hs_rflow_rate(&f, T0 + 200 * MS, SEC, &bps));
 }
 
-static void test_two_samples(void **state)
+static void test_three_samples(void **state)
 {
 	struct hs_rflow f;
+	struct hs_rwin w;
 	double bps = 0;
 
 	(void)state;
 	hs_rflow_init(&f);
 	hs_rflow_sample(&f, 1000, T0);
+	assert_int_equal(hs_rflow_sample(&f, 1000 + 62500, T0 + 50 * MS), HS_RS_ADVANCE);
+	/* two samples: no rate yet */
+	assert_false(hs_rflow_rate(&f, T0 + 50 * MS, SEC, &bps));
 	assert_int_equal(hs_rflow_sample(&f, 1000 + 125000, T0 + 100 * MS), HS_RS_ADVANCE);
-	/* 125000 bytes in 100 ms: 10 Mbit/s */
-	assert_true(hs_rflow_rate(&f, T0 + 100 * MS, SEC, &bps));
-	assert_float_equal(bps, 10e6, 1);
-	/* outside the window: no rate */
+	/* 125000 bytes in 100 ms: 10 Mbit/s, from three samples: rough */
+	hs_rflow_window(&f, T0 + 100 * MS, SEC, &w);
+	assert_true(w.has_rate);
+	assert_float_equal(w.bps, 10e6, 1);
+	assert_int_equal(w.samples, 3);
+	assert_true(hs_rate_rough(w.samples));
+	assert_float_equal(w.bytes, 125000, 0);
+	/* outside the window: no rate, no bytes */
 	assert_false(hs_rflow_rate(&f, T0 + 100 * MS + 2 * SEC, SEC, &bps));
+	hs_rflow_window(&f, T0 + 100 * MS + 2 * SEC, SEC, &w);
+	assert_float_equal(w.bytes, 0, 0);
+	assert_int_equal(w.samples, 0);
+}
+
+/* a flow seen at its SYN (at T0) and its FIN, over the window ending at now */
+static void syn_fin(uint32_t bytes, uint64_t fin_after, uint64_t now, struct hs_rwin *w)
+{
+	struct hs_rflow f;
+
+	hs_rflow_init(&f);
+	hs_rflow_sample(&f, 5000, T0);
+	hs_rflow_sample(&f, 5000 + bytes, T0 + fin_after);
+	hs_rflow_window(&f, now, SEC, w);
+}
+
+/* a connection mirrored only at its SYN and FIN (the default match) */
+static void test_syn_fin_no_rate(void **state)
+{
+	struct hs_rflow f;
+	struct hs_rwin w;
+
+	(void)state;
+	/* 1024 bytes between SYN and FIN, 13 us apart: bytes in the window, no rate */
+	syn_fin(1025, 13000, T0 + 500 * MS, &w);
+	assert_false(w.has_rate);
+	assert_int_equal(w.samples, 2);
+	assert_float_equal(w.bytes, 1025, 0);
+	/* far apart: still two samples, no rate */
+	syn_fin(1000000, 800 * MS, T0 + 900 * MS, &w);
+	assert_false(w.has_rate);
+	assert_float_equal(w.bytes, 1000000, 0);
+	/* a SYN long before the window and the FIN in it: one sample in the
+	 * window and no bytes (the 60 s between them are not seen) */
+	syn_fin(10000000, 60 * SEC, T0 + 60 * SEC, &w);
+	assert_false(w.has_rate);
+	assert_int_equal(w.samples, 1);
+	assert_float_equal(w.bytes, 0, 0);
+	/* every packet of a short connection mirrored: a burst of microseconds
+	 * is bytes, not a rate */
+	hs_rflow_init(&f);
+	for (int i = 0; i < 5; i++)
+		hs_rflow_sample(&f, (uint32_t)(5000 + 1 + i * 1448), T0 + (uint64_t)i * 3000);
+	hs_rflow_window(&f, T0 + 500 * MS, SEC, &w);
+	assert_false(w.has_rate);
+	assert_int_equal(w.samples, 5);
+	assert_float_equal(w.bytes, 4 * 1448, 0);
+}
+
+/* a steady flow: the rate within a few % of the truth, and the bytes in the
+ * window the sequence advance inside it, interpolated at its start */
+static void test_steady_flow(void **state)
+{
+	struct hs_rflow f;
+	struct hs_rwin w;
+
+	(void)state;
+	/* 1 Mbit/s (125000 B/s), a sample every 100 ms */
+	hs_rflow_init(&f);
+	for (int i = 0; i <= 20; i++)
+		hs_rflow_sample(&f, (uint32_t)(i * 12500), T0 + (uint64_t)i * 100 * MS);
+	/* the window [1.05 s, 2.05 s]: 0.95 s of the flow, its last sample at 2 s */
+	hs_rflow_window(&f, T0 + 2050 * MS, SEC, &w);
+	assert_true(w.has_rate);
+	assert_float_equal(w.bps, 1e6, 1e6 * 0.02);
+	assert_float_equal(w.bytes, 0.95 * 125000, 1);
+	assert_int_equal(w.samples, 10);
+	assert_false(hs_rate_rough(w.samples));
+	/* fully mirrored, a packet a millisecond at 12 Mbit/s, with jitter */
+	hs_rflow_init(&f);
+	uint64_t t = T0;
+	for (int i = 0; i < 3000; i++) {
+		t = T0 + (uint64_t)i * MS + (uint64_t)((i * 7919) % 400) * 1000;
+		hs_rflow_sample(&f, (uint32_t)(1500 * i), t);
+	}
+	hs_rflow_window(&f, T0 + 3 * SEC, SEC, &w);
+	assert_true(w.has_rate);
+	assert_float_equal(w.bps, 12e6, 12e6 * 0.03);
+	assert_float_equal(w.bytes * 8, 12e6, 12e6 * 0.03);
 }
 
 static void test_few_samples_over_window(void **state)
@@ -250,7 +337,7 @@ static void test_link_sums_and_util(void **state)
 	hs_rate_report_free(&rep);
 
 	/* the table's own sums, for alerts and watch */
-	hs_rates_compute(r, r->now, SEC, NULL, NULL);
+	hs_rates_compute(r, r->now, SEC, NULL, NULL, NULL);
 	int l = hs_topo_link(topo, L1, S1);
 	int d = 2 * l + (topo->links[l].a == L1 ? 0 : 1);
 	assert_float_equal(r->link_bps[d], 60e6, 6e5);
@@ -261,8 +348,59 @@ static void test_link_sums_and_util(void **state)
 	assert_false(hs_link_util(NULL, d, 1e6, &util));
 
 	/* two seconds later with no samples nothing has a rate */
-	hs_rates_compute(r, r->now + 2 * SEC, SEC, NULL, NULL);
+	hs_rates_compute(r, r->now + 2 * SEC, SEC, NULL, NULL, NULL);
 	assert_float_equal(r->link_bps[d], 0, 0);
+	hs_rates_free(r);
+}
+
+/* the lab's default mirroring: short connections seen at SYN and FIN, a long
+ * one at its SYN long ago. The link carries what the window saw: the bytes
+ * between each SYN and FIN, over the window; no flow has a rate */
+static void test_link_syn_fin(void **state)
+{
+	struct hs_rates *r = hs_rates_new(128);
+	struct hs_flowkey lk = key("10.1.1.11", 39999, "10.1.2.11", 5001);
+
+	(void)state;
+	hs_rates_set_topo(r, topo);
+	struct hs_trace t = trace(&lk, 77, T0 - 30 * SEC, L1, S1, L2, END);
+	hs_rates_on_trace(r, &t);
+	for (int i = 0; i < 50; i++) {
+		struct hs_flowkey k = key("10.1.1.11", (uint16_t)(40000 + i), "10.1.2.11", 5001);
+		uint64_t ts = T0 + (uint64_t)i * 20 * MS;
+		uint32_t isn = (uint32_t)i * 2654435761u;
+		t = trace(&k, isn, ts, L1, S1, L2, END);
+		hs_rates_on_trace(r, &t);
+		t = trace(&k, isn + 1025, ts + 13000, L1, S1, L2, END);
+		hs_rates_on_trace(r, &t);
+	}
+	t = trace(&lk, 77 + 50000000, T0 + SEC - MS, L1, S1, L2, END);
+	hs_rates_on_trace(r, &t);
+
+	struct hs_rate_report rep;
+	hs_rates_report(r, SEC, &rep);
+	assert_int_equal(rep.nrated, 0);
+	assert_int_equal(rep.nflows, 50);
+	assert_false(rep.flows[0].has_rate);
+	assert_float_equal(rep.flows[0].bytes, 1025, 0);
+	int l = hs_topo_link(topo, L1, S1);
+	int d = 2 * l + (topo->links[l].a == L1 ? 0 : 1);
+	bool seen = false;
+	for (size_t i = 0; i < rep.nlinks; i++) {
+		if (rep.links[i].link != l || rep.links[i].a != L1)
+			continue;
+		seen = true;
+		assert_float_equal(rep.links[i].bps, 50 * 1025 * 8, 1);
+		assert_int_equal(rep.links[i].flows, 50);
+		/* the long flow moved no bytes: not counted */
+		assert_int_equal(rep.links[i].samples, 100);
+		assert_float_equal(rep.links[i].util, 50 * 1025 * 8 / 100e6, 1e-9);
+	}
+	assert_true(seen);
+	hs_rate_report_free(&rep);
+	/* the same figures for alerts and watch */
+	hs_rates_compute(r, r->now, SEC, NULL, NULL, NULL);
+	assert_float_equal(r->link_bps[d], 50 * 1025 * 8, 1);
 	hs_rates_free(r);
 }
 
@@ -482,13 +620,16 @@ static void test_fire_rearm(void **state)
 	hs_rates_set_topo(r, topo);
 	hs_alerts_init(&as);
 	int util = hs_alerts_add(&as, "link leaf1-spine1 util > 50%", topo, err, sizeof(err));
+	/* utilization only against a known speed: refused, nothing kept */
 	int nospeed = hs_alerts_add(&as, "link leaf1-spine2 util > 1%", topo, err, sizeof(err));
+	assert_int_equal(nospeed, -1);
+	assert_string_equal(err, "no speed for 'util' at column 19: link leaf1-spine2 has none in "
+			    "the topology (give its link line 'speed RATE', or use bps)");
 	int bps = hs_alerts_add(&as, "link spine1-leaf2 bps > 30M", topo, err, sizeof(err));
 	assert_int_equal(util, 1);
-	assert_int_equal(nospeed, 2);
-	assert_int_equal(bps, 3);
+	assert_int_equal(bps, 2);
 	assert_int_equal(hs_alerts_add(&as, "link leaf1-spine1 util > 50", NULL, err, sizeof(err)), -1);
-	assert_int_equal(as.n, 3);
+	assert_int_equal(as.n, 2);
 
 	/* 80 Mbit/s over leaf1 > spine1 > leaf2 for 2 s, evaluated every 50 ms */
 	uint64_t seq = 0, t;
@@ -497,37 +638,39 @@ static void test_fire_rearm(void **state)
 		hs_rates_on_trace(r, &tr);
 		seq += 100000;		/* 100000 B per 10 ms */
 		if ((t - T0) % (50 * MS) == 0) {
-			hs_rates_compute(r, r->now, SEC, NULL, NULL);
+			hs_rates_compute(r, r->now, SEC, NULL, NULL, NULL);
 			hs_alerts_eval(&as, r, r->now, SEC, on_fire, &f);
 		}
 	}
-	/* once each, not at every evaluation */
+	/* once each, not at every evaluation, as the window fills: the load is
+	 * the bytes of the last second, 30M after 375 ms, 50% after 625 ms */
 	assert_int_equal(f.n, 2);
-	assert_int_equal(f.id[0], 1);
-	assert_float_equal(f.value[0], 80.0, 1.0);
-	assert_int_equal(f.id[1], 3);
-	assert_float_equal(f.value[1], 80e6, 1e6);
-	assert_true(f.ts[0] >= T0 + 50 * MS && f.ts[0] <= T0 + 100 * MS);
+	assert_int_equal(f.id[0], 2);
+	assert_true(f.value[0] > 30e6 && f.value[0] < 35e6);
+	assert_true(f.ts[0] >= T0 + 375 * MS && f.ts[0] <= T0 + 450 * MS);
+	assert_int_equal(f.id[1], 1);
+	assert_true(f.value[1] > 50.0 && f.value[1] < 55.0);
+	assert_true(f.ts[1] >= T0 + 625 * MS && f.ts[1] <= T0 + 700 * MS);
 	assert_false(as.a[0].armed);
-	/* no speed: never measured, never fires */
-	assert_false(as.a[1].measured);
+	assert_float_equal(as.a[0].value, 80.0, 1.0);
+	assert_float_equal(as.a[1].value, 80e6, 1e6);
 
 	/* quiet for 2 s: the condition is false, the alerts re-arm */
 	uint64_t quiet = t + 2 * SEC;
 	struct hs_flowkey other = key("10.1.2.11", 1, "10.1.1.11", 2);
 	hs_rates_sample(r, &other, 1, quiet, NULL, 0);
-	hs_rates_compute(r, r->now, SEC, NULL, NULL);
+	hs_rates_compute(r, r->now, SEC, NULL, NULL, NULL);
 	hs_alerts_eval(&as, r, r->now, SEC, on_fire, &f);
 	assert_int_equal(f.n, 2);
 	assert_true(as.a[0].armed);
-	assert_true(as.a[2].armed);
+	assert_true(as.a[1].armed);
 
 	/* the flow comes back: each fires once more */
 	for (t = quiet; t <= quiet + SEC; t += 10 * MS) {
 		struct hs_trace tr = trace(&k, (uint32_t)seq, t, L1, S1, L2, END);
 		hs_rates_on_trace(r, &tr);
 		seq += 100000;
-		hs_rates_compute(r, r->now, SEC, NULL, NULL);
+		hs_rates_compute(r, r->now, SEC, NULL, NULL, NULL);
 		hs_alerts_eval(&as, r, r->now, SEC, on_fire, &f);
 	}
 	assert_int_equal(f.n, 4);
@@ -536,7 +679,7 @@ static void test_fire_rearm(void **state)
 	/* deleted alerts are gone; ids are not reused */
 	assert_int_equal(hs_alerts_del(&as, 1), 0);
 	assert_int_equal(hs_alerts_del(&as, 1), -1);
-	assert_int_equal(hs_alerts_add(&as, "drops > 1/s", topo, err, sizeof(err)), 4);
+	assert_int_equal(hs_alerts_add(&as, "drops > 1/s", topo, err, sizeof(err)), 3);
 	assert_string_equal(as.a[as.n - 1].text, "drops > 1/s");
 	hs_rates_free(r);
 }
@@ -598,11 +741,14 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_one_sample_no_rate),
-		cmocka_unit_test(test_two_samples),
+		cmocka_unit_test(test_three_samples),
+		cmocka_unit_test(test_syn_fin_no_rate),
+		cmocka_unit_test(test_steady_flow),
 		cmocka_unit_test(test_few_samples_over_window),
 		cmocka_unit_test(test_seq_wrap),
 		cmocka_unit_test(test_retx_and_reorder),
 		cmocka_unit_test_setup_teardown(test_link_sums_and_util, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_link_syn_fin, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_path_kept, setup, teardown),
 		cmocka_unit_test(test_eviction),
 		cmocka_unit_test(test_eviction_clusters),
