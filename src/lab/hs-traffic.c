@@ -2,13 +2,16 @@
  *
  *   hs-traffic serve  [--bind ADDR] [--port P] [--duration T]
  *   hs-traffic client --dst ADDR[,ADDR...] [--src ADDR] [--port P]
- *                     [--rate R] [--flows N] [--count N] [--duration T]
+ *                     [--rate R] [--flows N] [--flow-rate BPS] [--count N]
+ *                     [--duration T]
  *   hs-traffic ping   ADDR [--ttl N] [--tos N] [--count N] [--timeout T]
  *   hs-traffic trace  ADDR [--max-ttl N] [--timeout T] [--tcp PORT [--sport P]]
  *
  * serve accepts connections and discards what it reads. client opens short
  * connections at --rate per second (a SYN, a little data, a FIN) and keeps
- * --flows long connections streaming until --duration ends. Both stop on
+ * --flows long connections streaming until --duration ends: 16 KB every
+ * 100 ms each (1.3 Mbit/s), or --flow-rate bits a second each, written every
+ * 10 ms. Both stop on
  * their own: traffic never outlives its duration. Destinations must lie in
  * the lab's host prefix (--allow, default 10.1.0.0/16).
  *
@@ -43,6 +46,9 @@
 #define SHORT_TIMEOUT_NS (3 * HS_NS_PER_SEC)
 #define LONG_CHUNK 16384
 #define LONG_PERIOD_NS (100 * 1000000ULL)	/* one chunk per flow per 100ms */
+#define PACED_PERIOD_NS (10 * 1000000ULL)	/* with --flow-rate */
+#define MAX_FLOW_BPS 100e6
+#define PACED_CHUNK_MAX 125000			/* MAX_FLOW_BPS for 10 ms */
 
 static volatile sig_atomic_t stop_flag;
 
@@ -56,8 +62,8 @@ static void usage(FILE *f)
 {
 	fputs("usage: hs-traffic serve  [--bind ADDR] [--port P] [--duration T]\n"
 	      "       hs-traffic client --dst ADDR[,ADDR...] [--src ADDR] [--port P]\n"
-	      "                         [--rate R] [--flows N] [--count N] [--duration T]\n"
-	      "                         [--allow PREFIX]\n"
+	      "                         [--rate R] [--flows N] [--flow-rate BPS] [--count N]\n"
+	      "                         [--duration T] [--allow PREFIX]\n"
 	      "       hs-traffic ping   ADDR [--ttl N] [--tos N] [--count N] [--timeout T]\n"
 	      "       hs-traffic trace  ADDR [--max-ttl N] [--timeout T] [--tcp PORT [--sport P]]\n",
 	      f);
@@ -89,6 +95,7 @@ struct opts {
 	uint64_t rate, flows, count, duration_ns, timeout_ns;
 	uint64_t ttl, tos, max_ttl;
 	bool tcp;
+	double flow_bps;	/* long flows' rate, 0: a chunk per LONG_PERIOD_NS */
 };
 
 static int parse_in(const char *s, struct in_addr *out)
@@ -195,6 +202,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			r = num_opt(a, val, 10000, &o->rate);
 		} else if (strcmp(a, "--flows") == 0) {
 			r = num_opt(a, val, 128, &o->flows);
+		} else if (strcmp(a, "--flow-rate") == 0) {
+			if (hs_parse_bps(val, &o->flow_bps) < 0 || o->flow_bps < 8000 ||
+			    o->flow_bps > MAX_FLOW_BPS)
+				r = fail("invalid --flow-rate '%s': expected a rate from 8k to 100M "
+					 "such as 10M", val);
 		} else if (strcmp(a, "--count") == 0) {
 			r = num_opt(a, val, 1000000, &o->count);
 		} else if (strcmp(a, "--ttl") == 0) {
@@ -385,7 +397,8 @@ static int nlong(const struct client *cl)
 /* one step of a connection after poll said something about it */
 static void step_conn(struct client *cl, struct conn *c, short rev, uint64_t now)
 {
-	static char data[LONG_CHUNK];
+	static char data[PACED_CHUNK_MAX > LONG_CHUNK ? PACED_CHUNK_MAX : LONG_CHUNK];
+	const struct opts *o = cl->o;
 	static char sink[4096];
 
 	if (!c->connected) {
@@ -432,12 +445,20 @@ static void step_conn(struct client *cl, struct conn *c, short rev, uint64_t now
 		}
 	}
 	if ((rev & POLLOUT) && now >= c->next_send) {
-		ssize_t w = write(c->fd, data, sizeof(data));
+		size_t len = o->flow_bps > 0 ? (size_t)(o->flow_bps / 8 / 100) : LONG_CHUNK;
+		ssize_t w = write(c->fd, data, len);
 
 		if (w > 0)
 			cl->bytes += (uint64_t)w;
 		c->wrote = true;
-		c->next_send = now + LONG_PERIOD_NS;
+		if (o->flow_bps > 0) {
+			/* paced on a fixed clock, so a late wake-up does not lower the rate */
+			c->next_send += PACED_PERIOD_NS;
+			if (c->next_send + PACED_PERIOD_NS < now)
+				c->next_send = now;
+		} else {
+			c->next_send = now + LONG_PERIOD_NS;
+		}
 	}
 }
 
