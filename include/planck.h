@@ -29,9 +29,9 @@ void hs_planck_clear(struct hs_ctx *ctx);
 void hs_planck_on_trace(struct hs_ctx *ctx, const struct hs_trace *t);
 /* follow a topology change (called before every use) */
 void hs_planck_sync(struct hs_ctx *ctx, struct hs_planck *p);
-/* the load of topology link l for watch: "45%" with a speed, "9.8M" without,
- * "~" before it when it rests on few samples, "" when no flow moved bytes
- * over it in the window */
-void hs_planck_link_load(struct hs_ctx *ctx, int link, char *buf, size_t len);
+/* the load of topology link l from switch from for watch: "45%" with a
+ * speed, "9.8M" without, "~" before it when it rests on few samples, ""
+ * when no flow moved bytes over it that way in the window */
+void hs_planck_link_load(struct hs_ctx *ctx, int link, int from, char *buf, size_t len);
 
 #endif

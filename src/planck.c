@@ -128,7 +128,7 @@ void hs_planck_on_trace(struct hs_ctx *ctx, const struct hs_trace *t)
 		hs_alerts_eval(&p->alerts, r, r->now, HS_RATE_DEFAULT_WINDOW, on_fire, ctx);
 }
 
-void hs_planck_link_load(struct hs_ctx *ctx, int link, char *buf, size_t len)
+void hs_planck_link_load(struct hs_ctx *ctx, int link, int from, char *buf, size_t len)
 {
 	struct hs_planck *p = ctx->planck;
 
@@ -139,10 +139,10 @@ void hs_planck_link_load(struct hs_ctx *ctx, int link, char *buf, size_t len)
 	/* samples came in since the estimates were last computed */
 	if (r->computed_at != r->now || r->computed_window != HS_RATE_DEFAULT_WINDOW)
 		hs_rates_compute(r, r->now, HS_RATE_DEFAULT_WINDOW, NULL, NULL, NULL);
-	int d = r->link_bps[2 * link] >= r->link_bps[2 * link + 1] ? 2 * link : 2 * link + 1;
+	int d = 2 * link + (r->topo->links[link].a == from ? 0 : 1);
 	double util;
 	char v[24];
-	if (!r->link_flows[2 * link] && !r->link_flows[2 * link + 1])
+	if (!r->link_flows[d])
 		return;
 	if (hs_link_util(r->topo, d, r->link_bps[d], &util))
 		snprintf(v, sizeof(v), util < 0.1 ? "%.1f%%" : "%.0f%%", 100 * util);
