@@ -124,7 +124,9 @@ static void print_trace_line(struct hs_ctx *ctx, const struct hs_trace *t)
 		out_text(&ctx->out, "  [");
 		for (int i = 1; i < t->nhops; i++)
 			out_text(&ctx->out, "%s%s", i > 1 ? " " : "",
-				 fmt_delta(hs_hop_delta(&t->hops[i - 1], &t->hops[i]), b, sizeof(b)));
+				 hs_hop_trusted(t, (unsigned)i) ?
+					 fmt_delta(hs_hop_delta(&t->hops[i - 1], &t->hops[i]), b,
+						   sizeof(b)) : "?");
 		out_text(&ctx->out, "]");
 	}
 	out_text(&ctx->out, "\n");
@@ -234,8 +236,10 @@ static int traces_show(struct hs_ctx *ctx, const char *idstr)
 		const struct hs_hop *h = &t->hops[i];
 		out_text(o, "%-3d %-16s %-16s %-26s %10s %4u 0x%02x %7u\n", i + 1,
 			 hs_hop_name(ctx->topo, h, b, sizeof(b)),
-			 hs_addr_str(&h->addr, a, sizeof(a)), hs_fmt_time(h->ts_ns, ts, sizeof(ts)),
-			 i ? fmt_delta(hs_hop_delta(&t->hops[i - 1], h), d, sizeof(d)) : "-",
+			 hs_addr_str(&h->addr, a, sizeof(a)),
+			 hs_fmt_time(hs_hop_time(t, (unsigned)i), ts, sizeof(ts)),
+			 !i ? "-" : !hs_hop_trusted(t, (unsigned)i) ? "?" :
+			 fmt_delta(hs_hop_delta(&t->hops[i - 1], h), d, sizeof(d)),
 			 h->ttl, h->tos, h->session);
 	}
 	if (t->extra_hops)

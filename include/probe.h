@@ -149,6 +149,13 @@ const char *hs_probe_outcome_name(int outcome);
 void hs_probe_judge(const struct hs_probe_spec *s, const struct hs_topo *topo,
 		    const struct hs_trace *t, uint64_t sent_ns, struct hs_probe_result *r);
 
+/* When each hop of r saw the probe, in ns after it was sent: the switch's
+ * timestamp of its arrival, which shares the send's clock when it lies
+ * between the send and the copy's capture (the lab's switches do), else the
+ * capture time for a copy without one. -1 for a hop whose time cannot be
+ * trusted: a stamp off the send's clock, or before the hop before it. */
+void hs_probe_hop_times(const struct hs_probe_result *r, int64_t at[HS_TRACE_MAX_HOPS]);
+
 /* p-th percentile (0..100, nearest rank) of n values; sorts v. 0 when n == 0 */
 uint64_t hs_probe_percentile(uint64_t *v, size_t n, double p);
 

@@ -143,6 +143,16 @@ const char *hs_outcome_name(int outcome);	/* "delivered", ... */
 /* signed time from hop a to hop b: the switches' clocks when both have a
  * timestamp (the lab's come from one clock), else capture time */
 int64_t hs_hop_delta(const struct hs_hop *a, const struct hs_hop *b);
+/* Every hop of t has a switch timestamp on the capture's clock: not after
+ * its capture time, and less than HS_HW_WALL_SKEW before it */
+#define HS_HW_WALL_SKEW (HS_NS_PER_SEC / 10)
+bool hs_trace_switch_clock(const struct hs_trace *t);
+/* the time of hop i on the trace's one clock: the switch's timestamp when
+ * hs_trace_switch_clock(t), else the capture time */
+uint64_t hs_hop_time(const struct hs_trace *t, unsigned i);
+/* hop i is in path order with the hop before it (hs_hop_delta not
+ * negative); a hop that is not has a time that cannot be trusted */
+bool hs_hop_trusted(const struct hs_trace *t, unsigned i);
 /* switch name of a hop: topology name or the address */
 const char *hs_hop_name(const struct hs_topo *topo, const struct hs_hop *h, char *buf, size_t len);
 

@@ -763,6 +763,21 @@ static uint64_t hop_gap(const struct hs_probe_hop *a, const struct hs_probe_hop 
 	return b->ts_ns >= a->ts_ns ? b->ts_ns - a->ts_ns : 0;
 }
 
+void hs_probe_hop_times(const struct hs_probe_result *r, int64_t at[HS_TRACE_MAX_HOPS])
+{
+	uint64_t prev = r->sent_ns;
+
+	for (int i = 0; i < r->nhops && i < HS_TRACE_MAX_HOPS; i++) {
+		const struct hs_probe_hop *h = &r->hops[i];
+		uint64_t t = h->hw_ns ? h->hw_ns : h->ts_ns;
+		bool ok = t >= prev && (!h->hw_ns || h->hw_ns <= h->ts_ns);
+
+		at[i] = ok ? (int64_t)(t - r->sent_ns) : -1;
+		if (ok)
+			prev = t;
+	}
+}
+
 static bool via_repeats(const struct hs_probe_spec *s)
 {
 	for (int i = 0; i < s->nvia; i++)
@@ -1004,7 +1019,9 @@ static void render_result(struct probe_run *r, struct hs_out *o, const struct hs
 {
 	const struct hs_topo *topo = r->ctx->topo;
 	char nb[HS_ADDRSTRLEN], tb[40], db[32];
+	int64_t at[HS_TRACE_MAX_HOPS];
 
+	hs_probe_hop_times(res, at);
 	if (o->json) {
 		out_obj_open(o, NULL);
 		out_uint(o, "probe", NULL, r->id);
@@ -1016,6 +1033,10 @@ static void render_result(struct probe_run *r, struct hs_out *o, const struct hs
 			out_obj_open(o, NULL);
 			out_str(o, "switch", NULL, sw_name(topo, h->sw, &h->addr, nb, sizeof(nb)));
 			out_raw(o, "ts", NULL, hs_fmt_ts(h->ts_ns, tb, sizeof(tb)));
+			if (at[i] >= 0)
+				out_int(o, "at_ns", NULL, at[i]);
+			else
+				out_null(o, "at_ns");
 			out_obj_close(o);
 		}
 		out_arr_close(o);
@@ -1044,9 +1065,9 @@ static void render_result(struct probe_run *r, struct hs_out *o, const struct hs
 	}
 	for (int i = 0; i < res->nhops; i++) {
 		const struct hs_probe_hop *h = &res->hops[i];
-		uint64_t d = h->ts_ns >= res->sent_ns ? h->ts_ns - res->sent_ns : 0;
-		out_text(o, "%s%s +%s", i ? " > " : "  ", sw_name(topo, h->sw, &h->addr, nb, sizeof(nb)),
-			 hs_fmt_duration(d, db, sizeof(db)));
+		out_text(o, "%s%s %s%s", i ? " > " : "  ", sw_name(topo, h->sw, &h->addr, nb, sizeof(nb)),
+			 at[i] >= 0 ? "+" : "?",
+			 at[i] >= 0 ? hs_fmt_duration((uint64_t)at[i], db, sizeof(db)) : "");
 	}
 	if (res->have_rtt)
 		out_text(o, "  rtt %s", hs_fmt_duration(res->rtt_ns, db, sizeof(db)));

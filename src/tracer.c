@@ -348,10 +348,15 @@ static struct ohop *hop_at(struct hs_tracer *tr, struct otrace *ot, unsigned i)
 	return &tr->ext[ot->ext - 1][i - INLINE_HOPS];
 }
 
+/* TTL descending; at one TTL (switches that do not decrement it, an
+ * IP-in-IP probe's hops) the switches' timestamps when both have one: the
+ * time a copy reached the analyzer says nothing about the path's order */
 static int hop_cmp(const struct hs_hop *a, const struct hs_hop *b)
 {
 	if (a->ttl != b->ttl)
 		return a->ttl > b->ttl ? -1 : 1;
+	if (a->hw_ns && b->hw_ns && a->hw_ns != b->hw_ns)
+		return a->hw_ns < b->hw_ns ? -1 : 1;
 	if (a->ts_ns != b->ts_ns)
 		return a->ts_ns < b->ts_ns ? -1 : 1;
 	return 0;
@@ -764,11 +769,20 @@ void hs_tracer_add_prepared(struct hs_tracer *tr, const struct hs_pkt *p, uint8_
 		tr->st.open++;
 	} else {
 		ot = &tr->pool[slot];
-		/* a second copy from the same place with the same TTL is a duplicate */
+		/* A second copy from the same place with the same TTL is a
+		 * duplicate. The earlier switch timestamp of the two is the
+		 * packet's arrival: a switch that decapsulates an IP-in-IP probe
+		 * mirrors it again as it forwards the inner packet, later. */
 		for (unsigned k = 0; k < ot->nhops; k++) {
-			const struct ohop *oh = hop_at(tr, ot, k);
+			struct ohop *oh = hop_at(tr, ot, k);
 			if (oh->src == msrc && oh->ttl == p->ttl) {
 				tr->st.duplicates++;
+				if ((p->have & HS_HAVE_HWNS) &&
+				    (!(ot->hw_mask >> k & 1) ||
+				     (int32_t)((uint32_t)p->hw_ns - oh->hw_lo) < 0)) {
+					oh->hw_lo = (uint32_t)p->hw_ns;
+					ot->hw_mask |= (uint16_t)(1u << k);
+				}
 				return;
 			}
 		}
@@ -970,4 +984,29 @@ int64_t hs_hop_delta(const struct hs_hop *a, const struct hs_hop *b)
 	if (a->hw_ns && b->hw_ns)
 		return (int64_t)(b->hw_ns - a->hw_ns);
 	return (int64_t)(b->ts_ns - a->ts_ns);
+}
+
+/* a switch timestamp on the capture's clock: a copy leaves the switch after
+ * it was stamped and reaches the analyzer soon after */
+static bool hw_is_wall(const struct hs_hop *h)
+{
+	return h->hw_ns && h->hw_ns <= h->ts_ns && h->ts_ns - h->hw_ns < HS_HW_WALL_SKEW;
+}
+
+bool hs_trace_switch_clock(const struct hs_trace *t)
+{
+	for (unsigned i = 0; i < t->nhops; i++)
+		if (!hw_is_wall(&t->hops[i]))
+			return false;
+	return t->nhops > 0;
+}
+
+uint64_t hs_hop_time(const struct hs_trace *t, unsigned i)
+{
+	return hs_trace_switch_clock(t) ? t->hops[i].hw_ns : t->hops[i].ts_ns;
+}
+
+bool hs_hop_trusted(const struct hs_trace *t, unsigned i)
+{
+	return i == 0 || i >= t->nhops || hs_hop_delta(&t->hops[i - 1], &t->hops[i]) >= 0;
 }

@@ -439,9 +439,11 @@ int hs_whops_fill(struct hs_whop *hops, const struct hs_trace *t, const struct h
 		struct hs_whop *w = &hops[i];
 
 		hs_hop_name(topo, h, w->sw, sizeof(w->sw));
-		hs_fmt_time(h->ts_ns, w->ts, sizeof(w->ts));
+		hs_fmt_time(hs_hop_time(t, i), w->ts, sizeof(w->ts));
 		if (!prev) {
 			snprintf(w->delta, sizeof(w->delta), "-");
+		} else if (!hs_hop_trusted(t, i)) {
+			snprintf(w->delta, sizeof(w->delta), "?");	/* out of path order */
 		} else {
 			char d[20];
 			int64_t dt = hs_hop_delta(prev, h);

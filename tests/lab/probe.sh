@@ -1,6 +1,7 @@
 #!/bin/bash
 # probe: guided probes in the lab fabric. A probe steered via leaf1,spine2,leaf3
-# is seen at exactly those switches in that order; one injected at spine1 for
+# is seen at exactly those switches in that order, each at a time (its stamp
+# of the probe's arrival, after the send) later than the one before; one injected at spine1 for
 # a host behind leaf4 is delivered via leaf4; with spine2-leaf3 dropping half
 # its packets, probes over that link are lost after spine2 at about that rate
 # while probes over spine1 are not; 'probe link' reports a round-trip time;
@@ -50,6 +51,11 @@ if scenario in ("via", "from", "spine1"):
             die("seq %d went %s, not %s" % (p["seq"], ">".join(path_of(p)), ">".join(want)))
         if p["outcome"] != "delivered" or p["lost_after"] is not None:
             die("seq %d is %s" % (p["seq"], p["outcome"]))
+        # each hop's time is its switch's stamp of the probe's arrival, on
+        # the send's clock: known and in path order
+        at = [h.get("at_ns") for h in p["hops"]]
+        if None in at or any(b < a for a, b in zip(at, at[1:])):
+            die("seq %d: hop times %s are not in path order" % (p["seq"], at))
     if summary["delivered"] != count or summary["lost"] != 0:
         die("summary %s" % summary)
     print("%s: %d probes went %s, all delivered" % (scenario, count, args[1]))
@@ -124,9 +130,9 @@ hs badspec fail "probe > $h5 via leaf1,leaf9"
 grep -q "probe: unknown switch 'leaf9'" "$LAB_STATE/badspec.err" || fail "badspec: $(cat "$LAB_STATE/badspec.err")"
 ok "unknown switch refused"
 
-hs via 0 "probe > $h5:80 via leaf1,spine2,leaf3 count 5 interval 50ms --expect delivered"
-check via 5 leaf1,spine2,leaf3
-ok "via leaf1,spine2,leaf3: seen at exactly those switches, in order"
+hs via 0 "probe > $h5:80 via leaf1,spine2,leaf3 count 20 interval 20ms --expect delivered"
+check via 20 leaf1,spine2,leaf3
+ok "via leaf1,spine2,leaf3: seen at exactly those switches, in order, at increasing times"
 
 hs from 0 "probe udp > $h7 from spine1 count 5 interval 50ms --expect delivered"
 check from 5 spine1,leaf4
@@ -152,9 +158,9 @@ n = db.execute("SELECT count(*) FROM probes").fetchone()[0]
 h = db.execute("SELECT count(*) FROM probe_hops").fetchone()[0]
 kinds = dict(db.execute("SELECT kind, count(*) FROM probes GROUP BY kind").fetchall())
 print("history: %d probe packets, %d hops, %s" % (n, h, kinds))
-assert n == 5 + 5 + 5 + 40 + 10, n
+assert n == 20 + 5 + 5 + 40 + 10, n
 assert kinds.get("link") == 5, kinds
-assert h >= 5 * 3 + 5 * 2 + 5 * 3, h
+assert h >= 20 * 3 + 5 * 2 + 5 * 3, h
 PY
 ok "history: probes and probe hops stored"
 

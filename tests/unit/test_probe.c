@@ -669,6 +669,53 @@ static void test_judge(void **state)
 	assert_string_equal(hs_probe_outcome_name(r.outcome), "lost");
 }
 
+/* Per-hop times come from the switches' stamps of the probe's arrival, on
+ * the send's clock; a copy that reached the analyzer late changes nothing,
+ * and a stamp out of path order or off the send's clock is shown as such */
+static void test_hop_times(void **state)
+{
+	struct hs_probe_spec s;
+	struct hs_probe_result r;
+	struct hs_trace t;
+	int64_t at[HS_TRACE_MAX_HOPS];
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse("> 10.1.3.10 via leaf1,spine2,leaf3", &s, err, sizeof(err)), 0);
+	memset(&t, 0, sizeof(t));
+	t.outcome = HS_OUT_DELIVERED;
+	t.flags = HS_TF_PROBE;
+	/* leaf1's copy reached the analyzer after spine2's */
+	add_hop(&t, "leaf1", 1350, 1100);
+	add_hop(&t, "spine2", 1237, 1200);
+	add_hop_ttl(&t, "leaf3", 1350, 1300, 63);
+	hs_probe_judge(&s, topo, &t, 1000, &r);
+	hs_probe_hop_times(&r, at);
+	assert_int_equal(at[0], 100);
+	assert_int_equal(at[1], 200);
+	assert_int_equal(at[2], 300);
+
+	/* spine2's stamp before leaf1's: not in path order; leaf3's after its
+	 * capture: not on the send's clock */
+	t.hops[1].hw_ns = 1050;
+	t.hops[2].hw_ns = 1400;
+	hs_probe_judge(&s, topo, &t, 1000, &r);
+	hs_probe_hop_times(&r, at);
+	assert_int_equal(at[0], 100);
+	assert_int_equal(at[1], -1);
+	assert_int_equal(at[2], -1);
+
+	/* no stamps (ERSPAN II): the capture times, in order */
+	for (int i = 0; i < 3; i++)
+		t.hops[i].hw_ns = 0;
+	t.hops[0].ts_ns = 1100;
+	hs_probe_judge(&s, topo, &t, 1000, &r);
+	hs_probe_hop_times(&r, at);
+	assert_int_equal(at[0], 100);
+	assert_int_equal(at[1], 237);
+	assert_int_equal(at[2], 350);
+}
+
 static void test_judge_link(void **state)
 {
 	struct hs_probe_spec s;
@@ -751,6 +798,7 @@ int main(void)
 		cmocka_unit_test(test_sig_parse_bounds),
 		cmocka_unit_test(test_judge),
 		cmocka_unit_test(test_judge_link),
+		cmocka_unit_test(test_hop_times),
 		cmocka_unit_test(test_percentile),
 	};
 

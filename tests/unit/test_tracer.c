@@ -601,6 +601,60 @@ static void test_tcp_identity(void **state)
 	hs_tracer_free(tr);
 }
 
+/* Hop times from the switches' stamps of the packet's arrival: at one TTL
+ * (an IP-in-IP probe's hops) hops go by stamp, not by when their copies
+ * reached the analyzer; a switch that stamps one packet twice (before and
+ * after decapsulating it) keeps the earlier stamp; a trace whose stamps are
+ * all on the capture's clock shows them, and a hop out of order is not
+ * trusted. */
+/* a copy of one packet seen at sw, captured at T0 + ts_us, stamped by the
+ * switch at T0 + hw_us */
+static struct hs_pkt stamped(int sw, uint8_t ttl, uint64_t ts_us, uint64_t hw_us)
+{
+	struct hs_pkt p = tcp("10.1.1.10", "10.1.2.10", 3, 77, sw, ttl, T0 + ts_us * US);
+
+	p.have |= HS_HAVE_HWNS;
+	p.hw_ns = T0 + hw_us * US;
+	return p;
+}
+
+static void test_switch_times(void **state)
+{
+	struct sink s;
+	struct hs_tracer *tr = mk(&s, NULL, 64, 64);
+
+	(void)state;
+	/* leaf1's copies reach the analyzer last: stamped after decapsulation
+	 * first, then the arrival's */
+	add(tr, stamped(SPINE2, 64, 237, 200));
+	add(tr, stamped(LEAF1, 64, 350, 150));
+	add(tr, stamped(LEAF1, 64, 351, 100));
+	add(tr, stamped(LEAF2, 63, 350, 300));
+	hs_tracer_close_all(tr);
+	assert_int_equal(s.n, 1);
+	const struct hs_trace *t = &s.t[0];
+	assert_int_equal(t->nhops, 3);
+	assert_true(hs_addr_eq(&t->hops[0].addr, &(struct hs_addr){ .af = 4, .a = { 10, 255, 0, 3 } }));
+	assert_int_equal(t->hops[0].hw_ns, T0 + 100 * US);
+	assert_true(hs_addr_eq(&t->hops[1].addr, &(struct hs_addr){ .af = 4, .a = { 10, 255, 0, 2 } }));
+	assert_true(hs_trace_switch_clock(t));
+	for (unsigned i = 0; i < 3; i++) {
+		assert_true(hs_hop_trusted(t, i));
+		assert_int_equal(hs_hop_time(t, i), t->hops[i].hw_ns);
+	}
+	assert_int_equal(hs_hop_delta(&t->hops[0], &t->hops[1]), 100 * US);
+
+	/* a stamp before the hop before it is not trusted; a stamp off the
+	 * capture's clock puts the whole trace on capture times */
+	struct hs_trace u = *t;
+	u.hops[2].hw_ns = T0 + 50 * US;
+	assert_false(hs_hop_trusted(&u, 2));
+	u.hops[2].hw_ns = 12345;
+	assert_false(hs_trace_switch_clock(&u));
+	assert_int_equal(hs_hop_time(&u, 1), u.hops[1].ts_ns);
+	hs_tracer_free(tr);
+}
+
 /* every closed trace, in order, as its packet and hops (src, ip_id, TTLs) */
 struct sig_log {
 	char sig[4096][24];
@@ -1074,6 +1128,7 @@ int main(void)
 		cmocka_unit_test(test_loop_keeps_nearest_hops),
 		cmocka_unit_test(test_non_tcp_identity),
 		cmocka_unit_test(test_tcp_identity),
+		cmocka_unit_test(test_switch_times),
 		cmocka_unit_test(test_stress),
 		cmocka_unit_test(test_many_mirror_sources),
 		cmocka_unit_test(test_on_soon),
