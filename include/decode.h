@@ -113,6 +113,8 @@ struct hs_pkt {
 	uint8_t tos;		/* IPv4 TOS / IPv6 traffic class (DSCP<<2 | ECN) */
 	uint16_t ip_id;
 	uint8_t tcp_flags;	/* low 8 flag bits: FIN=1 SYN=2 RST=4 PSH=8 ACK=16 URG=32 ECE=64 CWR=128 */
+	uint8_t tcp_hlen;	/* TCP header length, options included: they end
+				 * at l4_payload */
 	uint32_t seq, ack;
 	uint16_t l4_len;	/* L4 payload length (TCP/UDP data bytes) */
 	uint8_t icmp_type, icmp_code;

@@ -27,7 +27,7 @@
 #define EXT_HOPS (HS_TRACE_MAX_HOPS - INLINE_HOPS)
 #define MSRC_MAX 16384		/* distinct (mirror address, session) pairs */
 #define MSRC_INDEX_MIN 1024		/* first index: 2 KiB, in L1 for a fabric's sources */
-#define IDENT_BYTES 32		/* L4 payload bytes hashed into an identity */
+#define IDENT_BYTES 32		/* L4 bytes hashed into an identity (TCP: options, then payload) */
 #define LEAF_CACHE 4096		/* destination address -> its ToR */
 
 /* one mirrored copy while the trace is open: 12 bytes */
@@ -177,11 +177,11 @@ static inline __attribute__((always_inline)) bool same_packet(const struct otrac
 	       ot->af == p->key.src.af && same_addrs(ot, p);
 }
 
-/* FNV-1a over the first IDENT_BYTES of b */
-static uint32_t head_hash(const uint8_t *b, uint32_t n)
-{
-	uint32_t h = 2166136261u;
+#define FNV_BASIS 2166136261u
 
+/* FNV-1a of h over the first IDENT_BYTES of b */
+static uint32_t head_hash(uint32_t h, const uint8_t *b, uint32_t n)
+{
 	if (n > IDENT_BYTES)
 		n = IDENT_BYTES;
 	for (uint32_t i = 0; i < n; i++) {
@@ -194,10 +194,11 @@ static uint32_t head_hash(const uint8_t *b, uint32_t n)
 /* What tells a packet from the others of its flow, beyond the IP ID.
  * TCP: the sequence number in the low half (hs_trace.seq); the ack number,
  * flags and payload length in the high half, added so that for one ack
- * number no two (length, flags) pairs meet; and the hash of the first
- * payload bytes when the IP ID says nothing (IPv6, or IPv4 ID 0), so that
- * a pure ACK, the data segment and the FIN sharing a sequence number stay
- * three packets. Anything else: a hash of its first L4 bytes (ICMP id and
+ * number no two (length, flags) pairs meet; and when the IP ID says
+ * nothing (IPv6, or IPv4 ID 0) a hash of the TCP options (timestamps, SACK
+ * blocks: duplicate ACKs differ there) and of the first payload bytes, so
+ * that a pure ACK, the data segment and the FIN sharing a sequence number
+ * stay three packets. Anything else: a hash of its first L4 bytes (ICMP id and
  * sequence, UDP payload) with the L4 length, ICMP type and code. */
 static uint64_t l4_ident(const struct hs_pkt *p)
 {
@@ -208,8 +209,11 @@ static uint64_t l4_ident(const struct hs_pkt *p)
 		if (!(p->have & HS_HAVE_TCP))
 			return 0;
 		uint32_t hi = p->ack + ((uint32_t)p->l4_len << 8 | p->tcp_flags) * 0x9e3779b1u;
-		if ((p->key.src.af != 4 || p->ip_id == 0) && p->l4_payload)
-			hi ^= head_hash(p->l4_payload, p->l4_payload_caplen);
+		if ((p->key.src.af != 4 || p->ip_id == 0) && p->l4_payload) {
+			uint32_t opts = p->tcp_hlen > 20 ? p->tcp_hlen - 20u : 0;
+			hi ^= head_hash(head_hash(FNV_BASIS, p->l4_payload - opts, opts),
+					p->l4_payload, p->l4_payload_caplen);
+		}
 		return (uint64_t)hi << 32 | p->seq;
 	}
 	if (p->l4_payload && p->l4_payload_caplen > 0) {
@@ -226,7 +230,7 @@ static uint64_t l4_ident(const struct hs_pkt *p)
 			n = p->l3_caplen - hl;
 		}
 	}
-	return head_hash(b, n) ^ (uint32_t)p->l4_len << 8 ^ p->icmp_type ^
+	return head_hash(FNV_BASIS, b, n) ^ (uint32_t)p->l4_len << 8 ^ p->icmp_type ^
 	       (uint32_t)p->icmp_code << 24;
 }
 

@@ -48,6 +48,7 @@ static int dec_tcp(struct dctx *c, const uint8_t *p, uint32_t len, uint32_t decl
 	if (doff < TCP_MIN || doff > len)
 		return dec_fail(c, HS_DERR_TRUNC_L4);	/* bad offset or options cut */
 	k->l4_len = (uint16_t)(decl > doff ? decl - doff : 0);
+	k->tcp_hlen = (uint8_t)doff;
 	k->l4_payload = l4_payload(p, len, doff, &k->l4_payload_caplen);
 	if (k->key.sport == HS_PORT_BGP || k->key.dport == HS_PORT_BGP)
 		k->ctl = HS_CTL_BGP;
@@ -121,6 +122,7 @@ static void new_inner(struct hs_pkt *k)
 	k->have |= HS_HAVE_IP;
 	k->key.sport = k->key.dport = 0;
 	k->tcp_flags = 0;
+	k->tcp_hlen = 0;
 	k->seq = k->ack = 0;
 	k->l4_len = 0;
 	k->icmp_type = k->icmp_code = 0;

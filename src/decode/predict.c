@@ -133,6 +133,7 @@ bool dec_predicted(const uint8_t *d, uint32_t caplen, struct hs_pkt *k)
 	k->seq = be32(tcp + 4);
 	k->ack = be32(tcp + 8);
 	k->tcp_flags = tcp[13];
+	k->tcp_hlen = (uint8_t)doff;
 	k->l4_len = (uint16_t)(tot - IP4_HLEN > doff ? tot - IP4_HLEN - doff : 0);
 	k->l4_payload = tcp + doff;
 	k->l4_payload_caplen = tlen - doff;

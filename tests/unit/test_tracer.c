@@ -587,6 +587,28 @@ static void test_tcp_identity(void **state)
 		assert_int_equal(s.t[i].tcp_flags, seg[i % nseg].flags);
 	}
 
+	/* IPv6 duplicate ACKs, alike but for their options (SACK blocks,
+	 * timestamps): two packets */
+	uint8_t hdr[2][32];
+	for (int k = 0; k < 2; k++) {
+		memset(hdr[k], 0, sizeof(hdr[k]));
+		hdr[k][20] = 1;				/* NOP */
+		hdr[k][21] = 1;
+		hdr[k][22] = 5;				/* SACK, one block */
+		hdr[k][23] = 10;
+		hdr[k][27] = (uint8_t)(k + 1);		/* left edge */
+		struct hs_pkt a = tcp(src[1], dst[1], 0, 2001, LEAF1, 64, T0 + (50 + k) * MS);
+		a.have &= ~(uint32_t)HS_HAVE_IPID;
+		a.ack = 7001;
+		a.tcp_flags = 0x10;
+		a.tcp_hlen = 32;
+		a.l4_payload = hdr[k] + 32;
+		a.l4_payload_caplen = 0;
+		add(tr, a);
+	}
+	hs_tracer_close_all(tr);
+	assert_int_equal(s.n, 2 * nseg + 2);
+
 	/* the same packet twice from one switch at one TTL is a duplicate */
 	struct hs_pkt p = tcp(src[1], dst[1], 0, 1001, LEAF1, 64, T0 + 100 * MS);
 	p.ack = 5001;
@@ -597,7 +619,7 @@ static void test_tcp_identity(void **state)
 	hs_tracer_get_stats(tr, &st);
 	assert_int_equal(st.duplicates, 1);
 	hs_tracer_close_all(tr);
-	assert_int_equal(s.n, 2 * nseg + 1);
+	assert_int_equal(s.n, 2 * nseg + 3);
 	hs_tracer_free(tr);
 }
 
