@@ -33,6 +33,7 @@
 
 #include "cmd.h"
 #include "console.h"
+#include "interrupt.h"
 #include "pcapng.h"
 #include "stats.h"
 #include "traces.h"
@@ -91,6 +92,16 @@ static void remove_unfinished(const char *path)
 		unlink(path);
 }
 
+/* the error of an open for writing (hs_fopen_write: a FIFO waits for its
+ * reader until a signal); returns HS_CMD_FAIL */
+static int open_failed(struct hs_ctx *ctx, const char *path)
+{
+	if (errno == EINTR)
+		return out_err(&ctx->out, "export: '%s' not written: interrupted while waiting "
+			       "for a reader", path);
+	return out_err(&ctx->out, "export: cannot write '%s': %s", path, strerror(errno));
+}
+
 /* finish a written file: 0, or -1 with the error printed and the file
  * removed */
 static int close_out(struct hs_ctx *ctx, FILE *fp, const char *path, bool failed)
@@ -102,6 +113,8 @@ static int close_out(struct hs_ctx *ctx, FILE *fp, const char *path, bool failed
 	if (!err)
 		return 0;
 	remove_unfinished(path);
+	if (err == EINTR)
+		return out_err(&ctx->out, "export: '%s' not finished: interrupted", path);
 	return out_err(&ctx->out, "export: cannot write '%s': %s", path, strerror(err));
 }
 
@@ -109,12 +122,12 @@ static int export_ndjson(struct hs_ctx *ctx, const char *path, int rec,
 			 const struct hs_trace **sel, size_t n)
 {
 	bool to_stdout = strcmp(path, "-") == 0;
-	FILE *fp = to_stdout ? ctx->out.fp : fopen(path, "w");
+	FILE *fp = to_stdout ? ctx->out.fp : hs_fopen_write(path);
 	struct hs_out fo;
 	uint64_t traces = 0, packets = 0;
 
 	if (!fp)
-		return out_err(&ctx->out, "export: cannot write '%s': %s", path, strerror(errno));
+		return open_failed(ctx, path);
 	errno = 0;
 	out_init(&fo, fp, ctx->out.err, true);
 	for (size_t i = n; i-- > 0;) {	/* oldest first */
@@ -262,10 +275,10 @@ static int export_pcap(struct hs_ctx *ctx, const char *path, const struct hs_tra
 	struct hs_pfile *pc = hs_pcap_open_file(&ctx->out, source, "export pcap: ");
 	if (!pc)
 		return HS_CMD_FAIL;
-	FILE *fp = fopen(path, "wb");
+	FILE *fp = hs_fopen_write(path);
 	if (!fp) {
 		hs_pfile_close(pc);
-		return out_err(&ctx->out, "export: cannot write '%s': %s", path, strerror(errno));
+		return open_failed(ctx, path);
 	}
 
 	struct pcap_export *x = hs_xcalloc(1, sizeof(*x));

@@ -10,6 +10,7 @@
 #ifndef HS_INTERRUPT_H
 #define HS_INTERRUPT_H
 
+#include <stdio.h>
 #include <uv.h>
 
 /* catch SIGINT, SIGTERM and SIGHUP from now on; wake is sent (from the
@@ -21,5 +22,11 @@ void hs_interrupt_init(uv_async_t *wake);
 int hs_interrupted(void);
 /* take the signal waiting (0 for none); the next hs_interrupted() is 0 */
 int hs_interrupt_take(void);
+
+/* fopen(path, "w") that a signal can stop: a FIFO with no reader yet is
+ * waited for (opened without blocking, again every tenth of a second)
+ * and a FIFO's writes wait for its reader the same way, a reader gone
+ * being EPIPE, not SIGPIPE. NULL with errno set, EINTR for a signal. */
+FILE *hs_fopen_write(const char *path);
 
 #endif

@@ -5,10 +5,15 @@
  * not merely go back to its prompt.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "interrupt.h"
 
@@ -57,4 +62,84 @@ int hs_interrupted(void)
 int hs_interrupt_take(void)
 {
 	return atomic_exchange(&pending, 0);
+}
+
+/* a tenth of a second for the reader, then a look at the flag */
+static int wait_fd(int fd, short events)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+
+	if (hs_interrupted()) {
+		errno = EINTR;
+		return -1;
+	}
+	if (fd < 0)
+		return poll(NULL, 0, 100) < 0 && errno != EINTR ? -1 : 0;
+	return poll(&p, 1, 100) < 0 && errno != EINTR ? -1 : 0;
+}
+
+static ssize_t fifo_write(void *cookie, const char *buf, size_t n)
+{
+	int fd = (int)(intptr_t)cookie;
+	size_t done = 0;
+	sigset_t pipe_sig, old;
+
+	sigemptyset(&pipe_sig);
+	sigaddset(&pipe_sig, SIGPIPE);
+	while (done < n) {
+		/* a reader gone: EPIPE here, its SIGPIPE taken back */
+		pthread_sigmask(SIG_BLOCK, &pipe_sig, &old);
+		ssize_t k = write(fd, buf + done, n - done);
+		int e = errno;
+		if (k < 0 && e == EPIPE) {
+			struct timespec now = { 0, 0 };
+			sigtimedwait(&pipe_sig, NULL, &now);
+		}
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (k > 0) {
+			done += (size_t)k;
+			continue;
+		}
+		if (k < 0 && e != EAGAIN && e != EINTR) {
+			errno = e;
+			return -1;
+		}
+		if (wait_fd(fd, POLLOUT) < 0)
+			return -1;
+	}
+	return (ssize_t)n;
+}
+
+static int fifo_close(void *cookie)
+{
+	return close((int)(intptr_t)cookie);
+}
+
+FILE *hs_fopen_write(const char *path)
+{
+	static const cookie_io_functions_t fifo = { .write = fifo_write, .close = fifo_close };
+	int fd, flags;
+	struct stat st;
+	FILE *fp;
+
+	/* non-blocking, a FIFO without a reader is ENXIO rather than a
+	 * wait no signal ends; nothing else is opened differently */
+	while ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC, 0666)) < 0) {
+		if (errno != ENXIO || wait_fd(-1, 0) < 0)
+			return NULL;
+	}
+	if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
+		fp = fopencookie((void *)(intptr_t)fd, "w", fifo);
+	} else {
+		flags = fcntl(fd, F_GETFL);
+		if (flags >= 0)
+			fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+		fp = fdopen(fd, "w");
+	}
+	if (!fp) {
+		int e = errno;
+		close(fd);
+		errno = e;
+	}
+	return fp;
 }

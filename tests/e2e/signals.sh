@@ -50,6 +50,33 @@ hs --db "$tmp/h.db" -c "filter add 'tcp port 80 or udp port 53'; filter list"
 check "a filter of a few terms still compiles (status $st)" [ "$st" -eq 0 ]
 check "and is listed" has 'tcp port 80 or udp port 53' "$tmp/out"
 
+# --- an export into a FIFO ------------------------------------------------------------
+sample=$top_srcdir/share/sample/sample.pcap
+mkfifo "$tmp/fifo" || hard "mkfifo failed"
+signal_run INT 0.5 -r "$sample" --db "$tmp/f.db" -c "export ndjson $tmp/fifo; help quit"
+check "Ctrl-C stops an export waiting for a FIFO's reader, status 130 (status $st, ${ms}ms)" \
+	sh -c "[ $st -eq 130 ] && [ $ms -lt 1000 ]"
+check "the export says it waited for a reader" \
+	has "^-c:1: error: export: '$tmp/fifo' not written: interrupted while waiting for a reader$" \
+	"$tmp/err"
+check "the FIFO is still there" test -p "$tmp/fifo"
+# a reader that opens the FIFO and never reads: the writes wait, and stop
+sleep 30 <"$tmp/fifo" &
+holder=$!
+cleanup="kill $holder 2>/dev/null;"
+signal_run TERM 1 -r "$sample" --db "$tmp/f.db" -c "export pcap $tmp/fifo; help quit"
+kill "$holder" 2>/dev/null
+check "SIGTERM stops an export into a FIFO nobody reads, status 143 (status $st, ${ms}ms)" \
+	sh -c "[ $st -eq 143 ] && [ $ms -lt 1000 ]"
+check "the export says it was not finished" \
+	has "^-c:1: error: export: '$tmp/fifo' not finished: interrupted$" "$tmp/err"
+cat "$tmp/fifo" >"$tmp/fifo.out" &
+reader=$!
+hs -r "$sample" --db "$tmp/f.db" -c "export ndjson $tmp/fifo records traces"
+wait "$reader"
+check "an export into a FIFO with a reader works (status $st)" [ "$st" -eq 0 ]
+check "the reader got every trace" [ "$(wc -l <"$tmp/fifo.out")" -gt 500 ]
+
 # --- an ingest ------------------------------------------------------------------------
 SYNTH=$top_builddir/tests/tools/hs-synth
 "$SYNTH" --packets 300000 --seed 5 -w "$tmp/big.pcap" -t "$tmp/big.topo" >/dev/null 2>&1 ||
