@@ -59,6 +59,10 @@ check "rates: leaf1 > spine2 has no speed, so no util" \
 check "rates: only the four directed links that carry flows, highest first" \
 	json 'len(L[0]["links"]) == 4 and all(a["bps"] >= b["bps"] for a, b in zip(L[0]["links"], L[0]["links"][1:]))'
 check "rates: 20 drops a second" json 'near(L[0]["drops_per_sec"], 20, 0.1)'
+check "rates: the speed is the topology's, and none is assumed" \
+	json 'link(L[0], "leaf1", "spine1")["speed_source"] == "topology" and link(L[0], "leaf1", "spine2")["speed_source"] is None'
+check "rates: each figure says how many samples in the window it rests on" \
+	json 'flow(L[0], 40000)["samples"] >= 10 and not flow(L[0], 40000)["rough"] and link(L[0], "leaf1", "spine1")["samples"] == flow(L[0], 40000)["samples"] and not link(L[0], "leaf1", "spine1")["rough"]'
 
 hs $S -r "$tmp/r.pcap" -c 'rates limit 1 window 500ms'
 check "rates text: the top flow and its rate" \
