@@ -193,6 +193,12 @@ static int capture_status(struct hs_ctx *ctx)
 	out_uint(o, "flows", "flows          %" PRIu64 "\n", (uint64_t)hs_flowtab_count(ctx->flows));
 	out_uint(o, "history_writes", "history        %" PRIu64 " rows written", stored);
 	out_uint(o, "history_unstored", ", %" PRIu64 " not stored", unstored);
+	uint64_t wq, behind;
+	hs_capture_writer(ctx, &wq, &behind);
+	out_uint(o, "history_queued", NULL, wq);
+	out_uint(o, "history_behind", NULL, behind);
+	if (behind)
+		out_text(o, " (%" PRIu64 " while the writer was behind)", behind);
 	if (ctx->session > 0)
 		out_int(o, "session", " (session %" PRId64 ")", ctx->session);
 	out_nl(o);

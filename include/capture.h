@@ -67,6 +67,13 @@ void hs_capture_on_done(struct hs_ctx *ctx, hs_capture_done_cb cb);
  * and rows the history could not take (not open, locked, write error). */
 bool hs_capture_info(struct hs_ctx *ctx, const char **source, bool *is_file,
 		     const char **end_reason, uint64_t *stored, uint64_t *unstored);
+/* the history writer of a live capture: traces queued and not written yet,
+ * and traces its full queue refused (counted in hs_capture_info's unstored) */
+void hs_capture_writer(struct hs_ctx *ctx, uint64_t *queued, uint64_t *behind);
+/* before touching ctx->store or what the history reads with it (ctx->topo)
+ * outside hs_ctx_store(): while a live capture's writer thread may be
+ * writing, take its lock for the rest of this loop turn (writer.h) */
+void hs_capture_hold_store(struct hs_ctx *ctx);
 /* the current or last live capture's kernel ring: bytes asked and bytes
  * the kernel gave (0 when it cannot be told); both 0 for a file */
 void hs_capture_ring(struct hs_ctx *ctx, uint64_t *asked, uint64_t *got);

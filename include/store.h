@@ -60,6 +60,10 @@ int hs_store_control(struct hs_store *st, int64_t session, uint64_t ts_ns, const
  * lost; -1 also when SQLite rolled back a batch after a failed write. */
 int hs_store_commit(struct hs_store *st);
 size_t hs_store_pending(const struct hs_store *st);
+/* open the next batch now, taking the file's write lock: waiting for it as
+ * a write does (wait), or failing at once when another program holds it.
+ * 0 or -1. */
+int hs_store_begin(struct hs_store *st, bool wait);
 uint64_t hs_store_written(const struct hs_store *st);	/* rows committed so far */
 uint64_t hs_store_lost(const struct hs_store *st);	/* rows queued, then rolled back */
 

@@ -17,6 +17,7 @@
 #include "control.h"
 #include "stats.h"
 #include "planck.h"
+#include "writer.h"
 
 #define HS_TRACER_OPEN	262144	/* open traces at once (pool memory is touched as used) */
 #define HS_TRACER_RING	8192	/* closed traces kept for 'traces' */
@@ -79,7 +80,17 @@ struct hs_capture {
 	uint64_t stored, unstored;	/* history rows queued / not storable */
 	uint64_t queued;	/* of stored: not committed yet */
 	uint64_t lost_seen;	/* hs_store_lost() when queued was last settled */
-	bool store_warned;
+	bool store_warned, warn_due;	/* warn_due: a failed commit not told yet */
+	/* A live capture's traces go to the history through the writer thread
+	 * (writer.h); while it is in use (use_writer) the history and the
+	 * counters above are touched under its lock. A file is read as fast as
+	 * its traces can be written: they are written here, in turn. */
+	struct hs_writer *writer;
+	bool use_writer;
+	uint64_t behind;	/* traces the writer's full queue refused */
+	bool flush_again;	/* flows waited for a batch: the next tick */
+	uv_prepare_t release_prepare;	/* let the writer have the lock ... */
+	uv_check_t release_check;	/* ... twice a loop turn */
 	unsigned ticks;
 	hs_capture_done_cb done;
 };
@@ -97,6 +108,8 @@ struct hs_store *hs_ctx_store(struct hs_ctx *ctx)
 {
 	char err[512];
 	const char *path = ctx->set.db_path ? ctx->set.db_path : "hopscope.db";
+
+	hs_capture_hold_store(ctx);
 
 	/* 'set db' may have pointed us elsewhere since it was opened */
 	if (ctx->store && strcmp(hs_store_path(ctx->store), path) != 0 &&
@@ -140,8 +153,74 @@ static void on_trace_close(void *arg, const struct hs_trace *t)
 	hs_planck_on_trace(ctx, t);
 	if (!c || !policy_keeps(ctx, t))
 		return;
+	if (c->use_writer && ctx->session > 0 && ctx->store) {
+		/* never waited for: a history behind is counted, not a copy lost */
+		if (!hs_writer_put(c->writer, ctx->session, t))
+			c->behind++;
+		return;
+	}
 	hs_capture_row(ctx, ctx->session > 0 && ctx->store &&
 			    hs_store_trace(ctx->store, ctx->session, t, ctx->topo) == 0);
+}
+
+/* the writer thread, with its lock: rows wait in its queue while another
+ * program holds the file, rather than each waiting for the file's lock */
+static bool writer_ready(void *arg)
+{
+	struct hs_ctx *ctx = arg;
+
+	return !ctx->store || hs_store_begin(ctx->store, true) == 0;
+}
+
+static void writer_write(void *arg, int64_t session, const struct hs_trace *t)
+{
+	struct hs_ctx *ctx = arg;
+
+	hs_capture_row(ctx, ctx->store && hs_store_trace(ctx->store, session, t, ctx->topo) == 0);
+}
+
+static void writer_commit(void *arg)
+{
+	struct hs_ctx *ctx = arg;
+
+	commit(ctx);
+}
+
+void hs_capture_hold_store(struct hs_ctx *ctx)
+{
+	if (ctx->cap && ctx->cap->use_writer)
+		hs_writer_hold(ctx->cap->writer);
+}
+
+static void release_writer(struct hs_ctx *ctx)
+{
+	if (ctx->cap && ctx->cap->writer)
+		hs_writer_release(ctx->cap->writer);
+}
+
+static void on_release_prepare(uv_prepare_t *h)
+{
+	release_writer(h->data);
+}
+
+static void on_release_check(uv_check_t *h)
+{
+	release_writer(h->data);
+}
+
+/* a commit that failed is told on the loop thread, once */
+static void store_warn(struct hs_ctx *ctx)
+{
+	struct hs_capture *c = ctx->cap;
+
+	if (!c->warn_due)
+		return;
+	c->warn_due = false;
+	if (!c->store_warned && ctx->store) {
+		c->store_warned = true;
+		out_err(&ctx->out, "cannot write history '%s': %s", hs_store_path(ctx->store),
+			hs_store_errmsg(ctx->store));
+	}
 }
 
 /* a trace is about to close: load the flow table's and the rate
@@ -166,7 +245,7 @@ void hs_capture_row(struct hs_ctx *ctx, bool queued)
 		c->queued++;
 		if (hs_store_pending(ctx->store) >= HS_COMMIT_ROWS)
 			commit(ctx);
-	} else if (c->running) {
+	} else if (c->running || c->use_writer) {
 		c->unstored++;
 	}
 }
@@ -220,11 +299,7 @@ static void commit(struct hs_ctx *ctx)
 	c->stored -= c->queued;
 	c->unstored += c->queued;
 	c->queued = 0;
-	if (!c->store_warned) {
-		c->store_warned = true;
-		out_err(&ctx->out, "cannot write history '%s': %s", hs_store_path(ctx->store),
-			hs_store_errmsg(ctx->store));
-	}
+	c->warn_due = true;	/* maybe on the writer thread: told by store_warn() */
 }
 
 /* ---- the pipeline --------------------------------------------------------- */
@@ -328,11 +403,24 @@ void hs_pipeline_frame(struct hs_ctx *ctx, int dlt, const uint8_t *data,
 static void flush_step(uv_idle_t *h)
 {
 	struct hs_ctx *ctx = h->data;
+	struct hs_capture *c = ctx->cap;
 
+	/* the writer has the history (a commit, a slow disk), or another
+	 * program holds the file: the flows stay dirty, for the next tick */
+	if (c->use_writer && (!hs_writer_try_hold(c->writer) || !ctx->store ||
+			      hs_store_begin(ctx->store, false) < 0)) {
+		c->flush_again = true;
+		uv_idle_stop(h);
+		return;
+	}
 	if (flush_flows(ctx, HS_FLUSH_CHUNK, HS_FLUSH_SCAN)) {
 		uv_idle_stop(h);
-		commit(ctx);
+		if (c->use_writer)
+			hs_writer_commit_soon(c->writer);
+		else
+			commit(ctx);
 	}
+	store_warn(ctx);
 }
 
 static void commit_tick(uv_timer_t *t)
@@ -345,12 +433,20 @@ static void commit_tick(uv_timer_t *t)
 		uint64_t now = c->last_ts + (hs_mono_ns() - c->last_mono);
 		hs_tracer_advance(ctx->tracer, now);
 	}
-	if (++c->ticks % HS_FLOW_FLUSH_TICKS == 0 && c->running &&
+	if ((++c->ticks % HS_FLOW_FLUSH_TICKS == 0 || c->flush_again) && c->running &&
 	    ctx->set.policy != HS_POLICY_OFF && !uv_is_active((uv_handle_t *)&c->flush_idle)) {
 		c->flush_pos = 0;
+		c->flush_again = false;
 		uv_idle_start(&c->flush_idle, flush_step);
 	}
-	commit(ctx);
+	if (!c->use_writer) {
+		commit(ctx);
+		store_warn(ctx);
+	} else {
+		hs_writer_commit_soon(c->writer);
+		if (hs_writer_try_hold(c->writer))
+			store_warn(ctx);
+	}
 }
 
 static void cap_handle_closed(uv_handle_t *h)
@@ -358,6 +454,7 @@ static void cap_handle_closed(uv_handle_t *h)
 	struct hs_capture *c = h->data;
 
 	if (--c->open_handles == 0) {
+		hs_writer_free(c->writer);
 		free(c->source);
 		free(c->filebuf);	/* its FILE was closed with the capture */
 		free(c);
@@ -398,6 +495,13 @@ int hs_pipeline_init(struct hs_ctx *ctx)
 	uv_idle_init(ctx->loop, &c->idle);
 	uv_idle_init(ctx->loop, &c->flush_idle);
 	c->select_timer.data = c->for_timer.data = c->idle.data = c->flush_idle.data = ctx;
+	uv_prepare_init(ctx->loop, &c->release_prepare);
+	uv_check_init(ctx->loop, &c->release_check);
+	c->release_prepare.data = c->release_check.data = ctx;
+	uv_prepare_start(&c->release_prepare, on_release_prepare);
+	uv_check_start(&c->release_check, on_release_check);
+	uv_unref((uv_handle_t *)&c->release_prepare);
+	uv_unref((uv_handle_t *)&c->release_check);
 	uv_timer_init(ctx->loop, &ctx->commit_timer);
 	ctx->commit_timer.data = ctx;
 	uv_timer_start(&ctx->commit_timer, commit_tick, HS_COMMIT_MS, HS_COMMIT_MS);
@@ -413,11 +517,15 @@ void hs_pipeline_fini(struct hs_ctx *ctx)
 		return;
 	hs_capture_stop(ctx, "exit");
 	commit(ctx);
+	store_warn(ctx);
 	uv_timer_stop(&ctx->commit_timer);
 	uv_close((uv_handle_t *)&ctx->commit_timer, NULL);
 	/* the handles live in c: free it once the loop has closed them all */
-	c->open_handles = 4;
+	c->open_handles = 6;
 	c->select_timer.data = c->for_timer.data = c->idle.data = c->flush_idle.data = c;
+	c->release_prepare.data = c->release_check.data = c;
+	uv_close((uv_handle_t *)&c->release_prepare, cap_handle_closed);
+	uv_close((uv_handle_t *)&c->release_check, cap_handle_closed);
 	uv_close((uv_handle_t *)&c->select_timer, cap_handle_closed);
 	uv_close((uv_handle_t *)&c->for_timer, cap_handle_closed);
 	uv_close((uv_handle_t *)&c->idle, cap_handle_closed);
@@ -743,8 +851,9 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 	c->failed = false;
 	c->end_reason[0] = '\0';
 	c->last_ts = c->last_mono = 0;
-	c->stored = c->unstored = c->queued = 0;
-	c->store_warned = false;
+	c->stored = c->unstored = c->queued = c->behind = 0;
+	c->flush_again = false;
+	c->store_warned = c->warn_due = false;
 	memset(&ctx->last_stats, 0, sizeof(ctx->last_stats));
 	memset(ctx->derr, 0, sizeof(ctx->derr));
 	ctx->last_stats.started_ns = hs_wall_ns();
@@ -779,6 +888,14 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 				 "stored is counted only");
 		}
 	}
+	if (!is_file && ctx->session > 0) {
+		if (!c->writer) {
+			struct hs_writer_ops ops = { writer_ready, writer_write, writer_commit,
+						     ctx };
+			c->writer = hs_writer_new(&ops);	/* NULL: written here */
+		}
+		c->use_writer = c->writer != NULL;
+	}
 
 	if (is_file) {
 		uv_idle_start(&c->idle, file_slice);
@@ -808,6 +925,11 @@ void hs_capture_stop(struct hs_ctx *ctx, const char *why)
 
 	if (!c || !c->running)
 		return;
+	/* the writer writes what it has; the rest is written here */
+	if (c->use_writer) {
+		hs_writer_drain(c->writer);
+		c->use_writer = false;
+	}
 	c->done = NULL;
 	uv_idle_stop(&c->idle);
 	uv_timer_stop(&c->select_timer);
@@ -852,6 +974,7 @@ void hs_capture_stop(struct hs_ctx *ctx, const char *why)
 		}
 	}
 	commit(ctx);
+	store_warn(ctx);
 	ctx->session = 0;
 }
 
@@ -878,12 +1001,21 @@ bool hs_capture_info(struct hs_ctx *ctx, const char **source, bool *is_file,
 		return false;
 	if (c->running)
 		read_kernel_stats(c);
+	hs_capture_hold_store(ctx);	/* the counters the writer keeps */
 	*source = c->source;
 	*is_file = c->is_file;
 	*end_reason = c->end_reason;
 	*stored = c->stored - c->queued;	/* committed */
-	*unstored = c->unstored;
+	*unstored = c->unstored + c->behind;
 	return true;
+}
+
+void hs_capture_writer(struct hs_ctx *ctx, uint64_t *queued, uint64_t *behind)
+{
+	struct hs_capture *c = ctx->cap;
+
+	*queued = c && c->use_writer ? hs_writer_queued(c->writer) : 0;
+	*behind = c ? c->behind : 0;
 }
 
 void hs_capture_ring(struct hs_ctx *ctx, uint64_t *asked, uint64_t *got)

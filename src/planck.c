@@ -58,8 +58,10 @@ void hs_planck_sync(struct hs_ctx *ctx, struct hs_planck *p)
 static void store_event(struct hs_ctx *ctx, const struct hs_alert *a, double v, uint64_t ts)
 {
 	struct hs_planck *p = ctx->planck;
-	struct hs_store *st = ctx->store;
 	sqlite3_stmt *s = NULL;
+
+	hs_capture_hold_store(ctx);
+	struct hs_store *st = ctx->store;
 
 	if (!st) {
 		p->unstored++;

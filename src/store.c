@@ -1251,6 +1251,16 @@ int hs_store_commit(struct hs_store *st)
 	return n > INT32_MAX ? INT32_MAX : (int)n;
 }
 
+int hs_store_begin(struct hs_store *st, bool wait)
+{
+	if (wait || st->in_tx)
+		return begin(st);
+	sqlite3_busy_timeout(st->db, 0);
+	int rc = begin(st);
+	sqlite3_busy_timeout(st->db, BUSY_TIMEOUT_MS);
+	return rc;
+}
+
 size_t hs_store_pending(const struct hs_store *st)
 {
 	return st->pending;

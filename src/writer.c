@@ -1,0 +1,164 @@
+/* writer.c - the history writer thread and its bounded queue (writer.h) */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "writer.h"
+#include "hs.h"
+
+#define HS_WRITER_TURN	1024	/* traces written per hold of the lock */
+#define HS_WRITER_NAP_NS 2000000	/* an empty queue is looked at again after 2 ms */
+#define HS_WRITER_WAIT_NAPS 10	/* a history not ready, again after 20 ms */
+
+struct job {
+	int64_t session;
+	struct hs_trace t;	/* hops past t.nhops are not copied */
+};
+
+struct hs_writer {
+	struct hs_writer_ops ops;
+	pthread_t thread;
+	pthread_mutex_t mu;	/* the history and what is read with it */
+	pthread_cond_t done;	/* a turn of the writer ended */
+	bool held;		/* by the loop thread */
+	atomic_bool stop, commit;
+	/* single producer (the loop), single consumer (the writer) */
+	_Atomic size_t head, tail;	/* next to write, next to fill */
+	struct job *jobs;
+};
+
+static void nap(unsigned n)
+{
+	struct timespec ts = { 0, HS_WRITER_NAP_NS * (long)n };
+
+	nanosleep(&ts, NULL);
+}
+
+static void *writer_main(void *arg)
+{
+	struct hs_writer *w = arg;
+
+	for (;;) {
+		size_t head = atomic_load_explicit(&w->head, memory_order_relaxed);
+		size_t tail = atomic_load_explicit(&w->tail, memory_order_acquire);
+		bool commit = atomic_load(&w->commit);
+
+		if (head == tail && !commit) {
+			if (atomic_load(&w->stop))
+				break;
+			nap(1);
+			continue;
+		}
+		pthread_mutex_lock(&w->mu);
+		if (head != tail && !w->ops.ready(w->ops.arg) && !atomic_load(&w->stop)) {
+			pthread_mutex_unlock(&w->mu);
+			nap(HS_WRITER_WAIT_NAPS);
+			continue;
+		}
+		for (unsigned n = 0; head != tail && n < HS_WRITER_TURN; n++, head++) {
+			struct job *j = &w->jobs[head & (HS_WRITER_SLOTS - 1)];
+			w->ops.write(w->ops.arg, j->session, &j->t);
+			atomic_store_explicit(&w->head, head + 1, memory_order_release);
+		}
+		if (atomic_exchange(&w->commit, false))
+			w->ops.commit(w->ops.arg);
+		pthread_cond_broadcast(&w->done);
+		pthread_mutex_unlock(&w->mu);
+	}
+	return NULL;
+}
+
+struct hs_writer *hs_writer_new(const struct hs_writer_ops *ops)
+{
+	struct hs_writer *w = hs_xcalloc(1, sizeof(*w));
+
+	w->ops = *ops;
+	w->jobs = hs_xcalloc(HS_WRITER_SLOTS, sizeof(*w->jobs));
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->done, NULL);
+	if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
+		pthread_cond_destroy(&w->done);
+		pthread_mutex_destroy(&w->mu);
+		free(w->jobs);
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+void hs_writer_free(struct hs_writer *w)
+{
+	if (!w)
+		return;
+	hs_writer_release(w);
+	atomic_store(&w->stop, true);
+	pthread_join(w->thread, NULL);	/* it writes what is queued first */
+	pthread_cond_destroy(&w->done);
+	pthread_mutex_destroy(&w->mu);
+	free(w->jobs);
+	free(w);
+}
+
+bool hs_writer_put(struct hs_writer *w, int64_t session, const struct hs_trace *t)
+{
+	size_t tail = atomic_load_explicit(&w->tail, memory_order_relaxed);
+
+	if (tail - atomic_load_explicit(&w->head, memory_order_acquire) == HS_WRITER_SLOTS)
+		return false;
+	struct job *j = &w->jobs[tail & (HS_WRITER_SLOTS - 1)];
+	unsigned n = t->nhops > HS_TRACE_MAX_HOPS ? HS_TRACE_MAX_HOPS : t->nhops;
+	j->session = session;
+	memcpy(&j->t, t, offsetof(struct hs_trace, hops) + n * sizeof(t->hops[0]));
+	atomic_store_explicit(&w->tail, tail + 1, memory_order_release);
+	return true;
+}
+
+void hs_writer_commit_soon(struct hs_writer *w)
+{
+	atomic_store(&w->commit, true);
+}
+
+void hs_writer_hold(struct hs_writer *w)
+{
+	if (w && !w->held) {
+		pthread_mutex_lock(&w->mu);
+		w->held = true;
+	}
+}
+
+bool hs_writer_try_hold(struct hs_writer *w)
+{
+	if (w && !w->held) {
+		if (pthread_mutex_trylock(&w->mu) != 0)
+			return false;
+		w->held = true;
+	}
+	return true;
+}
+
+void hs_writer_release(struct hs_writer *w)
+{
+	if (w && w->held) {
+		w->held = false;
+		pthread_mutex_unlock(&w->mu);
+	}
+}
+
+void hs_writer_drain(struct hs_writer *w)
+{
+	if (!w)
+		return;
+	hs_writer_hold(w);
+	while (atomic_load_explicit(&w->head, memory_order_acquire) !=
+	       atomic_load_explicit(&w->tail, memory_order_relaxed) || atomic_load(&w->commit))
+		pthread_cond_wait(&w->done, &w->mu);
+}
+
+size_t hs_writer_queued(const struct hs_writer *w)
+{
+	return w ? atomic_load(&((struct hs_writer *)w)->tail) -
+		   atomic_load(&((struct hs_writer *)w)->head) : 0;
+}
