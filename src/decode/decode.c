@@ -53,6 +53,8 @@ bool hs_decode_linktype_ok(int dlt)
 	case DLT_LINUX_SLL:
 	case DLT_LINUX_SLL2:
 	case DLT_RAW:
+	case DLT_PPP:
+	case 50:		/* LINKTYPE_PPP_HDLC */
 	case 101:		/* LINKTYPE_RAW */
 	case 228:		/* DLT_IPV4 */
 	case 229:		/* DLT_IPV6 */

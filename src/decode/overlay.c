@@ -1,6 +1,7 @@
 /* overlay.c - UDP overlays down to the tenant frame: VXLAN (RFC 7348,
  * udp/4789), VXLAN-GPE (draft-ietf-nvo3-vxlan-gpe, udp/4790) and Geneve
- * (RFC 8926, udp/6081)
+ * (RFC 8926, udp/6081); and MPLS in UDP (RFC 7510, udp/6635), which has no
+ * header of its own
  *
  * The outermost overlay of a frame is its mirror encapsulation: cloud
  * traffic mirroring (AWS VPC Traffic Mirroring, Azure virtual network TAP)
@@ -12,6 +13,7 @@
 #define VXLAN_PORT 4789
 #define VXLAN_GPE_PORT 4790
 #define GENEVE_PORT 6081
+#define MPLS_UDP_PORT 6635
 #define OVL_HLEN 8
 
 static int encap_of(uint16_t dport)
@@ -54,6 +56,8 @@ static int dec_proto(struct dctx *c, uint16_t proto, const uint8_t *p, uint32_t 
 
 int dec_overlay(struct dctx *c, uint16_t dport, const uint8_t *p, uint32_t len)
 {
+	if (dport == MPLS_UDP_PORT)
+		return dec_mpls(c, p, len);
 	if (dport != VXLAN_PORT && dport != VXLAN_GPE_PORT && dport != GENEVE_PORT)
 		return 1;
 	if (!dec_enter(c))

@@ -687,6 +687,19 @@ int main(int argc, char **argv)
 	one("sll", DLT_LINUX_SLL, &m, &in, 1);
 	one("sll2", DLT_LINUX_SLL2, &m, &in, 1);
 	one("raw", DLT_RAW, &m, &in, 1);
+	/* PPP, as MPLS core links run it: MPLS over PPP, and IPv6 */
+	if (cap_open(&c, "ppp-mpls", DLT_PPP) == 0) {
+		m = mirror(HS_ENCAP_NONE);
+		m.mpls_n = 2;
+		m.mpls[0] = 17;
+		m.mpls[1] = 3001;
+		in = tcp4();
+		put(&c, &m, &in, 1);
+		m.mpls_n = 0;
+		in = six(6);
+		put(&c, &m, &in, 1);
+		pktw_close(&c.f);
+	}
 
 	/* IPv4 options; IPv6 extension headers with TCP, UDP, ICMPv6 */
 	m = mirror(HS_ENCAP_ERSPAN2);

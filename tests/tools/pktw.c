@@ -527,6 +527,14 @@ size_t pktw_frame(uint8_t *buf, size_t cap, int dlt, const struct pktw_mirror *m
 		put16(hdr + 18, 0);
 		h = 20;
 		break;
+	case DLT_PPP:
+		/* address, control, protocol: IPv4, IPv6, or MPLS */
+		hdr[0] = 0xff;
+		hdr[1] = 0x03;
+		put16(hdr + 2, et == 0x8847 ? 0x0281 : et == 0x8848 ? 0x0283 :
+			       et == 0x86dd ? 0x0057 : 0x0021);
+		h = 4;
+		break;
 	case DLT_RAW:
 	case 101:
 	case 228:

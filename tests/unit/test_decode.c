@@ -314,6 +314,38 @@ static void test_mpls(void **state)
 							  how == 3 ? HS_ENCAP_VXLAN : HS_ENCAP_NONE);
 			}
 
+	/* over PPP, as MPLS core links run it; in UDP (RFC 7510) */
+	for (int udp = 0; udp < 2; udp++) {
+		struct pktw_mirror m = mir(HS_ENCAP_NONE);
+		struct pktw_inner in = inner6(6);
+		uint8_t u[MAXF];
+
+		m.mpls_n = 2;
+		memcpy(m.mpls, labels, sizeof(labels));
+		if (!udp) {
+			size_t n = build(f, DLT_PPP, &m, &in);
+			assert_int_equal(decode(DLT_PPP, f, n, &p), 0);
+		} else {
+			size_t k = build(f, DLT_RAW, &m, &in);	/* the labelled packet */
+			size_t n = 28 + k;
+			memset(u, 0, 28);
+			u[0] = 0x45;
+			u[2] = (uint8_t)(n >> 8);
+			u[3] = (uint8_t)n;
+			u[8] = 64;
+			u[9] = 17;
+			u[22] = 6635 >> 8;
+			u[23] = 6635 & 0xff;
+			u[24] = (uint8_t)((8 + k) >> 8);
+			u[25] = (uint8_t)(8 + k);
+			memcpy(u + 28, f, k);
+			assert_int_equal(decode(DLT_RAW, u, n, &p), 0);
+		}
+		check_inner(&p, &in);
+		assert_int_equal(p.mpls_n, 2);
+		assert_int_equal(p.encap, HS_ENCAP_NONE);
+	}
+
 	/* a pseudowire without control word whose MAC address starts with
 	 * no zero nibble */
 	struct pktw_mirror m = mir(HS_ENCAP_NONE);
@@ -362,7 +394,7 @@ static void test_mpls(void **state)
 
 static void test_link_types(void **state)
 {
-	static const int dlts[] = { DLT_EN10MB, DLT_LINUX_SLL, DLT_LINUX_SLL2, DLT_RAW };
+	static const int dlts[] = { DLT_EN10MB, DLT_LINUX_SLL, DLT_LINUX_SLL2, DLT_RAW, DLT_PPP };
 	uint8_t f[MAXF];
 	struct hs_pkt p;
 
