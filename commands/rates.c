@@ -158,6 +158,10 @@ static void print_text(struct hs_out *o, const struct hs_topo *topo, const struc
 		out_text(o, "\nn/a: fewer than %d samples of the flow in the window, or spread "
 			 "over less than a tenth of it; ~: fewer than %d samples\n",
 			 HS_RATE_MIN_SAMPLES, HS_RATE_FEW_SAMPLES);
+	if (rep->nlinks && rep->nrated < rep->nflows)
+		out_text(o, "link load: the bytes between samples inside the window; a flow "
+			 "mirrored only at SYN and FIN counts for less than it sent (mirror add "
+			 "flow ... mirrors every packet of a flow)\n");
 }
 
 int cmd_rates(struct hs_ctx *ctx, int argc, char **argv)

@@ -72,6 +72,10 @@ check "rates text: the top link with its util" \
 	sh -c "grep -Eq '^leaf1 > spine1 +(39\.[5-9]|40\.0)M +(39\.[5-9]|40\.0)% +100M +topology +1 +[0-9]+$' '$tmp/out'"
 check "rates text: window 500ms" has "rates over 500.000ms to 2023-11-14 22:13:23\." "$tmp/out"
 
+hs --db "$tmp/s.db" -r "$top_srcdir/share/sample/sample.pcap" --topo "$top_srcdir/share/sample/sample.topo" -c 'rates'
+check "rates on flows seen at SYN and FIN: no rate, and the load says what it counts" \
+	sh -c "grep -Eq '^10\.1\.[0-9.]+:[0-9]+ > 10\.1\.[0-9.]+:5001 +n/a +1025 +2 +0$' '$tmp/out' && grep -q '^link load: the bytes between samples inside the window' '$tmp/out'"
+
 hs --db "$tmp/e.db" -c 'rates'
 check "rates before any sample says where rates come from" has "no TCP samples yet" "$tmp/out"
 
