@@ -52,14 +52,6 @@ static void print_cell(struct hs_out *o, sqlite3_stmt *s, int i)
 	}
 }
 
-/* SQLite's progress handler: a signal stops the query between steps of
- * its program (a recursive query may have no end) */
-static int stop_query(void *arg)
-{
-	(void)arg;
-	return hs_interrupted() != 0;
-}
-
 int cmd_sql(struct hs_ctx *ctx, int argc, char **argv)
 {
 	struct hs_out *o = &ctx->out;
@@ -88,7 +80,8 @@ int cmd_sql(struct hs_ctx *ctx, int argc, char **argv)
 		return out_err(o, "%s", err);
 
 	sqlite3 *db = hs_store_db(st);
-	sqlite3_progress_handler(db, 1000, stop_query, NULL);
+	/* a signal stops the query (a recursive one may have no end) */
+	sqlite3_progress_handler(db, 1000, hs_interrupt_sqlite, NULL);
 	int ncol = sqlite3_column_count(s);
 	if (!o->json && ncol > 0) {
 		for (int i = 0; i < ncol; i++)

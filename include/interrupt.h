@@ -22,6 +22,10 @@ void hs_interrupt_init(uv_async_t *wake);
 int hs_interrupted(void);
 /* take the signal waiting (0 for none); the next hs_interrupted() is 0 */
 int hs_interrupt_take(void);
+/* a progress handler for SQLite (sqlite3_progress_handler): non-zero, so
+ * the statement running fails with SQLITE_INTERRUPT, once a signal is
+ * recorded */
+int hs_interrupt_sqlite(void *arg);
 
 /* fopen(path, "w") that a signal can stop: a FIFO with no reader yet is
  * waited for (opened without blocking, again every tenth of a second)

@@ -64,6 +64,12 @@ int hs_interrupt_take(void)
 	return atomic_exchange(&pending, 0);
 }
 
+int hs_interrupt_sqlite(void *arg)
+{
+	(void)arg;
+	return hs_interrupted() != 0;
+}
+
 /* a tenth of a second for the reader, then a look at the flag */
 static int wait_fd(int fd, short events)
 {

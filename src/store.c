@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <sqlite3.h>
 
+#include "interrupt.h"
 #include "store.h"
 
 #define BUSY_TIMEOUT_MS 200
@@ -457,10 +458,13 @@ static int migrate(struct hs_store *st, int64_t from,
 
 	if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
 		return db_err(st, "cannot set up");
+	/* a signal stops an upgrade (a large one takes a while), which is
+	 * rolled back whole */
+	sqlite3_progress_handler(st->db, 1000, hs_interrupt_sqlite, NULL);
 	for (int64_t v = from; v < HS_STORE_SCHEMA; v++) {
 		const struct migration *m = &migrations[v];
 
-		if (sqlite3_exec(st->db, m->sql, NULL, NULL, NULL) != SQLITE_OK ||
+		if (hs_interrupted() || sqlite3_exec(st->db, m->sql, NULL, NULL, NULL) != SQLITE_OK ||
 		    (m->fill && migrate_fill(st, m->fill, notice, arg) < 0) ||
 		    (m->after && sqlite3_exec(st->db, m->after, NULL, NULL, NULL) != SQLITE_OK))
 			goto fail;
@@ -471,10 +475,15 @@ static int migrate(struct hs_store *st, int64_t from,
 		goto fail;
 	if (sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
 		goto fail;
+	sqlite3_progress_handler(st->db, 0, NULL, NULL);
 	return 0;
 fail:
-	db_err(st, "cannot set up");
+	if (hs_interrupted())
+		set_err(st, "upgrade of '%s' interrupted: the history is left as it was", st->path);
+	else
+		db_err(st, "cannot set up");
 	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	sqlite3_progress_handler(st->db, 0, NULL, NULL);
 	return -1;
 }
 
