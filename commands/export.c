@@ -41,8 +41,8 @@
 
 enum { REC_ALL, REC_TRACES, REC_PACKETS };
 
-static void packet_json(struct hs_out *o, const struct hs_topo *topo, const struct hs_trace *t,
-			int idx)
+static void packet_json(struct hs_out *o, const struct hs_topo *topo, int64_t session,
+			const struct hs_trace *t, int idx)
 {
 	const struct hs_hop *h = &t->hops[idx];
 	struct hs_pktrec r;
@@ -63,7 +63,7 @@ static void packet_json(struct hs_out *o, const struct hs_topo *topo, const stru
 	out_uint(o, "tcp_flags", NULL, r.tcp_flags);
 	out_uint(o, "ttl", NULL, r.ttl);
 	out_uint(o, "dscp", NULL, r.dscp);
-	out_uint(o, "trace", NULL, t->id);
+	out_str(o, "trace", NULL, hs_fmt_trace_ref(session, t->id, b, sizeof(b)));
 	out_uint(o, "hop", NULL, (uint64_t)idx + 1);
 	out_obj_close(o);
 }
@@ -133,12 +133,12 @@ static int export_ndjson(struct hs_ctx *ctx, const char *path, int rec,
 	for (size_t i = n; i-- > 0;) {	/* oldest first */
 		const struct hs_trace *t = sel[i];
 		if (rec != REC_PACKETS) {
-			hs_trace_json(&fo, ctx->topo, "trace", t);
+			hs_trace_json(&fo, ctx->topo, ctx->ring_session, "trace", t);
 			traces++;
 		}
 		if (rec != REC_TRACES)
 			for (int h = 0; h < t->nhops; h++, packets++)
-				packet_json(&fo, ctx->topo, t, h);
+				packet_json(&fo, ctx->topo, ctx->ring_session, t, h);
 	}
 	if (to_stdout) {
 		if (fflush(fp) != 0 || ferror(fp))
@@ -208,9 +208,10 @@ static bool export_frame(void *arg, struct hs_pkt *p, bool ok)
 			continue;
 		const struct hs_trace *t = w->t;
 		const struct hs_hop *h = &t->hops[w->hop];
-		char c[256], nm[64], tsb[32];
-		snprintf(c, sizeof(c), "trace %" PRIu64 " hop %d/%u switch %s ts %s ttl %u "
-			 "outcome %s", t->id, w->hop + 1, t->nhops,
+		char c[256], nm[64], tsb[32], ref[48];
+		snprintf(c, sizeof(c), "trace %s hop %d/%u switch %s ts %s ttl %u "
+			 "outcome %s", hs_fmt_trace_ref(x->ctx->ring_session, t->id, ref, sizeof(ref)),
+			 w->hop + 1, t->nhops,
 			 hs_hop_name(x->ctx->topo, h, nm, sizeof(nm)),
 			 hs_fmt_ts(h->ts_ns, tsb, sizeof(tsb)), h->ttl, hs_outcome_name(t->outcome));
 		x->failed = hs_pcapng_packet(x->fp, p->ts_ns, p->l3, p->l3_caplen, p->len, c) < 0;

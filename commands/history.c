@@ -27,8 +27,11 @@ static const char q_flows[] =
 	"syn, fin, rst, dropped, looped, last_ts "
 	"FROM flows ORDER BY session DESC, last_ts DESC, bytes DESC LIMIT ?1";
 
+/* a trace is named as everywhere else: SESSION:N, N its tracer's number */
+#define TRACE_REF "t.session || ':' || t.trace_no AS trace"
+
 static const char q_traces[] =
-	"SELECT t.id, t.session, t.first_ts AS ts, t.src, t.sport, t.dst, t.dport, "
+	"SELECT " TRACE_REF ", t.first_ts AS ts, t.src, t.sport, t.dst, t.dport, "
 	PROTO("t.proto") " AS proto, t.outcome, "
 	"(SELECT group_concat(name, ' > ') FROM (SELECT coalesce(h.switch, h.addr) AS name "
 	"FROM hops h WHERE h.trace = t.id ORDER BY h.idx)) AS path, t.expected_next "
@@ -49,7 +52,7 @@ static const char q_control[] =
 	"detail FROM control ORDER BY session DESC, ts DESC, id DESC LIMIT ?1";
 
 static const char q_show[] =
-	"SELECT t.id, t.session, t.trace_no, t.first_ts AS ts, t.src, t.sport, "
+	"SELECT " TRACE_REF ", t.first_ts AS ts, t.src, t.sport, "
 	"t.dst, t.dport, " PROTO("t.proto") " AS proto, t.ip_id, t.len, t.outcome, "
 	"t.last_switch, t.expected_next, t.nhops, t.probe_id FROM traces t WHERE t.id = ?1";
 
@@ -191,21 +194,31 @@ static int run(struct hs_ctx *ctx, struct hs_store *st, const char *sql, int64_t
 	return rc < 0 ? HS_CMD_FAIL : HS_CMD_OK;
 }
 
-static int show_trace(struct hs_ctx *ctx, struct hs_store *st, int64_t id)
+/* the row of trace REF: SESSION:N, or N of the traces in memory's session
+ * when it has one, else of the newest session that has it */
+static int show_trace(struct hs_ctx *ctx, struct hs_store *st, const char *ref)
 {
 	sqlite3_stmt *s = NULL;
 	sqlite3 *db = hs_store_db(st);
-	int found;
+	uint64_t session, no;
+	int64_t id = 0;
 
-	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM traces WHERE id = ?1", -1, &s,
+	if (hs_parse_trace_ref(ref, &session, &no) < 0)
+		return out_err(&ctx->out, "history show needs a stored trace id (N, or SESSION:N)");
+	if (sqlite3_prepare_v2(db, "SELECT id FROM traces WHERE trace_no = ?2"
+			       " AND (?1 = 0 OR session = ?1)"
+			       " ORDER BY session = ?3 DESC, session DESC LIMIT 1", -1, &s,
 			       NULL) != SQLITE_OK)
 		return out_err(&ctx->out, "cannot read history '%s': %s", hs_store_path(st),
 			       sqlite3_errmsg(db));
-	sqlite3_bind_int64(s, 1, id);
-	found = sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int(s, 0) > 0;
+	sqlite3_bind_int64(s, 1, (sqlite3_int64)session);
+	sqlite3_bind_int64(s, 2, (sqlite3_int64)no);
+	sqlite3_bind_int64(s, 3, ctx->ring_session);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		id = sqlite3_column_int64(s, 0);
 	sqlite3_finalize(s);
-	if (!found)
-		return out_err(&ctx->out, "no stored trace %" PRId64, id);
+	if (!id)
+		return out_err(&ctx->out, "no stored trace %s", ref);
 	if (run(ctx, st, q_show, id, NULL) != HS_CMD_OK)
 		return HS_CMD_FAIL;
 	out_nl(&ctx->out);
@@ -215,15 +228,17 @@ static int show_trace(struct hs_ctx *ctx, struct hs_store *st, int64_t id)
 int cmd_history(struct hs_ctx *ctx, int argc, char **argv)
 {
 	const char *what = "sessions";
-	uint64_t limit = HISTORY_DEFAULT_LIMIT, id = 0;
+	uint64_t limit = HISTORY_DEFAULT_LIMIT;
+	const char *ref = NULL;
 	int i = 1;
 
 	if (i < argc && strcmp(argv[i], "limit") != 0) {
 		what = argv[i++];
 		if (strcmp(what, "show") == 0) {
-			if (i >= argc || hs_parse_uint(argv[i], INT64_MAX, &id) < 0)
-				return out_err(&ctx->out, "history show needs a stored trace id");
-			i++;
+			if (i >= argc)
+				return out_err(&ctx->out, "history show needs a stored trace id "
+					       "(N, or SESSION:N)");
+			ref = argv[i++];
 		} else if (strcmp(what, "sessions") && strcmp(what, "flows") &&
 			   strcmp(what, "traces") && strcmp(what, "probes") &&
 			   strcmp(what, "events") && strcmp(what, "control")) {
@@ -245,7 +260,7 @@ int cmd_history(struct hs_ctx *ctx, int argc, char **argv)
 	if (hs_store_pending(st))
 		hs_store_commit(st);
 	if (strcmp(what, "show") == 0)
-		return show_trace(ctx, st, (int64_t)id);
+		return show_trace(ctx, st, ref);
 	if (strcmp(what, "flows") == 0)
 		return run(ctx, st, q_flows, (int64_t)limit, "no stored flows");
 	if (strcmp(what, "traces") == 0)

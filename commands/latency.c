@@ -117,7 +117,8 @@ int cmd_latency(struct hs_ctx *ctx, int argc, char **argv)
 		if (o->json) {
 			out_obj_open(o, NULL);
 			out_str(o, "kind", NULL, "outlier");
-			out_uint(o, "trace", NULL, s->trace_id);
+			out_str(o, "trace", NULL,
+				hs_fmt_trace_ref(ctx->ring_session, s->trace_id, d1, sizeof(d1)));
 			out_str(o, "a", NULL, x);
 			out_str(o, "b", NULL, y);
 			out_int(o, "latency_ns", NULL, s->ns);
@@ -126,7 +127,8 @@ int cmd_latency(struct hs_ctx *ctx, int argc, char **argv)
 			out_obj_close(o);
 		} else {
 			snprintf(name, sizeof(name), "%s > %s", x, y);
-			out_text(o, "%-8" PRIu64 " %-24s %10s %10s %10s\n", s->trace_id, name,
+			out_text(o, "%-8s %-24s %10s %10s %10s\n",
+				 hs_fmt_trace_ref(ctx->ring_session, s->trace_id, d3, sizeof(d3)), name,
 				 dur(s->ns, d1, sizeof(d1)), dur(s->link_p50, d2, sizeof(d2)),
 				 dur(s->link_fence, d3, sizeof(d3)));
 		}

@@ -50,7 +50,8 @@ int cmd_loops(struct hs_ctx *ctx, int argc, char **argv)
 			out_uint(o, "flows", NULL, x->flows);
 			out_raw(o, "first_ts", NULL, hs_fmt_ts(x->first_ns, ts, sizeof(ts)));
 			out_raw(o, "last_ts", NULL, hs_fmt_ts(x->last_ns, ts, sizeof(ts)));
-			out_uint(o, "example", NULL, x->trace_id);
+			out_str(o, "example", NULL,
+				hs_fmt_trace_ref(ctx->ring_session, x->trace_id, b, sizeof(b)));
 			out_str(o, "dst", NULL, hs_addr_str(&x->dst, b, sizeof(b)));
 			out_obj_close(o);
 			continue;
@@ -59,8 +60,10 @@ int cmd_loops(struct hs_ctx *ctx, int argc, char **argv)
 		for (int k = 0; k < x->n; k++)
 			out_text(o, "%s > ", hs_hop_name(ctx->topo, &x->sw[k], b, sizeof(b)));
 		out_text(o, "%s\n", hs_hop_name(ctx->topo, &x->sw[0], b, sizeof(b)));
-		out_text(o, "    %" PRIu32 " traces, %" PRIu32 " flows, e.g. trace %" PRIu64
-			 " to %s, from %s", x->traces, x->flows, x->trace_id,
+		char ref[48];
+		out_text(o, "    %" PRIu32 " traces, %" PRIu32 " flows, e.g. trace %s to %s, from %s",
+			 x->traces, x->flows, hs_fmt_trace_ref(ctx->ring_session, x->trace_id, ref,
+							       sizeof(ref)),
 			 hs_addr_str(&x->dst, b, sizeof(b)), hs_fmt_time(x->first_ns, ts, sizeof(ts)));
 		out_text(o, " to %s\n", hs_fmt_time(x->last_ns, ts, sizeof(ts)));
 	}

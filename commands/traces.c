@@ -62,8 +62,8 @@ static const char *next_str(const struct hs_topo *topo, const struct hs_trace *t
 	return buf;
 }
 
-void hs_trace_json(struct hs_out *o, const struct hs_topo *topo, const char *type,
-		   const struct hs_trace *t)
+void hs_trace_json(struct hs_out *o, const struct hs_topo *topo, int64_t session,
+		   const char *type, const struct hs_trace *t)
 {
 	char a[HS_ADDRSTRLEN], b[64], p[8];
 
@@ -71,6 +71,9 @@ void hs_trace_json(struct hs_out *o, const struct hs_topo *topo, const char *typ
 	if (type)
 		out_str(o, "type", NULL, type);
 	out_uint(o, "id", NULL, t->id);
+	if (session > 0)
+		out_int(o, "session", NULL, session);
+	out_str(o, "trace", NULL, hs_fmt_trace_ref(session, t->id, b, sizeof(b)));
 	out_str(o, "src", NULL, hs_addr_str(&t->key.src, a, sizeof(a)));
 	out_str(o, "dst", NULL, hs_addr_str(&t->key.dst, a, sizeof(a)));
 	out_str(o, "proto", NULL, hs_proto_name(t->key.proto, p, sizeof(p)));
@@ -110,9 +113,10 @@ void hs_trace_json(struct hs_out *o, const struct hs_topo *topo, const char *typ
 
 static void print_trace_line(struct hs_ctx *ctx, const struct hs_trace *t)
 {
-	char fl[2 * HS_ADDRSTRLEN + 32], ts[HS_TIMESTRLEN], b[64];
+	char fl[2 * HS_ADDRSTRLEN + 32], ts[HS_TIMESTRLEN], b[64], ref[48];
 
-	out_text(&ctx->out, "%-6" PRIu64 " %-26s  %-44s %-9s  ", t->id,
+	out_text(&ctx->out, "%-8s %-26s  %-44s %-9s  ",
+		 hs_fmt_trace_ref(ctx->ring_session, t->id, ref, sizeof(ref)),
 		 t->nhops ? hs_fmt_time(t->hops[0].ts_ns, ts, sizeof(ts)) : "-",
 		 flow_str(&t->key, fl, sizeof(fl)), hs_outcome_name(t->outcome));
 	for (int i = 0; i < t->nhops; i++)
@@ -214,20 +218,26 @@ static int outcome_by_name(const char *s)
 static int traces_show(struct hs_ctx *ctx, const char *idstr)
 {
 	struct hs_out *o = &ctx->out;
-	uint64_t id;
-	char a[HS_ADDRSTRLEN], b[64], ts[HS_TIMESTRLEN], d[32], fl[2 * HS_ADDRSTRLEN + 32];
+	uint64_t id, session;
+	char a[HS_ADDRSTRLEN], b[64], ts[HS_TIMESTRLEN], d[32], fl[2 * HS_ADDRSTRLEN + 32], ref[48];
 
-	if (hs_parse_uint(idstr, UINT64_MAX, &id) < 0 || id == 0)
-		return out_err(o, "bad trace id '%s'", idstr);
+	if (hs_parse_trace_ref(idstr, &session, &id) < 0)
+		return out_err(o, "bad trace id '%s' (N, or SESSION:N)", idstr);
+	if (session && (int64_t)session != ctx->ring_session)
+		return out_err(o, "trace %s is not in memory: the traces in memory are %s; "
+			       "'history show %s' reads the history", idstr,
+			       ctx->ring_session > 0 ? "the last capture's" : "of no history session",
+			       idstr);
 	const struct hs_trace *t = ctx->tracer ? hs_tracer_find(ctx->tracer, id) : NULL;
 	if (!t)
 		return out_err(o, "no trace %s (closed traces are kept while they are recent; "
 			       "see 'history traces')", idstr);
 	if (o->json) {
-		hs_trace_json(o, ctx->topo, NULL, t);
+		hs_trace_json(o, ctx->topo, ctx->ring_session, NULL, t);
 		return HS_CMD_OK;
 	}
-	out_text(o, "trace %" PRIu64 ": %s, ip id %u, %u bytes%s%s\n", t->id,
+	out_text(o, "trace %s: %s, ip id %u, %u bytes%s%s\n",
+		 hs_fmt_trace_ref(ctx->ring_session, t->id, ref, sizeof(ref)),
 		 flow_str(&t->key, fl, sizeof(fl)), t->ip_id, t->len,
 		 t->flags & HS_TF_PROBE ? ", probe" : "", t->flags & HS_TF_MATCHED ? ", matched" : "");
 	out_text(o, "%-3s %-16s %-16s %-26s %10s %4s %4s %7s\n", "idx", "switch", "addr", "time",
@@ -351,11 +361,11 @@ int cmd_traces(struct hs_ctx *ctx, int argc, char **argv)
 	const struct hs_trace **sel;
 	size_t n = hs_trace_select(ctx, &q, &sel);
 	if (!o->json && n)
-		out_text(o, "%-6s %-26s  %-44s %-9s  %s\n", "id", "time", "flow", "outcome",
+		out_text(o, "%-8s %-26s  %-44s %-9s  %s\n", "id", "time", "flow", "outcome",
 			 "path  [hop latency]");
 	for (size_t i = 0; i < n; i++) {
 		if (o->json)
-			hs_trace_json(o, ctx->topo, NULL, sel[i]);
+			hs_trace_json(o, ctx->topo, ctx->ring_session, NULL, sel[i]);
 		else
 			print_trace_line(ctx, sel[i]);
 	}

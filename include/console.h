@@ -40,6 +40,8 @@ struct hs_ctx {
 	struct hs_topo *topo;		/* NULL until topo load / --topo */
 	struct hs_store *store;		/* NULL until first needed (lazy open) */
 	int64_t session;		/* history session of the running capture, 0 none */
+	int64_t ring_session;		/* history session of the traces in memory (the
+					 * last capture's, running or not), 0 none */
 	struct hs_tracer *tracer;
 	struct hs_flowtab *flows;
 	struct hs_filterset *filters;

@@ -70,6 +70,11 @@ bool hs_flowkey_eq(const struct hs_flowkey *x, const struct hs_flowkey *y);
 int hs_parse_duration(const char *s, uint64_t *ns);
 /* decimal or 0x.. unsigned integer no larger than max. 0 or -1. */
 int hs_parse_uint(const char *s, uint64_t max, uint64_t *out);
+/* a trace as the user names it: "N", the tracer's number (session 0: not
+ * given), or "S:N", trace N of history session S. 0 or -1. */
+int hs_parse_trace_ref(const char *s, uint64_t *session, uint64_t *no);
+/* "S:N", or "N" when session is 0; returns buf */
+const char *hs_fmt_trace_ref(int64_t session, uint64_t no, char *buf, size_t len);
 /* strict decimal for specs and protocol fields: digits only, no sign, no
  * leading zero, at most max; 0 or -1 */
 int hs_parse_dec(const char *s, uint64_t max, uint64_t *out);

@@ -37,8 +37,10 @@ int hs_trace_query_arg(struct hs_ctx *ctx, struct hs_trace_query *q, const char 
  * *out is allocated (free it) */
 size_t hs_trace_select(struct hs_ctx *ctx, struct hs_trace_query *q,
 		       const struct hs_trace ***out);
-/* the 'traces --json' object of one trace; with type, a leading "type" key */
-void hs_trace_json(struct hs_out *o, const struct hs_topo *topo, const char *type,
-		   const struct hs_trace *t);
+/* the 'traces --json' object of one trace; with type, a leading "type" key.
+ * session is the history session the trace belongs to (0 none): "id" is the
+ * trace's number in it, "trace" the number as shown and taken, "S:N". */
+void hs_trace_json(struct hs_out *o, const struct hs_topo *topo, int64_t session,
+		   const char *type, const struct hs_trace *t);
 
 #endif

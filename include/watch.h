@@ -135,6 +135,7 @@ struct hs_wlink {
 struct hs_wmodel {
 	const struct hs_topo *topo;
 	const char *sep;	/* between switch names in a path */
+	int64_t session;	/* history session of the traces (0 none): names them S:N */
 
 	/* the traces pane: a snapshot of the tracer's ring, filtered and sorted */
 	size_t cap;

@@ -863,7 +863,7 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 	hs_tracer_get_stats(ctx->tracer, &c->base);
 	c->running = true;
 
-	ctx->session = 0;
+	ctx->session = ctx->ring_session = 0;
 	if (ctx->set.policy != HS_POLICY_OFF) {
 		struct hs_store *st = hs_ctx_store(ctx);
 		/* a file is recorded by its full path: the history outlives the cwd */
@@ -882,6 +882,7 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 			}
 		}
 		free(full);
+		ctx->ring_session = ctx->session;
 		if (!ctx->session) {
 			c->store_warned = true;
 			out_warn(&ctx->out, "capturing without history: what would be "

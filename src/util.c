@@ -196,6 +196,38 @@ int hs_parse_uint(const char *s, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+int hs_parse_trace_ref(const char *s, uint64_t *session, uint64_t *no)
+{
+	const char *colon = s ? strchr(s, ':') : NULL;
+	uint64_t sn = 0, n;
+
+	if (colon) {
+		char head[24];
+		size_t len = (size_t)(colon - s);
+		if (len == 0 || len >= sizeof(head))
+			return -1;
+		memcpy(head, s, len);
+		head[len] = '\0';
+		if (hs_parse_dec(head, INT64_MAX, &sn) < 0 || sn == 0)
+			return -1;
+		s = colon + 1;
+	}
+	if (hs_parse_dec(s, INT64_MAX, &n) < 0 || n == 0)
+		return -1;
+	*session = sn;
+	*no = n;
+	return 0;
+}
+
+const char *hs_fmt_trace_ref(int64_t session, uint64_t no, char *buf, size_t len)
+{
+	if (session > 0)
+		snprintf(buf, len, "%" PRId64 ":%" PRIu64, session, no);
+	else
+		snprintf(buf, len, "%" PRIu64, no);
+	return buf;
+}
+
 int hs_parse_dec(const char *s, uint64_t max, uint64_t *out)
 {
 	uint64_t v = 0;

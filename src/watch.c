@@ -592,6 +592,7 @@ static void refresh_model(struct hs_watch *w)
 		w->dirty = true;
 	}
 	size_t n = ctx->tracer ? hs_tracer_recent(ctx->tracer, w->recent, HS_WATCH_RECENT) : 0;
+	m->session = ctx->ring_session;
 	hs_wmodel_update(m, w->recent, n);
 	if (m->ntraces != before_n || (m->ntraces && m->traces[0].id != before_id))
 		w->dirty = true;

@@ -693,8 +693,9 @@ static void detail_refresh(struct hs_wmodel *m)
 	struct hs_wrow r;
 	hs_wrow_fill(&r, t, m->topo, m->sep);
 	m->detail_cls = r.cls;
-	snprintf(m->detail_head[0], sizeof(m->detail_head[0]), "trace %llu  %s",
-		 (unsigned long long)t->id, r.col[HS_WC_FLOW]);
+	char ref[48];
+	snprintf(m->detail_head[0], sizeof(m->detail_head[0]), "trace %s  %s",
+		 hs_fmt_trace_ref(m->session, t->id, ref, sizeof(ref)), r.col[HS_WC_FLOW]);
 	char *h1 = m->detail_head[1];
 	size_t n = (size_t)snprintf(h1, sizeof(m->detail_head[1]),
 				    "%s, %u hops, latency %s, len %u, ip id %u",

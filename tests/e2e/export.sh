@@ -13,7 +13,9 @@ command -v tshark >/dev/null 2>&1 || skip "tshark is missing"
 [ -x "$SYNTH" ] || hard "'$SYNTH' is not built"
 
 same_ids() { [ -n "$2" ] && [ "$1" = "$2" ]; }
-run() { hs --db "$tmp/h.db" -r "$PCAP" --topo "$TOPO" "$@"; }
+# each run reads the sample into a history of its own, as session 1: a
+# trace is named 1:N in all of them
+run() { rm -f "$tmp/h.db"*; hs --db "$tmp/h.db" -r "$PCAP" --topo "$TOPO" "$@"; }
 
 # --- ndjson to standard output -----------------------------------------------------
 run --json -c 'traces limit 100000'
@@ -33,11 +35,11 @@ if len(tr) + len(pk) != len(lines):
     bad.append("lines of another type")
 if len(tr) != len(traces):
     bad.append("%d traces, 'traces' lists %d" % (len(tr), len(traces)))
-by_id = {t["id"]: t for t in traces}
+by_id = {t["trace"]: t for t in traces}
 for t in tr:
-    want = dict(by_id.get(t["id"], {}), type="trace")
-    if t != want or list(t)[0] != "type" or list(t)[1:] != list(by_id[t["id"]]):
-        bad.append("trace %d differs from 'traces --json'" % t["id"])
+    want = dict(by_id.get(t["trace"], {}), type="trace")
+    if t != want or list(t)[0] != "type" or list(t)[1:] != list(by_id[t["trace"]]):
+        bad.append("trace %s differs from 'traces --json'" % t["trace"])
         break
 ids = [t["id"] for t in tr]
 if ids != sorted(ids):
@@ -50,7 +52,7 @@ for p in pk:
         break
     h = by_id[p["trace"]]["hops"][p["hop"] - 1]
     if (h["switch"], h["ttl"], h["ts"], h["addr"]) != (p["switch"], p["ttl"], p["ts"], p["addr"]):
-        bad.append("packet %s is not hop %d of trace %d" % (p, p["hop"], p["trace"]))
+        bad.append("packet %s is not hop %d of trace %s" % (p, p["hop"], p["trace"]))
         break
 nhops = sum(len(t["hops"]) for t in traces)
 if len(pk) != nhops:
@@ -59,9 +61,9 @@ if len(pk) != nhops:
 cur = None
 for o in lines:
     if o["type"] == "trace":
-        cur = o["id"]
+        cur = o["trace"]
     elif o["trace"] != cur:
-        bad.append("packet of trace %d after trace %s" % (o["trace"], cur))
+        bad.append("packet of trace %s after trace %s" % (o["trace"], cur))
         break
 print("ok %d %d" % (len(tr), len(pk)) if not bad else "\n".join("#   " + b for b in bad[:5]))
 PY
@@ -118,8 +120,8 @@ for line in open(sys.argv[2]):
     f = line.rstrip("\n").split("\t")
     comment = f[0] or f[1]
     w = comment.split()
-    # trace N hop I/N switch S ts T ttl X outcome O
-    key = (int(w[1]), int(w[3].split("/")[0]))
+    # trace [S:]N hop I/N switch S ts T ttl X outcome O
+    key = (w[1], int(w[3].split("/")[0]))
     r = recs.get(key)
     if r is None:
         bad.append("no record for %s" % comment)
@@ -146,7 +148,7 @@ grep '^#' "$tmp/cmp"
 check "pcap: the summary counts the packets" \
 	has "exported to '$tmp/drops.pcapng': pcapng, [0-9]* traces, $(wc -l <"$tmp/drops.ndjson") packets" "$tmp/out"
 check "pcap: the comment format" \
-	grep -q 'trace [0-9]* hop [0-9]*/[0-9]* switch [a-z0-9]* ts [0-9]*\.[0-9]\{9\} ttl [0-9]* outcome dropped' "$tmp/drops.V"
+	grep -q 'trace 1:[0-9]* hop [0-9]*/[0-9]* switch [a-z0-9]* ts [0-9]*\.[0-9]\{9\} ttl [0-9]* outcome dropped' "$tmp/drops.V"
 
 "$SYNTH" --flows 5 --seed 2 -w "$tmp/s0.pcap" 2>"$tmp/synth.err" || hard "hs-synth failed: $(cat "$tmp/synth.err")"
 

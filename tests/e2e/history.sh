@@ -184,5 +184,35 @@ check "truncated pcap: decode fails cleanly (status $st)" failed_cleanly
 check "truncated pcap: decode printed the frames before" [ -s "$tmp/out" ]
 check "decode never touches the history" [ ! -e "$tmp/t3.db" ]
 
+# --- one trace, one number ----------------------------------------------------
+# the sample read twice into one history: in the second console, a dropped
+# trace's number names the same packet for 'traces show N', 'history show N'
+# and 'history show SESSION:N', and 'traces' and the history show it as S:N
+hs --db "$tmp/id.db" -r "$PCAP" --topo "$TOPO" -c 'help quit'
+hs --db "$tmp/id.db" -r "$PCAP" --topo "$TOPO" --json -c 'traces outcome dropped limit 1'
+ref=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["trace"])' "$tmp/out")
+no=${ref#*:}
+check "traces --json names a trace SESSION:N ($ref)" [ "$ref" = "2:$no" ]
+hs --db "$tmp/id.db" -r "$PCAP" --topo "$TOPO" --json \
+	-c "traces show $no; history show $no; history show $ref; traces show 3:$no"
+python3 - "$tmp/out" "$ref" <<'PY' && ok "traces show N, history show N and S:N: the same packet ($ref)" || not_ok "traces show N, history show N and S:N: the same packet"
+import json, sys
+L = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+mem = [o for o in L if "hops" in o]
+rows = [o for o in L if "outcome" in o and "hops" not in o]
+ref = sys.argv[2]
+want = {"trace": "3:" + ref.split(":")[1]}
+key = lambda o: (o["src"], o["sport"], o["dst"], o["dport"], o["ip_id"])
+ok = (len(mem) == 2 and len(rows) == 2 and mem[0]["trace"] == want["trace"] and
+      rows[0]["trace"] == want["trace"] and rows[1]["trace"] == ref and
+      key(mem[0]) == key(rows[0]) == key(rows[1]) == key(mem[1]))
+if not ok:
+    print("# %s" % L[:4])
+sys.exit(0 if ok else 1)
+PY
+hs --db "$tmp/id.db" -r "$PCAP" --topo "$TOPO" -c "traces show 1:$no"
+check "traces show of another session's trace fails, pointing to history show" \
+	has "'history show 1:$no' reads the history" "$tmp/err"
+
 echo "1..$n"
 [ "$fails" -eq 0 ]

@@ -13,10 +13,10 @@ run() { hs --db "$tmp/h.db" -c "set history all; capture start $PCAP; $1"; }
 
 run 'traces limit 1; traces show 12; flows limit 1; history traces limit 1; decode '"$PCAP"
 check "the verbs run (status $st)" [ "$st" -eq 0 ]
-check "traces: the time of the first copy" has "^12  *$LAST  *\[2001:db8:1::10\]:40000" "$tmp/out"
+check "traces: the time of the first copy" has "^1:12  *$LAST  *\[2001:db8:1::10\]:40000" "$tmp/out"
 check "traces show: the time of each hop" has "^1  *192.0.2.11  *192.0.2.11  *$LAST " "$tmp/out"
 check "flows: when it was last seen" has "udp  *2  *128 $LAST " "$tmp/out"
-check "history traces: the time of the first copy" has "^12  *1  *$LAST  *2001:db8:1::10" "$tmp/out"
+check "history traces: the time of the first copy" has "^1:12  *$LAST  *2001:db8:1::10" "$tmp/out"
 check "decode: the capture time" has "^13 $LAST erspan2 " "$tmp/out"
 check "no epoch seconds in text" hasnt '1700000000' "$tmp/out"
 
@@ -24,11 +24,11 @@ rm -f "$tmp"/h.db*
 run 'traces limit 1 --json; history traces limit 1 --json'
 check "traces --json: seconds since the epoch" \
 	has '"outcome":"unknown","ts":1700000000.000012204,"hops":\[{"switch":"192.0.2.11","addr":"192.0.2.11","ts":1700000000.000012204,' "$tmp/out"
-check "history traces --json: seconds since the epoch" has '"id":12,"session":1,"ts":1700000000.000012204,' "$tmp/out"
+check "history traces --json: seconds since the epoch" has '"trace":"1:12","ts":1700000000.000012204,' "$tmp/out"
 
 rm -f "$tmp"/h.db*
 TZ=EST5 run 'set tz local; traces limit 1; set tz; set tz utc; traces limit 1'
-check "set tz local: the local time zone" has '^12  *2023-11-14 17:13:20\.000012 ' "$tmp/out"
+check "set tz local: the local time zone" has '^1:12  *2023-11-14 17:13:20\.000012 ' "$tmp/out"
 check "set tz: says which" has '^tz  *local$' "$tmp/out"
-check "set tz utc: back to UTC" has "^12  *$LAST " "$tmp/out"
+check "set tz utc: back to UTC" has "^1:12  *$LAST " "$tmp/out"
 finish

@@ -74,7 +74,7 @@ settle() {
 has() { grep -Eq -- "$1" "$tmp/screen"; }
 lacks() { ! grep -Eq -- "$1" "$tmp/screen"; }
 differ() { [ -n "$1" ] && [ -n "$2" ] && [ "$1" != "$2" ]; }
-detail_id() { grep -Eo 'trace [0-9]+ ' "$tmp/screen" | head -n 1; }
+detail_id() { grep -Eo 'trace [0-9]+:[0-9]+ ' "$tmp/screen" | head -n 1; }
 
 # --- no terminal ------------------------------------------------------------
 out=$("$HS" --db "$tmp/nt.db" -c watch </dev/null 2>&1)
@@ -111,6 +111,8 @@ check "the status line counts decode errors and frames with no IP apart" \
 	has "\| decode errors [0-9]+ \| not IP [0-9]+ \|"
 
 first=$(detail_id)
+check "the detail names the trace SESSION:N, as 'traces' does ($first)" \
+	sh -c "echo '$first' | grep -Eq '^trace 1:[0-9]+ \$'"
 $T send-keys -t hs Down Enter
 settle
 second=$(detail_id)

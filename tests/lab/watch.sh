@@ -53,7 +53,7 @@ ok "traces keep arriving ($first, then $later)"
 
 $T send-keys -t hs p			# pause the view to select a stable row
 $T send-keys -t hs Enter
-wait_for 'trace [0-9]+ .*' || fail "no detail"
+wait_for 'trace [0-9]+:[0-9]+ .*' || fail "no detail"
 grep -Eq '^│1 +leaf[0-9]' "$screen" || grep -Eq '1 +leaf[0-9] ' "$screen" || fail "the detail pane has no hop rows"
 ok "Enter fills the detail pane hop by hop"
 $T send-keys -t hs p
