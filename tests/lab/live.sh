@@ -98,8 +98,9 @@ ok "an interface deleted mid-capture: one error naming it, the console goes on"
 
 # another program holds the history's write lock through a whole burst: the
 # history waits in the writer's queue (and falls behind, counted) while
-# every frame is still read (a ring of 4 MiB holds some 22,000 frames, a
-# second of this burst, for the machine's other work; the lock lasts 4 s)
+# every frame is still read (a ring of 8 MiB holds some 44,000 frames, two
+# seconds of this burst, for the machine's other work; the lock lasts 5 s,
+# the burst 3 s: a capture held with the history loses a quarter of it)
 in_ns ip link add txa type veth peer name rxa && in_ns ip link set txa up &&
 	in_ns ip link set rxa up || hard "cannot make the veth pair again"
 mkfifo "$tmp/in2" || hard "cannot make a fifo"
@@ -108,7 +109,7 @@ console=$!
 exec 3>"$tmp/in2"
 say set history all
 say set trace-timeout 100ms
-say capture start rxa buffer 4M
+say capture start rxa buffer 8M
 say capture status
 wait_for '^state          running'
 python3 - "$tmp/h2.db" "$tmp/locked" <<'PY' &
@@ -116,13 +117,13 @@ import sqlite3, sys, time
 db = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10)
 db.execute("BEGIN IMMEDIATE")
 open(sys.argv[2], "w").close()
-time.sleep(4)
+time.sleep(5)
 db.execute("COMMIT")
 PY
 locker=$!
 for ((i = 0; i < 100; i++)); do [ -e "$tmp/locked" ] && break; sleep 0.1; done
 [ -e "$tmp/locked" ] || fail "another program could not take the history's write lock"
-M=40000		# about 2 s at a 50 us gap, all of it while the lock is held
+M=60000		# about 3 s at a 50 us gap, all of it while the lock is held
 in_ns trafgen -o txa -i "$cfg" -n $M -P 1 -Q -t 50us >"$tmp/trafgen" 2>&1 ||
 	{ cat "$tmp/trafgen" >&2; hard "trafgen failed"; }
 wait "$locker" || fail "the other program's transaction failed"
