@@ -883,9 +883,6 @@ static void test_hop_list(void **state)
 	hs_topo_free(tp);
 }
 
-/* a version 7 history (a row per hop) is folded into hop lists in place:
- * the hops view reads back exactly the rows it had (trace ids on both sides
- * of the 65536 ids folded at a time, and far past them) */
 /* a signal during an upgrade rolls it back whole: the history stays at its
  * old version, and the next open upgrades it */
 static void test_migrate_interrupted(void **state)
@@ -895,20 +892,16 @@ static void test_migrate_interrupted(void **state)
 	struct hs_store *st;
 
 	make_v7(f->path);
-	exec(f->path,
-	     "INSERT INTO sessions(id, started, source) VALUES (1, 1, 'old.pcap');"
-	     "INSERT INTO traces(id, session, trace_no, src, dst, proto, first_ts, last_ts, outcome,"
-	     " nhops, flags) VALUES (1, 1, 1, '10.0.0.1', '10.0.0.2', 6, 1000, 3000, 'delivered',"
-	     " 1, 0);"
-	     "INSERT INTO hops VALUES (1, 0, 'leaf1', '10.255.0.3', 1000, 77, 64, 0, 1);"
-	     "PRAGMA user_version = 7");
+	exec(f->path, "INSERT INTO sessions(id, started, source) VALUES (1, 1, 'old.pcap');"
+		      "PRAGMA user_version = 7");
 	hs_interrupt_init(NULL);
 	raise(SIGINT);
 	st = hs_store_open(f->path, err, sizeof(err));
 	assert_null(st);
 	assert_non_null(strstr(err, "interrupted: the history is left as it was"));
 	assert_int_equal(q1(f->path, "PRAGMA user_version"), 7);
-	assert_int_equal(q1(f->path, "SELECT count(*) FROM hops"), 1);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM sqlite_master WHERE name = 'hops'"
+			     " AND type = 'table'"), 1);
 	assert_int_equal(hs_interrupt_take(), SIGINT);
 	st = hs_store_open(f->path, err, sizeof(err));
 	if (!st)
@@ -917,6 +910,9 @@ static void test_migrate_interrupted(void **state)
 	assert_int_equal(q1(f->path, "PRAGMA user_version"), HS_STORE_SCHEMA);
 }
 
+/* a version 7 history (a row per hop) is folded into hop lists in place:
+ * the hops view reads back exactly the rows it had (trace ids on both sides
+ * of the 65536 ids folded at a time, and far past them) */
 static void test_migrate_v7_hops(void **state)
 {
 	struct fixture *f = *state;
