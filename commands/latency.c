@@ -57,7 +57,7 @@ int cmd_latency(struct hs_ctx *ctx, int argc, char **argv)
 	size_t n = hs_an_closed(ctx->tracer, &all);
 	struct hs_latency l;
 	hs_an_latency(all, n, &l);
-	char x[64], y[64], name[2 * 64 + 4], d1[32], d2[32], d3[32];
+	char x[64], y[64], name[2 * 64 + 4], d1[32], d2[32], d3[32], ref[48];
 
 	if (!o->json) {
 		out_text(o, "per hop: from the switch's copy to the next switch's (switch clocks "
@@ -128,7 +128,7 @@ int cmd_latency(struct hs_ctx *ctx, int argc, char **argv)
 		} else {
 			snprintf(name, sizeof(name), "%s > %s", x, y);
 			out_text(o, "%-8s %-24s %10s %10s %10s\n",
-				 hs_fmt_trace_ref(ctx->ring_session, s->trace_id, d3, sizeof(d3)), name,
+				 hs_fmt_trace_ref(ctx->ring_session, s->trace_id, ref, sizeof(ref)), name,
 				 dur(s->ns, d1, sizeof(d1)), dur(s->link_p50, d2, sizeof(d2)),
 				 dur(s->link_fence, d3, sizeof(d3)));
 		}

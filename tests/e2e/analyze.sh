@@ -62,6 +62,8 @@ check "latency: a link's maximum is no outlier by itself" \
 	json 'any(o["kind"] == "link" and o["fence_ns"] and o["max_ns"] <= o["fence_ns"] for o in L)'
 hs $S latency
 check "latency text: the outliers' rule is stated" has "above their link's fence, the larger of p75" "$tmp/out"
+check "latency text: each outlier with its trace, latency, link median and fence" \
+	grep -Eq '^[0-9]+:[0-9]+ +[a-z0-9]+ > [a-z0-9]+ +[0-9.]+us +[0-9.]+us +[0-9.]+us$' "$tmp/out"
 check "latency text: per hop and per link tables" \
 	sh -c "grep -q '^per link' '$tmp/out' && grep -Eq '^leaf1 +[0-9]+ +[0-9.]+us' '$tmp/out'"
 
