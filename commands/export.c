@@ -17,13 +17,16 @@
  *           ring moves on meanwhile); a live capture cannot be exported
  *           this way.
  *
- * Arguments are checked before anything is written. A file that cannot be
- * written completely is removed.
+ * Arguments are checked before anything is written. The file is opened the
+ * one way a verb writes a file (outfile.h): never the history or an input,
+ * an existing file or a link replaced only with --force, written aside and
+ * renamed when whole.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +37,7 @@
 #include "cmd.h"
 #include "console.h"
 #include "interrupt.h"
+#include "outfile.h"
 #include "pcapng.h"
 #include "stats.h"
 #include "traces.h"
@@ -82,52 +86,45 @@ static void summary(struct hs_ctx *ctx, const char *path, const char *what, uint
 	out_nl(o);
 }
 
-/* an unfinished output goes, when it is a regular file (never a device
- * such as /dev/full) */
-static void remove_unfinished(const char *path)
+/* open the output the one way a verb writes a file (outfile.h); 0, or -1
+ * with the error printed and nothing written */
+static int open_out(struct hs_ctx *ctx, struct hs_outfile *of, const char *path, bool force)
 {
-	struct stat sb;
+	struct hs_guard g;
+	char err[PATH_MAX + 256];
+	int rc;
 
-	if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
-		unlink(path);
+	hs_guard_init(&g);
+	hs_guard_ctx(&g, ctx);
+	rc = hs_outfile_open(of, path, force, &g, err, sizeof(err));
+	hs_guard_free(&g);
+	if (rc < 0)
+		return out_err(&ctx->out, "export: %s", err);
+	return 0;
 }
 
-/* the error of an open for writing (hs_fopen_write: a FIFO waits for its
- * reader until a signal); returns HS_CMD_FAIL */
-static int open_failed(struct hs_ctx *ctx, const char *path)
+/* finish the output: 0, or -1 with the error printed and what was at its
+ * name before left as it was */
+static int close_out(struct hs_ctx *ctx, struct hs_outfile *of, bool failed)
 {
-	if (errno == EINTR)
-		return out_err(&ctx->out, "export: '%s' not written: interrupted while waiting "
-			       "for a reader", path);
-	return out_err(&ctx->out, "export: cannot write '%s': %s", path, strerror(errno));
+	char err[PATH_MAX + 256];
+
+	if (hs_outfile_close(of, failed, err, sizeof(err)) < 0)
+		return out_err(&ctx->out, "export: %s", err);
+	return 0;
 }
 
-/* finish a written file: 0, or -1 with the error printed and the file
- * removed */
-static int close_out(struct hs_ctx *ctx, FILE *fp, const char *path, bool failed)
-{
-	int err = failed || fflush(fp) != 0 || ferror(fp) ? (errno ? errno : EIO) : 0;
-
-	if (fclose(fp) != 0 && !err)
-		err = errno ? errno : EIO;
-	if (!err)
-		return 0;
-	remove_unfinished(path);
-	if (err == EINTR)
-		return out_err(&ctx->out, "export: '%s' not finished: interrupted", path);
-	return out_err(&ctx->out, "export: cannot write '%s': %s", path, strerror(err));
-}
-
-static int export_ndjson(struct hs_ctx *ctx, const char *path, int rec,
+static int export_ndjson(struct hs_ctx *ctx, const char *path, bool force, int rec,
 			 const struct hs_trace **sel, size_t n)
 {
 	bool to_stdout = strcmp(path, "-") == 0;
-	FILE *fp = to_stdout ? ctx->out.fp : hs_fopen_write(path);
+	struct hs_outfile of = { 0 };
 	struct hs_out fo;
 	uint64_t traces = 0, packets = 0;
 
-	if (!fp)
-		return open_failed(ctx, path);
+	if (!to_stdout && open_out(ctx, &of, path, force) < 0)
+		return HS_CMD_FAIL;
+	FILE *fp = to_stdout ? ctx->out.fp : of.fp;
 	errno = 0;
 	out_init(&fo, fp, ctx->out.err, true);
 	for (size_t i = n; i-- > 0;) {	/* oldest first */
@@ -146,7 +143,7 @@ static int export_ndjson(struct hs_ctx *ctx, const char *path, int rec,
 				       strerror(errno ? errno : EIO));
 		return HS_CMD_OK;
 	}
-	if (close_out(ctx, fp, path, false) < 0)
+	if (close_out(ctx, &of, false) < 0)
 		return HS_CMD_FAIL;
 	summary(ctx, path, "ndjson", traces, packets);
 	return HS_CMD_OK;
@@ -184,7 +181,7 @@ static bool copy_is(const struct want *w, const struct hs_pkt *p, const struct h
 struct pcap_export {
 	struct hs_ctx *ctx;
 	char *path, *source;
-	FILE *fp;
+	struct hs_outfile of;
 	struct hs_trace *traces;	/* the selection, copied: the ring moves on */
 	size_t n;
 	struct want *w;		/* the hop copies wanted, by capture time, switch, TTL, 5-tuple */
@@ -214,7 +211,7 @@ static bool export_frame(void *arg, struct hs_pkt *p, bool ok)
 			 w->hop + 1, t->nhops,
 			 hs_hop_name(x->ctx->topo, h, nm, sizeof(nm)),
 			 hs_fmt_ts(h->ts_ns, tsb, sizeof(tsb)), h->ttl, hs_outcome_name(t->outcome));
-		x->failed = hs_pcapng_packet(x->fp, p->ts_ns, p->l3, p->l3_caplen, p->len, c) < 0;
+		x->failed = hs_pcapng_packet(x->of.fp, p->ts_ns, p->l3, p->l3_caplen, p->len, c) < 0;
 		w->written = true;
 		x->written++;
 		break;
@@ -230,12 +227,12 @@ static int export_end(void *arg, int rc)
 	struct hs_ctx *ctx = x->ctx;
 	int status = HS_CMD_OK;
 
-	if (close_out(ctx, x->fp, x->path, x->failed) < 0) {
-		status = HS_CMD_FAIL;
-	} else if (rc != 0) {
-		remove_unfinished(x->path);
+	if (rc != 0) {
+		hs_outfile_abort(&x->of);
 		if (rc == 1)
 			out_err(&ctx->out, "export pcap: interrupted; '%s' not written", x->path);
+		status = HS_CMD_FAIL;
+	} else if (close_out(ctx, &x->of, x->failed) < 0) {
 		status = HS_CMD_FAIL;
 	} else {
 		if (x->written < x->nhops)
@@ -252,8 +249,8 @@ static int export_end(void *arg, int rc)
 	return status;
 }
 
-static int export_pcap(struct hs_ctx *ctx, const char *path, const struct hs_trace **sel,
-		       size_t n)
+static int export_pcap(struct hs_ctx *ctx, const char *path, bool force,
+		       const struct hs_trace **sel, size_t n)
 {
 	const char *source, *why;
 	bool is_file = false;
@@ -267,24 +264,18 @@ static int export_pcap(struct hs_ctx *ctx, const char *path, const struct hs_tra
 			       "kept (export pcap reads them again from a capture file)", source);
 	if (strcmp(path, "-") == 0)
 		return out_err(&ctx->out, "export pcap: '-' is for ndjson; give a file name");
-	struct stat in_sb, out_sb;
-	if (stat(source, &in_sb) == 0 && stat(path, &out_sb) == 0 &&
-	    in_sb.st_dev == out_sb.st_dev && in_sb.st_ino == out_sb.st_ino)
-		return out_err(&ctx->out, "export pcap: '%s' is the capture file the packets are "
-			       "read from", path);
-
-	struct hs_pfile *pc = hs_pcap_open_file(&ctx->out, source, "export pcap: ");
-	if (!pc)
+	struct hs_outfile of;
+	if (open_out(ctx, &of, path, force) < 0)
 		return HS_CMD_FAIL;
-	FILE *fp = hs_fopen_write(path);
-	if (!fp) {
-		hs_pfile_close(pc);
-		return open_failed(ctx, path);
+	struct hs_pfile *pc = hs_pcap_open_file(&ctx->out, source, "export pcap: ");
+	if (!pc) {
+		hs_outfile_abort(&of);
+		return HS_CMD_FAIL;
 	}
 
 	struct pcap_export *x = hs_xcalloc(1, sizeof(*x));
 	*x = (struct pcap_export){ .ctx = ctx, .path = hs_xstrdup(path),
-				   .source = hs_xstrdup(source), .fp = fp, .n = n, .cap = 16 };
+				   .source = hs_xstrdup(source), .of = of, .n = n, .cap = 16 };
 	x->traces = hs_xcalloc(n ? n : 1, sizeof(*x->traces));
 	for (size_t i = 0; i < n; i++) {
 		x->traces[i] = *sel[i];
@@ -305,7 +296,7 @@ static int export_pcap(struct hs_ctx *ctx, const char *path, const struct hs_tra
 		}
 	}
 	errno = 0;
-	x->failed = hs_pcapng_begin(fp, "hopscope " PACKAGE_VERSION, HS_LINKTYPE_RAW, 65535) < 0;
+	x->failed = hs_pcapng_begin(x->of.fp, "hopscope " PACKAGE_VERSION, HS_LINKTYPE_RAW, 65535) < 0;
 	if (x->failed) {
 		hs_pfile_close(pc);
 		return export_end(x, 0);
@@ -321,7 +312,7 @@ int cmd_export(struct hs_ctx *ctx, int argc, char **argv)
 	struct hs_out *o = &ctx->out;
 	struct hs_trace_query q = { .limit = HS_TRACES_SCAN_MAX, .sw = -1 };
 	int rec = REC_ALL;
-	bool pcap;
+	bool pcap, force = false;
 
 	if (strcmp(argv[1], "ndjson") == 0)
 		pcap = false;
@@ -334,6 +325,10 @@ int cmd_export(struct hs_ctx *ctx, int argc, char **argv)
 		return out_err(o, "export: empty file name");
 	for (int i = 3; i < argc; i++) {
 		const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(k, "--force") == 0) {
+			force = true;
+			continue;
+		}
 		if (!v)
 			return out_err(o, "export: '%s' needs a value", k);
 		i++;
@@ -358,7 +353,8 @@ int cmd_export(struct hs_ctx *ctx, int argc, char **argv)
 
 	const struct hs_trace **sel;
 	size_t n = hs_trace_select(ctx, &q, &sel);
-	int rc = pcap ? export_pcap(ctx, path, sel, n) : export_ndjson(ctx, path, rec, sel, n);
+	int rc = pcap ? export_pcap(ctx, path, force, sel, n) :
+			export_ndjson(ctx, path, force, rec, sel, n);
 	free(sel);
 	return rc;
 }

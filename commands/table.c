@@ -27,8 +27,8 @@ static const char *const ecmp_words[] = { "window", "--threshold", NULL };
 static const char *const blame_words[] = { "--epoch", "--all", NULL };
 static const char *const control_words[] = { "bgp", "roce", "pfc", "limit", "since", NULL };
 static const char *const stats_words[] = { "by", "window", "where", "file", "for", "keys", NULL };
-static const char *const export_words[] = { "ndjson", "pcap", "records", "flow", "switch",
-	"outcome", "since", "limit", NULL };
+static const char *const export_words[] = { "ndjson", "pcap", "--force", "records", "flow",
+	"switch", "outcome", "since", "limit", NULL };
 static const char *const rates_words[] = { "limit", "window", NULL };
 static const char *const alert_words[] = { "add", "list", "del", "link", "flow", "drops", "retx",
 	"util", "bps", NULL };
@@ -86,7 +86,7 @@ const struct hs_cmd hs_cmds[] = {
 	  control_words, HS_CMDF_PAGE },
 	{ "stats", cmd_stats, "by <FIELDS> [window D] [where FILTER...] [file PATH|for D] [keys N]",
 	  "packets, bytes, flows and drops per key in tumbling time windows", stats_words, 0 },
-	{ "export", cmd_export, "ndjson|pcap <FILE|-> [records R] [flow FLOW] [switch SW] [outcome O] [since T] [limit N]",
+	{ "export", cmd_export, "ndjson|pcap <FILE|-> [--force] [records R] [flow FLOW] [switch SW] [outcome O] [since T] [limit N]",
 	  "write traces and their packet records as JSON lines or pcapng", export_words, 0 },
 	{ "rates", cmd_rates, "[limit N] [window D]",
 	  "flow rates from sampled TCP sequence numbers, and link load", rates_words, HS_CMDF_PAGE },

@@ -25,6 +25,9 @@ void hs_runner_free(struct hs_ctx *ctx);
 
 /* queue a runbook file (-f); 0, or -1 with the error printed */
 int hs_runner_add_file(struct hs_ctx *ctx, const char *path);
+/* call fn with the descriptor of each runbook file queued or running
+ * (files a verb must not write) */
+void hs_runner_each_file(const struct hs_ctx *ctx, void (*fn)(void *arg, int fd), void *arg);
 /* queue the commands of -c, separated by ';' outside quotes */
 void hs_runner_add_cmds(struct hs_ctx *ctx, const char *cmds);
 /* queue one command given as words (hopscope VERB ARG...) */

@@ -499,6 +499,16 @@ static FILE *open_runbook(struct hs_ctx *ctx, const char *path)
 	return fp;
 }
 
+void hs_runner_each_file(const struct hs_ctx *ctx, void (*fn)(void *arg, int fd), void *arg)
+{
+	const struct hs_runner *r = ctx->runner;
+
+	for (int list = 0; r && list < 2; list++)
+		for (const struct hs_src *s = list ? r->queue : r->stack; s; s = s->next_src)
+			if (s->kind == SRC_FILE && s->fp)
+				fn(arg, fileno(s->fp));
+}
+
 int hs_runner_add_file(struct hs_ctx *ctx, const char *path)
 {
 	FILE *fp = open_runbook(ctx, path);

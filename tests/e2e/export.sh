@@ -162,7 +162,7 @@ done
 cp "$PCAP" "$tmp/self.pcap"
 hs --db "$tmp/self.db" -r "$tmp/self.pcap" -c "export pcap $tmp/self.pcap"
 check "export pcap onto its own capture file: refused (status $st)" [ "$st" -eq 1 ]
-check "export pcap onto its own capture file: says so" has "is the capture file the packets are read from" "$tmp/err"
+check "export pcap onto its own capture file: says so" has "it is the capture file being read" "$tmp/err"
 check "export pcap onto its own capture file: the file is intact" cmp -s "$PCAP" "$tmp/self.pcap"
 
 # the capture file changes after it was read: commands come on a pipe, and
