@@ -190,7 +190,15 @@ static int capture_status(struct hs_ctx *ctx)
 	out_obj_close(o);
 	out_text(o, ")\n");
 	out_uint(o, "evicted", "evicted        %" PRIu64 "\n", ts.evicted);
-	out_uint(o, "flows", "flows          %" PRIu64 "\n", (uint64_t)hs_flowtab_count(ctx->flows));
+	/* the table is bounded: what it could not keep is counted, never silent */
+	uint64_t lost = hs_flowtab_overflow(ctx->flows);
+	out_uint(o, "flows", "flows          %" PRIu64, (uint64_t)hs_flowtab_count(ctx->flows));
+	out_uint(o, "flows_max", NULL, (uint64_t)hs_flowtab_max(ctx->flows));
+	out_uint(o, "traces_without_flow", NULL, lost);
+	if (lost)
+		out_text(o, " (table full at %zu: %" PRIu64 " traces of other flows not counted)",
+			 hs_flowtab_max(ctx->flows), lost);
+	out_nl(o);
 	out_uint(o, "history_writes", "history        %" PRIu64 " rows written", stored);
 	out_uint(o, "history_unstored", ", %" PRIu64 " not stored", unstored);
 	uint64_t wq, behind;

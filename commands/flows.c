@@ -90,6 +90,9 @@ int cmd_flows(struct hs_ctx *ctx, int argc, char **argv)
 		print_flow(ctx, all[i]);
 	if (!o->json && m > limit)
 		out_text(o, "(%" PRIu64 " of %zu flows; flows limit N)\n", limit, m);
+	if (!o->json && hs_flowtab_overflow(ctx->flows))
+		out_text(o, "(table full at %zu flows: %" PRIu64 " traces of other flows not "
+			 "counted)\n", hs_flowtab_max(ctx->flows), hs_flowtab_overflow(ctx->flows));
 	free(all);
 	return HS_CMD_OK;
 }

@@ -27,6 +27,9 @@ struct hs_flow *hs_flowtab_add_trace(struct hs_flowtab *ft, const struct hs_trac
  * the flow (soon true) */
 void hs_flowtab_prefetch(const struct hs_flowtab *ft, uint64_t h, bool soon);
 size_t hs_flowtab_count(const struct hs_flowtab *ft);
+/* how many flows the table holds, and the traces of flows it could not
+ * keep since it filled */
+size_t hs_flowtab_max(const struct hs_flowtab *ft);
 uint64_t hs_flowtab_overflow(const struct hs_flowtab *ft);
 /* iterate in order of first sight; i from 0 */
 struct hs_flow *hs_flowtab_at(struct hs_flowtab *ft, size_t i);

@@ -22,6 +22,18 @@
 #define HS_TRACER_OPEN	262144	/* open traces at once (pool memory is touched as used) */
 #define HS_TRACER_RING	8192	/* closed traces kept for 'traces' */
 #define HS_FLOWS_MAX	262144
+
+/* the flow table's size: HS_FLOWS_MAX, or smaller for the tests that fill
+ * it (HOPSCOPE_TEST_FLOWS_MAX) */
+static size_t flows_max(void)
+{
+	const char *env = getenv("HOPSCOPE_TEST_FLOWS_MAX");
+	uint64_t n;
+
+	if (env && hs_parse_uint(env, HS_FLOWS_MAX, &n) == 0 && n > 0)
+		return (size_t)n;
+	return HS_FLOWS_MAX;
+}
 #define HS_COMMIT_MS	500
 /* a commit costs about half a microsecond a row, on the loop: a batch this
  * big is committed at once rather than at the next tick (which, with
@@ -477,7 +489,7 @@ int hs_pipeline_init(struct hs_ctx *ctx)
 
 	c->ctx = ctx;
 	ctx->tracer = hs_tracer_new(&cfg);
-	ctx->flows = hs_flowtab_new(HS_FLOWS_MAX);
+	ctx->flows = hs_flowtab_new(flows_max());
 	ctx->filters = hs_filterset_new();
 	if (!ctx->tracer || !ctx->flows || !ctx->filters) {
 		hs_tracer_free(ctx->tracer);

@@ -128,6 +128,11 @@ size_t hs_flowtab_count(const struct hs_flowtab *ft)
 	return ft->n;
 }
 
+size_t hs_flowtab_max(const struct hs_flowtab *ft)
+{
+	return ft->max;
+}
+
 uint64_t hs_flowtab_overflow(const struct hs_flowtab *ft)
 {
 	return ft->overflow;

@@ -68,6 +68,21 @@ check "default policy keeps no plain delivered traces" \
 	[ "$(q "$db" "select count(*) from traces where outcome = 'delivered' and flags & 3 = 0")" = 0 ]
 ndefault=$(q "$db" 'select count(*) from traces')
 
+# --- a flow table that fills: what it could not keep is counted and shown ----
+HOPSCOPE_TEST_FLOWS_MAX=5 hs --db "$tmp/small.db" -r "$PCAP" --json -c 'capture status; flows limit 100'
+check "full flow table: status counts the traces of flows not kept" python3 -c 'import json, sys
+L = [json.loads(l) for l in open(sys.argv[1])]
+s = [o for o in L if "traces_closed" in o][0]
+f = [o for o in L if "sport" in o]
+sys.exit(not (len(f) == 5 and s["flows"] == 5 and s["flows_max"] == 5 and
+              s["traces_without_flow"] > 0 and
+              sum(o["packets"] for o in f) + s["traces_without_flow"] == s["traces_closed"]))' "$tmp/out"
+HOPSCOPE_TEST_FLOWS_MAX=5 hs --db "$tmp/small.db" -r "$PCAP" -c 'capture status; flows'
+check "full flow table: status says so" \
+	has "^flows          5 (table full at 5: [0-9]* traces of other flows not counted)" "$tmp/out"
+check "full flow table: flows says so" \
+	has "^(table full at 5 flows: [0-9]* traces of other flows not counted)" "$tmp/out"
+
 hs --db "$db" --json -c 'history sessions; history traces limit 1'
 check "history reads the session back" has '"source"' "$tmp/out"
 check "history traces has a path" has '"path"' "$tmp/out"
