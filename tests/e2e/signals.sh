@@ -7,12 +7,22 @@
 
 # signal_run SIG DELAY ARGS...: run the console, send SIG after DELAY
 # seconds; $st is its status, $ms the milliseconds from the signal to its exit
+# (DELAY "session:DB": as soon as DB holds a session, i.e. the ingest began)
 signal_run() {
 	sig=$1 delay=$2
 	shift 2
 	timeout -k 5 60 "$HS" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null &
 	pid=$!
-	sleep "$delay"
+	case $delay in
+	session:*)
+		i=0
+		while [ $i -lt 2000 ] &&
+		      [ "$(sqlite3 "${delay#session:}" 'select count(*) from sessions' 2>/dev/null)" != 1 ]; do
+			sleep 0.005
+			i=$((i + 1))
+		done ;;
+	*) sleep "$delay" ;;
+	esac
 	t0=$(date +%s%N)
 	kill "-$sig" "$pid"
 	wait "$pid"
@@ -84,7 +94,7 @@ SYNTH=$top_builddir/tests/tools/hs-synth
 for s in TERM:143 HUP:129 INT:130; do
 	sig=${s%:*} want=${s#*:}
 	rm -f "$tmp/i.db"*
-	signal_run "$sig" 0.2 -r "$tmp/big.pcap" --db "$tmp/i.db" -c 'traces; help quit'
+	signal_run "$sig" "session:$tmp/i.db" -r "$tmp/big.pcap" --db "$tmp/i.db" -c 'traces; help quit'
 	check "SIG$sig mid-ingest exits $want (status $st, ${ms}ms)" \
 		sh -c "[ $st -eq $want ] && [ $ms -lt 1000 ]"
 	hs --db "$tmp/i.db" -c "sql 'select count(*) from sessions where ended is null'"
