@@ -47,6 +47,7 @@ static int capture_start(struct hs_ctx *ctx, int argc, char **argv)
 {
 	const char *source = NULL;
 	uint64_t for_ns = 0, ring = 0;
+	bool again = false;
 	struct stat sb;
 
 	for (int i = 0; i < argc; i++) {
@@ -65,6 +66,8 @@ static int capture_start(struct hs_ctx *ctx, int argc, char **argv)
 				return out_err(&ctx->out, "bad buffer size '%s' (%s to %s, e.g. 64M)",
 					       argv[i], hs_fmt_size(HS_LIVE_RING_MIN, lo, sizeof(lo)),
 					       hs_fmt_size(HS_LIVE_RING_MAX, hi, sizeof(hi)));
+		} else if (strcmp(argv[i], "again") == 0 && source) {
+			again = true;
 		} else if (!source) {
 			source = argv[i];
 		} else {
@@ -82,6 +85,10 @@ static int capture_start(struct hs_ctx *ctx, int argc, char **argv)
 	if (is_file && ring)
 		return out_err(&ctx->out, "capture start: 'buffer' is for an interface, "
 			       "'%s' is a file", source);
+	if (again && !is_file)
+		return out_err(&ctx->out, "capture start: 'again' is for a file, '%s' is not one",
+			       source);
+	ctx->read_again = again;
 	if (hs_capture_start(ctx, source, is_file, ring, for_ns) < 0)
 		return HS_CMD_FAIL;
 

@@ -54,6 +54,7 @@ struct hs_ctx {
 	/* command runner */
 	bool interactive;		/* a terminal REPL */
 	bool paging;			/* a verb's output is held for the pager (pager.h) */
+	bool read_again;		/* the next file read is stored even if the history has it */
 	bool keep_going;
 	bool quit;			/* 'quit' or end of input */
 	int exit_status;

@@ -62,6 +62,11 @@ const char *hs_proto_name(uint8_t proto, char *buf, size_t len);
 uint64_t hs_flowkey_hash(const struct hs_flowkey *k);
 /* FNV-1a: fold n bytes into h (start from 0xcbf29ce484222325) */
 uint64_t hs_fnv1a(uint64_t h, const void *p, size_t n);
+/* what names a capture file whatever its path: its size and hashes of its
+ * first and last 64 KiB ("SIZE:HEAD:TAIL", at most HS_FILE_ID_LEN bytes);
+ * 0, or -1 with errno */
+#define HS_FILE_ID_LEN 64
+int hs_file_identity(const char *path, char *buf, size_t len);
 /* "SRC:SPORT > DST:DPORT", brackets around IPv6 addresses; returns buf */
 const char *hs_flowkey_str(const struct hs_flowkey *k, char *buf, size_t len);
 bool hs_flowkey_eq(const struct hs_flowkey *x, const struct hs_flowkey *y);

@@ -15,12 +15,13 @@
 #include "topo.h"
 
 #define HS_STORE_APP_ID 0x48734331	/* "HsC1" */
-#define HS_STORE_SCHEMA 9
+#define HS_STORE_SCHEMA 10
 
 struct sqlite3;
 
 struct hs_session_stats {
 	uint64_t packets, bytes, decode_errors, kernel_drops, traces;
+	const char *input;	/* a file read to its end: its identity (hs_file_identity), else NULL */
 };
 
 /* Open or create. NULL with a message in err when the file is not a hopscope
@@ -41,6 +42,9 @@ int64_t hs_store_session_begin(struct hs_store *st, const char *source,
 			       const char *filter, uint64_t wall_ns);
 int hs_store_session_end(struct hs_store *st, int64_t session,
 			 const struct hs_session_stats *stats, uint64_t wall_ns);
+/* the session that read the file of this identity to its end: its id, 0
+ * when none did, -1 on error */
+int64_t hs_store_input_session(struct hs_store *st, const char *input);
 
 /* queue rows into the current batch; 0 or -1 */
 int hs_store_trace(struct hs_store *st, int64_t session, const struct hs_trace *t,

@@ -68,6 +68,8 @@ struct pipe_ent {
 struct hs_capture {
 	struct hs_ctx *ctx;
 	char *source;		/* NULL before the first capture */
+	char input[HS_FILE_ID_LEN];	/* a file's identity, "" when it has none */
+	int64_t known;		/* the session that already read this file: nothing stored */
 	bool is_file, running, failed;
 	char end_reason[64];
 	pcap_t *pc;		/* a live interface */
@@ -163,7 +165,7 @@ static void on_trace_close(void *arg, const struct hs_trace *t)
 		hs_stats_trace(ctx->stats, t);
 	hs_flowtab_add_trace(ctx->flows, t);
 	hs_planck_on_trace(ctx, t);
-	if (!c || !policy_keeps(ctx, t))
+	if (!c || c->known || !policy_keeps(ctx, t))
 		return;
 	if (c->use_writer && ctx->session > 0 && ctx->store) {
 		/* never waited for: a history behind is counted, not a copy lost */
@@ -250,7 +252,7 @@ void hs_capture_row(struct hs_ctx *ctx, bool queued)
 {
 	struct hs_capture *c = ctx->cap;
 
-	if (!c)
+	if (!c || c->known)
 		return;
 	if (queued) {
 		c->stored++;
@@ -270,7 +272,7 @@ static bool flush_flows(struct hs_ctx *ctx, size_t max_write, size_t max_scan)
 	struct hs_flow *f;
 	size_t written = 0, scanned = 0;
 
-	if (ctx->set.policy == HS_POLICY_OFF)
+	if (ctx->set.policy == HS_POLICY_OFF || c->known)
 		return true;
 	for (; (f = hs_flowtab_at(ctx->flows, c->flush_pos)) != NULL; c->flush_pos++) {
 		if (written >= max_write || scanned++ >= max_scan)
@@ -876,7 +878,25 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 	c->running = true;
 
 	ctx->session = ctx->ring_session = 0;
-	if (ctx->set.policy != HS_POLICY_OFF) {
+	c->input[0] = '\0';
+	c->known = 0;
+	if (is_file && hs_file_identity(source, c->input, sizeof(c->input)) < 0)
+		c->input[0] = '\0';
+	if (c->input[0] && ctx->set.policy != HS_POLICY_OFF && !ctx->read_again) {
+		/* the history knows this file: read it, name its traces as that
+		 * session did, and store nothing twice */
+		struct hs_store *st = hs_ctx_store(ctx);
+		int64_t known = st ? hs_store_input_session(st, c->input) : 0;
+		if (known > 0) {
+			c->known = known;
+			ctx->ring_session = known;
+			out_warn(&ctx->out, "'%s' is already in the history (session %lld): read "
+				 "again, nothing stored ('capture start FILE again' stores it "
+				 "again)", source, (long long)known);
+		}
+	}
+	ctx->read_again = false;
+	if (ctx->set.policy != HS_POLICY_OFF && !c->known) {
 		struct hs_store *st = hs_ctx_store(ctx);
 		/* a file is recorded by its full path: the history outlives the cwd */
 		char *full = is_file ? realpath(source, NULL) : NULL;
@@ -978,6 +998,9 @@ void hs_capture_stop(struct hs_ctx *ctx, const char *why)
 			.decode_errors = ctx->last_stats.decode_errors,
 			.kernel_drops = ctx->last_stats.kernel_drops,
 			.traces = ts.closed,
+			/* only a file read to its end is known to the history */
+			.input = c->is_file && c->input[0] && why && strcmp(why, "end of file") == 0 ?
+				 c->input : NULL,
 		};
 		if (hs_store_session_end(ctx->store, ctx->session, &ss,
 					 ctx->last_stats.ended_ns) < 0 && !c->store_warned) {

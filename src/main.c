@@ -25,12 +25,14 @@
 static void usage(FILE *fp)
 {
 	fprintf(fp,
-		"usage: hopscope [-r FILE | -i IFACE | --lab [--state DIR]] [--topo FILE] [--db PATH]\n"
-		"                [-Z USER] [-f RUNBOOK] [-c 'CMD; CMD'] [--json] [--keep-going]\n"
+		"usage: hopscope [-r FILE [--again] | -i IFACE | --lab [--state DIR]] [--topo FILE]\n"
+		"                [--db PATH]"
+		" [-Z USER] [-f RUNBOOK] [-c 'CMD; CMD'] [--json] [--keep-going]\n"
 		"                [VERB [ARG...]]\n"
 		"       hopscope -h | --help | --version\n"
 		"\n"
 		"  -r, --read FILE       read mirrored packets from a capture file\n"
+		"      --again           store FILE's traces even if the history has them\n"
 		"  -i, --interface IFACE capture mirrored packets live on IFACE\n"
 		"      --lab             capture from the lab fabric (hopscope-lab up)\n"
 		"      --state DIR       the lab's state directory (default " LAB_STATE_DEFAULT ")\n"
@@ -58,7 +60,7 @@ static int usage_error(const char *fmt, const char *arg)
 	return 2;
 }
 
-enum { OPT_TOPO = 256, OPT_DB, OPT_JSON, OPT_KEEP, OPT_VERSION, OPT_LAB, OPT_STATE };
+enum { OPT_TOPO = 256, OPT_DB, OPT_JSON, OPT_KEEP, OPT_VERSION, OPT_LAB, OPT_STATE, OPT_AGAIN };
 
 static const struct option longopts[] = {
 	{ "read", required_argument, NULL, 'r' },
@@ -69,6 +71,7 @@ static const struct option longopts[] = {
 	{ "db", required_argument, NULL, OPT_DB },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "keep-going", no_argument, NULL, OPT_KEEP },
+	{ "again", no_argument, NULL, OPT_AGAIN },
 	{ "lab", no_argument, NULL, OPT_LAB },
 	{ "state", required_argument, NULL, OPT_STATE },
 	{ "user", required_argument, NULL, 'Z' },
@@ -85,7 +88,7 @@ struct batch_item {
 
 struct opts {
 	const char *read, *iface, *topo, *db, *state, *user;
-	bool json, keep_going, lab;
+	bool json, keep_going, lab, again;
 	struct batch_item *batch;
 	int nbatch;
 	char **words;		/* hopscope VERB ARG... */
@@ -142,6 +145,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case OPT_DB: o->db = optarg; break;
 		case OPT_JSON: o->json = true; break;
 		case OPT_KEEP: o->keep_going = true; break;
+		case OPT_AGAIN: o->again = true; break;
 		case OPT_LAB: o->lab = true; break;
 		case OPT_STATE: o->state = optarg; break;
 		case 'Z': o->user = optarg; break;
@@ -165,6 +169,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		return usage_error("%s", "--lab cannot be used with -r or -i");
 	if (o->state && !o->lab)
 		return usage_error("%s", "--state goes with --lab");
+	if (o->again && !o->read)
+		return usage_error("%s", "--again goes with -r");
 	if (o->db && !*o->db)
 		return usage_error("%s", "--db needs a path");
 	if (o->user && !*o->user)
@@ -220,6 +226,7 @@ int main(int argc, char **argv)
 	ctx.set.policy = HS_POLICY_DEFAULT;
 	ctx.set.db_path = hs_xstrdup(o.db ? o.db : "hopscope.db");
 	ctx.keep_going = o.keep_going;
+	ctx.read_again = o.again;
 	batch = o.nbatch > 0 || o.nwords > 0;
 	ctx.interactive = !batch && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 	hs_runner_init(&ctx);

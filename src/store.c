@@ -40,7 +40,7 @@ static const char *const stmt_sql[S__COUNT] = {
 		"INSERT INTO sessions(started, source, filter) VALUES (?1, ?2, ?3)",
 	[S_SESSION_END] =
 		"UPDATE sessions SET ended = ?2, packets = ?3, bytes = ?4, decode_errors = ?5,"
-		" kernel_drops = ?6, traces = ?7 WHERE id = ?1",
+		" kernel_drops = ?6, traces = ?7, input = ?8 WHERE id = ?1",
 	/* the row written before, found by rowid; the key is checked too, so a
 	 * row gone with a rolled-back batch (its rowid maybe reused) is never
 	 * overwritten: nothing changes and the flow is inserted again */
@@ -273,6 +273,13 @@ static const char schema_v9_after[] =
 	" json_extract(h.value, '$[5]') FROM traces t, json_each(t.hop_list) h"
 	" LEFT JOIN mirror_sources m ON m.id = json_extract(h.value, '$[0]');";
 
+/* the history knows what it has read: a session that read a capture file to
+ * its end keeps the file's identity (size, hashes of its head and its
+ * tail), so the same file read again adds nothing */
+static const char schema_v10[] =
+	"ALTER TABLE sessions ADD COLUMN input TEXT;"
+	"CREATE INDEX sessions_by_input ON sessions(input) WHERE input IS NOT NULL;";
+
 /* migrations[i] takes the schema from version i to i + 1: its sql, then
  * its fill over every trace (if any), then its after (if any) */
 static const struct migration {
@@ -281,7 +288,7 @@ static const struct migration {
 	{ schema_v1, NULL, NULL }, { schema_v2, NULL, NULL }, { schema_v3, NULL, NULL },
 	{ schema_v4, NULL, NULL }, { schema_v5, NULL, NULL }, { schema_v6, NULL, NULL },
 	{ schema_v7, NULL, NULL }, { schema_v8, schema_v8_fill, schema_v8_after },
-	{ schema_v9, schema_v9_fill, schema_v9_after },
+	{ schema_v9, schema_v9_fill, schema_v9_after }, { schema_v10, NULL, NULL },
 };
 
 #define FILL_IDS 65536		/* trace ids per step of a fill */
@@ -781,10 +788,28 @@ int hs_store_session_end(struct hs_store *st, int64_t session,
 	bind_u64(s, 5, stats->decode_errors);
 	bind_u64(s, 6, stats->kernel_drops);
 	bind_u64(s, 7, stats->traces);
+	bind_text(s, 8, stats->input);
 	if (run(st, s) < 0)
 		return -1;
 	st->pending++;
 	return hs_store_commit(st) < 0 ? -1 : 0;
+}
+
+int64_t hs_store_input_session(struct hs_store *st, const char *input)
+{
+	sqlite3_stmt *s;
+	int64_t id = 0;
+	int rc;
+
+	if (sqlite3_prepare_v2(st->db, "SELECT min(id) FROM sessions WHERE input = ?1", -1, &s,
+			       NULL) != SQLITE_OK)
+		return db_err(st, "cannot read sessions");
+	sqlite3_bind_text(s, 1, input, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		id = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? id : db_err(st, "cannot read sessions");
 }
 
 /* A trace's hop list, the JSON of schema 9, is written by hand: it is

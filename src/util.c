@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "hs.h"
 
@@ -592,4 +594,39 @@ int hs_errf(char *err, size_t len, const char *fmt, ...)
 	vsnprintf(err, len, fmt, ap);
 	va_end(ap);
 	return -1;
+}
+
+#define FILE_ID_SPAN 65536
+
+int hs_file_identity(const char *path, char *buf, size_t len)
+{
+	unsigned char *b = hs_xcalloc(1, FILE_ID_SPAN);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	uint64_t head = 14695981039346656037ULL, tail = head;
+	ssize_t n;
+	int rc = -1;
+
+	if (fd < 0)
+		goto out;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		goto out;
+	if ((n = pread(fd, b, FILE_ID_SPAN, 0)) < 0)
+		goto out;
+	head = hs_fnv1a(head, b, (size_t)n);
+	if (st.st_size > FILE_ID_SPAN &&
+	    (n = pread(fd, b, FILE_ID_SPAN, st.st_size - FILE_ID_SPAN)) < 0)
+		goto out;
+	tail = hs_fnv1a(tail, b, (size_t)n);
+	snprintf(buf, len, "%lld:%016llx:%016llx", (long long)st.st_size,
+		 (unsigned long long)head, (unsigned long long)tail);
+	rc = 0;
+out:
+	if (fd >= 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+	}
+	free(b);
+	return rc;
 }

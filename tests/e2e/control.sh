@@ -214,7 +214,7 @@ line=$(grep ' roce ' "$tmp/out" | sed 's/.*4791  //')
 hs $hdb history control limit 1
 check "history control text: the detail is the line control prints" \
 	sh -c "[ -n \"\$1\" ] && grep -qF -- \"\$1\" '$tmp/out'" sh "$line"
-hs $hdb -r "$G/roce.pcap" capture status
+hs $hdb -r "$G/roce.pcap" --again capture status
 check "capture status counts the control rows as written" \
 	has "history        9 rows written, 0 not stored" "$tmp/out"
 

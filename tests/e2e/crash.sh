@@ -154,7 +154,7 @@ hs --db "$full/h.db" -r "$PCAP" --topo "$TOPO" -c 'capture status'
 check "disk full: a first small session fits (status $st)" [ "$st" -eq 0 ]
 first=$(q "$full/h.db" 'select count(*) from traces')
 check "disk full: it stored its traces ($first)" [ "$first" -gt 0 ]
-hs --db "$full/h.db" -r "$PCAP" --topo "$TOPO" -c "set history all; capture start $PCAP; capture status"
+hs --db "$full/h.db" -r "$PCAP" --topo "$TOPO" -c "set history all; capture start $PCAP again; capture status"
 check "disk full: the error says so" has "database or disk is full" "$tmp/err"
 check "disk full: the error names the file" has "'$full/h.db'" "$tmp/err"
 check "disk full: the capture ran to the end" has '^packets  *6741' "$tmp/out"

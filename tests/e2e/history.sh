@@ -204,11 +204,11 @@ check "decode never touches the history" [ ! -e "$tmp/t3.db" ]
 # trace's number names the same packet for 'traces show N', 'history show N'
 # and 'history show SESSION:N', and 'traces' and the history show it as S:N
 hs --db "$tmp/id.db" -r "$PCAP" --topo "$TOPO" -c 'help quit'
-hs --db "$tmp/id.db" -r "$PCAP" --topo "$TOPO" --json -c 'traces outcome dropped limit 1'
+hs --db "$tmp/id.db" -r "$PCAP" --again --topo "$TOPO" --json -c 'traces outcome dropped limit 1'
 ref=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["trace"])' "$tmp/out")
 no=${ref#*:}
 check "traces --json names a trace SESSION:N ($ref)" [ "$ref" = "2:$no" ]
-hs --db "$tmp/id.db" -r "$PCAP" --topo "$TOPO" --json \
+hs --db "$tmp/id.db" -r "$PCAP" --again --topo "$TOPO" --json \
 	-c "traces show $no; history show $no; history show $ref; traces show 3:$no"
 python3 - "$tmp/out" "$ref" <<'PY' && ok "traces show N, history show N and S:N: the same packet ($ref)" || not_ok "traces show N, history show N and S:N: the same packet"
 import json, sys
@@ -225,7 +225,7 @@ if not ok:
     print("# %s" % L[:4])
 sys.exit(0 if ok else 1)
 PY
-hs --db "$tmp/id.db" -r "$PCAP" --topo "$TOPO" -c "traces show 1:$no"
+hs --db "$tmp/id.db" -r "$PCAP" --again --topo "$TOPO" -c "traces show 1:$no"
 check "traces show of another session's trace fails, pointing to history show" \
 	has "'history show 1:$no' reads the history" "$tmp/err"
 

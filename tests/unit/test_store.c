@@ -294,6 +294,8 @@ static void test_batches(void **state)
 /* what a version 8 history looked like: a hop's switch name and address
  * in its trace's hop list, no mirror sources, hw_ts in full */
 static const char undo_v9[] =
+	"DROP INDEX sessions_by_input;"		/* version 10 first */
+	"ALTER TABLE sessions DROP COLUMN input;"
 	"DROP VIEW hops;"
 	"DROP TABLE mirror_sources;"
 	"CREATE INDEX traces_by_session ON traces(session, trace_no);"
@@ -1082,6 +1084,27 @@ static void test_migrate_v8_sources(void **state)
 	hs_topo_free(tp);
 }
 
+/* a session that read a file to its end names it; another file, or a session
+ * that ended without one, does not */
+static void test_input_session(void **state)
+{
+	struct fixture *f = *state;
+	char err[512];
+	struct hs_store *st = hs_store_open(f->path, err, sizeof(err));
+	struct hs_session_stats ss = { .packets = 1, .input = "100:aa:bb" };
+
+	assert_non_null(st);
+	int64_t a = hs_store_session_begin(st, "a.pcap", NULL, T0);
+	int64_t b = hs_store_session_begin(st, "b.pcap", NULL, T0);
+	assert_int_equal(hs_store_input_session(st, "100:aa:bb"), 0);
+	assert_int_equal(hs_store_session_end(st, a, &ss, T0 + 1), 0);
+	ss.input = NULL;
+	assert_int_equal(hs_store_session_end(st, b, &ss, T0 + 2), 0);
+	assert_int_equal(hs_store_input_session(st, "100:aa:bb"), a);
+	assert_int_equal(hs_store_input_session(st, "100:aa:bc"), 0);
+	hs_store_close(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1094,6 +1117,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refuse_locked, setup, teardown),
 		cmocka_unit_test(test_missing_dir),
 		cmocka_unit_test_setup_teardown(test_sql_readonly, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_input_session, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_v5_control, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flow_rows, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lost_batch, setup, teardown),
