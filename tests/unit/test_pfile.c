@@ -191,8 +191,8 @@ static void check_mixed(bool be)
 	struct hs_pfile *f = hs_pfile_open(path, NULL, 0, err, sizeof(err));
 	struct pcap_pkthdr *h;
 	const u_char *data;
-	uint64_t frames;
-	int dlt;
+	uint64_t frames = 0;
+	int dlt = -1;
 
 	assert_non_null(f);
 	assert_true(hs_pfile_mixed(f));
@@ -273,8 +273,8 @@ static void test_sections(void **state)
 {
 	struct nb w;
 	char err[512];
-	uint64_t frames;
-	int dlt;
+	uint64_t frames = 0;
+	int dlt = -1;
 
 	(void)state;
 	mixed(&w, false);
