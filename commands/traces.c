@@ -14,17 +14,15 @@
 /* "10.0.0.1:80 > 10.0.0.2:4000 tcp" */
 static const char *flow_str(const struct hs_flowkey *k, char *buf, size_t len)
 {
-	char s[HS_ADDRSTRLEN], d[HS_ADDRSTRLEN], p[8];
+	char s[HS_ADDRSTRLEN], d[HS_ADDRSTRLEN], p[8], fk[2 * HS_ADDRSTRLEN + 24];
 	bool ports = k->proto == 6 || k->proto == 17 || k->proto == 132;
 
-	hs_addr_str(&k->src, s, sizeof(s));
-	hs_addr_str(&k->dst, d, sizeof(d));
 	if (ports)
-		snprintf(buf, len, "%s%s%s:%u > %s%s%s:%u %s", k->src.af == 6 ? "[" : "", s,
-			 k->src.af == 6 ? "]" : "", k->sport, k->dst.af == 6 ? "[" : "", d,
-			 k->dst.af == 6 ? "]" : "", k->dport, hs_proto_name(k->proto, p, sizeof(p)));
+		snprintf(buf, len, "%s %s", hs_flowkey_str(k, fk, sizeof(fk)),
+			 hs_proto_name(k->proto, p, sizeof(p)));
 	else
-		snprintf(buf, len, "%s > %s %s", s, d, hs_proto_name(k->proto, p, sizeof(p)));
+		snprintf(buf, len, "%s > %s %s", hs_addr_str(&k->src, s, sizeof(s)),
+			 hs_addr_str(&k->dst, d, sizeof(d)), hs_proto_name(k->proto, p, sizeof(p)));
 	return buf;
 }
 
