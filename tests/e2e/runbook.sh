@@ -134,10 +134,16 @@ check "SIGTERM ends the console cleanly (status $st)" [ "$st" -eq 143 ]
 SYNTH=$top_builddir/tests/tools/hs-synth
 "$SYNTH" --packets 300000 --seed 3 -w "$tmp/big.pcap" -t "$tmp/big.topo" >/dev/null 2>&1 ||
 	hard "hs-synth failed"
-timeout 60 "$HS" -c "decode $tmp/big.pcap; help quit" >"$tmp/out" 2>"$tmp/err" </dev/null &
+# the output goes through a FIFO read one line before the signal: the
+# console cannot reach the end of the file first, however loaded the machine
+mkfifo "$tmp/out.fifo"
+timeout 60 "$HS" -c "decode $tmp/big.pcap; help quit" >"$tmp/out.fifo" 2>"$tmp/err" </dev/null &
 pid=$!
-for _ in $(seq 200); do [ -s "$tmp/out" ] && break; sleep 0.05; done
+exec 3<"$tmp/out.fifo"
+IFS= read -r first <&3
 kill -INT "$pid"
+{ printf '%s\n' "$first"; cat <&3; } >"$tmp/out"
+exec 3<&-
 wait "$pid"
 st=$?
 frames=$(wc -l <"$tmp/out")
