@@ -131,6 +131,8 @@ const struct hs_cmd_value hs_cmd_values[] = {
 	{ "mirror", "on", HS_VAL_SWITCHES, NULL },
 	{ "probe", "via", HS_VAL_SWITCHES, NULL },
 	{ "probe", "link", HS_VAL_SWITCH, NULL },
+	{ "traces", "show", HS_VAL_TRACE, NULL },
+	{ "history", "show", HS_VAL_STORED_TRACE, NULL },
 };
 
 const unsigned hs_ncmd_values = HS_ARRAY_SIZE(hs_cmd_values);

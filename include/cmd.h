@@ -50,6 +50,8 @@ enum hs_val_kind {
 	HS_VAL_SWITCHES,	/* a comma-separated list of switches */
 	HS_VAL_VERB,		/* a verb */
 	HS_VAL_FILE,		/* a file name */
+	HS_VAL_TRACE,		/* a trace in memory (N, or SESSION:N) */
+	HS_VAL_STORED_TRACE,	/* a trace of the history (SESSION:N) */
 };
 
 struct hs_cmd_value {

@@ -71,6 +71,12 @@ int hs_store_begin(struct hs_store *st, bool wait);
 uint64_t hs_store_written(const struct hs_store *st);	/* rows committed so far */
 uint64_t hs_store_lost(const struct hs_store *st);	/* rows queued, then rolled back */
 
+/* the names (SESSION:N) of the newest stored traces whose name begins with
+ * PFX, newest first: fn is called for each, at most max times. The number
+ * found, or -1 with nothing called when the history cannot be read. */
+int hs_store_trace_names(struct hs_store *st, const char *pfx, int max,
+			 void (*fn)(void *arg, const char *name), void *arg);
+
 /* read-only statement for 'sql': refuses writes, ATTACH, PRAGMA changes and
  * load_extension (authorizer). NULL with err set. */
 struct sqlite3_stmt *hs_store_prepare_ro(struct hs_store *st, const char *sql,

@@ -17,7 +17,9 @@
 #include "hs.h"
 #include "out.h"
 #include "runner.h"
+#include "store.h"
 #include "topo.h"
+#include "tracer.h"
 
 /* ---- candidates ----------------------------------------------------------- */
 
@@ -143,6 +145,47 @@ static void cand_switches(struct hs_ctx *ctx, struct hs_cands *c, const char *pf
 	free(names);
 }
 
+/* trace names, newest first, as many as a screen shows */
+#define TRACE_CANDS 64
+
+/* the traces in memory, by the name 'traces' gives them; typed without a
+ * session, by the number alone */
+static void cand_traces(struct hs_ctx *ctx, struct hs_cands *c, const char *pfx)
+{
+	const struct hs_trace **recent;
+	size_t n, max = 1u << 16;
+	bool bare = !strchr(pfx, ':');
+	char name[48];
+
+	c->hint = "ID (N, or SESSION:N)";
+	if (!ctx || !ctx->tracer)
+		return;
+	recent = hs_xcalloc(max, sizeof(*recent));
+	n = hs_tracer_recent(ctx->tracer, recent, max);
+	for (size_t i = 0; i < n && c->n < TRACE_CANDS; i++) {
+		hs_fmt_trace_ref(ctx->ring_session, recent[i]->id, name, sizeof(name));
+		if (prefixes(pfx, name))
+			cand_add(c, name, strlen(name));
+		else if (bare && strchr(name, ':') && prefixes(pfx, strchr(name, ':') + 1))
+			cand_add(c, strchr(name, ':') + 1, strlen(strchr(name, ':') + 1));
+	}
+	free(recent);
+}
+
+static void cand_add_name(void *arg, const char *name)
+{
+	cand_add(arg, name, strlen(name));
+}
+
+/* the history's traces (those it kept), by their SESSION:N names; only
+ * once the history is open, so that TAB never creates one */
+static void cand_stored_traces(struct hs_ctx *ctx, struct hs_cands *c, const char *pfx)
+{
+	c->hint = "ID (SESSION:N, see 'history traces')";
+	if (ctx && ctx->store)
+		hs_store_trace_names(ctx->store, pfx, TRACE_CANDS, cand_add_name, c);
+}
+
 static void cand_value(struct hs_ctx *ctx, struct hs_cands *c, const struct hs_cmd_value *v,
 		       const char *pfx)
 {
@@ -166,6 +209,12 @@ static void cand_value(struct hs_ctx *ctx, struct hs_cands *c, const struct hs_c
 		cand_files(c, pfx);
 		if (!c->n)
 			c->hint = "FILE";
+		break;
+	case HS_VAL_TRACE:
+		cand_traces(ctx, c, pfx);
+		break;
+	case HS_VAL_STORED_TRACE:
+		cand_stored_traces(ctx, c, pfx);
 		break;
 	}
 }

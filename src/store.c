@@ -1346,6 +1346,26 @@ static int ro_authorizer(void *arg, int action, const char *a1, const char *a2,
 	}
 }
 
+int hs_store_trace_names(struct hs_store *st, const char *pfx, int max,
+			 void (*fn)(void *arg, const char *name), void *arg)
+{
+	sqlite3_stmt *s = NULL;
+	int n = 0;
+
+	if (sqlite3_prepare_v2(st->db, "SELECT session || ':' || trace_no AS name FROM traces"
+			       " WHERE substr(name, 1, length(?1)) = ?1 ORDER BY id DESC LIMIT ?2",
+			       -1, &s, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_text(s, 1, pfx, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 2, max);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		fn(arg, (const char *)sqlite3_column_text(s, 0));
+		n++;
+	}
+	sqlite3_finalize(s);
+	return n;
+}
+
 struct sqlite3_stmt *hs_store_prepare_ro(struct hs_store *st, const char *sql, char *err,
 					 size_t errlen)
 {

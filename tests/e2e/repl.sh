@@ -31,6 +31,19 @@ $T send-keys -t hs "stats by src,dp" Tab
 check "TAB completes a field of a list, without a space" wait_for 'hopscope> stats by src,dport$'
 clear_line
 
+$T send-keys -t hs "traces show 1:58" Tab
+check "TAB after 'traces show' lists trace ids, newest first" wait_for '^1:589  1:588  1:587 .* 1:580  1:58$'
+clear_line
+$T send-keys -t hs "traces show 58" Tab
+check "a trace id without its session completes by number" wait_for '^589  588  587 .* 580  58$'
+clear_line
+$T send-keys -t hs "history show 1:58" Tab
+check "TAB after 'history show' lists the stored traces" wait_for '^1:588  1:587  1:58$'
+clear_line
+$T send-keys -t hs "history show 1:49" Tab
+check "TAB completes a unique stored trace id" wait_for 'hopscope> history show 1:490 *$'
+clear_line
+
 $T send-keys -t hs "traces " "?"
 check "'?' shows the synopsis" wait_for '^traces \[show ID\] \[flow FLOW\]'
 check "'?' lists the keywords" wait_for '^  show  flow  switch  outcome  since  limit$'

@@ -378,6 +378,9 @@ static void test_complete(void **state)
 	/* switches need a topology; without one, say so */
 	assert_non_null(strstr(cands("ecmp "), "no topology"));
 	assert_string_equal(cands("nosuchverb "), "");
+	/* trace names come from the traces in memory; without any, say what is expected */
+	assert_string_equal(cands("traces show "), "<ID (N, or SESSION:N)>");
+	assert_string_equal(cands("history show "), "<ID (SESSION:N, see 'history traces')>");
 }
 
 /* every sub-verb a spec lists is a keyword (completion and dispatch share it) */
