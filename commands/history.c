@@ -253,9 +253,11 @@ int cmd_history(struct hs_ctx *ctx, int argc, char **argv)
 			return out_err(&ctx->out, "bad limit '%s'", argv[i + 1]);
 	}
 
-	struct hs_store *st = hs_ctx_store(ctx);
-	if (!st)
-		return HS_CMD_FAIL;
+	/* a list of nothing where there is no history; 'show ID' has nothing */
+	struct hs_store *st;
+	int rc = hs_ctx_store_read(ctx, !ref, &st);
+	if (rc <= 0)
+		return rc < 0 ? HS_CMD_FAIL : HS_CMD_OK;
 	/* what the running capture queued is part of the answer */
 	if (hs_store_pending(st))
 		hs_store_commit(st);

@@ -163,11 +163,11 @@ static int parse_id(struct hs_out *o, const char *w, int64_t *id)
 
 static int load(struct hs_ctx *ctx, int64_t id, bool ports, struct hs_snap *s)
 {
-	struct hs_store *st = hs_ctx_store(ctx);
+	struct hs_store *st;
 	char err[512];
 	int rc;
 
-	if (!st)
+	if (hs_ctx_store_read(ctx, false, &st) < 0)
 		return HS_CMD_FAIL;
 	rc = hs_snap_load(hs_store_db(st), id, ports, s, err, sizeof(err));
 	if (rc > 0)
@@ -179,12 +179,12 @@ static int load(struct hs_ctx *ctx, int64_t id, bool ports, struct hs_snap *s)
 
 static int list(struct hs_ctx *ctx)
 {
-	struct hs_store *st = hs_ctx_store(ctx);
+	struct hs_store *st;
 	sqlite3_stmt *q;
 	int rc, rows = 0;
 
-	if (!st)
-		return HS_CMD_FAIL;
+	if ((rc = hs_ctx_store_read(ctx, true, &st)) <= 0)
+		return rc < 0 ? HS_CMD_FAIL : HS_CMD_OK;
 	if (sqlite3_prepare_v2(hs_store_db(st), "SELECT id, taken, target, spread, switches, ports,"
 			       " session FROM snapshots ORDER BY id", -1, &q, NULL) != SQLITE_OK)
 		return out_err(&ctx->out, "cannot read snapshots in '%s': %s", hs_store_path(st),

@@ -67,8 +67,8 @@ int cmd_sql(struct hs_ctx *ctx, int argc, char **argv)
 	for (int i = 1; i < argc; i++)
 		p += sprintf(p, "%s%s", i > 1 ? " " : "", argv[i]);
 
-	struct hs_store *st = hs_ctx_store(ctx);
-	if (!st) {
+	struct hs_store *st;
+	if (hs_ctx_store_read(ctx, false, &st) < 0) {
 		free(q);
 		return HS_CMD_FAIL;
 	}

@@ -136,3 +136,17 @@ const struct hs_cmd_value hs_cmd_values[] = {
 };
 
 const unsigned hs_ncmd_values = HS_ARRAY_SIZE(hs_cmd_values);
+
+/* what may write the history (hs_cmd_stores, cmd.h); 'source' and 'watch'
+ * run any line */
+const struct hs_cmd_store hs_cmd_stores[] = {
+	{ "capture", "start" },
+	{ "probe", NULL },
+	{ "traceroute", NULL },
+	{ "blame", NULL },
+	{ "snapshot", "take" },
+	{ "source", NULL },
+	{ "watch", NULL },
+};
+
+const unsigned hs_ncmd_stores = HS_ARRAY_SIZE(hs_cmd_stores);

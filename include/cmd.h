@@ -64,6 +64,17 @@ struct hs_cmd_value {
 extern const struct hs_cmd_value hs_cmd_values[];
 extern const unsigned hs_ncmd_values;
 
+/* what may write the history (a verb, or a verb's sub-verb): root makes a
+ * history before it drops its rights only for lines these begin; one line
+ * each in commands/table.c */
+struct hs_cmd_store {
+	const char *verb;
+	const char *sub;	/* NULL: any use of the verb */
+};
+
+extern const struct hs_cmd_store hs_cmd_stores[];
+extern const unsigned hs_ncmd_stores;
+
 #define HS_DECLARE_CMD(v) int cmd_##v(struct hs_ctx *ctx, int argc, char **argv)
 
 HS_DECLARE_CMD(help);

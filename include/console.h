@@ -39,6 +39,7 @@ struct hs_ctx {
 
 	struct hs_topo *topo;		/* NULL until topo load / --topo */
 	struct hs_store *store;		/* NULL until first needed (lazy open) */
+	char *store_err, *store_err_path;	/* why root could not open it before the drop */
 	int64_t session;		/* history session of the running capture, 0 none */
 	int64_t ring_session;		/* history session of the traces in memory (the
 					 * last capture's, running or not), 0 none */
@@ -72,6 +73,14 @@ void hs_pipeline_frame(struct hs_ctx *ctx, int dlt, const uint8_t *data,
 
 /* open the history on first use; NULL with the error printed */
 struct hs_store *hs_ctx_store(struct hs_ctx *ctx);
+/* the same without printing why not, before root is dropped: the verb that
+ * needs the history later says why it has none */
+struct hs_store *hs_ctx_store_early(struct hs_ctx *ctx);
+/* the history for a verb that only reads it: none is made for a read. 1 with
+ * *st, -1 with the error printed, 0 when there is none at the path and the
+ * verb lists (list): its answer is empty. Any other verb gets the error "no
+ * history at 'PATH'". */
+int hs_ctx_store_read(struct hs_ctx *ctx, bool list, struct hs_store **st);
 
 /* run one command line (split into words, '#' comments); returns HS_CMD_* */
 int hs_run_line(struct hs_ctx *ctx, const char *line);

@@ -39,6 +39,10 @@ void hs_runner_add_input(struct hs_ctx *ctx, const char *name, bool interactive)
 void hs_runner_feed(struct hs_ctx *ctx, const char *data, size_t len);
 void hs_runner_feed_eof(struct hs_ctx *ctx);
 
+/* a line queued may write the history (hs_cmd_stores, or any
+ * line of a runbook or the console's input, not read yet) */
+bool hs_runner_may_store(const struct hs_ctx *ctx);
+
 /* run lines until a verb is pending, input is awaited, or all is done */
 void hs_runner_start(struct hs_ctx *ctx);
 /* a verb or a runbook is running: the console does not prompt */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "console.h"
 #include "probe.h"
@@ -118,25 +119,77 @@ static void store_notice(void *arg, const char *msg)
 	out_warn(&ctx->out, "%s", msg);
 }
 
-struct hs_store *hs_ctx_store(struct hs_ctx *ctx)
+/* the history open now is the one at path (a running capture keeps its own
+ * until it stops, whatever 'set db' says) */
+static bool store_current(struct hs_ctx *ctx, const char *path)
 {
-	char err[512];
-	const char *path = ctx->set.db_path ? ctx->set.db_path : "hopscope.db";
-
-	hs_capture_hold_store(ctx);
-
-	/* 'set db' may have pointed us elsewhere since it was opened */
 	if (ctx->store && strcmp(hs_store_path(ctx->store), path) != 0 &&
 	    !hs_capture_running(ctx)) {
 		hs_store_close(ctx->store);
 		ctx->store = NULL;
 	}
-	if (ctx->store)
+	return ctx->store != NULL;
+}
+
+static const char *db_path(const struct hs_ctx *ctx)
+{
+	return ctx->set.db_path ? ctx->set.db_path : "hopscope.db";
+}
+
+static struct hs_store *ctx_store(struct hs_ctx *ctx, bool say)
+{
+	char err[512];
+	const char *path = db_path(ctx);
+
+	hs_capture_hold_store(ctx);
+
+	/* 'set db' may have pointed us elsewhere since it was opened */
+	if (store_current(ctx, path))
 		return ctx->store;
 	ctx->store = hs_store_open_notice(path, err, sizeof(err), store_notice, ctx);
-	if (!ctx->store)
+	if (ctx->store)
+		return ctx->store;
+	if (!say) {
+		free(ctx->store_err);
+		free(ctx->store_err_path);
+		ctx->store_err = hs_xstrdup(err);
+		ctx->store_err_path = hs_xstrdup(path);
+	} else if (ctx->store_err && strcmp(ctx->store_err_path, path) == 0) {
+		/* why root could not open it is the reason, not the user's EACCES */
+		out_err(&ctx->out, "%s", ctx->store_err);
+	} else {
 		out_err(&ctx->out, "%s", err);
-	return ctx->store;
+	}
+	return NULL;
+}
+
+struct hs_store *hs_ctx_store(struct hs_ctx *ctx)
+{
+	return ctx_store(ctx, true);
+}
+
+struct hs_store *hs_ctx_store_early(struct hs_ctx *ctx)
+{
+	return ctx_store(ctx, false);
+}
+
+int hs_ctx_store_read(struct hs_ctx *ctx, bool list, struct hs_store **st)
+{
+	const char *path = db_path(ctx);
+	struct stat sb;
+
+	*st = NULL;
+	hs_capture_hold_store(ctx);
+	if (!store_current(ctx, path) && stat(path, &sb) < 0 && errno == ENOENT) {
+		if (!list)
+			return out_err(&ctx->out, "no history at '%s' (a capture makes one; --db "
+				       "names another)", path);
+		out_text(&ctx->out, "no history at '%s' (a capture makes one; --db names "
+			 "another)\n", path);
+		return 0;
+	}
+	*st = hs_ctx_store(ctx);
+	return *st ? 1 : -1;
 }
 
 static bool policy_keeps(const struct hs_ctx *ctx, const struct hs_trace *t)
@@ -558,6 +611,9 @@ void hs_pipeline_fini(struct hs_ctx *ctx)
 		hs_store_close(ctx->store);
 		ctx->store = NULL;
 	}
+	free(ctx->store_err);
+	free(ctx->store_err_path);
+	ctx->store_err = ctx->store_err_path = NULL;
 }
 
 /* ---- capture sources ------------------------------------------------------ */
@@ -882,11 +938,12 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 	c->known = 0;
 	if (is_file && hs_file_identity(source, c->input, sizeof(c->input)) < 0)
 		c->input[0] = '\0';
-	if (c->input[0] && ctx->set.policy != HS_POLICY_OFF && !ctx->read_again) {
+	/* opened once here: a history that cannot be had is said once */
+	struct hs_store *st = ctx->set.policy != HS_POLICY_OFF ? hs_ctx_store(ctx) : NULL;
+	if (st && c->input[0] && !ctx->read_again) {
 		/* the history knows this file: read it, name its traces as that
 		 * session did, and store nothing twice */
-		struct hs_store *st = hs_ctx_store(ctx);
-		int64_t known = st ? hs_store_input_session(st, c->input) : 0;
+		int64_t known = hs_store_input_session(st, c->input);
 		if (known > 0) {
 			c->known = known;
 			ctx->ring_session = known;
@@ -897,7 +954,6 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 	}
 	ctx->read_again = false;
 	if (ctx->set.policy != HS_POLICY_OFF && !c->known) {
-		struct hs_store *st = hs_ctx_store(ctx);
 		/* a file is recorded by its full path: the history outlives the cwd */
 		char *full = is_file ? realpath(source, NULL) : NULL;
 		if (st) {

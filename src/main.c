@@ -298,12 +298,17 @@ int main(int argc, char **argv)
 			       o.lab ? " (the lab's mirror network)" : "");
 	}
 	if (privs.drop) {
-		/* open what the user may not open: the history (given to the user
-		 * when created here; a one-shot verb without a capture creates
-		 * none), the line history; then drop root */
-		bool one_shot = o.nwords > 0 && o.nbatch == 0 && !source;
+		/* open what the user may not open: the history, the line history;
+		 * then drop root. A history is made here (and given to the user)
+		 * only for what may write it: a capture, a verb that stores, a
+		 * runbook or the prompt; a read makes none. The capture above
+		 * opened it already or said why not; this open is quiet, and the
+		 * verb that needs the history says why it has none. */
+		bool open = source ? ctx.store != NULL
+				   : (db_existed || hs_runner_may_store(&ctx)) &&
+					     hs_ctx_store_early(&ctx);
 
-		if ((db_existed || !one_shot) && hs_ctx_store(&ctx) && !db_existed)
+		if (open && !db_existed)
 			hs_privs_give(&privs, ctx.set.db_path);
 		hs_console_keep_history();
 		if (hs_privs_drop(&privs, perr, sizeof(perr)) < 0) {

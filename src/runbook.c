@@ -568,6 +568,37 @@ void hs_runner_add_words(struct hs_ctx *ctx, int argc, char **argv)
 	enqueue(ctx, s);
 }
 
+static bool line_stores(const char *line)
+{
+	char *buf = hs_xstrdup(line), *words[HS_MAX_WORDS];
+	int errcol, n = hs_split_words(buf, words, HS_MAX_WORDS, &errcol);
+	const struct hs_cmd *c = n > 0 ? hs_cmd_lookup(words[0], NULL) : NULL;
+	bool w = false;
+
+	for (unsigned i = 0; c && i < hs_ncmd_stores && !w; i++) {
+		const struct hs_cmd_store *e = &hs_cmd_stores[i];
+		w = strcmp(e->verb, c->name) == 0 &&
+		    (!e->sub || (n > 1 && strcmp(e->sub, words[1]) == 0));
+	}
+	free(buf);
+	return w;
+}
+
+bool hs_runner_may_store(const struct hs_ctx *ctx)
+{
+	const struct hs_runner *r = ctx->runner;
+
+	for (int list = 0; r && list < 2; list++)
+		for (const struct hs_src *s = list ? r->queue : r->stack; s; s = s->next_src) {
+			if (s->kind != SRC_CMDS)
+				return true;
+			for (int i = s->next; i < s->ncmds; i++)
+				if (line_stores(s->cmds[i]))
+					return true;
+		}
+	return false;
+}
+
 void hs_runner_add_input(struct hs_ctx *ctx, const char *name, bool interactive)
 {
 	struct hs_src *s = hs_xcalloc(1, sizeof(*s));

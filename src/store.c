@@ -370,9 +370,36 @@ static int set_err(struct hs_store *st, const char *fmt, ...)
 	return -1;
 }
 
+/* SQLite's message, with the system's reason when it had one: "unable to
+ * open database file" alone does not say EACCES from EROFS from ENOENT */
+static const char *db_why(sqlite3 *db, char *buf, size_t len)
+{
+	int code = db ? sqlite3_errcode(db) & 0xff : 0;
+	int e = code == SQLITE_CANTOPEN || code == SQLITE_IOERR || code == SQLITE_FULL ||
+		code == SQLITE_READONLY || code == SQLITE_PERM ? sqlite3_system_errno(db) : 0;
+
+	if (!db)
+		snprintf(buf, len, "out of memory");
+	else if (e)
+		snprintf(buf, len, "%s (%s)", sqlite3_errmsg(db), strerror(e));
+	else
+		snprintf(buf, len, "%s", sqlite3_errmsg(db));
+	return buf;
+}
+
 static int db_err(struct hs_store *st, const char *what)
 {
-	return set_err(st, "%s '%s': %s", what, st->path, sqlite3_errmsg(st->db));
+	char why[256];
+
+	return set_err(st, "%s '%s': %s", what, st->path, db_why(st->db, why, sizeof(why)));
+}
+
+/* what a file that is not a regular one is, for the error that refuses it */
+static const char *file_kind(mode_t m)
+{
+	return S_ISDIR(m) ? "a directory" : S_ISCHR(m) ? "a character device" :
+	       S_ISBLK(m) ? "a block device" : S_ISFIFO(m) ? "a FIFO" :
+	       S_ISSOCK(m) ? "a socket" : "not a regular file";
 }
 
 /* a single integer from a query, -1 on error */
@@ -523,9 +550,18 @@ struct hs_store *hs_store_open_notice(const char *path, char *err, size_t errlen
 	struct hs_store *st;
 	bool exists;
 	int64_t app_id = 0, version = 0, ntables = 0;
+	char why[256];
 
 	if (errlen)
 		err[0] = '\0';
+	/* a history is one regular file: SQLite would make PATH-journal beside
+	 * a device (/dev/null-journal), and opening a FIFO waits for a writer */
+	struct stat sb;
+	if (strcmp(path, ":memory:") != 0 && stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+		snprintf(err, errlen, "'%s' is %s, not a history (a history is one SQLite file)",
+			 path, file_kind(sb.st_mode));
+		return NULL;
+	}
 	if (check_header(path, err, errlen, &exists) < 0)
 		return NULL;
 	/* a file we may not write is refused as it is, not opened half read-only */
@@ -539,8 +575,7 @@ struct hs_store *hs_store_open_notice(const char *path, char *err, size_t errlen
 	/* one thread uses the handle: no mutexes */
 	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-		snprintf(err, errlen, "cannot open '%s': %s", path,
-			 st->db ? sqlite3_errmsg(st->db) : "out of memory");
+		snprintf(err, errlen, "cannot open '%s': %s", path, db_why(st->db, why, sizeof(why)));
 		goto fail;
 	}
 	/* SQLite lets two writers take turns between batches: a second console
@@ -575,7 +610,8 @@ struct hs_store *hs_store_open_notice(const char *path, char *err, size_t errlen
 			snprintf(err, errlen, "'%s' is locked by another writer (%s)", path,
 				 sqlite3_errmsg(st->db));
 		else
-			snprintf(err, errlen, "cannot read '%s': %s", path, sqlite3_errmsg(st->db));
+			snprintf(err, errlen, "cannot read '%s': %s", path,
+				 db_why(st->db, why, sizeof(why)));
 		goto fail;
 	}
 	if (app_id != HS_STORE_APP_ID && (app_id != 0 || ntables != 0)) {
@@ -615,7 +651,8 @@ struct hs_store *hs_store_open_notice(const char *path, char *err, size_t errlen
 	     * quarter of the run. */
 	    sqlite3_exec(st->db, "PRAGMA wal_autocheckpoint = 16384", NULL, NULL, NULL) !=
 		    SQLITE_OK) {
-		snprintf(err, errlen, "cannot set up '%s': %s", path, sqlite3_errmsg(st->db));
+		snprintf(err, errlen, "cannot set up '%s': %s", path,
+			 db_why(st->db, why, sizeof(why)));
 		goto fail;
 	}
 	if (version > 0 && version < HS_STORE_SCHEMA && notice) {
@@ -632,7 +669,8 @@ struct hs_store *hs_store_open_notice(const char *path, char *err, size_t errlen
 	for (int i = 0; i < S__COUNT; i++) {
 		if (sqlite3_prepare_v3(st->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
 				       &st->stmt[i], NULL) != SQLITE_OK) {
-			snprintf(err, errlen, "cannot use '%s': %s", path, sqlite3_errmsg(st->db));
+			snprintf(err, errlen, "cannot use '%s': %s", path,
+				 db_why(st->db, why, sizeof(why)));
 			goto fail;
 		}
 	}

@@ -87,6 +87,8 @@ check "the piped error names stdin:LINE" has "^stdin:2: error: a NUL byte at col
 
 # --- --json: always valid JSON, whatever the bytes -----------------------------------
 if command -v python3 >/dev/null 2>&1; then
+	# sql reads a history: a capture makes one
+	hs --db "$tmp/e.db" -r "$top_srcdir/share/sample/sample.pcap" -c 'capture status'
 	# ff: no character; c3 a9: e-acute; ed a0 80: a surrogate; f4 90 80 80: past U+10FFFF
 	hs --db "$tmp/e.db" --json -c "sql \"select cast(x'ff41c3a9eda080f4908080' as text) as s\""
 	check "--json sql of bytes that are not UTF-8 (status $st)" [ "$st" -eq 0 ]

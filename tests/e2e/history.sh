@@ -125,6 +125,41 @@ check "sql prints the blob as x'..'" has "^x'00ff' | x''\$" "$tmp/out"
 hs --db "$db" --json -c "sql \"select x'0a' as b\""
 check "sql --json prints a blob as a string" has "\"b\":\"x'0a'\"" "$tmp/out"
 
+# --- --db: a read makes no history; what is no file refused; each error once --
+hs --db "$tmp/typo.db" -c "sql 'select 1'"
+check "mistyped --db: sql fails (status $st)" failed_cleanly
+check "mistyped --db: sql says there is no history" \
+	has "^-c:1: error: no history at '$tmp/typo.db' (a capture makes one" "$tmp/err"
+for v in 'history sessions' 'history traces' 'snapshot list'; do
+	hs --db "$tmp/typo.db" $v
+	check "mistyped --db: '$v' lists nothing (status $st)" \
+		sh -c "[ $st -eq 0 ] && grep -q \"^no history at '$tmp/typo.db'\" '$tmp/out'"
+done
+hs --db "$tmp/typo.db" history show 1
+check "mistyped --db: 'history show 1' fails (status $st)" failed_cleanly
+hs --db "$tmp/typo.db" snapshot show 1
+check "mistyped --db: 'snapshot show 1' fails (status $st)" failed_cleanly
+check "mistyped --db: no history was made" sh -c "! ls '$tmp' | grep -q typo"
+# a device, a FIFO, a directory: refused before SQLite opens it (it would
+# make NAME-journal beside a device, and wait on a FIFO for a writer)
+mknod "$tmp/null" c 1 3
+mkfifo "$tmp/fifo"
+mkdir "$tmp/dir.db"
+for k in 'null:a character device' 'fifo:a FIFO' 'dir.db:a directory'; do
+	f=$tmp/${k%%:*}
+	timeout 10 "$HS" --db "$f" -c 'history sessions' >"$tmp/out" 2>"$tmp/err" </dev/null
+	st=$?
+	check "--db ${k%%:*}: refused (status $st)" failed_cleanly
+	check "--db ${k%%:*}: says it is ${k#*:}, once" \
+		[ "$(grep -c "'$f' is ${k#*:}, not a history" "$tmp/err")" -eq 1 ]
+done
+check "--db a device: nothing was made beside it" sh -c "! ls '$tmp' | grep -q -- -journal"
+hs --db "$tmp/nodir/x.db" -r "$PCAP" -c 'capture status'
+check "--db in a missing directory: the capture runs (status $st)" [ "$st" -eq 0 ]
+check "--db in a missing directory: the error is printed once, with the system's reason" \
+	[ "$(grep -c "nodir/x.db" "$tmp/err")" -eq 1 ] &&
+	has "nodir/x.db': unable to open database file (No such file or directory)" "$tmp/err"
+
 # --- a file that is not a hopscope history ----------------------------------
 printf 'not a database, just words\n' >"$tmp/notes.txt"
 cp "$tmp/notes.txt" "$tmp/notes.orig"

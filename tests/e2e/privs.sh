@@ -106,6 +106,21 @@ check "history named by a link: what it points to is not given away" \
 check "history named by a link: the warning says why" \
 	has "cannot give '$tmp/grp/link.db' to 'nobody': it is a symbolic link" "$tmp/err"
 
+# --db as root: an error once, with root's reason; a read makes no history
+hs -Z nobody --db "$tmp/nodir/x.db" -r "$top_srcdir/share/sample/sample.pcap" -c 'capture status'
+check "--db in a missing directory: the capture runs (status $st)" [ "$st" -eq 0 ]
+check "--db in a missing directory: said once, with the system's reason" \
+	[ "$(grep -c 'nodir/x.db' "$tmp/err")" -eq 1 ] &&
+	has "unable to open database file (No such file or directory)" "$tmp/err"
+sqlite3 "$tmp/foreign.db" 'create table t(x)'
+hs -Z nobody --db "$tmp/foreign.db" -c "sql 'select 1'"
+check "root's foreign --db: sql fails (status $st)" failed_cleanly
+check "root's foreign --db: said once, as root saw it" \
+	sh -c "[ \$(wc -l <'$tmp/err') -eq 1 ] && grep -q \"^-c:1: error: '$tmp/foreign.db' is not a hopscope history\" '$tmp/err'"
+hs -Z nobody --db "$tmp/made.db" -c "capture start $top_srcdir/share/sample/sample.pcap; sleep 0.3; sql 'select count(*) from sessions'"
+check "root, -c capture start: the history is made and given to nobody (status $st)" \
+	[ "$st" -eq 0 ] && [ "$(stat -c %U "$tmp/made.db")" = nobody ]
+
 # a one-shot verb that does not capture leaves no history behind
 mkdir "$tmp/oneshot"
 (cd "$tmp/oneshot" && "$HS" decode "$top_srcdir/share/sample/sample.pcap" >/dev/null 2>&1)
@@ -134,6 +149,15 @@ check "-Z root keeps root ($uid)" [ "$uid" = 0/0/0/0 ]
 cd / || hard "cannot leave '$tmp'"
 chmod 711 "$tmp"
 mkdir -m 777 "$tmp/pub"
+# a read makes no history where the user could have made one
+hs -Z nobody --db "$tmp/pub/typo.db" -c "sql 'select 1'; history sessions"
+check "root, -c sql with a mistyped --db: fails (status $st)" failed_cleanly
+check "root, -c sql with a mistyped --db: says there is no history" \
+	has "^-c:1: error: no history at '$tmp/pub/typo.db'" "$tmp/err"
+check "root, -c sql with a mistyped --db: no history is made" [ ! -e "$tmp/pub/typo.db" ]
+hs -Z nobody --db "$tmp/pub/typo.db" snapshot list
+check "root, one-shot snapshot list with a mistyped --db: no history is made (status $st)" \
+	[ "$st" -eq 0 ] && [ ! -e "$tmp/pub/typo.db" ]
 asnobody() {
 	timeout 60 setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
 		"$HS" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null

@@ -165,6 +165,8 @@ check "piped quit stops reading" hasnt 'usage: sleep' "$tmp/out"
 
 # --- the REPL under a terminal -------------------------------------------------------
 if command -v python3 >/dev/null 2>&1 && python3 -c 'import pty, os; os.close(pty.openpty()[0])' 2>/dev/null; then
+	# the REPL's sql reads a history: a capture makes one
+	hs --db "$tmp/pty.db" -r "$top_srcdir/share/sample/sample.pcap" -c 'capture status'
 	python3 - "$HS" "$tmp/big.pcap" "$tmp/pty.db" >"$tmp/pty.log" 2>&1 <<'PY'
 import os, pty, select, signal, sys, time
 

@@ -33,6 +33,9 @@ signal_run() {
 runaway="sql 'with recursive c(x) as (select 1 union all select x + 1 from c) select count(*) from c'"
 
 # --- a query without end --------------------------------------------------------
+# sql reads a history: a capture makes one
+hs --db "$tmp/h.db" -r "$top_srcdir/share/sample/sample.pcap" -c 'capture status'
+[ "$st" -eq 0 ] || hard "cannot make a history in '$tmp/h.db'"
 for s in INT:130 TERM:143 HUP:129; do
 	sig=${s%:*} want=${s#*:}
 	signal_run "$sig" 0.5 --db "$tmp/h.db" -c "$runaway; help quit"

@@ -551,6 +551,53 @@ static void test_runbook_cmds(void **state)
 	fake_free(f);
 }
 
+/* what may write the history names real verbs and sub-verbs; only lines
+ * that begin with one of them (or lines not read yet) may store */
+static void test_may_store(void **state)
+{
+	static const struct {
+		const char *cmds;
+		bool stores;
+	} cases[] = {
+		{ "sql 'select 1'; history sessions; snapshot list; snapshot show 1", false },
+		{ "decode x.pcap; traces; help capture; capture status", false },
+		{ "set db x.db; capture start x.pcap", true },
+		{ "snapshot take", true },
+		{ "sn take", true },		/* a verb's prefix is the verb */
+		{ "probe tcp > 10.0.0.1:80", true },
+		{ "source rb.hs", true },
+		{ "'capture start' x", false },	/* one quoted word is no verb */
+		{ "", false },
+	};
+	struct fake *f;
+
+	(void)state;
+	for (unsigned i = 0; i < hs_ncmd_stores; i++) {
+		const struct hs_cmd *c = hs_cmd_lookup(hs_cmd_stores[i].verb, NULL);
+		assert_non_null(c);
+		assert_string_equal(c->name, hs_cmd_stores[i].verb);
+		bool known = !hs_cmd_stores[i].sub;
+		for (const char *const *w = c->words; w && *w && !known; w++)
+			known = strcmp(*w, hs_cmd_stores[i].sub) == 0;
+		assert_true(known);
+	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		f = fake_new();
+		hs_runner_add_cmds(&f->ctx, cases[i].cmds);
+		if (hs_runner_may_store(&f->ctx) != cases[i].stores)
+			fail_msg("'%s' may store: %d", cases[i].cmds, !cases[i].stores);
+		fake_free(f);
+	}
+	/* a runbook's lines are not read before they run: it may store */
+	char *path = write_file("sql 'select 1'\n");
+	f = fake_new();
+	assert_int_equal(hs_runner_add_file(&f->ctx, path), 0);
+	assert_true(hs_runner_may_store(&f->ctx));
+	fake_free(f);
+	unlink(path);
+	free(path);
+}
+
 static void test_runbook_nested(void **state)
 {
 	char *inner = write_file("help quit\nhelp 'unterminated\nhelp quit\n");
@@ -755,6 +802,7 @@ int main(void)
 		cmocka_unit_test(test_set_verb),
 		cmocka_unit_test(test_runbook_stops),
 		cmocka_unit_test(test_runbook_cmds),
+		cmocka_unit_test(test_may_store),
 		cmocka_unit_test(test_runbook_nested),
 		cmocka_unit_test(test_runbook_pending),
 		cmocka_unit_test(test_input_interactive),

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <sqlite3.h>
@@ -445,7 +446,27 @@ static void test_missing_dir(void **state)
 	char err[512];
 
 	assert_null(hs_store_open("/nonexistent-dir/h.db", err, sizeof(err)));
-	assert_string_equal(err, "cannot open '/nonexistent-dir/h.db': unable to open database file");
+	assert_string_equal(err, "cannot open '/nonexistent-dir/h.db': unable to open database "
+			    "file (No such file or directory)");
+}
+
+/* a FIFO or a directory is no history: refused before SQLite opens it (the
+ * FIFO's open would wait for a writer), and nothing is made beside it */
+static void test_not_a_file(void **state)
+{
+	struct fixture *f = *state;
+	char err[512], side[192];
+
+	assert_int_equal(mkfifo(f->path, 0600), 0);
+	assert_null(hs_store_open(f->path, err, sizeof(err)));
+	assert_non_null(strstr(err, "is a FIFO, not a history"));
+	unlink(f->path);
+	assert_int_equal(mkdir(f->path, 0700), 0);
+	assert_null(hs_store_open(f->path, err, sizeof(err)));
+	assert_non_null(strstr(err, "is a directory, not a history"));
+	rmdir(f->path);
+	snprintf(side, sizeof(side), "%s-journal", f->path);
+	assert_int_equal(access(side, F_OK), -1);
 }
 
 static void test_sql_readonly(void **state)
@@ -1116,6 +1137,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refuse_bad_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refuse_locked, setup, teardown),
 		cmocka_unit_test(test_missing_dir),
+		cmocka_unit_test_setup_teardown(test_not_a_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sql_readonly, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_input_session, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_v5_control, setup, teardown),
