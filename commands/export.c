@@ -36,10 +36,10 @@
 
 #include "cmd.h"
 #include "console.h"
+#include "fwalk.h"
 #include "interrupt.h"
 #include "outfile.h"
 #include "pcapng.h"
-#include "stats.h"
 #include "traces.h"
 #include "window.h"
 
@@ -267,11 +267,6 @@ static int export_pcap(struct hs_ctx *ctx, const char *path, bool force,
 	struct hs_outfile of;
 	if (open_out(ctx, &of, path, force) < 0)
 		return HS_CMD_FAIL;
-	struct hs_pfile *pc = hs_pcap_open_file(&ctx->out, source, "export pcap: ");
-	if (!pc) {
-		hs_outfile_abort(&of);
-		return HS_CMD_FAIL;
-	}
 
 	struct pcap_export *x = hs_xcalloc(1, sizeof(*x));
 	*x = (struct pcap_export){ .ctx = ctx, .path = hs_xstrdup(path),
@@ -297,11 +292,9 @@ static int export_pcap(struct hs_ctx *ctx, const char *path, bool force,
 	}
 	errno = 0;
 	x->failed = hs_pcapng_begin(x->of.fp, "hopscope " PACKAGE_VERSION, HS_LINKTYPE_RAW, 65535) < 0;
-	if (x->failed) {
-		hs_pfile_close(pc);
+	if (x->failed)
 		return export_end(x, 0);
-	}
-	int rc = hs_fwalk(ctx, pc, "export pcap: ", x->source, export_frame, export_end, x);
+	int rc = hs_fwalk(ctx, "export pcap: ", x->source, export_frame, export_end, x);
 	if (rc != HS_CMD_PENDING)
 		export_end(x, PCAP_ERROR);	/* not read: its error printed, no file left */
 	return rc;

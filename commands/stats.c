@@ -28,6 +28,7 @@
 
 #include "cmd.h"
 #include "console.h"
+#include "fwalk.h"
 #include "stats.h"
 #include "window.h"
 
@@ -272,11 +273,6 @@ static int file_end(void *arg, int rc)
 /* takes s */
 static int stats_file(struct hs_ctx *ctx, struct hs_stats *s, const char *path)
 {
-	struct hs_pfile *pc = hs_pcap_open_file(&ctx->out, path, "");
-	if (!pc) {
-		stats_free(s);
-		return HS_CMD_FAIL;
-	}
 	struct hs_tracer_cfg cfg = {
 		.timeout_ns = s->timeout_ns,
 		.max_open = STATS_FILE_OPEN,
@@ -286,7 +282,7 @@ static int stats_file(struct hs_ctx *ctx, struct hs_stats *s, const char *path)
 		.arg = s,
 	};
 	s->ftr = hs_tracer_new(&cfg);
-	int rc = hs_fwalk(ctx, pc, "", path, file_frame, file_end, s);
+	int rc = hs_fwalk(ctx, "", path, file_frame, file_end, s);
 	if (rc != HS_CMD_PENDING) {
 		hs_tracer_free(s->ftr);
 		stats_free(s);

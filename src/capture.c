@@ -16,6 +16,7 @@
 #include "console.h"
 #include "probe.h"
 #include "control.h"
+#include "freader.h"
 #include "stats.h"
 #include "planck.h"
 #include "writer.h"
@@ -74,14 +75,14 @@ struct hs_capture {
 	bool is_file, running, failed;
 	char end_reason[64];
 	pcap_t *pc;		/* a live interface */
-	struct hs_pfile *file;	/* a file, frame by frame in its interfaces' link types */
+	struct hs_freader *reader;	/* a file, a slice per loop turn */
+	struct hs_pfile *file;	/* its frames, in their interfaces' link types */
 	int dlt;
 	bool nano;
 	uint64_t ring_asked, ring_got;	/* live: the kernel ring's bytes (got: 0 unknown) */
 
 	uv_poll_t *poll;	/* live: its own allocation, freed by its close callback */
 	uv_timer_t select_timer;	/* live, when libpcap needs a timeout */
-	uv_idle_t idle;		/* file: one slice per loop turn */
 	uv_timer_t for_timer;	/* --for */
 	uv_idle_t flush_idle;	/* a round of dirty-flow writes is under way */
 	size_t flush_pos;	/* next flow of the round */
@@ -559,9 +560,8 @@ int hs_pipeline_init(struct hs_ctx *ctx)
 	ctx->cap = c;
 	uv_timer_init(ctx->loop, &c->select_timer);
 	uv_timer_init(ctx->loop, &c->for_timer);
-	uv_idle_init(ctx->loop, &c->idle);
 	uv_idle_init(ctx->loop, &c->flush_idle);
-	c->select_timer.data = c->for_timer.data = c->idle.data = c->flush_idle.data = ctx;
+	c->select_timer.data = c->for_timer.data = c->flush_idle.data = ctx;
 	uv_prepare_init(ctx->loop, &c->release_prepare);
 	uv_check_init(ctx->loop, &c->release_check);
 	c->release_prepare.data = c->release_check.data = ctx;
@@ -588,14 +588,13 @@ void hs_pipeline_fini(struct hs_ctx *ctx)
 	uv_timer_stop(&ctx->commit_timer);
 	uv_close((uv_handle_t *)&ctx->commit_timer, NULL);
 	/* the handles live in c: free it once the loop has closed them all */
-	c->open_handles = 6;
-	c->select_timer.data = c->for_timer.data = c->idle.data = c->flush_idle.data = c;
+	c->open_handles = 5;
+	c->select_timer.data = c->for_timer.data = c->flush_idle.data = c;
 	c->release_prepare.data = c->release_check.data = c;
 	uv_close((uv_handle_t *)&c->release_prepare, cap_handle_closed);
 	uv_close((uv_handle_t *)&c->release_check, cap_handle_closed);
 	uv_close((uv_handle_t *)&c->select_timer, cap_handle_closed);
 	uv_close((uv_handle_t *)&c->for_timer, cap_handle_closed);
-	uv_close((uv_handle_t *)&c->idle, cap_handle_closed);
 	uv_close((uv_handle_t *)&c->flush_idle, cap_handle_closed);
 	ctx->cap = NULL;
 	hs_tracer_free(ctx->tracer);
@@ -702,23 +701,24 @@ static void capture_ended(struct hs_ctx *ctx, int status, const char *why)
 		done(ctx, status);
 }
 
-static void file_slice(uv_idle_t *h)
+static void file_slice_done(void *arg)
 {
-	struct hs_ctx *ctx = h->data;
-	struct hs_capture *c = ctx->cap;
-	int n = hs_pfile_dispatch(c->file, HS_FILE_BATCH,
-				  hs_pfile_mixed(c->file) ? on_file_packet : on_packet, (u_char *)ctx);
+	pipe_flush(arg);
+}
 
-	pipe_flush(ctx);
-	if (n > 0)
-		return;
-	if (n == 0) {
-		hs_pfile_report(&ctx->out, c->file, "", c->source);
+static void file_ended(void *arg, int rc, const char *err)
+{
+	struct hs_ctx *ctx = arg;
+	char msg[PCAP_ERRBUF_SIZE + 512];
+
+	if (rc == 0) {
+		for (unsigned i = 0; hs_freader_unsupported(ctx->cap->reader, &i, msg, sizeof(msg));)
+			out_warn(&ctx->out, "%s", msg);
 		capture_ended(ctx, 0, "end of file");
 		return;
 	}
 	/* the frames before the damage are already in */
-	cap_error(ctx, "'%s': %s", c->source, hs_pfile_geterr(c->file));
+	cap_error(ctx, "%s%s", err, "");
 	capture_ended(ctx, -1, "read error");
 }
 
@@ -842,17 +842,18 @@ static void live_ring(struct hs_ctx *ctx, const char *ifname, uint64_t asked)
  * out of it, with the tracer's tables beside it; 1 MiB filled the L2 */
 #define HS_FILEBUF (1u << 17)
 
-static struct hs_pfile *open_file(struct hs_ctx *ctx, const char *path)
+static struct hs_freader *open_file(struct hs_ctx *ctx, const char *path)
 {
 	char err[PCAP_ERRBUF_SIZE + 512];
 	struct hs_capture *c = ctx->cap;
 
 	if (!c->filebuf)
 		c->filebuf = hs_xcalloc(1, HS_FILEBUF);
-	struct hs_pfile *f = hs_pfile_open(path, c->filebuf, HS_FILEBUF, err, sizeof(err));
-	if (!f)
+	struct hs_freader *r = hs_freader_open(ctx->loop, path, c->filebuf, HS_FILEBUF, err,
+					       sizeof(err));
+	if (!r)
 		out_err(&ctx->out, "%s", err);
-	return f;
+	return r;
 }
 
 int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint64_t ring,
@@ -860,6 +861,7 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 {
 	struct hs_capture *c = ctx->cap;
 	bool nano = true;	/* a file's frames come in nanoseconds */
+	struct hs_freader *reader = NULL;
 	struct hs_pfile *file = NULL;
 	pcap_t *pc = NULL;
 
@@ -870,9 +872,9 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 			       "(capture stop first)", c->source);
 	if (!ring)
 		ring = HS_LIVE_RING;
-	if (is_file)
-		file = open_file(ctx, source);
-	else
+	if (is_file && (reader = open_file(ctx, source)))
+		file = hs_freader_file(reader);
+	else if (!is_file)
 		pc = open_live(ctx, source, ring, &nano);
 	if (!pc && !file)
 		return -1;
@@ -912,6 +914,7 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 	c->source = hs_xstrdup(source);
 	c->is_file = is_file;
 	c->pc = pc;
+	c->reader = reader;
 	c->file = file;
 	c->dlt = dlt;
 	c->nano = nano;
@@ -987,7 +990,14 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 	}
 
 	if (is_file) {
-		uv_idle_start(&c->idle, file_slice);
+		struct hs_freader_ops ops = {
+			.raw = hs_pfile_mixed(file) ? on_file_packet : on_packet,
+			.batch = HS_FILE_BATCH,
+			.slice = file_slice_done,
+			.end = file_ended,
+			.arg = ctx,
+		};
+		hs_freader_start(reader, &ops);
 	} else {
 		c->poll = poll;
 		if (poll)
@@ -1020,7 +1030,6 @@ void hs_capture_stop(struct hs_ctx *ctx, const char *why)
 		c->use_writer = false;
 	}
 	c->done = NULL;
-	uv_idle_stop(&c->idle);
 	uv_timer_stop(&c->select_timer);
 	uv_timer_stop(&c->for_timer);
 	if (c->poll) {
@@ -1031,8 +1040,9 @@ void hs_capture_stop(struct hs_ctx *ctx, const char *why)
 	read_kernel_stats(c);
 	if (c->pc)
 		pcap_close(c->pc);
-	hs_pfile_close(c->file);
+	hs_freader_close(c->reader);
 	c->pc = NULL;
+	c->reader = NULL;
 	c->file = NULL;
 
 	/* what is still open is over: classify, account, store */
