@@ -345,7 +345,7 @@ int cmd_export(struct hs_ctx *ctx, int argc, char **argv)
 	}
 
 	const struct hs_trace **sel;
-	size_t n = hs_trace_select(ctx, &q, &sel);
+	size_t n = hs_trace_select(ctx->tracer, ctx->topo, &q, &sel);
 	int rc = pcap ? export_pcap(ctx, path, force, sel, n) :
 			export_ndjson(ctx, path, force, rec, sel, n);
 	free(sel);

@@ -134,38 +134,6 @@ static void print_trace_line(struct hs_ctx *ctx, const struct hs_trace *t)
 	out_text(&ctx->out, "\n");
 }
 
-static bool trace_matches(const struct hs_ctx *ctx, const struct hs_trace_query *q,
-			  const struct hs_trace *t, uint64_t newest)
-{
-	if (q->by_outcome && t->outcome != q->outcome)
-		return false;
-	if (q->by_flow) {
-		bool src = hs_addr_eq(&t->key.src, &q->addr) &&
-			   (!q->has_port || t->key.sport == q->port);
-		bool dst = hs_addr_eq(&t->key.dst, &q->addr) &&
-			   (!q->has_port || t->key.dport == q->port);
-		if (!src && !dst)
-			return false;
-	}
-	if (q->by_switch) {
-		bool on = false;
-		for (int i = 0; i < t->nhops && !on; i++) {
-			const struct hs_hop *h = &t->hops[i];
-			on = q->sw >= 0 ? (h->sw == q->sw || (ctx->topo &&
-				hs_addr_eq(&h->addr, &ctx->topo->sw[q->sw].mirror)))
-					: hs_addr_eq(&h->addr, &q->sw_addr);
-		}
-		if (!on)
-			return false;
-	}
-	if (q->by_since) {
-		uint64_t ts = t->nhops ? t->hops[t->nhops - 1].ts_ns : 0;
-		if (newest > q->since_ns && ts < newest - q->since_ns)
-			return false;
-	}
-	return true;
-}
-
 /* "10.0.0.1", "10.0.0.1:80", "2001:db8::1", "[2001:db8::1]:80" */
 static int parse_flow_arg(const char *s, struct hs_trace_query *q)
 {
@@ -300,37 +268,6 @@ int hs_trace_query_arg(struct hs_ctx *ctx, struct hs_trace_query *q, const char 
 	return 1;
 }
 
-size_t hs_trace_select(struct hs_ctx *ctx, struct hs_trace_query *q,
-		       const struct hs_trace ***out)
-{
-	struct hs_tracer_stats st;
-
-	*out = NULL;
-	if (!ctx->tracer)
-		return 0;
-	hs_tracer_get_stats(ctx->tracer, &st);
-	size_t max = st.closed < HS_TRACES_SCAN_MAX ? (size_t)st.closed : HS_TRACES_SCAN_MAX;
-	const struct hs_trace **all = hs_xcalloc(max ? max : 1, sizeof(*all));
-	size_t n = hs_tracer_recent(ctx->tracer, all, max);
-	uint64_t newest = 0;
-	for (size_t i = 0; i < n; i++)
-		if (all[i]->nhops && all[i]->hops[all[i]->nhops - 1].ts_ns > newest)
-			newest = all[i]->hops[all[i]->nhops - 1].ts_ns;
-
-	size_t kept = 0;
-	q->matched = 0;
-	q->scan_cut = n < st.closed;
-	for (size_t i = 0; i < n; i++) {
-		if (!trace_matches(ctx, q, all[i], newest))
-			continue;
-		if (kept < q->limit)
-			all[kept++] = all[i];
-		q->matched++;
-	}
-	*out = all;
-	return kept;
-}
-
 int cmd_traces(struct hs_ctx *ctx, int argc, char **argv)
 {
 	struct hs_trace_query q = { .limit = TRACES_DEFAULT_LIMIT, .sw = -1 };
@@ -357,7 +294,7 @@ int cmd_traces(struct hs_ctx *ctx, int argc, char **argv)
 		return HS_CMD_OK;
 
 	const struct hs_trace **sel;
-	size_t n = hs_trace_select(ctx, &q, &sel);
+	size_t n = hs_trace_select(ctx->tracer, ctx->topo, &q, &sel);
 	if (!o->json && n)
 		out_text(o, "%-8s %-26s  %-44s %-9s  %s\n", "id", "time", "flow", "outcome",
 			 "path  [hop latency]");
