@@ -1,4 +1,4 @@
-/* mirror.h - mirror rules: checked in the console, applied by a driver
+/* mirror.h - mirror rules: their grammar, and the argv a driver applies them by
  *
  *   add [on SW[,SW...]|all] [session N] MATCH
  *   del ID
@@ -53,6 +53,10 @@ const char *hs_mirror_match_str(const struct hs_mirror_rule *r, char *buf, size_
 int hs_mirror_argv(const struct hs_mirror_rule *r, const char *driver, const char *state,
 		   char *idbuf, size_t idlen, char *sessbuf, size_t sesslen,
 		   char **argv);
+
+/* the broker's check: argv must be exactly what hs_mirror_argv builds for
+ * a rule hs_mirror_parse accepts, for this driver and state. 0 or -1. */
+int hs_mirror_argv_check(int argc, char *const *argv, const char *driver, const char *state);
 
 
 #endif

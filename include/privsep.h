@@ -70,11 +70,7 @@ int hs_broker_run(char *const *argv, hs_broker_cb cb, void *arg);
 /* close the broker; unanswered requests get cb(arg, NULL) */
 void hs_broker_stop(void);
 
-/* the broker's own check, shared with the unit test: argv must be exactly
- * what hs_mirror_argv builds for a rule hs_mirror_parse accepts, for this
- * driver and state. 0 or -1. */
-int hs_mirror_argv_check(int argc, char *const *argv, const char *driver, const char *state);
-/* what the broker runs: a mirror argv as above, or exactly
+/* what the broker runs: a mirror argv (hs_mirror_argv_check), or exactly
  * DRIVER [--state STATE] snapshot. 0 or -1. */
 int hs_driver_argv_check(int argc, char *const *argv, const char *driver, const char *state);
 

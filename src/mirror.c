@@ -1,0 +1,328 @@
+/* mirror.c - the mirror-rule grammar (mirror.h): a rule from the words a
+ * user typed, the driver's argv from a rule, and the broker's check that an
+ * argv is exactly what some rule gives
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mirror.h"
+
+/* [a-z][a-z0-9_-]{0,30}: what the lab's namespaces and the driver accept */
+static bool name_ok(const char *s, size_t n)
+{
+	if (n == 0 || n > 31 || s[0] < 'a' || s[0] > 'z')
+		return false;
+	for (size_t i = 1; i < n; i++) {
+		char c = s[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_'))
+			return false;
+	}
+	return true;
+}
+
+
+static int parse_switches(const char *w, const struct hs_topo *topo,
+			  struct hs_mirror_rule *r, char *err, size_t errlen)
+{
+	const char *p = w;
+
+	if (strcmp(w, "all") == 0) {
+		snprintf(r->switches, sizeof(r->switches), "all");
+		return 0;
+	}
+	if (strlen(w) >= sizeof(r->switches))
+		return hs_errf(err, errlen, "too many switches in '%.40s...'", w);
+	for (;;) {
+		size_t n = strcspn(p, ",");
+		char name[HS_NAME_MAX];
+
+		if (n == 0)
+			return hs_errf(err, errlen, "invalid switch list '%s' (SW[,SW...] or all)", w);
+		if (!name_ok(p, n))
+			return hs_errf(err, errlen, "invalid switch name '%.*s'", (int)n, p);
+		memcpy(name, p, n);
+		name[n] = '\0';
+		if (topo && hs_topo_switch_by_name(topo, name) < 0)
+			return hs_errf(err, errlen, "unknown switch '%s'", name);
+		for (const char *q = w; q < p; q += strcspn(q, ",") + 1) {
+			if (strcspn(q, ",") == n && memcmp(q, p, n) == 0)
+				return hs_errf(err, errlen, "switch '%s' listed twice", name);
+		}
+		p += n;
+		if (!*p)
+			break;
+		p++;
+	}
+	snprintf(r->switches, sizeof(r->switches), "%s", w);
+	return 0;
+}
+
+/* IPv4 address or prefix, or "any", in canonical text */
+static int canon_addr(const char *s, char *out, size_t len)
+{
+	struct hs_addr a;
+	char buf[HS_ADDRSTRLEN];
+	int plen;
+
+	if (strcmp(s, "any") == 0) {
+		snprintf(out, len, "any");
+		return 0;
+	}
+	if (hs_prefix_parse(s, &a, &plen) < 0 || a.af != 4)
+		return -1;
+	hs_addr_str(&a, buf, sizeof(buf));
+	if (strchr(s, '/'))
+		snprintf(out, len, "%s/%d", buf, plen);
+	else
+		snprintf(out, len, "%s", buf);
+	return 0;
+}
+
+/* SRC[:PORT] -> canonical word; *has_port set */
+static int parse_endpoint(const char *w, char *out, size_t len, bool *has_port,
+			  char *err, size_t errlen)
+{
+	char addr[HS_ADDRSTRLEN + 8], canon[24];	/* "255.255.255.255/32" */
+	const char *colon = strchr(w, ':');
+	size_t n = colon ? (size_t)(colon - w) : strlen(w);
+	uint64_t port = 0;
+
+	if (colon && strchr(colon + 1, ':'))
+		return hs_errf(err, errlen, "invalid endpoint '%s' (IPv4 only: ADDR[:PORT])", w);
+	if (n == 0 || n >= sizeof(addr))
+		return hs_errf(err, errlen, "invalid address in '%s' (IPv4 address, prefix or any)", w);
+	memcpy(addr, w, n);
+	addr[n] = '\0';
+	if (canon_addr(addr, canon, sizeof(canon)) < 0)
+		return hs_errf(err, errlen, "invalid address '%s' (IPv4 address, prefix or any)", addr);
+	*has_port = colon != NULL;
+	if (colon && (hs_parse_dec(colon + 1, 65535, &port) < 0 || port == 0))
+		return hs_errf(err, errlen, "invalid port '%s' in '%s' (1 to 65535)", colon + 1, w);
+	if (colon)
+		snprintf(out, len, "%s:%u", canon, (unsigned)port);
+	else
+		snprintf(out, len, "%s", canon);
+	return 0;
+}
+
+static const char *const simple_matches[] = {
+	"default", "syn", "fin", "rst", "debug", "bgp", "roce",
+};
+
+#define MATCH_HELP "default, syn, fin, rst, debug, bgp, roce, flow or prefix"
+
+static int parse_match(int argc, char **argv, struct hs_mirror_rule *r, char *err,
+		       size_t errlen)
+{
+	const char *kind;
+
+	if (argc < 1)
+		return hs_errf(err, errlen, "mirror add needs a match (" MATCH_HELP ")");
+	kind = argv[0];
+	for (size_t i = 0; i < HS_ARRAY_SIZE(simple_matches); i++) {
+		if (strcmp(kind, simple_matches[i]) == 0) {
+			if (argc > 1)
+				return hs_errf(err, errlen, "unexpected '%s' after '%s'", argv[1], kind);
+			snprintf(r->match[0], HS_MIRROR_WORD_MAX, "%s", kind);
+			r->nmatch = 1;
+			return 0;
+		}
+	}
+	if (strcmp(kind, "flow") == 0) {
+		const char *proto;
+		bool sp, dp;
+
+		if (argc < 4)
+			return hs_errf(err, errlen, "flow needs PROTO SRC[:PORT] DST[:PORT]");
+		if (argc > 4)
+			return hs_errf(err, errlen, "unexpected '%s' after the flow", argv[4]);
+		proto = argv[1];
+		if (strcmp(proto, "tcp") && strcmp(proto, "udp") && strcmp(proto, "icmp") &&
+		    strcmp(proto, "any"))
+			return hs_errf(err, errlen, "invalid protocol '%s' (tcp, udp, icmp or any)", proto);
+		snprintf(r->match[0], HS_MIRROR_WORD_MAX, "flow");
+		snprintf(r->match[1], HS_MIRROR_WORD_MAX, "%s", proto);
+		if (parse_endpoint(argv[2], r->match[2], HS_MIRROR_WORD_MAX, &sp, err, errlen) < 0 ||
+		    parse_endpoint(argv[3], r->match[3], HS_MIRROR_WORD_MAX, &dp, err, errlen) < 0)
+			return -1;
+		if ((sp || dp) && (!strcmp(proto, "icmp") || !strcmp(proto, "any")))
+			return hs_errf(err, errlen, "protocol '%s' has no ports (in '%s')", proto,
+				    sp ? argv[2] : argv[3]);
+		r->nmatch = 4;
+		return 0;
+	}
+	if (strcmp(kind, "prefix") == 0) {
+		if (argc < 2)
+			return hs_errf(err, errlen, "prefix needs an IPv4 prefix (e.g. 10.1.3.0/24)");
+		if (argc > 2)
+			return hs_errf(err, errlen, "unexpected '%s' after the prefix", argv[2]);
+		if (strcmp(argv[1], "any") == 0 ||
+		    canon_addr(argv[1], r->match[1], HS_MIRROR_WORD_MAX) < 0)
+			return hs_errf(err, errlen, "invalid prefix '%s' (e.g. 10.1.3.0/24)", argv[1]);
+		snprintf(r->match[0], HS_MIRROR_WORD_MAX, "prefix");
+		r->nmatch = 2;
+		return 0;
+	}
+	return hs_errf(err, errlen, "unknown match '%s' (" MATCH_HELP ")", kind);
+}
+
+int hs_mirror_parse(int argc, char **argv, const struct hs_topo *topo,
+		    struct hs_mirror_rule *r, char *err, size_t errlen)
+{
+	const char *sub;
+	bool have_on = false, have_session = false;
+	int i;
+
+	memset(r, 0, sizeof(*r));
+	r->session = 1;
+	snprintf(r->switches, sizeof(r->switches), "all");
+	if (argc < 1)
+		return hs_errf(err, errlen, "mirror needs add, del or list");
+	sub = argv[0];
+	if (strcmp(sub, "list") == 0) {
+		if (argc > 1)
+			return hs_errf(err, errlen, "mirror list: unexpected '%s'", argv[1]);
+		r->op = HS_MIRROR_LIST;
+		return 0;
+	}
+	if (strcmp(sub, "del") == 0) {
+		if (argc < 2)
+			return hs_errf(err, errlen, "mirror del needs a rule id (see 'mirror list')");
+		if (argc > 2)
+			return hs_errf(err, errlen, "mirror del: unexpected '%s'", argv[2]);
+		if (hs_parse_dec(argv[1], UINT32_MAX, &r->id) < 0)
+			return hs_errf(err, errlen, "invalid rule id '%s' (a number, see 'mirror list')",
+				    argv[1]);
+		r->op = HS_MIRROR_DEL;
+		return 0;
+	}
+	if (strcmp(sub, "add") != 0)
+		return hs_errf(err, errlen, "unknown mirror subcommand '%s' (add, del, list)", sub);
+
+	r->op = HS_MIRROR_ADD;
+	for (i = 1; i < argc; i += 2) {
+		uint64_t v;
+
+		if (strcmp(argv[i], "on") == 0) {
+			if (have_on)
+				return hs_errf(err, errlen, "'on' given twice");
+			if (i + 1 >= argc)
+				return hs_errf(err, errlen, "'on' needs switches (SW[,SW...] or all)");
+			if (parse_switches(argv[i + 1], topo, r, err, errlen) < 0)
+				return -1;
+			have_on = true;
+		} else if (strcmp(argv[i], "session") == 0) {
+			if (have_session)
+				return hs_errf(err, errlen, "'session' given twice");
+			if (i + 1 >= argc)
+				return hs_errf(err, errlen, "'session' needs a number (0 to %d)",
+					    HS_MIRROR_SESSION_MAX);
+			if (hs_parse_dec(argv[i + 1], HS_MIRROR_SESSION_MAX, &v) < 0)
+				return hs_errf(err, errlen, "invalid session '%s' (0 to %d)", argv[i + 1],
+					    HS_MIRROR_SESSION_MAX);
+			r->session = (unsigned)v;
+			have_session = true;
+		} else {
+			break;
+		}
+	}
+	return parse_match(argc - i, argv + i, r, err, errlen);
+}
+
+const char *hs_mirror_match_str(const struct hs_mirror_rule *r, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < r->nmatch && off < len; i++) {
+		int n = snprintf(buf + off, len - off, "%s%s", i ? " " : "", r->match[i]);
+
+		if (n < 0)
+			break;
+		off += (size_t)n;
+	}
+	return buf;
+}
+
+int hs_mirror_argv(const struct hs_mirror_rule *r, const char *driver, const char *state,
+		   char *idbuf, size_t idlen, char *sessbuf, size_t sesslen, char **argv)
+{
+	int n = 0;
+
+	argv[n++] = (char *)driver;
+	if (state) {
+		argv[n++] = (char *)"--state";
+		argv[n++] = (char *)state;
+	}
+	switch (r->op) {
+	case HS_MIRROR_LIST:
+		argv[n++] = (char *)"list";
+		break;
+	case HS_MIRROR_DEL:
+		snprintf(idbuf, idlen, "%" PRIu64, r->id);
+		argv[n++] = (char *)"del";
+		argv[n++] = (char *)"--id";
+		argv[n++] = idbuf;
+		break;
+	case HS_MIRROR_ADD:
+		snprintf(sessbuf, sesslen, "%u", r->session);
+		argv[n++] = (char *)"add";
+		argv[n++] = (char *)"--session";
+		argv[n++] = sessbuf;
+		argv[n++] = (char *)"--switches";
+		argv[n++] = (char *)r->switches;
+		argv[n++] = (char *)"--match";
+		for (int i = 0; i < r->nmatch; i++)
+			argv[n++] = (char *)r->match[i];
+		break;
+	}
+	argv[n] = NULL;
+	return n;
+}
+
+/* the broker's check: rebuild the rule from the driver's words, parse it as
+ * a user's command, and require the very argv that rule gives */
+int hs_mirror_argv_check(int argc, char *const *argv, const char *driver, const char *state)
+{
+	char *words[HS_MIRROR_ARGV_MAX], *again[HS_MIRROR_ARGV_MAX];
+	char idbuf[24], sessbuf[8], err[256];
+	struct hs_mirror_rule r;
+	int i = 1, nw = 0, n;
+
+	if (argc < 2 || argc >= HS_MIRROR_ARGV_MAX || !driver || strcmp(argv[0], driver) != 0)
+		return -1;
+	if (state) {
+		if (argc < 4 || strcmp(argv[1], "--state") != 0 || strcmp(argv[2], state) != 0)
+			return -1;
+		i = 3;
+	}
+	if (strcmp(argv[i], "list") == 0) {
+		words[nw++] = argv[i];
+	} else if (strcmp(argv[i], "del") == 0 && argc == i + 3) {
+		words[nw++] = argv[i];
+		words[nw++] = argv[i + 2];
+	} else if (strcmp(argv[i], "add") == 0 && argc > i + 6 &&
+		   argc - (i + 6) <= HS_MIRROR_WORDS) {
+		words[nw++] = argv[i];
+		words[nw++] = (char *)"on";
+		words[nw++] = argv[i + 4];
+		words[nw++] = (char *)"session";
+		words[nw++] = argv[i + 2];
+		for (int k = i + 6; k < argc; k++)
+			words[nw++] = argv[k];
+	} else {
+		return -1;
+	}
+	if (hs_mirror_parse(nw, words, NULL, &r, err, sizeof(err)) < 0)
+		return -1;
+	n = hs_mirror_argv(&r, driver, state, idbuf, sizeof(idbuf), sessbuf, sizeof(sessbuf),
+			   again);
+	if (n != argc)
+		return -1;
+	for (int k = 0; k < n; k++)
+		if (strcmp(again[k], argv[k]) != 0)
+			return -1;
+	return 0;
+}
