@@ -197,7 +197,14 @@ static int capture_status(struct hs_ctx *ctx)
 	out_obj_close(o);
 	out_text(o, ")\n");
 	out_uint(o, "evicted", "evicted        %" PRIu64 "\n", ts.evicted);
-	/* the table is bounded: what it could not keep is counted, never silent */
+	/* the tables are bounded: what they could not keep is counted, never silent */
+	out_uint(o, "sources", "sources        %" PRIu64, ts.sources);
+	out_uint(o, "sources_max", NULL, ts.sources_max);
+	out_uint(o, "copies_without_source", NULL, ts.sources_full);
+	if (ts.sources_full)
+		out_text(o, " (table full at %" PRIu64 ": %" PRIu64 " copies from other mirror "
+			 "sources not told apart)", ts.sources_max, ts.sources_full);
+	out_nl(o);
 	uint64_t lost = hs_flowtab_overflow(ctx->flows);
 	out_uint(o, "flows", "flows          %" PRIu64, (uint64_t)hs_flowtab_count(ctx->flows));
 	out_uint(o, "flows_max", NULL, (uint64_t)hs_flowtab_max(ctx->flows));

@@ -76,6 +76,8 @@ struct hs_tracer_cfg {
 	uint64_t timeout_ns;	/* quiet time before a trace closes (capture time) */
 	size_t max_open;	/* pool size; the oldest open trace is evicted beyond it */
 	size_t ring;		/* closed traces kept for 'traces' */
+	size_t max_sources;	/* mirror sources (address, session) told apart;
+				 * 0 or more than 16,383: 16,383 */
 	const struct hs_topo *topo;	/* may be NULL */
 	hs_trace_cb on_close;
 	/* optional: the flow (its hs_flowkey_hash and protocol) of a trace
@@ -94,6 +96,9 @@ struct hs_tracer_stats {
 	uint64_t evicted;
 	uint64_t by_outcome[HS_OUT__COUNT];
 	uint64_t duplicates;	/* same copy twice (same mirror source and TTL) */
+	uint64_t sources;	/* mirror sources told apart */
+	uint64_t sources_max;	/* the table's size: a source beyond is not kept */
+	uint64_t sources_full;	/* copies from sources not kept: their hop names no source */
 };
 
 struct hs_tracer *hs_tracer_new(const struct hs_tracer_cfg *cfg);

@@ -25,16 +25,18 @@
 #define HS_TRACER_RING	8192	/* closed traces kept for 'traces' */
 #define HS_FLOWS_MAX	262144
 
-/* the flow table's size: HS_FLOWS_MAX, or smaller for the tests that fill
- * it (HOPSCOPE_TEST_FLOWS_MAX) */
-static size_t flows_max(void)
+#define HS_SOURCES_MAX	16383	/* mirror sources (address, session) */
+
+/* a bounded table's size: max, or smaller for the tests that fill it
+ * (HOPSCOPE_TEST_FLOWS_MAX, HOPSCOPE_TEST_SOURCES_MAX) */
+static size_t table_max(const char *env_name, size_t max)
 {
-	const char *env = getenv("HOPSCOPE_TEST_FLOWS_MAX");
+	const char *env = getenv(env_name);
 	uint64_t n;
 
-	if (env && hs_parse_uint(env, HS_FLOWS_MAX, &n) == 0 && n > 0)
+	if (env && hs_parse_uint(env, max, &n) == 0 && n > 0)
 		return (size_t)n;
-	return HS_FLOWS_MAX;
+	return max;
 }
 #define HS_COMMIT_MS	500
 /* a commit costs about half a microsecond a row, on the loop: a batch this
@@ -537,6 +539,7 @@ int hs_pipeline_init(struct hs_ctx *ctx)
 							 : HS_NS_PER_SEC,
 		.max_open = HS_TRACER_OPEN,
 		.ring = HS_TRACER_RING,
+		.max_sources = table_max("HOPSCOPE_TEST_SOURCES_MAX", HS_SOURCES_MAX),
 		.topo = ctx->topo,
 		.on_close = on_trace_close,
 		.on_soon = on_trace_soon,
@@ -545,7 +548,7 @@ int hs_pipeline_init(struct hs_ctx *ctx)
 
 	c->ctx = ctx;
 	ctx->tracer = hs_tracer_new(&cfg);
-	ctx->flows = hs_flowtab_new(flows_max());
+	ctx->flows = hs_flowtab_new(table_max("HOPSCOPE_TEST_FLOWS_MAX", HS_FLOWS_MAX));
 	ctx->filters = hs_filterset_new();
 	if (!ctx->tracer || !ctx->flows || !ctx->filters) {
 		hs_tracer_free(ctx->tracer);
@@ -1139,6 +1142,7 @@ void hs_capture_trace_stats(struct hs_ctx *ctx, struct hs_tracer_stats *st)
 	st->closed -= c->base.closed;
 	st->evicted -= c->base.evicted;
 	st->duplicates -= c->base.duplicates;
+	st->sources_full -= c->base.sources_full;
 	for (int i = 0; i < HS_OUT__COUNT; i++)
 		st->by_outcome[i] -= c->base.by_outcome[i];
 }

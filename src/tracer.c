@@ -287,8 +287,10 @@ static uint16_t msrc_intern(struct hs_tracer *tr, const struct hs_addr *a, uint3
 		if (m->session == session && hs_addr_eq(&m->addr, a))
 			return id;
 	}
-	if (tr->nmsrc >= MSRC_MAX - 1)
+	if (tr->nmsrc >= tr->st.sources_max) {
+		tr->st.sources_full++;	/* counted and shown, never silent */
 		return 0;
+	}
 	/* a new source: kept zero past its length */
 	struct hs_addr key = { .af = a->af };
 	memcpy(key.a, a->a, a->af == 4 ? 4 : 16);
@@ -299,6 +301,7 @@ static uint16_t msrc_intern(struct hs_tracer *tr, const struct hs_addr *a, uint3
 			;
 	}
 	uint16_t id = (uint16_t)++tr->nmsrc;
+	tr->st.sources = tr->nmsrc;
 	tr->msrc[id].addr = key;
 	tr->msrc[id].session = session;
 	tr->msrc[id].sw = hs_topo_switch_by_addr(tr->topo, &key);
@@ -572,6 +575,8 @@ struct hs_tracer *hs_tracer_new(const struct hs_tracer_cfg *cfg)
 		tr->ext_free[i] = tr->ext_size - 1 - i;
 	tr->next_ext_free = tr->ext_size;
 
+	tr->st.sources_max = cfg->max_sources && cfg->max_sources < MSRC_MAX - 1 ?
+				     cfg->max_sources : MSRC_MAX - 1;
 	tr->msrc = hs_xcalloc(MSRC_MAX, sizeof(*tr->msrc));
 	tr->msrc[0].sw = -1;
 	tr->msrc_index = hs_xcalloc(MSRC_INDEX_MIN, sizeof(uint16_t));
