@@ -13,8 +13,8 @@ static const char *const traces_words[] = { "show", "flow", "switch", "outcome",
 static const char *const probe_words[] = { "tcp", "udp", "icmp", "link", "flags", "ttl",
 	"dscp", "ecn", "id", "len", "from", "via", "count", "interval", "timeout", "--badsum",
 	"--expect", "delivered", "lost", "--json", NULL };
-static const char *const traceroute_words[] = { "proto", "tcp", "udp", "from", "max-ttl",
-	"timeout", "--json", NULL };
+static const char *const traceroute_words[] = { "count", "interval", "--report", "proto", "tcp",
+	"udp", "from", "max-ttl", "timeout", "--json", NULL };
 static const char *const mirror_words[] = { "add", "del", "list", "on", "session", "all",
 	"default", "syn", "fin", "rst", "debug", "bgp", "roce", "flow", "prefix", "tcp", "udp",
 	"icmp", "any", NULL };
@@ -66,8 +66,9 @@ const struct hs_cmd hs_cmds[] = {
 	  "run a read-only SQL query on the history", NULL, HS_CMDF_PAGE },
 	{ "probe", cmd_probe, "[tcp|udp|icmp|link] <SPEC...>",
 	  "inject a guided probe and follow its mirrored copies", probe_words, 0 },
-	{ "traceroute", cmd_traceroute, "<SRC:SPORT> [>] <DST:DPORT> [OPTION...]",
-	  "find a flow's path with its own 5-tuple and TTL 1..15", traceroute_words, 0 },
+	{ "traceroute", cmd_traceroute, "<HOST[:PORT]> [count N] [--report] [OPTION...]",
+	  "per-hop loss and latency toward a host, or a flow's path, with TTL 1..15",
+	  traceroute_words, 0 },
 	{ "watch", cmd_watch, "",
 	  "full-screen live view of traces, hops, links and events", NULL, 0 },
 	{ "mirror", cmd_mirror, "add|del|list [on SW,...] [session N] [MATCH...]",

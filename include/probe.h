@@ -30,6 +30,7 @@ struct libnet_context;		/* libnet_t */
 #define HS_PROBE_MAX_COUNT	10000
 #define HS_PROBE_MTU		1500		/* largest packet put on the wire */
 #define HS_TRACEROUTE_MAX_TTL	15
+#define HS_TRACEROUTE_ROUNDS	10	/* --report, a runbook, --json: rounds by default */
 
 enum hs_probe_kind {
 	HS_PROBE_PLAIN = 0,	/* probe [tcp|udp|icmp] ... */
@@ -66,6 +67,12 @@ struct hs_probe_spec {
 	bool json;
 	int expect;		/* enum hs_probe_expect */
 	int link_a, link_b;	/* HS_PROBE_LINK: switch indexes */
+	/* traceroute: rounds of max_ttl packets, TTL 1..max_ttl */
+	uint8_t max_ttl;
+	unsigned rounds;	/* 0: until stopped */
+	uint64_t round_ns;	/* from one round to the next */
+	bool table;		/* per-hop loss and latency over the rounds */
+	bool report;		/* --report: the table once, at the end */
 };
 
 /* Parse the words after 'probe' (or 'traceroute' with hs_traceroute_parse).

@@ -15,6 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <arpa/inet.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <libnet.h>
@@ -471,32 +474,88 @@ int hs_probe_parse(int argc, char **argv, const struct hs_topo *topo,
 	return 0;
 }
 
+/* a source for 'traceroute HOST': a host of the topology behind another
+ * leaf than HOST's (so the packets cross the fabric), else the analyzer's
+ * address, else this machine's own address toward HOST */
+static int default_source(struct pstate *ps, const struct hs_topo *topo,
+			  const struct hs_addr *dst, struct hs_addr *src)
+{
+	if (topo) {
+		int dleaf = hs_topo_leaf_for(topo, dst), any = -1;
+		for (int i = 0; i < topo->nhosts; i++) {
+			const struct hs_host *h = &topo->hosts[i];
+			if (h->addr.af != 4 || hs_addr_eq(&h->addr, dst) ||
+			    hs_topo_leaf_for(topo, &h->addr) < 0)
+				continue;
+			if (hs_topo_leaf_for(topo, &h->addr) != dleaf) {
+				*src = h->addr;
+				return 0;
+			}
+			if (any < 0)
+				any = i;
+		}
+		if (any >= 0) {
+			*src = topo->hosts[any].addr;
+			return 0;
+		}
+		if (topo->analyzer.af == 4) {
+			*src = topo->analyzer;
+			return 0;
+		}
+	}
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(33434) }, me;
+	socklen_t len = sizeof(me);
+	char ab[HS_ADDRSTRLEN];
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	memcpy(&to.sin_addr, dst->a, 4);
+	if (fd < 0 || connect(fd, (const struct sockaddr *)&to, sizeof(to)) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&me, &len) < 0) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		return perr(ps, "no source for '%s': %s (give one: SRC:SPORT > DST:DPORT)",
+			    hs_addr_str(dst, ab, sizeof(ab)), strerror(e));
+	}
+	close(fd);
+	memset(src, 0, sizeof(*src));
+	src->af = 4;
+	memcpy(src->a, &me.sin_addr, 4);
+	return 0;
+}
+
 int hs_traceroute_parse(int argc, char **argv, const struct hs_topo *topo,
 			struct hs_probe_spec *s, char *err, size_t errlen)
 {
 	struct pstate ps = { "traceroute", err, errlen };
 	struct words ws;
-	bool have_src = false, have_dst = false, hp1 = false, hp2 = false, gt = false;
-	bool have_from = false;
+	struct hs_addr first = { 0 };
+	uint16_t first_port = 0;
+	bool have_first = false, have_dst = false, hp1 = false, hp2 = false, gt = false;
+	bool have_from = false, have_count = false;
+	const char *first_word = NULL;
 	uint64_t v;
 
 	spec_defaults(s);
 	s->kind = HS_PROBE_TRACEROUTE;
 	s->proto = 6;
-	s->count = HS_TRACEROUTE_MAX_TTL;
+	s->max_ttl = HS_TRACEROUTE_MAX_TTL;
 	s->interval_ns = TRACEROUTE_INTERVAL_NS;
+	s->round_ns = HS_NS_PER_SEC;
 	if (split_words(&ps, argc, argv, &ws) < 0)
 		return -1;
 	for (int i = 0; i < ws.n; i++) {
 		const char *k = ws.w[i];
 		if (strcmp(k, ">") == 0) {
-			if (gt || !have_src)
+			if (gt || !have_first)
 				return perr(&ps, "unexpected '>' (SRC:SPORT > DST:DPORT)");
 			gt = true;
 		} else if (strcmp(k, "--json") == 0) {
 			s->json = true;
+		} else if (strcmp(k, "--report") == 0) {
+			s->report = true;
 		} else if (strcmp(k, "proto") == 0 || strcmp(k, "max-ttl") == 0 ||
-			   strcmp(k, "timeout") == 0 || strcmp(k, "from") == 0) {
+			   strcmp(k, "timeout") == 0 || strcmp(k, "from") == 0 ||
+			   strcmp(k, "count") == 0 || strcmp(k, "interval") == 0) {
 			if (i + 1 >= ws.n)
 				return perr(&ps, "'%s' needs a value", k);
 			const char *val = ws.w[++i];
@@ -508,7 +567,17 @@ int hs_traceroute_parse(int argc, char **argv, const struct hs_topo *topo,
 			} else if (strcmp(k, "max-ttl") == 0) {
 				if (parse_num(&ps, k, val, 1, HS_TRACEROUTE_MAX_TTL, &v) < 0)
 					return -1;
-				s->count = (unsigned)v;
+				s->max_ttl = (uint8_t)v;
+			} else if (strcmp(k, "count") == 0) {
+				if (parse_num(&ps, k, val, 1, HS_PROBE_MAX_COUNT, &v) < 0)
+					return -1;
+				s->rounds = (unsigned)v;
+				have_count = true;
+			} else if (strcmp(k, "interval") == 0) {
+				if (parse_dur(&ps, k, val, &s->round_ns) < 0)
+					return -1;
+				if (s->round_ns < 100 * 1000000ULL)
+					return perr(&ps, "'interval %s' out of range (at least 100ms)", val);
 			} else if (strcmp(k, "timeout") == 0) {
 				if (parse_dur(&ps, k, val, &s->timeout_ns) < 0)
 					return -1;
@@ -519,24 +588,45 @@ int hs_traceroute_parse(int argc, char **argv, const struct hs_topo *topo,
 				s->from = true;
 				have_from = true;
 			}
-		} else if (!have_src) {
-			if (parse_endpoint(&ps, topo, k, &s->src, &s->sport, &hp1) < 0)
+		} else if (!have_first) {
+			if (parse_endpoint(&ps, topo, k, &first, &first_port, &hp1) < 0)
 				return -1;
-			if (!hp1)
-				return perr(&ps, "'%s' needs a port (SRC:SPORT)", k);
-			have_src = true;
-		} else if (!have_dst) {
+			first_word = k;
+			have_first = true;
+		} else if (!have_dst && gt) {
 			if (parse_endpoint(&ps, topo, k, &s->dst, &s->dport, &hp2) < 0)
 				return -1;
 			if (!hp2)
 				return perr(&ps, "'%s' needs a port (DST:DPORT)", k);
 			have_dst = true;
+		} else if (!have_dst) {
+			return perr(&ps, "unexpected '%s' (the destination follows '>')", k);
 		} else {
 			return perr(&ps, "unknown field '%s'", k);
 		}
 	}
-	if (!have_src || !have_dst)
-		return perr(&ps, "needs a flow (SRC:SPORT > DST:DPORT)");
+	if (!have_first)
+		return perr(&ps, "needs a destination (HOST[:PORT], or SRC:SPORT > DST:DPORT)");
+	if (gt && !have_dst)
+		return perr(&ps, "'>' needs a destination (> DST:DPORT)");
+	if (have_dst) {
+		/* a flow: its own 5-tuple */
+		if (!hp1)
+			return perr(&ps, "'%s' needs a port (SRC:SPORT)", first_word);
+		s->src = first;
+		s->sport = first_port;
+		/* once, its path against the flow's own traces; rounds on request */
+		s->table = have_count || s->report;
+	} else {
+		s->dst = first;
+		s->dport = hp1 ? first_port : s->proto == 6 ? 80 : 33434;
+		if (default_source(&ps, topo, &s->dst, &s->src) < 0)
+			return -1;
+		s->sport = 0;	/* chosen from the probe id */
+		s->table = true;
+	}
+	if (!s->table)
+		s->rounds = 1;
 	s->tcp_flags = 0x02;
 	if (topo && topo->analyzer.af == 4)
 		s->outer_src = topo->analyzer;
@@ -552,6 +642,7 @@ int hs_traceroute_parse(int argc, char **argv, const struct hs_topo *topo,
 			s->from = true;
 		}
 	}
+	s->count = s->rounds ? s->rounds * s->max_ttl : UINT_MAX;
 	return 0;
 }
 
@@ -643,7 +734,10 @@ void hs_probe_pkt_init(const struct hs_probe_spec *s, uint32_t probe_id, uint32_
 	}
 	pk->tcp_seq = probe_id * 0x9e3779b1u + seq * 0x10001u;
 	pk->sport = s->sport ? s->sport : (uint16_t)(32768 + probe_id % 28000);
-	pk->ttl = s->kind == HS_PROBE_TRACEROUTE ? (uint8_t)(seq + 1) : s->ttl;
+	if (s->kind != HS_PROBE_TRACEROUTE)
+		pk->ttl = s->ttl;
+	else	/* rounds of TTL 1..max_ttl */
+		pk->ttl = (uint8_t)((s->max_ttl ? seq % s->max_ttl : seq) + 1);
 }
 
 static uint32_t v4(const struct hs_addr *a)
@@ -938,7 +1032,29 @@ uint64_t hs_probe_percentile(uint64_t *v, size_t n, double p)
 struct probe_slot {
 	struct hs_probe_pkt pk;
 	bool sent;
+	bool settled;		/* traceroute rounds: counted in the table */
 	struct hs_probe_result r;
+};
+
+/* traceroute rounds: what the packets saw at each hop of the path (hop k is
+ * the k-th switch of a packet's own per-hop trace) */
+struct tr_hop {
+	int sw[4];		/* the switches seen at this hop */
+	struct hs_addr addr[4];
+	int nsw;
+	uint64_t n;		/* latency samples */
+	int64_t last, best, worst;
+	double mean, m2;	/* running mean and sum of squared deviations */
+};
+
+struct tr_stats {
+	uint64_t sent[HS_TRACEROUTE_MAX_TTL + 1];	/* settled packets by TTL */
+	uint64_t seen[HS_TRACEROUTE_MAX_TTL + 1][HS_TRACEROUTE_MAX_TTL + 1];	/* [ttl][hop] */
+	struct tr_hop hop[HS_TRACEROUTE_MAX_TTL + 1];
+	int reached;		/* the hop of the destination's ToR, 0 not yet */
+	int deepest;		/* the deepest hop any packet was seen at */
+	unsigned rounds;	/* rounds sent */
+	int drawn;		/* lines of the live table on the terminal */
 };
 
 struct icmp_reply {
@@ -957,8 +1073,10 @@ struct probe_run {
 	uv_timer_t send_timer, end_timer;
 	int open_handles;
 	unsigned nsent, ndone;
-	bool finished, send_failed;
+	bool finished, send_failed, stopped;
 	struct probe_slot *slot;
+	unsigned nslots;	/* packet seq's slot: seq % nslots */
+	struct tr_stats *tr;	/* traceroute rounds */
 	/* traceroute: ICMP time-exceeded replies, when they come back to us */
 	int icmp_fd;
 	uv_poll_t icmp_poll;
@@ -1091,8 +1209,9 @@ static void print_result(struct probe_run *r, const struct hs_probe_result *res)
 static struct probe_slot *match_slot(struct probe_run *r, const struct hs_trace *t)
 {
 	uint64_t first = t->nhops ? t->hops[0].ts_ns : 0;
+	unsigned used = r->nsent < r->nslots ? r->nsent : r->nslots;
 
-	for (unsigned i = 0; i < r->nsent; i++) {
+	for (unsigned i = 0; i < used; i++) {
 		const struct hs_probe_pkt *pk = &r->slot[i].pk;
 		if (r->s.proto == 6 && t->seq == pk->tcp_seq && t->ip_id == pk->ip_id)
 			return &r->slot[i];
@@ -1101,7 +1220,7 @@ static struct probe_slot *match_slot(struct probe_run *r, const struct hs_trace 
 	}
 	/* same IP ID on every packet (id N): the oldest packet still waiting */
 	if (r->s.proto != 6 && r->s.have_ip_id)
-		for (unsigned i = 0; i < r->nsent; i++)
+		for (unsigned i = 0; i < used; i++)
 			if (r->slot[i].r.outcome == HS_PROBE_PENDING &&
 			    (!first || r->slot[i].pk.sent_ns <= first + HS_NS_PER_SEC))
 				return &r->slot[i];
@@ -1115,11 +1234,12 @@ static void handle_closed(uv_handle_t *h)
 	if (--r->open_handles > 0)
 		return;
 	free(r->slot);
+	free(r->tr);
 	free(r->words);
 	free(r);
 }
 
-static void store_run(struct probe_run *r)
+static void store_slots(struct probe_run *r, const struct probe_slot *slots, unsigned n)
 {
 	struct hs_ctx *ctx = r->ctx;
 	struct hs_store *st = hs_ctx_store(ctx);
@@ -1144,8 +1264,8 @@ static void store_run(struct probe_run *r)
 		goto fail;
 	hs_addr_str(&r->s.src, a1, sizeof(a1));
 	hs_addr_str(&r->s.dst, a2, sizeof(a2));
-	for (unsigned i = 0; i < r->nsent; i++) {
-		const struct probe_slot *sl = &r->slot[i];
+	for (unsigned i = 0; i < n; i++) {
+		const struct probe_slot *sl = &slots[i];
 		const struct hs_probe_result *res = &sl->r;
 		sqlite3_bind_int64(sp, 1, r->id);
 		sqlite3_bind_int64(sp, 2, sl->pk.seq);
@@ -1393,6 +1513,228 @@ static void print_summary(struct probe_run *r)
 	out_text(o, "\n");
 }
 
+/* how long a packet's trace is waited for after the last packet */
+static uint64_t wait_ns(const struct probe_run *r)
+{
+	uint64_t tt = r->ctx->set.trace_timeout_ns ? r->ctx->set.trace_timeout_ns : HS_NS_PER_SEC;
+
+	return r->s.timeout_ns ? r->s.timeout_ns : tt + 2 * HS_NS_PER_SEC;
+}
+
+/* ---- traceroute rounds: per-hop loss and latency ------------------------------- */
+
+static bool same_switch(const struct hs_probe_hop *a, const struct hs_probe_hop *b)
+{
+	return a->sw >= 0 ? a->sw == b->sw : b->sw < 0 && hs_addr_eq(&a->addr, &b->addr);
+}
+
+static void tr_hop_add(struct tr_hop *th, const struct hs_probe_hop *h, int64_t at)
+{
+	int i;
+
+	for (i = 0; i < th->nsw; i++)
+		if (h->sw >= 0 ? th->sw[i] == h->sw : th->sw[i] < 0 && hs_addr_eq(&th->addr[i], &h->addr))
+			break;
+	if (i == th->nsw && th->nsw < (int)HS_ARRAY_SIZE(th->sw)) {
+		th->sw[th->nsw] = h->sw;
+		th->addr[th->nsw++] = h->addr;
+	}
+	if (at < 0)
+		return;		/* a time off the send's clock */
+	th->n++;
+	th->last = at;
+	if (th->n == 1 || at < th->best)
+		th->best = at;
+	if (th->n == 1 || at > th->worst)
+		th->worst = at;
+	double d = (double)at - th->mean;
+	th->mean += d / (double)th->n;
+	th->m2 += d * ((double)at - th->mean);
+}
+
+/* count a packet whose fate is known: its trace closed, or it never came */
+static void tr_settle(struct probe_run *r, struct probe_slot *sl)
+{
+	struct tr_stats *ts = r->tr;
+	const struct hs_probe_result *res = &sl->r;
+	int64_t at[HS_TRACE_MAX_HOPS];
+	int ttl = sl->pk.ttl, k = 0;
+	int leaf = r->ctx->topo ? hs_topo_leaf_for(r->ctx->topo, &r->s.dst) : -1;
+
+	if (sl->settled || !sl->sent || ttl < 1 || ttl > HS_TRACEROUTE_MAX_TTL)
+		return;
+	sl->settled = true;
+	ts->sent[ttl]++;
+	hs_probe_hop_times(res, at);
+	for (int i = 0; i < res->nhops && k < r->s.max_ttl; i++) {
+		const struct hs_probe_hop *h = &res->hops[i];
+		/* a switch that reports a packet twice (in and out of its
+		 * IP-in-IP header) is one hop, reached at its first copy */
+		if (i > 0 && same_switch(&res->hops[i - 1], h))
+			continue;
+		k++;
+		ts->seen[ttl][k]++;
+		tr_hop_add(&ts->hop[k], h, at[i]);
+		if (k > ts->deepest)
+			ts->deepest = k;
+		if (leaf >= 0 && h->sw == leaf && (!ts->reached || k < ts->reached))
+			ts->reached = k;
+	}
+	store_slots(r, sl, 1);
+}
+
+/* the hops shown: up to the destination's ToR, else one past the deepest
+ * hop seen (where the packets stop) */
+static int tr_nhops(const struct probe_run *r)
+{
+	const struct tr_stats *ts = r->tr;
+
+	if (ts->reached)
+		return ts->reached;
+	return ts->deepest < r->s.max_ttl ? ts->deepest + 1 : ts->deepest;
+}
+
+/* hop k's packets: those with TTL k or more, which should all have got there */
+static void tr_counts(const struct tr_stats *ts, int k, uint64_t *sent, uint64_t *recv)
+{
+	*sent = *recv = 0;
+	for (int t = k; t <= HS_TRACEROUTE_MAX_TTL; t++) {
+		*sent += ts->sent[t];
+		*recv += ts->seen[t][k];
+	}
+}
+
+static void tr_render(struct probe_run *r, struct hs_out *o)
+{
+	const struct tr_stats *ts = r->tr;
+	const struct hs_topo *topo = r->ctx->topo;
+	char a1[HS_ADDRSTRLEN], a2[HS_ADDRSTRLEN], nb[HS_ADDRSTRLEN], v[5][32];
+	int nh = tr_nhops(r);
+
+	hs_addr_str(&r->s.src, a1, sizeof(a1));
+	hs_addr_str(&r->s.dst, a2, sizeof(a2));
+	if (o->json) {
+		out_obj_open(o, NULL);
+		out_uint(o, "traceroute", NULL, r->id);
+		out_str(o, "src", NULL, a1);
+		out_uint(o, "sport", NULL, r->s.sport);
+		out_str(o, "dst", NULL, a2);
+		out_uint(o, "dport", NULL, r->s.dport);
+		out_str(o, "proto", NULL, r->s.proto == 6 ? "tcp" : "udp");
+		out_uint(o, "rounds", NULL, ts->rounds);
+		out_bool(o, "reached", NULL, ts->reached > 0);
+		out_arr_open(o, "hops");
+	} else {
+		out_text(o, "traceroute %s:%u > %s:%u %s, %u round%s (times in ms)\n", a1, r->s.sport,
+			 a2, r->s.dport, r->s.proto == 6 ? "tcp" : "udp", ts->rounds,
+			 ts->rounds == 1 ? "" : "s");
+		out_text(o, "%3s  %-16s %6s %5s %7s %7s %7s %7s %7s\n", "hop", "switch", "loss%",
+			 "sent", "last", "avg", "best", "worst", "stdev");
+	}
+	for (int k = 1; k <= nh; k++) {
+		const struct tr_hop *th = &ts->hop[k];
+		uint64_t sent, recv;
+		char names[HS_ARRAY_SIZE(th->sw) * (HS_NAME_MAX + 1)] = "";
+		size_t used = 0;
+		tr_counts(ts, k, &sent, &recv);
+		double loss = sent ? 100.0 * (double)(sent - recv) / (double)sent : 0.0;
+		double stdev = th->n > 1 ? sqrt(th->m2 / (double)(th->n - 1)) : 0.0;
+		double f[5] = { (double)th->last, th->mean, (double)th->best, (double)th->worst, stdev };
+		if (o->json) {
+			out_obj_open(o, NULL);
+			out_uint(o, "hop", NULL, (unsigned)k);
+			out_arr_open(o, "switches");
+			for (int i = 0; i < th->nsw; i++)
+				out_str(o, NULL, NULL, sw_name(topo, th->sw[i], &th->addr[i], nb, sizeof(nb)));
+			out_arr_close(o);
+			out_uint(o, "sent", NULL, sent);
+			out_uint(o, "received", NULL, recv);
+			snprintf(v[0], sizeof(v[0]), "%.1f", loss);
+			out_raw(o, "loss_pct", NULL, v[0]);
+			static const char *const keys[] = { "last", "avg", "best", "worst", "stdev" };
+			for (int i = 0; i < 5; i++) {
+				if (!th->n) {
+					out_null(o, keys[i]);
+					continue;
+				}
+				snprintf(v[i], sizeof(v[i]), "%.9f", f[i] / 1e9);
+				out_raw(o, keys[i], NULL, v[i]);
+			}
+			out_obj_close(o);
+			continue;
+		}
+		for (int i = 0; i < th->nsw && used < sizeof(names); i++) {
+			int n = snprintf(names + used, sizeof(names) - used, "%s%s", i ? "," : "",
+					 sw_name(topo, th->sw[i], &th->addr[i], nb, sizeof(nb)));
+			if (n < 0)
+				break;
+			used += (size_t)n;
+		}
+		out_text(o, "%3d  %-16s %5.1f%% %5" PRIu64, k, th->nsw ? names : "*", loss, sent);
+		for (int i = 0; i < 5; i++) {
+			double ms = f[i] / 1e6;
+			/* three decimals while they fit the column */
+			if (!th->n)
+				snprintf(v[i], sizeof(v[i]), "-");
+			else
+				snprintf(v[i], sizeof(v[i]), "%.*f", ms < 100 ? 3 : ms < 10000 ? 1 : 0, ms);
+			out_text(o, " %7s", v[i]);
+		}
+		out_text(o, "\n");
+	}
+	if (o->json) {
+		out_arr_close(o);
+		out_obj_close(o);
+	} else if (!ts->reached && ts->rounds && topo && hs_topo_leaf_for(topo, &r->s.dst) >= 0) {
+		out_text(o, "destination's ToR not reached\n");
+	}
+}
+
+/* live at a terminal: the table drawn again in place after each round */
+static bool tr_live(const struct probe_run *r)
+{
+	return r->ctx->interactive && !r->s.report && !json_of(r);
+}
+
+/* the terminal rows TEXT takes, its long lines wrapped */
+static int text_rows(const char *text, size_t len, int cols)
+{
+	int rows = 0;
+	size_t col = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		if (text[i] != '\n') {
+			col++;
+			continue;
+		}
+		rows += col == 0 ? 1 : (int)((col + (size_t)cols - 1) / (size_t)cols);
+		col = 0;
+	}
+	return rows;
+}
+
+static void tr_draw(struct probe_run *r)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	struct hs_out o;
+	FILE *fp = mem_open(&buf, &len, &o, false);
+	FILE *to = r->ctx->out.fp;
+
+	if (!fp)
+		return;
+	tr_render(r, &o);
+	fclose(fp);
+	if (r->tr->drawn > 0)
+		fprintf(to, "\033[%dA\r\033[J", r->tr->drawn);
+	fwrite(buf, 1, len, to);
+	fflush(to);
+	struct winsize ws;
+	int cols = ioctl(fileno(to), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 ? ws.ws_col : 80;
+	r->tr->drawn = text_rows(buf, len, cols);
+	free(buf);
+}
+
 static void finish(struct probe_run *r)
 {
 	struct hs_ctx *ctx = r->ctx;
@@ -1409,8 +1751,15 @@ static void finish(struct probe_run *r)
 	}
 
 	unsigned delivered = 0;
-	for (unsigned i = 0; i < r->nsent; i++) {
+	unsigned used = r->nsent < r->nslots ? r->nsent : r->nslots;
+	for (unsigned i = 0; i < used; i++) {
 		struct probe_slot *sl = &r->slot[i];
+		/* stopped: a packet still within its wait is not lost, only unknown */
+		if (r->tr && r->stopped && sl->sent && sl->r.outcome == HS_PROBE_PENDING &&
+		    hs_wall_ns() < sl->pk.sent_ns + wait_ns(r)) {
+			store_slots(r, sl, 1);
+			continue;
+		}
 		if (sl->r.outcome == HS_PROBE_PENDING) {
 			sl->r.outcome = HS_PROBE_LOST;
 			sl->r.lost_after = -1;
@@ -1419,16 +1768,28 @@ static void finish(struct probe_run *r)
 			if (r->s.kind != HS_PROBE_TRACEROUTE)
 				print_result(r, &sl->r);
 		}
+		if (r->tr)
+			tr_settle(r, sl);
 		if (sl->r.outcome == HS_PROBE_DELIVERED)
 			delivered++;
 	}
 	fflush(ctx->out.fp);
-	if (r->nsent > 0) {
+	if (r->tr && tr_live(r)) {
+		/* Ctrl-C: the console went to a new line below the table */
+		if (r->stopped && r->tr->drawn)
+			r->tr->drawn++;
+		tr_draw(r);
+	} else if (r->tr) {
+		bool saved = ctx->out.json;
+		ctx->out.json = json_of(r);
+		tr_render(r, &ctx->out);
+		ctx->out.json = saved;
+	} else if (r->nsent > 0) {
 		if (r->s.kind == HS_PROBE_TRACEROUTE)
 			print_traceroute(r);
 		else
 			print_summary(r);
-		store_run(r);
+		store_slots(r, r->slot, r->nsent);
 	}
 	fflush(ctx->out.fp);
 
@@ -1468,16 +1829,25 @@ static void end_cb(uv_timer_t *t)
 
 static void probe_cancel(struct hs_ctx *ctx)
 {
-	if (active_run && active_run->ctx == ctx)
+	if (active_run && active_run->ctx == ctx) {
+		active_run->stopped = true;
 		finish(active_run);
+	}
 }
 
 static int send_one(struct probe_run *r)
 {
-	struct probe_slot *sl = &r->slot[r->nsent];
+	struct probe_slot *sl = &r->slot[r->nsent % r->nslots];
 	uint8_t buf[HS_PROBE_MTU];
 	char err[LIBNET_ERRBUF_SIZE + 64], ab[HS_ADDRSTRLEN];
 
+	if (r->tr && sl->sent) {
+		/* a packet of a round long gone: lost if nothing came of it */
+		if (sl->r.outcome == HS_PROBE_PENDING)
+			sl->r.outcome = HS_PROBE_LOST;
+		tr_settle(r, sl);
+	}
+	memset(sl, 0, sizeof(*sl));
 	hs_probe_pkt_init(&r->s, r->id, r->nsent, hs_wall_ns(), &sl->pk);
 	size_t n = hs_probe_craft(r->l, &r->s, &sl->pk, buf, sizeof(buf), err, sizeof(err));
 	if (n == 0) {
@@ -1503,13 +1873,6 @@ static int send_one(struct probe_run *r)
 	return 0;
 }
 
-static uint64_t wait_ns(const struct probe_run *r)
-{
-	uint64_t tt = r->ctx->set.trace_timeout_ns ? r->ctx->set.trace_timeout_ns : HS_NS_PER_SEC;
-
-	return r->s.timeout_ns ? r->s.timeout_ns : tt + 2 * HS_NS_PER_SEC;
-}
-
 static void send_cb(uv_timer_t *t)
 {
 	struct probe_run *r = t->data;
@@ -1523,7 +1886,17 @@ static void send_cb(uv_timer_t *t)
 	}
 	if (r->nsent >= r->s.count) {
 		uv_timer_stop(&r->send_timer);
+		if (r->tr)
+			r->tr->rounds++;
 		uv_timer_start(&r->end_timer, end_cb, wait_ns(r) / 1000000, 0);
+	} else if (r->tr && r->nsent % r->s.max_ttl == 0) {
+		/* a round sent: the next one a round's interval after it began */
+		uint64_t spent = (uint64_t)(r->s.max_ttl - 1) * r->s.interval_ns;
+		uint64_t gap = r->s.round_ns > spent ? r->s.round_ns - spent : r->s.interval_ns;
+		r->tr->rounds++;
+		if (tr_live(r))
+			tr_draw(r);
+		uv_timer_start(&r->send_timer, send_cb, gap / 1000000, r->s.interval_ns / 1000000);
 	}
 }
 
@@ -1642,7 +2015,17 @@ int hs_probe_run(struct hs_ctx *ctx, const struct hs_probe_spec *s, const char *
 	r->s.json = s->json || ctx->out.json;	/* --json after the verb */
 	r->l = l;
 	r->words = hs_xstrdup(words ? words : "");
-	r->slot = hs_xcalloc(s->count, sizeof(*r->slot));
+	r->nslots = s->count;
+	if (s->kind == HS_PROBE_TRACEROUTE && s->table) {
+		/* a ring of the rounds a packet may still be waited for in */
+		uint64_t rounds = wait_ns(r) / s->round_ns + 3;
+		r->tr = hs_xcalloc(1, sizeof(*r->tr));
+		if (rounds > 64)
+			rounds = 64;
+		if (s->count > rounds * s->max_ttl)
+			r->nslots = (unsigned)rounds * s->max_ttl;
+	}
+	r->slot = hs_xcalloc(r->nslots, sizeof(*r->slot));
 	r->icmp_fd = -1;
 	if (next_probe_id == 0)
 		next_probe_id = (uint32_t)(hs_wall_ns() / 1000) ^ ((uint32_t)getpid() << 16);
@@ -1656,7 +2039,7 @@ int hs_probe_run(struct hs_ctx *ctx, const struct hs_probe_spec *s, const char *
 	uv_timer_init(ctx->loop, &r->end_timer);
 	r->send_timer.data = r->end_timer.data = r;
 	r->open_handles = 2;
-	if (s->kind == HS_PROBE_TRACEROUTE)
+	if (s->kind == HS_PROBE_TRACEROUTE && !r->tr)
 		icmp_open(r);
 	active_run = r;
 	ctx->cancel = probe_cancel;
@@ -1708,7 +2091,9 @@ void hs_probe_on_trace(struct hs_ctx *ctx, const struct hs_trace *t)
 		r->ndone++;
 	}
 	sl->r = res;
-	if (r->s.kind != HS_PROBE_TRACEROUTE)
+	if (r->tr)
+		tr_settle(r, sl);
+	else if (r->s.kind != HS_PROBE_TRACEROUTE)
 		print_result(r, &sl->r);
 	/* finish from the loop, not from inside the tracer's callback */
 	if (r->ndone >= r->s.count && r->nsent >= r->s.count)

@@ -38,4 +38,67 @@ sys.exit(0 if ok else 1)
 PY
 	ok "traceroute of $h1:$sport > $h8:5001 matches the flow's own traces"
 done
-echo "1..2"
+
+# live at a terminal of 80x24: the table is drawn again in place each round,
+# and Ctrl-C leaves the last one, the packets still in flight not counted lost
+if command -v tmux >/dev/null 2>&1; then
+	T="tmux -L hs-$TEST-$$"
+	screen=$LAB_STATE/screen
+	$T new-session -d -s hs -x 80 -y 24 "env TERM=screen-256color $HOPSCOPE --db '$LAB_STATE/h.db' --lab --state '$LAB_STATE'; sleep 30"
+	trap 'st=$?; set +e; $T kill-server 2>/dev/null; (exit $st); lab_cleanup' EXIT
+	for i in $(seq 50); do $T capture-pane -p -t hs >"$screen"; grep -q 'hopscope>' "$screen" && break; sleep 0.2; done
+	$T send-keys -t hs "traceroute h8" Enter
+	for i in $(seq 60); do $T capture-pane -p -t hs >"$screen"; grep -q ', 3 rounds' "$screen" && break; sleep 0.2; done
+	$T send-keys -t hs C-c
+	for i in $(seq 50); do $T capture-pane -p -t hs >"$screen"; grep -q '^hopscope> *$' "$screen" && break; sleep 0.2; done
+	cat "$screen"
+	[ "$(grep -c '^traceroute .* > 10\.1\.4\.12:80 tcp, [0-9]* rounds' "$screen")" = 1 ] ||
+		fail "the live table is not drawn in place"
+	grep -Eq '^  3  leaf4 +0\.0% ' "$screen" && grep -Eq '^  1  leaf1 +0\.0% ' "$screen" &&
+		grep -q '^hopscope> *$' "$screen" ||
+		fail "Ctrl-C does not leave the last table with the packets in flight left out"
+	[ "$(awk '{ if (length($0) > 80) n++ } END { print n + 0 }' "$screen")" = 0 ] ||
+		fail "the table is wider than 80 columns"
+	$T kill-server 2>/dev/null || true
+	trap lab_cleanup EXIT
+	ok "traceroute h8 live at 80x24: redrawn in place, Ctrl-C keeps the last table"
+else
+	echo "traceroute h8 live: tmux is not installed, NOT tested" >&2
+fi
+
+# traceroute HOST, the mtr way: no source, no ports; rounds with per-hop
+# loss and latency. Both spines drop half of what they send to leaf4 (the
+# copies are mirrored before the drop), so the loss is all at hop 3.
+lab fault drop spine1-leaf4 50% >/dev/null || fail "fault drop spine1-leaf4 failed"
+lab fault drop spine2-leaf4 50% >/dev/null || fail "fault drop spine2-leaf4 failed"
+"$HOPSCOPE" --db "$LAB_STATE/h.db" --lab --state "$LAB_STATE" \
+	-c "traceroute h8 count 4 interval 200ms --json" >"$out" 2>"$LAB_STATE/err" ||
+	{ cat "$LAB_STATE/err" >&2; fail "traceroute h8 exited non-zero"; }
+python3 - "$out" <<'PY' || fail "traceroute h8's per-hop figures are wrong"
+import json, sys
+t = json.load(open(sys.argv[1]))
+hops = t["hops"]
+print("rounds", t["rounds"], [(h["hop"], h["switches"], h["sent"], h["received"], h["loss_pct"], h["best"], h["avg"], h["worst"], h["stdev"])
+                               for h in hops])
+ok = (t["rounds"] == 4 and t["reached"] and len(hops) == 3
+      and hops[0]["switches"] == ["leaf1"] and hops[2]["switches"] == ["leaf4"]
+      and hops[1]["switches"][0].startswith("spine")
+      # hop k counts the packets with TTL k or more: 4 rounds of 15, 14, 13
+      and [h["sent"] for h in hops] == [60, 56, 52]
+      and hops[0]["loss_pct"] == 0 and hops[1]["loss_pct"] == 0
+      and 20 <= hops[2]["loss_pct"] <= 80
+      and all(0 < h["best"] <= h["avg"] <= h["worst"] < 1 and h["stdev"] >= 0 for h in hops))
+sys.exit(0 if ok else 1)
+PY
+ok "traceroute h8: 3 hops, the loss on hop 3 only, latency per hop"
+
+"$HOPSCOPE" --db "$LAB_STATE/h.db" --lab --state "$LAB_STATE" \
+	-c "traceroute h8 count 2 interval 200ms --report" >"$out" 2>"$LAB_STATE/err" ||
+	{ cat "$LAB_STATE/err" >&2; fail "traceroute --report exited non-zero"; }
+cat "$out"
+grep -q "^traceroute .* > $h8:80 tcp, 2 rounds" "$out" &&
+	grep -Eq '^  1  leaf1 +0\.0% +30 ' "$out" &&
+	grep -Eq '^  3  leaf4 +[0-9.]+% +26 ' "$out" ||
+	fail "traceroute --report does not print the table"
+ok "traceroute h8 --report prints the table once"
+echo "1..5"

@@ -260,9 +260,69 @@ static void test_traceroute_parse(void **state)
 	argc = words("10.1.1.10:1 > 10.1.3.10:80 proto icmp", argv, 16);
 	assert_int_equal(hs_traceroute_parse(argc, argv, topo, &s, err, sizeof(err)), -1);
 	assert_string_equal(err, "traceroute: 'proto icmp' not supported (tcp or udp)");
-	argc = words("10.1.1.10:1", argv, 16);
+	argc = words("", argv, 16);
 	assert_int_equal(hs_traceroute_parse(argc, argv, topo, &s, err, sizeof(err)), -1);
-	assert_string_equal(err, "traceroute: needs a flow (SRC:SPORT > DST:DPORT)");
+	assert_string_equal(err, "traceroute: needs a destination (HOST[:PORT], or "
+			    "SRC:SPORT > DST:DPORT)");
+	argc = words("10.1.1.10:1 >", argv, 16);
+	assert_int_equal(hs_traceroute_parse(argc, argv, topo, &s, err, sizeof(err)), -1);
+	assert_string_equal(err, "traceroute: '>' needs a destination (> DST:DPORT)");
+}
+
+/* traceroute HOST, the mtr way: a source and ports of its own, rounds */
+static void test_traceroute_host(void **state)
+{
+	struct hs_probe_spec s;
+	struct hs_probe_pkt pk;
+	char err[256], a[HS_ADDRSTRLEN], *argv[16];
+	int argc = words("10.1.3.10", argv, 16);
+
+	(void)state;
+	assert_int_equal(hs_traceroute_parse(argc, argv, topo, &s, err, sizeof(err)), 0);
+	assert_true(s.table);
+	assert_false(s.report);
+	assert_int_equal(s.rounds, 0);		/* until stopped */
+	assert_int_equal(s.dport, 80);
+	assert_int_equal(s.sport, 0);		/* from the probe id */
+	/* from a host behind another leaf, in through that leaf */
+	assert_string_equal(hs_addr_str(&s.src, a, sizeof(a)), "10.1.1.10");
+	assert_int_equal(s.via[0], hs_topo_switch_by_name(topo, "leaf1"));
+
+	argc = words("h1 count 3 --report max-ttl 4 proto udp", argv, 16);
+	assert_int_equal(hs_traceroute_parse(argc, argv, topo, &s, err, sizeof(err)), 0);
+	assert_string_equal(hs_addr_str(&s.dst, a, sizeof(a)), "10.1.1.10");
+	assert_string_equal(hs_addr_str(&s.src, a, sizeof(a)), "10.1.3.10");
+	assert_int_equal(s.dport, 33434);
+	assert_true(s.report);
+	assert_int_equal(s.rounds, 3);
+	assert_int_equal(s.count, 12);
+	/* each round TTL 1..max-ttl again */
+	hs_probe_pkt_init(&s, 9, 3, 0, &pk);
+	assert_int_equal(pk.ttl, 4);
+	hs_probe_pkt_init(&s, 9, 4, 0, &pk);
+	assert_int_equal(pk.ttl, 1);
+
+	/* a flow's traceroute takes rounds too when asked */
+	argc = words("10.1.1.10:40000 > 10.1.3.10:80 count 2", argv, 16);
+	assert_int_equal(hs_traceroute_parse(argc, argv, topo, &s, err, sizeof(err)), 0);
+	assert_true(s.table);
+	assert_int_equal(s.count, 2 * HS_TRACEROUTE_MAX_TTL);
+
+	/* without a topology: this machine's own address toward the host */
+	argc = words("127.0.0.1:5001", argv, 16);
+	assert_int_equal(hs_traceroute_parse(argc, argv, NULL, &s, err, sizeof(err)), 0);
+	assert_string_equal(hs_addr_str(&s.src, a, sizeof(a)), "127.0.0.1");
+	assert_int_equal(s.dport, 5001);
+
+	argc = words("10.1.3.10 count 0", argv, 16);
+	assert_int_equal(hs_traceroute_parse(argc, argv, topo, &s, err, sizeof(err)), -1);
+	assert_string_equal(err, "traceroute: 'count 0' out of range (1-10000)");
+	argc = words("10.1.3.10 interval 10ms", argv, 16);
+	assert_int_equal(hs_traceroute_parse(argc, argv, topo, &s, err, sizeof(err)), -1);
+	assert_string_equal(err, "traceroute: 'interval 10ms' out of range (at least 100ms)");
+	argc = words("10.1.3.10 10.1.4.10", argv, 16);
+	assert_int_equal(hs_traceroute_parse(argc, argv, topo, &s, err, sizeof(err)), -1);
+	assert_string_equal(err, "traceroute: unexpected '10.1.4.10' (the destination follows '>')");
 }
 
 /* ---- crafted bytes ------------------------------------------------------------ */
@@ -790,6 +850,7 @@ int main(void)
 		cmocka_unit_test(test_parse_defaults_and_order),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_traceroute_parse),
+		cmocka_unit_test(test_traceroute_host),
 		cmocka_unit_test(test_craft_tcp_fields),
 		cmocka_unit_test(test_craft_udp_icmp),
 		cmocka_unit_test(test_craft_badsum),
