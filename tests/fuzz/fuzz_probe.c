@@ -55,7 +55,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();	/* a refusal always says why */
 		goto out;
 	}
-	if (s.nvia < 0 || s.nvia > HS_PROBE_MAX_VIA || s.count > HS_PROBE_MAX_COUNT)
+	if (s.nvia < 0 || s.nvia > HS_PROBE_MAX_VIA)
+		abort();
+	/* a traceroute sends rounds of max_ttl packets, without end when no
+	 * count was given */
+	if (s.kind == HS_PROBE_TRACEROUTE ?
+	    s.max_ttl < 1 || s.max_ttl > HS_TRACEROUTE_MAX_TTL || s.rounds > HS_PROBE_MAX_COUNT ||
+	    (s.rounds && s.count != s.rounds * s.max_ttl) || (!s.rounds && !s.table) :
+	    s.count > HS_PROBE_MAX_COUNT)
 		abort();
 	if (s.kind == HS_PROBE_PLAIN && (s.len && (s.len < hs_probe_min_len(&s) ||
 						     s.len > hs_probe_max_len(&s))))
