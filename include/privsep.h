@@ -29,10 +29,18 @@ struct hs_privs {
 	char user[64];
 };
 
-/* Decide what to become. user is -Z (NULL: $HOPSCOPE_USER, else "nobody");
+/* Decide what to become. user is -Z (NULL: $HOPSCOPE_USER, else the user
+ * who ran sudo when $SUDO_UID names one, else "nobody");
  * "root" or a user with uid 0 keeps root. Not root: nothing to drop. Returns
  * 0, or -1 with the reason in err (unknown user). */
 int hs_privs_plan(const char *user, struct hs_privs *p, char *err, size_t errlen);
+
+/* the user hopscope became, or NULL while it has not dropped root */
+const char *hs_privs_user(void);
+/* for an error errno e about a file: " (hopscope runs as 'nobody' once it
+ * has dropped root; -Z USER runs it as another)" when e is a refusal of
+ * permission after the drop, else "" */
+const char *hs_privs_why(int e);
 
 /* Become p's user (its groups, gid, uid) keeping CAP_NET_RAW only, and check
  * that root cannot be regained. Returns 0, or -1 with the reason in err. */

@@ -24,6 +24,7 @@
 #include "hs.h"
 #include "interrupt.h"
 #include "outfile.h"
+#include "privsep.h"
 #include "runner.h"
 #include "store.h"
 
@@ -160,7 +161,7 @@ static int refuse(char *err, size_t errlen, const char *path, const char *why)
 
 static int fail(char *err, size_t errlen, const char *path, int e)
 {
-	snprintf(err, errlen, "cannot write '%s': %s", path, strerror(e));
+	snprintf(err, errlen, "cannot write '%s': %s%s", path, strerror(e), hs_privs_why(e));
 	return -1;
 }
 
@@ -221,8 +222,9 @@ static int open_tmp(struct hs_outfile *f, char *err, size_t errlen)
 	free(dir);
 	int fd = mkostemp(f->tmp, O_CLOEXEC);
 	if (fd < 0) {
+		int e = errno;
 		snprintf(err, errlen, "cannot write '%s': cannot make a temporary file beside it: "
-			 "%s", f->path, strerror(errno));
+			 "%s%s", f->path, strerror(e), hs_privs_why(e));
 		return -1;
 	}
 	mode_t um = umask(0);

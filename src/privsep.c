@@ -40,9 +40,40 @@
 #define DRIVER_TIMEOUT_MS 60000		/* a hung driver is killed */
 #define REPLY_HDR	20
 
+/* the user this console became, "" while it has not dropped root */
+static char ran_as[64];
+
+const char *hs_privs_user(void)
+{
+	return ran_as[0] ? ran_as : NULL;
+}
+
+const char *hs_privs_why(int e)
+{
+	static char why[160];
+
+	if ((e != EACCES && e != EPERM) || !ran_as[0])
+		return "";
+	snprintf(why, sizeof(why), " (hopscope runs as '%s' once it has dropped root; "
+		 "-Z USER runs it as another)", ran_as);
+	return why;
+}
+
+/* the user who ran sudo, when sudo started this: files written then belong
+ * to that user, and that user's own directories are writable */
+static const struct passwd *sudo_user(void)
+{
+	const char *v = getenv("SUDO_UID");
+	uint64_t uid;
+
+	if (!v || hs_parse_dec(v, UINT32_MAX - 1, &uid) < 0 || uid == 0)
+		return NULL;
+	return getpwuid((uid_t)uid);
+}
+
 int hs_privs_plan(const char *user, struct hs_privs *p, char *err, size_t errlen)
 {
-	const struct passwd *pw;
+	const struct passwd *pw = NULL;
 
 	bool root = getuid() == 0 || geteuid() == 0;
 	bool given = user && *user;
@@ -52,10 +83,13 @@ int hs_privs_plan(const char *user, struct hs_privs *p, char *err, size_t errlen
 		return 0;		/* nothing to drop */
 	if (!given) {
 		user = getenv("HOPSCOPE_USER");
-		if (!user || !*user)
+		if ((!user || !*user) && root && (pw = sudo_user()) != NULL)
+			user = pw->pw_name;
+		else if (!user || !*user)
 			user = "nobody";
 	}
-	pw = getpwnam(user);
+	if (!pw)
+		pw = getpwnam(user);
 	if (!pw) {
 		snprintf(err, errlen, "no user '%s' to run as (-Z USER; -Z root keeps root)",
 			 user);
@@ -103,6 +137,7 @@ int hs_privs_drop(const struct hs_privs *p, char *err, size_t errlen)
 		snprintf(err, errlen, "dropping root to '%s' did not hold", p->user);
 		return -1;
 	}
+	snprintf(ran_as, sizeof(ran_as), "%s", p->user);
 	return 0;
 }
 

@@ -10,7 +10,7 @@
 [ "$(id -u)" -eq 0 ] || skip "needs root to test dropping root"
 command -v setpriv >/dev/null || skip "needs setpriv (util-linux)"
 getent passwd nobody >/dev/null || skip "no user 'nobody'"
-unset HOPSCOPE_USER
+unset HOPSCOPE_USER SUDO_UID
 NOBODY=$(id -u nobody)
 CAP_NET_RAW_MASK=0000000000002000
 
