@@ -3,16 +3,15 @@
 #
 # hopscope's program is two parts (README, "Layout"):
 #
-#   the console: the verbs, commands/*.c, and the files that read command
-#     lines, run them and show what they say: src/ main.c console.c
-#     runbook.c complete.c pager.c watch.c watchmodel.c out.c outfile.c
-#     fwalk.c, with the headers named in CONSOLE_H below;
-#   the engine: every other file of src/ and src/decode/ (capture sources,
-#     file reader, decode, filter, tracer, flows, topology, analyses, stats
-#     windows, rates and alerts, control, probes, snapshots, the mirror-rule
-#     grammar, drivers, the privileged broker, the store) with every other
-#     header of include/. It reports through return values, error buffers
-#     and callbacks, and never prints.
+#   the console: the verbs (commands/) and the files that read command
+#     lines, run them and show what they say (src/console/), with their
+#     headers (include/console/);
+#   the engine: src/ and src/decode/ (capture sources, the file reader,
+#     decode, filter, tracer, flows, topology, analyses, stats windows,
+#     rates and alerts, control, probes, snapshots, the mirror-rule
+#     grammar, drivers, the privileged broker, the store) with include/.
+#     It reports through return values, error buffers and callbacks, and
+#     never prints.
 #
 # (src/agent, src/lab and src/sonic are programs of their own.) Checked from
 # the sources and from the object files of this build (nm; an LTO object
@@ -34,10 +33,6 @@
 command -v nm >/dev/null 2>&1 || skip "nm is not installed"
 LC_ALL=C	# one order for sort, join and comm
 export LC_ALL
-
-CONSOLE_C="main console runbook complete pager watch watchmodel out outfile fwalk"
-CONSOLE_H="console.h cmd.h runner.h complete.h pager.h watch.h out.h outfile.h fwalk.h
-stats.h traces.h"
 
 # FILE includes HEADER | FILE SYMBOL (a console symbol it refers to)
 KNOWN='
@@ -87,30 +82,16 @@ src/probe.c out_warn
 
 S=$top_srcdir
 B=$top_builddir
-is_console_c() { case " $CONSOLE_C " in *" $1 "*) return 0 ;; esac; return 1; }
-is_console_h() { case " $(echo $CONSOLE_H) " in *" $1 "*) return 0 ;; esac; return 1; }
-
-# the engine's sources and headers, relative to the top
-: >"$tmp/engine_c"
-for f in "$S"/src/*.c "$S"/src/decode/*.c; do
-	rel=${f#"$S"/}
-	base=$(basename "$f" .c)
-	if [ "${rel%/*}" = src ] && is_console_c "$base"; then
-		continue
-	fi
-	echo "$rel" >>"$tmp/engine_c"
-done
-: >"$tmp/engine_h"
-for f in "$S"/include/*.h "$S"/src/decode/*.h; do
-	is_console_h "$(basename "$f")" || echo "${f#"$S"/}" >>"$tmp/engine_h"
-done
+# a file relative to the top, one a line
+files() { for f in "$@"; do [ -f "$f" ] && echo "${f#"$S"/}"; done; }
+files "$S"/src/*.c "$S"/src/decode/*.c >"$tmp/engine_c"
+files "$S"/include/*.h "$S"/src/decode/*.h >"$tmp/engine_h"
+files "$S"/src/console/*.c "$S"/commands/*.c >"$tmp/console_c"
+CONSOLE_H=$(files "$S"/include/console/*.h | sed 's|.*/||')
 [ -s "$tmp/engine_c" ] || hard "no engine sources under $S/src"
-for base in $CONSOLE_C; do
-	[ -f "$S/src/$base.c" ] || hard "src/$base.c, a console file, is not in the tree"
-done
-for h in $CONSOLE_H; do
-	[ -f "$S/include/$h" ] || hard "include/$h, a console header, is not in the tree"
-done
+[ -s "$tmp/console_c" ] || hard "no console sources under $S/src/console and $S/commands"
+[ -n "$CONSOLE_H" ] || hard "no console headers under $S/include/console"
+is_console_h() { case " $(echo $CONSOLE_H) " in *" ${1##*/} "*) return 0 ;; esac; return 1; }
 
 : >"$tmp/found"
 
@@ -122,29 +103,23 @@ cat "$tmp/engine_c" "$tmp/engine_h" | while read -r rel; do
 done >>"$tmp/found"
 
 # --- 2. and 3. symbols -------------------------------------------------------------
-# the object of a source: src/x.o, or src/libT_a-x.o when its library has
+# the object of a source: DIR/x.o, or DIR/libT_a-x.o when its library has
 # flags of its own
-object() { # object DIR BASE
-	for o in "$B/$1/$2.o" "$B/$1"/*-"$2".o; do
+object() { # object SOURCE
+	d=$(dirname "$1")
+	x=$(basename "$1" .c)
+	for o in "$B/$d/$x.o" "$B/$d"/*-"$x".o; do
 		[ -f "$o" ] && { echo "$o"; return 0; }
 	done
+	echo "$1 is not built (make first)" >"$tmp/unbuilt"
 	return 1
 }
-defined() { # defined OBJECT SOURCE: "SYMBOL TYPE SOURCE" of each symbol it defines
-	nm -g --defined-only "$1" | awk -v s="$2" 'NF == 3 { print $3, $2, s }'
-}
-: >"$tmp/console_syms"
-for base in $CONSOLE_C; do
-	o=$(object src "$base") || hard "src/$base.c is not built (make first)"
-	defined "$o" "src/$base.c" >>"$tmp/console_syms"
-done
-ncmd=0
-for f in "$S"/commands/*.c; do
-	base=$(basename "$f" .c)
-	o=$(object commands "$base") || hard "commands/$base.c is not built (make first)"
-	defined "$o" "commands/$base.c" >>"$tmp/console_syms"
-	ncmd=$((ncmd + 1))
-done
+# (loops read files, not pipes, so that hard ends the test)
+while read -r rel; do
+	o=$(object "$rel") || hard "$(cat "$tmp/unbuilt")"
+	# SYMBOL TYPE SOURCE of each symbol it defines
+	nm -g --defined-only "$o" | awk -v s="$rel" 'NF == 3 { print $3, $2, s }'
+done <"$tmp/console_c" >"$tmp/console_syms"
 sort -o "$tmp/console_syms" "$tmp/console_syms"
 [ -s "$tmp/console_syms" ] || hard "nm found no symbol in the console's objects"
 
@@ -152,16 +127,15 @@ refs() { # refs OBJECT: the symbols it refers to and does not define
 	nm -u "$1" | awk '{ print $NF }' | sort -u
 }
 while read -r rel; do
-	dir=${rel%/*}
-	base=$(basename "$rel" .c)
-	o=$(object "$dir" "$base") || hard "$rel is not built (make first)"
+	o=$(object "$rel") || hard "$(cat "$tmp/unbuilt")"
 	refs "$o" | join - "$tmp/console_syms" | awk -v f="$rel" '{ print f, $1 }'
 done <"$tmp/engine_c" >>"$tmp/found"
-for base in $CONSOLE_C; do
-	o=$(object src "$base")
+grep '^src/' "$tmp/console_c" >"$tmp/console_src"
+while read -r rel; do
+	o=$(object "$rel") || hard "$(cat "$tmp/unbuilt")"
 	refs "$o" | join - "$tmp/console_syms" |
-		awk -v f="src/$base.c" '$2 == "T" && $3 ~ /^commands\// { print f, $1 }'
-done >>"$tmp/found"
+		awk -v f="$rel" '$2 == "T" && $3 ~ /^commands\// { print f, $1 }'
+done <"$tmp/console_src" >>"$tmp/found"
 
 sort -u -o "$tmp/found" "$tmp/found"
 echo "$KNOWN" | sed '/^$/d' | sort -u >"$tmp/known"
@@ -173,11 +147,14 @@ comm -23 "$tmp/found" "$tmp/known" >"$tmp/new"
 while read -r file what; do
 	case "$what" in
 	"includes "*) not_ok "$file, an engine file, includes the console's ${what#includes }" ;;
-	*) not_ok "$file, of the engine, refers to $what, defined by the console's $(where "$what")" ;;
+	*) case "$file" in
+	   src/console/*) not_ok "$file calls $what, a verb's function ($(where "$what"))" ;;
+	   *) not_ok "$file, of the engine, refers to $what, the console's ($(where "$what"))" ;;
+	   esac ;;
 	esac
 done <"$tmp/new"
 [ -s "$tmp/new" ] || ok "no engine file depends on the console beyond the known exceptions\
- ($(wc -l <"$tmp/engine_c") engine sources, $ncmd verb files)"
+ ($(wc -l <"$tmp/engine_c") engine sources, $(wc -l <"$tmp/console_c") console ones)"
 
 comm -13 "$tmp/found" "$tmp/known" >"$tmp/gone"
 while read -r file what; do

@@ -44,14 +44,16 @@ PKG_LIBS=$(pkg-config --libs $PKGS 2>/dev/null) ||
 	PKG_LIBS="-luv -ledit -lpanel -lncurses -lpcap -lsqlite3 -lcap-ng"
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 CFLAGS="-std=c11 -g -O1 -Wall -Wextra -Wno-unused-parameter $SAN -fsanitize=fuzzer-no-link
-	-I$top_srcdir/include -I$top_builddir -I$F -D_GNU_SOURCE
+	-I$top_srcdir/include -I$top_srcdir/include/console -I$top_builddir -I$F -D_GNU_SOURCE
 	-DHS_DATADIR=\"$top_srcdir/share\" -DHS_SRCDIR=\"$top_srcdir\"
 	-DHS_LIBEXECDIR=\"$top_builddir\" -DHS_BUILDDIR=\"$top_builddir\" $PKG_CFLAGS"
 LIBS="$PKG_LIBS -lnet -lm"
 
 # every library source of the console (main.c and the lab's programs are not)
-srcs=$(cd "$top_srcdir" && ls src/*.c src/decode/*.c commands/*.c | grep -v '^src/main\.c$')
-newest_h=$(ls -t "$top_srcdir"/include/*.h "$top_srcdir"/src/decode/*.h "$F"/fuzz.h | head -n 1)
+srcs=$(cd "$top_srcdir" && ls src/*.c src/decode/*.c src/console/*.c commands/*.c |
+	grep -v '^src/console/main\.c$')
+newest_h=$(ls -t "$top_srcdir"/include/*.h "$top_srcdir"/include/console/*.h \
+	"$top_srcdir"/src/decode/*.h "$F"/fuzz.h | head -n 1)
 : >"$B/compile.list"
 for s in $srcs; do
 	o=$B/obj/$(echo "$s" | tr / _ | sed 's/\.c$/.o/')

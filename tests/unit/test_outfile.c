@@ -1,5 +1,6 @@
-/* test_outfile.c - the one way a verb writes a file (src/outfile.c): what it
- * refuses, what it replaces, and that a failed write keeps what was there */
+/* test_outfile.c - the one way a verb writes a file (src/console/outfile.c):
+ * what it refuses, what it replaces, and that a failed write keeps what was
+ * there */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
