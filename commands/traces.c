@@ -7,6 +7,7 @@
 #include "cmd.h"
 #include "console.h"
 #include "traces.h"
+#include "watch.h"
 
 #define TRACES_DEFAULT_LIMIT 50
 
@@ -109,6 +110,10 @@ void hs_trace_json(struct hs_out *o, const struct hs_topo *topo, int64_t session
 	out_obj_close(o);
 }
 
+/* the widest a listed path and its hop latencies get (traces show has them all) */
+#define TRACES_PATH_CELLS	48
+#define TRACES_LATENCY_CELLS	48
+
 static void print_trace_line(struct hs_ctx *ctx, const struct hs_trace *t)
 {
 	char fl[2 * HS_ADDRSTRLEN + 32], ts[HS_TIMESTRLEN], b[64], ref[48];
@@ -117,19 +122,26 @@ static void print_trace_line(struct hs_ctx *ctx, const struct hs_trace *t)
 		 hs_fmt_trace_ref(ctx->ring_session, t->id, ref, sizeof(ref)),
 		 t->nhops ? hs_fmt_time(t->hops[0].ts_ns, ts, sizeof(ts)) : "-",
 		 flow_str(&t->key, fl, sizeof(fl)), hs_outcome_name(t->outcome));
-	for (int i = 0; i < t->nhops; i++)
-		out_text(&ctx->out, "%s%s", i ? " > " : "",
-			 hs_hop_name(ctx->topo, &t->hops[i], b, sizeof(b)));
+	/* a long (looped) path gives way in the middle, as in watch */
+	char path[HS_TRACE_MAX_HOPS * (HS_NAME_MAX + HS_ADDRSTRLEN + 4)], fit[512];
+	size_t n = 0;
+	path[0] = '\0';
+	for (int i = 0; i < t->nhops && n < sizeof(path); i++)
+		n += (size_t)snprintf(path + n, sizeof(path) - n, "%s%s", i ? " > " : "",
+				      hs_hop_name(ctx->topo, &t->hops[i], b, sizeof(b)));
+	hs_wpath_fit(path, " > ", "...", TRACES_PATH_CELLS, fit, sizeof(fit));
+	out_text(&ctx->out, "%s", fit);
 	if (t->extra_hops)
 		out_text(&ctx->out, " (+%u)", t->extra_hops);
 	if (t->nhops > 1) {
-		out_text(&ctx->out, "  [");
-		for (int i = 1; i < t->nhops; i++)
-			out_text(&ctx->out, "%s%s", i > 1 ? " " : "",
-				 hs_hop_trusted(t, (unsigned)i) ?
-					 fmt_delta(hs_hop_delta(&t->hops[i - 1], &t->hops[i]), b,
-						   sizeof(b)) : "?");
-		out_text(&ctx->out, "]");
+		n = 0;
+		for (int i = 1; i < t->nhops && n < sizeof(path); i++)
+			n += (size_t)snprintf(path + n, sizeof(path) - n, "%s%s", i > 1 ? " " : "",
+					      hs_hop_trusted(t, (unsigned)i) ?
+					      fmt_delta(hs_hop_delta(&t->hops[i - 1], &t->hops[i]),
+							b, sizeof(b)) : "?");
+		hs_wpath_fit(path, " ", "...", TRACES_LATENCY_CELLS, fit, sizeof(fit));
+		out_text(&ctx->out, "  [%s]", fit);
 	}
 	out_text(&ctx->out, "\n");
 }

@@ -91,6 +91,14 @@ void hs_wcols_layout(int width, int widths[HS_WC__COUNT]);
 /* copy s into out (size outlen) keeping at most 'cells' display cells,
  * counting one cell per UTF-8 character; returns the cells used */
 int hs_wfit(const char *s, int cells, char *out, size_t outlen);
+/* the same, ending in ell ("..." or a UTF-8 ellipsis) when s had to be cut */
+int hs_wfit_ell(const char *s, int cells, const char *ell, char *out, size_t outlen);
+/* a path of names joined by sep in at most 'cells' cells: names left out
+ * in the middle for ell, the first and the last kept whole
+ * ("leaf1 > spine2 > ... > leaf4"), as many of the others as fit from both
+ * ends; cut at the end when even that does not fit */
+int hs_wpath_fit(const char *path, const char *sep, const char *ell, int cells, char *out,
+		 size_t outlen);
 
 /* ---- rows ------------------------------------------------------------------- */
 
@@ -135,6 +143,7 @@ struct hs_wlink {
 struct hs_wmodel {
 	const struct hs_topo *topo;
 	const char *sep;	/* between switch names in a path */
+	const char *ell;	/* where a cut column or path leaves something out */
 	int64_t session;	/* history session of the traces (0 none): names them S:N */
 
 	/* the traces pane: a snapshot of the tracer's ring, filtered and sorted */

@@ -263,8 +263,17 @@ static void draw_traces(struct hs_watch *w)
 			if (!widths[c])
 				continue;
 			attr_t a = c == HS_WC_OUTCOME ? class_attr(w, r->cls) : A_NORMAL;
+			const char *s = r->col[c];
+			char cut[sizeof(r->col[0]) + 8];
+			size_t len = strlen(s);
+			if (c == HS_WC_TIME && len > (size_t)widths[c])
+				s += len - (size_t)widths[c];	/* the time of day */
+			else if (c == HS_WC_PATH)
+				s = (hs_wpath_fit(s, m->sep, m->ell, widths[c], cut, sizeof(cut)), cut);
+			else
+				s = (hs_wfit_ell(s, widths[c], m->ell, cut, sizeof(cut)), cut);
 			wattron(win, a);
-			put(win, y, x, widths[c], r->col[c], hs_wcolumns[c].right);
+			put(win, y, x, widths[c], s, hs_wcolumns[c].right);
 			wattroff(win, a);
 			x += widths[c] + 1;
 		}
@@ -972,6 +981,7 @@ int hs_watch_start(struct hs_ctx *ctx)
 	w->ctx = ctx;
 	w->m = hs_wmodel_new(HS_WATCH_TRACES, HS_WATCH_EVENTS);
 	w->m->sep = utf8 ? " \xe2\x80\xba " : " > ";
+	w->m->ell = utf8 ? "\xe2\x80\xa6" : "...";
 	w->recent = hs_xcalloc(HS_WATCH_RECENT, sizeof(*w->recent));
 	w->saved_fp = ctx->out.fp;
 	w->saved_err = ctx->out.err;

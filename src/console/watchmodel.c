@@ -241,6 +241,14 @@ bool hs_wlayout_compute(int cols, int rows, struct hs_wlayout *l)
 	return true;
 }
 
+/* the narrowest a column is shown at, and what the flow column grows to
+ * before the path gets the rest */
+#define WC_FLOW_MIN	33	/* "10.1.1.11:40123 > 10.1.4.12:5001" */
+#define WC_FLOW_WANT	42
+#define WC_PATH_MIN	22	/* "leaf1 > spine2 > leaf4" */
+#define WC_OUTCOME_MIN	9	/* "delivered" */
+#define WC_TIME_OF_DAY	15	/* "22:13:20.000012", the date left out */
+
 const struct hs_wcolumn hs_wcolumns[HS_WC__COUNT] = {
 	[HS_WC_TIME] = { "time", 26, false },
 	[HS_WC_FLOW] = { "flow", 0, false },
@@ -251,24 +259,41 @@ const struct hs_wcolumn hs_wcolumns[HS_WC__COUNT] = {
 
 void hs_wcols_layout(int width, int widths[HS_WC__COUNT])
 {
-	int fixed = 0, gaps = HS_WC__COUNT - 1;
+	/* Columns give way by priority, as mtr's and trippy's do: the flow, the
+	 * path (switch names) and the outcome always, latency and then the
+	 * time of day when there is room, the date with it when there is more;
+	 * what is left widens the flow, the outcome, then the path. */
+	int used = WC_FLOW_MIN + 1 + WC_PATH_MIN + 1 + WC_OUTCOME_MIN;
+	int full_time = hs_wcolumns[HS_WC_TIME].width;
 
 	for (int i = 0; i < HS_WC__COUNT; i++)
-		fixed += hs_wcolumns[i].width;
-	int flex = width - fixed - gaps;
-	if (flex < 20) {
-		/* narrow: drop the time column first */
-		flex += hs_wcolumns[HS_WC_TIME].width + 1;
-		widths[HS_WC_TIME] = 0;
-	} else {
-		widths[HS_WC_TIME] = hs_wcolumns[HS_WC_TIME].width;
+		widths[i] = 0;
+	widths[HS_WC_OUTCOME] = WC_OUTCOME_MIN;
+	if (used + 1 + hs_wcolumns[HS_WC_LATENCY].width <= width) {
+		widths[HS_WC_LATENCY] = hs_wcolumns[HS_WC_LATENCY].width;
+		used += widths[HS_WC_LATENCY] + 1;
 	}
-	if (flex < 2)
-		flex = 2;
-	widths[HS_WC_OUTCOME] = hs_wcolumns[HS_WC_OUTCOME].width;
-	widths[HS_WC_LATENCY] = hs_wcolumns[HS_WC_LATENCY].width;
-	widths[HS_WC_FLOW] = flex * 45 / 100;
-	widths[HS_WC_PATH] = flex - widths[HS_WC_FLOW];
+	if (widths[HS_WC_LATENCY] && used + 1 + full_time <= width)
+		widths[HS_WC_TIME] = full_time;
+	else if (widths[HS_WC_LATENCY] && used + 1 + WC_TIME_OF_DAY <= width)
+		widths[HS_WC_TIME] = WC_TIME_OF_DAY;
+	if (widths[HS_WC_TIME])
+		used += widths[HS_WC_TIME] + 1;
+	int spare = width - used;
+	if (spare < 0)
+		spare = 0;
+	int more = spare < WC_FLOW_WANT - WC_FLOW_MIN ? spare : WC_FLOW_WANT - WC_FLOW_MIN;
+	widths[HS_WC_FLOW] = WC_FLOW_MIN + more;
+	spare -= more;
+	more = hs_wcolumns[HS_WC_OUTCOME].width - WC_OUTCOME_MIN;
+	more = spare < more ? spare : more;
+	widths[HS_WC_OUTCOME] += more;
+	widths[HS_WC_PATH] = WC_PATH_MIN + spare - more;
+	if (width < used) {	/* below the minimum: flow and path share what there is */
+		int flex = width - (used - WC_FLOW_MIN - WC_PATH_MIN);
+		widths[HS_WC_FLOW] = flex > 2 ? flex * 45 / 100 : 1;
+		widths[HS_WC_PATH] = flex > 2 ? flex - widths[HS_WC_FLOW] : 1;
+	}
 }
 
 int hs_wfit(const char *s, int cells, char *out, size_t outlen)
@@ -300,6 +325,87 @@ int hs_wfit(const char *s, int cells, char *out, size_t outlen)
 	}
 	out[o] = '\0';
 	return used;
+}
+
+static int cells_of(const char *s)
+{
+	int n = 0;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		n += (*p & 0xc0) != 0x80;
+	return n;
+}
+
+int hs_wfit_ell(const char *s, int cells, const char *ell, char *out, size_t outlen)
+{
+	int e = cells_of(ell);
+
+	if (cells_of(s) <= cells || cells <= e)
+		return hs_wfit(s, cells, out, outlen);
+	int used = hs_wfit(s, cells - e, out, outlen);
+	size_t o = strlen(out);
+	if (o + strlen(ell) < outlen) {
+		memcpy(out + o, ell, strlen(ell) + 1);
+		used += e;
+	}
+	return used;
+}
+
+#define PATH_MAX_PARTS 256
+
+int hs_wpath_fit(const char *path, const char *sep, const char *ell, int cells, char *out,
+		 size_t outlen)
+{
+	const char *part[PATH_MAX_PARTS];
+	int plen[PATH_MAX_PARTS], pcells[PATH_MAX_PARTS], n = 0;
+	size_t sl = strlen(sep);
+	int sc = cells_of(sep), ec = cells_of(ell);
+
+	if (cells_of(path) <= cells || !*sep)
+		return hs_wfit(path, cells, out, outlen);
+	for (const char *p = path; n < PATH_MAX_PARTS;) {
+		const char *q = strstr(p, sep);
+		size_t len = q ? (size_t)(q - p) : strlen(p);
+		char tmp[256];
+		snprintf(tmp, sizeof(tmp), "%.*s", (int)len, p);
+		part[n] = p;
+		plen[n] = (int)len;
+		pcells[n++] = cells_of(tmp);
+		if (!q)
+			break;
+		p = q + sl;
+	}
+	/* the first, the ellipsis and the last; then more from each end */
+	int head = 1, tail = 1;
+	int need = pcells[0] + sc + ec + sc + pcells[n - 1];
+	if (n < 3 || need > cells)
+		return hs_wfit_ell(path, cells, ell, out, outlen);
+	for (bool grew = true; grew && head + tail < n - 1;) {
+		grew = false;
+		if (head + tail < n - 1 && need + pcells[head] + sc <= cells) {
+			need += pcells[head++] + sc;
+			grew = true;
+		}
+		if (head + tail < n - 1 && need + pcells[n - 1 - tail] + sc <= cells) {
+			need += pcells[n - 1 - tail++] + sc;
+			grew = true;
+		}
+	}
+	size_t o = 0;
+	out[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		if (i >= head && i < n - tail) {
+			if (i != head)
+				continue;
+			o += (size_t)snprintf(out + o, o < outlen ? outlen - o : 0, "%s%s", sep, ell);
+			continue;
+		}
+		o += (size_t)snprintf(out + o, o < outlen ? outlen - o : 0, "%s%.*s", i ? sep : "",
+				      plen[i], part[i]);
+	}
+	if (o >= outlen)
+		return hs_wfit_ell(path, cells, ell, out, outlen);
+	return need;
 }
 
 /* ---- rows ------------------------------------------------------------------------ */
@@ -486,6 +592,7 @@ struct hs_wmodel *hs_wmodel_new(size_t cap, size_t events)
 	m->ev_cap = events ? events : 1;
 	m->events = hs_xcalloc(m->ev_cap, sizeof(*m->events));
 	m->sep = " > ";
+	m->ell = "...";
 	m->follow = true;
 	m->filter.any = true;
 	for (int i = 0; i < HS_WP__COUNT; i++)

@@ -15,6 +15,11 @@ check "traces: no footer when nothing was cut" hasnt 'traces limit N' "$tmp/out"
 hs -r "$S" --json -c 'traces'
 check "traces --json: 50 objects and no footer" \
 	eval '[ "$(wc -l <"$tmp/out")" -eq 50 ] && hasnt "limit N" "$tmp/out"'
+# a looped path (dozens of hops) gives way in its middle, its ends kept
+hs -r "$S" --topo "$top_srcdir/share/sample/sample.topo" -c 'traces outcome looped limit 5'
+check "traces: looped paths give way in the middle, the line stays short" \
+	eval '[ "$(grep -c "looped  *leaf[0-9] > spine[0-9] > .* > \.\.\. > .*spine[0-9] (+[0-9]*)  \[" "$tmp/out")" -eq 5 ] &&
+	      [ "$(awk "{ if (length(\$0) > n) n = length(\$0) } END { print n }" "$tmp/out")" -le 200 ]'
 hs -r "$S" --json -c 'flows limit 100000000'
 flows=$(wc -l <"$tmp/out")
 hs -r "$S" -c 'flows limit 3'

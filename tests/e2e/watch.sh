@@ -149,6 +149,27 @@ widest() { python3 -c 'import sys; print(max(len(l.rstrip("\n")) for l in open(s
 check "no line is wider than the screen" [ "$(widest "$tmp/screen")" -le 100 ]
 check "the bottom border is where the screen ends" \
 	sh -c "sed -n 29p '$tmp/screen' | grep -q '^└.*┘\$'"
+# 80x24: the columns give way by priority: the time goes, the flow and the
+# switch names stay whole, a looped path gives way in its middle
+$T resize-window -t hs -x 80 -y 24
+settle
+check "80x24: no line is wider than the screen" [ "$(widest "$tmp/screen")" -le 80 ]
+check "80x24: the time column gives way" lacks "│ *time +flow"
+check "80x24: flow, path, outcome and latency are shown" has "│ *flow +path +outcome +latency"
+check "80x24: a flow's addresses and ports are whole, what is cut says so" \
+	has "│ *10\.1\.[0-9]+\.[0-9]+:[0-9]+ > 10\.1\.[0-9]+\.[0-9]+:[0-9]+( \[[A-Z.]*(\]|…)|…) "
+check "80x24: a path is shown whole" has " leaf[0-9] › spine[0-9] › leaf[0-9] +delivered"
+$T send-keys -t hs '/outcome looped' Enter
+settle
+check "80x24: a looped path gives way in the middle" has " leaf[0-9] › .*… › .*spine[0-9] [+][0-9]+ +looped"
+$T send-keys -t hs '/' C-u Enter
+settle
+# 200x50: room for every column, the date with the time
+$T resize-window -t hs -x 200 -y 50
+settle
+check "200x50: no line is wider than the screen" [ "$(widest "$tmp/screen")" -le 200 ]
+check "200x50: every column" has "│ *time +flow +path +outcome +latency"
+check "200x50: the time with its date" has "│ *20[0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9:.]+ +10\.1\."
 $T resize-window -t hs -x 50 -y 12
 settle
 check "a tiny terminal gets the too-small message" has "terminal too small \(50x12\)"

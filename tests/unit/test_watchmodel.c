@@ -573,9 +573,7 @@ static void test_layout(void **state)
 		int sum = HS_WC__COUNT - 1;
 		hs_wcols_layout(widths[s], w);
 		for (int i = 0; i < HS_WC__COUNT; i++)
-			sum += w[i];
-		if (w[HS_WC_TIME] == 0)
-			sum--;
+			sum += w[i] ? w[i] : -1;	/* a column left out has no gap */
 		assert_true(sum <= widths[s]);
 		assert_true(w[HS_WC_FLOW] >= 8 && w[HS_WC_PATH] >= 8);
 	}
@@ -583,6 +581,46 @@ static void test_layout(void **state)
 	assert_int_equal(w[HS_WC_TIME], 26);
 	hs_wcols_layout(56, w);
 	assert_int_equal(w[HS_WC_TIME], 0);
+	/* 80 columns: the time gives way, a flow and a three-switch path fit whole */
+	hs_wcols_layout(78, w);
+	assert_int_equal(w[HS_WC_TIME], 0);
+	assert_int_equal(w[HS_WC_LATENCY], 9);
+	assert_true(w[HS_WC_FLOW] >= 33);
+	assert_true(w[HS_WC_PATH] >= 22);
+	/* a little more: the time of day before the date */
+	hs_wcols_layout(96, w);
+	assert_int_equal(w[HS_WC_TIME], 15);
+	hs_wcols_layout(198, w);
+	assert_int_equal(w[HS_WC_TIME], 26);
+	assert_int_equal(w[HS_WC_OUTCOME], 15);
+}
+
+static void test_path_fit(void **state)
+{
+	char out[128];
+	const char *loop = "leaf1 > spine2 > leaf3 > spine1 > leaf1 > spine2 > leaf3 > spine1 > leaf4";
+
+	(void)state;
+	/* fits: as it is */
+	hs_wpath_fit("leaf1 > spine2 > leaf4", " > ", "...", 22, out, sizeof(out));
+	assert_string_equal(out, "leaf1 > spine2 > leaf4");
+	/* too long: the middle gives way, the first and last switch stay whole */
+	assert_true(hs_wpath_fit(loop, " > ", "...", 40, out, sizeof(out)) <= 40);
+	assert_string_equal(out, "leaf1 > spine2 > ... > spine1 > leaf4");
+	hs_wpath_fit(loop, " > ", "...", 21, out, sizeof(out));
+	assert_string_equal(out, "leaf1 > ... > leaf4");
+	/* UTF-8 separator and ellipsis count one cell a character */
+	hs_wpath_fit("a \xe2\x80\xba bb \xe2\x80\xba c \xe2\x80\xba d", " \xe2\x80\xba ",
+		     "\xe2\x80\xa6", 13, out, sizeof(out));
+	assert_string_equal(out, "a \xe2\x80\xba \xe2\x80\xa6 \xe2\x80\xba c \xe2\x80\xba d");
+	/* not even the ends fit: cut with the ellipsis */
+	hs_wpath_fit(loop, " > ", "...", 10, out, sizeof(out));
+	assert_string_equal(out, "leaf1 >...");
+	assert_int_equal(hs_wfit_ell("10.1.1.11:40123 > 10.1.4.12:5001 [S]", 20, "...", out,
+				     sizeof(out)), 20);
+	assert_string_equal(out, "10.1.1.11:40123 >...");
+	hs_wfit_ell("short", 20, "...", out, sizeof(out));
+	assert_string_equal(out, "short");
 }
 
 static void test_fit(void **state)
@@ -647,6 +685,7 @@ int main(void)
 		cmocka_unit_test(test_links_blame),
 		cmocka_unit_test(test_layout),
 		cmocka_unit_test(test_fit),
+		cmocka_unit_test(test_path_fit),
 		cmocka_unit_test(test_events),
 	};
 
