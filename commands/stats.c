@@ -1,24 +1,19 @@
 /* stats.c - stats by FIELDS [window D] [where FILTER] [file PATH | for D] [keys N]
  *
- * Tumbling-window aggregates of per-packet records (see window.h).
+ * Tumbling-window aggregates of per-packet records, counted by wstats.h;
+ * the verb parses, runs it and prints its windows.
  *
- * Over a file (file PATH) the frames go through the same decoder into a
- * tracer of the verb's own, so drops are known; nothing reaches the
- * console's traces, flows or history. The verb returns when the file is
- * read.
+ * Over a file (file PATH) the frames go through the same decoder; the verb
+ * returns when the file is read.
  *
- * Over the running capture the verb is pending: the pipeline hands each copy
- * it keeps (after the analyzer filters) and each closed trace to the hooks
- * below; a window is printed once no trace with a hop in it can still close
- * (its end plus the trace timeout has passed, in capture time, or in wall
- * time on a live interface), above the prompt when interactive. It ends when
- * 'for D' has passed, when the capture ends, or on Ctrl-C, printing the
- * windows still open.
+ * Over the running capture the verb is pending, its counts subscribed to
+ * the pipeline; a window is printed once no trace with a hop in it can
+ * still close (its end plus the trace timeout has passed, in capture time,
+ * or in wall time on a live interface), above the prompt when interactive.
+ * It ends when 'for D' has passed, when the capture ends, or on Ctrl-C,
+ * printing the windows still open.
  *
  * 'where' is a BPF filter on the inner packet, compiled like 'filter add'.
- * A copy counts when it matches; a dropped trace counts when its last hop
- * matches (on the live capture, the filter runs on a header rebuilt from
- * the hop: filters on payload bytes never match there).
  */
 #include <errno.h>
 #include <pcap/pcap.h>
@@ -29,32 +24,24 @@
 #include "cmd.h"
 #include "console.h"
 #include "fwalk.h"
-#include "stats.h"
-#include "window.h"
+#include "wstats.h"
 
 #define STATS_TICK_MS	100
 #define STATS_LIVE_SLACK_NS HS_NS_PER_SEC	/* traces close on the 500 ms commit tick */
-#define STATS_FILE_OPEN	65536	/* open traces of the verb's own tracer */
 #define STATS_WHERE_MAX	1024
 
 struct hs_stats {
 	struct hs_ctx *ctx;
-	struct hs_win *win;
-	struct hs_filterset *where;	/* NULL: every record */
+	struct hs_wstats *w;
 	unsigned fields;
-	uint64_t window_ns, timeout_ns, keys;
+	uint64_t timeout_ns, keys;
 	bool header_done;
 	struct hs_out o;		/* rows go here */
 
 	/* live */
 	bool live, ending;
-	uint64_t watermark;		/* newest record's capture time */
 	uv_timer_t *tick;		/* closes due windows; finishes the verb */
 	uint64_t deadline_mono;		/* 'for D', 0 = until the capture ends */
-
-	/* over a file */
-	struct hs_tracer *ftr;
-	uint64_t newest;		/* newest capture time read */
 };
 
 /* ---- rows ----------------------------------------------------------------- */
@@ -165,7 +152,7 @@ static void report_losses(struct hs_stats *s)
 {
 	struct hs_win_stats st;
 
-	hs_win_get_stats(s->win, &st);
+	hs_win_get_stats(hs_wstats_win(s->w), &st);
 	if (st.over_keys)
 		out_warn(&s->ctx->out, "stats: %llu records beyond %llu keys in a window were "
 			 "summed as 'other'", (unsigned long long)st.over_keys,
@@ -182,48 +169,13 @@ static void report_losses(struct hs_stats *s)
 			 "full)", (unsigned long long)st.flows_untracked);
 }
 
-/* ---- records -------------------------------------------------------------- */
-
-static bool where_match(struct hs_stats *s, const struct hs_pkt *p)
-{
-	return !s->where || hs_filter_match(s->where, p, NULL);
-}
-
-/* a dropped trace: one drop in the window of its last hop, keyed by it */
-static void trace_drop(struct hs_stats *s, const struct hs_trace *t, bool filter)
-{
-	struct hs_pktrec r;
-
-	if (t->outcome != HS_OUT_DROPPED || !t->nhops)
-		return;
-	hs_pktrec_from_hop(&r, t, &t->hops[t->nhops - 1]);
-	if (filter && s->where) {
-		uint8_t hdr[HS_PKTREC_HDR_MAX];
-		struct hs_pkt p;
-		memset(&p, 0, sizeof(p));
-		p.have = HS_HAVE_IP;
-		p.l3 = hdr;
-		p.l3_caplen = (uint32_t)hs_pktrec_header(&r, hdr, sizeof(hdr));
-		p.len = r.len;
-		if (!p.l3_caplen || !hs_filter_match(s->where, &p, NULL))
-			return;
-	}
-	hs_win_drop(s->win, &r);
-}
-
-static void file_trace_closed(void *arg, const struct hs_trace *t)
-{
-	trace_drop(arg, t, false);	/* its copies were filtered on the way in */
-}
-
 /* ---- setting up and tearing down -------------------------------------------- */
 
 static void stats_free(struct hs_stats *s)
 {
 	if (!s)
 		return;
-	hs_win_free(s->win);
-	hs_filterset_free(s->where);
+	hs_wstats_free(s->w);
 	free(s);
 }
 
@@ -237,18 +189,8 @@ static void tick_closed(uv_handle_t *h)
 static bool file_frame(void *arg, struct hs_pkt *p, bool ok)
 {
 	struct hs_stats *s = arg;
-	struct hs_pktrec r;
 
-	if (p->ts_ns > s->newest)
-		s->newest = p->ts_ns;
-	if (ok && where_match(s, p)) {
-		hs_pktrec_from_pkt(&r, p);
-		hs_win_packet(s->win, &r);
-		hs_tracer_add(s->ftr, p, 0);
-	}
-	hs_tracer_advance(s->ftr, s->newest);
-	if (s->newest > s->timeout_ns)
-		hs_win_close_until(s->win, s->newest - s->timeout_ns);
+	hs_wstats_file_frame(s->w, p, ok);
 	return true;
 }
 
@@ -258,9 +200,7 @@ static int file_end(void *arg, int rc)
 {
 	struct hs_stats *s = arg;
 
-	hs_tracer_close_all(s->ftr);
-	hs_win_flush(s->win);
-	hs_tracer_free(s->ftr);
+	hs_wstats_file_end(s->w);
 	if (rc != PCAP_ERROR)
 		report_losses(s);
 	fflush(s->o.fp);
@@ -273,42 +213,13 @@ static int file_end(void *arg, int rc)
 /* takes s */
 static int stats_file(struct hs_ctx *ctx, struct hs_stats *s, const char *path)
 {
-	struct hs_tracer_cfg cfg = {
-		.timeout_ns = s->timeout_ns,
-		.max_open = STATS_FILE_OPEN,
-		.ring = 1,
-		.topo = ctx->topo,
-		.on_close = file_trace_closed,
-		.arg = s,
-	};
-	s->ftr = hs_tracer_new(&cfg);
 	int rc = hs_fwalk(ctx, "", path, file_frame, file_end, s);
-	if (rc != HS_CMD_PENDING) {
-		hs_tracer_free(s->ftr);
+	if (rc != HS_CMD_PENDING)
 		stats_free(s);
-	}
 	return rc;
 }
 
 /* ---- over the running capture ------------------------------------------------ */
-
-void hs_stats_packet(struct hs_stats *s, const struct hs_pkt *p)
-{
-	struct hs_pktrec r;
-
-	if (s->ending || !where_match(s, p))
-		return;
-	hs_pktrec_from_pkt(&r, p);
-	if (r.ts_ns > s->watermark)
-		s->watermark = r.ts_ns;
-	hs_win_packet(s->win, &r);
-}
-
-void hs_stats_trace(struct hs_stats *s, const struct hs_trace *t)
-{
-	if (!s->ending)
-		trace_drop(s, t, true);
-}
 
 /* print what hs_win emits: above the prompt when interactive */
 static void live_close(struct hs_stats *s, uint64_t until, bool all)
@@ -320,9 +231,9 @@ static void live_close(struct hs_stats *s, uint64_t until, bool all)
 
 	s->o.fp = ms ? ms : ctx->out.fp;
 	if (all)
-		hs_win_flush(s->win);
+		hs_win_flush(hs_wstats_win(s->w));
 	else
-		hs_win_close_until(s->win, until);
+		hs_win_close_until(hs_wstats_win(s->w), until);
 	if (!ms) {
 		fflush(s->o.fp);
 		return;
@@ -339,12 +250,16 @@ static void live_close(struct hs_stats *s, uint64_t until, bool all)
 	free(buf);
 }
 
+static void on_event(void *arg, const struct hs_event *ev);
+
 static void live_end(struct hs_ctx *ctx, int status)
 {
 	struct hs_stats *s = ctx->stats;
 
 	if (!s)
 		return;
+	hs_wstats_unsubscribe(s->w);
+	hs_unsub_events(&ctx->subs, on_event, s);
 	live_close(s, 0, true);
 	report_losses(s);
 	ctx->stats = NULL;
@@ -367,16 +282,22 @@ static void live_tick(uv_timer_t *t)
 	const char *src, *why;
 	bool is_file = true;
 	uint64_t a, b;
-	uint64_t now = s->watermark;
+	uint64_t now = hs_wstats_watermark(s->w);
 	if (hs_capture_info(ctx, &src, &is_file, &why, &a, &b) && !is_file)
 		now = hs_wall_ns() > STATS_LIVE_SLACK_NS ? hs_wall_ns() - STATS_LIVE_SLACK_NS : 0;
 	if (now > s->timeout_ns)
 		live_close(s, now - s->timeout_ns, false);
 }
 
-void hs_stats_capture_stopped(struct hs_stats *s)
+/* the capture stopped, its open traces closed: nothing more is counted,
+ * and the last windows go out from the loop, not from inside the stop */
+static void on_event(void *arg, const struct hs_event *ev)
 {
-	/* finish from the loop, not from inside the capture's stop */
+	struct hs_stats *s = arg;
+
+	if (ev->kind != HS_EV_CAPTURE_STOPPED)
+		return;
+	hs_wstats_unsubscribe(s->w);
 	s->ending = true;
 	uv_timer_start(s->tick, live_tick, 0, 0);
 }
@@ -390,6 +311,12 @@ static int stats_live(struct hs_ctx *ctx, struct hs_stats *s, uint64_t for_ns)
 {
 	if (!ctx->loop)
 		return out_err(&ctx->out, "stats needs the console's event loop");
+	if (hs_wstats_subscribe(s->w, &ctx->subs) < 0 ||
+	    hs_sub_events(&ctx->subs, on_event, s) < 0) {
+		hs_wstats_unsubscribe(s->w);
+		return out_err(&ctx->out, "stats: cannot hear the packet pipeline: too many "
+			       "subscribers");
+	}
 	s->live = true;
 	s->tick = hs_xcalloc(1, sizeof(*s->tick));
 	uv_timer_init(ctx->loop, s->tick);
@@ -402,9 +329,9 @@ static int stats_live(struct hs_ctx *ctx, struct hs_stats *s, uint64_t for_ns)
 	bool is_file = true;
 	uint64_t a, b;
 	if (hs_capture_info(ctx, &src, &is_file, &why, &a, &b) && !is_file)
-		hs_win_begin(s->win, hs_wall_ns());
+		hs_win_begin(hs_wstats_win(s->w), hs_wall_ns());
 	else if (ctx->last_stats.last_ts)
-		hs_win_begin(s->win, ctx->last_stats.last_ts);
+		hs_win_begin(hs_wstats_win(s->w), ctx->last_stats.last_ts);
 	uv_update_time(ctx->loop);
 	uv_timer_start(s->tick, live_tick, STATS_TICK_MS, STATS_TICK_MS);
 	ctx->stats = s;
@@ -486,18 +413,26 @@ int cmd_stats(struct hs_ctx *ctx, int argc, char **argv)
 	struct hs_stats *s = hs_xcalloc(1, sizeof(*s));
 	s->ctx = ctx;
 	s->fields = fields;
-	s->window_ns = window_ns;
 	s->keys = keys;
-	s->timeout_ns = ctx->set.trace_timeout_ns ? ctx->set.trace_timeout_ns : HS_NS_PER_SEC;
 	out_init(&s->o, o->fp, o->err, o->json);
-	if (where[0]) {
-		s->where = hs_filterset_new();
-		if (!s->where)
-			snprintf(err, sizeof(err), "cannot compile filters");
-		if (!s->where || hs_filter_add(s->where, where, err, sizeof(err)) < 0) {
-			stats_free(s);
-			return out_err(o, "stats: %s", err);
-		}
+	struct hs_wstats_cfg cfg = {
+		.win = {
+			.window_ns = window_ns,
+			.fields = fields,
+			.max_keys = (size_t)keys,
+			.on_row = on_row,
+			.arg = s,
+		},
+		.where = where,
+		.file = file != NULL,
+		.timeout_ns = ctx->set.trace_timeout_ns ? ctx->set.trace_timeout_ns : HS_NS_PER_SEC,
+		.topo = ctx->topo,
+	};
+	s->timeout_ns = cfg.timeout_ns;
+	s->w = hs_wstats_new(&cfg, err, sizeof(err));
+	if (!s->w) {
+		stats_free(s);
+		return out_err(o, "stats: %s", err);
 	}
 	/* the arguments are sound: now what they run on */
 	if (!file && (!hs_capture_running(ctx) || ctx->stats)) {
@@ -507,14 +442,6 @@ int cmd_stats(struct hs_ctx *ctx, int argc, char **argv)
 		return out_err(o, "stats: no capture is running (capture start, or stats ... "
 			       "file PATH)");
 	}
-	struct hs_win_cfg cfg = {
-		.window_ns = window_ns,
-		.fields = fields,
-		.max_keys = (size_t)keys,
-		.on_row = on_row,
-		.arg = s,
-	};
-	s->win = hs_win_new(&cfg);
 	if (file)
 		return stats_file(ctx, s, file);
 	int rc = stats_live(ctx, s, for_ns);

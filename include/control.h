@@ -1,7 +1,8 @@
 /* control.h - the control log: recent BGP, RoCEv2 and PAUSE/PFC messages
  *
- * The decoder marks control frames (hs_pkt.ctl); the pipeline hands those,
- * and only those, to hs_control_frame(), which decodes their messages
+ * The decoder marks control frames (hs_pkt.ctl); the pipeline publishes
+ * those (HS_PK_CONTROL) to the log subscribed by hs_control_subscribe(),
+ * which hands them to hs_control_frame(), which decodes their messages
  * (hs_ctl_decode) into a bounded ring of records allocated once, and counts
  * them by kind. A message that cannot be decoded is counted by reason and
  * skipped. The 'control' verb lists the ring newest first. During a capture
@@ -60,8 +61,10 @@ const char *hs_ctl_kind(const struct hs_ctl_msg *m, char *buf, size_t len);
 const char *hs_ctl_detail(const struct hs_ctl_msg *m, char *buf, size_t len);
 const char *hs_ctl_ipv4_str(uint32_t v, char *buf, size_t len);
 
-/* the pipeline's hook: the context's log, made on first use and emptied
- * when a new capture begins */
-void hs_control_on_frame(struct hs_ctx *ctx, const struct hs_pkt *p);
+/* the context's log subscribes to the pipeline's control frames: made on
+ * the first, emptied when a new capture begins; 0, or -1 when the pipeline
+ * has no room. Unsubscribing frees the log. */
+int hs_control_subscribe(struct hs_ctx *ctx);
+void hs_control_unsubscribe(struct hs_ctx *ctx);
 
 #endif

@@ -1,7 +1,7 @@
-/* planck.h - rates and alerts in the console: closed traces feed the
+/* planck.h - rates and alerts on the pipeline: closed traces feed the
  * estimator, the alerts are evaluated every HS_ALERT_TICK_NS of capture
- * time, and what fires is printed above the prompt (or in watch's events
- * pane) and stored in the history's events table.
+ * time, and what fires is published as an event (HS_EV_ALERT, for the
+ * console to tell) and stored in the history's events table.
  */
 #ifndef HS_PLANCK_H
 #define HS_PLANCK_H
@@ -25,8 +25,10 @@ struct hs_planck *hs_planck_get(struct hs_ctx *ctx);
 void hs_planck_free(struct hs_ctx *ctx);
 /* a new capture session: forget the flows, re-arm the alerts */
 void hs_planck_clear(struct hs_ctx *ctx);
-/* the capture's hook: one closed trace */
-void hs_planck_on_trace(struct hs_ctx *ctx, const struct hs_trace *t);
+/* subscribe to the pipeline (closed traces; a new capture clears): 0, or
+ * -1 when it has no room; and stop (frees what was made) */
+int hs_planck_subscribe(struct hs_ctx *ctx);
+void hs_planck_unsubscribe(struct hs_ctx *ctx);
 /* follow a topology change (called before every use) */
 void hs_planck_sync(struct hs_ctx *ctx, struct hs_planck *p);
 /* the load of topology link l from switch from for watch: "45%" with a

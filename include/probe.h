@@ -9,8 +9,8 @@
  * IP-in-IP headers addressed to switch loopbacks it is injected anywhere in
  * the fabric: 'from SW' adds one outer header to SW, 'via S1,S2,...' nests
  * them so that the outermost header goes to S1. The probe's own copies come
- * back through capture -> decode -> tracer as traces flagged HS_TF_PROBE and
- * are matched to it by hs_probe_on_trace().
+ * back through capture -> decode -> tracer as traces flagged HS_TF_PROBE,
+ * which a running probe subscribes to (subs.h) and matches by its id.
  */
 #ifndef HS_PROBE_H
 #define HS_PROBE_H
@@ -171,8 +171,5 @@ uint64_t hs_probe_percentile(uint64_t *v, size_t n, double p);
 /* send the probe and wait for its copies: HS_CMD_PENDING, or HS_CMD_FAIL with
  * the error printed. words is the spec as typed, kept in the history. */
 int hs_probe_run(struct hs_ctx *ctx, const struct hs_probe_spec *s, const char *words);
-
-/* The pipeline calls this for every closed trace flagged HS_TF_PROBE. */
-void hs_probe_on_trace(struct hs_ctx *ctx, const struct hs_trace *t);
 
 #endif

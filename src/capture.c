@@ -1,8 +1,10 @@
 /* capture.c - packet sources on the loop, and the pipeline they feed
  *
  * frame -> hs_decode -> analyzer filter -> tracer; closed traces feed the
- * flow table and, per the history policy, the SQLite history. One capture is
- * one history session. Live interfaces are polled (uv_poll on the selectable
+ * flow table. Control frames, the copies kept, closed traces and the
+ * capture's events are published to whoever subscribed (subs.h): the
+ * history writer here, per the history policy, and the analyses and verbs
+ * that registered. One capture is one history session. Live interfaces are polled (uv_poll on the selectable
  * fd, plus a timer when libpcap asks for one); files are read in slices of
  * HS_FILE_BATCH frames per loop turn so the prompt stays responsive.
  */
@@ -15,10 +17,8 @@
 
 #include "console.h"
 #include "probe.h"
-#include "control.h"
 #include "freader.h"
-#include "stats.h"
-#include "planck.h"
+#include "subs.h"
 #include "writer.h"
 
 #define HS_TRACER_OPEN	262144	/* open traces at once (pool memory is touched as used) */
@@ -213,14 +213,17 @@ static void commit(struct hs_ctx *ctx);
 static void on_trace_close(void *arg, const struct hs_trace *t)
 {
 	struct hs_ctx *ctx = arg;
+
+	hs_flowtab_add_trace(ctx->flows, t);
+	hs_publish_trace(&ctx->subs, t);
+}
+
+/* the history writer: a subscriber of every closed trace */
+static void history_trace(void *arg, const struct hs_trace *t)
+{
+	struct hs_ctx *ctx = arg;
 	struct hs_capture *c = ctx->cap;
 
-	if (t->flags & HS_TF_PROBE)
-		hs_probe_on_trace(ctx, t);
-	if (ctx->stats)
-		hs_stats_trace(ctx->stats, t);
-	hs_flowtab_add_trace(ctx->flows, t);
-	hs_planck_on_trace(ctx, t);
 	if (!c || c->known || !policy_keeps(ctx, t))
 		return;
 	if (c->use_writer && ctx->session > 0 && ctx->store) {
@@ -293,15 +296,14 @@ static void store_warn(struct hs_ctx *ctx)
 	}
 }
 
-/* a trace is about to close: load the flow table's and the rate
- * estimator's entries for its flow while the tracer works */
+/* a trace is about to close: load the flow table's entry for its flow,
+ * and the subscribers theirs, while the tracer works */
 static void on_trace_soon(void *arg, uint64_t h, uint8_t proto, bool soon)
 {
 	struct hs_ctx *ctx = arg;
 
 	hs_flowtab_prefetch(ctx->flows, h, soon);
-	if (ctx->planck && proto == 6)
-		hs_rates_prefetch(ctx->planck->rates, h, soon);
+	hs_publish_soon(&ctx->subs, h, proto, soon);
 }
 
 void hs_capture_row(struct hs_ctx *ctx, bool queued)
@@ -433,7 +435,7 @@ static void pipe_frame(struct hs_ctx *ctx, int dlt, const uint8_t *data,
 
 	int drc = hs_decode(dlt, data, caplen, wirelen, ts_ns, p);
 	if (p->ctl)
-		hs_control_on_frame(ctx, p);	/* BGP, RoCEv2, PAUSE/PFC */
+		hs_publish_packet(&ctx->subs, HS_PK_CONTROL, p);	/* BGP, RoCEv2, PAUSE/PFC */
 	if (drc < 0) {
 		if (p->error == HS_DERR_NOT_IP)
 			s->not_ip++;
@@ -450,8 +452,7 @@ static void pipe_frame(struct hs_ctx *ctx, int dlt, const uint8_t *data,
 			e->probe_id = 0;
 		hs_tracer_prepare(ctx->tracer, p, &e->prep);
 		e->add = true;
-		if (ctx->stats)
-			hs_stats_packet(ctx->stats, p);
+		hs_publish_packet(&ctx->subs, HS_PK_KEPT, p);
 	}
 	e->now = c->last_ts;
 	c->pipe_len++;
@@ -561,6 +562,7 @@ int hs_pipeline_init(struct hs_ctx *ctx)
 		return out_err(&ctx->out, "cannot set up the packet pipeline");
 	}
 	ctx->cap = c;
+	hs_sub_traces(&ctx->subs, HS_TRACES_ALL, history_trace, NULL, ctx);
 	uv_timer_init(ctx->loop, &c->select_timer);
 	uv_timer_init(ctx->loop, &c->for_timer);
 	uv_idle_init(ctx->loop, &c->flush_idle);
@@ -600,15 +602,13 @@ void hs_pipeline_fini(struct hs_ctx *ctx)
 	uv_close((uv_handle_t *)&c->for_timer, cap_handle_closed);
 	uv_close((uv_handle_t *)&c->flush_idle, cap_handle_closed);
 	ctx->cap = NULL;
+	hs_unsub_traces(&ctx->subs, history_trace, ctx);
 	hs_tracer_free(ctx->tracer);
 	hs_flowtab_free(ctx->flows);
 	hs_filterset_free(ctx->filters);
-	hs_planck_free(ctx);
 	ctx->tracer = NULL;
 	ctx->flows = NULL;
 	ctx->filters = NULL;
-	hs_control_free(ctx->control);
-	ctx->control = NULL;
 	if (ctx->store) {
 		hs_store_close(ctx->store);
 		ctx->store = NULL;
@@ -647,16 +647,14 @@ static void on_file_packet(u_char *user, const struct pcap_pkthdr *h, const u_ch
 		   pkt_ts(c, h));
 }
 
-/* an error while the capture runs: above the prompt when interactive */
+/* an error while the capture runs: an event, for the console to tell */
 static void cap_error(struct hs_ctx *ctx, const char *fmt, const char *a, const char *b)
 {
-	if (ctx->interactive) {
-		char msg[PCAP_ERRBUF_SIZE + 512];
-		snprintf(msg, sizeof(msg), fmt, a, b);
-		hs_async_print(ctx, "error: %s", msg);
-	} else {
-		out_err(&ctx->out, fmt, a, b);
-	}
+	char msg[PCAP_ERRBUF_SIZE + 512];
+	struct hs_event ev = { .kind = HS_EV_ERROR, .source = ctx->cap->source, .text = msg };
+
+	snprintf(msg, sizeof(msg), fmt, a, b);
+	hs_publish_event(&ctx->subs, &ev);
 }
 
 static void read_kernel_stats(struct hs_capture *c)
@@ -681,25 +679,14 @@ static void capture_ended(struct hs_ctx *ctx, int status, const char *why)
 {
 	struct hs_capture *c = ctx->cap;
 	hs_capture_done_cb done = c->done;
-	struct hs_tracer_stats ts;
-	char dur[32];
 
 	c->done = NULL;
 	hs_capture_stop(ctx, why);
 	c->failed = status < 0;
-	if (ctx->interactive && status == 0) {
-		struct hs_capture_stats *s = &ctx->last_stats;
-		hs_capture_trace_stats(ctx, &ts);
-		hs_async_print(ctx,
-			       "capture of '%s' ended (%s): %llu packets, %llu traces "
-			       "(%llu dropped, %llu looped), %llu decode errors, %llu not IP in %s",
-			       c->source, why, (unsigned long long)s->packets,
-			       (unsigned long long)ts.closed,
-			       (unsigned long long)ts.by_outcome[HS_OUT_DROPPED],
-			       (unsigned long long)ts.by_outcome[HS_OUT_LOOPED],
-			       (unsigned long long)s->decode_errors, (unsigned long long)s->not_ip,
-			       hs_fmt_duration(s->ended_ns - s->started_ns, dur, sizeof(dur)));
-	}
+	struct hs_event ev = {
+		.kind = HS_EV_CAPTURE_ENDED, .status = status, .source = c->source, .text = why,
+	};
+	hs_publish_event(&ctx->subs, &ev);
 	if (done)
 		done(ctx, status);
 }
@@ -935,7 +922,6 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 	ctx->last_stats.started_ns = hs_wall_ns();
 	hs_tracer_clear(ctx->tracer);
 	hs_flowtab_clear(ctx->flows);
-	hs_planck_clear(ctx);
 	hs_tracer_get_stats(ctx->tracer, &c->base);
 	c->running = true;
 
@@ -1017,6 +1003,8 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 		uv_update_time(ctx->loop);	/* from now, not the cached loop time */
 		uv_timer_start(&c->for_timer, for_elapsed, ms, 0);
 	}
+	struct hs_event ev = { .kind = HS_EV_CAPTURE_STARTED, .source = c->source };
+	hs_publish_event(&ctx->subs, &ev);
 	return 0;
 }
 
@@ -1050,8 +1038,9 @@ void hs_capture_stop(struct hs_ctx *ctx, const char *why)
 
 	/* what is still open is over: classify, account, store */
 	hs_tracer_close_all(ctx->tracer);
-	if (ctx->stats)
-		hs_stats_capture_stopped(ctx->stats);
+	struct hs_event ev = { .kind = HS_EV_CAPTURE_STOPPED, .source = c->source,
+			       .text = why ? why : "stopped" };
+	hs_publish_event(&ctx->subs, &ev);
 	uv_idle_stop(&c->flush_idle);
 	c->flush_pos = 0;
 	flush_flows(ctx, SIZE_MAX, SIZE_MAX);

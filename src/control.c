@@ -273,8 +273,11 @@ static uint64_t records_total(const struct hs_control_stats *st)
 	return n;
 }
 
-void hs_control_on_frame(struct hs_ctx *ctx, const struct hs_pkt *p)
+/* a control frame the pipeline published */
+static void on_frame(void *arg, const struct hs_pkt *p)
 {
+	struct hs_ctx *ctx = arg;
+
 	if (!ctx->control)
 		ctx->control = hs_control_new(HS_CONTROL_RING);
 	if (ctx->control->epoch != ctx->last_stats.started_ns) {
@@ -286,4 +289,16 @@ void hs_control_on_frame(struct hs_ctx *ctx, const struct hs_pkt *p)
 	/* the history keeps every control message under 'all' and the default policy */
 	if (ctx->cap && ctx->set.policy != HS_POLICY_OFF)
 		store_records(ctx, (size_t)(records_total(&ctx->control->st) - before));
+}
+
+int hs_control_subscribe(struct hs_ctx *ctx)
+{
+	return hs_sub_packets(&ctx->subs, HS_PK_CONTROL, on_frame, ctx);
+}
+
+void hs_control_unsubscribe(struct hs_ctx *ctx)
+{
+	hs_unsub_packets(&ctx->subs, on_frame, ctx);
+	hs_control_free(ctx->control);
+	ctx->control = NULL;
 }

@@ -1,5 +1,6 @@
-/* planck.c - rates and alerts in the console: fed by closed traces,
- * evaluated on capture time, events to the screen and the history
+/* planck.c - rates and alerts on the pipeline: fed by closed traces,
+ * evaluated on capture time; what fires is published as an event and
+ * stored in the history
  */
 #include <sqlite3.h>
 #include <stdio.h>
@@ -89,33 +90,17 @@ static void store_event(struct hs_ctx *ctx, const struct hs_alert *a, double v, 
 static void on_fire(void *arg, const struct hs_alert *a, double v, uint64_t ts)
 {
 	struct hs_ctx *ctx = arg;
-	char val[32], when[HS_TIMESTRLEN];
+	struct hs_event ev = { .kind = HS_EV_ALERT, .alert = a, .value = v, .ts = ts };
 
 	ctx->planck->events++;
-	if (ctx->out.json && !ctx->interactive) {
-		/* a runbook with --json: a JSON line among the verb's output, with
-		 * the events table's names */
-		struct hs_out o;
-
-		out_init(&o, ctx->out.fp, ctx->out.err, true);
-		out_obj_open(&o, NULL);
-		out_str(&o, "event", NULL, "alert");
-		out_uint(&o, "alert", NULL, a->id);
-		out_str(&o, "cond", NULL, a->text);
-		out_double(&o, "value", NULL, v);
-		out_raw(&o, "ts", NULL, hs_fmt_ts(ts, when, sizeof(when)));
-		out_obj_close(&o);
-		fflush(ctx->out.fp);
-	} else {
-		hs_async_print(ctx, "alert %u: %s (%s) at %s", a->id, a->text,
-			       hs_acond_fmt(&a->c, v, val, sizeof(val)),
-			       hs_fmt_time(ts, when, sizeof(when)));
-	}
+	hs_publish_event(&ctx->subs, &ev);
 	store_event(ctx, a, v, ts);
 }
 
-void hs_planck_on_trace(struct hs_ctx *ctx, const struct hs_trace *t)
+/* a closed trace */
+static void on_trace(void *arg, const struct hs_trace *t)
 {
+	struct hs_ctx *ctx = arg;
 	struct hs_planck *p = hs_planck_get(ctx);
 	struct hs_rates *r = p->rates;
 
@@ -128,6 +113,38 @@ void hs_planck_on_trace(struct hs_ctx *ctx, const struct hs_trace *t)
 	hs_rates_compute(r, r->now, HS_RATE_DEFAULT_WINDOW, NULL, NULL, NULL);
 	if (p->alerts.n)
 		hs_alerts_eval(&p->alerts, r, r->now, HS_RATE_DEFAULT_WINDOW, on_fire, ctx);
+}
+
+/* a trace of a TCP flow is about to close: its estimator entry comes in */
+static void on_soon(void *arg, uint64_t h, uint8_t proto, bool soon)
+{
+	struct hs_ctx *ctx = arg;
+
+	if (ctx->planck && proto == 6)
+		hs_rates_prefetch(ctx->planck->rates, h, soon);
+}
+
+static void on_event(void *arg, const struct hs_event *ev)
+{
+	if (ev->kind == HS_EV_CAPTURE_STARTED)
+		hs_planck_clear(arg);
+}
+
+int hs_planck_subscribe(struct hs_ctx *ctx)
+{
+	if (hs_sub_traces(&ctx->subs, HS_TRACES_ALL, on_trace, on_soon, ctx) < 0)
+		return -1;
+	if (hs_sub_events(&ctx->subs, on_event, ctx) < 0) {
+		hs_unsub_traces(&ctx->subs, on_trace, ctx);
+		return -1;
+	}
+	return 0;
+}
+
+void hs_planck_unsubscribe(struct hs_ctx *ctx)
+{
+	hs_unsub_traces(&ctx->subs, on_trace, ctx);
+	hs_unsub_events(&ctx->subs, on_event, ctx);	hs_planck_free(ctx);
 }
 
 void hs_planck_link_load(struct hs_ctx *ctx, int link, int from, char *buf, size_t len)

@@ -1085,6 +1085,7 @@ struct probe_run {
 };
 
 static struct probe_run *active_run;	/* one probe at a time */
+static void on_trace(void *arg, const struct hs_trace *t);
 static uint32_t next_probe_id;
 
 static const char *verb_of(const struct probe_run *r)
@@ -1806,6 +1807,7 @@ static void finish(struct probe_run *r)
 	}
 	if (active_run == r)
 		active_run = NULL;
+	hs_unsub_traces(&ctx->subs, on_trace, r);
 	if (ctx->cancel)
 		ctx->cancel = NULL;
 	uv_close((uv_handle_t *)&r->send_timer, handle_closed);
@@ -2043,8 +2045,15 @@ int hs_probe_run(struct hs_ctx *ctx, const struct hs_probe_spec *s, const char *
 		icmp_open(r);
 	active_run = r;
 	ctx->cancel = probe_cancel;
+	/* its copies' traces; the pipeline has room (a probe at a time) */
+	struct hs_trace_cond cond = { .flags = HS_TF_PROBE };
+	bool heard = hs_sub_traces(&ctx->subs, cond, on_trace, NULL, r) == 0;
 
-	if (send_one(r) < 0) {
+	if (!heard || send_one(r) < 0) {
+		if (!heard)
+			out_err(&ctx->out, "%s: cannot hear the packet pipeline: too many "
+				"subscribers", verb);
+		hs_unsub_traces(&ctx->subs, on_trace, r);
 		r->send_failed = true;
 		ctx->cancel = NULL;
 		active_run = NULL;
@@ -2070,12 +2079,13 @@ int hs_probe_run(struct hs_ctx *ctx, const struct hs_probe_spec *s, const char *
 	return HS_CMD_PENDING;
 }
 
-void hs_probe_on_trace(struct hs_ctx *ctx, const struct hs_trace *t)
+/* a closed trace flagged HS_TF_PROBE: the run subscribed while it waits */
+static void on_trace(void *arg, const struct hs_trace *t)
 {
-	struct probe_run *r = active_run;
+	struct probe_run *r = arg;
+	struct hs_ctx *ctx = r->ctx;
 
-	if (!r || r->finished || r->ctx != ctx || !(t->flags & HS_TF_PROBE) ||
-	    t->probe_id != r->id)
+	if (r->finished || t->probe_id != r->id)
 		return;
 	struct probe_slot *sl = match_slot(r, t);
 	if (!sl)

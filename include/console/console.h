@@ -14,6 +14,7 @@
 #include "store.h"
 #include "filter.h"
 #include "capture.h"
+#include "subs.h"
 
 enum hs_policy {
 	HS_POLICY_DEFAULT = 0,	/* flows; anomalous, probe and filter-matched traces */
@@ -47,6 +48,7 @@ struct hs_ctx {
 	struct hs_flowtab *flows;
 	struct hs_filterset *filters;
 	struct hs_capture *cap;
+	struct hs_subs subs;		/* who the pipeline publishes to (subs.h) */
 	struct hs_capture_stats last_stats;	/* of the current/last capture */
 	uint64_t derr[HS_DERR__COUNT];	/* decode errors by reason */
 	struct hs_control *control;	/* BGP/RoCEv2/PFC log, made on first use (control.c) */

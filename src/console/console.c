@@ -19,6 +19,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "alert.h"
 #include "cmd.h"
 #include "complete.h"
 #include "console.h"
@@ -431,9 +432,76 @@ int hs_console_poll_stdin(uv_loop_t *loop, uv_poll_t *poll)
 	return rc;
 }
 
+/* ---- what the engine tells ------------------------------------------------- */
+
+/* the pipeline's events, told to this console's client: above the prompt
+ * (or in watch's events pane) when interactive, else on the output of the
+ * runbook that is running */
+static void on_event(void *arg, const struct hs_event *ev)
+{
+	struct hs_ctx *ctx = arg;
+	char val[32], when[HS_TIMESTRLEN], dur[32];
+
+	switch (ev->kind) {
+	case HS_EV_ERROR:
+		if (ctx->interactive)
+			hs_async_print(ctx, "error: %s", ev->text);
+		else
+			out_err(&ctx->out, "%s", ev->text);
+		break;
+	case HS_EV_CAPTURE_ENDED: {
+		const struct hs_capture_stats *s = &ctx->last_stats;
+		struct hs_tracer_stats ts;
+
+		if (!ctx->interactive || ev->status != 0)
+			break;
+		hs_capture_trace_stats(ctx, &ts);
+		hs_async_print(ctx,
+			       "capture of '%s' ended (%s): %llu packets, %llu traces "
+			       "(%llu dropped, %llu looped), %llu decode errors, %llu not IP in %s",
+			       ev->source, ev->text, (unsigned long long)s->packets,
+			       (unsigned long long)ts.closed,
+			       (unsigned long long)ts.by_outcome[HS_OUT_DROPPED],
+			       (unsigned long long)ts.by_outcome[HS_OUT_LOOPED],
+			       (unsigned long long)s->decode_errors, (unsigned long long)s->not_ip,
+			       hs_fmt_duration(s->ended_ns - s->started_ns, dur, sizeof(dur)));
+		break;
+	}
+	case HS_EV_ALERT: {
+		const struct hs_alert *a = ev->alert;
+
+		if (ctx->out.json && !ctx->interactive) {
+			/* a runbook with --json: a JSON line among the verb's output,
+			 * with the events table's names */
+			struct hs_out o;
+
+			out_init(&o, ctx->out.fp, ctx->out.err, true);
+			out_obj_open(&o, NULL);
+			out_str(&o, "event", NULL, "alert");
+			out_uint(&o, "alert", NULL, a->id);
+			out_str(&o, "cond", NULL, a->text);
+			out_double(&o, "value", NULL, ev->value);
+			out_raw(&o, "ts", NULL, hs_fmt_ts(ev->ts, when, sizeof(when)));
+			out_obj_close(&o);
+			fflush(ctx->out.fp);
+		} else {
+			hs_async_print(ctx, "alert %u: %s (%s) at %s", a->id, a->text,
+				       hs_acond_fmt(&a->c, ev->value, val, sizeof(val)),
+				       hs_fmt_time(ev->ts, when, sizeof(when)));
+		}
+		break;
+	}
+	case HS_EV_CAPTURE_STARTED:
+	case HS_EV_CAPTURE_STOPPED:
+		break;
+	}
+}
+
 int hs_console_start(struct hs_ctx *ctx, bool batch)
 {
 	memset(&con, 0, sizeof(con));
+	if (hs_sub_events(&ctx->subs, on_event, ctx) < 0)
+		return out_err(&ctx->out, "cannot hear the packet pipeline: too many subscribers");
 	con.ctx = ctx;
 	con.batch = batch;
 	con.started = true;
@@ -524,7 +592,7 @@ void hs_console_end(struct hs_ctx *ctx)
 
 void hs_console_close(struct hs_ctx *ctx)
 {
-	(void)ctx;
+	hs_unsub_events(&ctx->subs, on_event, ctx);
 	if (!con.started)
 		return;
 	hs_console_end(ctx);

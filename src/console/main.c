@@ -16,6 +16,7 @@
 #include "interrupt.h"
 #include "mirror.h"
 #include "driver.h"
+#include "engine.h"
 #include "privsep.h"
 #include "runner.h"
 
@@ -269,7 +270,9 @@ int main(int argc, char **argv)
 		}
 	}
 	db_existed = stat(ctx.set.db_path, &dbst) == 0;
-	if (hs_pipeline_init(&ctx) < 0) {
+	if (hs_engine_init(&ctx, perr, sizeof(perr)) < 0) {
+		if (perr[0])
+			out_err(&ctx.out, "%s", perr);
 		ctx.exit_status = 1;
 		goto out;
 	}
@@ -328,7 +331,7 @@ int main(int argc, char **argv)
 
 out:
 	hs_console_close(&ctx);
-	hs_pipeline_fini(&ctx);		/* stops capture, commits history */
+	hs_engine_fini(&ctx);		/* stops capture, commits history */
 	hs_runner_free(&ctx);
 	hs_broker_stop();
 	uv_walk(ctx.loop, close_handle, NULL);

@@ -22,12 +22,11 @@
 #   3. no object under src/ calls a function defined under commands/.
 #
 # What is left of the old tangle is listed in KNOWN below, each line to go
-# when its cause does: the pipeline still calls the 'stats' verb's hooks
-# instead of publishing to subscribers; the engine still prints (out_*,
-# hs_async_print) and finishes verbs (hs_cmd_finish); struct hs_ctx is
-# still the console's (console.h); the probe engine still parses and
-# renders. Any other violation fails, and so does a line of KNOWN that is
-# no longer one: take it off the list.
+# when its cause does: the engine still prints (out_*, hs_async_print) and
+# finishes verbs (hs_cmd_finish); struct hs_ctx is still the console's
+# (console.h); the probe engine still parses and renders. Any other
+# violation fails, and so does a line of KNOWN that is no longer one: take
+# it off the list.
 . "$(dirname "$0")/lib.sh"
 
 command -v nm >/dev/null 2>&1 || skip "nm is not installed"
@@ -37,31 +36,18 @@ export LC_ALL
 # FILE includes HEADER | FILE SYMBOL (a console symbol it refers to)
 KNOWN='
 src/capture.c includes console.h
-src/capture.c includes stats.h
 src/control.c includes console.h
 src/driver.c includes cmd.h
 src/driver.c includes console.h
 src/planck.c includes console.h
 src/probe.c includes cmd.h
 src/probe.c includes console.h
-src/capture.c hs_async_print
-src/capture.c hs_stats_capture_stopped
-src/capture.c hs_stats_packet
-src/capture.c hs_stats_trace
 src/capture.c out_err
 src/capture.c out_text
 src/capture.c out_warn
 src/driver.c hs_cmd_finish
 src/driver.c out_err
 src/driver.c out_warn
-src/planck.c hs_async_print
-src/planck.c out_double
-src/planck.c out_init
-src/planck.c out_obj_close
-src/planck.c out_obj_open
-src/planck.c out_raw
-src/planck.c out_str
-src/planck.c out_uint
 src/probe.c hs_async_print
 src/probe.c hs_cmd_finish
 src/probe.c out_arr_close

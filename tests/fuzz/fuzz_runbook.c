@@ -10,6 +10,7 @@
 
 #include "cmd.h"
 #include "console.h"
+#include "engine.h"
 #include "runner.h"
 #include "fuzz.h"
 
@@ -24,6 +25,7 @@ static const char *const skipped[] = {
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	FILE *sink = fopen("/dev/null", "w");
+	char err[256];
 
 	(void)argc;
 	(void)argv;
@@ -36,7 +38,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (!ctx.topo)
 		abort();
 	hs_runner_init(&ctx);
-	if (hs_pipeline_init(&ctx) < 0)
+	if (hs_engine_init(&ctx, err, sizeof(err)) < 0)
 		abort();
 	return 0;
 }
