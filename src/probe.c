@@ -1691,10 +1691,12 @@ static void tr_render(struct probe_run *r, struct hs_out *o)
 	}
 }
 
-/* live at a terminal: the table drawn again in place after each round */
+/* live at a terminal: the table drawn again in place after each round (not
+ * where the output is kept, as watch's events pane keeps it) */
 static bool tr_live(const struct probe_run *r)
 {
-	return r->ctx->interactive && !r->s.report && !json_of(r);
+	return r->ctx->interactive && !r->s.report && !json_of(r) && r->ctx->out.fp &&
+	       isatty(fileno(r->ctx->out.fp));
 }
 
 /* the terminal rows TEXT takes, its long lines wrapped */

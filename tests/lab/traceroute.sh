@@ -59,6 +59,15 @@ if command -v tmux >/dev/null 2>&1; then
 		fail "Ctrl-C does not leave the last table with the packets in flight left out"
 	[ "$(awk '{ if (length($0) > 80) n++ } END { print n + 0 }' "$screen")" = 0 ] ||
 		fail "the table is wider than 80 columns"
+	# in watch, the ':' line's traceroute prints its table into Events once
+	$T send-keys -t hs "watch" Enter
+	for i in $(seq 50); do $T capture-pane -p -t hs >"$screen"; grep -q ' Events ' "$screen" && break; sleep 0.2; done
+	$T send-keys -t hs ":traceroute h8 count 2 interval 200ms" Enter
+	for i in $(seq 60); do $T capture-pane -p -t hs >"$screen"; grep -q '│  3  leaf4 ' "$screen" && break; sleep 0.2; done
+	cat "$screen"
+	grep -q '│  3  leaf4 ' "$screen" && ! grep -q '\[[0-9]*A' "$screen" ||
+		fail "traceroute in watch does not print its table in Events"
+	ok "traceroute h8 in watch: the table lands in Events, without terminal escapes"
 	$T kill-server 2>/dev/null || true
 	trap lab_cleanup EXIT
 	ok "traceroute h8 live at 80x24: redrawn in place, Ctrl-C keeps the last table"
@@ -101,4 +110,4 @@ grep -q "^traceroute .* > $h8:80 tcp, 2 rounds" "$out" &&
 	grep -Eq '^  3  leaf4 +[0-9.]+% +26 ' "$out" ||
 	fail "traceroute --report does not print the table"
 ok "traceroute h8 --report prints the table once"
-echo "1..5"
+echo "1..6"
