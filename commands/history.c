@@ -1,4 +1,4 @@
-/* history.c - history [sessions|flows|traces|probes|events|control|show ID] [limit N]
+/* history.c - history [sessions|flows|traces|probes|events|control|show ID|prune] [limit N]
  *
  * Reads the SQLite history; the id and the limit are bound, never spliced.
  * Text output is a table aligned over the (limited) rows; JSON is one object
@@ -11,6 +11,7 @@
 
 #include "cmd.h"
 #include "console.h"
+#include "retention.h"
 
 #define HISTORY_DEFAULT_LIMIT 50
 
@@ -225,6 +226,64 @@ static int show_trace(struct hs_ctx *ctx, struct hs_store *st, const char *ref)
 	return run(ctx, st, q_hops, id, "no hops");
 }
 
+static void prune_counts(struct hs_out *o, const struct hs_prune *p)
+{
+	out_uint(o, "traces", "%" PRIu64 " traces, ", p->traces);
+	out_uint(o, "flows", "%" PRIu64 " flows, ", p->flows);
+	out_uint(o, "probes", "%" PRIu64 " probe packets, ", p->probes);
+	out_uint(o, "other", "%" PRIu64 " other rows, ", p->other);
+	out_uint(o, "sessions", "%" PRIu64 " sessions", p->sessions);
+}
+
+/* the retention in force, and what its last pass removed (after 'sessions') */
+static void retention_footer(struct hs_ctx *ctx, struct hs_store *st)
+{
+	struct hs_out *o = &ctx->out;
+	struct hs_retention r;
+	struct hs_prune p;
+	uint64_t when;
+	char age[32], size[32], t[HS_TIMESTRLEN];
+
+	if (o->json || hs_store_retention(st, &r) < 0 || (!r.age_ns && !r.max_bytes))
+		return;
+	out_text(o, "retention:");
+	if (r.age_ns)
+		out_text(o, " %s", hs_fmt_age(r.age_ns, age, sizeof(age)));
+	if (r.max_bytes)
+		out_text(o, " %s", hs_fmt_size(r.max_bytes, size, sizeof(size)));
+	out_text(o, " (%s in use)", hs_fmt_size(hs_store_used_bytes(st), size, sizeof(size)));
+	if (hs_retention_last(ctx, &p, &when)) {
+		out_text(o, "; at %s removed ", hs_fmt_time(when, t, sizeof(t)));
+		prune_counts(o, &p);
+	}
+	out_text(o, "\n");
+}
+
+/* history prune: enforce the retention now, and say what went */
+static int prune(struct hs_ctx *ctx, struct hs_store *st)
+{
+	struct hs_out *o = &ctx->out;
+	struct hs_retention r;
+	struct hs_prune p;
+	int rc;
+
+	if (hs_store_retention(st, &r) < 0)
+		return out_err(o, "history prune: %s", hs_store_errmsg(st));
+	if (!r.age_ns && !r.max_bytes)
+		return out_err(o, "history prune: the history has no retention "
+			       "(set retention AGE|SIZE first)");
+	rc = hs_retention_pass(ctx, &p);
+	if (rc < 0)
+		return HS_CMD_FAIL;
+	out_obj_open(o, NULL);
+	out_text(o, "removed ");
+	prune_counts(o, &p);
+	out_bool(o, "interrupted", NULL, rc == 1);
+	out_text(o, "%s\n", rc == 1 ? " (interrupted)" : "");
+	out_obj_close(o);
+	return rc == 1 ? HS_CMD_FAIL : HS_CMD_OK;
+}
+
 int cmd_history(struct hs_ctx *ctx, int argc, char **argv)
 {
 	const char *what = "sessions";
@@ -239,11 +298,14 @@ int cmd_history(struct hs_ctx *ctx, int argc, char **argv)
 				return out_err(&ctx->out, "history show needs a stored trace id "
 					       "(N, or SESSION:N)");
 			ref = argv[i++];
+		} else if (strcmp(what, "prune") == 0) {
+			if (i < argc)
+				return out_err(&ctx->out, "history prune: unexpected '%s'", argv[i]);
 		} else if (strcmp(what, "sessions") && strcmp(what, "flows") &&
 			   strcmp(what, "traces") && strcmp(what, "probes") &&
 			   strcmp(what, "events") && strcmp(what, "control")) {
 			return out_err(&ctx->out, "unknown history table '%s' (sessions, flows, "
-				       "traces, probes, events, control, show ID)", what);
+				       "traces, probes, events, control, show ID, prune)", what);
 		}
 	}
 	if (i < argc) {
@@ -255,7 +317,7 @@ int cmd_history(struct hs_ctx *ctx, int argc, char **argv)
 
 	/* a list of nothing where there is no history; 'show ID' has nothing */
 	struct hs_store *st;
-	int rc = hs_ctx_store_read(ctx, !ref, &st);
+	int rc = hs_ctx_store_read(ctx, !ref && strcmp(what, "prune") != 0, &st);
 	if (rc <= 0)
 		return rc < 0 ? HS_CMD_FAIL : HS_CMD_OK;
 	/* what the running capture queued is part of the answer */
@@ -263,6 +325,8 @@ int cmd_history(struct hs_ctx *ctx, int argc, char **argv)
 		hs_store_commit(st);
 	if (strcmp(what, "show") == 0)
 		return show_trace(ctx, st, ref);
+	if (strcmp(what, "prune") == 0)
+		return prune(ctx, st);
 	if (strcmp(what, "flows") == 0)
 		return run(ctx, st, q_flows, (int64_t)limit, "no stored flows");
 	if (strcmp(what, "traces") == 0)
@@ -273,5 +337,8 @@ int cmd_history(struct hs_ctx *ctx, int argc, char **argv)
 		return run(ctx, st, q_events, (int64_t)limit, "no stored events");
 	if (strcmp(what, "control") == 0)
 		return run(ctx, st, q_control, (int64_t)limit, "no stored control messages");
-	return run(ctx, st, q_sessions, (int64_t)limit, "no sessions");
+	rc = run(ctx, st, q_sessions, (int64_t)limit, "no sessions");
+	if (rc == HS_CMD_OK)
+		retention_footer(ctx, st);
+	return rc;
 }

@@ -1,9 +1,11 @@
-/* set.c - show or change a setting: format, db, trace-timeout, history, pager, tz */
+/* set.c - show or change a setting: format, db, trace-timeout, history, pager, tz,
+ * retention (kept in the history itself) */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
 #include "console.h"
+#include "retention.h"
 
 static const char *const policy_names[] = {
 	[HS_POLICY_DEFAULT] = "default",
@@ -57,6 +59,23 @@ static void show(struct hs_ctx *ctx, const char *name)
 	if (all || strcmp(name, "tz") == 0) {
 		out_text(o, "%-14s", "tz");
 		out_str(o, "tz", "%s\n", hs_tz_local() ? "local" : "utc");
+	}
+	/* the history's own: shown when it is open, never opened to show it */
+	struct hs_retention r;
+	if ((all || strcmp(name, "retention") == 0) && ctx->store &&
+	    hs_store_retention(ctx->store, &r) == 0) {
+		char age[32], size[32];
+		out_text(o, "%-14s", "retention");
+		if (!r.age_ns && !r.max_bytes)
+			out_text(o, "off");
+		if (r.age_ns)
+			out_text(o, "%s", hs_fmt_age(r.age_ns, age, sizeof(age)));
+		if (r.max_bytes)
+			out_text(o, "%s%s", r.age_ns ? " " : "",
+				 hs_fmt_size(r.max_bytes, size, sizeof(size)));
+		out_text(o, " (in the history)\n");
+		out_uint(o, "retention_age_ns", NULL, r.age_ns);
+		out_uint(o, "retention_bytes", NULL, r.max_bytes);
 	}
 	out_obj_close(o);
 }
@@ -145,11 +164,56 @@ static const struct {
 	{ "tz", set_tz },
 };
 
+/* set retention AGE|SIZE [AGE|SIZE] | off: written into the history */
+static int set_retention(struct hs_ctx *ctx, int argc, char **argv)
+{
+	struct hs_retention r = { 0, 0 };
+	bool age = false, size = false;
+	struct hs_store *st;
+
+	if (argc == 1 && strcmp(argv[0], "off") == 0)
+		goto write;
+	if (argc > 2)
+		return out_err(&ctx->out, "set retention: unexpected '%s' (an age, a size, or both)",
+			       argv[2]);
+	for (int i = 0; i < argc; i++) {
+		uint64_t v;
+		if (!age && hs_parse_duration(argv[i], &v) == 0 && v >= HS_NS_PER_SEC) {
+			r.age_ns = v;
+			age = true;
+		} else if (!size && hs_parse_size(argv[i], UINT64_MAX, &v) == 0 && v >= (1u << 20)) {
+			r.max_bytes = v;
+			size = true;
+		} else {
+			return out_err(&ctx->out, "bad retention '%s' (an age of 1s or more such as "
+				       "7d or 12h, a size of 1MiB or more such as 2GiB, or off)",
+				       argv[i]);
+		}
+	}
+write:
+	if (!(st = hs_ctx_store(ctx)))
+		return HS_CMD_FAIL;
+	hs_capture_hold_store(ctx);
+	if (hs_store_set_retention(st, &r) < 0)
+		return out_err(&ctx->out, "set retention: %s", hs_store_errmsg(st));
+	return HS_CMD_OK;
+}
+
 int cmd_set(struct hs_ctx *ctx, int argc, char **argv)
 {
 	if (argc == 1) {
 		show(ctx, NULL);
 		return HS_CMD_OK;
+	}
+	if (strcmp(argv[1], "retention") == 0) {
+		if (argc == 2) {
+			struct hs_store *st;
+			if (hs_ctx_store_read(ctx, false, &st) <= 0)
+				return HS_CMD_FAIL;
+			show(ctx, "retention");
+			return HS_CMD_OK;
+		}
+		return set_retention(ctx, argc - 2, argv + 2);
 	}
 	for (size_t i = 0; i < HS_ARRAY_SIZE(settings); i++) {
 		if (strcmp(argv[1], settings[i].name) != 0)
@@ -158,8 +222,11 @@ int cmd_set(struct hs_ctx *ctx, int argc, char **argv)
 			show(ctx, settings[i].name);
 			return HS_CMD_OK;
 		}
+		if (argc > 3)
+			return out_err(&ctx->out, "too many arguments for 'set' ('set %s' takes one "
+				       "value)", settings[i].name);
 		return settings[i].fn(ctx, argv[2]);
 	}
-	return out_err(&ctx->out, "unknown setting '%s' (format, db, trace-timeout, history, pager, tz)",
-		       argv[1]);
+	return out_err(&ctx->out, "unknown setting '%s' (format, db, trace-timeout, history, pager, tz, "
+		       "retention)", argv[1]);
 }

@@ -6,7 +6,7 @@ static const char *const capture_words[] = { "start", "stop", "status", "buffer"
 	"--for", NULL };
 static const char *const filter_words[] = { "add", "del", "list", NULL };
 static const char *const set_words[] = { "format", "db", "trace-timeout", "history", "pager",
-	"tz",
+	"tz", "retention",
 	NULL };
 static const char *const traces_words[] = { "show", "flow", "switch", "outcome", "since",
 	"limit", NULL };
@@ -21,7 +21,7 @@ static const char *const mirror_words[] = { "add", "del", "list", "on", "session
 static const char *const decode_words[] = { "-c", NULL };
 static const char *const topo_words[] = { "load", "show", NULL };
 static const char *const history_words[] = { "sessions", "flows", "traces", "probes", "events",
-	"control", "show", "limit", NULL };
+	"control", "show", "limit", "prune", NULL };
 
 static const char *const drops_words[] = { "limit", NULL };
 static const char *const ecmp_words[] = { "window", "--threshold", NULL };
@@ -41,7 +41,7 @@ const struct hs_cmd hs_cmds[] = {
 	{ "quit", cmd_quit, "",
 	  "leave the console (stops capture, commits history)", NULL, 0 },
 	{ "exit", cmd_quit, "", "same as quit", NULL, HS_CMDF_ALIAS },
-	{ "set", cmd_set, "[format|db|trace-timeout|history|pager|tz] [VALUE]",
+	{ "set", cmd_set, "[format|db|trace-timeout|history|pager|tz|retention] [VALUE...]",
 	  "show or change a setting", set_words, 0 },
 	{ "source", cmd_source, "<FILE>",
 	  "run the commands of a runbook file", NULL, 0 },
@@ -60,7 +60,7 @@ const struct hs_cmd hs_cmds[] = {
 	  "list flows seen in traces with their counters", NULL, HS_CMDF_PAGE },
 	{ "topo", cmd_topo, "load|show [FILE]",
 	  "load or show the fabric topology", topo_words, 0 },
-	{ "history", cmd_history, "[sessions|flows|traces|probes|events|control|show ID] [limit N]",
+	{ "history", cmd_history, "[sessions|flows|traces|probes|events|control|show ID|prune] [limit N]",
 	  "query the stored history", history_words, HS_CMDF_PAGE },
 	{ "sql", cmd_sql, "<QUERY...>",
 	  "run a read-only SQL query on the history", NULL, HS_CMDF_PAGE },
@@ -106,6 +106,7 @@ static const char *const format_vals[] = { "text", "json", NULL };
 static const char *const history_vals[] = { "default", "all", "off", NULL };
 static const char *const onoff_vals[] = { "on", "off", NULL };
 static const char *const tz_vals[] = { "utc", "local", NULL };
+static const char *const retention_vals[] = { "off", "1d", "7d", "30d", "1GiB", "10GiB", NULL };
 static const char *const records_vals[] = { "all", "traces", "packets", NULL };
 static const char *const stats_fields[] = { "src", "dst", "sport", "dport", "proto", "switch",
 	"flow", "dscp", NULL };
@@ -126,6 +127,7 @@ const struct hs_cmd_value hs_cmd_values[] = {
 	{ "set", "history", HS_VAL_WORDS, history_vals },
 	{ "set", "pager", HS_VAL_WORDS, onoff_vals },
 	{ "set", "tz", HS_VAL_WORDS, tz_vals },
+	{ "set", "retention", HS_VAL_WORDS, retention_vals },
 	{ "set", "db", HS_VAL_FILE, NULL },
 	{ "stats", "by", HS_VAL_LIST, stats_fields },
 	{ "ecmp", NULL, HS_VAL_SWITCH, NULL },

@@ -15,7 +15,7 @@
 #include "topo.h"
 
 #define HS_STORE_APP_ID 0x48734331	/* "HsC1" */
-#define HS_STORE_SCHEMA 10
+#define HS_STORE_SCHEMA 11
 
 struct sqlite3;
 
@@ -81,5 +81,26 @@ int hs_store_trace_names(struct hs_store *st, const char *pfx, int max,
  * load_extension (authorizer). NULL with err set. */
 struct sqlite3_stmt *hs_store_prepare_ro(struct hs_store *st, const char *sql,
 					 char *err, size_t errlen);
+
+/* Retention: the history's own bounds, kept in the file. A bound of 0 is
+ * none. Rows older than age go (a session by when it ended, wall clock;
+ * the live capture's rows by capture time); over max_bytes, the oldest
+ * session's rows go first, the live session's oldest last. */
+struct hs_retention {
+	uint64_t age_ns, max_bytes;
+};
+struct hs_prune {			/* rows removed, added up over steps */
+	uint64_t traces, flows, sessions, probes, other;
+};
+int hs_store_retention(struct hs_store *st, struct hs_retention *r);		/* 0 or -1 */
+int hs_store_set_retention(struct hs_store *st, const struct hs_retention *r);	/* 0 or -1 */
+/* pages in use, the free ones not counted */
+uint64_t hs_store_used_bytes(struct hs_store *st);
+/* One step of enforcing retention, at most budget rows of each kind, in one
+ * transaction. live: the session of a running live capture (0: none).
+ * Returns 1 when more remains to remove, 0 when the history is within its
+ * bounds, -1 on error (hs_store_errmsg). */
+int hs_store_prune(struct hs_store *st, uint64_t now_wall_ns, int64_t live, unsigned budget,
+		   struct hs_prune *res);
 
 #endif

@@ -280,6 +280,16 @@ static const char schema_v10[] =
 	"ALTER TABLE sessions ADD COLUMN input TEXT;"
 	"CREATE INDEX sessions_by_input ON sessions(input) WHERE input IS NOT NULL;";
 
+/* version 11: the history's own settings (its retention), one row each,
+ * so every console and analyzer writing the file keeps the same policy;
+ * and the session index that retention looks events and control up by */
+static const char schema_v11[] =
+	"CREATE TABLE settings ("
+	" name TEXT PRIMARY KEY,"
+	" value INTEGER NOT NULL);"
+	"CREATE INDEX events_by_session ON events(session);"
+	"CREATE INDEX control_by_session ON control(session);";
+
 /* migrations[i] takes the schema from version i to i + 1: its sql, then
  * its fill over every trace (if any), then its after (if any) */
 static const struct migration {
@@ -289,6 +299,7 @@ static const struct migration {
 	{ schema_v4, NULL, NULL }, { schema_v5, NULL, NULL }, { schema_v6, NULL, NULL },
 	{ schema_v7, NULL, NULL }, { schema_v8, schema_v8_fill, schema_v8_after },
 	{ schema_v9, schema_v9_fill, schema_v9_after }, { schema_v10, NULL, NULL },
+	{ schema_v11, NULL, NULL },
 };
 
 #define FILL_IDS 65536		/* trace ids per step of a fill */
@@ -631,6 +642,14 @@ struct hs_store *hs_store_open_notice(const char *path, char *err, size_t errlen
 	if (version < 0 || (version == 0 && ntables != 0)) {
 		snprintf(err, errlen, "'%s' has a bad schema version %lld (a hopscope history has "
 			 "1 to %d)", path, (long long)version, HS_STORE_SCHEMA);
+		goto fail;
+	}
+	/* a new file gives back the pages retention frees (an older one reuses
+	 * them: it stops growing, but does not shrink); set before anything is
+	 * written, or it does not take */
+	if (ntables == 0 &&
+	    sqlite3_exec(st->db, "PRAGMA auto_vacuum = INCREMENTAL", NULL, NULL, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "cannot set up '%s': %s", path, sqlite3_errmsg(st->db));
 		goto fail;
 	}
 	/* take the write lock once before changing anything: a busy file is refused */
@@ -1450,4 +1469,272 @@ struct sqlite3_stmt *hs_store_prepare_ro(struct hs_store *st, const char *sql, c
 		}
 	}
 	return s;
+}
+
+/* ---- retention ------------------------------------------------------------ */
+
+static int setting_get(struct hs_store *st, const char *name, uint64_t *v)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	*v = 0;
+	if (sqlite3_prepare_v2(st->db, "SELECT value FROM settings WHERE name = ?1", -1, &s,
+			       NULL) != SQLITE_OK)
+		return db_err(st, "cannot read");
+	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW && sqlite3_column_int64(s, 0) > 0)
+		*v = (uint64_t)sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : db_err(st, "cannot read");
+}
+
+int hs_store_retention(struct hs_store *st, struct hs_retention *r)
+{
+	memset(r, 0, sizeof(*r));
+	return setting_get(st, "retention_age_ns", &r->age_ns) < 0 ||
+	       setting_get(st, "retention_bytes", &r->max_bytes) < 0 ? -1 : 0;
+}
+
+int hs_store_set_retention(struct hs_store *st, const struct hs_retention *r)
+{
+	static const char sql[] = "INSERT INTO settings(name, value) VALUES (?1, ?2)"
+				  " ON CONFLICT(name) DO UPDATE SET value = excluded.value";
+	const char *names[] = { "retention_age_ns", "retention_bytes" };
+	uint64_t vals[] = { r->age_ns, r->max_bytes };
+	sqlite3_stmt *s;
+
+	if (begin(st) < 0)
+		return -1;
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
+		db_err(st, "cannot write to");
+		check_rollback(st);
+		return -1;
+	}
+	for (int i = 0; i < 2; i++) {
+		sqlite3_bind_text(s, 1, names[i], -1, SQLITE_STATIC);
+		bind_u64(s, 2, vals[i]);
+		if (run(st, s) < 0) {
+			sqlite3_finalize(s);
+			return -1;
+		}
+	}
+	sqlite3_finalize(s);
+	st->pending++;
+	return hs_store_commit(st) < 0 ? -1 : 0;
+}
+
+uint64_t hs_store_used_bytes(struct hs_store *st)
+{
+	int64_t pages = 0, free_pages = 0, page = 0;
+
+	if (query_int(st->db, "PRAGMA page_count", &pages) < 0 ||
+	    query_int(st->db, "PRAGMA freelist_count", &free_pages) < 0 ||
+	    query_int(st->db, "PRAGMA page_size", &page) < 0 || pages < free_pages)
+		return 0;
+	return (uint64_t)(pages - free_pages) * (uint64_t)page;
+}
+
+/* one statement with its parameters bound: rows changed, or -1 */
+static int64_t prune_exec(struct hs_store *st, const char *sql, int64_t cut, int64_t wall_cut,
+			  int64_t live, int64_t n, int64_t bound)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+		return db_err(st, "cannot prune");
+	for (int i = 1; i <= sqlite3_bind_parameter_count(s); i++) {
+		const char *name = sqlite3_bind_parameter_name(s, i);
+		int64_t v = strcmp(name, ":cut") == 0 ? cut : strcmp(name, ":wall") == 0 ? wall_cut :
+			    strcmp(name, ":live") == 0 ? live : strcmp(name, ":n") == 0 ? n : bound;
+		sqlite3_bind_int64(s, i, v);
+	}
+	rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) {
+		db_err(st, "cannot prune");
+		check_rollback(st);
+		return -1;
+	}
+	return sqlite3_changes(st->db);
+}
+
+/* The sessions whose rows go, in temp table prune_s: every session but the
+ * live one that ended (or, never ended, began) before the wall-clock cut;
+ * over the size bound, the oldest session but the live one too. */
+static const char prune_sessions[] =
+	"DELETE FROM temp.prune_s;"
+	"INSERT OR IGNORE INTO temp.prune_s SELECT id FROM sessions"
+	" WHERE id IS NOT :live AND :wall > 0 AND coalesce(ended, started) < :wall;"
+	"INSERT OR IGNORE INTO temp.prune_s SELECT min(id) FROM sessions"
+	" WHERE id IS NOT :live AND :bound > 0 HAVING min(id) IS NOT NULL;";
+
+int hs_store_prune(struct hs_store *st, uint64_t now_wall, int64_t live, unsigned budget,
+		   struct hs_prune *res)
+{
+	struct hs_retention r;
+	uint64_t used;
+	int64_t wall_cut = 0, cut = 0, n = budget ? budget : 1, got, first_kept = INT64_MAX;
+	bool over, more = false;
+	sqlite3_stmt *s;
+
+	struct hs_prune before = *res;
+
+	if (hs_store_retention(st, &r) < 0)
+		return -1;
+	if (!r.age_ns && !r.max_bytes)
+		return 0;
+	if (r.age_ns && r.age_ns < now_wall)
+		wall_cut = cut = (int64_t)(now_wall - r.age_ns);
+	used = r.max_bytes ? hs_store_used_bytes(st) : 0;
+	over = r.max_bytes && used > r.max_bytes;
+	if (!wall_cut && !over)
+		return 0;
+	if (begin(st) < 0 || flush_rows(st) < 0)
+		return -1;
+	if (sqlite3_exec(st->db, "CREATE TEMP TABLE IF NOT EXISTS prune_s(id INTEGER PRIMARY KEY)",
+			 NULL, NULL, NULL) != SQLITE_OK)
+		return db_err(st, "cannot prune");
+	/* the statements of prune_sessions, each with the same parameters */
+	for (const char *sql = prune_sessions; *sql;) {
+		const char *tail;
+		if (sqlite3_prepare_v2(st->db, sql, -1, &s, &tail) != SQLITE_OK)
+			return db_err(st, "cannot prune");
+		for (int i = 1; i <= sqlite3_bind_parameter_count(s); i++) {
+			const char *name = sqlite3_bind_parameter_name(s, i);
+			sqlite3_bind_int64(s, i, strcmp(name, ":live") == 0 ? live :
+					   strcmp(name, ":wall") == 0 ? wall_cut : over);
+		}
+		int rc = s ? sqlite3_step(s) : SQLITE_DONE;
+		sqlite3_finalize(s);
+		if (rc != SQLITE_DONE)
+			return db_err(st, "cannot prune");
+		sql = tail;
+	}
+
+	/* Traces, oldest first: a session's traces have consecutive ids and
+	 * sessions follow one another, so what goes is a run of the lowest
+	 * ids; the run ends at the first trace that stays. The live session's
+	 * traces age by capture time; over the size bound with nothing but the
+	 * live session left, its oldest go. */
+	bool live_only = over;
+	if (sqlite3_prepare_v2(st->db, "SELECT 1 FROM sessions WHERE id IS NOT ?1 LIMIT 1", -1,
+			       &s, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(s, 1, live);
+		if (sqlite3_step(s) == SQLITE_ROW)
+			live_only = false;
+		sqlite3_finalize(s);
+	}
+	int64_t last = 0, last_ts = 0;
+	unsigned seen = 0;
+	if (sqlite3_prepare_v2(st->db, "SELECT id, session, coalesce(last_ts, 0) FROM traces"
+			       " ORDER BY id LIMIT ?1", -1, &s, NULL) != SQLITE_OK)
+		return db_err(st, "cannot prune");
+	sqlite3_bind_int64(s, 1, n);
+	sqlite3_stmt *in = NULL;
+	if (sqlite3_prepare_v2(st->db, "SELECT 1 FROM temp.prune_s WHERE id = ?1", -1, &in,
+			       NULL) != SQLITE_OK) {
+		sqlite3_finalize(s);
+		return db_err(st, "cannot prune");
+	}
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(s, 0), sess = sqlite3_column_int64(s, 1);
+		int64_t ts = sqlite3_column_int64(s, 2);
+		bool gone;
+
+		seen++;
+		if (sess == live && live)
+			gone = live_only || (cut && ts < cut);
+		else {
+			sqlite3_bind_int64(in, 1, sess);
+			gone = sqlite3_step(in) == SQLITE_ROW;
+			sqlite3_reset(in);
+		}
+		if (!gone) {
+			first_kept = id;
+			break;
+		}
+		last = id;
+		if (ts > last_ts)
+			last_ts = ts;
+	}
+	sqlite3_finalize(in);
+	sqlite3_finalize(s);
+	if (last && (got = prune_exec(st, "DELETE FROM traces WHERE id <= :bound", 0, 0, 0, 0,
+				      last)) < 0)
+		return -1;
+	if (last) {
+		res->traces += (uint64_t)got;
+		more |= first_kept == INT64_MAX && seen == (unsigned)n;
+	}
+
+	/* the rest by the same rule, each at most n rows a step */
+	static const struct {
+		const char *sql;
+		int what;		/* 0 flows, 1 probes, 2 other */
+	} del[] = {
+		{ "DELETE FROM flows WHERE rowid IN (SELECT rowid FROM flows WHERE session IN"
+		  " temp.prune_s OR (session = :live AND (last_ts < :cut OR :bound > 0 AND"
+		  " last_ts <= :bound)) LIMIT :n)", 0 },
+		{ "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE session IN"
+		  " temp.prune_s OR (session = :live AND (ts < :cut OR :bound > 0 AND ts <= :bound))"
+		  " LIMIT :n)", 2 },
+		{ "DELETE FROM control WHERE id IN (SELECT id FROM control WHERE session IN"
+		  " temp.prune_s OR (session = :live AND (ts < :cut OR :bound > 0 AND ts <= :bound))"
+		  " LIMIT :n)", 2 },
+		{ "DELETE FROM probe_hops WHERE (probe_id, seq) IN (SELECT probe_id, seq FROM probes"
+		  " WHERE session IN temp.prune_s OR sent < :wall LIMIT :n)", 3 },
+		{ "DELETE FROM probes WHERE (probe_id, seq) IN (SELECT probe_id, seq FROM probes"
+		  " WHERE session IN temp.prune_s OR sent < :wall LIMIT :n)", 1 },
+		{ "DELETE FROM snapshot_counters WHERE snapshot IN (SELECT id FROM snapshots"
+		  " WHERE session IN temp.prune_s OR taken < :wall LIMIT :n)", 3 },
+		{ "DELETE FROM snapshots WHERE id IN (SELECT id FROM snapshots"
+		  " WHERE session IN temp.prune_s OR taken < :wall LIMIT :n)", 2 },
+	};
+	/* the live session's flows, events and control over the size bound go
+	 * up to the capture time of the traces that went */
+	int64_t live_bound = live_only && last ? last_ts : 0;
+	for (size_t i = 0; i < HS_ARRAY_SIZE(del); i++) {
+		got = prune_exec(st, del[i].sql, cut ? cut : INT64_MIN, wall_cut ? wall_cut : INT64_MIN,
+				 live, n, live_bound);
+		if (got < 0)
+			return -1;
+		if (del[i].what == 0)
+			res->flows += (uint64_t)got;
+		else if (del[i].what == 1)
+			res->probes += (uint64_t)got;
+		else if (del[i].what == 2)
+			res->other += (uint64_t)got;
+		more |= got == n;
+	}
+	/* 007's epochs that began before every trace kept, once traces went */
+	if (last) {
+		got = prune_exec(st, "DELETE FROM blame WHERE epoch_start < coalesce((SELECT first_ts"
+				 " FROM traces ORDER BY id LIMIT 1), :bound)", 0, 0, 0, 0, INT64_MAX);
+		if (got < 0)
+			return -1;
+		res->other += (uint64_t)got;
+	}
+	/* a session goes with the last of its rows; one with traces left stays */
+	got = prune_exec(st, "DELETE FROM sessions WHERE id IN temp.prune_s"
+			 " AND id < coalesce((SELECT session FROM traces ORDER BY id LIMIT 1), :bound)"
+			 " AND NOT EXISTS (SELECT 1 FROM flows WHERE session = sessions.id)"
+			 " AND NOT EXISTS (SELECT 1 FROM events WHERE session = sessions.id)"
+			 " AND NOT EXISTS (SELECT 1 FROM control WHERE session = sessions.id)",
+			 0, 0, 0, 0, INT64_MAX);
+	if (got < 0)
+		return -1;
+	res->sessions += (uint64_t)got;
+	st->pending++;
+	if (hs_store_commit(st) < 0)
+		return -1;
+	/* a file made with incremental vacuum gives the freed pages back */
+	sqlite3_exec(st->db, "PRAGMA incremental_vacuum(4096)", NULL, NULL, NULL);
+	/* still over the size bound: another step, if this one removed anything */
+	if (r.max_bytes && !more && hs_store_used_bytes(st) > r.max_bytes)
+		more = res->traces + res->flows + res->sessions + res->probes + res->other >
+		       before.traces + before.flows + before.sessions + before.probes + before.other;
+	return more ? 1 : 0;
 }

@@ -295,7 +295,8 @@ int hs_parse_duration(const char *s, uint64_t *ns)
 {
 	static const struct { const char *unit; double mul; } units[] = {
 		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
-		{ "m", 60e9 }, { "min", 60e9 }, { "h", 3600e9 }, { "", 1e9 },
+		{ "m", 60e9 }, { "min", 60e9 }, { "h", 3600e9 },
+		{ "d", 86400e9 }, { "w", 604800e9 }, { "", 1e9 },
 	};
 	char *end;
 	double v;

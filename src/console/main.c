@@ -18,6 +18,7 @@
 #include "driver.h"
 #include "engine.h"
 #include "privsep.h"
+#include "retention.h"
 #include "runner.h"
 
 #define LAB_STATE_DEFAULT "/run/hopscope-lab"
@@ -290,6 +291,7 @@ int main(int argc, char **argv)
 		ctx.exit_status = 1;
 		goto out;
 	}
+	hs_retention_start(&ctx);
 	if (source) {
 		if (hs_capture_start(&ctx, source, is_file, 0, 0) < 0) {
 			ctx.exit_status = 1;
@@ -331,6 +333,7 @@ int main(int argc, char **argv)
 
 out:
 	hs_console_close(&ctx);
+	hs_retention_stop(&ctx);
 	hs_engine_fini(&ctx);		/* stops capture, commits history */
 	hs_runner_free(&ctx);
 	hs_broker_stop();

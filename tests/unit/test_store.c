@@ -295,7 +295,10 @@ static void test_batches(void **state)
 /* what a version 8 history looked like: a hop's switch name and address
  * in its trace's hop list, no mirror sources, hw_ts in full */
 static const char undo_v9[] =
-	"DROP INDEX sessions_by_input;"		/* version 10 first */
+	"DROP TABLE settings;"			/* version 11 first */
+	"DROP INDEX events_by_session;"
+	"DROP INDEX control_by_session;"
+	"DROP INDEX sessions_by_input;"		/* then version 10 */
 	"ALTER TABLE sessions DROP COLUMN input;"
 	"DROP VIEW hops;"
 	"DROP TABLE mirror_sources;"
@@ -1126,6 +1129,87 @@ static void test_input_session(void **state)
 	hs_store_close(st);
 }
 
+/* retention: an ended session goes whole once it ended before the cut; the
+ * live session's rows go by capture time; a session read lately stays */
+static void test_retention(void **state)
+{
+	struct fixture *f = *state;
+	struct hs_store *st = open_ok(f->path);
+	struct hs_session_stats ss = { .packets = 1 };
+	struct hs_retention r = { 60 * HS_NS_PER_SEC, 0 }, got;
+	struct hs_prune res;
+	struct hs_trace t;
+	const uint64_t S = HS_NS_PER_SEC;
+
+	assert_int_equal(hs_store_retention(st, &got), 0);
+	assert_int_equal(got.age_ns, 0);	/* none until set */
+	memset(&res, 0, sizeof(res));
+	assert_int_equal(hs_store_prune(st, T0 + 1000 * S, 0, 100, &res), 0);
+
+	int64_t old = hs_store_session_begin(st, "old.pcap", NULL, T0);
+	for (int i = 0; i < 3; i++) {
+		mktrace(&t, (uint64_t)i + 1, NULL);
+		assert_int_equal(hs_store_trace(st, old, &t, NULL), 0);
+	}
+	struct hs_flow fo = flow("10.0.0.1", 1000, 1);
+	assert_int_equal(hs_store_flow(st, old, &fo), 0);
+	assert_int_equal(hs_store_session_end(st, old, &ss, T0 + S), 0);
+
+	/* the live capture: traces 10 s, 100 s and 200 s into it */
+	int64_t live = hs_store_session_begin(st, "eth0", NULL, T0 + 2 * S);
+	const uint64_t at[] = { 10, 100, 200 };
+	for (int i = 0; i < 3; i++) {
+		mktrace(&t, (uint64_t)i + 1, NULL);
+		t.hops[0].ts_ns = T0 + at[i] * S;
+		hs_trace_classify(&t, NULL);
+		assert_int_equal(hs_store_trace(st, live, &t, NULL), 0);
+	}
+	struct hs_flow f1 = flow("10.0.0.5", 1001, 1), f2 = flow("10.0.0.6", 1002, 1);
+	f1.last_ns = T0 + 100 * S;
+	f2.last_ns = T0 + 200 * S;
+	assert_int_equal(hs_store_flow(st, live, &f1), 0);
+	assert_int_equal(hs_store_flow(st, live, &f2), 0);
+	assert_true(hs_store_commit(st) > 0);
+
+	assert_int_equal(hs_store_set_retention(st, &r), 0);
+	assert_int_equal(hs_store_retention(st, &got), 0);
+	assert_int_equal(got.age_ns, 60 * S);
+	assert_int_equal(got.max_bytes, 0);
+
+	/* now T0 + 230 s: the cut is T0 + 170 s */
+	memset(&res, 0, sizeof(res));
+	int rc;
+	while ((rc = hs_store_prune(st, T0 + 230 * S, live, 2, &res)) == 1)
+		;
+	assert_int_equal(rc, 0);
+	assert_int_equal(res.traces, 5);
+	assert_int_equal(res.flows, 2);
+	assert_int_equal(res.sessions, 1);
+	hs_store_close(st);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM sessions WHERE id = 1"), 0);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM traces"), 1);
+	assert_int_equal(q1(f->path, "SELECT first_ts FROM traces"), (int64_t)(T0 + 200 * S));
+	assert_int_equal(q1(f->path, "SELECT sport FROM flows"), 1002);
+	/* a new history gives freed pages back */
+	assert_int_equal(q1(f->path, "PRAGMA auto_vacuum"), 2);
+
+	/* the bounds are the history's: a console opening it later sees them */
+	st = open_ok(f->path);
+	assert_int_equal(hs_store_retention(st, &got), 0);
+	assert_int_equal(got.age_ns, 60 * S);
+	/* with the live capture over, its session ages by when it ended */
+	assert_int_equal(hs_store_session_end(st, live, &ss, T0 + 300 * S), 0);
+	memset(&res, 0, sizeof(res));
+	assert_int_equal(hs_store_prune(st, T0 + 330 * S, 0, 100, &res), 0);
+	assert_int_equal(res.traces, 0);
+	while (hs_store_prune(st, T0 + 361 * S, 0, 100, &res) == 1)
+		;
+	assert_int_equal(res.traces, 1);
+	assert_int_equal(res.sessions, 1);
+	hs_store_close(st);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM sessions"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1140,6 +1224,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_not_a_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sql_readonly, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_input_session, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_retention, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_v5_control, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flow_rows, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lost_batch, setup, teardown),
