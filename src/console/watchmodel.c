@@ -393,15 +393,13 @@ int hs_wpath_fit(const char *path, const char *sep, const char *ell, int cells, 
 	}
 	size_t o = 0;
 	out[0] = '\0';
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < n && o < outlen; i++) {
 		if (i >= head && i < n - tail) {
-			if (i != head)
-				continue;
-			o += (size_t)snprintf(out + o, o < outlen ? outlen - o : 0, "%s%s", sep, ell);
+			if (i == head)
+				o += (size_t)snprintf(out + o, outlen - o, "%s%s", sep, ell);
 			continue;
 		}
-		o += (size_t)snprintf(out + o, o < outlen ? outlen - o : 0, "%s%.*s", i ? sep : "",
-				      plen[i], part[i]);
+		o += (size_t)snprintf(out + o, outlen - o, "%s%.*s", i ? sep : "", plen[i], part[i]);
 	}
 	if (o >= outlen)
 		return hs_wfit_ell(path, cells, ell, out, outlen);
