@@ -18,7 +18,7 @@
 
 #include "cmd.h"
 #include "console.h"
-#include "driver.h"
+#include "driverun.h"
 #include "mirror.h"
 
 static void print_added(struct hs_ctx *ctx, const struct hs_mirror_rule *rule, const char *obuf)

@@ -16,7 +16,7 @@
 
 #include "cmd.h"
 #include "console.h"
-#include "driver.h"
+#include "driverun.h"
 #include "snapshot.h"
 
 #define OUT_MAX (8u << 20)	/* the driver's stdout: 8 MiB is ~70000 ports */

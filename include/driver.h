@@ -1,12 +1,11 @@
-/* driver.h - running the fabric's driver for a verb
+/* driver.h - the fabric's driver, run as a child process
  *
  * The driver is an executable (the lab's is share/lab/hs-driver-lab) run as
- * a child process: uv_spawn, an argv array, no shell. A verb calls
- * hs_driver_run() and returns what it returns (HS_CMD_PENDING, or HS_CMD_FAIL
- * with the error printed). When the driver has exited and closed its output,
- * done() gets the result and returns the verb's status, which finishes it.
- * Ctrl-C stops the wait: done() is not called, the interrupted message is
- * printed as a warning and the driver finishes on its own.
+ * a child process: uv_spawn, an argv array, no shell; or, once the console
+ * has dropped root, by the privileged broker (privsep.h), which checks the
+ * argv again. When the driver has exited and closed its output, the
+ * callback gets the result. Nothing is printed: a verb waits for it through
+ * the console (driverun.h).
  */
 #ifndef HS_DRIVER_H
 #define HS_DRIVER_H
@@ -14,31 +13,32 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <uv.h>
 
-struct hs_ctx;
 struct hs_topo;
 
 struct hs_driver_result {
 	const char *driver;		/* its path */
 	int64_t exit_status;
 	int term_signal;
-	char *out;			/* stdout, NUL-ended; done() may modify it */
+	char *out;			/* stdout, NUL-ended; the callback may modify it */
 	size_t outlen;
 	bool out_cut;			/* stdout was longer than out_max: the rest is lost */
 	const char *err;		/* stderr's first line, without the "NAME: " prefix */
 };
 
-/* returns HS_CMD_OK or HS_CMD_FAIL (with the error printed) */
-typedef int (*hs_driver_done)(struct hs_ctx *ctx, const struct hs_driver_result *r, void *arg);
+struct hs_driver_job;
+/* r is NULL when the broker closed before it answered (the console ends) */
+typedef void (*hs_driver_cb)(void *arg, const struct hs_driver_result *r);
 
-/* Run argv (argv[0] the driver, NULL-ended); arg (arglen bytes) is copied
- * and handed to done(). what names the driver in errors ("mirror driver"). */
-int hs_driver_run(struct hs_ctx *ctx, char **argv, size_t out_max, hs_driver_done done,
-		  const void *arg, size_t arglen, const char *what, const char *interrupted);
-
-/* the error of a driver that failed: 0 when it exited 0, else -1 with one
- * line printed (its stderr, or how it ended) */
-int hs_driver_failed(struct hs_ctx *ctx, const struct hs_driver_result *r, const char *what);
+/* Run argv (argv[0] the driver, NULL-ended) on loop, keeping the first
+ * out_max bytes of its stdout; cb gets the result once. NULL with *err a
+ * libuv error code (negative) when it cannot be run. */
+struct hs_driver_job *hs_driver_spawn(uv_loop_t *loop, char **argv, size_t out_max,
+				      hs_driver_cb cb, void *arg, int *err);
+/* stop waiting for job: cb is not called; the driver finishes (or undoes)
+ * its work alone */
+void hs_driver_abandon(struct hs_driver_job *job);
 
 /* the fabric's driver: $HOPSCOPE_DRIVER, else the one topo's switches name
  * (hs-driver-sonic when any switch says "driver sonic", hs-driver-lab

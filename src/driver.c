@@ -1,14 +1,13 @@
-/* driver.c - run the fabric's driver as a child process for a verb */
+/* driver.c - run the fabric's driver as a child process (driver.h) */
 #include <errno.h>
-#include <inttypes.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "cmd.h"
-#include "console.h"
 #include "driver.h"
+#include "hs.h"
 #include "privsep.h"
 #include "topo.h"
 
@@ -16,11 +15,9 @@
 #define HS_LIBEXECDIR "/usr/local/libexec/hopscope"
 #endif
 
-struct driver_job {
-	struct hs_ctx *ctx;		/* NULL once the console stopped waiting */
-	hs_driver_done done;
+struct hs_driver_job {
+	hs_driver_cb cb;		/* NULL once its owner stopped waiting */
 	void *arg;
-	const char *what, *interrupted;
 	char driver[PATH_MAX];
 	uv_process_t proc;
 	uv_pipe_t out, err;
@@ -35,9 +32,6 @@ struct driver_job {
 	char ebuf[2048];
 	size_t elen;
 };
-
-/* the job the console waits for (one verb is pending at a time) */
-static struct driver_job *current_job;
 
 /* the driver the topology's switches name: sonic when any switch has it */
 static const char *driver_name(const struct hs_topo *topo)
@@ -98,33 +92,18 @@ const char *hs_driver_hint(int err)
 	       " (named by HOPSCOPE_DRIVER)" : " (set HOPSCOPE_DRIVER to the fabric's driver)";
 }
 
-int hs_driver_failed(struct hs_ctx *ctx, const struct hs_driver_result *r, const char *what)
-{
-	if (r->term_signal)
-		return out_err(&ctx->out, "%s '%s' killed by signal %d", what, r->driver,
-			       r->term_signal);
-	if (r->exit_status == 0)
-		return 0;
-	if (*r->err)
-		return out_err(&ctx->out, "%s", r->err);
-	return out_err(&ctx->out, "%s '%s' failed with status %" PRId64, what, r->driver,
-		       r->exit_status);
-}
-
 static void job_closed(uv_handle_t *h)
 {
-	struct driver_job *job = h->data;
+	struct hs_driver_job *job = h->data;
 
 	if (--job->open == 0) {
 		free(job->obuf);
-		free(job->arg);
 		free(job);
 	}
 }
 
-static void job_report(struct driver_job *job)
+static void job_report(struct hs_driver_job *job)
 {
-	struct hs_ctx *ctx = job->ctx;
 	struct hs_driver_result r = {
 		.driver = job->driver,
 		.exit_status = job->exit_status,
@@ -135,7 +114,6 @@ static void job_report(struct driver_job *job)
 	const char *base = strrchr(job->driver, '/');
 	char *msg = job->ebuf;
 	size_t bl;
-	int st;
 
 	if (!job->obuf)
 		job->obuf = hs_xcalloc(1, 1);
@@ -151,17 +129,16 @@ static void job_report(struct driver_job *job)
 		msg[n - 1] = '\0';
 	r.out = job->obuf;
 	r.err = msg;
-	st = job->done(ctx, &r, job->arg);
-	ctx->cancel = NULL;
-	current_job = NULL;
-	hs_cmd_finish(ctx, st < 0 ? HS_CMD_FAIL : HS_CMD_OK);
+	hs_driver_cb cb = job->cb;
+	job->cb = NULL;
+	cb(job->arg, &r);
 }
 
-static void job_step(struct driver_job *job)
+static void job_step(struct hs_driver_job *job)
 {
 	if (--job->waiting > 0)
 		return;
-	if (job->ctx)
+	if (job->cb)
 		job_report(job);
 	uv_close((uv_handle_t *)&job->proc, job_closed);
 	uv_close((uv_handle_t *)&job->out, job_closed);
@@ -170,7 +147,7 @@ static void job_step(struct driver_job *job)
 
 static void on_exit_cb(uv_process_t *p, int64_t exit_status, int term_signal)
 {
-	struct driver_job *job = p->data;
+	struct hs_driver_job *job = p->data;
 
 	job->exit_status = exit_status;
 	job->term_signal = term_signal;
@@ -179,7 +156,7 @@ static void on_exit_cb(uv_process_t *p, int64_t exit_status, int term_signal)
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
-	struct driver_job *job = h->data;
+	struct hs_driver_job *job = h->data;
 
 	(void)suggested;
 	*buf = uv_buf_init(job->rd, sizeof(job->rd));
@@ -187,7 +164,7 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
-	struct driver_job *job = s->data;
+	struct hs_driver_job *job = s->data;
 	size_t n;
 
 	if (nread < 0) {
@@ -224,9 +201,9 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 /* the broker ran the driver for us (res NULL: the console is closing) */
 static void job_brokered(void *arg, const struct hs_broker_result *res)
 {
-	struct driver_job *job = arg;
+	struct hs_driver_job *job = arg;
 
-	if (res && job->ctx) {
+	if (res && job->cb) {
 		size_t n = res->outlen;
 		if (n > job->omax) {
 			n = job->omax;
@@ -240,59 +217,43 @@ static void job_brokered(void *arg, const struct hs_broker_result *res)
 		job->exit_status = res->exit_status;
 		job->term_signal = res->term_signal;
 		job_report(job);
-	} else if (job->ctx && current_job == job) {
-		job->ctx->cancel = NULL;
-		current_job = NULL;
+	} else if (job->cb) {
+		job->cb(job->arg, NULL);
 	}
 	free(job->obuf);
-	free(job->arg);
 	free(job);
 }
 
-/* Ctrl-C: stop waiting; the driver finishes (or undoes) its work alone */
-static void job_cancel(struct hs_ctx *ctx)
+void hs_driver_abandon(struct hs_driver_job *job)
 {
-	ctx->cancel = NULL;
-	if (current_job) {
-		out_warn(&ctx->out, "%s", current_job->interrupted);
-		current_job->ctx = NULL;
-	}
-	current_job = NULL;
-	hs_cmd_finish(ctx, HS_CMD_FAIL);
+	if (job)
+		job->cb = NULL;
 }
 
-int hs_driver_run(struct hs_ctx *ctx, char **argv, size_t out_max, hs_driver_done done,
-		  const void *arg, size_t arglen, const char *what, const char *interrupted)
+struct hs_driver_job *hs_driver_spawn(uv_loop_t *loop, char **argv, size_t out_max,
+				      hs_driver_cb cb, void *arg, int *err)
 {
-	struct driver_job *job = hs_xcalloc(1, sizeof(*job));
+	struct hs_driver_job *job = hs_xcalloc(1, sizeof(*job));
 	uv_process_options_t opt = { 0 };
 	uv_stdio_container_t stdio[3];
 	int rc;
 
-	job->ctx = ctx;
-	job->done = done;
-	job->what = what;
-	job->interrupted = interrupted;
+	job->cb = cb;
+	job->arg = arg;
 	job->omax = out_max;
-	job->arg = hs_xcalloc(1, arglen ? arglen : 1);
-	if (arglen)
-		memcpy(job->arg, arg, arglen);
 	snprintf(job->driver, sizeof(job->driver), "%s", argv[0]);
 
 	if (hs_broker_active()) {
 		rc = hs_broker_run(argv, job_brokered, job);
 		if (rc < 0) {
-			free(job->arg);
 			free(job);
-			return out_err(&ctx->out, "cannot run %s '%s': %s%s", what, argv[0],
-				       uv_strerror(rc), hs_driver_hint(-rc));
+			*err = rc;
+			return NULL;
 		}
-		current_job = job;
-		ctx->cancel = job_cancel;
-		return HS_CMD_PENDING;
+		return job;
 	}
-	uv_pipe_init(ctx->loop, &job->out, 0);
-	uv_pipe_init(ctx->loop, &job->err, 0);
+	uv_pipe_init(loop, &job->out, 0);
+	uv_pipe_init(loop, &job->err, 0);
 	job->proc.data = job->out.data = job->err.data = job;
 	stdio[0].flags = UV_IGNORE;
 	stdio[1].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
@@ -306,19 +267,17 @@ int hs_driver_run(struct hs_ctx *ctx, char **argv, size_t out_max, hs_driver_don
 	opt.exit_cb = on_exit_cb;
 
 	job->open = 3;
-	rc = uv_spawn(ctx->loop, &job->proc, &opt);
+	rc = uv_spawn(loop, &job->proc, &opt);
 	if (rc < 0) {
-		job->ctx = NULL;
+		job->cb = NULL;
 		uv_close((uv_handle_t *)&job->proc, job_closed);
 		uv_close((uv_handle_t *)&job->out, job_closed);
 		uv_close((uv_handle_t *)&job->err, job_closed);
-		return out_err(&ctx->out, "cannot run %s '%s': %s%s", what, argv[0], uv_strerror(rc),
-			       hs_driver_hint(-rc));
+		*err = rc;
+		return NULL;
 	}
 	job->waiting = 3;
 	uv_read_start((uv_stream_t *)&job->out, on_alloc, on_read);
 	uv_read_start((uv_stream_t *)&job->err, on_alloc, on_read);
-	current_job = job;
-	ctx->cancel = job_cancel;
-	return HS_CMD_PENDING;
+	return job;
 }

@@ -37,17 +37,12 @@ export LC_ALL
 KNOWN='
 src/capture.c includes console.h
 src/control.c includes console.h
-src/driver.c includes cmd.h
-src/driver.c includes console.h
 src/planck.c includes console.h
 src/probe.c includes cmd.h
 src/probe.c includes console.h
 src/capture.c out_err
 src/capture.c out_text
 src/capture.c out_warn
-src/driver.c hs_cmd_finish
-src/driver.c out_err
-src/driver.c out_warn
 src/probe.c hs_async_print
 src/probe.c hs_cmd_finish
 src/probe.c out_arr_close
