@@ -55,11 +55,20 @@ srcs=$(cd "$top_srcdir" && ls src/*.c src/decode/*.c src/console/*.c commands/*.
 newest_h=$(ls -t "$top_srcdir"/include/*.h "$top_srcdir"/include/console/*.h \
 	"$top_srcdir"/src/decode/*.h "$F"/fuzz.h | head -n 1)
 : >"$B/compile.list"
+objs=
 for s in $srcs; do
 	o=$B/obj/$(echo "$s" | tr / _ | sed 's/\.c$/.o/')
+	objs="$objs $o"
 	if [ ! -e "$o" ] || [ "$top_srcdir/$s" -nt "$o" ] || [ "$newest_h" -nt "$o" ]; then
 		echo "$s $o" >>"$B/compile.list"
 	fi
+done
+# the object of a source moved or removed since would be linked as well
+for o in "$B"/obj/*.o; do
+	case "$objs " in
+	*" $o "*) ;;
+	*) [ -e "$o" ] && rm -f "$o" "$B/libhsfuzz.a" ;;
+	esac
 done
 if [ -s "$B/compile.list" ]; then
 	echo "fuzz: compiling $(wc -l <"$B/compile.list") files with $CC"
@@ -73,7 +82,8 @@ if [ -s "$B/compile.list" ]; then
 	rm -f "$B/libhsfuzz.a"
 fi
 if [ ! -e "$B/libhsfuzz.a" ]; then
-	ar cr "$B/libhsfuzz.a" "$B"/obj/*.o || exit 99
+	# shellcheck disable=SC2086
+	ar cr "$B/libhsfuzz.a" $objs || exit 99
 fi
 for t in $TARGETS; do
 	[ -e "$F/fuzz_$t.c" ] || { echo "fuzz: ERROR: no target '$t' ($ALL)" >&2; exit 99; }
