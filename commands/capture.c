@@ -124,6 +124,10 @@ static void print_summary(struct hs_ctx *ctx)
 	out_uint(&ctx->out, "traces", "%" PRIu64 " traces", ts.closed);
 	out_uint(&ctx->out, "dropped", " (%" PRIu64 " dropped, ", ts.by_outcome[HS_OUT_DROPPED]);
 	out_uint(&ctx->out, "looped", "%" PRIu64 " looped)", ts.by_outcome[HS_OUT_LOOPED]);
+	/* what the history could not take (a full disk), said where it ends */
+	if (unstored)
+		out_uint(&ctx->out, "history_unstored", "; %" PRIu64 " history rows not stored",
+			 unstored);
 	out_obj_close(&ctx->out);
 	out_nl(&ctx->out);
 }

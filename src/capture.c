@@ -9,6 +9,7 @@
  * HS_FILE_BATCH frames per loop turn so the prompt stays responsive.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,6 +100,12 @@ struct hs_capture {
 	uint64_t queued;	/* of stored: not committed yet */
 	uint64_t lost_seen;	/* hs_store_lost() when queued was last settled */
 	bool store_warned, warn_due;	/* warn_due: a failed commit not told yet */
+	/* the end of a session whose row could not be written (a full disk):
+	 * written again at every tick until it is, and at exit */
+	int64_t end_session;
+	struct hs_session_stats end_ss;
+	char *end_input, *end_path;
+	uint64_t end_ns;
 	/* A live capture's traces go to the history through the writer thread
 	 * (writer.h); while it is in use (use_writer) the history and the
 	 * counters above are touched under its lock. A file is read as fast as
@@ -281,6 +288,22 @@ static void on_release_check(uv_check_t *h)
 	release_writer(h->data);
 }
 
+/* the history of the capture cannot be written: said once, with what was
+ * not stored so far; the capture goes on, and the run's status says so
+ * (ctx->history_failed) */
+static void history_failed(struct hs_ctx *ctx, const char *path, const char *why)
+{
+	struct hs_capture *c = ctx->cap;
+
+	ctx->history_failed = true;
+	if (c->store_warned)
+		return;
+	c->store_warned = true;
+	out_err(&ctx->out, "cannot write history '%s': %s (%" PRIu64 " rows not stored so far; "
+		"the capture goes on, 'capture status' counts them)", path, why,
+		c->unstored + c->behind);
+}
+
 /* a commit that failed is told on the loop thread, once */
 static void store_warn(struct hs_ctx *ctx)
 {
@@ -289,11 +312,28 @@ static void store_warn(struct hs_ctx *ctx)
 	if (!c->warn_due)
 		return;
 	c->warn_due = false;
-	if (!c->store_warned && ctx->store) {
-		c->store_warned = true;
-		out_err(&ctx->out, "cannot write history '%s': %s", hs_store_path(ctx->store),
-			hs_store_errmsg(ctx->store));
-	}
+	if (ctx->store)
+		history_failed(ctx, hs_store_path(ctx->store), hs_store_errmsg(ctx->store));
+}
+
+/* write the end of the session that ended, if it is still due: false while
+ * it cannot be (the history full), true once it is or cannot be any more */
+static bool end_due(struct hs_ctx *ctx)
+{
+	struct hs_capture *c = ctx->cap;
+
+	if (!c->end_session)
+		return true;
+	if (!ctx->store || strcmp(hs_store_path(ctx->store), c->end_path) != 0)
+		return false;
+	c->end_ss.input = c->end_input;
+	if (hs_store_session_end(ctx->store, c->end_session, &c->end_ss, c->end_ns) < 0)
+		return false;
+	c->end_session = 0;
+	free(c->end_input);
+	free(c->end_path);
+	c->end_input = c->end_path = NULL;
+	return true;
 }
 
 /* a trace is about to close: load the flow table's entry for its flow,
@@ -513,6 +553,7 @@ static void commit_tick(uv_timer_t *t)
 	if (!c->use_writer) {
 		commit(ctx);
 		store_warn(ctx);
+		end_due(ctx);
 	} else {
 		hs_writer_commit_soon(c->writer);
 		if (hs_writer_try_hold(c->writer))
@@ -590,6 +631,9 @@ void hs_pipeline_fini(struct hs_ctx *ctx)
 	hs_capture_stop(ctx, "exit");
 	commit(ctx);
 	store_warn(ctx);
+	end_due(ctx);	/* a session still not ended stays so: incomplete */
+	free(c->end_input);
+	free(c->end_path);
 	uv_timer_stop(&ctx->commit_timer);
 	uv_close((uv_handle_t *)&ctx->commit_timer, NULL);
 	/* the handles live in c: free it once the loop has closed them all */
@@ -954,8 +998,7 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 							      hs_filter_summary(ctx->filters),
 							      ctx->last_stats.started_ns);
 			if (ctx->session < 0) {
-				out_err(&ctx->out, "cannot write history '%s': %s",
-					hs_store_path(st), hs_store_errmsg(st));
+				history_failed(ctx, hs_store_path(st), hs_store_errmsg(st));
 				ctx->session = 0;
 			} else {
 				commit(ctx);
@@ -1049,26 +1092,32 @@ void hs_capture_stop(struct hs_ctx *ctx, const char *why)
 	snprintf(c->end_reason, sizeof(c->end_reason), "%s", why ? why : "stopped");
 
 	hs_capture_trace_stats(ctx, &ts);
+	/* the rows first, the session's end in a transaction of its own: a
+	 * batch that does not fit (a full disk) does not take the end with it */
+	commit(ctx);
+	store_warn(ctx);
 	if (ctx->session > 0 && ctx->store) {
-		struct hs_session_stats ss = {
+		end_due(ctx);	/* an earlier session's, if it is still due */
+		c->end_ss = (struct hs_session_stats){
 			.packets = ctx->last_stats.packets,
 			.bytes = ctx->last_stats.bytes,
 			.decode_errors = ctx->last_stats.decode_errors,
 			.kernel_drops = ctx->last_stats.kernel_drops,
 			.traces = ts.closed,
-			/* only a file read to its end is known to the history */
-			.input = c->is_file && c->input[0] && why && strcmp(why, "end of file") == 0 ?
-				 c->input : NULL,
 		};
-		if (hs_store_session_end(ctx->store, ctx->session, &ss,
-					 ctx->last_stats.ended_ns) < 0 && !c->store_warned) {
-			c->store_warned = true;
-			out_err(&ctx->out, "cannot write history '%s': %s",
-				hs_store_path(ctx->store), hs_store_errmsg(ctx->store));
+		free(c->end_input);
+		free(c->end_path);
+		/* only a file read to its end is known to the history */
+		c->end_input = c->is_file && c->input[0] && why && strcmp(why, "end of file") == 0 ?
+			       hs_xstrdup(c->input) : NULL;
+		c->end_path = hs_xstrdup(hs_store_path(ctx->store));
+		c->end_session = ctx->session;
+		c->end_ns = ctx->last_stats.ended_ns;
+		if (!end_due(ctx)) {
+			commit(ctx);
+			history_failed(ctx, hs_store_path(ctx->store), hs_store_errmsg(ctx->store));
 		}
 	}
-	commit(ctx);
-	store_warn(ctx);
 	ctx->session = 0;
 }
 

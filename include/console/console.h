@@ -41,6 +41,7 @@ struct hs_ctx {
 	struct hs_topo *topo;		/* NULL until topo load / --topo */
 	struct hs_store *store;		/* NULL until first needed (lazy open) */
 	char *store_err, *store_err_path;	/* why root could not open it before the drop */
+	bool history_failed;		/* a capture could not write it (a full disk) */
 	int64_t session;		/* history session of the running capture, 0 none */
 	int64_t ring_session;		/* history session of the traces in memory (the
 					 * last capture's, running or not), 0 none */

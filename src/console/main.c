@@ -352,6 +352,9 @@ out:
 	/* results written outside a verb (events, a capture's end) */
 	if (out_check(&ctx.out) < 0 && ctx.exit_status == 0)
 		ctx.exit_status = 1;
+	/* a capture's history that could not be written fails a run, not the prompt */
+	if (ctx.history_failed && !ctx.interactive && ctx.exit_status == 0)
+		ctx.exit_status = 1;
 	/* a signal that came too late for the loop still tells the caller */
 	rc = hs_interrupt_take();
 	if (rc != 0 && ctx.exit_status == 0)

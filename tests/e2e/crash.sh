@@ -157,11 +157,30 @@ check "disk full: it stored its traces ($first)" [ "$first" -gt 0 ]
 hs --db "$full/h.db" -r "$PCAP" --topo "$TOPO" -c "set history all; capture start $PCAP again; capture status"
 check "disk full: the error says so" has "database or disk is full" "$tmp/err"
 check "disk full: the error names the file" has "'$full/h.db'" "$tmp/err"
+check "disk full: said once" [ "$(grep -c 'cannot write history' "$tmp/err")" -eq 1 ]
+check "disk full: said with what was not stored" \
+	has "rows not stored so far; the capture goes on" "$tmp/err"
 check "disk full: the capture ran to the end" has '^packets  *6741' "$tmp/out"
 check "disk full: what could not be stored is counted" 	has 'rows written, [1-9][0-9]* not stored' "$tmp/out"
+check "disk full: the capture's summary says it" \
+	has "^capture of .*; [1-9][0-9]* history rows not stored\$" "$tmp/out"
+check "disk full: the run fails (status $st)" [ "$st" -eq 1 ]
 check "disk full: no crash (status $st)" not_crashed_san
 check "disk full: integrity_check is ok" integrity "$full/h.db"
 check "disk full: the first session is intact ($first traces)" 	[ "$(q "$full/h.db" 'select count(*) from traces where session = 1')" = "$first" ]
+umount "$full"
+# a disk that fills in the middle of a capture (room for a session to begin,
+# not for its traces): the session is ended all the same, the run fails
+mount -t tmpfs -o size=320k hs-crash-full "$full" || hard "cannot mount a tmpfs on '$full'"
+hs --db "$full/h.db" -r "$PCAP" --topo "$TOPO" -c "set history all; capture start $PCAP again"
+check "disk full mid-capture: the run fails (status $st)" [ "$st" -eq 1 ]
+check "disk full mid-capture: the second session began" \
+	[ "$(q "$full/h.db" 'select count(*) from sessions')" = 2 ]
+check "disk full mid-capture: its traces were not stored" \
+	[ "$(q "$full/h.db" 'select count(*) from traces where session = 2')" = 0 ]
+check "disk full mid-capture: every session is ended" \
+	[ "$(q "$full/h.db" 'select count(*) from sessions where ended is null')" = 0 ]
+check "disk full mid-capture: integrity_check is ok" integrity "$full/h.db"
 umount "$full"
 cleanup=
 finish

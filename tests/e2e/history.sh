@@ -179,8 +179,9 @@ done
 check "--db a device: nothing was made beside it" sh -c "! ls '$tmp' | grep -q -- -journal"
 hs --db "$tmp/nodir/x.db" -r "$PCAP" -c 'capture status'
 check "--db in a missing directory: the capture runs (status $st)" [ "$st" -eq 0 ]
-check "--db in a missing directory: the error is printed once, with the system's reason" \
-	[ "$(grep -c "nodir/x.db" "$tmp/err")" -eq 1 ] &&
+check "--db in a missing directory: the error is printed once" \
+	[ "$(grep -c "nodir/x.db" "$tmp/err")" -eq 1 ]
+check "--db in a missing directory: with the system's reason" \
 	has "nodir/x.db': unable to open database file (No such file or directory)" "$tmp/err"
 
 # --- a file that is not a hopscope history ----------------------------------
