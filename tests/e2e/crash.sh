@@ -113,7 +113,8 @@ refused() { # NAME FILE MESSAGE: capture runs without history, the file is byte-
 	check "$name: history fails (status $st)" failed_cleanly
 	check "$name: history says why" has "$msg" "$tmp/err"
 	check "$name: the file is byte-identical" [ "$(cksum <"$file")" = "$before" ]
-	check "$name: no journal left beside it" [ ! -e "$file-wal" ] && [ ! -e "$file-journal" ]
+	check "$name: no log left beside it" [ ! -e "$file-wal" ]
+	check "$name: no journal left beside it" [ ! -e "$file-journal" ]
 }
 
 hs --db "$tmp/newer.db" -r "$PCAP" -c 'capture status'
