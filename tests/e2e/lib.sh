@@ -51,6 +51,15 @@ hs() {
 	timeout 60 "$HS" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
 	st=$?
 }
+# sig_pid: the pid of a console started in the background as
+#   timeout 60 sh -c 'echo $$ >"$0"; exec "$@"' "$tmp/hs.pid" "$HS" ... &
+# A signal for the console goes to it, not to timeout: until timeout has
+# its child's pid, a signal ends timeout alone and the console runs on.
+sig_pid() {
+	i=0
+	while [ ! -s "$tmp/hs.pid" ] && [ $i -lt 2000 ]; do sleep 0.005; i=$((i + 1)); done
+	cat "$tmp/hs.pid"
+}
 has() { grep -q -- "$1" "$2"; }
 hasnt() { ! grep -q -- "$1" "$2"; }
 crashed() { [ "$st" -ge 124 ]; }

@@ -113,19 +113,23 @@ if command -v python3 >/dev/null 2>&1; then
 fi
 
 # --- signals ---------------------------------------------------------------------
-timeout 60 "$HS" -c 'sleep 30; help quit' >"$tmp/out" 2>"$tmp/err" </dev/null &
+rm -f "$tmp/hs.pid"
+timeout 60 sh -c 'echo $$ >"$0"; exec "$@"' "$tmp/hs.pid" \
+	"$HS" -c 'sleep 30; help quit' >"$tmp/out" 2>"$tmp/err" </dev/null &
 pid=$!
 sleep 0.3
-kill -INT "$pid"
+kill -INT "$(sig_pid)"
 wait "$pid"
 st=$?
 check "Ctrl-C stops a runbook with status 130 (status $st)" [ "$st" -eq 130 ]
 check "nothing after the interrupted line ran" hasnt 'usage: quit' "$tmp/out"
 
-timeout 60 "$HS" -c 'sleep 30' >"$tmp/out" 2>"$tmp/err" </dev/null &
+rm -f "$tmp/hs.pid"
+timeout 60 sh -c 'echo $$ >"$0"; exec "$@"' "$tmp/hs.pid" \
+	"$HS" -c 'sleep 30' >"$tmp/out" 2>"$tmp/err" </dev/null &
 pid=$!
 sleep 0.3
-kill -TERM "$pid"
+kill -TERM "$(sig_pid)"
 wait "$pid"
 st=$?
 check "SIGTERM ends the console cleanly (status $st)" [ "$st" -eq 143 ]
@@ -146,7 +150,7 @@ timeout 60 sh -c 'echo $$ >"$0"; exec "$@"' "$tmp/hs.pid" \
 pid=$!
 exec 3<"$tmp/out.fifo"
 IFS= read -r first <&3
-kill -INT "$(cat "$tmp/hs.pid")"
+kill -INT "$(sig_pid)"
 { printf '%s\n' "$first"; cat <&3; } >"$tmp/out"
 exec 3<&-
 wait "$pid"

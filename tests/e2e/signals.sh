@@ -11,7 +11,9 @@
 signal_run() {
 	sig=$1 delay=$2
 	shift 2
-	timeout -k 5 60 "$HS" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null &
+	rm -f "$tmp/hs.pid"
+	timeout -k 5 60 sh -c 'echo $$ >"$0"; exec "$@"' "$tmp/hs.pid" \
+		"$HS" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null &
 	pid=$!
 	case $delay in
 	session:*)
@@ -24,7 +26,7 @@ signal_run() {
 	*) sleep "$delay" ;;
 	esac
 	t0=$(date +%s%N)
-	kill "-$sig" "$pid"
+	kill "-$sig" "$(sig_pid)"
 	wait "$pid"
 	st=$?
 	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
