@@ -7,6 +7,7 @@
 
 #include "cmd.h"
 #include "console.h"
+#include "workers.h"
 
 static void print_summary(struct hs_ctx *ctx);
 
@@ -47,6 +48,7 @@ static int capture_start(struct hs_ctx *ctx, int argc, char **argv)
 {
 	const char *source = NULL;
 	uint64_t for_ns = 0, ring = 0;
+	unsigned workers = 0;
 	bool again = false;
 	struct stat sb;
 
@@ -66,6 +68,12 @@ static int capture_start(struct hs_ctx *ctx, int argc, char **argv)
 				return out_err(&ctx->out, "bad buffer size '%s' (%s to %s, e.g. 64M)",
 					       argv[i], hs_fmt_size(HS_LIVE_RING_MIN, lo, sizeof(lo)),
 					       hs_fmt_size(HS_LIVE_RING_MAX, hi, sizeof(hi)));
+		} else if (strcmp(argv[i], "workers") == 0) {
+			char err[128];
+			if (i + 1 >= argc)
+				return out_err(&ctx->out, "'workers' needs a number (e.g. 2)");
+			if (hs_workers_parse(argv[++i], &workers, err, sizeof(err)) < 0)
+				return out_err(&ctx->out, "%s", err);
 		} else if (strcmp(argv[i], "again") == 0 && source) {
 			again = true;
 		} else if (!source) {
@@ -89,7 +97,7 @@ static int capture_start(struct hs_ctx *ctx, int argc, char **argv)
 		return out_err(&ctx->out, "capture start: 'again' is for a file, '%s' is not one",
 			       source);
 	ctx->read_again = again;
-	if (hs_capture_start(ctx, source, is_file, ring, for_ns) < 0)
+	if (hs_capture_start(ctx, source, is_file, ring, for_ns, workers) < 0)
 		return HS_CMD_FAIL;
 
 	/* a runbook waits for a file to be read and for --for to run out;
@@ -162,6 +170,19 @@ static int capture_status(struct hs_ctx *ctx)
 	out_str(o, "elapsed", "elapsed        %s\n",
 		hs_fmt_duration(wall_end - s->started_ns, buf, sizeof(buf)));
 	out_uint(o, "packets", "packets        %" PRIu64 "\n", s->packets);
+	const uint64_t *per;
+	unsigned nw = hs_capture_workers(ctx, &per);
+	if (nw > 1) {
+		out_text(o, "workers        %u:", nw);
+		out_arr_open(o, "workers");
+		for (unsigned i = 0; i < nw; i++) {
+			out_obj_open(o, NULL);
+			out_uint(o, "packets", i ? " + %" PRIu64 : " %" PRIu64, per[i]);
+			out_obj_close(o);
+		}
+		out_arr_close(o);
+		out_text(o, " packets\n");
+	}
 	out_uint(o, "bytes", "bytes          %" PRIu64 "\n", s->bytes);
 	out_uint(o, "decode_errors", "decode errors  %" PRIu64, s->decode_errors);
 	out_obj_open(o, "decode_errors_by_reason");

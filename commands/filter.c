@@ -19,6 +19,7 @@ static int filter_add(struct hs_ctx *ctx, int argc, char **argv)
 	for (int i = 0; i < argc; i++)
 		p += sprintf(p, "%s%s", i ? " " : "", argv[i]);
 
+	hs_capture_pause(ctx);	/* a file's workers match packets with them */
 	int id = hs_filter_add(ctx->filters, expr, err, sizeof(err));
 	if (id < 0) {
 		free(expr);
@@ -44,6 +45,7 @@ static int filter_del(struct hs_ctx *ctx, int argc, char **argv)
 		return out_err(&ctx->out, "filter del needs one filter id");
 	if (hs_parse_uint(argv[0], INT32_MAX, &id) < 0)
 		return out_err(&ctx->out, "bad filter id '%s'", argv[0]);
+	hs_capture_pause(ctx);
 	if (hs_filter_del(ctx->filters, (int)id) < 0)
 		return out_err(&ctx->out, "no filter %s", argv[0]);
 	return HS_CMD_OK;

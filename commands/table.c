@@ -2,7 +2,7 @@
 #include "cmd.h"
 #include "hs.h"
 
-static const char *const capture_words[] = { "start", "stop", "status", "buffer", "again",
+static const char *const capture_words[] = { "start", "stop", "status", "buffer", "workers", "again",
 	"--for", NULL };
 static const char *const filter_words[] = { "add", "del", "list", NULL };
 static const char *const set_words[] = { "format", "db", "trace-timeout", "history", "pager",
@@ -47,7 +47,7 @@ const struct hs_cmd hs_cmds[] = {
 	  "run the commands of a runbook file", NULL, 0 },
 	{ "sleep", cmd_sleep, "<DURATION>",
 	  "wait, letting capture and timers run", NULL, 0 },
-	{ "capture", cmd_capture, "start|stop|status [IFACE|FILE] [buffer SIZE] [again] [--for DURATION]",
+	{ "capture", cmd_capture, "start|stop|status [IFACE|FILE] [buffer SIZE] [workers N] [again] [--for DURATION]",
 	  "start, stop or show the packet source", capture_words, 0 },
 	{ "filter", cmd_filter, "add|del|list [EXPR...|ID]",
 	  "analyzer-side BPF filters on the inner packet", filter_words, 0 },

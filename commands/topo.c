@@ -18,10 +18,9 @@ static int topo_load(struct hs_ctx *ctx, const char *path)
 	if (!t)
 		return out_err(&ctx->out, "%s", err);
 	hs_capture_hold_store(ctx);	/* the history writer names hops by it */
+	hs_capture_set_topo(ctx, t);
 	struct hs_topo *old = ctx->topo;
 	ctx->topo = t;
-	if (ctx->tracer)
-		hs_tracer_set_topo(ctx->tracer, t);
 	hs_topo_free(old);
 	out_obj_open(&ctx->out, NULL);
 	out_str(&ctx->out, "loaded", "loaded '%s': ", path);

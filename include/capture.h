@@ -49,9 +49,10 @@ int hs_pipeline_init(struct hs_ctx *ctx);
 void hs_pipeline_fini(struct hs_ctx *ctx);
 
 /* start reading from an interface (live, with a kernel ring of ring bytes,
- * 0: HS_LIVE_RING) or a file; 0 or -1 with the error printed */
+ * 0: HS_LIVE_RING) or a file, with workers threads (workers.h; 0: 'set
+ * workers', --workers); 0 or -1 with the error printed */
 int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint64_t ring,
-		     uint64_t for_ns);
+		     uint64_t for_ns, unsigned workers);
 /* stop: closes open traces, ends the history session */
 void hs_capture_stop(struct hs_ctx *ctx, const char *why);
 bool hs_capture_running(const struct hs_ctx *ctx);
@@ -74,6 +75,17 @@ void hs_capture_writer(struct hs_ctx *ctx, uint64_t *queued, uint64_t *behind);
  * outside hs_ctx_store(): while a live capture's writer thread may be
  * writing, take its lock for the rest of this loop turn (writer.h) */
 void hs_capture_hold_store(struct hs_ctx *ctx);
+/* a file's workers (workers.h) read the topology and the filters: before
+ * either changes, they wait between batches for the rest of this loop turn */
+void hs_capture_pause(struct hs_ctx *ctx);
+/* the topology is about to become t, ctx->topo still the old one (the
+ * caller holds the store, hs_capture_hold_store): the workers paused, the
+ * tracers name hops and judge outcomes by t */
+struct hs_topo;
+void hs_capture_set_topo(struct hs_ctx *ctx, const struct hs_topo *t);
+/* the workers of the current or last capture, and the frames each took
+ * (read by one: 1, and no counts) */
+unsigned hs_capture_workers(struct hs_ctx *ctx, const uint64_t **packets);
 /* the current or last live capture's kernel ring: bytes asked and bytes
  * the kernel gave (0 when it cannot be told); both 0 for a file */
 void hs_capture_ring(struct hs_ctx *ctx, uint64_t *asked, uint64_t *got);

@@ -134,6 +134,9 @@ void hs_tracer_add_prepared(struct hs_tracer *tr, const struct hs_pkt *pkt, uint
 void hs_tracer_advance(struct hs_tracer *tr, uint64_t now_ns);
 /* close every open trace (end of a file, capture stop) */
 void hs_tracer_close_all(struct hs_tracer *tr);
+/* a trace another tracer closed (a worker's, workers.h): numbered, kept,
+ * counted and handed to on_close as if it had closed here */
+void hs_tracer_adopt(struct hs_tracer *tr, const struct hs_trace *t);
 void hs_tracer_get_stats(const struct hs_tracer *tr, struct hs_tracer_stats *st);
 
 /* closed traces still in the ring: by id, or the newest first */

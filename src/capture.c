@@ -21,6 +21,7 @@
 #include "freader.h"
 #include "subs.h"
 #include "writer.h"
+#include "workers.h"
 
 #define HS_TRACER_OPEN	262144	/* open traces at once (pool memory is touched as used) */
 #define HS_TRACER_RING	8192	/* closed traces kept for 'traces' */
@@ -50,26 +51,6 @@ static size_t table_max(const char *env_name, size_t max)
 #define HS_FLUSH_CHUNK	1024	/* dirty flows written per loop turn */
 #define HS_FLUSH_SCAN	32768	/* flows looked at per loop turn */
 
-/* Frames are decoded and filtered as they come, and reach the tracer
- * HS_PIPE frames later: the index entry of a copy's trace is asked for when
- * it is decoded, the trace itself HS_PIPE_SLOT frames later, so both are in
- * the cache when the copy is added (two misses per copy otherwise, which
- * were most of the ingest time). Only the decoded fields wait, not the
- * frame. The queue is emptied at the end of every read. The index entry
- * gets five frames to come in, the trace three: on the bench file that
- * beat four and four, and sixteen frames in all no better. */
-#define HS_PIPE		8	/* a power of two */
-#define HS_PIPE_SLOT	5
-
-struct pipe_ent {
-	struct hs_pkt pkt;
-	struct hs_tracer_prep prep;
-	uint64_t now;		/* newest capture time once this frame was in */
-	uint32_t probe_id;
-	uint8_t flags;
-	bool add;		/* to the tracer; else only time moves */
-};
-
 struct hs_capture {
 	struct hs_ctx *ctx;
 	char *source;		/* NULL before the first capture */
@@ -92,9 +73,13 @@ struct hs_capture {
 	int open_handles;	/* embedded handles not yet closed (fini) */
 
 	char *filebuf;		/* stdio buffer of the file being read (HS_FILEBUF bytes) */
-	struct pipe_ent pipe[HS_PIPE];	/* frames on their way to the tracer */
-	unsigned pipe_head, pipe_len;	/* oldest entry, entries queued */
-	uint64_t last_ts, last_mono;	/* newest capture time and when it arrived */
+	struct hs_lane lane;	/* the loop's pipeline (lane.last_ts: newest capture time) */
+	uint64_t last_mono;	/* when the newest frame arrived */
+	struct hs_workers *workers;	/* a file read by several threads, else NULL */
+	unsigned nworkers;	/* of the current or last capture */
+	struct hs_tracer_stats wts;	/* the workers' tracers' counters (copies, open) */
+	uint64_t wpackets[HS_WORKERS_MAX];	/* the frames each worker took */
+	uv_async_t wake;	/* a worker queued traces, or finished */
 	struct hs_tracer_stats base;	/* tracer counters when the session began */
 	uint64_t stored, unstored;	/* history rows queued / not storable */
 	uint64_t queued;	/* of stored: not committed yet */
@@ -272,10 +257,18 @@ void hs_capture_hold_store(struct hs_ctx *ctx)
 		hs_writer_hold(ctx->cap->writer);
 }
 
+void hs_capture_pause(struct hs_ctx *ctx)
+{
+	if (ctx->cap)
+		hs_workers_pause(ctx->cap->workers);
+}
+
 static void release_writer(struct hs_ctx *ctx)
 {
 	if (ctx->cap && ctx->cap->writer)
 		hs_writer_release(ctx->cap->writer);
+	if (ctx->cap)
+		hs_workers_resume(ctx->cap->workers);
 }
 
 static void on_release_prepare(uv_prepare_t *h)
@@ -432,56 +425,61 @@ static bool from_analyzer(const struct hs_ctx *ctx, const struct hs_pkt *p)
 }
 
 /* the oldest queued frame goes to the tracer */
-static void pipe_pop(struct hs_ctx *ctx)
+static void pipe_pop(struct hs_lane *l)
 {
-	struct hs_capture *c = ctx->cap;
-	struct pipe_ent *e = &c->pipe[c->pipe_head];
+	struct hs_pipe_ent *e = &l->pipe[l->pipe_head];
 
 	if (e->add)
-		hs_tracer_add_prepared(ctx->tracer, &e->pkt, e->flags, e->probe_id, &e->prep);
-	hs_tracer_advance(ctx->tracer, e->now);
-	c->pipe_head = (c->pipe_head + 1) & (HS_PIPE - 1);
-	c->pipe_len--;
+		hs_tracer_add_prepared(l->tracer, &e->pkt, e->flags, e->probe_id, &e->prep);
+	hs_tracer_advance(l->tracer, e->now);
+	l->pipe_head = (l->pipe_head + 1) & (HS_PIPE - 1);
+	l->pipe_len--;
 }
 
-static void pipe_flush(struct hs_ctx *ctx)
+void hs_lane_flush(struct hs_lane *l)
 {
-	while (ctx->cap->pipe_len)
-		pipe_pop(ctx);
+	while (l->pipe_len)
+		pipe_pop(l);
 }
 
-static void pipe_frame(struct hs_ctx *ctx, int dlt, const uint8_t *data,
-		       uint32_t caplen, uint32_t wirelen, uint64_t ts_ns)
+void hs_lane_frame(struct hs_lane *l, int dlt, const uint8_t *data, uint32_t caplen,
+		   uint32_t wirelen, uint64_t ts_ns)
 {
-	struct hs_capture *c = ctx->cap;
-	struct hs_capture_stats *s = &ctx->last_stats;
+	struct hs_ctx *ctx = l->ctx;
+	struct hs_capture_stats *s = l->stats;
 	bool matched = false;
 
-	if (c->pipe_len == HS_PIPE)
-		pipe_pop(ctx);
-	struct pipe_ent *e = &c->pipe[(c->pipe_head + c->pipe_len) & (HS_PIPE - 1)];
+	if (l->pipe_len == HS_PIPE)
+		pipe_pop(l);
+	struct hs_pipe_ent *e = &l->pipe[(l->pipe_head + l->pipe_len) & (HS_PIPE - 1)];
 	struct hs_pkt *p = &e->pkt;
 
 	e->add = false;
+	if (ts_ns > l->last_ts)
+		l->last_ts = ts_ns;
 
+	int drc = hs_decode(dlt, data, caplen, wirelen, ts_ns, p);
+	/* another worker's copy: only the capture time moves */
+	if (l->nshards > 1 && hs_shard(p, drc, l->nshards) != l->shard)
+		goto queued;
 	s->packets++;
 	s->bytes += wirelen;
 	if (!s->first_ts)
 		s->first_ts = ts_ns;
 	if (ts_ns > s->last_ts)
 		s->last_ts = ts_ns;
-	if (ts_ns > c->last_ts)
-		c->last_ts = ts_ns;
-
-	int drc = hs_decode(dlt, data, caplen, wirelen, ts_ns, p);
-	if (p->ctl)
-		hs_publish_packet(&ctx->subs, HS_PK_CONTROL, p);	/* BGP, RoCEv2, PAUSE/PFC */
+	if (p->ctl) {	/* BGP, RoCEv2, PAUSE/PFC */
+		if (l->on_ctl)
+			l->on_ctl(l->arg, p);
+		else
+			hs_publish_packet(&ctx->subs, HS_PK_CONTROL, p);
+	}
 	if (drc < 0) {
 		if (p->error == HS_DERR_NOT_IP)
 			s->not_ip++;
 		else
 			s->decode_errors++;
-		ctx->derr[p->error < HS_DERR__COUNT ? p->error : HS_DERR_NONE]++;
+		l->derr[p->error < HS_DERR__COUNT ? p->error : HS_DERR_NONE]++;
 	} else if (from_analyzer(ctx, p) || !hs_filter_match(ctx->filters, p, &matched)) {
 		s->filtered++;
 	} else {
@@ -490,25 +488,27 @@ static void pipe_frame(struct hs_ctx *ctx, int dlt, const uint8_t *data,
 		e->flags = matched ? HS_TF_MATCHED : 0;
 		if (!hs_probe_sig_parse(p, &e->probe_id, &sent_ns))
 			e->probe_id = 0;
-		hs_tracer_prepare(ctx->tracer, p, &e->prep);
+		hs_tracer_prepare(l->tracer, p, &e->prep);
 		e->add = true;
-		hs_publish_packet(&ctx->subs, HS_PK_KEPT, p);
+		if (!l->on_ctl)	/* a worker's: the subscribers are the loop's */
+			hs_publish_packet(&ctx->subs, HS_PK_KEPT, p);
 	}
-	e->now = c->last_ts;
-	c->pipe_len++;
-	if (c->pipe_len > HS_PIPE_SLOT) {
-		struct pipe_ent *ahead =
-			&c->pipe[(c->pipe_head + c->pipe_len - 1 - HS_PIPE_SLOT) & (HS_PIPE - 1)];
+queued:
+	e->now = l->last_ts;
+	l->pipe_len++;
+	if (l->pipe_len > HS_PIPE_SLOT) {
+		struct hs_pipe_ent *ahead =
+			&l->pipe[(l->pipe_head + l->pipe_len - 1 - HS_PIPE_SLOT) & (HS_PIPE - 1)];
 		if (ahead->add)
-			hs_tracer_prefetch(ctx->tracer, &ahead->prep);
+			hs_tracer_prefetch(l->tracer, &ahead->prep);
 	}
 }
 
 void hs_pipeline_frame(struct hs_ctx *ctx, int dlt, const uint8_t *data,
 		       uint32_t caplen, uint32_t wirelen, uint64_t ts_ns)
 {
-	pipe_frame(ctx, dlt, data, caplen, wirelen, ts_ns);
-	pipe_flush(ctx);
+	hs_lane_frame(&ctx->cap->lane, dlt, data, caplen, wirelen, ts_ns);
+	hs_lane_flush(&ctx->cap->lane);
 }
 
 static void flush_step(uv_idle_t *h)
@@ -540,8 +540,8 @@ static void commit_tick(uv_timer_t *t)
 	struct hs_capture *c = ctx->cap;
 
 	/* live capture: time goes on between packets, so quiet traces close */
-	if (c->running && !c->is_file && c->last_ts) {
-		uint64_t now = c->last_ts + (hs_mono_ns() - c->last_mono);
+	if (c->running && !c->is_file && c->lane.last_ts) {
+		uint64_t now = c->lane.last_ts + (hs_mono_ns() - c->last_mono);
 		hs_tracer_advance(ctx->tracer, now);
 	}
 	if ((++c->ticks % HS_FLOW_FLUSH_TICKS == 0 || c->flush_again) && c->running &&
@@ -573,9 +573,8 @@ static void cap_handle_closed(uv_handle_t *h)
 	}
 }
 
-int hs_pipeline_init(struct hs_ctx *ctx)
+static struct hs_tracer_cfg tracer_cfg(struct hs_ctx *ctx, hs_trace_cb on_close, void *arg)
 {
-	struct hs_capture *c = hs_xcalloc(1, sizeof(*c));
 	struct hs_tracer_cfg cfg = {
 		.timeout_ns = ctx->set.trace_timeout_ns ? ctx->set.trace_timeout_ns
 							 : HS_NS_PER_SEC,
@@ -583,12 +582,33 @@ int hs_pipeline_init(struct hs_ctx *ctx)
 		.ring = HS_TRACER_RING,
 		.max_sources = table_max("HOPSCOPE_TEST_SOURCES_MAX", HS_SOURCES_MAX),
 		.topo = ctx->topo,
-		.on_close = on_trace_close,
-		.on_soon = on_trace_soon,
-		.arg = ctx,
+		.on_close = on_close,
+		.arg = arg,
 	};
+	return cfg;
+}
 
+struct hs_tracer *hs_lane_tracer_new(struct hs_ctx *ctx, hs_trace_cb on_close, void *arg)
+{
+	struct hs_tracer_cfg cfg = tracer_cfg(ctx, on_close, arg);
+
+	cfg.ring = 1;	/* the loop's tracer keeps the closed traces (hs_tracer_adopt) */
+	return hs_tracer_new(&cfg);
+}
+
+static void on_wake(uv_async_t *h);
+
+int hs_pipeline_init(struct hs_ctx *ctx)
+{
+	struct hs_capture *c = hs_xcalloc(1, sizeof(*c));
+	struct hs_tracer_cfg cfg = tracer_cfg(ctx, on_trace_close, ctx);
+
+	cfg.on_soon = on_trace_soon;
 	c->ctx = ctx;
+	c->lane.ctx = ctx;
+	c->lane.stats = &ctx->last_stats;
+	c->lane.derr = ctx->derr;
+	c->lane.nshards = 1;
 	ctx->tracer = hs_tracer_new(&cfg);
 	ctx->flows = hs_flowtab_new(table_max("HOPSCOPE_TEST_FLOWS_MAX", HS_FLOWS_MAX));
 	ctx->filters = hs_filterset_new();
@@ -604,6 +624,10 @@ int hs_pipeline_init(struct hs_ctx *ctx)
 	}
 	ctx->cap = c;
 	hs_sub_traces(&ctx->subs, HS_TRACES_ALL, history_trace, NULL, ctx);
+	c->lane.tracer = ctx->tracer;
+	uv_async_init(ctx->loop, &c->wake, on_wake);
+	c->wake.data = ctx;
+	uv_unref((uv_handle_t *)&c->wake);	/* held while workers read */
 	uv_timer_init(ctx->loop, &c->select_timer);
 	uv_timer_init(ctx->loop, &c->for_timer);
 	uv_idle_init(ctx->loop, &c->flush_idle);
@@ -637,7 +661,9 @@ void hs_pipeline_fini(struct hs_ctx *ctx)
 	uv_timer_stop(&ctx->commit_timer);
 	uv_close((uv_handle_t *)&ctx->commit_timer, NULL);
 	/* the handles live in c: free it once the loop has closed them all */
-	c->open_handles = 5;
+	c->open_handles = 6;
+	c->wake.data = c;
+	uv_close((uv_handle_t *)&c->wake, cap_handle_closed);
 	c->select_timer.data = c->for_timer.data = c->flush_idle.data = c;
 	c->release_prepare.data = c->release_check.data = c;
 	uv_close((uv_handle_t *)&c->release_prepare, cap_handle_closed);
@@ -677,7 +703,8 @@ static void on_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *b
 	struct hs_capture *c = ctx->cap;
 	uint32_t caplen = h->caplen;
 
-	pipe_frame(ctx, c->dlt, bytes, caplen, h->len < caplen ? caplen : h->len, pkt_ts(c, h));
+	hs_lane_frame(&c->lane, c->dlt, bytes, caplen, h->len < caplen ? caplen : h->len,
+		      pkt_ts(c, h));
 }
 
 /* a frame of a file that mixes link types: each in its own interface's */
@@ -687,8 +714,8 @@ static void on_file_packet(u_char *user, const struct pcap_pkthdr *h, const u_ch
 	struct hs_capture *c = ctx->cap;
 	uint32_t caplen = h->caplen;
 
-	pipe_frame(ctx, hs_pfile_dlt(c->file), bytes, caplen, h->len < caplen ? caplen : h->len,
-		   pkt_ts(c, h));
+	hs_lane_frame(&c->lane, hs_pfile_dlt(c->file), bytes, caplen,
+		      h->len < caplen ? caplen : h->len, pkt_ts(c, h));
 }
 
 /* an error while the capture runs: an event, for the console to tell */
@@ -737,7 +764,9 @@ static void capture_ended(struct hs_ctx *ctx, int status, const char *why)
 
 static void file_slice_done(void *arg)
 {
-	pipe_flush(arg);
+	struct hs_ctx *ctx = arg;
+
+	hs_lane_flush(&ctx->cap->lane);
 }
 
 static void file_ended(void *arg, int rc, const char *err)
@@ -756,6 +785,48 @@ static void file_ended(void *arg, int rc, const char *err)
 	capture_ended(ctx, -1, "read error");
 }
 
+/* the workers' frame and tracer counters into the capture's: one view */
+static void merge_workers(struct hs_ctx *ctx)
+{
+	struct hs_capture *c = ctx->cap;
+	struct hs_capture_stats s = { 0 }, *ls = &ctx->last_stats;
+
+	memset(ctx->derr, 0, sizeof(ctx->derr));
+	hs_workers_stats(c->workers, &s, ctx->derr, &c->wts, c->wpackets);
+	ls->packets = s.packets;
+	ls->bytes = s.bytes;
+	ls->decode_errors = s.decode_errors;
+	ls->not_ip = s.not_ip;
+	ls->filtered = s.filtered;
+	ls->first_ts = s.first_ts;
+	ls->last_ts = s.last_ts;
+}
+
+/* a file read by workers: their traces and control messages handed on */
+static void on_wake(uv_async_t *h)
+{
+	struct hs_ctx *ctx = h->data;
+	struct hs_capture *c = ctx->cap;
+	const char *err;
+
+	if (!c->workers || !c->running)
+		return;
+	bool done = hs_workers_drain(c->workers, &err);
+	merge_workers(ctx);
+	if (!done)
+		return;
+	if (err) {
+		/* the frames before the damage are already in */
+		cap_error(ctx, "%s%s", err, "");
+		capture_ended(ctx, -1, "read error");
+		return;
+	}
+	char msg[PCAP_ERRBUF_SIZE + 512];
+	for (unsigned i = 0; hs_workers_unsupported(c->workers, &i, msg, sizeof(msg));)
+		out_warn(&ctx->out, "%s", msg);
+	capture_ended(ctx, 0, "end of file");
+}
+
 static void live_dispatch(struct hs_ctx *ctx)
 {
 	struct hs_capture *c = ctx->cap;
@@ -763,7 +834,7 @@ static void live_dispatch(struct hs_ctx *ctx)
 	if (!c->running)
 		return;
 	int n = pcap_dispatch(c->pc, HS_CAP_BATCH, on_packet, (u_char *)ctx);
-	pipe_flush(ctx);
+	hs_lane_flush(&c->lane);
 	/* once a batch, not per frame: when the newest frame was read */
 	if (n > 0)
 		c->last_mono = hs_mono_ns();
@@ -891,12 +962,13 @@ static struct hs_freader *open_file(struct hs_ctx *ctx, const char *path)
 }
 
 int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint64_t ring,
-		     uint64_t for_ns)
+		     uint64_t for_ns, unsigned workers)
 {
 	struct hs_capture *c = ctx->cap;
 	bool nano = true;	/* a file's frames come in nanoseconds */
 	struct hs_freader *reader = NULL;
 	struct hs_pfile *file = NULL;
+	struct hs_workers *ws = NULL;
 	pcap_t *pc = NULL;
 
 	if (!c)
@@ -906,6 +978,11 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 			       "(capture stop first)", c->source);
 	if (!ring)
 		ring = HS_LIVE_RING;
+	if (!workers)
+		workers = ctx->set.workers ? ctx->set.workers : 1;
+	if (!is_file && workers > 1)
+		return out_err(&ctx->out, "cannot capture on '%s' with %u workers: an interface "
+			       "is read by one", source, workers);
 	if (is_file && (reader = open_file(ctx, source)))
 		file = hs_freader_file(reader);
 	else if (!is_file)
@@ -919,6 +996,17 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 			source, name ? name : "unknown", dlt);
 		pcap_close(pc);
 		return -1;
+	}
+
+	if (file && workers > 1) {
+		char err[PCAP_ERRBUF_SIZE + 512];
+		ws = hs_workers_start(ctx, ctx->loop, ctx->tracer, &ctx->subs, &c->wake, source,
+				      workers, err, sizeof(err));
+		hs_freader_close(reader);	/* each worker reads the file itself */
+		reader = NULL;
+		file = NULL;
+		if (!ws)
+			return out_err(&ctx->out, "%s", err);
 	}
 
 	uv_poll_t *poll = NULL;
@@ -953,11 +1041,14 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 	c->dlt = dlt;
 	c->nano = nano;
 	c->ring_asked = c->ring_got = 0;
+	c->nworkers = workers;
+	memset(&c->wts, 0, sizeof(c->wts));
+	memset(c->wpackets, 0, sizeof(c->wpackets));
 	if (!is_file)
 		live_ring(ctx, source, ring);
 	c->failed = false;
 	c->end_reason[0] = '\0';
-	c->last_ts = c->last_mono = 0;
+	c->lane.last_ts = c->last_mono = 0;
 	c->stored = c->unstored = c->queued = c->behind = 0;
 	c->flush_again = false;
 	c->store_warned = c->warn_due = false;
@@ -1021,7 +1112,11 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 		c->use_writer = c->writer != NULL;
 	}
 
-	if (is_file) {
+	if (ws) {
+		c->workers = ws;
+		uv_ref((uv_handle_t *)&c->wake);
+		uv_async_send(&c->wake);	/* a file read before this turn ends */
+	} else if (is_file) {
 		struct hs_freader_ops ops = {
 			.raw = hs_pfile_mixed(file) ? on_file_packet : on_packet,
 			.batch = HS_FILE_BATCH,
@@ -1074,6 +1169,13 @@ void hs_capture_stop(struct hs_ctx *ctx, const char *why)
 	read_kernel_stats(c);
 	if (c->pc)
 		pcap_close(c->pc);
+	if (c->workers) {
+		hs_workers_stop(c->workers);	/* hands on what they held open */
+		merge_workers(ctx);
+		hs_workers_free(c->workers);
+		c->workers = NULL;
+		uv_unref((uv_handle_t *)&c->wake);
+	}
 	hs_freader_close(c->reader);
 	c->pc = NULL;
 	c->reader = NULL;
@@ -1161,6 +1263,23 @@ void hs_capture_writer(struct hs_ctx *ctx, uint64_t *queued, uint64_t *behind)
 	*behind = c ? c->behind : 0;
 }
 
+void hs_capture_set_topo(struct hs_ctx *ctx, const struct hs_topo *t)
+{
+	hs_capture_pause(ctx);
+	if (ctx->tracer)
+		hs_tracer_set_topo(ctx->tracer, t);
+	if (ctx->cap)
+		hs_workers_set_topo(ctx->cap->workers, t);
+}
+
+unsigned hs_capture_workers(struct hs_ctx *ctx, const uint64_t **packets)
+{
+	struct hs_capture *c = ctx->cap;
+
+	*packets = c ? c->wpackets : NULL;
+	return c && c->nworkers ? c->nworkers : 1;
+}
+
 void hs_capture_ring(struct hs_ctx *ctx, uint64_t *asked, uint64_t *got)
 {
 	struct hs_capture *c = ctx->cap;
@@ -1183,4 +1302,9 @@ void hs_capture_trace_stats(struct hs_ctx *ctx, struct hs_tracer_stats *st)
 	st->sources_full -= c->base.sources_full;
 	for (int i = 0; i < HS_OUT__COUNT; i++)
 		st->by_outcome[i] -= c->base.by_outcome[i];
+	/* a file read by workers: they added the copies, the traces came here */
+	st->copies += c->wts.copies;
+	st->duplicates += c->wts.duplicates;
+	st->open += c->wts.open;
+	st->sources_full += c->wts.sources_full;
 }

@@ -271,7 +271,7 @@ bool hs_filter_at(const struct hs_filterset *fs, size_t i, int *id, const char *
 	if (expr)
 		*expr = fs->f[i].expr;
 	if (matches)
-		*matches = fs->f[i].matches;
+		*matches = __atomic_load_n(&fs->f[i].matches, __ATOMIC_RELAXED);
 	return true;
 }
 
@@ -311,7 +311,8 @@ static __attribute__((noinline)) bool match_set(struct hs_filterset *fs, const s
 	h.len = p->len > p->l3_caplen ? p->len : p->l3_caplen;
 	for (size_t i = 0; i < fs->n; i++) {
 		if (pcap_offline_filter(&fs->f[i].prog, &h, p->l3)) {
-			fs->f[i].matches++;
+			/* workers.h: several threads may match at once */
+			__atomic_fetch_add(&fs->f[i].matches, 1, __ATOMIC_RELAXED);
 			any = true;
 		}
 	}

@@ -2004,7 +2004,7 @@ int hs_probe_run(struct hs_ctx *ctx, const struct hs_probe_spec *s, const char *
 
 	if (!hs_capture_running(ctx)) {
 		if (ctx->topo && ctx->topo->analyzer_iface[0]) {
-			if (hs_capture_start(ctx, ctx->topo->analyzer_iface, false, 0, 0) == 0 &&
+			if (hs_capture_start(ctx, ctx->topo->analyzer_iface, false, 0, 0, 1) == 0 &&
 			    ctx->interactive)
 				out_text(&ctx->out, "capturing on '%s'\n", ctx->topo->analyzer_iface);
 		} else {

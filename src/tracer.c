@@ -270,8 +270,9 @@ static void msrc_grow(struct hs_tracer *tr)
 	}
 }
 
-/* hash: msrc_hash(a, session), computed ahead by hs_tracer_prepare */
-static uint16_t msrc_intern(struct hs_tracer *tr, const struct hs_addr *a, uint32_t session,
+/* hash: msrc_hash(a, session), computed ahead by hs_tracer_prepare.
+ * Inlined into the per-copy path: hs_tracer_adopt calls it too */
+static inline __attribute__((always_inline)) uint16_t msrc_intern(struct hs_tracer *tr, const struct hs_addr *a, uint32_t session,
 			    uint32_t hash)
 {
 	uint32_t i;
@@ -462,18 +463,27 @@ static inline __attribute__((always_inline)) void prefetch_head(struct hs_tracer
 	hs_prefetch_span(&tr->pool[o2->next], sizeof(struct otrace));
 }
 
-/* expand, classify, hand over and free one open trace */
-static void close_slot(struct hs_tracer *tr, uint32_t slot, uint8_t extra_flags)
+/* the ring's slot of the next closed trace, numbered last_id */
+static struct hs_trace *ring_take(struct hs_tracer *tr)
 {
-	struct otrace *ot = &tr->pool[slot];
 	struct hs_trace *t = &tr->ring[tr->ring_pos];
 
-	memset(t, 0, offsetof(struct hs_trace, hops));
-	t->id = ++tr->last_id;
+	++tr->last_id;
 	if (++tr->ring_pos == tr->ring_size)
 		tr->ring_pos = 0;
 	if (tr->last_id - tr->first_id >= tr->ring_size)
 		tr->first_id = tr->last_id - tr->ring_size + 1;
+	return t;
+}
+
+/* expand, classify, hand over and free one open trace */
+static void close_slot(struct hs_tracer *tr, uint32_t slot, uint8_t extra_flags)
+{
+	struct otrace *ot = &tr->pool[slot];
+	struct hs_trace *t = ring_take(tr);
+
+	memset(t, 0, offsetof(struct hs_trace, hops));
+	t->id = tr->last_id;
 	ot_key(ot, &t->key);
 	t->key_hash = ot->key_hash;
 	t->ip_id = ot->ip_id;
@@ -883,6 +893,25 @@ void hs_tracer_close_all(struct hs_tracer *tr)
 {
 	while (tr->lru_head != NIL)
 		close_slot(tr, tr->lru_head, 0);
+}
+
+void hs_tracer_adopt(struct hs_tracer *tr, const struct hs_trace *src)
+{
+	struct hs_trace *t = ring_take(tr);
+
+	memcpy(t, src, offsetof(struct hs_trace, hops) + src->nhops * sizeof(src->hops[0]));
+	t->id = tr->last_id;
+	/* its sources are this tracer's too: 'sources' counts them once */
+	for (unsigned i = 0; i < t->nhops; i++) {
+		const struct hs_hop *h = &t->hops[i];
+		msrc_intern(tr, &h->addr, h->session, msrc_hash(&h->addr, h->session));
+	}
+	tr->st.closed++;
+	tr->st.by_outcome[t->outcome]++;
+	if (t->flags & HS_TF_EVICTED)
+		tr->st.evicted++;
+	if (tr->cfg.on_close)
+		tr->cfg.on_close(tr->cfg.arg, t);
 }
 
 void hs_tracer_get_stats(const struct hs_tracer *tr, struct hs_tracer_stats *st)

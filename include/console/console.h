@@ -28,6 +28,7 @@ struct hs_settings {
 	enum hs_policy policy;
 	char *db_path;			/* default ./hopscope.db */
 	bool no_pager;			/* set pager off */
+	unsigned workers;		/* threads reading a file (--workers), 0: one */
 };
 
 struct hs_capture;

@@ -20,6 +20,7 @@
 #include "privsep.h"
 #include "retention.h"
 #include "runner.h"
+#include "workers.h"
 
 #define LAB_STATE_DEFAULT "/run/hopscope-lab"
 #define LAB_MIRROR_IFACE "hs-mirror"
@@ -27,14 +28,14 @@
 static void usage(FILE *fp)
 {
 	fprintf(fp,
-		"usage: hopscope [-r FILE [--again] | -i IFACE | --lab [--state DIR]] [--topo FILE]\n"
-		"                [--db PATH]"
-		" [-Z USER] [-f RUNBOOK] [-c 'CMD; CMD'] [--json] [--keep-going]\n"
-		"                [VERB [ARG...]]\n"
+		"usage: hopscope [-r FILE [--again] [--workers N] | -i IFACE | --lab [--state DIR]]\n"
+		"                [--topo FILE] [--db PATH] [-Z USER] [-f RUNBOOK] [-c 'CMD; CMD']\n"
+		"                [--json] [--keep-going] [VERB [ARG...]]\n"
 		"       hopscope -h | --help | --version\n"
 		"\n"
 		"  -r, --read FILE       read mirrored packets from a capture file\n"
 		"      --again           store FILE's traces even if the history has them\n"
+		"      --workers N       read FILE with N threads (default 1)\n"
 		"  -i, --interface IFACE capture mirrored packets live on IFACE\n"
 		"      --lab             capture from the lab fabric (hopscope-lab up)\n"
 		"      --state DIR       the lab's state directory (default " LAB_STATE_DEFAULT ")\n"
@@ -63,7 +64,8 @@ static int usage_error(const char *fmt, const char *arg)
 	return 2;
 }
 
-enum { OPT_TOPO = 256, OPT_DB, OPT_JSON, OPT_KEEP, OPT_VERSION, OPT_LAB, OPT_STATE, OPT_AGAIN };
+enum { OPT_TOPO = 256, OPT_DB, OPT_JSON, OPT_KEEP, OPT_VERSION, OPT_LAB, OPT_STATE, OPT_AGAIN,
+       OPT_WORKERS };
 
 static const struct option longopts[] = {
 	{ "read", required_argument, NULL, 'r' },
@@ -75,6 +77,7 @@ static const struct option longopts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "keep-going", no_argument, NULL, OPT_KEEP },
 	{ "again", no_argument, NULL, OPT_AGAIN },
+	{ "workers", required_argument, NULL, OPT_WORKERS },
 	{ "lab", no_argument, NULL, OPT_LAB },
 	{ "state", required_argument, NULL, OPT_STATE },
 	{ "user", required_argument, NULL, 'Z' },
@@ -92,6 +95,7 @@ struct batch_item {
 struct opts {
 	const char *read, *iface, *topo, *db, *state, *user;
 	bool json, keep_going, lab, again;
+	unsigned workers;		/* 0: not given */
 	struct batch_item *batch;
 	int nbatch;
 	char **words;		/* hopscope VERB ARG... */
@@ -149,6 +153,12 @@ static int parse(int argc, char **argv, struct opts *o)
 		case OPT_JSON: o->json = true; break;
 		case OPT_KEEP: o->keep_going = true; break;
 		case OPT_AGAIN: o->again = true; break;
+		case OPT_WORKERS: {
+			char err[128];
+			if (hs_workers_parse(optarg, &o->workers, err, sizeof(err)) < 0)
+				return usage_error("--workers: %s", err);
+			break;
+		}
 		case OPT_LAB: o->lab = true; break;
 		case OPT_STATE: o->state = optarg; break;
 		case 'Z': o->user = optarg; break;
@@ -230,6 +240,7 @@ int main(int argc, char **argv)
 	ctx.set.db_path = hs_xstrdup(o.db ? o.db : "hopscope.db");
 	ctx.keep_going = o.keep_going;
 	ctx.read_again = o.again;
+	ctx.set.workers = o.workers;
 	batch = o.nbatch > 0 || o.nwords > 0;
 	ctx.interactive = !batch && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 	hs_runner_init(&ctx);
@@ -293,7 +304,7 @@ int main(int argc, char **argv)
 	}
 	hs_retention_start(&ctx);
 	if (source) {
-		if (hs_capture_start(&ctx, source, is_file, 0, 0) < 0) {
+		if (hs_capture_start(&ctx, source, is_file, 0, 0, 0) < 0) {
 			ctx.exit_status = 1;
 			goto out;
 		}

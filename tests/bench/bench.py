@@ -16,6 +16,8 @@ run the same way, so the figures are read as ratios and not as absolutes:
            the runs of these take turns, one of each per round, and a ratio
            is the median of the rounds' ratios; then tshark on a slice of
            the file
+  workers  the same capture read with --workers 1 and --workers 2, on every
+           core, history off: the rate of each and their ratio
   memory   memtrace: bytes per open trace, peak RSS with 1M open traces and
            with 1M flows, through the tracer and flow table APIs
   respond  time from 'capture status' typed at the prompt to its answer
@@ -435,6 +437,37 @@ sys.stdin.read()
         if worst[0] > 0.15:
             self.note("runs of %s varied by %.0f%% (machine busy?)" % (worst[1], worst[0] * 100))
 
+    def section_workers(self):
+        """The file read with one worker and with two, on every core (not
+        pinned), history off: the rate of each and their ratio, the median
+        of the rounds' ratios"""
+        F = self.frames
+        cpus = os.cpu_count() or 1
+        print("  %-44s %12s %-6s %-14s %-4s %s" % ("", "copies/s", "", "target", "", "change"))
+        jobs = []
+        for w in (1, 2):
+            db = os.path.join(self.tmp, "workers-%d.db" % w)
+            jobs.append(("%d" % w, [self.prog("hopscope"), "--db", db, "--topo", self.topo,
+                                    "--workers", str(w), "-c",
+                                    "set history off; capture start %s; capture status" %
+                                    self.capture], None, None))
+        runs = self.median_runs(jobs)
+        one, two = runs["1"], runs["2"]
+        for w, r in (("1", one), ("2", two)):
+            if r and parse_status(r["out"]).get("packets") != F:
+                self.note("hopscope --workers %s read %s frames of %d" %
+                          (w, parse_status(r["out"]).get("packets"), F))
+        self.add("workers.one.pps", "hopscope --workers 1, history off",
+                 F / one["wall"] if one else None, "pps")
+        self.add("workers.two.pps", "hopscope --workers 2, history off",
+                 F / two["wall"] if two else None, "pps")
+        if one and two:
+            v = statistics.median(w1 / w2 for w1, w2 in zip(one["walls"], two["walls"]))
+            self.add("workers.speedup", "  2 workers over 1 (%d CPUs)" % cpus, v, "x",
+                     ">= 1.7", v >= 1.7 if cpus >= 2 else None)
+            self.add("workers.cpu_per_copy", "  CPU time of 2 over 1", two["cpu"] / one["cpu"],
+                     "x")
+
     def check_all_stored(self, r):
         st = r["status"]
         try:
@@ -635,6 +668,8 @@ sys.stdin.read()
     SECTIONS = (
         ("input", "input", section_input),
         ("ingest", "ingest, one core (median of %(runs)d runs)", section_ingest),
+        ("workers", "ingest with 1 and 2 workers, every core (median of %(runs)d runs)",
+         section_workers),
         ("memory", "memory, through the tracer and flow table APIs", section_memory),
         ("respond", "prompt: 'capture status' typed to answer while a file is replayed",
          section_respond),

@@ -369,7 +369,7 @@ static void test_complete(void **state)
 	assert_string_equal(cands("stats by src "), "window where file for keys");
 	assert_string_equal(cands("set format "), "text json");
 	assert_string_equal(cands("set history "), "default all off");
-	assert_string_equal(cands("capture "), "start stop status buffer again --for");
+	assert_string_equal(cands("capture "), "start stop status buffer workers again --for");
 	/* a sub-verb only first */
 	assert_string_equal(cands("snapshot diff 1 2 "), "--threshold");
 	assert_string_equal(cands("export pcap x.pcap records "), "all traces packets");

@@ -1,0 +1,122 @@
+/* workers.h - a capture file read by several threads at once
+ *
+ * Every copy of one original packet carries the same inner packet, whatever
+ * switch mirrored it and however it was encapsulated: hs_shard() hashes the
+ * inner packet's addresses, ports and IP ID, so all the copies of a packet
+ * fall to one worker, and each worker joins its share of the copies into
+ * traces on a tracer of its own exactly as one tracer joins them all. Each
+ * worker reads every frame: the ones of its share go down the pipeline
+ * (decode, filter, tracer), the others only move its capture time on, so a
+ * trace closes after the same quiet time in capture time whichever worker
+ * holds it.
+ *
+ * The loop thread keeps the one merged view: closed traces come back to it
+ * through a bounded queue per worker and are numbered, kept, counted and
+ * handed on (flows, history, analyses) by hs_tracer_adopt(); control
+ * messages come back the same way. A full queue holds its worker, never
+ * loses a trace. The loop reads the frame counters each worker publishes
+ * after every batch.
+ */
+#ifndef HS_WORKERS_H
+#define HS_WORKERS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "capture.h"
+#include "decode.h"
+#include "tracer.h"
+
+#define HS_WORKERS_MAX 64	/* --workers: more than that is a mistake */
+
+/* the worker (0 .. n-1) of a decoded frame: drc is hs_decode's answer; a
+ * frame with no inner IP packet goes to worker 0 */
+static inline unsigned hs_shard(const struct hs_pkt *p, int drc, unsigned n)
+{
+	if (n <= 1 || drc < 0 || !(p->have & HS_HAVE_IP))
+		return 0;
+	uint64_t h = hs_flowkey_hash(&p->key) ^ ((uint64_t)p->ip_id << 17);
+	return (unsigned)(hs_mix64(h) % n);
+}
+
+/* "N" for --workers and 'capture start FILE workers N': 0 or -1 with err */
+int hs_workers_parse(const char *s, unsigned *n, char *err, size_t errlen);
+
+/* Frames are decoded and filtered as they come, and reach the tracer
+ * HS_PIPE frames later: the index entry of a copy's trace is asked for when
+ * it is decoded, the trace itself HS_PIPE_SLOT frames later, so both are in
+ * the cache when the copy is added (two misses per copy otherwise, which
+ * were most of the ingest time). Only the decoded fields wait, not the
+ * frame. The queue is emptied at the end of every read. The index entry
+ * gets five frames to come in, the trace three: on the bench file that
+ * beat four and four, and sixteen frames in all no better. */
+#define HS_PIPE		8	/* a power of two */
+#define HS_PIPE_SLOT	5
+
+struct hs_ctx;
+
+struct hs_pipe_ent {
+	struct hs_pkt pkt;
+	struct hs_tracer_prep prep;
+	uint64_t now;		/* newest capture time once this frame was in */
+	uint32_t probe_id;
+	uint8_t flags;
+	bool add;		/* to the tracer; else only time moves */
+};
+
+/* one pipeline: the loop's own, or a worker's */
+struct hs_lane {
+	struct hs_ctx *ctx;
+	struct hs_tracer *tracer;
+	struct hs_capture_stats *stats;	/* the frames this lane takes */
+	uint64_t *derr;			/* HS_DERR__COUNT decode errors by reason */
+	unsigned shard, nshards;	/* takes the frames hs_shard() gives shard */
+	/* a worker's: a control message for the loop thread (NULL: the loop's
+	 * lane, which publishes it itself, and the packets kept, HS_PK_KEPT) */
+	void (*on_ctl)(void *arg, const struct hs_pkt *p);
+	void *arg;
+	struct hs_pipe_ent pipe[HS_PIPE];	/* frames on their way to the tracer */
+	unsigned pipe_head, pipe_len;	/* oldest entry, entries queued */
+	uint64_t last_ts;		/* newest capture time */
+};
+
+/* one frame down a lane, and the lane's queue emptied (capture.c) */
+void hs_lane_frame(struct hs_lane *l, int dlt, const uint8_t *data, uint32_t caplen,
+		   uint32_t wirelen, uint64_t ts_ns);
+void hs_lane_flush(struct hs_lane *l);
+/* a worker's lane's tracer, made as the loop's is (capture.c) */
+struct hs_tracer *hs_lane_tracer_new(struct hs_ctx *ctx, hs_trace_cb on_close, void *arg);
+
+struct hs_workers;
+
+/* start n threads reading path, its file opened on loop; wake is sent when
+ * there is something to drain, the traces go to merged (hs_tracer_adopt)
+ * and the control messages to subs (HS_PK_CONTROL; the workers publish no
+ * HS_PK_KEPT packets); NULL with err when one cannot start */
+struct hs_subs;
+struct hs_workers *hs_workers_start(struct hs_ctx *ctx, uv_loop_t *loop, struct hs_tracer *merged,
+				    const struct hs_subs *subs, uv_async_t *wake, const char *path,
+				    unsigned n, char *err, size_t errlen);
+/* on the loop thread: hand on the traces and control messages queued; true
+ * once every worker has read the whole file (or failed, *err then says why)
+ * and everything it queued is handed on */
+bool hs_workers_drain(struct hs_workers *ws, const char **err);
+/* stop the threads: what they hold open is closed and handed on, and their
+ * counters stay to be read */
+void hs_workers_stop(struct hs_workers *ws);
+/* stop them if need be, and free */
+void hs_workers_free(struct hs_workers *ws);
+/* the frame counters and tracer counters of all the workers, and the
+ * frames each took (per: one per worker) */
+void hs_workers_stats(struct hs_workers *ws, struct hs_capture_stats *s, uint64_t *derr,
+		      struct hs_tracer_stats *ts, uint64_t *per);
+/* the loop changes what the workers read (topology, filters): they wait
+ * between batches until hs_workers_resume() */
+void hs_workers_pause(struct hs_workers *ws);
+void hs_workers_resume(struct hs_workers *ws);
+void hs_workers_set_topo(struct hs_workers *ws, const struct hs_topo *topo);
+/* hs_freader_unsupported of the file read (worker 0 read every frame) */
+bool hs_workers_unsupported(const struct hs_workers *ws, unsigned *i, char *msg, size_t len);
+
+#endif

@@ -1,0 +1,527 @@
+/* workers.c - a capture file read by several threads at once (workers.h) */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "subs.h"
+#include "freader.h"
+#include "pfile.h"
+#include "workers.h"
+
+#define HS_WORKER_TRACES 4096	/* closed traces queued per worker; a power of two */
+#define HS_WORKER_CTL	256	/* control messages queued per worker; a power of two */
+/* a control message's bytes, copied: the frame is gone when the loop reads
+ * it. A jumbo frame's payload fits. */
+#define HS_WORKER_CTL_BYTES 9216
+
+struct ctl_ent {
+	uint64_t frame;		/* its frame's number in the file */
+	struct hs_pkt p;	/* its l4_payload points to bytes; l3 and mpls are NULL */
+	uint8_t bytes[HS_WORKER_CTL_BYTES];
+};
+#define HS_WORKER_FILEBUF (1u << 17)	/* as the loop's own reader (capture.c) */
+#define HS_WORKER_NAP_NS 200000	/* a full queue or a pause is looked at again after 0.2 ms */
+
+struct worker {
+	struct hs_workers *ws;
+	pthread_t thread;
+	bool started;
+	struct hs_lane lane;
+	struct hs_freader *reader;	/* opened, never started: its file is read here */
+	struct hs_pfile *file;	/* reads on where the map is not read (below) */
+	char *filebuf;
+	size_t off;		/* in the map: the next frame's record, 0: read by file */
+	struct hs_capture_stats st;	/* the lane's, the worker's own */
+	uint64_t derr[HS_DERR__COUNT];
+
+	/* single producer (the worker), single consumer (the loop) */
+	struct hs_trace *traces;
+	_Atomic size_t t_head, t_tail;	/* next to take, next to fill */
+	struct ctl_ent *ctl;
+	_Atomic size_t c_head, c_tail;
+	uint64_t frames;	/* read so far */
+	_Atomic uint64_t read_through;	/* frames read and handed on, all of
+					 * them at the end: no message to come is older */
+
+	/* published after every batch, under the set's lock */
+	struct hs_capture_stats pub;
+	uint64_t pub_derr[HS_DERR__COUNT];
+	struct hs_tracer_stats pub_ts;
+	atomic_bool finished;	/* the file read to its end, or failed */
+	char err[PCAP_ERRBUF_SIZE + 512];	/* "'PATH': what", "" when it did not fail */
+};
+
+struct hs_workers {
+	struct hs_ctx *ctx;
+	struct hs_tracer *merged;	/* the loop's: the traces of all the workers */
+	const struct hs_subs *subs;	/* the loop's: control messages go to them */
+	char *path;
+	uv_async_t *wake;
+	unsigned n;
+	struct worker *w;
+	/* A classic pcap file is read from memory: every worker reads every
+	 * record header, and the frames of others cost nothing more. Through
+	 * stdio each worker paid for copying the whole file twice. NULL: each
+	 * worker reads it with libpcap. */
+	const uint8_t *map;
+	size_t maplen;
+	bool swapped;		/* its byte order is not ours */
+	bool nano;		/* its timestamps are in nanoseconds */
+	uint32_t snaplen;	/* larger frames are libpcap's to truncate */
+	pthread_mutex_t mu;	/* the published counters */
+	pthread_rwlock_t hold;	/* a worker reads a batch with it for reading */
+	bool held;		/* by the loop (hs_workers_pause) */
+	atomic_bool pausing;	/* the loop waits for it: no batch begins */
+	atomic_bool stop;
+	bool stopped;		/* hs_workers_stop() is done */
+	bool draining;		/* the loop hands on what a worker queued */
+};
+
+int hs_workers_parse(const char *s, unsigned *n, char *err, size_t errlen)
+{
+	uint64_t v;
+
+	if (hs_parse_uint(s, UINT32_MAX, &v) < 0 || v == 0 || v > HS_WORKERS_MAX) {
+		snprintf(err, errlen, "bad number of workers '%s' (1 to %d)", s, HS_WORKERS_MAX);
+		return -1;
+	}
+	*n = (unsigned)v;
+	return 0;
+}
+
+static void nap(void)
+{
+	struct timespec ts = { 0, HS_WORKER_NAP_NS };
+
+	nanosleep(&ts, NULL);
+}
+
+/* ---- on a worker's thread ------------------------------------------------- */
+
+static void worker_on_close(void *arg, const struct hs_trace *t)
+{
+	struct worker *w = arg;
+	size_t tail = atomic_load_explicit(&w->t_tail, memory_order_relaxed);
+
+	/* a full queue waits for the loop: a trace is never lost */
+	while (tail - atomic_load_explicit(&w->t_head, memory_order_acquire) == HS_WORKER_TRACES) {
+		uv_async_send(w->ws->wake);
+		nap();
+	}
+	struct hs_trace *slot = &w->traces[tail & (HS_WORKER_TRACES - 1)];
+	memcpy(slot, t, offsetof(struct hs_trace, hops) + t->nhops * sizeof(t->hops[0]));
+	atomic_store_explicit(&w->t_tail, tail + 1, memory_order_release);
+}
+
+static void worker_on_ctl(void *arg, const struct hs_pkt *p)
+{
+	struct worker *w = arg;
+	size_t tail = atomic_load_explicit(&w->c_tail, memory_order_relaxed);
+
+	if (tail - atomic_load_explicit(&w->c_head, memory_order_acquire) == HS_WORKER_CTL) {
+		/* every frame before this one has its messages queued: the
+		 * loop may hand them on, and make room */
+		atomic_store_explicit(&w->read_through, w->frames - 1, memory_order_release);
+		while (tail - atomic_load_explicit(&w->c_head, memory_order_acquire) ==
+		       HS_WORKER_CTL) {
+			uv_async_send(w->ws->wake);
+			nap();
+		}
+	}
+	struct ctl_ent *e = &w->ctl[tail & (HS_WORKER_CTL - 1)];
+	e->frame = w->frames;
+	e->p = *p;
+	e->p.l3 = e->p.mpls = NULL;
+	e->p.l3_caplen = 0;
+	if (p->l4_payload) {
+		if (e->p.l4_payload_caplen > sizeof(e->bytes))
+			e->p.l4_payload_caplen = sizeof(e->bytes);
+		memcpy(e->bytes, p->l4_payload, e->p.l4_payload_caplen);
+		e->p.l4_payload = e->bytes;
+	}
+	atomic_store_explicit(&w->c_tail, tail + 1, memory_order_release);
+}
+
+static void on_frame(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes)
+{
+	struct worker *w = (struct worker *)user;
+	uint32_t caplen = h->caplen;
+
+	w->frames++;
+	hs_lane_frame(&w->lane, hs_pfile_dlt(w->file), bytes, caplen,
+		      h->len < caplen ? caplen : h->len, hs_pcap_ts(h));
+}
+
+static uint32_t map_u32(const struct hs_workers *ws, const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return ws->swapped ? __builtin_bswap32(v) : v;
+}
+
+/* From the frame after the last one read from memory on, libpcap reads the
+ * file: a record the map reader leaves to it (damaged, or longer than the
+ * file's snapshot length) is read, or refused, as one reader would. */
+static int map_leave(struct worker *w)
+{
+	struct pcap_pkthdr *h;
+	const u_char *d;
+
+	w->off = 0;
+	for (uint64_t i = 0; i < w->frames; i++)
+		if (hs_pfile_next(w->file, &h, &d) != 1)
+			return PCAP_ERROR;
+	return 0;
+}
+
+/* as hs_pfile_dispatch, from the map */
+static int map_dispatch(struct worker *w, int cnt)
+{
+	const struct hs_workers *ws = w->ws;
+	int dlt = hs_pfile_dlt(w->file), n = 0;
+
+	while (n < cnt && w->off < ws->maplen) {
+		const uint8_t *r = ws->map + w->off;
+		size_t left = ws->maplen - w->off;
+		if (left < 16)
+			return map_leave(w) < 0 ? PCAP_ERROR : n;
+		uint32_t caplen = map_u32(ws, r + 8), len = map_u32(ws, r + 12);
+		if (caplen > ws->snaplen || caplen > left - 16)
+			return map_leave(w) < 0 ? PCAP_ERROR : n;
+		uint64_t frac = map_u32(ws, r + 4);
+		uint64_t ts = map_u32(ws, r) * (uint64_t)HS_NS_PER_SEC + (ws->nano ? frac : frac * 1000);
+
+		w->frames++;
+		hs_lane_frame(&w->lane, dlt, r + 16, caplen, len < caplen ? caplen : len, ts);
+		w->off += 16 + (size_t)caplen;
+		n++;
+	}
+	return n;
+}
+
+/* a classic pcap file whose frames hopscope decodes: read from memory */
+static void map_file(struct hs_workers *ws, const char *path, int dlt)
+{
+	struct stat sb;
+	uint8_t hdr[24];
+	uint32_t magic;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_size < 24 ||
+	    pread(fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr) || !hs_decode_linktype_ok(dlt)) {
+		close(fd);
+		return;
+	}
+	memcpy(&magic, hdr, 4);
+	ws->swapped = magic == 0xd4c3b2a1 || magic == 0x4d3cb2a1;
+	ws->nano = magic == 0xa1b23c4d || magic == 0x4d3cb2a1;
+	ws->snaplen = map_u32(ws, hdr + 16);
+	if ((magic != 0xa1b2c3d4 && !ws->swapped && !ws->nano) || ws->snaplen == 0 ||
+	    ws->snaplen > 262144) {
+		close(fd);
+		return;
+	}
+	void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return;
+	madvise(m, (size_t)sb.st_size, MADV_SEQUENTIAL);
+	ws->map = m;
+	ws->maplen = (size_t)sb.st_size;
+}
+
+static void publish(struct worker *w)
+{
+	struct hs_workers *ws = w->ws;
+
+	pthread_mutex_lock(&ws->mu);
+	w->pub = w->st;
+	memcpy(w->pub_derr, w->derr, sizeof(w->derr));
+	hs_tracer_get_stats(w->lane.tracer, &w->pub_ts);
+	pthread_mutex_unlock(&ws->mu);
+	uv_async_send(ws->wake);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct hs_workers *ws = w->ws;
+	int n;
+
+	do {
+		while (atomic_load(&ws->pausing))
+			nap();
+		pthread_rwlock_rdlock(&ws->hold);
+		n = atomic_load(&ws->stop) ? 0 :
+		    w->off ? map_dispatch(w, HS_FILE_BATCH) :
+			     hs_pfile_dispatch(w->file, HS_FILE_BATCH, on_frame, (u_char *)w);
+		hs_lane_flush(&w->lane);
+		if (n <= 0)	/* the end, a stop, or damage: what is open is over */
+			hs_tracer_close_all(w->lane.tracer);
+		pthread_rwlock_unlock(&ws->hold);
+		atomic_store_explicit(&w->read_through, n > 0 ? w->frames : UINT64_MAX,
+				      memory_order_release);
+		publish(w);
+	} while (n > 0);
+	if (n < 0 && !atomic_load(&ws->stop))
+		snprintf(w->err, sizeof(w->err), "'%s': %s", ws->path, hs_pfile_geterr(w->file));
+	atomic_store(&w->finished, true);
+	uv_async_send(ws->wake);
+	return NULL;
+}
+
+/* ---- on the loop thread --------------------------------------------------- */
+
+static void worker_free(struct worker *w)
+{
+	hs_tracer_free(w->lane.tracer);
+	hs_freader_close(w->reader);
+	free(w->filebuf);
+	hs_free_big(w->traces, HS_WORKER_TRACES, sizeof(*w->traces));
+	hs_free_big(w->ctl, HS_WORKER_CTL, sizeof(*w->ctl));
+}
+
+struct hs_workers *hs_workers_start(struct hs_ctx *ctx, uv_loop_t *loop, struct hs_tracer *merged,
+				    const struct hs_subs *subs, uv_async_t *wake, const char *path,
+				    unsigned n, char *err, size_t errlen)
+{
+	struct hs_workers *ws = hs_xcalloc(1, sizeof(*ws));
+
+	ws->ctx = ctx;
+	ws->merged = merged;
+	ws->subs = subs;
+	ws->path = hs_xstrdup(path);
+	ws->wake = wake;
+	ws->n = n;
+	ws->w = hs_xcalloc(n, sizeof(*ws->w));
+	pthread_mutex_init(&ws->mu, NULL);
+	pthread_rwlock_init(&ws->hold, NULL);
+	for (unsigned i = 0; i < n; i++) {
+		struct worker *w = &ws->w[i];
+
+		w->ws = ws;
+		w->filebuf = hs_xcalloc(1, HS_WORKER_FILEBUF);
+		w->reader = hs_freader_open(loop, path, w->filebuf, HS_WORKER_FILEBUF, err,
+					    errlen);
+		w->file = w->reader ? hs_freader_file(w->reader) : NULL;
+		w->traces = hs_xcalloc_big(HS_WORKER_TRACES, sizeof(*w->traces));
+		w->ctl = hs_xcalloc_big(HS_WORKER_CTL, sizeof(*w->ctl));
+		w->lane.ctx = ctx;
+		w->lane.tracer = hs_lane_tracer_new(ctx, worker_on_close, w);
+		w->lane.stats = &w->st;
+		w->lane.derr = w->derr;
+		w->lane.shard = i;
+		w->lane.nshards = n;
+		w->lane.on_ctl = worker_on_ctl;
+		w->lane.arg = w;
+		if (!w->file || !w->lane.tracer) {
+			if (w->file)
+				snprintf(err, errlen, "cannot read '%s' with %u workers: out of memory",
+					 path, n);
+			hs_workers_free(ws);
+			return NULL;
+		}
+	}
+	map_file(ws, path, hs_pfile_dlt(ws->w[0].file));
+	for (unsigned i = 0; ws->map && i < n; i++)
+		ws->w[i].off = 24;
+	for (unsigned i = 0; i < n; i++) {
+		int rc = pthread_create(&ws->w[i].thread, NULL, worker_main, &ws->w[i]);
+		if (rc != 0) {
+			snprintf(err, errlen, "cannot read '%s' with %u workers: %s", path, n,
+				 strerror(rc));
+			hs_workers_free(ws);
+			return NULL;
+		}
+		ws->w[i].started = true;
+	}
+	return ws;
+}
+
+/* Hand on control messages in the order of their frames, as one reader
+ * would: a worker's queue is in frame order, and a message is handed on
+ * once every worker has read past its frame (none can queue an earlier one) */
+static bool drain_ctl(struct hs_workers *ws)
+{
+	uint64_t safe = UINT64_MAX;
+	bool any = false;
+
+	for (unsigned i = 0; i < ws->n; i++) {
+		uint64_t r = atomic_load_explicit(&ws->w[i].read_through, memory_order_acquire);
+		if (r < safe)
+			safe = r;
+	}
+	for (;;) {
+		struct worker *best = NULL;
+		struct ctl_ent *e = NULL;
+		size_t at = 0;
+
+		for (unsigned i = 0; i < ws->n; i++) {
+			struct worker *w = &ws->w[i];
+			size_t head = atomic_load_explicit(&w->c_head, memory_order_relaxed);
+			if (head == atomic_load_explicit(&w->c_tail, memory_order_acquire))
+				continue;
+			struct ctl_ent *c = &w->ctl[head & (HS_WORKER_CTL - 1)];
+			if (c->frame <= safe && (!e || c->frame < e->frame)) {
+				best = w;
+				e = c;
+				at = head;
+			}
+		}
+		if (!best)
+			return any;
+		hs_publish_packet(ws->subs, HS_PK_CONTROL, &e->p);
+		atomic_store_explicit(&best->c_head, at + 1, memory_order_release);
+		any = true;
+	}
+}
+
+/* hand on what the workers queued; false when there was nothing */
+static bool drain_all(struct hs_workers *ws)
+{
+	bool any;
+
+	if (ws->draining)
+		return false;	/* what is handed on below asked for a drain */
+	ws->draining = true;
+	any = drain_ctl(ws);
+	for (unsigned i = 0; i < ws->n; i++) {
+		struct worker *w = &ws->w[i];
+		size_t head = atomic_load_explicit(&w->t_head, memory_order_relaxed);
+		size_t tail = atomic_load_explicit(&w->t_tail, memory_order_acquire);
+
+		any |= head != tail;
+		for (; head != tail; head++)
+			hs_tracer_adopt(ws->merged, &w->traces[head & (HS_WORKER_TRACES - 1)]);
+		atomic_store_explicit(&w->t_head, head, memory_order_release);
+	}
+	ws->draining = false;
+	return any;
+}
+
+bool hs_workers_drain(struct hs_workers *ws, const char **err)
+{
+	bool done = true;
+
+	*err = NULL;
+	/* finished first: what they queued before is then all there */
+	for (unsigned i = 0; i < ws->n; i++)
+		if (!atomic_load(&ws->w[i].finished))
+			done = false;
+	drain_all(ws);
+	for (unsigned i = 0; done && i < ws->n; i++)
+		if (ws->w[i].err[0] && !*err)
+			*err = ws->w[i].err;
+	return done;
+}
+
+void hs_workers_stop(struct hs_workers *ws)
+{
+	const char *err;
+
+	if (!ws || ws->stopped)
+		return;
+	ws->stopped = true;
+	if (ws->held)
+		hs_workers_resume(ws);
+	atomic_store(&ws->stop, true);
+	for (unsigned i = 0; i < ws->n; i++) {
+		struct worker *w = &ws->w[i];
+		if (!w->started)
+			continue;
+		/* what it closes on the way out is handed on here */
+		while (!atomic_load(&w->finished))
+			if (!drain_all(ws))
+				nap();
+		pthread_join(w->thread, NULL);
+	}
+	hs_workers_drain(ws, &err);
+}
+
+void hs_workers_free(struct hs_workers *ws)
+{
+	if (!ws)
+		return;
+	hs_workers_stop(ws);
+	for (unsigned i = 0; i < ws->n; i++)
+		worker_free(&ws->w[i]);
+	if (ws->map)
+		munmap((void *)ws->map, ws->maplen);
+	pthread_rwlock_destroy(&ws->hold);
+	pthread_mutex_destroy(&ws->mu);
+	free(ws->w);
+	free(ws->path);
+	free(ws);
+}
+
+void hs_workers_stats(struct hs_workers *ws, struct hs_capture_stats *s, uint64_t *derr,
+		      struct hs_tracer_stats *ts, uint64_t *per)
+{
+	memset(ts, 0, sizeof(*ts));
+	pthread_mutex_lock(&ws->mu);
+	for (unsigned i = 0; i < ws->n; i++) {
+		const struct worker *w = &ws->w[i];
+
+		per[i] = w->pub.packets;
+		s->packets += w->pub.packets;
+		s->bytes += w->pub.bytes;
+		s->decode_errors += w->pub.decode_errors;
+		s->not_ip += w->pub.not_ip;
+		s->filtered += w->pub.filtered;
+		if (w->pub.first_ts && (!s->first_ts || w->pub.first_ts < s->first_ts))
+			s->first_ts = w->pub.first_ts;
+		if (w->pub.last_ts > s->last_ts)
+			s->last_ts = w->pub.last_ts;
+		for (int j = 0; j < HS_DERR__COUNT; j++)
+			derr[j] += w->pub_derr[j];
+		ts->copies += w->pub_ts.copies;
+		ts->open += w->pub_ts.open;
+		ts->duplicates += w->pub_ts.duplicates;
+		ts->sources_full += w->pub_ts.sources_full;
+	}
+	pthread_mutex_unlock(&ws->mu);
+}
+
+void hs_workers_pause(struct hs_workers *ws)
+{
+	if (!ws || ws->held || atomic_load(&ws->pausing))
+		return;	/* held, or on the way: what is drained below may ask again */
+	/* a worker may wait for room in its queue before its batch ends */
+	atomic_store(&ws->pausing, true);
+	while (pthread_rwlock_trywrlock(&ws->hold) != 0) {
+		if (!drain_all(ws))
+			nap();
+	}
+	atomic_store(&ws->pausing, false);
+	ws->held = true;
+}
+
+void hs_workers_resume(struct hs_workers *ws)
+{
+	if (ws && ws->held) {
+		ws->held = false;
+		pthread_rwlock_unlock(&ws->hold);
+	}
+}
+
+void hs_workers_set_topo(struct hs_workers *ws, const struct hs_topo *topo)
+{
+	for (unsigned i = 0; ws && i < ws->n; i++)
+		hs_tracer_set_topo(ws->w[i].lane.tracer, topo);
+}
+
+bool hs_workers_unsupported(const struct hs_workers *ws, unsigned *i, char *msg, size_t len)
+{
+	return hs_freader_unsupported(ws->w[0].reader, i, msg, len);
+}

@@ -1,0 +1,116 @@
+#!/bin/sh
+# workers.sh - a file read with --workers N (and 'capture start FILE workers
+# N') gives the traces one worker gives: the same packets, hops, times and
+# outcomes, the same counters and control messages, on the bundled sample,
+# the golden and conformance captures and a synthetic fat-tree with drops and
+# a loop; a bad number of workers is refused, saying so, with nothing read.
+. "$(dirname "$0")/lib.sh"
+
+SYNTH=$top_builddir/tests/tools/hs-synth
+command -v python3 >/dev/null 2>&1 || skip "python3 is missing"
+[ -x "$SYNTH" ] || hard "'$SYNTH' is not built"
+
+"$SYNTH" --shape fattree:4 --packets 4000 --seed 5 --drop-link edge1-agg1:0.2 \
+	--loop agg1-core1:edge3 --loop-flows 4 -w "$tmp/fat.pcap" -t "$tmp/fat.topo" \
+	2>"$tmp/synth.err" || hard "hs-synth failed: $(cat "$tmp/synth.err")"
+
+# Every capture read in one run per number of workers: its traces (each
+# capture's sorted, their names left out: traces are numbered in the order
+# they close, which the workers change), counters and control log
+# (those with no topology of their own first)
+files=
+for f in "$top_srcdir"/tests/golden/*.pcap "$top_srcdir"/tests/golden/*.pcapng \
+	"$top_srcdir"/../shared/corpus/*.pcap; do
+	[ -e "$f" ] && files="$files $f"
+done
+files="$files $top_srcdir/share/sample/sample.pcap $tmp/fat.pcap"
+: >"$tmp/runbook"
+for f in $files; do
+	case $f in
+	"$tmp/fat.pcap") topo=$tmp/fat.topo ;;
+	*/sample.pcap) topo=$top_srcdir/share/sample/sample.topo ;;
+	*) topo= ;;
+	esac
+	[ -n "$topo" ] && echo "topo load $topo" >>"$tmp/runbook"
+	printf 'capture start %s\ntraces limit 100000\ncontrol limit 100000\ncapture status\n' \
+		"$f" >>"$tmp/runbook"
+done
+
+view() {
+	python3 - "$1" <<'PY'
+import json, sys
+out, traces = [], []
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    if "hops" in o:
+        for k in ("id", "trace", "session"):
+            o.pop(k, None)
+        traces.append(json.dumps(o, sort_keys=True))
+    elif "end_reason" in o:
+        for k in ("elapsed", "workers", "history_memory"):
+            o.pop(k, None)
+        out += sorted(traces) + [json.dumps(o, sort_keys=True)]
+        traces = []
+    else:
+        out.append(json.dumps(o, sort_keys=True))
+print("\n".join(out))
+PY
+}
+
+for w in 1 2 3; do
+	hs --json --db "$tmp/h$w.db" --workers $w -f "$tmp/runbook"
+	check "$w workers: every capture read (status $st)" [ "$st" -eq 0 ]
+	view "$tmp/out" >"$tmp/view.$w"
+done
+ncap=$(grep -c '"end_reason": "end of file"' "$tmp/view.1")
+ntr=$(grep -c '"hops"' "$tmp/view.1")
+check "one worker: $ncap captures of $(echo $files | wc -w) read, $ntr traces" \
+	[ "$ncap" -eq "$(echo $files | wc -w)" ]
+check "among them traces dropped, looped and delivered" eval \
+	'grep -q "\"outcome\": \"looped\"" "$tmp/view.1" &&
+	 grep -q "\"outcome\": \"dropped\"" "$tmp/view.1" &&
+	 grep -q "\"outcome\": \"delivered\"" "$tmp/view.1"'
+check "and control messages" grep -q '"proto": "bgp"' "$tmp/view.1"
+for w in 2 3; do
+	check "$w workers: the same traces, hops, outcomes, counters and control messages" \
+		cmp -s "$tmp/view.1" "$tmp/view.$w"
+	cmp -s "$tmp/view.1" "$tmp/view.$w" || diff "$tmp/view.1" "$tmp/view.$w" | head -n 6
+done
+
+# --- a damaged file: the frames before the damage, and what one reader says -------
+size=$(wc -c <"$tmp/fat.pcap")
+head -c $((size - 100)) "$tmp/fat.pcap" >"$tmp/cut.pcap"
+for w in 1 2; do
+	hs --db "$tmp/cut$w.db" --workers $w -r "$tmp/cut.pcap" -c 'capture status'
+	grep -v '^elapsed\|^workers\|^history memory' "$tmp/out" >"$tmp/cut.$w"
+	cp "$tmp/err" "$tmp/cuterr.$w"
+done
+check "a damaged file: 2 workers keep the frames before the damage, as one does" \
+	eval 'grep -q "read error" "$tmp/cut.1" && cmp -s "$tmp/cut.1" "$tmp/cut.2"'
+check "a damaged file: 2 workers say what one says" \
+	eval 'has "truncated dump file" "$tmp/cuterr.1" && cmp -s "$tmp/cuterr.1" "$tmp/cuterr.2"'
+
+# --- a number of workers that makes no sense -----------------------------------------------
+for bad in 0 -1 65 two 99999999999; do
+	hs --db "$tmp/bad.db" --workers "$bad" -r "$tmp/fat.pcap" -c 'capture status'
+	check "--workers $bad: refused (status $st)" \
+		eval '[ "$st" -eq 2 ] && has "bad number of workers .$bad. (1 to 64)" "$tmp/err"'
+done
+check "nothing was read into a history" [ ! -e "$tmp/bad.db" ]
+hs --db "$tmp/v.db" -c "capture start $tmp/fat.pcap workers 0"
+check "capture start FILE workers 0: refused (status $st)" \
+	eval '[ "$st" -ne 0 ] && has "bad number of workers .0. (1 to 64)" "$tmp/err"'
+hs --db "$tmp/v.db" -c "capture start $tmp/fat.pcap workers"
+check "capture start FILE workers: needs a number (status $st)" \
+	eval '[ "$st" -ne 0 ] && has "workers. needs a number" "$tmp/err"'
+hs --db "$tmp/v1.db" -c "capture start $tmp/fat.pcap; capture status"
+grep '^packets' "$tmp/out" >"$tmp/packets.1"
+hs --db "$tmp/v2.db" -c "capture start $tmp/fat.pcap workers 2; capture status"
+check "capture start FILE workers 2: read whole (status $st)" \
+	eval '[ "$st" -eq 0 ] && grep "^packets" "$tmp/out" | cmp -s - "$tmp/packets.1"'
+check "capture status: the frames each worker took" \
+	grep -q '^workers  *2: [0-9][0-9]* + [0-9][0-9]* packets$' "$tmp/out"
+hs --db "$tmp/v.db" -c "capture start lo workers 2"
+check "an interface with 2 workers: refused, saying so (status $st)" \
+	eval '[ "$st" -ne 0 ] && has "cannot capture on .lo. with 2 workers" "$tmp/err"'
+finish
