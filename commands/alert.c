@@ -40,13 +40,12 @@ static int alert_list(struct hs_ctx *ctx)
 {
 	struct hs_out *o = &ctx->out;
 	struct hs_planck *p = hs_planck_get(ctx);
-	char v[32], ts[32];
+	char v[32];
 
-	if (!o->json && !p->alerts.n) {
+	out_list_open(o, "alerts");
+	if (!p->alerts.n)
 		out_text(o, "no alerts (alert add 'link A-B util > 80%%')\n");
-		return HS_CMD_OK;
-	}
-	if (!o->json)
+	else
 		out_text(o, "%4s %-8s %6s %-10s %s\n", "id", "state", "fired", "now", "condition");
 	for (int i = 0; i < p->alerts.n; i++) {
 		const struct hs_alert *a = &p->alerts.a[i];
@@ -62,15 +61,16 @@ static int alert_list(struct hs_ctx *ctx)
 			else
 				out_null(o, "value");
 			if (a->fired)
-				out_raw(o, "last_fired_ts", NULL, hs_fmt_ts(a->fired_ts, ts, sizeof(ts)));
+				out_time(o, "last_fired_ns", NULL, a->fired_ts);
 			else
-				out_null(o, "last_fired_ts");
+				out_null(o, "last_fired_ns");
 			out_obj_close(o);
 			continue;
 		}
 		out_text(o, "%4" PRIu32 " %-8s %6" PRIu64 " %-10s %s\n", a->id, state, a->fired,
 			 a->measured ? hs_acond_fmt(&a->c, a->value, v, sizeof(v)) : "-", a->text);
 	}
+	out_list_close(o);
 	return HS_CMD_OK;
 }
 
@@ -97,7 +97,8 @@ int cmd_alert(struct hs_ctx *ctx, int argc, char **argv)
 		if (hs_alerts_del(&hs_planck_get(ctx)->alerts, (uint32_t)id) < 0)
 			return out_err(o, "alert: no alert %" PRIu64, id);
 		out_obj_open(o, NULL);
-		out_uint(o, "deleted", "alert %" PRIu64 " deleted", id);
+		out_uint(o, "id", "alert %" PRIu64, id);
+		out_bool(o, "deleted", " deleted", true);
 		out_obj_close(o);
 		out_nl(o);
 		return HS_CMD_OK;

@@ -126,7 +126,7 @@ static void print_link(struct hs_ctx *ctx, const struct hs_blame *b,
 		       const struct hs_blame_epoch *ep, const struct hs_blame_link *l)
 {
 	struct hs_out *o = &ctx->out;
-	char fl[2 * HS_ADDRSTRLEN + 32], ts[32], lk[2 * HS_NAME_MAX + 4];
+	char fl[2 * HS_ADDRSTRLEN + 32], lk[2 * HS_NAME_MAX + 4];
 	uint32_t shown = l->flows < BLAME_FLOWS_SHOWN ? l->flows : BLAME_FLOWS_SHOWN;
 
 	if (o->json) {
@@ -135,7 +135,6 @@ static void print_link(struct hs_ctx *ctx, const struct hs_blame *b,
 		out_str(o, "b", NULL, swname(ctx->topo, l->b));
 		out_double(o, "votes", NULL, l->votes);
 		out_uint(o, "flows", NULL, l->flows);
-		out_raw(o, "epoch", NULL, hs_fmt_ts(ep->start, ts, sizeof(ts)));
 		out_double(o, "share", NULL, ep->total > 0 ? l->votes / ep->total : 0);
 		out_bool(o, "reported", NULL, l->reported);
 		out_arr_open(o, "flow_list");
@@ -221,12 +220,24 @@ int cmd_blame(struct hs_ctx *ctx, int argc, char **argv)
 	hs_an_blame(tr, n, ctx->topo, &cfg, &b);
 	sqlite3_finalize(paths.q);
 
+	out_obj_open(o, NULL);
+	out_uint(o, "epoch_len_ns", NULL, b.epoch_ns);
+	out_arr_open(o, "epochs");
 	for (size_t e = 0; e < b.nepochs; e++) {
 		const struct hs_blame_epoch *ep = &b.epochs[e];
 		size_t reported = 0;
 		char ts[HS_TIMESTRLEN], d[32];
 		for (size_t i = 0; i < ep->nlinks; i++)
 			reported += b.links[ep->link_off + i].reported;
+		out_obj_open(o, NULL);
+		out_time(o, "epoch_ns", NULL, ep->start);
+		out_uint(o, "flows", NULL, ep->flows);
+		out_uint(o, "retx_flows", NULL, ep->retx_flows);
+		out_uint(o, "no_path", NULL, ep->no_path);
+		out_uint(o, "looped", NULL, ep->retx_looped);
+		out_double(o, "votes_cast", NULL, ep->total);
+		out_uint(o, "voted_links", NULL, ep->nlinks);
+		out_uint(o, "reported_links", NULL, reported);
 		if (!o->json) {
 			out_text(o, "epoch %s (+%s): %" PRIu32 " of %" PRIu32 " TCP flows "
 				 "retransmitted, %.2f votes on %zu links, %zu above the noise\n",
@@ -237,31 +248,25 @@ int cmd_blame(struct hs_ctx *ctx, int argc, char **argv)
 				out_text(o, "  %-22s %8s %6s %6s  %s\n", "link", "votes", "share",
 					 "flows", "flows behind it");
 		}
+		out_arr_open(o, "links");
 		for (size_t i = 0; i < ep->nlinks; i++) {
 			const struct hs_blame_link *l = &b.links[ep->link_off + i];
 			if (l->reported || all)
 				print_link(ctx, &b, ep, l);
 		}
-		if (reported)
-			continue;
-		char why[512];
-		why_none(ctx, &b, ep, why, sizeof(why));
-		if (!o->json) {
-			out_text(o, "  %s\n", why);
+		out_arr_close(o);
+		if (reported) {
+			out_null(o, "why");
+			out_obj_close(o);
 			continue;
 		}
-		out_obj_open(o, NULL);
-		out_raw(o, "epoch", NULL, hs_fmt_ts(ep->start, ts, sizeof(ts)));
-		out_uint(o, "flows", NULL, ep->flows);
-		out_uint(o, "retx_flows", NULL, ep->retx_flows);
-		out_uint(o, "no_path", NULL, ep->no_path);
-		out_uint(o, "looped", NULL, ep->retx_looped);
-		out_double(o, "votes_cast", NULL, ep->total);
-		out_uint(o, "voted_links", NULL, ep->nlinks);
-		out_uint(o, "reported_links", NULL, 0);
-		out_str(o, "why", NULL, why);
+		char why[512];
+		why_none(ctx, &b, ep, why, sizeof(why));
+		out_str(o, "why", "  %s\n", why);
 		out_obj_close(o);
 	}
+	out_arr_close(o);
+	out_obj_close(o);
 	if (!o->json && b.nepochs == 0)
 		out_text(o, "no TCP traces to judge by\n");
 

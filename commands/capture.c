@@ -167,8 +167,9 @@ static int capture_status(struct hs_ctx *ctx)
 		out_str(o, "end_reason", " (%s)", reason);
 	out_nl(o);
 	uint64_t wall_end = running ? hs_wall_ns() : s->ended_ns;
-	out_str(o, "elapsed", "elapsed        %s\n",
-		hs_fmt_duration(wall_end - s->started_ns, buf, sizeof(buf)));
+	out_text(o, "elapsed        %s\n", hs_fmt_duration(wall_end - s->started_ns, buf,
+							    sizeof(buf)));
+	out_uint(o, "elapsed_ns", NULL, wall_end - s->started_ns);
 	out_uint(o, "packets", "packets        %" PRIu64 "\n", s->packets);
 	const uint64_t *per;
 	unsigned nw = hs_capture_workers(ctx, &per);

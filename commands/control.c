@@ -18,7 +18,7 @@ static void print_json(struct hs_ctx *ctx, const struct hs_ctl_rec *r)
 	const char *sw = hs_ctl_switch_name(ctx, r, b, sizeof(b));
 
 	out_obj_open(o, NULL);
-	out_raw(o, "ts", NULL, hs_fmt_ts(r->ts_ns, a, sizeof(a)));
+	out_time(o, "ts_ns", NULL, r->ts_ns);
 	if (sw)
 		out_str(o, "switch", NULL, sw);
 	else
@@ -213,6 +213,7 @@ int cmd_control(struct hs_ctx *ctx, int argc, char **argv)
 	uint64_t shown = 0, matched = 0;
 	bool header = false;
 
+	out_list_open(o, "messages");
 	for (size_t i = 0; i < n; i++) {
 		const struct hs_ctl_rec *r = hs_control_at(ctx->control, i);
 		if (proto && r->msg.proto != proto)
@@ -233,6 +234,9 @@ int cmd_control(struct hs_ctx *ctx, int argc, char **argv)
 		header = true;
 		print_text(ctx, r);
 	}
+	out_arr_close(o);
+	out_uint(o, "total", NULL, matched);
+	out_obj_close(o);
 	if (!o->json)
 		print_summary(ctx, st, proto, shown, matched);
 	return HS_CMD_OK;

@@ -55,6 +55,14 @@ int cmd_drops(struct hs_ctx *ctx, int argc, char **argv)
 	struct hs_drops d;
 	hs_an_drops(all, n, ctx->topo, &d);
 
+	out_obj_open(o, NULL);
+	out_uint(o, "dropped", NULL, d.dropped);
+	out_uint(o, "traces", NULL, n);
+	out_uint(o, "window_ns", NULL, d.window_end - d.window_start);
+	out_uint(o, "certain", NULL, d.certain);
+	out_uint(o, "ambiguous", NULL, d.ambiguous);
+	out_uint(o, "unattributed", NULL, d.unattributed);
+	out_arr_open(o, "links");
 	if (!o->json) {
 		char w[32];
 		out_text(o, "%" PRIu32 " dropped of %zu traces over %s: %" PRIu32 " on a known link, %"
@@ -72,7 +80,7 @@ int cmd_drops(struct hs_ctx *ctx, int argc, char **argv)
 	}
 	for (size_t i = 0; i < d.n && i < limit; i++) {
 		const struct hs_drop_link *l = &d.links[i];
-		char lk[2 * HS_NAME_MAX + 4], pr[256], ts[32], loss[16];
+		char lk[2 * HS_NAME_MAX + 4], pr[256], loss[16];
 
 		probe_line(ctx->topo, l, pr, sizeof(pr));
 		/* a link with only ambiguous drops: no claim on when or whom */
@@ -89,8 +97,8 @@ int cmd_drops(struct hs_ctx *ctx, int argc, char **argv)
 			out_uint(o, "ambiguous", NULL, l->ambiguous);
 			out_uint(o, "flows", NULL, l->flows);
 			out_uint(o, "flows_crossing", NULL, l->flows_crossing);
-			out_raw(o, "first_ts", NULL, hs_fmt_ts(l->first_ns, ts, sizeof(ts)));
-			out_raw(o, "last_ts", NULL, hs_fmt_ts(l->last_ns, ts, sizeof(ts)));
+			out_time(o, "first_ns", NULL, l->first_ns);
+			out_time(o, "last_ns", NULL, l->last_ns);
 			out_str(o, "when", NULL, when);
 			out_str(o, "scope", NULL, scope);
 			out_arr_open(o, "also_possible");
@@ -118,6 +126,9 @@ int cmd_drops(struct hs_ctx *ctx, int argc, char **argv)
 		}
 		out_text(o, "    confirm: %s\n", pr);
 	}
+	out_arr_close(o);
+	out_uint(o, "total", NULL, d.n);
+	out_obj_close(o);
 	if (!o->json && d.n > limit)
 		out_text(o, "(%zu more links; drops limit N)\n", d.n - (size_t)limit);
 	hs_drops_free(&d);

@@ -54,6 +54,11 @@ int cmd_ecmp(struct hs_ctx *ctx, int argc, char **argv)
 	struct hs_ecmp e;
 	hs_an_ecmp(all, n, ctx->topo, sw, since, threshold, &e);
 
+	out_obj_open(o, NULL);
+	out_str(o, "switch", NULL, swname(ctx->topo, sw));
+	out_uint(o, "window_ns", NULL, window);
+	out_double(o, "threshold", NULL, threshold);
+	out_arr_open(o, "groups");
 	if (!o->json) {
 		char w[32];
 		out_text(o, "ECMP groups at %s", swname(ctx->topo, sw));
@@ -68,19 +73,22 @@ int cmd_ecmp(struct hs_ctx *ctx, int argc, char **argv)
 			out_obj_open(o, NULL);
 			out_str(o, "switch", NULL, swname(ctx->topo, g->sw));
 			out_str(o, "toward", NULL, swname(ctx->topo, g->leaf));
-			out_obj_open(o, "next_hops");
-			for (int k = 0; k < g->n; k++)
-				out_double(o, swname(ctx->topo, g->nh[k].sw), NULL, g->nh[k].flow_share);
-			out_obj_close(o);
 			out_double(o, "imbalance", NULL, g->imbalance);
 			out_bool(o, "flagged", NULL, g->flagged);
 			out_uint(o, "flows", NULL, g->flows);
 			out_uint(o, "traces", NULL, g->traces);
 			out_uint(o, "bytes", NULL, g->bytes);
-			out_obj_open(o, "byte_shares");
-			for (int k = 0; k < g->n; k++)
-				out_double(o, swname(ctx->topo, g->nh[k].sw), NULL, g->nh[k].byte_share);
-			out_obj_close(o);
+			out_arr_open(o, "next_hops");
+			for (int k = 0; k < g->n; k++) {
+				out_obj_open(o, NULL);
+				out_str(o, "switch", NULL, swname(ctx->topo, g->nh[k].sw));
+				out_uint(o, "flows", NULL, g->nh[k].flows);
+				out_double(o, "flow_share", NULL, g->nh[k].flow_share);
+				out_uint(o, "bytes", NULL, g->nh[k].bytes);
+				out_double(o, "byte_share", NULL, g->nh[k].byte_share);
+				out_obj_close(o);
+			}
+			out_arr_close(o);
 			out_double(o, "byte_imbalance", NULL, g->byte_imbalance);
 			out_obj_close(o);
 			continue;
@@ -97,6 +105,8 @@ int cmd_ecmp(struct hs_ctx *ctx, int argc, char **argv)
 				 100.0 * g->nh[k].flow_share, g->nh[k].bytes,
 				 100.0 * g->nh[k].byte_share);
 	}
+	out_arr_close(o);
+	out_obj_close(o);
 	hs_ecmp_free(&e);
 	free(all);
 	return HS_CMD_OK;

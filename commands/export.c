@@ -55,7 +55,7 @@ static void packet_json(struct hs_out *o, const struct hs_topo *topo, int64_t se
 	hs_pktrec_from_hop(&r, t, h);
 	out_obj_open(o, NULL);
 	out_str(o, "type", NULL, "packet");
-	out_raw(o, "ts", NULL, hs_fmt_ts(r.ts_ns, b, sizeof(b)));
+	out_time(o, "ts_ns", NULL, r.ts_ns);
 	out_str(o, "switch", NULL, hs_hop_name(topo, h, b, sizeof(b)));
 	out_str(o, "addr", NULL, hs_addr_str(&r.sw, a, sizeof(a)));
 	out_str(o, "src", NULL, hs_addr_str(&r.key.src, a, sizeof(a)));

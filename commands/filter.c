@@ -48,6 +48,10 @@ static int filter_del(struct hs_ctx *ctx, int argc, char **argv)
 	hs_capture_pause(ctx);
 	if (hs_filter_del(ctx->filters, (int)id) < 0)
 		return out_err(&ctx->out, "no filter %s", argv[0]);
+	out_obj_open(&ctx->out, NULL);
+	out_uint(&ctx->out, "id", NULL, id);
+	out_bool(&ctx->out, "deleted", NULL, true);
+	out_obj_close(&ctx->out);
 	return HS_CMD_OK;
 }
 
@@ -59,11 +63,11 @@ static int filter_list(struct hs_ctx *ctx, int argc, char **argv)
 
 	if (argc > 0)
 		return out_err(&ctx->out, "filter list: unexpected '%s'", argv[0]);
-	if (hs_filter_count(ctx->filters) == 0) {
+	out_list_open(&ctx->out, "filters");
+	if (hs_filter_count(ctx->filters) == 0)
 		out_text(&ctx->out, "no filters: every packet is traced\n");
-		return HS_CMD_OK;
-	}
-	out_text(&ctx->out, "%-4s %10s  %s\n", "id", "matches", "expression");
+	else
+		out_text(&ctx->out, "%-4s %10s  %s\n", "id", "matches", "expression");
 	for (size_t i = 0; hs_filter_at(ctx->filters, i, &id, &expr, &matches); i++) {
 		out_obj_open(&ctx->out, NULL);
 		out_int(&ctx->out, "id", "%-4" PRId64, id);
@@ -72,6 +76,7 @@ static int filter_list(struct hs_ctx *ctx, int argc, char **argv)
 		out_obj_close(&ctx->out);
 		out_nl(&ctx->out);
 	}
+	out_list_close(&ctx->out);
 	return HS_CMD_OK;
 }
 

@@ -25,7 +25,7 @@ static int newest_first(const void *x, const void *y)
 static void print_flow(struct hs_ctx *ctx, const struct hs_flow *f)
 {
 	struct hs_out *o = &ctx->out;
-	char a[HS_ADDRSTRLEN], p[8], ts[32], ep[HS_ADDRSTRLEN + 10];
+	char a[HS_ADDRSTRLEN], p[8], ep[HS_ADDRSTRLEN + 10];
 	const struct hs_flowkey *k = &f->key;
 	bool v6 = k->src.af == 6;
 
@@ -48,8 +48,8 @@ static void print_flow(struct hs_ctx *ctx, const struct hs_flow *f)
 	out_uint(o, "dport", NULL, k->dport);
 	out_uint(o, "packets", " %8" PRIu64, f->packets);
 	out_uint(o, "bytes", " %11" PRIu64, f->bytes);
-	out_raw(o, "first_ts", NULL, hs_fmt_ts(f->first_ns, ts, sizeof(ts)));
-	out_time(o, "last_ts", " %26s", f->last_ns);
+	out_time(o, "first_ns", NULL, f->first_ns);
+	out_time(o, "last_ns", " %26s", f->last_ns);
 	if (!o->json) {
 		char sfr[40];
 		snprintf(sfr, sizeof(sfr), "%u/%u/%u", f->syn, f->fin, f->rst);
@@ -76,8 +76,11 @@ int cmd_flows(struct hs_ctx *ctx, int argc, char **argv)
 		return out_err(o, "usage: flows [limit N]");
 	}
 	size_t n = ctx->flows ? hs_flowtab_count(ctx->flows) : 0;
-	if (n == 0)
+	out_list_open(o, "flows");
+	if (n == 0) {
+		out_list_close(o);
 		return HS_CMD_OK;
+	}
 	struct hs_flow **all = hs_xcalloc(n, sizeof(*all));
 	size_t m = 0;
 	struct hs_flow *f;
@@ -88,6 +91,10 @@ int cmd_flows(struct hs_ctx *ctx, int argc, char **argv)
 		 "syn/fin/rst", "dropped", "looped");
 	for (size_t i = 0; i < m && i < limit; i++)
 		print_flow(ctx, all[i]);
+	out_arr_close(o);
+	out_uint(o, "total", NULL, m);
+	out_uint(o, "not_counted", NULL, hs_flowtab_overflow(ctx->flows));
+	out_obj_close(o);
 	if (!o->json && m > limit)
 		out_text(o, "(%" PRIu64 " of %zu flows; flows limit N)\n", limit, m);
 	if (!o->json && hs_flowtab_overflow(ctx->flows))

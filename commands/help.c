@@ -83,6 +83,7 @@ int cmd_help(struct hs_ctx *ctx, int argc, char **argv)
 		if (!(c->flags & HS_CMDF_ALIAS) && w > width && w <= 40)
 			width = w;
 	}
+	out_list_open(o, "verbs");
 	for (unsigned i = 0; i < hs_ncmds; i++) {
 		const struct hs_cmd *c = &hs_cmds[i];
 		char syn[512];
@@ -99,6 +100,7 @@ int cmd_help(struct hs_ctx *ctx, int argc, char **argv)
 		else
 			out_text(o, "  %-*s  %s\n", width, syn, c->summary);
 	}
+	out_list_close(o);
 	out_text(o, "\n'help VERB' shows one verb; each verb has a page, hopscope-VERB(1)\n");
 	return HS_CMD_OK;
 }

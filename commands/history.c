@@ -1,8 +1,10 @@
 /* history.c - history [sessions|flows|traces|probes|events|control|show ID|prune] [limit N]
  *
  * Reads the SQLite history; the id and the limit are bound, never spliced.
- * Text output is a table aligned over the (limited) rows; JSON is one object
- * per row keyed by column name.
+ * Text output is a table aligned over the (limited) rows; JSON is one
+ * document, its rows objects keyed by column name: a time column as integer
+ * nanoseconds under NAME_ns, a duration likewise, a path and the expected
+ * next hops as arrays of switch names.
  */
 #include <inttypes.h>
 #include <sqlite3.h>
@@ -41,7 +43,7 @@ static const char q_traces[] =
 static const char q_probes[] =
 	"SELECT probe_id, kind, spec, min(sent) AS sent, count(*) AS packets, "
 	"sum(outcome = 'delivered') AS delivered, sum(outcome IN ('lost', 'looped')) AS lost, "
-	"printf('%.1f', avg(rtt) / 1000.0) AS rtt_us "
+	"CAST(round(avg(rtt)) AS INTEGER) AS rtt "
 	"FROM probes GROUP BY probe_id ORDER BY probe_id DESC LIMIT ?1";
 
 static const char q_events[] =
@@ -59,40 +61,90 @@ static const char q_show[] =
 
 static const char q_hops[] =
 	"SELECT idx + 1 AS idx, coalesce(switch, '-') AS switch, addr, ts, "
-	"ts - lag(ts) OVER (ORDER BY idx) AS delta_ns, ttl, tos, session "
+	"ts - lag(ts) OVER (ORDER BY idx) AS latency, ttl, tos, session "
 	"FROM hops WHERE trace = ?1 ORDER BY idx";
 
-/* a column of nanoseconds since the epoch */
-static bool time_col(sqlite3_stmt *s, int i)
+/* a column of nanoseconds since the epoch, or elapsed (a duration) */
+static bool time_name(const char *name)
 {
 	static const char *const names[] = { "ts", "last_ts", "started", "ended", "sent" };
-	const char *name = sqlite3_column_name(s, i);
 
-	if (sqlite3_column_type(s, i) != SQLITE_INTEGER)
-		return false;
 	for (size_t k = 0; k < HS_ARRAY_SIZE(names); k++)
 		if (strcmp(name, names[k]) == 0)
 			return true;
 	return false;
 }
 
+static bool dur_name(const char *name)
+{
+	return strcmp(name, "rtt") == 0 || strcmp(name, "latency") == 0;
+}
+
+static bool time_col(sqlite3_stmt *s, int i)
+{
+	return sqlite3_column_type(s, i) == SQLITE_INTEGER && time_name(sqlite3_column_name(s, i));
+}
+
+static bool dur_col(sqlite3_stmt *s, int i)
+{
+	return sqlite3_column_type(s, i) == SQLITE_INTEGER && dur_name(sqlite3_column_name(s, i));
+}
+
+/* a column of switch names joined by a separator (NULL when there are
+ * none): its separator, or NULL */
+static const char *list_col(sqlite3_stmt *s, int i)
+{
+	const char *name = sqlite3_column_name(s, i);
+
+	if (strcmp(name, "path") == 0)
+		return " > ";
+	if (strcmp(name, "expected_next") == 0)
+		return "|";
+	return NULL;
+}
+
 static char *cell_text(sqlite3_stmt *s, int i)
 {
 	const unsigned char *v = sqlite3_column_text(s, i);
+	char b[HS_TIMESTRLEN];
 
-	if (time_col(s, i)) {
-		char b[HS_TIMESTRLEN];
+	if (time_col(s, i))
 		return hs_xstrdup(hs_fmt_time((uint64_t)sqlite3_column_int64(s, i), b, sizeof(b)));
-	}
+	if (dur_col(s, i))
+		return hs_xstrdup(hs_fmt_duration((uint64_t)sqlite3_column_int64(s, i), b,
+						  sizeof(b)));
 	return hs_xstrdup(v ? (const char *)v : "-");
 }
 
 static void json_cell(struct hs_out *o, sqlite3_stmt *s, int i)
 {
-	const char *name = sqlite3_column_name(s, i);
+	const char *name = sqlite3_column_name(s, i), *sep = list_col(s, i);
+	char key[64];
 
-	if (time_col(s, i)) {
-		out_time(o, name, NULL, (uint64_t)sqlite3_column_int64(s, i));
+	if (time_name(name) || dur_name(name)) {
+		/* "last_ts" is a time as "ts" is: last_ns */
+		size_t n = strlen(name);
+		if (n > 3 && strcmp(name + n - 3, "_ts") == 0)
+			n -= 3;
+		snprintf(key, sizeof(key), "%.*s_ns", (int)n, name);
+		if (sqlite3_column_type(s, i) == SQLITE_NULL)
+			out_null(o, key);
+		else
+			out_uint(o, key, NULL, (uint64_t)sqlite3_column_int64(s, i));
+		return;
+	}
+	if (sep) {
+		const char *v = (const char *)sqlite3_column_text(s, i), *end;
+		out_arr_open(o, name);
+		while (v && *v) {
+			char sw[HS_NAME_MAX + HS_ADDRSTRLEN];
+			end = strstr(v, sep);
+			size_t n = end ? (size_t)(end - v) : strlen(v);
+			snprintf(sw, sizeof(sw), "%.*s", (int)n, v);
+			out_str(o, NULL, NULL, sw);
+			v = end ? end + strlen(sep) : NULL;
+		}
+		out_arr_close(o);
 		return;
 	}
 	switch (sqlite3_column_type(s, i)) {
@@ -113,16 +165,19 @@ static void json_cell(struct hs_out *o, sqlite3_stmt *s, int i)
 }
 
 /* run a prepared statement and print its rows; -1 on a database error */
-static int print_rows(struct hs_ctx *ctx, sqlite3_stmt *s, const char *empty)
+static int print_rows(struct hs_ctx *ctx, sqlite3_stmt *s, const char *key, bool one,
+		      const char *empty)
 {
 	struct hs_out *o = &ctx->out;
 	int ncol = sqlite3_column_count(s), rc;
 	size_t nrows = 0, cap = 0;
 	char **cells = NULL;
 
+	if (!one)
+		out_arr_open(o, key);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		if (o->json) {
-			out_obj_open(o, NULL);
+			out_obj_open(o, one ? key : NULL);
 			for (int i = 0; i < ncol; i++)
 				json_cell(o, s, i);
 			out_obj_close(o);
@@ -146,6 +201,8 @@ static int print_rows(struct hs_ctx *ctx, sqlite3_stmt *s, const char *empty)
 		free(cells);
 		return out_err(o, "cannot read history: %s", sqlite3_errmsg(sqlite3_db_handle(s)));
 	}
+	if (!one)
+		out_arr_close(o);
 	if (o->json)
 		return 0;
 	if (nrows == 0) {
@@ -180,8 +237,10 @@ static int print_rows(struct hs_ctx *ctx, sqlite3_stmt *s, const char *empty)
 	return 0;
 }
 
+/* the rows of sql as the array KEY of the open document, or its one row as
+ * the object KEY (one) */
 static int run(struct hs_ctx *ctx, struct hs_store *st, const char *sql, int64_t param,
-	       const char *empty)
+	       const char *key, bool one, const char *empty)
 {
 	sqlite3_stmt *s = NULL;
 	sqlite3 *db = hs_store_db(st);
@@ -190,7 +249,7 @@ static int run(struct hs_ctx *ctx, struct hs_store *st, const char *sql, int64_t
 		return out_err(&ctx->out, "cannot read history '%s': %s", hs_store_path(st),
 			       sqlite3_errmsg(db));
 	sqlite3_bind_int64(s, 1, param);
-	int rc = print_rows(ctx, s, empty);
+	int rc = print_rows(ctx, s, key, one, empty);
 	sqlite3_finalize(s);
 	return rc < 0 ? HS_CMD_FAIL : HS_CMD_OK;
 }
@@ -220,10 +279,13 @@ static int show_trace(struct hs_ctx *ctx, struct hs_store *st, const char *ref)
 	sqlite3_finalize(s);
 	if (!id)
 		return out_err(&ctx->out, "no stored trace %s", ref);
-	if (run(ctx, st, q_show, id, NULL) != HS_CMD_OK)
+	out_obj_open(&ctx->out, NULL);
+	if (run(ctx, st, q_show, id, "trace", true, NULL) != HS_CMD_OK)
 		return HS_CMD_FAIL;
 	out_nl(&ctx->out);
-	return run(ctx, st, q_hops, id, "no hops");
+	int rc = run(ctx, st, q_hops, id, "hops", false, "no hops");
+	out_obj_close(&ctx->out);
+	return rc;
 }
 
 static void prune_counts(struct hs_out *o, const struct hs_prune *p)
@@ -317,28 +379,41 @@ int cmd_history(struct hs_ctx *ctx, int argc, char **argv)
 
 	/* a list of nothing where there is no history; 'show ID' has nothing */
 	struct hs_store *st;
-	int rc = hs_ctx_store_read(ctx, !ref && strcmp(what, "prune") != 0, &st);
-	if (rc <= 0)
-		return rc < 0 ? HS_CMD_FAIL : HS_CMD_OK;
+	int have = hs_ctx_store_read(ctx, !ref && strcmp(what, "prune") != 0, &st);
+	if (have < 0)
+		return HS_CMD_FAIL;
 	/* what the running capture queued is part of the answer */
-	if (hs_store_pending(st))
+	if (have && hs_store_pending(st))
 		hs_store_commit(st);
+	static const struct {
+		const char *what, *sql, *empty;
+	} tables[] = {
+		{ "sessions", q_sessions, "no sessions" },
+		{ "flows", q_flows, "no stored flows" },
+		{ "traces", q_traces, "no stored traces" },
+		{ "probes", q_probes, "no stored probes" },
+		{ "events", q_events, "no stored events" },
+		{ "control", q_control, "no stored control messages" },
+	};
+	int rc = HS_CMD_OK;
 	if (strcmp(what, "show") == 0)
 		return show_trace(ctx, st, ref);
 	if (strcmp(what, "prune") == 0)
 		return prune(ctx, st);
-	if (strcmp(what, "flows") == 0)
-		return run(ctx, st, q_flows, (int64_t)limit, "no stored flows");
-	if (strcmp(what, "traces") == 0)
-		return run(ctx, st, q_traces, (int64_t)limit, "no stored traces");
-	if (strcmp(what, "probes") == 0)
-		return run(ctx, st, q_probes, (int64_t)limit, "no stored probes");
-	if (strcmp(what, "events") == 0)
-		return run(ctx, st, q_events, (int64_t)limit, "no stored events");
-	if (strcmp(what, "control") == 0)
-		return run(ctx, st, q_control, (int64_t)limit, "no stored control messages");
-	rc = run(ctx, st, q_sessions, (int64_t)limit, "no sessions");
-	if (rc == HS_CMD_OK)
+	out_obj_open(&ctx->out, NULL);
+	for (size_t k = 0; k < HS_ARRAY_SIZE(tables); k++) {
+		if (strcmp(what, tables[k].what) != 0)
+			continue;
+		if (have) {
+			rc = run(ctx, st, tables[k].sql, (int64_t)limit, tables[k].what, false,
+				 tables[k].empty);
+		} else {	/* no history: an empty list */
+			out_arr_open(&ctx->out, tables[k].what);
+			out_arr_close(&ctx->out);
+		}
+	}
+	if (have && rc == HS_CMD_OK && strcmp(what, "sessions") == 0)
 		retention_footer(ctx, st);
+	out_obj_close(&ctx->out);
 	return rc;
 }

@@ -59,6 +59,8 @@ int cmd_latency(struct hs_ctx *ctx, int argc, char **argv)
 	hs_an_latency(all, n, &l);
 	char x[64], y[64], name[2 * 64 + 4], d1[32], d2[32], d3[32], ref[48];
 
+	out_obj_open(o, NULL);
+	out_arr_open(o, "hops");
 	if (!o->json) {
 		out_text(o, "per hop: from the switch's copy to the next switch's (switch clocks "
 			 "when both have one)\n");
@@ -78,6 +80,8 @@ int cmd_latency(struct hs_ctx *ctx, int argc, char **argv)
 			stat_text(o, x, s);
 		}
 	}
+	out_arr_close(o);
+	out_arr_open(o, "links");
 	if (!o->json)
 		out_text(o, "\nper link\n%-24s %7s %10s %10s %10s %10s\n", "link", "count", "p50",
 			 "p90", "p99", "max");
@@ -110,6 +114,9 @@ int cmd_latency(struct hs_ctx *ctx, int argc, char **argv)
 		out_text(o, "\nno outliers: no sample above its link's fence, the larger of p75 + "
 			 "3 x (p75 - p25) and 2 x p50 (links of %d samples or more)\n",
 			 HS_LAT_MIN_SAMPLES);
+	out_arr_close(o);
+	out_uint(o, "outliers_total", NULL, l.outliers_total);
+	out_arr_open(o, "outliers");
 	for (size_t i = 0; i < l.noutliers; i++) {
 		const struct hs_lat_outlier *s = &l.outliers[i];
 		hs_hop_name(ctx->topo, &s->a, x, sizeof(x));
@@ -133,6 +140,8 @@ int cmd_latency(struct hs_ctx *ctx, int argc, char **argv)
 				 dur(s->link_fence, d3, sizeof(d3)));
 		}
 	}
+	out_arr_close(o);
+	out_obj_close(o);
 	hs_latency_free(&l);
 	free(all);
 	return HS_CMD_OK;

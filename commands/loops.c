@@ -29,13 +29,16 @@ int cmd_loops(struct hs_ctx *ctx, int argc, char **argv)
 	struct hs_loops l;
 	hs_an_loops(all, n, &l);
 
-	if (!o->json) {
-		uint32_t looped = 0;
-		for (size_t i = 0; i < l.n; i++)
-			looped += l.loops[i].traces;
-		out_text(o, "%" PRIu32 " looped of %zu traces, %zu cycle%s\n", looped, n, l.n,
-			 l.n == 1 ? "" : "s");
-	}
+	uint32_t looped = 0;
+	for (size_t i = 0; i < l.n; i++)
+		looped += l.loops[i].traces;
+	out_obj_open(o, NULL);
+	out_uint(o, "looped", NULL, looped);
+	out_uint(o, "traces", NULL, n);
+	out_uint(o, "total", NULL, l.n);
+	out_text(o, "%" PRIu32 " looped of %zu traces, %zu cycle%s\n", looped, n, l.n,
+		 l.n == 1 ? "" : "s");
+	out_arr_open(o, "loops");
 	for (size_t i = 0; i < l.n && i < limit; i++) {
 		const struct hs_loop *x = &l.loops[i];
 		char b[64], ts[HS_TIMESTRLEN];
@@ -48,8 +51,8 @@ int cmd_loops(struct hs_ctx *ctx, int argc, char **argv)
 			out_arr_close(o);
 			out_uint(o, "traces", NULL, x->traces);
 			out_uint(o, "flows", NULL, x->flows);
-			out_raw(o, "first_ts", NULL, hs_fmt_ts(x->first_ns, ts, sizeof(ts)));
-			out_raw(o, "last_ts", NULL, hs_fmt_ts(x->last_ns, ts, sizeof(ts)));
+			out_time(o, "first_ns", NULL, x->first_ns);
+			out_time(o, "last_ns", NULL, x->last_ns);
 			out_str(o, "example", NULL,
 				hs_fmt_trace_ref(ctx->ring_session, x->trace_id, b, sizeof(b)));
 			out_str(o, "dst", NULL, hs_addr_str(&x->dst, b, sizeof(b)));
@@ -67,6 +70,8 @@ int cmd_loops(struct hs_ctx *ctx, int argc, char **argv)
 			 hs_addr_str(&x->dst, b, sizeof(b)), hs_fmt_time(x->first_ns, ts, sizeof(ts)));
 		out_text(o, " to %s\n", hs_fmt_time(x->last_ns, ts, sizeof(ts)));
 	}
+	out_arr_close(o);
+	out_obj_close(o);
 	hs_loops_free(&l);
 	free(all);
 	return HS_CMD_OK;

@@ -21,6 +21,22 @@
 #include "driverun.h"
 #include "mirror.h"
 
+/* "leaf1,spine2" as ["leaf1","spine2"] in JSON, as it is in text */
+static void print_switches(struct hs_out *o, const char *fmt, const char *list)
+{
+	char sw[HS_MIRROR_WORD_MAX];
+
+	out_str(o, NULL, fmt, list);
+	out_arr_open(o, "switches");
+	for (const char *p = list; *p;) {
+		size_t n = strcspn(p, ",");
+		snprintf(sw, sizeof(sw), "%.*s", (int)n, p);
+		out_str(o, NULL, NULL, sw);
+		p += n + (p[n] == ',');
+	}
+	out_arr_close(o);
+}
+
 static void print_added(struct hs_ctx *ctx, const struct hs_mirror_rule *rule, const char *obuf)
 {
 	struct hs_out *o = &ctx->out;
@@ -36,7 +52,7 @@ static void print_added(struct hs_ctx *ctx, const struct hs_mirror_rule *rule, c
 	else
 		out_text(o, "mirror rule added: ");
 	out_uint(o, "session", "session %" PRIu64, rule->session);
-	out_str(o, "switches", " on %s", rule->switches);
+	print_switches(o, " on %s", rule->switches);
 	out_str(o, "match", ", match %s", hs_mirror_match_str(rule, m, sizeof(m)));
 	out_obj_close(o);
 	out_nl(o);
@@ -57,30 +73,33 @@ static void print_drift(struct hs_ctx *ctx, char *line, int *rows)
 	if ((*rows)++ == 0)
 		out_text(o, "drift (the switches differ from what hopscope asked):\n");
 	out_obj_open(o, NULL);
-	out_str(o, "drift", "  %s", sw);
+	out_str(o, "switch", "  %s", sw);
 	if (strcmp(row, "-") != 0)
 		out_str(o, "row", " %s", row);
+	else
+		out_null(o, "row");
 	out_str(o, "what", ": %s", what);
 	out_obj_close(o);
 	out_nl(o);
 }
 
-/* driver list lines: "ID SESSION SWITCHES MATCH...", then any drift lines */
-static void print_list(struct hs_ctx *ctx, char *obuf)
+/* driver list lines: "ID SESSION SWITCHES MATCH...", then any drift lines:
+ * {"rules":[...],"drift":[...]} */
+static void print_list(struct hs_ctx *ctx, const char *obuf)
 {
 	struct hs_out *o = &ctx->out;
-	char *save = NULL, *line;
+	char *save = NULL, *line, *buf = hs_xstrdup(obuf);
 	int rows = 0, drift = 0;
 
-	for (line = strtok_r(obuf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+	out_obj_open(o, NULL);
+	out_arr_open(o, "rules");
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *f[3], *rest = line;
 		uint64_t id, session;
 		int k;
 
-		if (strncmp(line, "drift ", 6) == 0) {
-			print_drift(ctx, line, &drift);
+		if (strncmp(line, "drift ", 6) == 0)
 			continue;
-		}
 
 		for (k = 0; k < 3; k++) {
 			rest += strspn(rest, " \t");
@@ -101,11 +120,21 @@ static void print_list(struct hs_ctx *ctx, char *obuf)
 		out_obj_open(o, NULL);
 		out_uint(o, "id", "%-5" PRIu64 " ", id);
 		out_uint(o, "session", "%-8" PRIu64 " ", session);
-		out_str(o, "switches", "%-24s ", f[2]);
+		print_switches(o, "%-24s ", f[2]);
 		out_str(o, "match", "%s", rest);
 		out_obj_close(o);
 		out_nl(o);
 	}
+	out_arr_close(o);
+	free(buf);
+	buf = hs_xstrdup(obuf);
+	out_arr_open(o, "drift");
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (strncmp(line, "drift ", 6) == 0)
+			print_drift(ctx, line, &drift);
+	out_arr_close(o);
+	out_obj_close(o);
+	free(buf);
 	if (rows == 0 && drift == 0)
 		out_text(o, "no mirror rules\n");
 }
@@ -122,7 +151,7 @@ static int mirror_done(struct hs_ctx *ctx, const struct hs_driver_result *r, voi
 	} else if (rule->op == HS_MIRROR_DEL) {
 		out_obj_open(o, NULL);
 		out_uint(o, "id", "mirror rule %" PRIu64, rule->id);
-		out_str(o, "status", " %s", "deleted");
+		out_bool(o, "deleted", " deleted", true);
 		out_obj_close(o);
 		out_nl(o);
 	} else {

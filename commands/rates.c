@@ -30,10 +30,10 @@ static const char *fmt_rough(double bps, uint32_t samples, char *buf, size_t len
 static void print_json(struct hs_out *o, const struct hs_topo *topo, const struct hs_rates *r,
 		       const struct hs_rate_report *rep, uint64_t limit)
 {
-	char ts[32], a[HS_ADDRSTRLEN];
+	char a[HS_ADDRSTRLEN];
 
 	out_obj_open(o, NULL);
-	out_raw(o, "now", NULL, hs_fmt_ts(rep->now, ts, sizeof(ts)));
+	out_time(o, "now_ns", NULL, rep->now);
 	out_uint(o, "window_ns", NULL, rep->window);
 	out_uint(o, "flows_sampled", NULL, r->nflows);
 	out_uint(o, "flows_rated", NULL, rep->nrated);

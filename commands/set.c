@@ -43,8 +43,7 @@ static void show(struct hs_ctx *ctx, const char *name)
 	}
 	if (all || strcmp(name, "trace-timeout") == 0) {
 		out_text(o, "%-14s", "trace-timeout");
-		out_str(o, "trace_timeout", "%s\n",
-			hs_fmt_duration(timeout_ns(ctx), dur, sizeof(dur)));
+		out_text(o, "%s\n", hs_fmt_duration(timeout_ns(ctx), dur, sizeof(dur)));
 		out_uint(o, "trace_timeout_ns", NULL, timeout_ns(ctx));
 	}
 	if (all || strcmp(name, "history") == 0) {

@@ -24,16 +24,13 @@
 /* the summary of one snapshot: one JSON object, or one text line */
 static void print_summary(struct hs_out *o, const struct hs_snap *s, bool close)
 {
-	char ts[32], w[40], sp[32];
+	char w[40], sp[32];
 
 	out_obj_open(o, NULL);
 	out_int(o, "id", "snapshot %" PRId64 ": ", s->id);
-	if (o->json) {
-		out_raw(o, "ts", NULL, hs_fmt_ts(s->target_ns, ts, sizeof(ts)));
-		out_raw(o, "taken", NULL, hs_fmt_ts(s->taken_ns, ts, sizeof(ts)));
-	} else {
-		out_text(o, "%s, ", hs_fmt_time(s->target_ns, w, sizeof(w)));
-	}
+	out_time(o, "target_ns", NULL, s->target_ns);
+	out_time(o, "taken_ns", NULL, s->taken_ns);
+	out_text(o, "%s, ", hs_fmt_time(s->target_ns, w, sizeof(w)));
 	out_uint(o, "switches", "%" PRIu64 " switches, ", s->nswitches);
 	out_uint(o, "ports", "%" PRIu64 " ports, ", s->nports);
 	out_uint(o, "spread_ns", NULL, s->spread_ns);
@@ -50,8 +47,6 @@ static void print_summary(struct hs_out *o, const struct hs_snap *s, bool close)
 
 static void print_port(struct hs_out *o, const struct hs_snap_port *p)
 {
-	char ts[32];
-
 	out_obj_open(o, NULL);
 	out_str(o, "switch", "%-12s ", p->sw);
 	out_str(o, "port", "%-12s", p->port);
@@ -65,7 +60,7 @@ static void print_port(struct hs_out *o, const struct hs_snap_port *p)
 		out_null(o, "backlog_packets");
 		out_text(o, " %9s", "-");
 	}
-	out_raw(o, "read_ts", NULL, hs_fmt_ts(p->read_ns, ts, sizeof(ts)));
+	out_time(o, "read_ns", NULL, p->read_ns);
 	out_obj_close(o);
 	out_nl(o);
 }
@@ -183,8 +178,13 @@ static int list(struct hs_ctx *ctx)
 	sqlite3_stmt *q;
 	int rc, rows = 0;
 
-	if ((rc = hs_ctx_store_read(ctx, true, &st)) <= 0)
-		return rc < 0 ? HS_CMD_FAIL : HS_CMD_OK;
+	if ((rc = hs_ctx_store_read(ctx, true, &st)) < 0)
+		return HS_CMD_FAIL;
+	out_list_open(&ctx->out, "snapshots");
+	if (rc == 0) {		/* no history: an empty list */
+		out_list_close(&ctx->out);
+		return HS_CMD_OK;
+	}
 	if (sqlite3_prepare_v2(hs_store_db(st), "SELECT id, taken, target, spread, switches, ports,"
 			       " session FROM snapshots ORDER BY id", -1, &q, NULL) != SQLITE_OK)
 		return out_err(&ctx->out, "cannot read snapshots in '%s': %s", hs_store_path(st),
@@ -208,6 +208,7 @@ static int list(struct hs_ctx *ctx)
 			       sqlite3_errmsg(hs_store_db(st)));
 	if (rows == 0)
 		out_text(&ctx->out, "no snapshots (snapshot take)\n");
+	out_list_close(&ctx->out);
 	return HS_CMD_OK;
 }
 
@@ -286,16 +287,22 @@ static void print_group(struct hs_out *o, const struct hs_topo *t, const struct 
 		out_obj_open(o, NULL);
 		out_str(o, "switch", NULL, t->sw[g->sw].name);
 		out_str(o, "toward", NULL, g->toward);
-		out_obj_open(o, "members");
-		for (int j = 0; j < g->n; j++)
-			out_double(o, g->m[j].port[0] ? g->m[j].port : t->sw[g->m[j].neighbour].name,
-				   NULL, g->m[j].share);
-		out_obj_close(o);
-		out_obj_open(o, "neighbours");
-		for (int j = 0; j < g->n; j++)
-			out_str(o, g->m[j].port[0] ? g->m[j].port : t->sw[g->m[j].neighbour].name,
-				NULL, t->sw[g->m[j].neighbour].name);
-		out_obj_close(o);
+		out_arr_open(o, "members");
+		for (int j = 0; j < g->n; j++) {
+			out_obj_open(o, NULL);
+			out_str(o, "port", NULL, g->m[j].port[0] ? g->m[j].port :
+						 t->sw[g->m[j].neighbour].name);
+			out_str(o, "neighbour", NULL, t->sw[g->m[j].neighbour].name);
+			if (g->m[j].delta) {
+				out_uint(o, "tx_bytes", NULL, g->m[j].tx_bytes);
+				out_double(o, "share", NULL, g->m[j].share);
+			} else {
+				out_null(o, "tx_bytes");
+				out_null(o, "share");
+			}
+			out_obj_close(o);
+		}
+		out_arr_close(o);
 		out_uint(o, "tx_bytes", NULL, g->tx_bytes);
 		out_double(o, "imbalance", NULL, g->imbalance);
 		out_double(o, "threshold", NULL, threshold);
@@ -367,18 +374,22 @@ static int diff(struct hs_ctx *ctx, int64_t ida, int64_t idb, double threshold)
 	} else if (!o->json) {
 		out_text(o, "; no topology, so no ECMP groups (topo load FILE)");
 	}
-	out_obj_close(o);
 	out_nl(o);
+	out_arr_open(o, "deltas");
 	if (!o->json)
 		out_text(o, "%-12s %-12s %10s %12s %14s %10s %12s %14s %8s\n", "SWITCH", "PORT",
 			 "RX_PKTS", "RX_BYTES", "RX_RATE", "TX_PKTS", "TX_BYTES", "TX_RATE", "DROPS");
 	for (size_t i = 0; i < d.nports; i++)
 		print_delta(o, &d.ports[i]);
+	out_arr_close(o);
+	out_arr_open(o, "ecmp_groups");
 	if (ctx->topo && !o->json)
 		out_text(o, "\nECMP groups: shares of the bytes sent toward the next hops; "
 			 "imbalance = max share / mean share - 1, flagged above %.2f\n", threshold);
 	for (size_t i = 0; i < d.ngroups; i++)
 		print_group(o, ctx->topo, &d.groups[i], threshold);
+	out_arr_close(o);
+	out_obj_close(o);
 	hs_snap_diff_free(&d);
 	hs_snap_free(&a);
 	hs_snap_free(&b);

@@ -3,7 +3,7 @@
  * The statement is prepared by hs_store_prepare_ro(), whose authorizer
  * refuses writes, ATTACH, PRAGMA changes and extensions. Rows stream out:
  * text is a header line and one line per row, columns joined by " | ";
- * JSON is one object per row keyed by column name.
+ * JSON is one document, {"rows":[...]}, each row keyed by column name.
  */
 #include <inttypes.h>
 #include <sqlite3.h>
@@ -88,6 +88,7 @@ int cmd_sql(struct hs_ctx *ctx, int argc, char **argv)
 			out_text(o, "%s%s", i ? " | " : "", sqlite3_column_name(s, i));
 		out_text(o, "\n");
 	}
+	out_list_open(o, "rows");
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		out_obj_open(o, NULL);
 		for (int i = 0; i < ncol; i++) {
@@ -98,6 +99,7 @@ int cmd_sql(struct hs_ctx *ctx, int argc, char **argv)
 		out_obj_close(o);
 		out_nl(o);
 	}
+	out_list_close(o);
 	if (rc != SQLITE_DONE)
 		out_err(o, "sql: %s", sqlite3_errmsg(db));
 	sqlite3_finalize(s);

@@ -87,12 +87,11 @@ static void on_row(void *arg, const struct hs_win_row *r)
 	struct hs_out *o = &s->o;
 	const struct hs_win_key *k = r->key;
 	unsigned f = s->fields;
-	char ts[32], a[HS_ADDRSTRLEN], p[8];
+	char ts[HS_TIMESTRLEN], a[HS_ADDRSTRLEN], p[8];
 
-	hs_fmt_ts(r->window_start, ts, sizeof(ts));
 	if (o->json) {
 		out_obj_open(o, NULL);
-		out_raw(o, "window_start", NULL, ts);
+		out_time(o, "window_start_ns", NULL, r->window_start);
 		if (r->other) {
 			out_bool(o, "other", NULL, true);
 		} else {

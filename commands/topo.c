@@ -40,7 +40,7 @@ static void show_json(struct hs_ctx *ctx, const struct hs_topo *t)
 
 	out_obj_open(o, NULL);
 	if (t->path)
-		out_str(o, "path", NULL, t->path);
+		out_str(o, "file", NULL, t->path);
 	out_arr_open(o, "switches");
 	for (int i = 0; i < t->nsw; i++) {
 		out_obj_open(o, NULL);

@@ -38,6 +38,18 @@ static const char *fmt_delta(int64_t d, char *buf, size_t len)
 	return buf;
 }
 
+/* the i-th expected next hop's name */
+static const char *next_name(const struct hs_topo *topo, const struct hs_trace *t, int i,
+			     char *buf, size_t len)
+{
+	int sw = t->expected_next[i];
+
+	if (topo && sw >= 0 && sw < topo->nsw)
+		return topo->sw[sw].name;
+	snprintf(buf, len, "#%d", sw);
+	return buf;
+}
+
 /* expected next hops: "spine1|spine2" */
 static const char *next_str(const struct hs_topo *topo, const struct hs_trace *t, char *buf,
 			    size_t len)
@@ -46,14 +58,9 @@ static const char *next_str(const struct hs_topo *topo, const struct hs_trace *t
 
 	buf[0] = '\0';
 	for (int i = 0; i < t->n_next && i < HS_TRACE_MAX_NEXT; i++) {
-		int sw = t->expected_next[i];
 		char tmp[24];
-		const char *name = topo && sw >= 0 && sw < topo->nsw ? topo->sw[sw].name : NULL;
-		if (!name) {
-			snprintf(tmp, sizeof(tmp), "#%d", sw);
-			name = tmp;
-		}
-		int w = snprintf(buf + n, len - n, "%s%s", n ? "|" : "", name);
+		int w = snprintf(buf + n, len - n, "%s%s", n ? "|" : "",
+				 next_name(topo, t, i, tmp, sizeof(tmp)));
 		if (w < 0 || (size_t)w >= len - n)
 			break;
 		n += (size_t)w;
@@ -81,7 +88,7 @@ void hs_trace_json(struct hs_out *o, const struct hs_topo *topo, int64_t session
 	out_uint(o, "ip_id", NULL, t->ip_id);
 	out_str(o, "outcome", NULL, hs_outcome_name(t->outcome));
 	if (t->nhops)
-		out_raw(o, "ts", NULL, hs_fmt_ts(t->hops[0].ts_ns, b, sizeof(b)));
+		out_time(o, "ts_ns", NULL, t->hops[0].ts_ns);
 	if (t->flags & HS_TF_PROBE)
 		out_uint(o, "probe_id", NULL, t->probe_id);
 	if (t->flags & HS_TF_MATCHED)
@@ -94,7 +101,7 @@ void hs_trace_json(struct hs_out *o, const struct hs_topo *topo, int64_t session
 		out_obj_open(o, NULL);
 		out_str(o, "switch", NULL, hs_hop_name(topo, h, b, sizeof(b)));
 		out_str(o, "addr", NULL, hs_addr_str(&h->addr, a, sizeof(a)));
-		out_raw(o, "ts", NULL, hs_fmt_ts(h->ts_ns, b, sizeof(b)));
+		out_time(o, "ts_ns", NULL, h->ts_ns);
 		out_uint(o, "ttl", NULL, h->ttl);
 		if (i > 0)
 			out_int(o, "latency_ns", NULL, hs_hop_delta(&t->hops[i - 1], h));
@@ -102,10 +109,12 @@ void hs_trace_json(struct hs_out *o, const struct hs_topo *topo, int64_t session
 	}
 	out_arr_close(o);
 	if (t->outcome == HS_OUT_DROPPED && t->nhops) {
-		char nx[HS_TRACE_MAX_NEXT * (HS_NAME_MAX + 1)];
 		out_str(o, "last", NULL, hs_hop_name(topo, &t->hops[t->nhops - 1], b,
 						     sizeof(b)));
-		out_str(o, "expected_next", NULL, next_str(topo, t, nx, sizeof(nx)));
+		out_arr_open(o, "expected_next");
+		for (int i = 0; i < t->n_next && i < HS_TRACE_MAX_NEXT; i++)
+			out_str(o, NULL, NULL, next_name(topo, t, i, b, sizeof(b)));
+		out_arr_close(o);
 	}
 	out_obj_close(o);
 }
@@ -302,20 +311,22 @@ int cmd_traces(struct hs_ctx *ctx, int argc, char **argv)
 			return out_err(o, "traces: unknown filter '%s' (flow, switch, outcome, "
 				       "since, limit, show)", k);
 	}
-	if (!ctx->tracer)
-		return HS_CMD_OK;
-
 	const struct hs_trace **sel;
 	size_t n = hs_trace_select(ctx->tracer, ctx->topo, &q, &sel);
 	if (!o->json && n)
 		out_text(o, "%-8s %-26s  %-44s %-9s  %s\n", "id", "time", "flow", "outcome",
 			 "path  [hop latency]");
+	out_list_open(o, "traces");
 	for (size_t i = 0; i < n; i++) {
 		if (o->json)
 			hs_trace_json(o, ctx->topo, ctx->ring_session, NULL, sel[i]);
 		else
 			print_trace_line(ctx, sel[i]);
 	}
+	out_arr_close(o);
+	out_uint(o, "total", NULL, q.matched);
+	out_bool(o, "scan_cut", NULL, q.scan_cut);
+	out_obj_close(o);
 	/* what the limit left out, as 'rates' says it */
 	if (!o->json && n < q.matched)
 		out_text(o, "(%zu of %s%zu traces; traces limit N)\n", n, q.scan_cut ? "at least " : "",

@@ -1137,7 +1137,7 @@ static void mem_print(struct hs_ctx *ctx, FILE *fp, char **bufp, size_t *lenp)
 static void render_result(struct probe_run *r, struct hs_out *o, const struct hs_probe_result *res)
 {
 	const struct hs_topo *topo = r->ctx->topo;
-	char nb[HS_ADDRSTRLEN], tb[40], db[32];
+	char nb[HS_ADDRSTRLEN], db[32];
 	int64_t at[HS_TRACE_MAX_HOPS];
 
 	hs_probe_hop_times(res, at);
@@ -1151,7 +1151,7 @@ static void render_result(struct probe_run *r, struct hs_out *o, const struct hs
 			const struct hs_probe_hop *h = &res->hops[i];
 			out_obj_open(o, NULL);
 			out_str(o, "switch", NULL, sw_name(topo, h->sw, &h->addr, nb, sizeof(nb)));
-			out_raw(o, "ts", NULL, hs_fmt_ts(h->ts_ns, tb, sizeof(tb)));
+			out_time(o, "ts_ns", NULL, h->ts_ns);
 			if (at[i] >= 0)
 				out_int(o, "at_ns", NULL, at[i]);
 			else
@@ -1165,12 +1165,10 @@ static void render_result(struct probe_run *r, struct hs_out *o, const struct hs
 		} else {
 			out_null(o, "lost_after");
 		}
-		if (res->have_rtt) {
-			snprintf(tb, sizeof(tb), "%.9f", (double)res->rtt_ns / 1e9);
-			out_raw(o, "rtt", NULL, tb);
-		} else {
-			out_null(o, "rtt");
-		}
+		if (res->have_rtt)
+			out_uint(o, "rtt_ns", NULL, res->rtt_ns);
+		else
+			out_null(o, "rtt_ns");
 		out_obj_close(o);
 		return;
 	}
@@ -1361,7 +1359,7 @@ static void print_traceroute(struct probe_run *r)
 	struct hs_ctx *ctx = r->ctx;
 	struct hs_out *o = &ctx->out;
 	const struct hs_topo *topo = ctx->topo;
-	char nb[HS_ADDRSTRLEN], a1[HS_ADDRSTRLEN], a2[HS_ADDRSTRLEN], db[32], tb[40];
+	char nb[HS_ADDRSTRLEN], a1[HS_ADDRSTRLEN], a2[HS_ADDRSTRLEN], db[32];
 	int path[HS_TRACEROUTE_MAX_TTL], np = 0;
 	bool json = json_of(r), reached = false;
 	int leaf = topo ? hs_topo_leaf_for(topo, &r->s.dst) : -1;
@@ -1386,7 +1384,7 @@ static void print_traceroute(struct probe_run *r)
 		out_uint(o, "sport", NULL, r->s.sport);
 		out_str(o, "dst", NULL, hs_addr_str(&r->s.dst, a2, sizeof(a2)));
 		out_uint(o, "dport", NULL, r->s.dport);
-		out_arr_open(o, "path");
+		out_arr_open(o, "hops");
 	} else {
 		out_text(o, "traceroute %s:%u > %s:%u %s\n", hs_addr_str(&r->s.src, a1, sizeof(a1)),
 			 r->s.sport, hs_addr_str(&r->s.dst, a2, sizeof(a2)), r->s.dport,
@@ -1413,7 +1411,7 @@ static void print_traceroute(struct probe_run *r)
 			out_uint(o, "ttl", NULL, i + 1);
 			if (name) {
 				out_str(o, "switch", NULL, name);
-				out_raw(o, "ts", NULL, hs_fmt_ts(ts, tb, sizeof(tb)));
+				out_time(o, "ts_ns", NULL, ts);
 				out_str(o, "from", NULL, via);
 			} else {
 				out_null(o, "switch");
@@ -1490,13 +1488,11 @@ static void print_summary(struct probe_run *r)
 		if (seen)
 			out_uint(o, "seen", NULL, seen);
 		if (nr) {
-			snprintf(d1, sizeof(d1), "%.9f", (double)p50 / 1e9);
-			snprintf(d2, sizeof(d2), "%.9f", (double)p99 / 1e9);
-			out_raw(o, "rtt_p50", NULL, d1);
-			out_raw(o, "rtt_p99", NULL, d2);
+			out_uint(o, "rtt_p50_ns", NULL, p50);
+			out_uint(o, "rtt_p99_ns", NULL, p99);
 		} else {
-			out_null(o, "rtt_p50");
-			out_null(o, "rtt_p99");
+			out_null(o, "rtt_p50_ns");
+			out_null(o, "rtt_p99_ns");
 		}
 		out_obj_close(o);
 		o->json = saved;
@@ -1650,16 +1646,15 @@ static void tr_render(struct probe_run *r, struct hs_out *o)
 			out_arr_close(o);
 			out_uint(o, "sent", NULL, sent);
 			out_uint(o, "received", NULL, recv);
-			snprintf(v[0], sizeof(v[0]), "%.1f", loss);
-			out_raw(o, "loss_pct", NULL, v[0]);
-			static const char *const keys[] = { "last", "avg", "best", "worst", "stdev" };
+			out_double(o, "loss", NULL, loss / 100);
+			/* durations: integer nanoseconds (hopscope-json(7)) */
+			static const char *const keys[] = { "last_ns", "avg_ns", "best_ns", "worst_ns",
+							    "stdev_ns" };
 			for (int i = 0; i < 5; i++) {
-				if (!th->n) {
+				if (th->n)
+					out_uint(o, keys[i], NULL, (uint64_t)llround(f[i]));
+				else
 					out_null(o, keys[i]);
-					continue;
-				}
-				snprintf(v[i], sizeof(v[i]), "%.9f", f[i] / 1e9);
-				out_raw(o, keys[i], NULL, v[i]);
 			}
 			out_obj_close(o);
 			continue;

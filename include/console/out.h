@@ -1,9 +1,14 @@
 /* out.h - one call renders text or JSON
  *
  * Every verb prints through an hs_out. In text mode the fmt argument is used
- * (printf-style, with the value); in JSON mode the key is. One JSON object is
- * one line (JSON lines). Keys whose fmt is NULL are JSON-only; out_text()
- * prints text-only lines.
+ * (printf-style, with the value); in JSON mode the key is. Keys whose fmt is
+ * NULL are JSON-only; out_text() prints text-only lines.
+ *
+ * In JSON a verb prints one document, on one line: an object for a single
+ * thing, or its rows in the array of out_list_open() (an empty answer is
+ * then {"KEY":[]}). Only verbs that stream (decode, stats) print a line per
+ * record. Times are integer nanoseconds since the epoch and durations
+ * integer nanoseconds, under keys that end in _ns (hopscope-json(7)).
  */
 #ifndef HS_OUT_H
 #define HS_OUT_H
@@ -30,6 +35,9 @@ void out_obj_open(struct hs_out *o, const char *key);	/* key NULL at top / in ar
 void out_obj_close(struct hs_out *o);			/* ends the line at depth 0 */
 void out_arr_open(struct hs_out *o, const char *key);
 void out_arr_close(struct hs_out *o);
+/* a verb's rows: {"KEY":[ ... ]} in JSON, nothing in text */
+void out_list_open(struct hs_out *o, const char *key);
+void out_list_close(struct hs_out *o);
 
 void out_str(struct hs_out *o, const char *key, const char *fmt, const char *val);
 void out_uint(struct hs_out *o, const char *key, const char *fmt, uint64_t val);
@@ -40,7 +48,8 @@ void out_null(struct hs_out *o, const char *key);
 /* a JSON number already formatted (e.g. a timestamp with 9 decimals) */
 void out_raw(struct hs_out *o, const char *key, const char *fmt, const char *num);
 
-/* a time: epoch seconds with 9 decimals in JSON, hs_fmt_time in text */
+/* a time: integer epoch nanoseconds in JSON (key ending in _ns),
+ * hs_fmt_time in text */
 void out_time(struct hs_out *o, const char *key, const char *fmt, uint64_t ts_ns);
 void out_text(struct hs_out *o, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -481,7 +481,7 @@ static void on_event(void *arg, const struct hs_event *ev)
 			out_uint(&o, "alert", NULL, a->id);
 			out_str(&o, "cond", NULL, a->text);
 			out_double(&o, "value", NULL, ev->value);
-			out_raw(&o, "ts", NULL, hs_fmt_ts(ev->ts, when, sizeof(when)));
+			out_time(&o, "ts_ns", NULL, ev->ts);
 			out_obj_close(&o);
 			fflush(ctx->out.fp);
 		} else {

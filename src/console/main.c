@@ -47,7 +47,7 @@ static void usage(FILE *fp)
 		"                        keeps root)\n"
 		"  -f, --runbook FILE    run the commands of FILE, then exit\n"
 		"  -c, --command CMDS    run commands separated by ';', then exit\n"
-		"      --json            every verb prints JSON lines\n"
+		"      --json            every verb prints one JSON document (hopscope-json(7))\n"
 		"      --keep-going      a runbook carries on after a failed command\n"
 		"  -h, --help            this help\n"
 		"      --version         print the version\n"

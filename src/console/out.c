@@ -1,4 +1,4 @@
-/* out.c - one call renders text or JSON lines
+/* out.c - one call renders text or JSON
  *
  * Text mode prints the value through the caller's printf format; JSON mode
  * prints "key":value, separating members with commas and ending a line when
@@ -169,6 +169,18 @@ void out_arr_open(struct hs_out *o, const char *key)
 void out_obj_close(struct hs_out *o) { close_container(o, false); }
 void out_arr_close(struct hs_out *o) { close_container(o, true); }
 
+void out_list_open(struct hs_out *o, const char *key)
+{
+	out_obj_open(o, NULL);
+	out_arr_open(o, key);
+}
+
+void out_list_close(struct hs_out *o)
+{
+	out_arr_close(o);
+	out_obj_close(o);
+}
+
 void out_str(struct hs_out *o, const char *key, const char *fmt, const char *val)
 {
 	if (!o->json) {
@@ -281,7 +293,7 @@ void out_time(struct hs_out *o, const char *key, const char *fmt, uint64_t ts_ns
 	char b[HS_TIMESTRLEN];
 
 	if (o->json)
-		out_raw(o, key, NULL, hs_fmt_ts(ts_ns, b, sizeof(b)));
+		out_uint(o, key, NULL, ts_ns);
 	else if (fmt)
 		out_raw(o, key, fmt, hs_fmt_time(ts_ns, b, sizeof(b)));
 }

@@ -159,10 +159,10 @@ static void ctl_json(FILE *fp, const struct hs_pkt *p)
 
 void hs_pkt_json(FILE *fp, const struct hs_pkt *p)
 {
-	char ts[40], a[HS_ADDRSTRLEN], b[HS_ADDRSTRLEN];
+	char a[HS_ADDRSTRLEN], b[HS_ADDRSTRLEN];
 
-	fprintf(fp, "{\"frame\":%" PRIu32 ",\"ts\":%s,\"encap\":\"%s\"", p->frame,
-		hs_fmt_ts(p->ts_ns, ts, sizeof(ts)), hs_encap_name(p->encap));
+	fprintf(fp, "{\"frame\":%" PRIu32 ",\"ts_ns\":%" PRIu64 ",\"encap\":\"%s\"", p->frame,
+		p->ts_ns, hs_encap_name(p->encap));
 	if (p->have & HS_HAVE_MIRROR)
 		fprintf(fp, ",\"mirror_src\":\"%s\",\"mirror_dst\":\"%s\"",
 			hs_addr_str(&p->mirror_src, a, sizeof(a)),

@@ -11,10 +11,13 @@ PCAP=$top_srcdir/share/sample/sample.pcap
 TOPO=$top_srcdir/share/sample/sample.topo
 S="--db $tmp/h.db -r $PCAP --topo $TOPO"
 
-json() { # json PYTHON-EXPR-ON-LINES: true when it holds for the JSON lines of $tmp/out
+json() { # json PYTHON-EXPR: true when it holds for the JSON document D of $tmp/out,
+	# L the rows of its arrays (blame: its epochs and their links)
 	python3 - "$tmp/out" "$1" <<'PY'
 import json, sys
-L = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+D = json.loads(open(sys.argv[1]).read())
+L = [r for v in D.values() if isinstance(v, list) for r in v]
+L += [k for r in L for k in r.get("links", []) if isinstance(r.get("links"), list)]
 sys.exit(0 if eval(sys.argv[2]) else 1)
 PY
 }
@@ -71,9 +74,9 @@ hs $S --json ecmp leaf1
 check "ecmp leaf1: a group per other leaf" \
 	json 'sorted(o["toward"] for o in L) == ["leaf2","leaf3","leaf4"]'
 check "ecmp leaf1: both spines in every group, shares sum to 1" \
-	json 'all(sorted(o["next_hops"]) == ["spine1","spine2"] and abs(sum(o["next_hops"].values()) - 1) < 1e-6 for o in L)'
+	json 'all(sorted(h["switch"] for h in o["next_hops"]) == ["spine1","spine2"] and abs(sum(h["flow_share"] for h in o["next_hops"]) - 1) < 1e-6 for o in L)'
 check "ecmp: imbalance is max share over mean share minus one, worst first" \
-	json 'all(abs(o["imbalance"] - (max(o["next_hops"].values()) * 2 - 1)) < 1e-6 for o in L) and all(L[i]["imbalance"] >= L[i+1]["imbalance"] for i in range(len(L)-1))'
+	json 'all(abs(o["imbalance"] - (max(h["flow_share"] for h in o["next_hops"]) * 2 - 1)) < 1e-6 for o in L) and all(L[i]["imbalance"] >= L[i+1]["imbalance"] for i in range(len(L)-1))'
 hs $S --json ecmp leaf1 --threshold 0
 check "ecmp --threshold 0 flags every uneven group" json 'all(o["flagged"] == (o["imbalance"] > 0) for o in L)'
 
@@ -81,7 +84,7 @@ hs $S --json blame --epoch 1s --all
 check "blame --json: one object per link with votes and flows" \
 	json '[o for o in L if "a" in o] and all(o["votes"] > 0 and o["flows"] > 0 for o in L if "a" in o)'
 check "blame --json: an epoch with no link above the noise says why" \
-	json 'all(o["reported_links"] == 0 and o["why"] for o in L if "why" in o) and any("too few retransmitting flows" in o["why"] for o in L if "why" in o)'
+	json 'all(o["reported_links"] == 0 and o["why"] for o in D["epochs"] if o["why"]) and any("too few retransmitting flows" in o["why"] for o in D["epochs"] if o["why"])'
 # the sample's loss is persistent for 'drops', but its retransmitting flows
 # spread their votes: blame says so instead of a bare "0 above the noise"
 hs $S blame

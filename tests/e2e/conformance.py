@@ -88,9 +88,10 @@ def compare(name, ours, row, problems):
     def bad(field, a, b):
         problems.append((frame, field, a, b))
 
-    # both print 9 decimals; compared as text to keep every digit
-    if ours["ts"] != row["frame.time_epoch"]:
-        bad("ts", ours["ts"], row["frame.time_epoch"])
+    # integer nanoseconds against TShark's 9 decimals, as text to keep every digit
+    ts = "%d.%09d" % (ours["ts_ns"] // 10**9, ours["ts_ns"] % 10**9)
+    if ts != row["frame.time_epoch"]:
+        bad("ts", ts, row["frame.time_epoch"])
 
     if ours["encap"] != "none":
         six = ":" in ours.get("mirror_src", "")

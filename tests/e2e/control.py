@@ -4,19 +4,25 @@ capture against TShark's decode of it, field by field.
 
 TSV: tshark -T fields -E header=y -E occurrence=a -E aggregator=, with the
 fields of control.sh. JSONL: 'hopscope --json -r CAPTURE control limit N'
-(newest first). Prints one summary line; exit 1 on any mismatch."""
+(one document, its records newest first). Prints one summary line; exit 1 on any mismatch."""
 import json
 import sys
 
 cap, tsv, jsonl = sys.argv[1:4]
 rows = [l.rstrip("\n").split("\t") for l in open(tsv)]
 head, rows = rows[0], rows[1:]
-recs = [json.loads(l, parse_float=str) for l in open(jsonl) if l.startswith("{")]
+docs = [json.loads(l, parse_float=str) for l in open(jsonl) if l.startswith("{")]
+recs = [r for d in docs for r in d.get("messages", [])]
 recs = [r for r in recs if "proto" in r and r["proto"] in ("bgp", "roce", "pfc")]
 recs.reverse()  # capture order
 bad = []
 BGP_TYPES = {1: "open", 2: "update", 3: "notification", 4: "keepalive", 5: "route-refresh"}
 MINOR = [h for h in head if h.startswith("bgp.notify.minor_error")]
+
+
+def epoch(ns):
+    """integer nanoseconds as TShark's frame.time_epoch writes them"""
+    return "%d.%09d" % (ns // 10**9, ns % 10**9)
 
 
 def num(v):
@@ -62,7 +68,7 @@ for row in rows:
             r = recs[i]
             i += 1
             same("proto", r["proto"], "bgp", fno)
-            same("ts", r["ts"], ts, fno)
+            same("ts", epoch(r["ts_ns"]), ts, fno)
             same("switch", r["switch"], sw, fno)
             same("bgp_type", r.get("bgp_type"), BGP_TYPES.get(t, "type-%d" % t), fno)
             same("bgp_len", r.get("bgp_len"), lens[k], fno)
@@ -92,7 +98,7 @@ for row in rows:
         r = recs[i]
         i += 1
         same("proto", r["proto"], "roce", fno)
-        same("ts", r["ts"], ts, fno)
+        same("ts", epoch(r["ts_ns"]), ts, fno)
         same("switch", r["switch"], sw, fno)
         for ours, theirs in (("roce_opcode", "opcode"), ("se", "se"), ("migreq", "m"),
                              ("padcnt", "padcnt"), ("tver", "tver"), ("pkey", "p_key"),
@@ -122,7 +128,7 @@ for row in rows:
         r = recs[i]
         i += 1
         same("proto", r["proto"], "pfc", fno)
-        same("ts", r["ts"], ts, fno)
+        same("ts", epoch(r["ts_ns"]), ts, fno)
         same("switch", r["switch"], sw, fno)
         same("pfc_opcode", r.get("pfc_opcode"), num(op[0]), fno)
         if num(op[0]) == 1:

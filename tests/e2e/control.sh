@@ -13,8 +13,7 @@ db="--db $tmp/h.db"
 json() { # json PYTHON-EXPR-ON-LINES: true when it holds for the JSON lines of $tmp/out
 	python3 - "$tmp/out" "$1" <<'PY'
 import json, sys
-L = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-L = [o for o in L if "proto" in o]
+L = [r for l in open(sys.argv[1]) if l.strip() for r in json.loads(l).get("messages", [])]
 sys.exit(0 if eval(sys.argv[2]) else 1)
 PY
 }
@@ -87,8 +86,7 @@ for b in bgp-erspan roce pfc-gre-teb control-truncated; do
 		python3 - "$tmp/$b.decode" "$tmp/out" <<'PY'
 import json, sys
 frames = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
-recs = [json.loads(l) for l in open(sys.argv[2]) if l.startswith("{")]
-recs = [r for r in recs if "proto" in r][::-1]
+recs = [r for l in open(sys.argv[2]) if l.startswith("{") for r in json.loads(l).get("messages", [])][::-1]
 got = []
 for f in frames:
     if "ctl" not in f:
@@ -189,7 +187,9 @@ cp "$tmp/out" "$tmp/sql.jsonl"
 check "history control and sql count what control listed, by protocol" \
 	python3 - "$tmp/ring.jsonl" "$tmp/hist.jsonl" "$tmp/sql.jsonl" <<'PY'
 import collections, json, sys
-def rows(p): return [json.loads(l) for l in open(p) if l.startswith("{")]
+def rows(p): # the rows of each document: messages, control, rows
+    return [r for l in open(p) if l.startswith("{") for d in [json.loads(l)]
+            for k in ("messages", "control", "rows") for r in d.get(k, [])]
 ring = collections.Counter(o["proto"] for o in rows(sys.argv[1]) if "proto" in o)
 hist = collections.Counter(o["proto"] for o in rows(sys.argv[2]))
 sql = {o["proto"]: o["n"] for o in rows(sys.argv[3])}
@@ -199,14 +199,14 @@ PY
 check "history control: kind, switch, endpoints and detail of the stored rows" \
 	python3 - "$tmp/hist.jsonl" <<'PY'
 import json, sys
-L = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+L = [r for l in open(sys.argv[1]) if l.startswith("{") for r in json.loads(l).get("control", [])]
 nak = [o for o in L if o["proto"] == "roce" and "psn-sequence-error" in o["detail"]]
 pfc = [o for o in L if o["proto"] == "pfc" and o["kind"] == "pause"]
 ka = [o for o in L if o["kind"] == "keepalive"]
 ok = (len(nak) == 1 and nak[0]["switch"] == "192.0.2.11" and " psn 1001 " in nak[0]["detail"]
       and pfc and pfc[0]["src"] is None and pfc[0]["detail"] == "pause quanta 4096"
       and ka and ka[0]["switch"] is None and ka[0]["sport"] == 179
-      and all(isinstance(o["ts"], float) and o["session"] >= 1 for o in L))
+      and all(isinstance(o["ts_ns"], int) and o["session"] >= 1 for o in L))
 sys.exit(0 if ok else 1)
 PY
 hs $hdb -r "$G/roce.pcap" control roce limit 1

@@ -20,13 +20,13 @@ run() { rm -f "$tmp/h.db"*; hs --db "$tmp/h.db" -r "$PCAP" --topo "$TOPO" "$@"; 
 # --- ndjson to standard output -----------------------------------------------------
 run --json -c 'traces limit 100000'
 cp "$tmp/out" "$tmp/traces.json"
-ntraces=$(wc -l <"$tmp/traces.json")
+ntraces=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["traces"]))' "$tmp/traces.json")
 run -c 'export ndjson -'
 check "export ndjson - (status $st)" [ "$st" -eq 0 ]
 cp "$tmp/out" "$tmp/all.ndjson"
 python3 - "$tmp/traces.json" "$tmp/all.ndjson" >"$tmp/cmp" <<'PY'
 import json, sys
-traces = [json.loads(l) for l in open(sys.argv[1])]
+traces = json.load(open(sys.argv[1]))["traces"]
 lines = [json.loads(l) for l in open(sys.argv[2])]
 bad = []
 tr = [o for o in lines if o.get("type") == "trace"]
@@ -44,14 +44,14 @@ for t in tr:
 ids = [t["id"] for t in tr]
 if ids != sorted(ids):
     bad.append("traces not oldest first")
-keys = ["type", "ts", "switch", "addr", "src", "dst", "proto", "sport", "dport", "len",
+keys = ["type", "ts_ns", "switch", "addr", "src", "dst", "proto", "sport", "dport", "len",
         "tcp_flags", "ttl", "dscp", "trace", "hop"]
 for p in pk:
     if list(p) != keys:
         bad.append("packet keys %s" % list(p))
         break
     h = by_id[p["trace"]]["hops"][p["hop"] - 1]
-    if (h["switch"], h["ttl"], h["ts"], h["addr"]) != (p["switch"], p["ttl"], p["ts"], p["addr"]):
+    if (h["switch"], h["ttl"], h["ts_ns"], h["addr"]) != (p["switch"], p["ttl"], p["ts_ns"], p["addr"]):
         bad.append("packet %s is not hop %d of trace %s" % (p, p["hop"], p["trace"]))
         break
 nhops = sum(len(t["hops"]) for t in traces)
@@ -77,7 +77,7 @@ for f in "outcome dropped" "switch spine2" "flow 10.1.1.11" "outcome looped limi
 	run --json -c "traces $f limit 100000"
 	# 'traces' with its own limit given twice: the last one wins
 	case $f in *limit*) run --json -c "traces $f" ;; esac
-	want=$(python3 -c 'import json,sys; print(" ".join(str(json.loads(l)["id"]) for l in open(sys.argv[1])))' "$tmp/out" |
+	want=$(python3 -c 'import json,sys; print(" ".join(str(t["id"]) for t in json.load(open(sys.argv[1]))["traces"]))' "$tmp/out" |
 		tr ' ' '\n' | sort -n | tr '\n' ' ')
 	run -c "export ndjson - $f records traces"
 	got=$(python3 -c 'import json,sys; print(" ".join(str(json.loads(l)["id"]) for l in open(sys.argv[1])))' "$tmp/out" | tr ' ' '\n' | sort -n | tr '\n' ' ')
@@ -112,9 +112,10 @@ tshark -r "$tmp/drops.pcapng" -T fields -E separator=/t -e frame.comment -e pkt_
 check_pcap() { # NDJSON FIELDS: one packet per record, comment and bytes agree
 	python3 - "$1" "$2" <<'PY'
 import json, sys
-# times as written, nine decimals
-recs = {(o["trace"], o["hop"]): o for o in
-        (json.loads(l, parse_float=str) for l in open(sys.argv[1]))}
+# times as the comments write them, nine decimals
+recs = {(o["trace"], o["hop"]): o for o in (json.loads(l) for l in open(sys.argv[1]))}
+for o in recs.values():
+    o["ts"] = "%d.%09d" % (o["ts_ns"] // 10**9, o["ts_ns"] % 10**9)
 seen, bad = set(), []
 for line in open(sys.argv[2]):
     f = line.rstrip("\n").split("\t")

@@ -73,7 +73,7 @@ HOPSCOPE_TEST_FLOWS_MAX=5 hs --db "$tmp/small.db" -r "$PCAP" --json -c 'capture 
 check "full flow table: status counts the traces of flows not kept" python3 -c 'import json, sys
 L = [json.loads(l) for l in open(sys.argv[1])]
 s = [o for o in L if "traces_closed" in o][0]
-f = [o for o in L if "sport" in o]
+f = [o for o in L if "flows" in o and isinstance(o["flows"], list)][0]["flows"]
 sys.exit(not (len(f) == 5 and s["flows"] == 5 and s["flows_max"] == 5 and
               s["traces_without_flow"] > 0 and
               sum(o["packets"] for o in f) + s["traces_without_flow"] == s["traces_closed"]))' "$tmp/out"
@@ -264,7 +264,7 @@ check "decode never touches the history" [ ! -e "$tmp/t3.db" ]
 # and 'history show SESSION:N', and 'traces' and the history show it as S:N
 hs --db "$tmp/id.db" -r "$PCAP" --topo "$TOPO" -c 'help quit'
 hs --db "$tmp/id.db" -r "$PCAP" --again --topo "$TOPO" --json -c 'traces outcome dropped limit 1'
-ref=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["trace"])' "$tmp/out")
+ref=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["traces"][0]["trace"])' "$tmp/out")
 no=${ref#*:}
 check "traces --json names a trace SESSION:N ($ref)" [ "$ref" = "2:$no" ]
 hs --db "$tmp/id.db" -r "$PCAP" --again --topo "$TOPO" --json \
@@ -272,8 +272,8 @@ hs --db "$tmp/id.db" -r "$PCAP" --again --topo "$TOPO" --json \
 python3 - "$tmp/out" "$ref" <<'PY' && ok "traces show N, history show N and S:N: the same packet ($ref)" || not_ok "traces show N, history show N and S:N: the same packet"
 import json, sys
 L = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
-mem = [o for o in L if "hops" in o]
-rows = [o for o in L if "outcome" in o and "hops" not in o]
+mem = [o for o in L if "id" in o and "hops" in o]
+rows = [o["trace"] for o in L if isinstance(o.get("trace"), dict)]
 ref = sys.argv[2]
 want = {"trace": "3:" + ref.split(":")[1]}
 key = lambda o: (o["src"], o["sport"], o["dst"], o["dport"], o["ip_id"])

@@ -13,8 +13,9 @@ PCAP=$top_srcdir/tests/golden/identity.pcap
 hs --db "$tmp/h.db" --json -c "set history all; capture start $PCAP; traces limit 100;
 	sql 'select src, proto, seq, tcp_flags, len from traces order by id'; capture status"
 check "the capture reads (status $st)" [ "$st" -eq 0 ]
-check "12 traces of 12 packets" [ "$(grep -c '"outcome":' "$tmp/out")" -eq 12 ]
-rows() { grep -c "\"src\":\"$1\",\"proto\":$2,\"seq\":$3,\"tcp_flags\":$4,\"len\":$5}" "$tmp/out"; }
+# each verb's answer is one document on one line: count the objects in it
+check "12 traces of 12 packets" [ "$(grep -o '"outcome":' "$tmp/out" | wc -l)" -eq 12 ]
+rows() { grep -o "\"src\":\"$1\",\"proto\":$2,\"seq\":$3,\"tcp_flags\":$4,\"len\":$5}" "$tmp/out" | wc -l; }
 one_each() { [ "$1" -eq 1 ] && [ "$2" -eq 1 ]; }
 for v in "10.1.1.10 40" "2001:db8:1::10 60"; do
 	set -- $v

@@ -48,15 +48,16 @@ src/probe.c hs_cmd_finish
 src/probe.c out_arr_close
 src/probe.c out_arr_open
 src/probe.c out_bool
+src/probe.c out_double
 src/probe.c out_err
 src/probe.c out_init
 src/probe.c out_int
 src/probe.c out_null
 src/probe.c out_obj_close
 src/probe.c out_obj_open
-src/probe.c out_raw
 src/probe.c out_str
 src/probe.c out_text
+src/probe.c out_time
 src/probe.c out_uint
 src/probe.c out_warn
 '

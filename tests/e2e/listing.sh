@@ -1,11 +1,15 @@
 #!/bin/sh
 # listing.sh - a listing cut by its limit says so, with the count it cut
-# from and how to see more; JSON stays the records alone.
+# from and how to see more; JSON is one document, its rows and the total.
 . "$(dirname "$0")/lib.sh"
 
 S=$top_srcdir/share/sample/sample.pcap
+rows() { # KEY: how many rows the document of $tmp/out has under KEY
+	python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))[sys.argv[2]]))' "$tmp/out" "$1"
+}
+total() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["total"])' "$tmp/out"; }
 hs -r "$S" --json -c 'traces limit 1000000'
-all=$(wc -l <"$tmp/out")
+all=$(rows traces)
 hs -r "$S" -c 'traces'
 check "traces: 50 rows by default, then what was cut ($all in all)" \
 	eval '[ "$all" -gt 50 ] && [ "$(grep -c "^[0-9]" "$tmp/out")" -eq 50 ] &&
@@ -13,15 +17,15 @@ check "traces: 50 rows by default, then what was cut ($all in all)" \
 hs -r "$S" -c "traces limit $all"
 check "traces: no footer when nothing was cut" hasnt 'traces limit N' "$tmp/out"
 hs -r "$S" --json -c 'traces'
-check "traces --json: 50 objects and no footer" \
-	eval '[ "$(wc -l <"$tmp/out")" -eq 50 ] && hasnt "limit N" "$tmp/out"'
+check "traces --json: 50 objects, the total and no footer" \
+	eval '[ "$(rows traces)" -eq 50 ] && [ "$(total)" -eq "$all" ] && hasnt "limit N" "$tmp/out"'
 # a looped path (dozens of hops) gives way in its middle, its ends kept
 hs -r "$S" --topo "$top_srcdir/share/sample/sample.topo" -c 'traces outcome looped limit 5'
 check "traces: looped paths give way in the middle, the line stays short" \
 	eval '[ "$(grep -c "looped  *leaf[0-9] > spine[0-9] > .* > \.\.\. > .*spine[0-9] (+[0-9]*)  \[" "$tmp/out")" -eq 5 ] &&
 	      [ "$(awk "{ if (length(\$0) > n) n = length(\$0) } END { print n }" "$tmp/out")" -le 200 ]'
 hs -r "$S" --json -c 'flows limit 100000000'
-flows=$(wc -l <"$tmp/out")
+flows=$(rows flows)
 hs -r "$S" -c 'flows limit 3'
 check "flows: what was cut ($flows in all)" \
 	eval '[ "$(tail -n 1 "$tmp/out")" = "(3 of $flows flows; flows limit N)" ]'

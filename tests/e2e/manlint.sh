@@ -1,6 +1,7 @@
 #!/bin/sh
 # manlint.sh - every verb has its page, every page is a verb, the pages
-# agree with the command table, hopscope.1 lists them all, mandoc is happy.
+# agree with the command table, hopscope.1 lists them all, hopscope-json.7
+# documents every verb's JSON, mandoc is happy.
 . "$(dirname "$0")/lib.sh"
 
 command -v mandoc >/dev/null 2>&1 || skip "mandoc is not installed"
@@ -22,8 +23,7 @@ section() { # section PAGE NAME
 # --- every verb has a page whose SYNOPSIS is the table's spec ------------------
 python3 - "$tmp/verbs.json" >"$tmp/verbs" <<'PY'
 import json, sys
-for line in open(sys.argv[1]):
-    o = json.loads(line)
+for o in json.load(open(sys.argv[1]))["verbs"]:
     print("%s\t%s" % (o["name"], o["synopsis"]))
 PY
 [ -s "$tmp/verbs" ] || hard "help --json listed no verbs"
@@ -61,8 +61,18 @@ for page in "$MAN"/hopscope-*.1; do
 	esac
 done
 
+# --- every verb's JSON is in hopscope-json.7, which hopscope.1 names ----------------------
+while IFS="$tab" read -r verb synopsis; do
+	check "hopscope-json.7 documents the JSON of '$verb'" \
+		grep -Eq "^\.(It )?Cm ([a-z]+ , )*$verb( |\$)" "$MAN/hopscope-json.7"
+done <"$tmp/verbs"
+case " $seealso " in
+*" hopscope-json(7)"*) ok "hopscope.1 SEE ALSO lists hopscope-json(7)" ;;
+*) not_ok "hopscope.1 SEE ALSO does not list hopscope-json(7)" ;;
+esac
+
 # --- mandoc -T lint ---------------------------------------------------------------------
-for page in "$MAN"/*.1; do
+for page in "$MAN"/*.1 "$MAN"/*.7; do
 	if out=$(mandoc -T lint -W warning "$page" 2>&1) && [ -z "$out" ]; then
 		ok "mandoc lint: $(basename "$page")"
 	else

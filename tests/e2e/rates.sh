@@ -28,10 +28,11 @@ analyzer 10.255.0.254
 EOF
 S="--db $tmp/h.db --topo $tmp/r.topo"
 
-json() { # json PYTHON-EXPR-ON-LINES: true when it holds for the JSON lines of $tmp/out
+json() { # json PYTHON-EXPR: true when it holds for L, the JSON documents of $tmp/out (one a line), and R, the rows of the first
 	python3 - "$tmp/out" "$1" <<'PY'
 import json, sys
 L = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+R = L[0].get("rows", []) if L and isinstance(L[0], dict) else []
 def flow(o, sport): return [f for f in o["flows"] if f["sport"] == sport][0]
 def link(o, a, b): return [l for l in o["links"] if l["a"] == a and l["b"] == b][0]
 near = lambda x, want, tol=0.02: abs(x - want) <= tol * want
@@ -105,12 +106,12 @@ check "alert list: states and counts" \
 
 hs --db "$tmp/ev2.db" --topo "$tmp/r.topo" --json -f "$tmp/rb.hs"
 check "with --json, a runbook's alerts are JSON lines among its output" \
-	json '[(o["alert"], o["cond"]) for o in L if o.get("event") == "alert"] == [(4, "flow 10.1.1.12 > 10.1.2.12:5001 bps > 5M"), (3, "drops > 5/s"), (1, "link leaf1-spine1 util > 30%")] and 30 < [o for o in L if o.get("event")][2]["value"] < 34 and 1700000000 <= [o for o in L if o.get("event")][2]["ts"] < 1700000001'
+	json '[(o["alert"], o["cond"]) for o in L if o.get("event") == "alert"] == [(4, "flow 10.1.1.12 > 10.1.2.12:5001 bps > 5M"), (3, "drops > 5/s"), (1, "link leaf1-spine1 util > 30%")] and 30 < [o for o in L if o.get("event")][2]["value"] < 34 and 1700000000 * 10**9 <= [o for o in L if o.get("event")][2]["ts_ns"] < 1700000001 * 10**9'
 check "with --json, no alert text on standard error" sh -c "! grep -q '^alert' '$tmp/err'"
 hs --db "$tmp/ev.db" --json -c "sql 'select session, ts, alert, cond, value from events order by id'"
-check "events: one row per firing, in the history" json 'len(L) == 3 and [o["alert"] for o in L] == [4, 3, 1]'
+check "events: one row per firing, in the history" json 'len(L[0]["rows"]) == 3 and [o["alert"] for o in L[0]["rows"]] == [4, 3, 1]'
 check "events: capture time of the sample, condition and measured value" \
-	json 'L[2]["ts"] >= 1700000000 * 10**9 and L[2]["ts"] < 1700000001 * 10**9 and L[2]["cond"] == "link leaf1-spine1 util > 30%" and 30 < L[2]["value"] < 34 and L[2]["session"] == 1'
+	json 'R[2]["ts"] >= 1700000000 * 10**9 and R[2]["ts"] < 1700000001 * 10**9 and R[2]["cond"] == "link leaf1-spine1 util > 30%" and 30 < R[2]["value"] < 34 and R[2]["session"] == 1'
 hs --db "$tmp/ev.db" -c 'history events'
 check "history events lists them" \
 	sh -c "grep -Eq '^[0-9]+ +1 +2023-11-14 22:13:20\.[0-9]{6} +1 +link leaf1-spine1 util > 30% +3[0-3]' '$tmp/out'"
@@ -129,7 +130,7 @@ check "an alert fires again in a new capture (re-armed)" \
 # --- alert add / list / del ------------------------------------------------------------
 hs $S --json -c "alert add link leaf1-spine1 util > 80%; alert add 'drops > 10/s'; alert del 1; alert list"
 check "alert add/del/list --json" \
-	json 'L[0] == {"id": 1, "cond": "link leaf1-spine1 util > 80%"} and L[2] == {"deleted": 1} and len(L) == 4 and L[3]["id"] == 2 and L[3]["state"] == "armed" and L[3]["value"] is None'
+	json 'L[0] == {"id": 1, "cond": "link leaf1-spine1 util > 80%"} and L[2] == {"id": 1, "deleted": True} and len(L) == 4 and [a["id"] for a in L[3]["alerts"]] == [2] and L[3]["alerts"][0]["state"] == "armed" and L[3]["alerts"][0]["value"] is None'
 hs $S -c "alert add drops > 10/s; alert add 'link leaf1-spine1 util > 80x'; alert list" --keep-going
 check "a bad condition adds nothing" \
 	sh -c "grep -q \"bad threshold '80x' at column 26\" '$tmp/err' && [ \$(grep -c 'drops > 10/s' '$tmp/out') -eq 2 ] && ! grep -q '80x' '$tmp/out'"

@@ -60,7 +60,7 @@ PY
 }
 stored() { # stored N: the history holds N snapshots and their 24 ports each
 	hs --db "$DB" --json sql "SELECT (SELECT count(*) FROM snapshots) AS s, (SELECT count(*) FROM snapshot_counters) AS c"
-	json "L == [{'s': $1, 'c': 24 * $1}]"
+	json "L == [{'rows': [{'s': $1, 'c': 24 * $1}]}]"
 }
 
 # --- take ------------------------------------------------------------------------
@@ -78,7 +78,7 @@ check "take reports id, switches, ports and spread" \
 check "take: nothing missing, nothing warned" [ ! -s "$tmp/err" ]
 FAKE_SNAP=$tmp/two hs $S --json snapshot take
 check "take --json: id, ts, spread_ns, switches, ports" \
-	json 'L == [{"id": 2, "ts": 1700000001.0, "taken": L[0]["taken"], "switches": 6, "ports": 24, "spread_ns": 23000, "session": None}]'
+	json 'L == [{"id": 2, "target_ns": 1700000001 * 10**9, "taken_ns": L[0]["taken_ns"], "switches": 6, "ports": 24, "spread_ns": 23000, "session": None}]'
 check "both snapshots are stored with their ports" stored 2
 
 # --- malformed output and failing drivers: one error line, nothing stored -------
@@ -109,7 +109,7 @@ check "a switch missing from the snapshot is warned about" \
 hs --db "$DB" snapshot list
 check "list: one line per snapshot" sh -c "[ \$(grep -c '^snapshot [12]: ' '$tmp/out') -eq 2 ]"
 hs --db "$DB" --json snapshot list
-check "list --json" json '[o["id"] for o in L] == [1, 2] and all(o["switches"] == 6 and o["spread_ns"] == 23000 for o in L)'
+check "list --json" json '[o["id"] for o in L[0]["snapshots"]] == [1, 2] and all(o["switches"] == 6 and o["spread_ns"] == 23000 for o in L[0]["snapshots"])'
 hs --db "$DB" snapshot show 2
 check "show: a row per port" sh -c "[ \$(grep -c '^leaf[1-4] ' '$tmp/out') -eq 16 ]"
 check "show: leaf1's uplink counters" \
@@ -137,9 +137,9 @@ hs $S --json snapshot diff 1 2
 check "diff --json: the header" \
 	json 'L[0]["a"] == 1 and L[0]["b"] == 2 and L[0]["interval_ns"] == 10**9 and L[0]["groups"] == 4 and L[0]["flagged"] == 1'
 check "diff --json: a delta object per port" \
-	json 'len([o for o in L if "port" in o]) == 24 and all(o["tx_bytes"] in (100000, 500000, 900000) for o in L if "port" in o)'
+	json 'len(L[0]["deltas"]) == 24 and all(o["tx_bytes"] in (100000, 500000, 900000) for o in L[0]["deltas"])'
 check "diff --json: groups with switch, members, imbalance, flagged" \
-	json '[(o["switch"], o["members"], round(o["imbalance"], 6), o["flagged"]) for o in L if "members" in o] == [("leaf1", {"spine1": 0.9, "spine2": 0.1}, 0.8, True)] + [("leaf%d" % i, {"spine1": 0.5, "spine2": 0.5}, 0.0, False) for i in (2, 3, 4)]'
+	json '[(o["switch"], {m["port"]: m["share"] for m in o["members"]}, round(o["imbalance"], 6), o["flagged"]) for o in L[0]["ecmp_groups"]] == [("leaf1", {"spine1": 0.9, "spine2": 0.1}, 0.8, True)] + [("leaf%d" % i, {"spine1": 0.5, "spine2": 0.5}, 0.0, False) for i in (2, 3, 4)]'
 hs $S snapshot diff 1 2 --threshold 90%
 check "diff --threshold raises the bar" has ", 0 flagged" "$tmp/out"
 hs --db "$DB" snapshot diff 1 2

@@ -162,7 +162,7 @@ check "no drift once repaired" hasnt "^drift" "$tmp/out"
 # --- the console picks the SONiC driver from the topology --------------------------------
 HOPSCOPE_STATE=$tmp/state hs --topo "$tmp/topo" --json -c "mirror add on leaf2 session 4 syn"
 check "mirror add in the console runs hs-driver-sonic for a topology of sonic switches" \
-	eval '[ "$st" -eq 0 ] && has "\"id\":13,\"session\":4,\"switches\":\"leaf2\",\"match\":\"syn\"" "$tmp/out"'
+	eval '[ "$st" -eq 0 ] && has "\"id\":13,\"session\":4,\"switches\":\[\"leaf2\"\],\"match\":\"syn\"" "$tmp/out"'
 check "the console's rule is in leaf2's CONFIG_DB" \
 	eval '[ "$(r leaf2 HGET "ACL_RULE|hopscope_mirror|hopscope_13_1" MIRROR_INGRESS_ACTION)" = hopscope_s4 ]'
 r leaf2 HSET "ACL_RULE|hopscope_mirror|hopscope_13_1" PRIORITY 1 >/dev/null

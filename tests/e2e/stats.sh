@@ -42,12 +42,10 @@ seen = set()
 bad = []
 for line in open(stats):
     o = json.loads(line)
-    for k in ("window_start", "switch", "packets", "bytes", "flows", "drops"):
+    for k in ("window_start_ns", "switch", "packets", "bytes", "flows", "drops"):
         if k not in o:
             bad.append("row without %s: %s" % (k, line.strip()))
-    start = line.split('"window_start":')[1].split(",")[0]
-    sec, frac = start.split(".")
-    ns = int(sec) * 10**9 + int(frac.ljust(9, "0"))
+    ns = start = o["window_start_ns"]
     if ns % window:
         bad.append("window_start %s is not a multiple of the window" % start)
     if (ns, o["switch"]) in seen:
@@ -82,13 +80,13 @@ check "the filter kept some and left some ($nsyn of 6741)" between "$nsyn" 0 674
 
 # drops: the dropped traces the console finds in the same file
 hs -r "$PCAP" --topo "$TOPO" --json -c 'traces outcome dropped limit 100000'
-ndropped=$(wc -l <"$tmp/out")
+ndropped=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["traces"]))' "$tmp/out")
 drops=$(python3 -c 'import json,sys; print(sum(json.loads(l)["drops"] for l in open(sys.argv[1])))' "$tmp/by-switch.json")
 same_pos() { [ "$1" -eq "$2" ] && [ "$1" -gt 0 ]; }
 check "drops equal the dropped traces ($drops, traces: $ndropped)" same_pos "$drops" "$ndropped"
 python3 - "$tmp/out" "$tmp/by-switch.json" >"$tmp/cmp" <<'PY'
 import collections, json, sys
-want = collections.Counter(json.loads(l)["last"] for l in open(sys.argv[1]))
+want = collections.Counter(t["last"] for t in json.load(open(sys.argv[1]))["traces"])
 got = collections.Counter()
 for l in open(sys.argv[2]):
     o = json.loads(l)

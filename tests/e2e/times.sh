@@ -1,7 +1,7 @@
 #!/bin/sh
 # times.sh - every time in text is one human form, a date and a time of day
-# to the microsecond, in UTC unless 'set tz local'; JSON keeps seconds since
-# the epoch (tests/golden/identity.pcap starts at 1700000000, 2023-11-14
+# to the microsecond, in UTC unless 'set tz local'; JSON keeps integer
+# nanoseconds since the epoch (tests/golden/identity.pcap starts at 1700000000, 2023-11-14
 # 22:13:20 UTC; its last copy is 12.204us later)
 . "$(dirname "$0")/lib.sh"
 
@@ -22,9 +22,9 @@ check "no epoch seconds in text" hasnt '1700000000' "$tmp/out"
 
 rm -f "$tmp"/h.db*
 run 'traces limit 1 --json; history traces limit 1 --json'
-check "traces --json: seconds since the epoch" \
-	has '"outcome":"unknown","ts":1700000000.000012204,"hops":\[{"switch":"192.0.2.11","addr":"192.0.2.11","ts":1700000000.000012204,' "$tmp/out"
-check "history traces --json: seconds since the epoch" has '"trace":"1:12","ts":1700000000.000012204,' "$tmp/out"
+check "traces --json: nanoseconds since the epoch" \
+	has '"outcome":"unknown","ts_ns":1700000000000012204,"hops":\[{"switch":"192.0.2.11","addr":"192.0.2.11","ts_ns":1700000000000012204,' "$tmp/out"
+check "history traces --json: nanoseconds since the epoch" has '"trace":"1:12","ts_ns":1700000000000012204,' "$tmp/out"
 
 rm -f "$tmp"/h.db*
 TZ=EST5 run 'set tz local; traces limit 1; set tz; set tz utc; traces limit 1'

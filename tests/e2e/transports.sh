@@ -15,6 +15,8 @@ json() { # json PYTHON-EXPR-ON-LINES: true when it holds for the JSON lines of $
 	python3 - "$tmp/out" "$1" <<'PY'
 import json, sys
 L = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+# a listing's document stands for its rows: {"traces":[...]}
+L = [r for d in L for r in (d["traces"] if isinstance(d.get("traces"), list) else [d])]
 sys.exit(0 if eval(sys.argv[2]) else 1)
 PY
 }

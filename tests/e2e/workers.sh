@@ -42,12 +42,13 @@ import json, sys
 out, traces = [], []
 for line in open(sys.argv[1]):
     o = json.loads(line)
-    if "hops" in o:
-        for k in ("id", "trace", "session"):
-            o.pop(k, None)
-        traces.append(json.dumps(o, sort_keys=True))
+    if isinstance(o.get("traces"), list):	# the document of 'traces'
+        for t in o["traces"]:
+            for k in ("id", "trace", "session"):
+                t.pop(k, None)
+            traces.append(json.dumps(t, sort_keys=True))
     elif "end_reason" in o:
-        for k in ("elapsed", "workers", "history_memory"):
+        for k in ("elapsed_ns", "workers", "history_memory"):
             o.pop(k, None)
         out += sorted(traces) + [json.dumps(o, sort_keys=True)]
         traces = []

@@ -177,7 +177,7 @@ if [ -x "$HOPSCOPE" ]; then
 		|| fail "console mirror add printed: $out"
 	[ "$(tagged 3)" = 4 ] || fail "console rule 3 is $(tagged 3) iptables rules, want 4"
 	out=$(con --json -c 'mirror list' 2>&1)
-	printf '%s\n' "$out" | grep -qF '{"id":3,"session":9,"switches":"sw1","match":"flow udp 10.9.1.10 10.9.2.2:9999"}' \
+	printf '%s\n' "$out" | grep -qF '{"id":3,"session":9,"switches":["sw1"],"match":"flow udp 10.9.1.10 10.9.2.2:9999"}' \
 		|| fail "console mirror list --json printed: $out"
 	out=$(con -c 'mirror add on zz syn' 2>&1) && fail "console took an unknown switch"
 	printf '%s' "$out" | grep -qF "unknown switch 'zz'" || fail "console error was: $out"

@@ -17,7 +17,7 @@ console() {
 	[ "$st" = 0 ] || fail "$name: hopscope exited $st: $(head -c 600 "$LAB_STATE/$name.err")"
 }
 
-# judge.py FILE KIND: the first object of KIND names the faulty pair
+# judge.py FILE KIND: the first row of KIND's document names the faulty pair
 cat >"$LAB_STATE/judge.py" <<'PY'
 import json, sys
 
@@ -35,7 +35,7 @@ def die(msg):
     sys.exit(1)
 
 if kind == "drops":
-    links = [o for o in objs if "drops" in o and "votes" not in o and "switches" not in o]
+    links = [l for o in objs if "dropped" in o for l in o["links"]]
     if not links:
         die("no dropped traces grouped by link")
     top = links[0]
@@ -48,7 +48,7 @@ if kind == "drops":
     print("drops: leaf1 > spine2 first, %d drops (%d ambiguous) of %d flows, %s, %s" % (
         top["drops"], top["ambiguous"], top["flows"], top["when"], top["scope"]))
 elif kind == "blame":
-    links = [o for o in objs if "votes" in o]
+    links = [l for o in objs for e in o.get("epochs", []) for l in e["links"]]
     if not links:
         die("no link above the noise")
     top = links[0]
@@ -59,7 +59,7 @@ elif kind == "blame":
     print("blame: leaf1 - spine2 first with %.2f votes from %d flows (%.0f%% of the votes)" % (
         top["votes"], top["flows"], 100 * top["share"]))
 elif kind == "loops":
-    loops = [o for o in objs if "switches" in o]
+    loops = [l for o in objs for l in o.get("loops", [])]
     if not loops:
         die("no loop")
     if sorted(loops[0]["switches"]) != ["leaf3", "spine1"]:

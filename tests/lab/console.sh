@@ -8,7 +8,7 @@ set -euo pipefail
 lab_init
 need_built hopscope hs-agent
 
-# check.py FILE SCENARIO SRC DST DPORT: judge the traces --json lines
+# check.py FILE SCENARIO SRC DST DPORT: judge the traces --json documents
 cat >"$LAB_STATE/check.py" <<'PY'
 import json, sys
 
@@ -28,8 +28,8 @@ for line in open(path):
         o = json.loads(line)
     except ValueError:
         continue
-    if "hops" in o:
-        traces.append(o)
+    if isinstance(o.get("traces"), list):	# the document of 'traces'
+        traces += o["traces"]
 
 def die(msg):
     print("check %s: %s" % (scenario, msg))

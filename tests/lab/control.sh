@@ -91,7 +91,7 @@ wait "$pid" || { cat "$LAB_STATE/err" >&2; fail "hopscope exited non-zero"; }
 python3 - "$out" "$h1" "$h8" <<'PY' || fail "control did not list the BGP and RoCEv2 messages at their switches"
 import json, sys
 path, h1, h8 = sys.argv[1:4]
-recs = [json.loads(l) for l in open(path) if l.startswith("{")]
+recs = [r for l in open(path) if l.startswith("{") for r in json.loads(l).get("messages", [])]
 recs = [r for r in recs if r.get("proto") in ("bgp", "roce", "pfc")]
 bad = []
 

@@ -79,11 +79,11 @@ elif scenario == "link":
     for p in pkts:
         if path_of(p) != ["leaf1", "spine1", "leaf1"] or p["outcome"] != "delivered":
             die("seq %d went %s, %s" % (p["seq"], ">".join(path_of(p)), p["outcome"]))
-        if p["rtt"] is None or not 0 < float(p["rtt"]) < 1:
-            die("seq %d rtt %s" % (p["seq"], p["rtt"]))
-    if summary["rtt_p50"] is None or not 0 < float(summary["rtt_p50"]) <= float(summary["rtt_p99"]):
-        die("summary rtt %s / %s" % (summary["rtt_p50"], summary["rtt_p99"]))
-    print("link: leaf1>spine1>leaf1 rtt p50 %ss p99 %ss" % (summary["rtt_p50"], summary["rtt_p99"]))
+        if p["rtt_ns"] is None or not 0 < p["rtt_ns"] < 10**9:
+            die("seq %d rtt %s" % (p["seq"], p["rtt_ns"]))
+    if summary["rtt_p50_ns"] is None or not 0 < summary["rtt_p50_ns"] <= summary["rtt_p99_ns"]:
+        die("summary rtt %s / %s" % (summary["rtt_p50_ns"], summary["rtt_p99_ns"]))
+    print("link: leaf1>spine1>leaf1 rtt p50 %dns p99 %dns" % (summary["rtt_p50_ns"], summary["rtt_p99_ns"]))
 else:
     die("unknown scenario")
 PY

@@ -133,14 +133,14 @@ fired = re.findall(r"^alert (\d+): (.*) \(([^)]*)\) at (\d{4}-\d\d-\d\d \d\d:\d\
 ids = sorted(int(i) for i, _, _, _ in fired)
 if ids != [1, 2]:
     die("alerts fired: %s" % fired)
-alerts = [o for o in objs if "state" in o]
+alerts = [a for o in objs for a in o.get("alerts", [])]
 if [a["fired"] for a in alerts] != [1, 1, 0]:
     die("alert list: %s" % alerts)
-events = [o for o in objs if "cond" in o and "value" in o and "alert" in o]
+events = [e for o in objs for e in o.get("events", [])]
 if sorted(e["alert"] for e in events) != [1, 2]:
     die("history events: %s" % events)
 ev = [e for e in events if e["alert"] == 1][0]
-if not ev["value"] > 5e6 or not ev["ts"] > 1e9:
+if not ev["value"] > 5e6 or not ev["ts_ns"] > 1e18:
     die("event: %s" % ev)
 print("rates: flow %.2f Mbit/s, leaf1 > spine1 %.2f Mbit/s (%.2f%% of 1G) with %s; alerts 1, 2 fired once and are in the history" % (
     f["bps"] / 1e6, l["bps"] / 1e6, 100 * l["util"], "tbf " + str(rate / 1e6) + "M"))
@@ -177,8 +177,8 @@ path, topo, want = sys.argv[1], sys.argv[2], float(sys.argv[3])
 text, objs, rep, die = load(path)
 switches = {l.split()[1] for l in open(topo) if l.startswith("switch ")}
 # a directed link's truth: what switch a sent out of its port toward b
-counters = {(o["switch"], o["port"]): o["tx_bps"] for o in objs
-            if "tx_bps" in o and o.get("switch") in switches and o.get("port") in switches}
+counters = {(o["switch"], o["port"]): o["tx_bps"] for d in objs for o in d.get("deltas", [])
+            if o.get("switch") in switches and o.get("port") in switches}
 if len(counters) < 8:
     die("snapshot diff gave %d switch-to-switch ports" % len(counters))
 load = {(l["a"], l["b"]): l for l in rep["links"]}

@@ -20,7 +20,7 @@ console() {
 	[ "$st" = 0 ] || fail "$name: hopscope exited $st: $(head -c 600 "$LAB_STATE/$name.err")"
 }
 
-# judge.py KIND FILE TOPO: checks one console run's JSON lines
+# judge.py KIND FILE TOPO: checks one console run's JSON documents
 cat >"$LAB_STATE/judge.py" <<'PY'
 import json, sys
 
@@ -37,8 +37,11 @@ def die(msg):
 
 snaps = [o for o in objs if "spread_ns" in o and "counters" not in o]
 shows = [o for o in objs if "counters" in o]
-diffs = [o for o in objs if "interval_ns" in o and "a" in o]
-groups = [o for o in objs if "members" in o]
+diffs = [o for o in objs if "deltas" in o]
+groups = [g for o in diffs for g in o["ecmp_groups"]]
+for g in groups:	# port name to neighbour and to share
+    g["neighbours"] = {m["port"]: m["neighbour"] for m in g["members"]}
+    g["members"] = {m["port"]: m["share"] for m in g["members"]}
 if len(snaps) != 2:
     die("expected two snapshots taken, got %d" % len(snaps))
 for s in snaps:
@@ -79,8 +82,7 @@ if kind in ("skewed", "queue"):
         die("leaf1 pinned to spine1 is not flagged: %s" % json.dumps(leaf1))
 if kind == "queue":
     port = [c for c in shows[0]["counters"] if c["switch"] == "leaf1" and c["port"] == "spine1"][0]
-    delta = [o for o in objs if o.get("switch") == "leaf1" and o.get("port") == "spine1"
-             and "tx_bps" in o][0]
+    delta = [o for o in diffs[0]["deltas"] if o["switch"] == "leaf1" and o["port"] == "spine1"][0]
     if port["backlog_bytes"] is None:
         die("leaf1's rate-limited port to spine1 shows no qdisc backlog: %s" % json.dumps(port))
     if not (port["backlog_bytes"] > 0 or delta["tx_drops"] > 0):
@@ -133,7 +135,7 @@ HOPSCOPE_SNAP=$LAB_STATE/bad-reader HS_SNAP_REAL=$(cd "$top_builddir" && pwd)/hs
 grep -q "error: cannot read switch 'leaf2': cannot read the link counters: boom" "$LAB_STATE/bad.err" ||
 	fail "a failed reader's error: $(cat "$LAB_STATE/bad.err")"
 n=$("$HOPSCOPE" --db "$LAB_STATE/history.db" --json -c "sql SELECT count(*) AS n FROM snapshots" </dev/null)
-[ "$n" = '{"n":6}' ] || fail "a failed snapshot changed the history: $n, not 6 snapshots"
+[ "$n" = '{"rows":[{"n":6}]}' ] || fail "a failed snapshot changed the history: $n, not 6 snapshots"
 ok "a reader failing in leaf2 fails the snapshot with its error; nothing stored"
 
 # dropped to nobody, the console asks the privileged helper to run the driver

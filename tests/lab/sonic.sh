@@ -27,7 +27,7 @@ theirs() {
 	done
 }
 nfrules() { ip netns exec "hs-$1" iptables -t raw -S HS_MIRROR | grep -c -- '-j NFLOG' || true; }
-# hs NAME COMMANDS: the console on the lab, JSON lines in NAME.json
+# hs NAME COMMANDS: the console on the lab, a JSON document a line in NAME.json
 hs() {
 	local st=0
 	"$HOPSCOPE" --lab --state "$LAB_STATE" --db "$LAB_STATE/history.db" --json -c "$2" \
@@ -62,7 +62,7 @@ settle [ "$(nfrules leaf1)" = 8 ] || fail "leaf1's agent did not program the ope
 h1=$(host_addr h1)
 h3=$(host_addr h3)
 hs add "mirror add on leaf1 session 5 flow icmp $h1 $h3; mirror list"
-grep -q '"id":2,"session":5,"switches":"leaf1","match":"flow icmp '"$h1 $h3"'"' "$LAB_STATE/add.json" ||
+grep -q '"id":2,"session":5,"switches":\["leaf1"\],"match":"flow icmp '"$h1 $h3"'"' "$LAB_STATE/add.json" ||
 	fail "mirror add: $(head -c 400 "$LAB_STATE/add.json")"
 [ "$(R leaf1 HGET 'ACL_RULE|hopscope_mirror|hopscope_2_1' SRC_IP)" = "$h1/32" ] ||
 	fail "the flow's rule is not in leaf1's CONFIG_DB"
@@ -83,8 +83,9 @@ wait "$cpid" || fail "capture: $(head -c 400 "$LAB_STATE/copies.err")"
 python3 - "$LAB_STATE/copies.json" "$h1" "$h3" <<'PY' || fail "the flow's copies were not seen at leaf1"
 import json, sys
 path, src, dst = sys.argv[1:]
-t = [json.loads(l) for l in open(path) if l.startswith("{")]
-t = [x for x in t if "hops" in x and x.get("proto") == "icmp" and {x.get("src"), x.get("dst")} == {src, dst}]
+t = [x for l in open(path) if l.startswith("{") for d in [json.loads(l)]
+     if isinstance(d.get("traces"), list) for x in d["traces"]]
+t = [x for x in t if x.get("proto") == "icmp" and {x.get("src"), x.get("dst")} == {src, dst}]
 at = sum(1 for x in t for h in x["hops"] if h["switch"] == "leaf1")
 print("sonic: %d icmp traces of the flow, %d copies from leaf1" % (len(t), at))
 sys.exit(0 if at >= 5 else 1)
@@ -105,7 +106,7 @@ PY
 ok "snapshot take reads the 4 switches' 12 ports from COUNTERS_DB"
 
 hs del "mirror del 2; mirror del 1; mirror list"
-grep -q '"id":2,"status":"deleted"' "$LAB_STATE/del.json" || fail "mirror del: $(cat "$LAB_STATE/del.json")"
+grep -q '"id":2,"deleted":true' "$LAB_STATE/del.json" || fail "mirror del: $(cat "$LAB_STATE/del.json")"
 for sw in spine1 spine2 leaf1 leaf2; do
 	left=$(R $sw --scan --pattern '*hopscope*')
 	[ -z "$left" ] || fail "$sw still holds hopscope rows: $left"

@@ -34,10 +34,10 @@ for line in open(sys.argv[1]):
     if not line.startswith("{"):	# the text of verbs without --json
         continue
     o = json.loads(line)
-    if "window_start" in o:
+    if "window_start_ns" in o:	# stats streams a row a line
         rows.append(o)
-    elif o.get("outcome") == "dropped":
-        dropped.append(o)
+    if isinstance(o.get("traces"), list):	# the document of 'traces'
+        dropped += [t for t in o["traces"] if t["outcome"] == "dropped"]
 def die(msg):
     print("stats: " + msg)
     for r in rows[:8]:
@@ -45,10 +45,10 @@ def die(msg):
     sys.exit(1)
 if not rows:
     die("no rows")
-starts = sorted({r["window_start"] for r in rows})
+starts = sorted({r["window_start_ns"] for r in rows})
 if not 6 <= len(starts) <= 10:
     die("%d windows in 8 s" % len(starts))
-if any(abs(s - round(s)) > 1e-9 for s in starts):
+if any(s % 10**9 for s in starts):
     die("windows not on whole seconds: %s" % starts[:3])
 switches = {r["switch"] for r in rows}
 if len(switches) < 4 or not all(s.startswith(("leaf", "spine")) for s in switches):
@@ -61,9 +61,9 @@ if drops["leaf1"] < 1 or max(drops, key=drops.get) != "leaf1":
 # the dropped traces whose last hop falls in the windows printed as they
 # closed (the last three went out when 'for' ended, before all their traces
 # could close)
-lo, hi = starts[0], starts[-1] + 1 - 3
-closed = sum(r["drops"] for r in rows if r["window_start"] < hi)
-inwin = [t for t in dropped if lo <= t["hops"][-1]["ts"] < hi]
+lo, hi = starts[0], starts[-1] + (1 - 3) * 10**9
+closed = sum(r["drops"] for r in rows if r["window_start_ns"] < hi)
+inwin = [t for t in dropped if lo <= t["hops"][-1]["ts_ns"] < hi]
 if closed != len(inwin) or closed == 0:
     die("%d drops, %d dropped traces end in the windows" % (closed, len(inwin)))
 kinds = collections.Counter(json.loads(l)["type"] for l in open(sys.argv[2]))

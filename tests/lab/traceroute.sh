@@ -30,7 +30,7 @@ tr = [o for o in objs if "traceroute" in o]
 if not tr:
     print("no traceroute object in", objs); sys.exit(1)
 t = tr[-1]
-path = [h["switch"] for h in t["path"]]
+path = [h["switch"] for h in t["hops"]]
 print("traceroute path", path, "flow traces", t.get("flow_traces"), "same", t.get("same_path"))
 ok = (t.get("reached") and len(path) == 3 and path[0] == "leaf1" and path[-1] == "leaf4"
       and path[1].startswith("spine") and t.get("flow_traces", 0) > 0 and t.get("same_path") is True)
@@ -87,16 +87,17 @@ python3 - "$out" <<'PY' || fail "traceroute h8's per-hop figures are wrong"
 import json, sys
 t = json.load(open(sys.argv[1]))
 hops = t["hops"]
-print("rounds", t["rounds"], [(h["hop"], h["switches"], h["sent"], h["received"], h["loss_pct"], h["best"], h["avg"], h["worst"], h["stdev"])
+print("rounds", t["rounds"], [(h["hop"], h["switches"], h["sent"], h["received"], h["loss"], h["best_ns"], h["avg_ns"], h["worst_ns"], h["stdev_ns"])
                                for h in hops])
 ok = (t["rounds"] == 4 and t["reached"] and len(hops) == 3
       and hops[0]["switches"] == ["leaf1"] and hops[2]["switches"] == ["leaf4"]
       and hops[1]["switches"][0].startswith("spine")
       # hop k counts the packets with TTL k or more: 4 rounds of 15, 14, 13
       and [h["sent"] for h in hops] == [60, 56, 52]
-      and hops[0]["loss_pct"] == 0 and hops[1]["loss_pct"] == 0
-      and 20 <= hops[2]["loss_pct"] <= 80
-      and all(0 < h["best"] <= h["avg"] <= h["worst"] < 1 and h["stdev"] >= 0 for h in hops))
+      and hops[0]["loss"] == 0 and hops[1]["loss"] == 0
+      and 0.2 <= hops[2]["loss"] <= 0.8
+      and all(0 < h["best_ns"] <= h["avg_ns"] <= h["worst_ns"] < 10**9 and h["stdev_ns"] >= 0
+              for h in hops))
 sys.exit(0 if ok else 1)
 PY
 ok "traceroute h8: 3 hops, the loss on hop 3 only, latency per hop"

@@ -94,7 +94,7 @@ import json, sys
 screen, a, b = sys.argv[1], sys.argv[2], sys.argv[3]
 lines = open(screen, encoding="utf-8").read().split("\n")
 start = max(i for i, l in enumerate(lines) if "drops --json limit 100" in l)
-L = [json.loads(l) for l in lines[start + 1:] if l.startswith("{")]
+L = [k for l in lines[start + 1:] if l.startswith("{") for k in json.loads(l)["links"]]
 total = sum(o["drops"] for o in L)
 mine = sum(o["drops"] for o in L if (o["a"], o["b"]) == (a, b))
 amb = sum(o["ambiguous"] for o in L if o["a"] == a)

@@ -830,7 +830,7 @@ static void test_render(void **state)
 	p.frame = 3;
 	char *j = render(hs_pkt_json, &p);
 	assert_string_equal(j,
-		"{\"frame\":3,\"ts\":1569743906.661437000,\"encap\":\"erspan3\","
+		"{\"frame\":3,\"ts_ns\":1569743906661437000,\"encap\":\"erspan3\","
 		"\"mirror_src\":\"192.0.2.1\",\"mirror_dst\":\"192.0.2.99\","
 		"\"erspan_ver\":2,\"session\":513,\"hw_ts\":16909060,"
 		"\"src\":\"10.0.1.1\",\"dst\":\"10.0.2.2\",\"proto\":6,\"ttl\":60,"
@@ -846,7 +846,7 @@ static void test_render(void **state)
 	/* an error frame: the reason, and no inner keys before the IP layer */
 	assert_int_equal(hs_decode(DLT_EN10MB, f, 20, 20, 0, &p), -1);
 	j = render(hs_pkt_json, &p);
-	assert_string_equal(j, "{\"frame\":0,\"ts\":0.000000000,\"encap\":\"none\","
+	assert_string_equal(j, "{\"frame\":0,\"ts_ns\":0,\"encap\":\"none\","
 			       "\"error\":\"truncated-ip\"}\n");
 	free(j);
 	t = render(hs_pkt_text, &p);
