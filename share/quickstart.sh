@@ -20,7 +20,7 @@ libuv1-dev libedit-dev libncurses-dev libpcap-dev libnet1-dev libsqlite3-dev lib
 libnetfilter-log-dev libcap-ng-dev libhiredis-dev
 iproute2 iptables iputils-ping procps"
 TEST_PKGS="tshark tcpdump netsniff-ng mandoc python3 sqlite3 tmux util-linux clang libclang-rt-14-dev
-redis-server redis-tools libyang2-tools"
+redis-server redis-tools libyang2-tools python3-jsonschema"
 
 need=""
 for p in $PKGS $( [ "$mode" = test ] && echo "$TEST_PKGS" ); do
