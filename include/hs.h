@@ -55,6 +55,13 @@ uint32_t hs_addr_hash(const struct hs_addr *a);
 bool hs_addr_in(const struct hs_addr *a, const struct hs_addr *net, int plen);
 /* "10.0.0.0/24" -> net, plen; returns 0 or -1 */
 int hs_prefix_parse(const char *s, struct hs_addr *net, int *plen);
+/* "ADDR[:PORT]", "[ADDR]:PORT" or an IPv6 address or prefix alone (two
+ * colons or more: no port) -> the address part in addr (cut to alen) and
+ * *port the port's text, or NULL; *bracketed when it was in brackets.
+ * Returns the address part's length, or -1 for brackets not closed or
+ * followed by something other than ":PORT". */
+int hs_endpoint_split(const char *w, char *addr, size_t alen, const char **port,
+		      bool *bracketed);
 
 /* "tcp", "udp", "icmp", ... or the number */
 const char *hs_proto_name(uint8_t proto, char *buf, size_t len);

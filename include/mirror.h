@@ -6,7 +6,8 @@
  *
  * MATCH is default, syn, fin, rst, debug, bgp, roce,
  * "flow PROTO SRC[:PORT] DST[:PORT]" (PROTO tcp, udp, icmp or any; SRC and
- * DST IPv4 addresses, prefixes or "any") or "prefix PREFIX". The parsed rule
+ * DST IPv4 or IPv6 addresses, prefixes or "any", of one family; an IPv6
+ * address with a port in brackets, [ADDR]:PORT) or "prefix PREFIX". The parsed rule
  * keeps the match in canonical words, which become the driver's argv:
  *
  *   DRIVER [--state DIR] add --session N --switches all|SW,SW --match WORD...

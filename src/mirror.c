@@ -59,48 +59,56 @@ static int parse_switches(const char *w, const struct hs_topo *topo,
 	return 0;
 }
 
-/* IPv4 address or prefix, or "any", in canonical text */
-static int canon_addr(const char *s, char *out, size_t len)
+/* an IPv4 or IPv6 address or prefix, or "any", in canonical text; *af gets
+ * 4 or 6 (0 for any) */
+static int canon_addr(const char *s, char *out, size_t len, int *af)
 {
 	struct hs_addr a;
 	char buf[HS_ADDRSTRLEN];
 	int plen;
 
+	*af = 0;
 	if (strcmp(s, "any") == 0) {
 		snprintf(out, len, "any");
 		return 0;
 	}
-	if (hs_prefix_parse(s, &a, &plen) < 0 || a.af != 4)
+	if (hs_prefix_parse(s, &a, &plen) < 0)
 		return -1;
 	hs_addr_str(&a, buf, sizeof(buf));
 	if (strchr(s, '/'))
 		snprintf(out, len, "%s/%d", buf, plen);
 	else
 		snprintf(out, len, "%s", buf);
+	*af = a.af;
 	return 0;
 }
 
-/* SRC[:PORT] -> canonical word; *has_port set */
-static int parse_endpoint(const char *w, char *out, size_t len, bool *has_port,
+#define ENDPOINT_HELP "ADDR[:PORT], with an IPv6 address [ADDR]:PORT"
+#define ADDR_HELP "IPv4 or IPv6 address, prefix or any"
+
+/* SRC[:PORT] -> canonical word ("10.0.0.1:80", "[2001:db8::1]:80",
+ * "2001:db8::/32"); *has_port set, *af 4, 6 or 0 for any */
+static int parse_endpoint(const char *w, char *out, size_t len, bool *has_port, int *af,
 			  char *err, size_t errlen)
 {
-	char addr[HS_ADDRSTRLEN + 8], canon[24];	/* "255.255.255.255/32" */
-	const char *colon = strchr(w, ':');
-	size_t n = colon ? (size_t)(colon - w) : strlen(w);
+	char addr[HS_ADDRSTRLEN + 8], canon[HS_ADDRSTRLEN + 8];
+	const char *colon;
+	bool bracketed;
+	int n = hs_endpoint_split(w, addr, sizeof(addr), &colon, &bracketed);
 	uint64_t port = 0;
 
-	if (colon && strchr(colon + 1, ':'))
-		return hs_errf(err, errlen, "invalid endpoint '%s' (IPv4 only: ADDR[:PORT])", w);
-	if (n == 0 || n >= sizeof(addr))
-		return hs_errf(err, errlen, "invalid address in '%s' (IPv4 address, prefix or any)", w);
-	memcpy(addr, w, n);
-	addr[n] = '\0';
-	if (canon_addr(addr, canon, sizeof(canon)) < 0)
-		return hs_errf(err, errlen, "invalid address '%s' (IPv4 address, prefix or any)", addr);
+	if (n < 0)
+		return hs_errf(err, errlen, "invalid endpoint '%s' (" ENDPOINT_HELP ")", w);
+	if (n == 0 || (size_t)n >= sizeof(addr))
+		return hs_errf(err, errlen, "invalid address in '%s' (" ADDR_HELP ")", w);
+	if (canon_addr(addr, canon, sizeof(canon), af) < 0 || (bracketed && *af != 6))
+		return hs_errf(err, errlen, "invalid address '%s' (" ADDR_HELP ")", addr);
 	*has_port = colon != NULL;
-	if (colon && (hs_parse_dec(colon + 1, 65535, &port) < 0 || port == 0))
-		return hs_errf(err, errlen, "invalid port '%s' in '%s' (1 to 65535)", colon + 1, w);
-	if (colon)
+	if (colon && (hs_parse_dec(colon, 65535, &port) < 0 || port == 0))
+		return hs_errf(err, errlen, "invalid port '%s' in '%s' (1 to 65535)", colon, w);
+	if (colon && *af == 6)
+		snprintf(out, len, "[%s]:%u", canon, (unsigned)port);
+	else if (colon)
 		snprintf(out, len, "%s:%u", canon, (unsigned)port);
 	else
 		snprintf(out, len, "%s", canon);
@@ -133,6 +141,7 @@ static int parse_match(int argc, char **argv, struct hs_mirror_rule *r, char *er
 	if (strcmp(kind, "flow") == 0) {
 		const char *proto;
 		bool sp, dp;
+		int saf, daf;
 
 		if (argc < 4)
 			return hs_errf(err, errlen, "flow needs PROTO SRC[:PORT] DST[:PORT]");
@@ -144,9 +153,14 @@ static int parse_match(int argc, char **argv, struct hs_mirror_rule *r, char *er
 			return hs_errf(err, errlen, "invalid protocol '%s' (tcp, udp, icmp or any)", proto);
 		snprintf(r->match[0], HS_MIRROR_WORD_MAX, "flow");
 		snprintf(r->match[1], HS_MIRROR_WORD_MAX, "%s", proto);
-		if (parse_endpoint(argv[2], r->match[2], HS_MIRROR_WORD_MAX, &sp, err, errlen) < 0 ||
-		    parse_endpoint(argv[3], r->match[3], HS_MIRROR_WORD_MAX, &dp, err, errlen) < 0)
+		if (parse_endpoint(argv[2], r->match[2], HS_MIRROR_WORD_MAX, &sp, &saf, err,
+				   errlen) < 0 ||
+		    parse_endpoint(argv[3], r->match[3], HS_MIRROR_WORD_MAX, &dp, &daf, err,
+				   errlen) < 0)
 			return -1;
+		if (saf && daf && saf != daf)
+			return hs_errf(err, errlen, "flow mixes IPv4 and IPv6 ('%s', '%s')", argv[2],
+				    argv[3]);
 		if ((sp || dp) && (!strcmp(proto, "icmp") || !strcmp(proto, "any")))
 			return hs_errf(err, errlen, "protocol '%s' has no ports (in '%s')", proto,
 				    sp ? argv[2] : argv[3]);
@@ -154,13 +168,17 @@ static int parse_match(int argc, char **argv, struct hs_mirror_rule *r, char *er
 		return 0;
 	}
 	if (strcmp(kind, "prefix") == 0) {
+		int af;
+
 		if (argc < 2)
-			return hs_errf(err, errlen, "prefix needs an IPv4 prefix (e.g. 10.1.3.0/24)");
+			return hs_errf(err, errlen, "prefix needs an IPv4 or IPv6 prefix (e.g. "
+				    "10.1.3.0/24)");
 		if (argc > 2)
 			return hs_errf(err, errlen, "unexpected '%s' after the prefix", argv[2]);
 		if (strcmp(argv[1], "any") == 0 ||
-		    canon_addr(argv[1], r->match[1], HS_MIRROR_WORD_MAX) < 0)
-			return hs_errf(err, errlen, "invalid prefix '%s' (e.g. 10.1.3.0/24)", argv[1]);
+		    canon_addr(argv[1], r->match[1], HS_MIRROR_WORD_MAX, &af) < 0)
+			return hs_errf(err, errlen, "invalid prefix '%s' (e.g. 10.1.3.0/24 or "
+				    "2001:db8::/32)", argv[1]);
 		snprintf(r->match[0], HS_MIRROR_WORD_MAX, "prefix");
 		r->nmatch = 2;
 		return 0;

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 #include <strings.h>
 #include <inttypes.h>
@@ -100,6 +101,34 @@ int hs_prefix_parse(const char *s, struct hs_addr *net, int *plen)
 		return -1;
 	*plen = (int)v;
 	return 0;
+}
+
+int hs_endpoint_split(const char *w, char *addr, size_t alen, const char **port,
+		      bool *bracketed)
+{
+	const char *a = w, *colon;
+	size_t n;
+
+	*bracketed = *w == '[';
+	if (*bracketed) {
+		const char *close = strchr(w, ']');
+
+		if (!close || (close[1] && close[1] != ':'))
+			return -1;
+		a = w + 1;
+		n = (size_t)(close - a);
+		colon = close[1] ? close + 1 : NULL;
+	} else if (strchr(w, ':') && strchr(strchr(w, ':') + 1, ':')) {
+		n = strlen(w);		/* an IPv6 address alone */
+		colon = NULL;
+	} else {
+		colon = strchr(w, ':');
+		n = colon ? (size_t)(colon - w) : strlen(w);
+	}
+	if (alen)
+		snprintf(addr, alen, "%.*s", (int)(n < alen ? n : alen - 1), a);
+	*port = colon ? colon + 1 : NULL;
+	return n > INT_MAX ? INT_MAX : (int)n;
 }
 
 uint32_t hs_addr_hash(const struct hs_addr *a)

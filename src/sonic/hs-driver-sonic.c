@@ -46,6 +46,7 @@
 #define COUNTERS_DB 2
 #define PREFIX "hopscope"
 #define TABLE PREFIX "_mirror"		/* ACL table and its custom type */
+#define TABLE6 PREFIX "_mirror6"		/* the IPv6 matches: a MIRRORV6 table */
 #define TUNNEL PREFIX "_decap"
 #define PRIORITY "10000"
 #define MAX_FIELDS 12
@@ -288,48 +289,56 @@ static void state_lock(void)
 
 struct acl {
 	int n;
+	int af;				/* 6: the rows go to the MIRRORV6 table */
 	struct row r[MAX_MATCH];	/* only the match fields are used */
 };
 
-static const char *proto_num(const char *p)
+/* IP_PROTOCOL (the IPv6 next header): ICMP is ICMPv6 over IPv6 */
+static const char *proto_num(const char *p, int af)
 {
-	return !strcmp(p, "tcp") ? "6" : !strcmp(p, "udp") ? "17" : !strcmp(p, "icmp") ? "1" : NULL;
+	return !strcmp(p, "tcp") ? "6" : !strcmp(p, "udp") ? "17" :
+	       !strcmp(p, "icmp") ? (af == 6 ? "58" : "1") : NULL;
 }
 
-static void check_addr(const char *a, const char *what)
+/* an address or prefix: its family, 0 for any */
+static int check_addr(const char *a, const char *what)
 {
 	struct hs_addr x;
 	int plen;
 
 	if (strcmp(a, "any") == 0)
-		return;
-	if (hs_prefix_parse(a, &x, &plen) < 0 || x.af != 4)
-		bad("invalid %s '%s': expected an IPv4 address or prefix", what, a);
+		return 0;
+	if (hs_prefix_parse(a, &x, &plen) < 0)
+		bad("invalid %s '%s': expected an IPv4 or IPv6 address or prefix", what, a);
+	return x.af;
 }
 
-/* ADDR[:PORT] -> "A.B.C.D/N" (or "" for any) and port ("" for none) */
-static void endpoint(const char *w, char *addr, size_t alen, char *port, size_t plen)
+/* ADDR[:PORT] or [ADDR6]:PORT -> "A.B.C.D/N" or "ADDR6/N" (or "" for any)
+ * and port ("" for none); returns the family, 0 for any */
+static int endpoint(const char *w, char *addr, size_t alen, char *port, size_t plen)
 {
-	const char *colon = strchr(w, ':');
-	size_t n = colon ? (size_t)(colon - w) : strlen(w);
+	const char *colon;
 	char a[64];
 	uint64_t p;
+	bool bracketed;
+	int n = hs_endpoint_split(w, a, sizeof(a), &colon, &bracketed), af;
 
-	if (n == 0 || n >= sizeof(a))
-		bad("invalid endpoint '%s': expected ADDR[:PORT]", w);
-	memcpy(a, w, n);
-	a[n] = '\0';
-	check_addr(a, "address");
+	if (n <= 0 || (size_t)n >= sizeof(a))
+		bad("invalid endpoint '%s': expected ADDR[:PORT] or [ADDR]:PORT", w);
+	af = check_addr(a, "address");
+	if (bracketed && af != 6)
+		bad("invalid endpoint '%s': only an IPv6 address goes in brackets", w);
 	port[0] = '\0';
 	if (colon) {
-		if (hs_parse_dec(colon + 1, 65535, &p) < 0 || p == 0)
+		if (hs_parse_dec(colon, 65535, &p) < 0 || p == 0)
 			bad("invalid port in '%s': expected 1 to 65535", w);
 		snprintf(port, plen, "%u", (unsigned)p);
 	}
 	if (strcmp(a, "any") == 0)
 		addr[0] = '\0';
 	else
-		snprintf(addr, alen, "%s%s", a, strchr(a, '/') ? "" : "/32");
+		snprintf(addr, alen, "%s%s", a, strchr(a, '/') ? "" : af == 6 ? "/128" : "/32");
+	return af;
 }
 
 static struct row *acl_add(struct acl *m)
@@ -345,12 +354,12 @@ static void flow_row(struct acl *m, const char *proto, const char *sa, const cha
 {
 	struct row *r = acl_add(m);
 
-	if (proto_num(proto))
-		set(r, "IP_PROTOCOL", "%s", proto_num(proto));
+	if (proto_num(proto, m->af))
+		set(r, "IP_PROTOCOL", "%s", proto_num(proto, m->af));
 	if (*sa)
-		set(r, "SRC_IP", "%s", sa);
+		set(r, m->af == 6 ? "SRC_IPV6" : "SRC_IP", "%s", sa);
 	if (*da)
-		set(r, "DST_IP", "%s", da);
+		set(r, m->af == 6 ? "DST_IPV6" : "DST_IP", "%s", da);
 	if (*sp)
 		set(r, "L4_SRC_PORT", "%s", sp);
 	if (*dp)
@@ -367,18 +376,23 @@ static void expand(int argc, char **argv, struct acl *m, char *canon, size_t cle
 	bool all;
 
 	m->n = 0;
+	m->af = 4;
 	if (argc < 1)
 		bad("missing match: expected default, syn, fin, rst, debug, bgp, roce, flow or prefix");
 	k = argv[0];
 	if (!strcmp(k, "flow")) {
 		char sa[80], sp[8], da[80], dp[8];
+		int saf, daf;
 
 		if (argc != 4)
 			bad("invalid flow: expected 'flow PROTO SRC[:PORT] DST[:PORT]'");
-		if (!proto_num(argv[1]) && strcmp(argv[1], "any"))
+		if (!proto_num(argv[1], 4) && strcmp(argv[1], "any"))
 			bad("invalid protocol '%s': expected tcp, udp, icmp or any", argv[1]);
-		endpoint(argv[2], sa, sizeof(sa), sp, sizeof(sp));
-		endpoint(argv[3], da, sizeof(da), dp, sizeof(dp));
+		saf = endpoint(argv[2], sa, sizeof(sa), sp, sizeof(sp));
+		daf = endpoint(argv[3], da, sizeof(da), dp, sizeof(dp));
+		if (saf && daf && saf != daf)
+			bad("invalid flow: '%s' and '%s' are not of one family", argv[2], argv[3]);
+		m->af = saf ? saf : daf ? daf : 4;
 		if ((*sp || *dp) && (!strcmp(argv[1], "icmp") || !strcmp(argv[1], "any")))
 			bad("invalid flow: protocol '%s' has no ports", argv[1]);
 		snprintf(canon, clen, "flow %s %s %s", argv[1], argv[2], argv[3]);
@@ -390,12 +404,14 @@ static void expand(int argc, char **argv, struct acl *m, char *canon, size_t cle
 	if (!strcmp(k, "prefix")) {
 		char a[80], p[8];
 
-		if (argc != 2 || !strcmp(argv[1], "any") || strchr(argv[1], ':'))
+		if (argc != 2 || !strcmp(argv[1], "any") || argv[1][0] == '[')
 			bad("invalid prefix: expected 'prefix PREFIX'");
-		endpoint(argv[1], a, sizeof(a), p, sizeof(p));
+		m->af = endpoint(argv[1], a, sizeof(a), p, sizeof(p));
+		if (*p)
+			bad("invalid prefix '%s': expected no port", argv[1]);
 		snprintf(canon, clen, "prefix %s", argv[1]);
-		set(acl_add(m), "SRC_IP", "%s", a);
-		set(acl_add(m), "DST_IP", "%s", a);
+		set(acl_add(m), m->af == 6 ? "SRC_IPV6" : "SRC_IP", "%s", a);
+		set(acl_add(m), m->af == 6 ? "DST_IPV6" : "DST_IP", "%s", a);
 		return;
 	}
 	if (strcmp(k, "default") && strcmp(k, "syn") && strcmp(k, "fin") && strcmp(k, "rst") &&
@@ -594,6 +610,7 @@ static int read_ours(struct sw *w)
 	static const char *const pats[] = {
 		"MIRROR_SESSION|" PREFIX "*", "TUNNEL|" PREFIX "*", "ACL_TABLE_TYPE|" PREFIX "*",
 		"ACL_TABLE|" PREFIX "*", "ACL_RULE|" TABLE "|" PREFIX "*",
+		"ACL_RULE|" TABLE6 "|" PREFIX "*",
 	};
 
 	for (size_t i = 0; i < HS_ARRAY_SIZE(pats); i++)
@@ -714,15 +731,6 @@ static int want_rows(struct sw *w)
 	set(r, "dscp_mode", "pipe");
 	set(r, "ecn_mode", "copy_from_outer");
 	set(r, "ttl_mode", "pipe");
-	r = row_new(&w->want, 2, "ACL_TABLE_TYPE|" TABLE);
-	set(r, "MATCHES@", "IP_PROTOCOL,SRC_IP,DST_IP,L4_SRC_PORT,L4_DST_PORT,TCP_FLAGS,DSCP,ETHER_TYPE");
-	set(r, "ACTIONS@", "MIRROR_INGRESS_ACTION");
-	set(r, "BIND_POINTS@", "PORT");
-	r = row_new(&w->want, 3, "ACL_TABLE|" TABLE);
-	set(r, "type", TABLE);
-	set(r, "stage", "ingress");
-	set(r, "policy_desc", "hopscope mirror rules");
-	set(r, "ports@", "%s", ports);
 	for (int i = 0; i < nrules; i++) {
 		char *words[8], buf[256], canon[256], *save = NULL;
 		struct acl m;
@@ -734,9 +742,28 @@ static int want_rows(struct sw *w)
 		for (char *t = strtok_r(buf, " ", &save); t && nw < 8; t = strtok_r(NULL, " ", &save))
 			words[nw++] = t;
 		expand(nw, words, &m, canon, sizeof(canon));
+		/* a table (the IPv4 one with its type) with the first rule it holds */
+		if (m.af == 6 && !find(&w->want, "ACL_TABLE|" TABLE6)) {
+			r = row_new(&w->want, 3, "ACL_TABLE|" TABLE6);
+			set(r, "type", "MIRRORV6");
+			set(r, "stage", "ingress");
+			set(r, "policy_desc", "hopscope IPv6 mirror rules");
+			set(r, "ports@", "%s", ports);
+		} else if (m.af != 6 && !find(&w->want, "ACL_TABLE|" TABLE)) {
+			r = row_new(&w->want, 2, "ACL_TABLE_TYPE|" TABLE);
+			set(r, "MATCHES@", "IP_PROTOCOL,SRC_IP,DST_IP,L4_SRC_PORT,L4_DST_PORT,"
+			    "TCP_FLAGS,DSCP,ETHER_TYPE");
+			set(r, "ACTIONS@", "MIRROR_INGRESS_ACTION");
+			set(r, "BIND_POINTS@", "PORT");
+			r = row_new(&w->want, 3, "ACL_TABLE|" TABLE);
+			set(r, "type", TABLE);
+			set(r, "stage", "ingress");
+			set(r, "policy_desc", "hopscope mirror rules");
+			set(r, "ports@", "%s", ports);
+		}
 		for (int k = 0; k < m.n; k++) {
-			r = row_new(&w->want, 4, "ACL_RULE|" TABLE "|" PREFIX "_%" PRIu64 "_%d",
-				    rules[i].id, k + 1);
+			r = row_new(&w->want, 4, "ACL_RULE|%s|" PREFIX "_%" PRIu64 "_%d",
+				    m.af == 6 ? TABLE6 : TABLE, rules[i].id, k + 1);
 			set(r, "PRIORITY", PRIORITY);
 			set(r, "MIRROR_INGRESS_ACTION", PREFIX "_s%u", rules[i].session);
 			for (int f = 0; f < m.r[k].nf; f++)

@@ -5,7 +5,8 @@
 # own mirror session and ACL. Every mirror form, the default set and the
 # decap tunnel are written, read back, put in YANG form and validated with
 # yanglint; deliberately wrong rows are rejected (so the check can fail);
-# --dry-run writes nothing; drift is reported; an unreachable switch, a slow
+# IPv6 matches go to a table of type MIRRORV6; --dry-run writes nothing;
+# drift is reported; an unreachable switch, a slow
 # one (timeout) and one that fails half way (rolled back on every switch)
 # each leave one error naming the switch; removing every rule leaves both
 # CONFIG_DBs exactly as the operator had them; snapshot reads COUNTERS_DB.
@@ -207,7 +208,8 @@ check "the error names the switch and the row, and says it was rolled back" \
 check "leaf1's rows written before the failure were rolled back" unchanged
 
 # --- bad input ------------------------------------------------------------------------
-for spec in "flow tcp 10.1.1.300 any" "flow icmp 10.1.1.1:80 any" "prefix any" "frob" "syn extra"; do
+for spec in "flow tcp 10.1.1.300 any" "flow icmp 10.1.1.1:80 any" "prefix any" "frob" "syn extra" \
+	"flow tcp [10.1.1.1]:80 any" "prefix 2001:db8::/129" "prefix 2001:db8::1:80:1:2:3:4:5"; do
 	# shellcheck disable=SC2086
 	drv add --switches all --match $spec
 	check "bad match '$spec' exits 2 with one line, nothing changed" \
@@ -216,6 +218,51 @@ done
 drv add --switches spine1 --match syn
 check "a lab switch is refused by the SONiC driver" \
 	eval '[ "$st" -eq 2 ] && has "switch '"'spine1'"' is not a sonic switch (driver lab)" "$tmp/err"'
+
+# --- IPv6 matches: a table of the built-in type MIRRORV6 ------------------------------
+dump leaf1 >"$tmp/l1"; dump leaf2 >"$tmp/l2"; cp "$tmp/state/sonic.rules" "$tmp/rules"
+v6=""
+for spec in "leaf1 flow tcp [2001:db8::11]:443 2001:db8:4::/48" "leaf1,leaf2 prefix 2001:db8:3::/64" \
+	"leaf2 flow icmp 2001:db8::1 any"; do
+	# shellcheck disable=SC2086
+	set -- $spec
+	on=$1; shift
+	drv add --session 2 --switches "$on" --match "$@"
+	[ "$st" -eq 0 ] && v6="$v6 $(cat "$tmp/out")"
+done
+# shellcheck disable=SC2086
+set -- $v6
+check "every IPv6 form is added" [ $# -eq 3 ]
+flow6=${1:-} icmp6=${3:-}
+check "leaf1's CONFIG_DB with IPv6 rules validates against SONiC's models" valid leaf1
+check "leaf2's CONFIG_DB with IPv6 rules validates against SONiC's models" valid leaf2
+dump leaf1 >"$tmp/d1"; dump leaf2 >"$tmp/d2"
+check "the IPv6 rules have a table of type MIRRORV6, bound to the fabric ports" \
+	eval 'has "^ACL_TABLE|hopscope_mirror6 type MIRRORV6$" "$tmp/d1" &&
+	has "^ACL_TABLE|hopscope_mirror6 ports@ Ethernet0,Ethernet4$" "$tmp/d1"'
+check "an IPv6 flow matches SRC_IPV6 and DST_IPV6, one row per direction" \
+	eval 'has "^ACL_RULE|hopscope_mirror6|hopscope_${flow6}_1 SRC_IPV6 2001:db8::11/128$" "$tmp/d1" &&
+	has "^ACL_RULE|hopscope_mirror6|hopscope_${flow6}_1 L4_SRC_PORT 443$" "$tmp/d1" &&
+	has "^ACL_RULE|hopscope_mirror6|hopscope_${flow6}_2 DST_IPV6 2001:db8::11/128$" "$tmp/d1" &&
+	has "^ACL_RULE|hopscope_mirror6|hopscope_${flow6}_2 SRC_IPV6 2001:db8:4::/48$" "$tmp/d1"'
+check "ICMP over IPv6 is matched as ICMPv6 (next header 58)" \
+	has "^ACL_RULE|hopscope_mirror6|hopscope_${icmp6}_1 IP_PROTOCOL 58$" "$tmp/d2"
+check "no IPv6 match lands in the IPv4 table" hasnt "^ACL_RULE|hopscope_mirror|.*IPV6" "$tmp/d1"
+r leaf1 HSET "ACL_RULE|hopscope_mirror6|hopscope_${flow6}_1" SRC_IPV6 10.1.1.1/32 >/dev/null
+check "an IPv4 prefix in SRC_IPV6 is rejected by the model" rejected leaf1 "SRC_IPV6"
+drv list
+check "the IPv6 row changed behind hopscope's back is reported as drift" \
+	has "^drift leaf1 ACL_RULE|hopscope_mirror6|hopscope_${flow6}_1 changed" "$tmp/out"
+for id in "$@"; do
+	drv del --id "$id"
+	[ "$st" -eq 0 ] || not_ok "del $id: $(cat "$tmp/err")"
+done
+rows_as_before() { dump leaf1 | cmp -s - "$tmp/l1" && dump leaf2 | cmp -s - "$tmp/l2"; }
+check "removing the IPv6 rules removes the MIRRORV6 table and the drifted row with them" \
+	rows_as_before
+drv add --switches leaf1 --match flow tcp 10.1.1.1 2001:db8::1
+check "a flow mixing IPv4 and IPv6 exits 2 naming both, nothing changed" \
+	eval '[ "$st" -eq 2 ] && has "not of one family" "$tmp/err" && rows_as_before'
 
 # --- snapshot: COUNTERS_DB ------------------------------------------------------------
 for sw in leaf1 leaf2; do

@@ -133,6 +133,10 @@ refuse "protocol 'icmp' has no ports" add --session 1 --switches sw1 \
 refuse "invalid prefix '10.0.0.0/33'" add --session 1 --switches sw1 --match prefix 10.0.0.0/33
 refuse "invalid address '10.0.0.256'" add --session 1 --switches sw1 \
 	--match flow udp 10.0.0.256 any
+refuse "IPv6 match '[2001:db8::1]:80' is not mirrored by the lab" add --session 1 --switches sw1 \
+	--match flow tcp [2001:db8::1]:80 any
+refuse "IPv6 match '2001:db8::/32' is not mirrored by the lab" add --session 1 --switches sw1 \
+	--match prefix 2001:db8::/32
 refuse "no mirror rule '9'" del --id 9
 refuse "missing --session" add --switches sw1 --match syn
 ok "bad driver rules are refused and change nothing"

@@ -105,6 +105,17 @@ static void test_flow_and_prefix(void **state)
 	match_is(&r, "prefix 10.1.3.0/24");
 	assert_int_equal(parse("add prefix 10.1.3.7", NULL, &r, err, sizeof(err)), 0);
 	match_is(&r, "prefix 10.1.3.7");
+	/* IPv6: a port needs the address in brackets; the text is canonical */
+	assert_int_equal(parse("add flow tcp [2001:DB8:0::1]:443 2001:db8:1::/48", NULL, &r, err,
+			       sizeof(err)), 0);
+	match_is(&r, "flow tcp [2001:db8::1]:443 2001:db8:1::/48");
+	assert_int_equal(parse("add flow udp any [2001:db8::/32]:4791", NULL, &r, err,
+			       sizeof(err)), 0);
+	match_is(&r, "flow udp any [2001:db8::/32]:4791");
+	assert_int_equal(parse("add flow icmp [fe80::1] any", NULL, &r, err, sizeof(err)), 0);
+	match_is(&r, "flow icmp fe80::1 any");
+	assert_int_equal(parse("add prefix 2001:db8:0:0::/64", NULL, &r, err, sizeof(err)), 0);
+	match_is(&r, "prefix 2001:db8::/64");
 }
 
 static void test_list_del(void **state)
@@ -151,18 +162,25 @@ static void test_bad(void **state)
 		{ "add flow tcp 10.0.0.1", "flow needs PROTO SRC[:PORT] DST[:PORT]" },
 		{ "add flow tcp a b c", "unexpected 'c' after the flow" },
 		{ "add flow gre any any", "invalid protocol 'gre' (tcp, udp, icmp or any)" },
-		{ "add flow tcp 10.0.0.256 any", "invalid address '10.0.0.256' (IPv4 address, prefix or any)" },
-		{ "add flow tcp 10.0.0.0/33 any", "invalid address '10.0.0.0/33' (IPv4 address, prefix or any)" },
-		{ "add flow tcp fe80::1 any", "invalid endpoint 'fe80::1' (IPv4 only: ADDR[:PORT])" },
+		{ "add flow tcp 10.0.0.256 any", "invalid address '10.0.0.256' (IPv4 or IPv6 address, prefix or any)" },
+		{ "add flow tcp 10.0.0.0/33 any", "invalid address '10.0.0.0/33' (IPv4 or IPv6 address, prefix or any)" },
+		{ "add flow tcp 2001:db8::/129 any", "invalid address '2001:db8::/129' (IPv4 or IPv6 address, prefix or any)" },
+		{ "add flow tcp [10.0.0.1]:80 any", "invalid address '10.0.0.1' (IPv4 or IPv6 address, prefix or any)" },
+		{ "add flow tcp [any] any", "invalid address 'any' (IPv4 or IPv6 address, prefix or any)" },
+		{ "add flow tcp [2001:db8::1 any", "invalid endpoint '[2001:db8::1' (ADDR[:PORT], with an IPv6 address [ADDR]:PORT)" },
+		{ "add flow tcp [2001:db8::1]80 any", "invalid endpoint '[2001:db8::1]80' (ADDR[:PORT], with an IPv6 address [ADDR]:PORT)" },
+		{ "add flow tcp [2001:db8::1]:0 any", "invalid port '0' in '[2001:db8::1]:0' (1 to 65535)" },
+		{ "add flow tcp 10.0.0.1 2001:db8::1", "flow mixes IPv4 and IPv6 ('10.0.0.1', '2001:db8::1')" },
 		{ "add flow tcp any 10.0.0.1:0", "invalid port '0' in '10.0.0.1:0' (1 to 65535)" },
 		{ "add flow tcp any 10.0.0.1:65536", "invalid port '65536' in '10.0.0.1:65536' (1 to 65535)" },
 		{ "add flow tcp any 10.0.0.1:http", "invalid port 'http' in '10.0.0.1:http' (1 to 65535)" },
-		{ "add flow tcp :80 any", "invalid address in ':80' (IPv4 address, prefix or any)" },
+		{ "add flow tcp :80 any", "invalid address in ':80' (IPv4 or IPv6 address, prefix or any)" },
 		{ "add flow icmp any 10.0.0.1:80", "protocol 'icmp' has no ports (in '10.0.0.1:80')" },
 		{ "add flow any 10.0.0.1:80 any", "protocol 'any' has no ports (in '10.0.0.1:80')" },
-		{ "add prefix", "prefix needs an IPv4 prefix (e.g. 10.1.3.0/24)" },
-		{ "add prefix any", "invalid prefix 'any' (e.g. 10.1.3.0/24)" },
-		{ "add prefix 10.1/8", "invalid prefix '10.1/8' (e.g. 10.1.3.0/24)" },
+		{ "add prefix", "prefix needs an IPv4 or IPv6 prefix (e.g. 10.1.3.0/24)" },
+		{ "add prefix any", "invalid prefix 'any' (e.g. 10.1.3.0/24 or 2001:db8::/32)" },
+		{ "add prefix 10.1/8", "invalid prefix '10.1/8' (e.g. 10.1.3.0/24 or 2001:db8::/32)" },
+		{ "add prefix [2001:db8::]/32", "invalid prefix '[2001:db8::]/32' (e.g. 10.1.3.0/24 or 2001:db8::/32)" },
 		{ "add prefix 10.0.0.0/8 x", "unexpected 'x' after the prefix" },
 	};
 	struct hs_mirror_rule r;
@@ -230,6 +248,7 @@ static void test_argv_check(void **state)
 		"/x/drv --state /run/lab add --session 1 --switches all --match default",
 		"/x/drv --state /run/lab add --session 5 --switches leaf1,leaf2 --match flow tcp any 10.1.3.10:80",
 		"/x/drv --state /run/lab add --session 1023 --switches spine1 --match prefix 10.1.3.0/24",
+		"/x/drv --state /run/lab add --session 2 --switches all --match flow tcp [2001:db8::1]:443 any",
 	};
 	static const char *const bad[] = {
 		"/bin/sh --state /run/lab list",			/* another program */
@@ -243,6 +262,8 @@ static void test_argv_check(void **state)
 		"/x/drv --state /run/lab add --session 1 --switches Leaf1 --match default",
 		"/x/drv --state /run/lab add --session 1 --switches a;b --match default",
 		"/x/drv --state /run/lab add --session 1 --switches all --match flow tcp any 10.1.3.010:80",
+		"/x/drv --state /run/lab add --session 1 --switches all --match flow tcp [2001:DB8::1]:443 any",
+		"/x/drv --state /run/lab add --session 1 --switches all --match prefix [2001:db8::]",
 		"/x/drv --state /run/lab add --session 1 --switches all --match default syn",
 		"/x/drv --state /run/lab add --switches all --session 1 --match default",
 		"/x/drv --state /run/lab add --session 1 --switches all --match $(reboot)",
