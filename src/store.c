@@ -1564,12 +1564,13 @@ static int64_t prune_exec(struct hs_store *st, const char *sql, int64_t cut, int
 /* The sessions whose rows go, in temp table prune_s: every session but the
  * live one that ended (or, never ended, began) before the wall-clock cut;
  * over the size bound, the oldest session but the live one too. */
-static const char prune_sessions[] =
-	"DELETE FROM temp.prune_s;"
+static const char *const prune_sessions[] = {
+	"DELETE FROM temp.prune_s",
 	"INSERT OR IGNORE INTO temp.prune_s SELECT id FROM sessions"
-	" WHERE id IS NOT :live AND :wall > 0 AND coalesce(ended, started) < :wall;"
+	" WHERE id IS NOT :live AND :wall > 0 AND coalesce(ended, started) < :wall",
 	"INSERT OR IGNORE INTO temp.prune_s SELECT min(id) FROM sessions"
-	" WHERE id IS NOT :live AND :bound > 0 HAVING min(id) IS NOT NULL;";
+	" WHERE id IS NOT :live AND :bound > 0 HAVING min(id) IS NOT NULL",
+};
 
 int hs_store_prune(struct hs_store *st, uint64_t now_wall, int64_t live, unsigned budget,
 		   struct hs_prune *res)
@@ -1597,22 +1598,9 @@ int hs_store_prune(struct hs_store *st, uint64_t now_wall, int64_t live, unsigne
 	if (sqlite3_exec(st->db, "CREATE TEMP TABLE IF NOT EXISTS prune_s(id INTEGER PRIMARY KEY)",
 			 NULL, NULL, NULL) != SQLITE_OK)
 		return db_err(st, "cannot prune");
-	/* the statements of prune_sessions, each with the same parameters */
-	for (const char *sql = prune_sessions; *sql;) {
-		const char *tail;
-		if (sqlite3_prepare_v2(st->db, sql, -1, &s, &tail) != SQLITE_OK)
-			return db_err(st, "cannot prune");
-		for (int i = 1; i <= sqlite3_bind_parameter_count(s); i++) {
-			const char *name = sqlite3_bind_parameter_name(s, i);
-			sqlite3_bind_int64(s, i, strcmp(name, ":live") == 0 ? live :
-					   strcmp(name, ":wall") == 0 ? wall_cut : over);
-		}
-		int rc = s ? sqlite3_step(s) : SQLITE_DONE;
-		sqlite3_finalize(s);
-		if (rc != SQLITE_DONE)
-			return db_err(st, "cannot prune");
-		sql = tail;
-	}
+	for (size_t i = 0; i < HS_ARRAY_SIZE(prune_sessions); i++)
+		if (prune_exec(st, prune_sessions[i], 0, wall_cut, live, 0, over) < 0)
+			return -1;
 
 	/* Traces, oldest first: a session's traces have consecutive ids and
 	 * sessions follow one another, so what goes is a run of the lowest
