@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "capture.h"
-#include "console.h"
+#include "ctx.h"
 #include "control.h"
 #include "store.h"
 

@@ -1084,9 +1084,7 @@ struct probe_run {
 	struct icmp_reply icmp[HS_TRACEROUTE_MAX_TTL];
 };
 
-static struct probe_run *active_run;	/* one probe at a time */
 static void on_trace(void *arg, const struct hs_trace *t);
-static uint32_t next_probe_id;
 
 static const char *verb_of(const struct probe_run *r)
 {
@@ -1802,8 +1800,8 @@ static void finish(struct probe_run *r)
 		libnet_destroy(r->l);
 		r->l = NULL;
 	}
-	if (active_run == r)
-		active_run = NULL;
+	if (ctx->probe == r)
+		ctx->probe = NULL;
 	hs_unsub_traces(&ctx->subs, on_trace, r);
 	if (ctx->cancel)
 		ctx->cancel = NULL;
@@ -1828,9 +1826,9 @@ static void end_cb(uv_timer_t *t)
 
 static void probe_cancel(struct hs_ctx *ctx)
 {
-	if (active_run && active_run->ctx == ctx) {
-		active_run->stopped = true;
-		finish(active_run);
+	if (ctx->probe && ctx->probe->ctx == ctx) {
+		ctx->probe->stopped = true;
+		finish(ctx->probe);
 	}
 }
 
@@ -1981,9 +1979,9 @@ int hs_probe_run(struct hs_ctx *ctx, const struct hs_probe_spec *s, const char *
 	const char *verb = s->kind == HS_PROBE_TRACEROUTE ? "traceroute" : "probe";
 	char errbuf[LIBNET_ERRBUF_SIZE];
 
-	if (active_run)
+	if (ctx->probe)
 		return out_err(&ctx->out, "%s: probe %" PRIu32 " is still running", verb,
-			       active_run->id);
+			       ctx->probe->id);
 	errno = 0;
 	libnet_t *l = libnet_init(LIBNET_RAW4, NULL, errbuf);
 	if (!l) {
@@ -2026,11 +2024,11 @@ int hs_probe_run(struct hs_ctx *ctx, const struct hs_probe_spec *s, const char *
 	}
 	r->slot = hs_xcalloc(r->nslots, sizeof(*r->slot));
 	r->icmp_fd = -1;
-	if (next_probe_id == 0)
-		next_probe_id = (uint32_t)(hs_wall_ns() / 1000) ^ ((uint32_t)getpid() << 16);
-	r->id = next_probe_id++;
+	if (ctx->next_probe_id == 0)
+		ctx->next_probe_id = (uint32_t)(hs_wall_ns() / 1000) ^ ((uint32_t)getpid() << 16);
+	r->id = ctx->next_probe_id++;
 	if (r->id == 0)
-		r->id = next_probe_id++;
+		r->id = ctx->next_probe_id++;
 	if (r->s.kind == HS_PROBE_TRACEROUTE && r->s.sport == 0)
 		r->s.sport = (uint16_t)(32768 + r->id % 28000);
 
@@ -2040,7 +2038,7 @@ int hs_probe_run(struct hs_ctx *ctx, const struct hs_probe_spec *s, const char *
 	r->open_handles = 2;
 	if (s->kind == HS_PROBE_TRACEROUTE && !r->tr)
 		icmp_open(r);
-	active_run = r;
+	ctx->probe = r;
 	ctx->cancel = probe_cancel;
 	/* its copies' traces; the pipeline has room (a probe at a time) */
 	struct hs_trace_cond cond = { .flags = HS_TF_PROBE };
@@ -2053,7 +2051,7 @@ int hs_probe_run(struct hs_ctx *ctx, const struct hs_probe_spec *s, const char *
 		hs_unsub_traces(&ctx->subs, on_trace, r);
 		r->send_failed = true;
 		ctx->cancel = NULL;
-		active_run = NULL;
+		ctx->probe = NULL;
 		r->finished = true;
 		libnet_destroy(r->l);
 		r->l = NULL;

@@ -1,90 +1,11 @@
 /* console.h - the console: one libuv loop, the REPL or a runbook, and the
- * state every verb works on.
+ * runner of command lines; what they work on is the context (ctx.h).
  */
 #ifndef HS_CONSOLE_H
 #define HS_CONSOLE_H
 
 #include <uv.h>
-#include "hs.h"
-#include "out.h"
-#include "decode.h"
-#include "topo.h"
-#include "tracer.h"
-#include "flows.h"
-#include "store.h"
-#include "filter.h"
-#include "capture.h"
-#include "subs.h"
-
-enum hs_policy {
-	HS_POLICY_DEFAULT = 0,	/* flows; anomalous, probe and filter-matched traces */
-	HS_POLICY_ALL,		/* every trace in full */
-	HS_POLICY_OFF,		/* nothing (benchmarks) */
-};
-
-struct hs_settings {
-	bool json;
-	uint64_t trace_timeout_ns;	/* default 1 s */
-	enum hs_policy policy;
-	char *db_path;			/* default ./hopscope.db */
-	bool no_pager;			/* set pager off */
-	unsigned workers;		/* threads reading a file (--workers), 0: one */
-};
-
-struct hs_capture;
-struct hs_control;
-
-struct hs_ctx {
-	uv_loop_t *loop;
-	struct hs_out out;
-	struct hs_settings set;
-
-	struct hs_topo *topo;		/* NULL until topo load / --topo */
-	struct hs_store *store;		/* NULL until first needed (lazy open) */
-	char *store_err, *store_err_path;	/* why root could not open it before the drop */
-	bool history_failed;		/* a capture could not write it (a full disk) */
-	int64_t session;		/* history session of the running capture, 0 none */
-	int64_t ring_session;		/* history session of the traces in memory (the
-					 * last capture's, running or not), 0 none */
-	struct hs_tracer *tracer;
-	struct hs_flowtab *flows;
-	struct hs_filterset *filters;
-	struct hs_capture *cap;
-	struct hs_subs subs;		/* who the pipeline publishes to (subs.h) */
-	struct hs_capture_stats last_stats;	/* of the current/last capture */
-	uint64_t derr[HS_DERR__COUNT];	/* decode errors by reason */
-	struct hs_control *control;	/* BGP/RoCEv2/PFC log, made on first use (control.c) */
-	uv_timer_t commit_timer;	/* commits history batches */
-
-	/* command runner */
-	bool interactive;		/* a terminal REPL */
-	bool paging;			/* a verb's output is held for the pager (pager.h) */
-	bool read_again;		/* the next file read is stored even if the history has it */
-	bool keep_going;
-	bool quit;			/* 'quit' or end of input */
-	int exit_status;
-	void (*cancel)(struct hs_ctx *ctx);	/* set by a pending verb: Ctrl-C calls it */
-	void *pending;			/* runner state of the pending verb */
-	struct hs_runner *runner;	/* sources of command lines (runbook.c) */
-	char *lab_state;		/* --lab state directory, NULL otherwise */
-	struct hs_stats *stats;		/* 'stats' running on the live capture, else NULL */
-	struct hs_planck *planck;	/* rates and alerts (planck.h), NULL until used */
-};
-
-/* process one decoded-or-not frame: count, filter, trace (capture.c) */
-void hs_pipeline_frame(struct hs_ctx *ctx, int dlt, const uint8_t *data,
-		       uint32_t caplen, uint32_t wirelen, uint64_t ts_ns);
-
-/* open the history on first use; NULL with the error printed */
-struct hs_store *hs_ctx_store(struct hs_ctx *ctx);
-/* the same without printing why not, before root is dropped: the verb that
- * needs the history later says why it has none */
-struct hs_store *hs_ctx_store_early(struct hs_ctx *ctx);
-/* the history for a verb that only reads it: none is made for a read. 1 with
- * *st, -1 with the error printed, 0 when there is none at the path and the
- * verb lists (list): its answer is empty. Any other verb gets the error "no
- * history at 'PATH'". */
-int hs_ctx_store_read(struct hs_ctx *ctx, bool list, struct hs_store **st);
+#include "ctx.h"
 
 /* run one command line (split into words, '#' comments); returns HS_CMD_* */
 int hs_run_line(struct hs_ctx *ctx, const char *line);

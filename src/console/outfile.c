@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "capture.h"
-#include "console.h"
+#include "ctx.h"
 #include "hs.h"
 #include "interrupt.h"
 #include "outfile.h"

@@ -82,36 +82,32 @@ struct hs_watch {
 	bool leaving;
 };
 
-/* the terminal is one resource: one view at a time. Its curses screen is
- * made once and kept: endwin() hands the terminal back to the prompt and
- * the next doupdate() takes it again, as curses intends for a shell escape */
-static struct hs_watch *active;
-static SCREEN *screen;
-/* a ':' verb is pending: its hs_cmd_finish is ours (even after the view left) */
-static bool nested_pending;
-static char nested_line[64];
+/* the terminal is one resource: one view at a time (ctx->watch). Its
+ * curses screen is made once and kept: endwin() hands the terminal back to
+ * the prompt and the next doupdate() takes it again, as curses intends for
+ * a shell escape */
 
 static void leave(struct hs_watch *w);
 
 bool hs_watch_active(struct hs_ctx *ctx)
 {
-	return active && active->ctx == ctx && !active->leaving;
+	return ctx->watch.view && !ctx->watch.view->leaving;
 }
 
 static void watch_cancel(struct hs_ctx *ctx);
 
 bool hs_watch_take_finish(struct hs_ctx *ctx, int status)
 {
-	if (!nested_pending)
+	if (!ctx->watch.nested_pending)
 		return false;
-	nested_pending = false;
+	ctx->watch.nested_pending = false;
 	if (hs_watch_active(ctx)) {
 		char msg[128];
 		snprintf(msg, sizeof(msg), "%s: '%s' %s", status == HS_CMD_OK ? "done" : "error",
-			 nested_line, status == HS_CMD_OK ? "finished" : "failed");
-		hs_wmodel_event(active->m, msg);
-		active->nested_cancel = NULL;
-		active->dirty = true;
+			 ctx->watch.nested_line, status == HS_CMD_OK ? "finished" : "failed");
+		hs_wmodel_event(ctx->watch.view->m, msg);
+		ctx->watch.view->nested_cancel = NULL;
+		ctx->watch.view->dirty = true;
 		ctx->cancel = watch_cancel;
 	}
 	return true;
@@ -121,8 +117,8 @@ void hs_watch_event(struct hs_ctx *ctx, const char *line)
 {
 	if (!hs_watch_active(ctx))
 		return;
-	hs_wmodel_event(active->m, line);
-	active->dirty = true;
+	hs_wmodel_event(ctx->watch.view->m, line);
+	ctx->watch.view->dirty = true;
 }
 
 /* ---- output capture ------------------------------------------------------------ */
@@ -658,21 +654,22 @@ static void run_command(struct hs_watch *w, const char *line)
 		hs_wmodel_event(w->m, "error: watch: already active");
 		return;
 	}
-	if (nested_pending) {
-		snprintf(echo, sizeof(echo), "error: '%s' is still running", nested_line);
+	if (ctx->watch.nested_pending) {
+		snprintf(echo, sizeof(echo), "error: '%s' is still running", ctx->watch.nested_line);
 		hs_wmodel_event(w->m, echo);
 		return;
 	}
 	/* the view stays the runner's pending verb; one that finishes later
 	 * reports to hs_watch_take_finish */
 	ctx->cancel = NULL;
-	nested_pending = true;
-	snprintf(nested_line, sizeof(nested_line), "%.*s", (int)sizeof(nested_line) - 1, line);
+	ctx->watch.nested_pending = true;
+	snprintf(ctx->watch.nested_line, sizeof(ctx->watch.nested_line), "%.*s",
+		 (int)sizeof(ctx->watch.nested_line) - 1, line);
 	int rc = hs_run_line(ctx, line);
-	if (rc == HS_CMD_PENDING && nested_pending) {
+	if (rc == HS_CMD_PENDING && ctx->watch.nested_pending) {
 		w->nested_cancel = ctx->cancel;
 	} else {
-		nested_pending = false;
+		ctx->watch.nested_pending = false;
 		w->nested_cancel = NULL;
 	}
 	ctx->cancel = watch_cancel;
@@ -866,8 +863,8 @@ static void handle_closed(uv_handle_t *h)
 
 static void watch_cancel(struct hs_ctx *ctx)
 {
-	if (active && active->ctx == ctx)
-		leave(active);
+	if (ctx->watch.view)
+		leave(ctx->watch.view);
 }
 
 static void leave(struct hs_watch *w)
@@ -877,7 +874,7 @@ static void leave(struct hs_watch *w)
 	if (w->leaving)
 		return;
 	/* a pending ':' verb is cancelled with the view */
-	if (nested_pending && w->nested_cancel) {
+	if (ctx->watch.nested_pending && w->nested_cancel) {
 		void (*c)(struct hs_ctx *) = w->nested_cancel;
 		w->nested_cancel = NULL;
 		ctx->cancel = c;
@@ -899,8 +896,8 @@ static void leave(struct hs_watch *w)
 	curs_set(1);
 	endwin();
 	capture_close(w);
-	if (active == w)
-		active = NULL;
+	if (ctx->watch.view == w)
+		ctx->watch.view = NULL;
 	ctx->cancel = w->saved_cancel;
 	hs_console_resume(ctx);
 	/* what a verb prints from now on goes to the terminal again */
@@ -937,7 +934,7 @@ static void colors_init(struct hs_watch *w)
 /* leaving the program with the view up must not leave the terminal in it */
 static void watch_atexit(void)
 {
-	if (screen && !isendwin())
+	if (!isendwin())
 		endwin();
 }
 
@@ -948,7 +945,7 @@ int hs_watch_start(struct hs_ctx *ctx)
 
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
 		return out_err(&ctx->out, "watch: needs a terminal");
-	if (active)
+	if (ctx->watch.view)
 		return out_err(&ctx->out, "watch: already active");
 
 	/* ncursesw draws UTF-8 only under a UTF-8 locale */
@@ -960,10 +957,10 @@ int hs_watch_start(struct hs_ctx *ctx)
 	fflush(ctx->out.fp);
 	fflush(ctx->out.err);
 	hs_console_suspend(ctx);
-	if (!screen) {
+	if (!ctx->watch.screen) {
 		atexit(watch_atexit);
-		screen = newterm(NULL, stdout, stdin);
-		if (!screen) {
+		ctx->watch.screen = newterm(NULL, stdout, stdin);
+		if (!ctx->watch.screen) {
 			hs_console_resume(ctx);
 			const char *term = getenv("TERM");
 			return out_err(&ctx->out, "watch: cannot use terminal type '%s'",
@@ -972,7 +969,7 @@ int hs_watch_start(struct hs_ctx *ctx)
 	} else {
 		/* back from endwin(): the terminal may have changed size meanwhile */
 		struct winsize ws;
-		set_term(screen);
+		set_term(ctx->watch.screen);
 		if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 && ws.ws_col > 0)
 			resizeterm(ws.ws_row, ws.ws_col);
 	}
@@ -988,7 +985,7 @@ int hs_watch_start(struct hs_ctx *ctx)
 	w->rate_at = hs_mono_ns();
 	w->rate_pkts = ctx->last_stats.packets;
 
-	set_term(screen);
+	set_term(ctx->watch.screen);
 	raw();
 	noecho();
 	nonl();
@@ -1027,7 +1024,7 @@ int hs_watch_start(struct hs_ctx *ctx)
 	uv_timer_start(&w->timer, on_tick, 1000 / HS_WATCH_FPS, 1000 / HS_WATCH_FPS);
 	uv_signal_start(&w->winch, on_winch, SIGWINCH);
 
-	active = w;
+	ctx->watch.view = w;
 	if (capture_open(w) < 0) {
 		w->ctx->out.fp = w->saved_fp;
 		w->ctx->out.err = w->saved_err;
