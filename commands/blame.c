@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sqlite3.h>
 
 #include "analyze.h"
 #include "cmd.h"
@@ -24,102 +23,26 @@ static const char *swname(const struct hs_topo *topo, int sw)
 static int store_blame(struct hs_ctx *ctx, const struct hs_blame *b)
 {
 	struct hs_store *st = hs_ctx_store(ctx);
-	sqlite3_stmt *del = NULL, *ins = NULL;
+	char err[512];
 
 	if (!st)
 		return -1;
-	sqlite3 *db = hs_store_db(st);
-	hs_store_commit(st);
-	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-		goto fail;
-	if (sqlite3_prepare_v2(db, "DELETE FROM blame WHERE epoch_start = ?1", -1, &del,
-			       NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "INSERT INTO blame(epoch_start, a, b, votes, flows)"
-			       " VALUES (?1, ?2, ?3, ?4, ?5)", -1, &ins, NULL) != SQLITE_OK)
-		goto fail;
-	for (size_t e = 0; e < b->nepochs; e++) {
-		const struct hs_blame_epoch *ep = &b->epochs[e];
-		sqlite3_bind_int64(del, 1, (sqlite3_int64)ep->start);
-		if (sqlite3_step(del) != SQLITE_DONE)
-			goto fail;
-		sqlite3_reset(del);
-		for (size_t i = 0; i < ep->nlinks; i++) {
-			const struct hs_blame_link *l = &b->links[ep->link_off + i];
-			if (!l->reported)
-				continue;
-			sqlite3_bind_int64(ins, 1, (sqlite3_int64)ep->start);
-			sqlite3_bind_text(ins, 2, swname(ctx->topo, l->a), -1, SQLITE_TRANSIENT);
-			sqlite3_bind_text(ins, 3, swname(ctx->topo, l->b), -1, SQLITE_TRANSIENT);
-			sqlite3_bind_double(ins, 4, l->votes);
-			sqlite3_bind_int64(ins, 5, l->flows);
-			if (sqlite3_step(ins) != SQLITE_DONE)
-				goto fail;
-			sqlite3_reset(ins);
-		}
-	}
-	sqlite3_finalize(del);
-	sqlite3_finalize(ins);
-	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-		out_err(&ctx->out, "cannot store blame in '%s': %s", hs_store_path(st),
-			sqlite3_errmsg(db));
-		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-		return -1;
-	}
+	if (hs_store_blame(st, b, ctx->topo, err, sizeof(err)) < 0)
+		return out_err(&ctx->out, "cannot store blame in '%s': %s", hs_store_path(st), err);
 	return 0;
-fail:
-	out_err(&ctx->out, "cannot store blame in '%s': %s", hs_store_path(st), sqlite3_errmsg(db));
-	sqlite3_finalize(del);
-	sqlite3_finalize(ins);
-	if (!sqlite3_get_autocommit(db))
-		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-	return -1;
 }
 
-/* 007's fallback: the path of the flow's newest stored traceroute, the last
- * switch that saw each TTL in TTL order */
-struct tr_paths {
-	struct hs_ctx *ctx;
-	sqlite3_stmt *q;
-};
-
+/* 007's fallback: the path of the flow's newest stored traceroute */
 static int traceroute_path(void *arg, const struct hs_flowkey *k, int *sw, int max)
 {
-	struct tr_paths *p = arg;
-	char s[HS_ADDRSTRLEN], d[HS_ADDRSTRLEN];
-	int n = 0;
-
-	if (!p->q)
-		return 0;
-	sqlite3_bind_text(p->q, 1, hs_addr_str(&k->src, s, sizeof(s)), -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(p->q, 2, hs_addr_str(&k->dst, d, sizeof(d)), -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int(p->q, 3, k->proto);
-	sqlite3_bind_int(p->q, 4, k->sport);
-	sqlite3_bind_int(p->q, 5, k->dport);
-	while (n < max && sqlite3_step(p->q) == SQLITE_ROW) {
-		const char *name = (const char *)sqlite3_column_text(p->q, 0);
-		int x = name ? hs_topo_switch_by_name(p->ctx->topo, name) : -1;
-		if (x >= 0 && (n == 0 || sw[n - 1] != x))
-			sw[n++] = x;
-	}
-	sqlite3_reset(p->q);
-	return n;
+	return hs_store_traceroute_path(arg, k, sw, max);
 }
 
-static void traceroute_paths_open(struct hs_ctx *ctx, struct tr_paths *p)
+static struct hs_store_paths *traceroute_paths_open(struct hs_ctx *ctx)
 {
 	struct hs_store *st = ctx->set.policy != HS_POLICY_OFF ? hs_ctx_store(ctx) : NULL;
 
-	p->ctx = ctx;
-	p->q = NULL;
-	if (st && sqlite3_prepare_v2(hs_store_db(st),
-		"SELECT h.switch FROM probe_hops h"
-		" JOIN (SELECT probe_id FROM probes WHERE kind = 'traceroute' AND src = ?1"
-		"       AND dst = ?2 AND proto = ?3 AND sport = ?4 AND dport = ?5"
-		"       ORDER BY sent DESC LIMIT 1) p ON h.probe_id = p.probe_id"
-		" WHERE h.idx = (SELECT max(idx) FROM probe_hops g"
-		"                WHERE g.probe_id = h.probe_id AND g.seq = h.seq)"
-		" ORDER BY h.seq", -1, &p->q, NULL) != SQLITE_OK)
-		p->q = NULL;
+	return st ? hs_store_paths_open(st, ctx->topo) : NULL;
 }
 
 static void print_link(struct hs_ctx *ctx, const struct hs_blame *b,
@@ -213,12 +136,11 @@ int cmd_blame(struct hs_ctx *ctx, int argc, char **argv)
 	const struct hs_trace **tr;
 	size_t n = hs_an_closed(ctx->tracer, &tr);
 	struct hs_blame b;
-	struct tr_paths paths;
-	traceroute_paths_open(ctx, &paths);
+	struct hs_store_paths *paths = traceroute_paths_open(ctx);
 	cfg.path = traceroute_path;
-	cfg.path_arg = &paths;
+	cfg.path_arg = paths;
 	hs_an_blame(tr, n, ctx->topo, &cfg, &b);
-	sqlite3_finalize(paths.q);
+	hs_store_paths_close(paths);
 
 	out_obj_open(o, NULL);
 	out_uint(o, "epoch_len_ns", NULL, b.epoch_ns);

@@ -3,7 +3,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <sqlite3.h>
 
 #include "cmd.h"
 #include "console.h"
@@ -252,7 +251,7 @@ static int capture_status(struct hs_ctx *ctx)
 	out_nl(o);
 	/* SQLite's page cache is the largest bounded part of the console's memory */
 	out_uint(o, "history_memory", "history memory %" PRIu64 " KiB\n",
-		 (uint64_t)sqlite3_memory_used() / 1024);
+		 hs_store_memory() / 1024);
 	out_obj_close(o);
 	return HS_CMD_OK;
 }

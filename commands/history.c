@@ -1,13 +1,13 @@
 /* history.c - history [sessions|flows|traces|probes|events|control|show ID|prune] [limit N]
  *
- * Reads the SQLite history; the id and the limit are bound, never spliced.
+ * Reads the history through the store's listings (hs_store_list).
  * Text output is a table aligned over the (limited) rows; JSON is one
  * document, its rows objects keyed by column name: a time column as integer
  * nanoseconds under NAME_ns, a duration likewise, a path and the expected
  * next hops as arrays of switch names.
  */
 #include <inttypes.h>
-#include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,52 +17,18 @@
 
 #define HISTORY_DEFAULT_LIMIT 50
 
-#define PROTO(col) "CASE " col " WHEN 6 THEN 'tcp' WHEN 17 THEN 'udp' WHEN 1 THEN 'icmp' " \
-	"WHEN 58 THEN 'icmp6' ELSE " col " END"
-
-static const char q_sessions[] =
-	"SELECT id, started, ended, source, "
-	"filter, packets, bytes, decode_errors, kernel_drops, traces "
-	"FROM sessions ORDER BY id DESC LIMIT ?1";
-
-static const char q_flows[] =
-	"SELECT session, src, sport, dst, dport, " PROTO("proto") " AS proto, packets, bytes, "
-	"syn, fin, rst, dropped, looped, last_ts "
-	"FROM flows ORDER BY session DESC, last_ts DESC, bytes DESC LIMIT ?1";
-
-/* a trace is named as everywhere else: SESSION:N, N its tracer's number */
-#define TRACE_REF "t.session || ':' || t.trace_no AS trace"
-
-static const char q_traces[] =
-	"SELECT " TRACE_REF ", t.first_ts AS ts, t.src, t.sport, t.dst, t.dport, "
-	PROTO("t.proto") " AS proto, t.outcome, "
-	"(SELECT group_concat(name, ' > ') FROM (SELECT coalesce(h.switch, h.addr) AS name "
-	"FROM hops h WHERE h.trace = t.id ORDER BY h.idx)) AS path, t.expected_next "
-	"FROM traces t ORDER BY t.id DESC LIMIT ?1";
-
-static const char q_probes[] =
-	"SELECT probe_id, kind, spec, min(sent) AS sent, count(*) AS packets, "
-	"sum(outcome = 'delivered') AS delivered, sum(outcome IN ('lost', 'looped')) AS lost, "
-	"CAST(round(avg(rtt)) AS INTEGER) AS rtt "
-	"FROM probes GROUP BY probe_id ORDER BY probe_id DESC LIMIT ?1";
-
-static const char q_events[] =
-	"SELECT id, session, ts, alert, cond, value "
-	"FROM events ORDER BY ts DESC, id DESC LIMIT ?1";
-
-static const char q_control[] =
-	"SELECT id, session, ts, switch, proto, kind, src, sport, dst, dport, "
-	"detail FROM control ORDER BY session DESC, ts DESC, id DESC LIMIT ?1";
-
-static const char q_show[] =
-	"SELECT " TRACE_REF ", t.first_ts AS ts, t.src, t.sport, "
-	"t.dst, t.dport, " PROTO("t.proto") " AS proto, t.ip_id, t.len, t.outcome, "
-	"t.last_switch, t.expected_next, t.nhops, t.probe_id FROM traces t WHERE t.id = ?1";
-
-static const char q_hops[] =
-	"SELECT idx + 1 AS idx, coalesce(switch, '-') AS switch, addr, ts, "
-	"ts - lag(ts) OVER (ORDER BY idx) AS latency, ttl, tos, session "
-	"FROM hops WHERE trace = ?1 ORDER BY idx";
+/* a table read back: the column names, and the rows as text (a table); in
+ * JSON the array key of the open document (its one row the object key, one),
+ * the first table of a document opening it (doc) */
+struct table {
+	struct hs_out *o;
+	const char *key;
+	bool one, doc, opened, doc_opened;
+	char **names;
+	int ncol;
+	char **cells;
+	size_t nrows, cap;
+};
 
 /* a column of nanoseconds since the epoch, or elapsed (a duration) */
 static bool time_name(const char *name)
@@ -80,22 +46,10 @@ static bool dur_name(const char *name)
 	return strcmp(name, "rtt") == 0 || strcmp(name, "latency") == 0;
 }
 
-static bool time_col(sqlite3_stmt *s, int i)
-{
-	return sqlite3_column_type(s, i) == SQLITE_INTEGER && time_name(sqlite3_column_name(s, i));
-}
-
-static bool dur_col(sqlite3_stmt *s, int i)
-{
-	return sqlite3_column_type(s, i) == SQLITE_INTEGER && dur_name(sqlite3_column_name(s, i));
-}
-
 /* a column of switch names joined by a separator (NULL when there are
  * none): its separator, or NULL */
-static const char *list_col(sqlite3_stmt *s, int i)
+static const char *list_sep(const char *name)
 {
-	const char *name = sqlite3_column_name(s, i);
-
 	if (strcmp(name, "path") == 0)
 		return " > ";
 	if (strcmp(name, "expected_next") == 0)
@@ -103,22 +57,20 @@ static const char *list_col(sqlite3_stmt *s, int i)
 	return NULL;
 }
 
-static char *cell_text(sqlite3_stmt *s, int i)
+static char *cell_text(const char *name, const struct hs_value *v)
 {
-	const unsigned char *v = sqlite3_column_text(s, i);
 	char b[HS_TIMESTRLEN];
 
-	if (time_col(s, i))
-		return hs_xstrdup(hs_fmt_time((uint64_t)sqlite3_column_int64(s, i), b, sizeof(b)));
-	if (dur_col(s, i))
-		return hs_xstrdup(hs_fmt_duration((uint64_t)sqlite3_column_int64(s, i), b,
-						  sizeof(b)));
-	return hs_xstrdup(v ? (const char *)v : "-");
+	if (v->type == HS_VAL_INT && time_name(name))
+		return hs_xstrdup(hs_fmt_time((uint64_t)v->i, b, sizeof(b)));
+	if (v->type == HS_VAL_INT && dur_name(name))
+		return hs_xstrdup(hs_fmt_duration((uint64_t)v->i, b, sizeof(b)));
+	return hs_xstrdup(v->s ? v->s : "-");
 }
 
-static void json_cell(struct hs_out *o, sqlite3_stmt *s, int i)
+static void json_cell(struct hs_out *o, const char *name, const struct hs_value *v)
 {
-	const char *name = sqlite3_column_name(s, i), *sep = list_col(s, i);
+	const char *sep = list_sep(name);
 	char key[64];
 
 	if (time_name(name) || dur_name(name)) {
@@ -127,165 +79,176 @@ static void json_cell(struct hs_out *o, sqlite3_stmt *s, int i)
 		if (n > 3 && strcmp(name + n - 3, "_ts") == 0)
 			n -= 3;
 		snprintf(key, sizeof(key), "%.*s_ns", (int)n, name);
-		if (sqlite3_column_type(s, i) == SQLITE_NULL)
+		if (v->type == HS_VAL_NULL)
 			out_null(o, key);
 		else
-			out_uint(o, key, NULL, (uint64_t)sqlite3_column_int64(s, i));
+			out_uint(o, key, NULL, (uint64_t)v->i);
 		return;
 	}
 	if (sep) {
-		const char *v = (const char *)sqlite3_column_text(s, i), *end;
+		const char *p = v->type == HS_VAL_NULL ? NULL : v->s, *end;
 		out_arr_open(o, name);
-		while (v && *v) {
+		while (p && *p) {
 			char sw[HS_NAME_MAX + HS_ADDRSTRLEN];
-			end = strstr(v, sep);
-			size_t n = end ? (size_t)(end - v) : strlen(v);
-			snprintf(sw, sizeof(sw), "%.*s", (int)n, v);
+			end = strstr(p, sep);
+			size_t n = end ? (size_t)(end - p) : strlen(p);
+			snprintf(sw, sizeof(sw), "%.*s", (int)n, p);
 			out_str(o, NULL, NULL, sw);
-			v = end ? end + strlen(sep) : NULL;
+			p = end ? end + strlen(sep) : NULL;
 		}
 		out_arr_close(o);
 		return;
 	}
-	switch (sqlite3_column_type(s, i)) {
-	case SQLITE_INTEGER:
-		out_int(o, name, NULL, sqlite3_column_int64(s, i));
+	switch (v->type) {
+	case HS_VAL_INT:
+		out_int(o, name, NULL, v->i);
 		break;
-	case SQLITE_FLOAT:
-		out_double(o, name, NULL, sqlite3_column_double(s, i));
+	case HS_VAL_REAL:
+		out_double(o, name, NULL, v->d);
 		break;
-	case SQLITE_NULL:
+	case HS_VAL_NULL:
 		out_null(o, name);
 		break;
-	default: {
-		const unsigned char *v = sqlite3_column_text(s, i);
-		out_str(o, name, NULL, v ? (const char *)v : "");
-	}
+	default:
+		out_str(o, name, NULL, v->s ? v->s : "");
 	}
 }
 
-/* run a prepared statement and print its rows; -1 on a database error */
-static int print_rows(struct hs_ctx *ctx, sqlite3_stmt *s, const char *key, bool one,
-		      const char *empty)
+static void table_cols(void *arg, const char *const *names, int ncol)
 {
-	struct hs_out *o = &ctx->out;
-	int ncol = sqlite3_column_count(s), rc;
-	size_t nrows = 0, cap = 0;
-	char **cells = NULL;
+	struct table *t = arg;
 
-	if (!one)
-		out_arr_open(o, key);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (o->json) {
-			out_obj_open(o, one ? key : NULL);
-			for (int i = 0; i < ncol; i++)
-				json_cell(o, s, i);
-			out_obj_close(o);
-			nrows++;
-			continue;
-		}
-		if (nrows == cap) {
-			cap = cap ? cap * 2 : 64;
-			char **grown = realloc(cells, cap * (size_t)ncol * sizeof(*cells));
-			if (!grown)
-				break;
-			cells = grown;
-		}
+	if (t->doc) {
+		out_obj_open(t->o, NULL);
+		t->doc_opened = true;
+	}
+	if (!t->one) {
+		out_arr_open(t->o, t->key);
+		t->opened = true;
+	}
+	t->ncol = ncol;
+	t->names = hs_xcalloc(ncol > 0 ? (size_t)ncol : 1, sizeof(*t->names));
+	for (int i = 0; i < ncol; i++)
+		t->names[i] = hs_xstrdup(names[i]);
+}
+
+/* JSON rows go out as they come; text rows are kept to align the table */
+static void table_row(void *arg, const struct hs_value *v, int ncol)
+{
+	struct table *t = arg;
+	struct hs_out *o = t->o;
+
+	if (o->json) {
+		out_obj_open(o, t->one ? t->key : NULL);
 		for (int i = 0; i < ncol; i++)
-			cells[nrows * (size_t)ncol + (size_t)i] = cell_text(s, i);
-		nrows++;
+			json_cell(o, t->names[i], &v[i]);
+		out_obj_close(o);
+		t->nrows++;
+		return;
 	}
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
-		for (size_t i = 0; i < (o->json ? 0 : nrows * (size_t)ncol); i++)
-			free(cells[i]);
-		free(cells);
-		return out_err(o, "cannot read history: %s", sqlite3_errmsg(sqlite3_db_handle(s)));
+	if (t->nrows == t->cap) {
+		t->cap = t->cap ? t->cap * 2 : 64;
+		char **grown = realloc(t->cells, t->cap * (size_t)ncol * sizeof(*t->cells));
+		if (!grown)
+			abort();
+		t->cells = grown;
 	}
-	if (!one)
+	for (int i = 0; i < ncol; i++)
+		t->cells[t->nrows * (size_t)ncol + (size_t)i] = cell_text(t->names[i], &v[i]);
+	t->nrows++;
+}
+
+static void table_free(struct table *t)
+{
+	for (size_t i = 0; i < (t->o->json ? 0 : t->nrows * (size_t)t->ncol); i++)
+		free(t->cells[i]);
+	free(t->cells);
+	for (int i = 0; i < t->ncol; i++)
+		free(t->names[i]);
+	free(t->names);
+}
+
+/* print what was read: a table aligned over its rows, or empty */
+static void table_print(struct table *t, const char *empty)
+{
+	struct hs_out *o = t->o;
+	int ncol = t->ncol;
+
+	if (t->opened)
 		out_arr_close(o);
 	if (o->json)
-		return 0;
-	if (nrows == 0) {
+		return;
+	if (t->nrows == 0) {
 		if (empty)
 			out_text(o, "%s\n", empty);
-		free(cells);
-		return 0;
+		return;
 	}
 	int *w = hs_xcalloc((size_t)ncol, sizeof(*w));
 	for (int i = 0; i < ncol; i++) {
-		w[i] = (int)strlen(sqlite3_column_name(s, i));
-		for (size_t r = 0; r < nrows; r++) {
-			int l = (int)strlen(cells[r * (size_t)ncol + (size_t)i]);
+		w[i] = (int)strlen(t->names[i]);
+		for (size_t r = 0; r < t->nrows; r++) {
+			int l = (int)strlen(t->cells[r * (size_t)ncol + (size_t)i]);
 			if (l > w[i])
 				w[i] = l;
 		}
 	}
 	for (int i = 0; i < ncol; i++)
-		out_text(o, "%s%-*s", i ? "  " : "", i == ncol - 1 ? 0 : w[i],
-			 sqlite3_column_name(s, i));
+		out_text(o, "%s%-*s", i ? "  " : "", i == ncol - 1 ? 0 : w[i], t->names[i]);
 	out_text(o, "\n");
-	for (size_t r = 0; r < nrows; r++) {
-		for (int i = 0; i < ncol; i++) {
-			char *c = cells[r * (size_t)ncol + (size_t)i];
-			out_text(o, "%s%-*s", i ? "  " : "", i == ncol - 1 ? 0 : w[i], c);
-			free(c);
-		}
+	for (size_t r = 0; r < t->nrows; r++) {
+		for (int i = 0; i < ncol; i++)
+			out_text(o, "%s%-*s", i ? "  " : "", i == ncol - 1 ? 0 : w[i],
+				 t->cells[r * (size_t)ncol + (size_t)i]);
 		out_text(o, "\n");
 	}
 	free(w);
-	free(cells);
-	return 0;
 }
 
-/* the rows of sql as the array KEY of the open document, or its one row as
- * the object KEY (one) */
-static int run(struct hs_ctx *ctx, struct hs_store *st, const char *sql, int64_t param,
-	       const char *key, bool one, const char *empty)
+/* the rows of a listing as the array KEY of the open document */
+static int list(struct hs_ctx *ctx, struct hs_store *st, enum hs_listing what, uint64_t limit,
+		const char *key, const char *empty)
 {
-	sqlite3_stmt *s = NULL;
-	sqlite3 *db = hs_store_db(st);
+	struct table t = { .o = &ctx->out, .key = key };
+	struct hs_rows rows = { table_cols, table_row, &t };
+	char err[512];
 
-	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
-		return out_err(&ctx->out, "cannot read history '%s': %s", hs_store_path(st),
-			       sqlite3_errmsg(db));
-	sqlite3_bind_int64(s, 1, param);
-	int rc = print_rows(ctx, s, key, one, empty);
-	sqlite3_finalize(s);
-	return rc < 0 ? HS_CMD_FAIL : HS_CMD_OK;
+	int rc = hs_store_list(st, what, limit, &rows, err, sizeof(err));
+	if (rc == 0)
+		table_print(&t, empty);
+	table_free(&t);
+	if (rc < 0)
+		return out_err(&ctx->out, "cannot read history '%s': %s", hs_store_path(st), err);
+	return HS_CMD_OK;
 }
 
 /* the row of trace REF: SESSION:N, or N of the traces in memory's session
  * when it has one, else of the newest session that has it */
 static int show_trace(struct hs_ctx *ctx, struct hs_store *st, const char *ref)
 {
-	sqlite3_stmt *s = NULL;
-	sqlite3 *db = hs_store_db(st);
+	struct table tr = { .o = &ctx->out, .key = "trace", .one = true, .doc = true },
+		     hops = { .o = &ctx->out, .key = "hops" };
+	struct hs_rows rtr = { table_cols, table_row, &tr }, rhops = { table_cols, table_row, &hops };
 	uint64_t session, no;
-	int64_t id = 0;
+	char err[512];
 
 	if (hs_parse_trace_ref(ref, &session, &no) < 0)
 		return out_err(&ctx->out, "history show needs a stored trace id (N, or SESSION:N)");
-	if (sqlite3_prepare_v2(db, "SELECT id FROM traces WHERE trace_no = ?2"
-			       " AND (?1 = 0 OR session = ?1)"
-			       " ORDER BY session = ?3 DESC, session DESC LIMIT 1", -1, &s,
-			       NULL) != SQLITE_OK)
-		return out_err(&ctx->out, "cannot read history '%s': %s", hs_store_path(st),
-			       sqlite3_errmsg(db));
-	sqlite3_bind_int64(s, 1, (sqlite3_int64)session);
-	sqlite3_bind_int64(s, 2, (sqlite3_int64)no);
-	sqlite3_bind_int64(s, 3, ctx->ring_session);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		id = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
-	if (!id)
+	int rc = hs_store_trace_show(st, session, no, ctx->ring_session, &rtr, &rhops, err,
+				     sizeof(err));
+	if (rc > 0) {
+		table_print(&tr, NULL);
+		out_nl(&ctx->out);
+		table_print(&hops, "no hops");
+	}
+	if (tr.doc_opened)
+		out_obj_close(&ctx->out);
+	table_free(&tr);
+	table_free(&hops);
+	if (rc < 0)
+		return out_err(&ctx->out, "cannot read history '%s': %s", hs_store_path(st), err);
+	if (rc == 0)
 		return out_err(&ctx->out, "no stored trace %s", ref);
-	out_obj_open(&ctx->out, NULL);
-	if (run(ctx, st, q_show, id, "trace", true, NULL) != HS_CMD_OK)
-		return HS_CMD_FAIL;
-	out_nl(&ctx->out);
-	int rc = run(ctx, st, q_hops, id, "hops", false, "no hops");
-	out_obj_close(&ctx->out);
-	return rc;
+	return HS_CMD_OK;
 }
 
 static void prune_counts(struct hs_out *o, const struct hs_prune *p)
@@ -386,14 +349,16 @@ int cmd_history(struct hs_ctx *ctx, int argc, char **argv)
 	if (have && hs_store_pending(st))
 		hs_store_commit(st);
 	static const struct {
-		const char *what, *sql, *empty;
+		const char *what;
+		enum hs_listing list;
+		const char *empty;
 	} tables[] = {
-		{ "sessions", q_sessions, "no sessions" },
-		{ "flows", q_flows, "no stored flows" },
-		{ "traces", q_traces, "no stored traces" },
-		{ "probes", q_probes, "no stored probes" },
-		{ "events", q_events, "no stored events" },
-		{ "control", q_control, "no stored control messages" },
+		{ "sessions", HS_LIST_SESSIONS, "no sessions" },
+		{ "flows", HS_LIST_FLOWS, "no stored flows" },
+		{ "traces", HS_LIST_TRACES, "no stored traces" },
+		{ "probes", HS_LIST_PROBES, "no stored probes" },
+		{ "events", HS_LIST_EVENTS, "no stored events" },
+		{ "control", HS_LIST_CONTROL, "no stored control messages" },
 	};
 	int rc = HS_CMD_OK;
 	if (strcmp(what, "show") == 0)
@@ -405,8 +370,7 @@ int cmd_history(struct hs_ctx *ctx, int argc, char **argv)
 		if (strcmp(what, tables[k].what) != 0)
 			continue;
 		if (have) {
-			rc = run(ctx, st, tables[k].sql, (int64_t)limit, tables[k].what, false,
-				 tables[k].empty);
+			rc = list(ctx, st, tables[k].list, limit, tables[k].what, tables[k].empty);
 		} else {	/* no history: an empty list */
 			out_arr_open(&ctx->out, tables[k].what);
 			out_arr_close(&ctx->out);

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sqlite3.h>
 
 #include "cmd.h"
 #include "console.h"
@@ -110,7 +109,7 @@ static int take_done(struct hs_ctx *ctx, const struct hs_driver_result *r, void 
 		return HS_CMD_FAIL;
 	}
 	hs_store_commit(st);
-	if (hs_snap_store(hs_store_db(st), &s, err, sizeof(err)) < 0) {
+	if (hs_store_snapshot(st, &s, err, sizeof(err)) < 0) {
 		hs_snap_free(&s);
 		return out_err(o, "%s in '%s'", err, hs_store_path(st));
 	}
@@ -164,7 +163,7 @@ static int load(struct hs_ctx *ctx, int64_t id, bool ports, struct hs_snap *s)
 
 	if (hs_ctx_store_read(ctx, false, &st) < 0)
 		return HS_CMD_FAIL;
-	rc = hs_snap_load(hs_store_db(st), id, ports, s, err, sizeof(err));
+	rc = hs_store_snapshot_load(st, id, ports, s, err, sizeof(err));
 	if (rc > 0)
 		return out_err(&ctx->out, "no snapshot %" PRId64 " in '%s'", id, hs_store_path(st));
 	if (rc < 0)
@@ -172,11 +171,25 @@ static int load(struct hs_ctx *ctx, int64_t id, bool ports, struct hs_snap *s)
 	return 0;
 }
 
+struct listing {
+	struct hs_out *o;
+	int rows;
+};
+
+static void list_one(void *arg, const struct hs_snap *s)
+{
+	struct listing *l = arg;
+
+	print_summary(l->o, s, true);
+	l->rows++;
+}
+
 static int list(struct hs_ctx *ctx)
 {
 	struct hs_store *st;
-	sqlite3_stmt *q;
-	int rc, rows = 0;
+	struct listing l = { .o = &ctx->out };
+	char err[512];
+	int rc;
 
 	if ((rc = hs_ctx_store_read(ctx, true, &st)) < 0)
 		return HS_CMD_FAIL;
@@ -185,28 +198,10 @@ static int list(struct hs_ctx *ctx)
 		out_list_close(&ctx->out);
 		return HS_CMD_OK;
 	}
-	if (sqlite3_prepare_v2(hs_store_db(st), "SELECT id, taken, target, spread, switches, ports,"
-			       " session FROM snapshots ORDER BY id", -1, &q, NULL) != SQLITE_OK)
+	if (hs_store_snapshots(st, list_one, &l, err, sizeof(err)) < 0)
 		return out_err(&ctx->out, "cannot read snapshots in '%s': %s", hs_store_path(st),
-			       sqlite3_errmsg(hs_store_db(st)));
-	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		struct hs_snap s = {
-			.id = sqlite3_column_int64(q, 0),
-			.taken_ns = (uint64_t)sqlite3_column_int64(q, 1),
-			.target_ns = (uint64_t)sqlite3_column_int64(q, 2),
-			.spread_ns = (uint64_t)sqlite3_column_int64(q, 3),
-			.nswitches = (uint32_t)sqlite3_column_int64(q, 4),
-			.nports = (size_t)sqlite3_column_int64(q, 5),
-			.session = sqlite3_column_int64(q, 6),
-		};
-		print_summary(&ctx->out, &s, true);
-		rows++;
-	}
-	sqlite3_finalize(q);
-	if (rc != SQLITE_DONE)
-		return out_err(&ctx->out, "cannot read snapshots in '%s': %s", hs_store_path(st),
-			       sqlite3_errmsg(hs_store_db(st)));
-	if (rows == 0)
+			       err);
+	if (l.rows == 0)
 		out_text(&ctx->out, "no snapshots (snapshot take)\n");
 	out_list_close(&ctx->out);
 	return HS_CMD_OK;

@@ -1,55 +1,86 @@
 /* sql.c - sql QUERY...: a read-only query on the history
  *
- * The statement is prepared by hs_store_prepare_ro(), whose authorizer
- * refuses writes, ATTACH, PRAGMA changes and extensions. Rows stream out:
+ * The store runs it (hs_store_query_ro), refusing writes, ATTACH, PRAGMA
+ * changes and extensions. Rows stream out:
  * text is a header line and one line per row, columns joined by " | ";
  * JSON is one document, {"rows":[...]}, each row keyed by column name.
  */
 #include <inttypes.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
 #include "console.h"
-#include "interrupt.h"
 
-static void print_blob(struct hs_out *o, const char *key, const unsigned char *b, int n)
+static void print_blob(struct hs_out *o, const char *key, const unsigned char *b, size_t n)
 {
-	char *hex = hs_xcalloc(2 * (size_t)n + 4, 1);	/* x' hex ' NUL */
+	char *hex = hs_xcalloc(2 * n + 4, 1);	/* x' hex ' NUL */
 
 	strcpy(hex, "x'");
-	for (int i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++)
 		sprintf(hex + 2 + 2 * i, "%02x", b[i]);
 	strcat(hex, "'");
 	out_str(o, key, "%s", hex);
 	free(hex);
 }
 
-static void print_cell(struct hs_out *o, sqlite3_stmt *s, int i)
+static void print_cell(struct hs_out *o, const char *key, const struct hs_value *v)
 {
-	const char *key = sqlite3_column_name(s, i);
-
-	switch (sqlite3_column_type(s, i)) {
-	case SQLITE_INTEGER:
-		out_int(o, key, "%" PRId64, sqlite3_column_int64(s, i));
+	switch (v->type) {
+	case HS_VAL_INT:
+		out_int(o, key, "%" PRId64, v->i);
 		break;
-	case SQLITE_FLOAT:
-		out_double(o, key, "%g", sqlite3_column_double(s, i));
+	case HS_VAL_REAL:
+		out_double(o, key, "%g", v->d);
 		break;
-	case SQLITE_NULL:
+	case HS_VAL_NULL:
 		if (o->json)
 			out_null(o, key);
 		else
 			out_text(o, "NULL");
 		break;
-	case SQLITE_BLOB:
-		print_blob(o, key, sqlite3_column_blob(s, i), sqlite3_column_bytes(s, i));
+	case HS_VAL_BLOB:
+		print_blob(o, key, (const unsigned char *)v->s, v->len);
 		break;
 	default:
-		out_str(o, key, "%s", (const char *)sqlite3_column_text(s, i));
+		out_str(o, key, "%s", v->s);
 	}
+}
+
+struct sql_out {
+	struct hs_out *o;
+	const char *const *names;
+	bool opened;		/* the list of rows */
+};
+
+/* the header line: before the rows, even when none come */
+static void print_cols(void *arg, const char *const *names, int ncol)
+{
+	struct sql_out *q = arg;
+
+	q->names = names;
+	if (!q->o->json && ncol > 0) {
+		for (int i = 0; i < ncol; i++)
+			out_text(q->o, "%s%s", i ? " | " : "", names[i]);
+		out_text(q->o, "\n");
+	}
+	out_list_open(q->o, "rows");
+	q->opened = true;
+}
+
+static void print_row(void *arg, const struct hs_value *v, int ncol)
+{
+	struct sql_out *q = arg;
+
+	out_obj_open(q->o, NULL);
+	for (int i = 0; i < ncol; i++) {
+		if (i && !q->o->json)
+			out_text(q->o, " | ");
+		print_cell(q->o, q->names[i], &v[i]);
+	}
+	out_obj_close(q->o);
+	out_nl(q->o);
 }
 
 int cmd_sql(struct hs_ctx *ctx, int argc, char **argv)
@@ -57,7 +88,6 @@ int cmd_sql(struct hs_ctx *ctx, int argc, char **argv)
 	struct hs_out *o = &ctx->out;
 	char err[512];
 	size_t len = 1;
-	int rc;
 
 	if (argc < 2)
 		return out_err(o, "sql needs a query");
@@ -74,35 +104,15 @@ int cmd_sql(struct hs_ctx *ctx, int argc, char **argv)
 	}
 	if (hs_store_pending(st))
 		hs_store_commit(st);
-	sqlite3_stmt *s = hs_store_prepare_ro(st, q, err, sizeof(err));
+	struct sql_out so = { .o = o };
+	struct hs_rows rows = { print_cols, print_row, &so };
+	int rc = hs_store_query_ro(st, q, &rows, err, sizeof(err));
 	free(q);
-	if (!s)
+	if (so.opened)
+		out_list_close(o);
+	if (rc == HS_STORE_REFUSED)
 		return out_err(o, "%s", err);
-
-	sqlite3 *db = hs_store_db(st);
-	/* a signal stops the query (a recursive one may have no end) */
-	sqlite3_progress_handler(db, 1000, hs_interrupt_sqlite, NULL);
-	int ncol = sqlite3_column_count(s);
-	if (!o->json && ncol > 0) {
-		for (int i = 0; i < ncol; i++)
-			out_text(o, "%s%s", i ? " | " : "", sqlite3_column_name(s, i));
-		out_text(o, "\n");
-	}
-	out_list_open(o, "rows");
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		out_obj_open(o, NULL);
-		for (int i = 0; i < ncol; i++) {
-			if (i && !o->json)
-				out_text(o, " | ");
-			print_cell(o, s, i);
-		}
-		out_obj_close(o);
-		out_nl(o);
-	}
-	out_list_close(o);
-	if (rc != SQLITE_DONE)
-		out_err(o, "sql: %s", sqlite3_errmsg(db));
-	sqlite3_finalize(s);
-	sqlite3_progress_handler(db, 0, NULL, NULL);
-	return rc == SQLITE_DONE ? HS_CMD_OK : HS_CMD_FAIL;
+	if (rc < 0)
+		return out_err(o, "sql: %s", err);
+	return HS_CMD_OK;
 }

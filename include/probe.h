@@ -21,7 +21,6 @@
 #include "tracer.h"
 
 struct hs_ctx;
-struct sqlite3;
 struct libnet_context;		/* libnet_t */
 
 #define HS_PROBE_MAGIC		0x48535042u	/* "HSPB" */

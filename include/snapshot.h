@@ -25,8 +25,6 @@
 #include "hs.h"
 #include "topo.h"
 
-struct sqlite3;
-
 #define HS_SNAP_PORT_MAX	16		/* interface names, with the NUL */
 #define HS_SNAP_MAX_PORTS	65536
 #define HS_SNAP_MAX_NH		16
@@ -73,13 +71,7 @@ struct hs_snap {
 int hs_snap_parse(const char *text, struct hs_snap *s, char *err, size_t errlen);
 void hs_snap_free(struct hs_snap *s);
 
-/* store s in one transaction (none may be open) and set s->id; -1 with err
- * and nothing stored */
-int hs_snap_store(struct sqlite3 *db, struct hs_snap *s, char *err, size_t errlen);
-/* load snapshot id (with its ports when ports is true): 0, 1 when there is
- * no such snapshot, -1 with err */
-int hs_snap_load(struct sqlite3 *db, int64_t id, bool ports, struct hs_snap *s,
-		 char *err, size_t errlen);
+/* kept in the history: hs_store_snapshot() and friends (store.h) */
 
 struct hs_snap_delta {
 	const struct hs_snap_port *a, *b;

@@ -17,8 +17,6 @@
 #define HS_STORE_APP_ID 0x48734331	/* "HsC1" */
 #define HS_STORE_SCHEMA 11
 
-struct sqlite3;
-
 struct hs_session_stats {
 	uint64_t packets, bytes, decode_errors, kernel_drops, traces;
 	const char *input;	/* a file read to its end: its identity (hs_file_identity), else NULL */
@@ -34,7 +32,6 @@ struct hs_store *hs_store_open_notice(const char *path, char *err, size_t errlen
 				      void (*notice)(void *arg, const char *msg), void *arg);
 void hs_store_close(struct hs_store *st);	/* commits what is queued */
 const char *hs_store_path(const struct hs_store *st);
-struct sqlite3 *hs_store_db(struct hs_store *st);
 const char *hs_store_errmsg(struct hs_store *st);
 
 /* returns the session id, or -1 */
@@ -77,10 +74,131 @@ uint64_t hs_store_lost(const struct hs_store *st);	/* rows queued, then rolled b
 int hs_store_trace_names(struct hs_store *st, const char *pfx, int max,
 			 void (*fn)(void *arg, const char *name), void *arg);
 
-/* read-only statement for 'sql': refuses writes, ATTACH, PRAGMA changes and
- * load_extension (authorizer). NULL with err set. */
-struct sqlite3_stmt *hs_store_prepare_ro(struct hs_store *st, const char *sql,
-					 char *err, size_t errlen);
+/* ---- reading back (history.c) ----------------------------------------------
+ * A table read back comes as its column names, once, then row after row of
+ * typed values; what they point to lasts for the call. Times are int64
+ * nanoseconds since the epoch, as stored. */
+enum hs_value_type { HS_VAL_NULL, HS_VAL_INT, HS_VAL_REAL, HS_VAL_TEXT, HS_VAL_BLOB };
+
+struct hs_value {
+	enum hs_value_type type;
+	int64_t i;		/* HS_VAL_INT */
+	double d;		/* HS_VAL_REAL */
+	const char *s;		/* the value as text (NUL-terminated), but for HS_VAL_BLOB
+				 * its bytes and for HS_VAL_NULL NULL */
+	size_t len;		/* bytes at s */
+};
+
+struct hs_rows {
+	void (*cols)(void *arg, const char *const *names, int ncol);	/* may be NULL */
+	void (*row)(void *arg, const struct hs_value *v, int ncol);
+	void *arg;
+};
+
+/* the user's own query ('sql'): one statement, read-only: writes, ATTACH,
+ * PRAGMA changes and load_extension are refused. A signal (interrupt.h)
+ * stops it. 0; HS_STORE_REFUSED with err saying why it was not run;
+ * HS_STORE_FAILED with err the database's message when it stopped on the
+ * way (rows before that were handed over). */
+#define HS_STORE_REFUSED (-1)
+#define HS_STORE_FAILED (-2)
+int hs_store_query_ro(struct hs_store *st, const char *sql, const struct hs_rows *out,
+		      char *err, size_t errlen);
+
+/* the history's listings, newest first, at most limit rows; 0, or -1 with
+ * the database's message in err */
+enum hs_listing {
+	HS_LIST_SESSIONS,
+	HS_LIST_FLOWS,
+	HS_LIST_TRACES,
+	HS_LIST_PROBES,
+	HS_LIST_EVENTS,
+	HS_LIST_CONTROL,
+};
+int hs_store_list(struct hs_store *st, enum hs_listing what, uint64_t limit,
+		  const struct hs_rows *out, char *err, size_t errlen);
+/* the stored trace SESSION:N (session 0: of session prefer when it has
+ * one, else of the newest session that has it): its row to trace, then its
+ * hops to hops. 1, 0 when there is no such trace, -1 with err set */
+int hs_store_trace_show(struct hs_store *st, uint64_t session, uint64_t no, int64_t prefer,
+			const struct hs_rows *trace, const struct hs_rows *hops,
+			char *err, size_t errlen);
+
+/* an alert that fired (planck.c); session 0: none. 0 or -1 */
+int hs_store_event(struct hs_store *st, int64_t session, uint64_t ts_ns, int64_t alert,
+		   const char *cond, double value, uint64_t wall_ns);
+
+/* a probe run kept (probe.c): the run, then its packets and their hops */
+#define HS_STORE_SW_MAX (HS_ADDRSTRLEN > HS_NAME_MAX ? HS_ADDRSTRLEN : HS_NAME_MAX)
+
+struct hs_store_probe {
+	uint32_t probe_id;
+	int64_t session;		/* 0: none */
+	const char *kind;		/* probe, link, traceroute */
+	const char *spec;		/* as typed */
+	struct hs_addr src, dst;
+	uint8_t proto;
+	uint16_t dport;
+};
+
+struct hs_store_probe_pkt {
+	uint32_t seq;
+	uint16_t sport;
+	uint8_t ttl;
+	uint64_t sent_ns;
+	const char *outcome;
+	char lost_after[HS_STORE_SW_MAX];	/* the last switch seen, "" none */
+	bool have_rtt;
+	uint64_t rtt_ns;
+	int nhops;
+	struct hs_store_probe_hop {
+		char sw[HS_STORE_SW_MAX];	/* its name, else its address */
+		struct hs_addr addr;
+		uint64_t ts_ns;
+		uint64_t hw_ns;		/* 0: none */
+		uint8_t ttl;
+	} hops[HS_TRACE_MAX_HOPS];
+};
+
+/* write the run's n packets, each filled by pkt(arg, i, p), replacing what
+ * the history has of them; in the open batch when there is one, else in a
+ * transaction of their own. 0, or -1 with the database's message in err
+ * and nothing of them written */
+int hs_store_probe(struct hs_store *st, const struct hs_store_probe *run, unsigned n,
+		   void (*pkt)(void *arg, unsigned i, struct hs_store_probe_pkt *p), void *arg,
+		   char *err, size_t errlen);
+
+/* 007's vote (blame): the stored links of each of its epochs replaced by
+ * its reported links, named as topo names them; 0, or -1 with the
+ * database's message in err and the stored links as they were */
+struct hs_blame;
+int hs_store_blame(struct hs_store *st, const struct hs_blame *b, const struct hs_topo *topo,
+		   char *err, size_t errlen);
+
+/* 007's fallback path of a flow: the switches of its newest stored
+ * traceroute, the last that saw each TTL, in TTL order, as topology
+ * indexes (at most max); how many. Opened once for many flows; open gives
+ * NULL when the history cannot answer. */
+struct hs_store_paths;
+struct hs_store_paths *hs_store_paths_open(struct hs_store *st, const struct hs_topo *topo);
+int hs_store_traceroute_path(struct hs_store_paths *p, const struct hs_flowkey *k, int *sw,
+			     int max);
+void hs_store_paths_close(struct hs_store_paths *p);
+
+/* snapshots (snapshot.h). Store s in one transaction (none may be open)
+ * and set s->id; -1 with err and nothing stored. Load snapshot id, with
+ * its ports when ports is true: 0, 1 when there is no such snapshot, -1
+ * with err. List them all, oldest first, without their ports: 0, or -1
+ * with the database's message in err. */
+struct hs_snap;
+int hs_store_snapshot(struct hs_store *st, struct hs_snap *s, char *err, size_t errlen);
+int hs_store_snapshot_load(struct hs_store *st, int64_t id, bool ports, struct hs_snap *s,
+			   char *err, size_t errlen);
+int hs_store_snapshots(struct hs_store *st, void (*each)(void *arg, const struct hs_snap *s),
+		       void *arg, char *err, size_t errlen);
+
+/* bytes the database engine holds in memory, its page caches mostly */
+uint64_t hs_store_memory(void);
 
 /* Retention: the history's own bounds, kept in the file. A bound of 0 is
  * none. Rows older than age go (a session by when it ended, wall clock;

@@ -2,7 +2,6 @@
  * evaluated on capture time; what fires is published as an event and
  * stored in the history
  */
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -59,32 +58,11 @@ void hs_planck_sync(struct hs_ctx *ctx, struct hs_planck *p)
 static void store_event(struct hs_ctx *ctx, const struct hs_alert *a, double v, uint64_t ts)
 {
 	struct hs_planck *p = ctx->planck;
-	sqlite3_stmt *s = NULL;
 
 	hs_capture_hold_store(ctx);
-	struct hs_store *st = ctx->store;
-
-	if (!st) {
+	if (!ctx->store || hs_store_event(ctx->store, ctx->session, ts, a->id, a->text, v,
+					  hs_wall_ns()) < 0)
 		p->unstored++;
-		return;
-	}
-	sqlite3 *db = hs_store_db(st);
-	if (sqlite3_prepare_v2(db,
-		"INSERT INTO events(session, ts, alert, cond, value, wall)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6)", -1, &s, NULL) != SQLITE_OK) {
-		p->unstored++;
-		return;
-	}
-	if (ctx->session > 0)
-		sqlite3_bind_int64(s, 1, ctx->session);
-	sqlite3_bind_int64(s, 2, (sqlite3_int64)ts);
-	sqlite3_bind_int64(s, 3, a->id);
-	sqlite3_bind_text(s, 4, a->text, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_double(s, 5, v);
-	sqlite3_bind_int64(s, 6, (sqlite3_int64)hs_wall_ns());
-	if (sqlite3_step(s) != SQLITE_DONE)
-		p->unstored++;
-	sqlite3_finalize(s);
 }
 
 static void on_fire(void *arg, const struct hs_alert *a, double v, uint64_t ts)

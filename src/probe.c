@@ -21,7 +21,6 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <libnet.h>
-#include <sqlite3.h>
 
 #include "cmd.h"
 #include "console.h"
@@ -1236,94 +1235,67 @@ static void handle_closed(uv_handle_t *h)
 	free(r);
 }
 
+/* the slots being stored, and the run they are of */
+struct stored {
+	const struct probe_run *r;
+	const struct probe_slot *slots;
+};
+
+/* packet i of them as the history keeps it */
+static void store_pkt(void *arg, unsigned i, struct hs_store_probe_pkt *p)
+{
+	const struct stored *sd = arg;
+	const struct hs_topo *topo = sd->r->ctx->topo;
+	const struct probe_slot *sl = &sd->slots[i];
+	const struct hs_probe_result *res = &sl->r;
+	char nb[HS_ADDRSTRLEN];
+
+	p->seq = sl->pk.seq;
+	p->sport = sl->pk.sport;
+	p->ttl = sl->pk.ttl;
+	p->sent_ns = sl->pk.sent_ns;
+	p->outcome = hs_probe_outcome_name(res->outcome);
+	if (res->lost_after >= 0) {
+		const struct hs_probe_hop *h = &res->hops[res->lost_after];
+		snprintf(p->lost_after, sizeof(p->lost_after), "%s",
+			 sw_name(topo, h->sw, &h->addr, nb, sizeof(nb)));
+	}
+	p->have_rtt = res->have_rtt;
+	p->rtt_ns = res->rtt_ns;
+	p->nhops = res->nhops;
+	for (int k = 0; k < res->nhops; k++) {
+		const struct hs_probe_hop *h = &res->hops[k];
+		struct hs_store_probe_hop *o = &p->hops[k];
+		snprintf(o->sw, sizeof(o->sw), "%s", sw_name(topo, h->sw, &h->addr, nb, sizeof(nb)));
+		o->addr = h->addr;
+		o->ts_ns = h->ts_ns;
+		o->hw_ns = h->hw_ns;
+		o->ttl = h->ttl;
+	}
+}
+
 static void store_slots(struct probe_run *r, const struct probe_slot *slots, unsigned n)
 {
 	struct hs_ctx *ctx = r->ctx;
 	struct hs_store *st = hs_ctx_store(ctx);
-	char a1[HS_ADDRSTRLEN], a2[HS_ADDRSTRLEN], nb[HS_ADDRSTRLEN];
-	sqlite3_stmt *sp = NULL, *sh = NULL;
 	static const char *const kinds[] = { "probe", "link", "traceroute" };
+	char err[512];
 
 	if (!st)
 		return;
-	sqlite3 *db = hs_store_db(st);
-	bool own_tx = sqlite3_get_autocommit(db) != 0;
-	if (own_tx && sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-		goto fail;
-	if (sqlite3_prepare_v2(db,
-		"INSERT OR REPLACE INTO probes(probe_id, seq, session, kind, spec, src, dst, proto,"
-		" sport, dport, ttl, sent, outcome, lost_after, rtt)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
-		-1, &sp, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db,
-		"INSERT OR REPLACE INTO probe_hops(probe_id, seq, idx, switch, addr, ts, hw_ts, ttl)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", -1, &sh, NULL) != SQLITE_OK)
-		goto fail;
-	hs_addr_str(&r->s.src, a1, sizeof(a1));
-	hs_addr_str(&r->s.dst, a2, sizeof(a2));
-	for (unsigned i = 0; i < n; i++) {
-		const struct probe_slot *sl = &slots[i];
-		const struct hs_probe_result *res = &sl->r;
-		sqlite3_bind_int64(sp, 1, r->id);
-		sqlite3_bind_int64(sp, 2, sl->pk.seq);
-		if (ctx->session > 0)
-			sqlite3_bind_int64(sp, 3, ctx->session);
-		sqlite3_bind_text(sp, 4, kinds[r->s.kind], -1, SQLITE_STATIC);
-		sqlite3_bind_text(sp, 5, r->words, -1, SQLITE_STATIC);
-		sqlite3_bind_text(sp, 6, a1, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(sp, 7, a2, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_int(sp, 8, r->s.proto);
-		sqlite3_bind_int(sp, 9, sl->pk.sport);
-		sqlite3_bind_int(sp, 10, r->s.dport);
-		sqlite3_bind_int(sp, 11, sl->pk.ttl);
-		sqlite3_bind_int64(sp, 12, (sqlite3_int64)sl->pk.sent_ns);
-		sqlite3_bind_text(sp, 13, hs_probe_outcome_name(res->outcome), -1, SQLITE_STATIC);
-		if (res->lost_after >= 0) {
-			const struct hs_probe_hop *h = &res->hops[res->lost_after];
-			sqlite3_bind_text(sp, 14, sw_name(ctx->topo, h->sw, &h->addr, nb, sizeof(nb)),
-					  -1, SQLITE_TRANSIENT);
-		}
-		if (res->have_rtt)
-			sqlite3_bind_int64(sp, 15, (sqlite3_int64)res->rtt_ns);
-		int rc = sqlite3_step(sp);
-		sqlite3_reset(sp);
-		sqlite3_clear_bindings(sp);
-		if (rc != SQLITE_DONE)
-			goto fail;
-		for (int k = 0; k < res->nhops; k++) {
-			const struct hs_probe_hop *h = &res->hops[k];
-			char ab[HS_ADDRSTRLEN];
-			sqlite3_bind_int64(sh, 1, r->id);
-			sqlite3_bind_int64(sh, 2, sl->pk.seq);
-			sqlite3_bind_int(sh, 3, k);
-			sqlite3_bind_text(sh, 4, sw_name(ctx->topo, h->sw, &h->addr, nb, sizeof(nb)),
-					  -1, SQLITE_TRANSIENT);
-			sqlite3_bind_text(sh, 5, hs_addr_str(&h->addr, ab, sizeof(ab)), -1,
-					  SQLITE_TRANSIENT);
-			sqlite3_bind_int64(sh, 6, (sqlite3_int64)h->ts_ns);
-			if (h->hw_ns)
-				sqlite3_bind_int64(sh, 7, (sqlite3_int64)h->hw_ns);
-			sqlite3_bind_int(sh, 8, h->ttl);
-			rc = sqlite3_step(sh);
-			sqlite3_reset(sh);
-			sqlite3_clear_bindings(sh);
-			if (rc != SQLITE_DONE)
-				goto fail;
-		}
-	}
-	sqlite3_finalize(sp);
-	sqlite3_finalize(sh);
-	if (own_tx && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-		sp = sh = NULL;
-		goto fail;
-	}
-	return;
-fail:
-	out_warn(&ctx->out, "cannot write to '%s': %s", hs_store_path(st), sqlite3_errmsg(db));
-	sqlite3_finalize(sp);
-	sqlite3_finalize(sh);
-	if (own_tx && !sqlite3_get_autocommit(db))
-		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	struct hs_store_probe run = {
+		.probe_id = r->id,
+		.session = ctx->session,
+		.kind = kinds[r->s.kind],
+		.spec = r->words,
+		.src = r->s.src,
+		.dst = r->s.dst,
+		.proto = r->s.proto,
+		.dport = r->s.dport,
+	};
+	struct stored sd = { r, slots };
+	if (hs_store_probe(st, &run, n, store_pkt, &sd, err, sizeof(err)) < 0)
+		out_warn(&ctx->out, "cannot write to '%s': %s", hs_store_path(st), err);
 }
 
 /* the flow's own traces, newest first: the switches of the newest one with hops */

@@ -21,7 +21,7 @@
 #include <sqlite3.h>
 
 #include "interrupt.h"
-#include "store.h"
+#include "store_int.h"
 
 #define BUSY_TIMEOUT_MS 200
 
@@ -717,7 +717,7 @@ const char *hs_store_path(const struct hs_store *st)
 
 static int flush_rows(struct hs_store *st);
 
-struct sqlite3 *hs_store_db(struct hs_store *st)
+sqlite3 *hs_store_db(struct hs_store *st)
 {
 	flush_rows(st);	/* a reader sees every row written so far */
 	return st->db;
@@ -1423,8 +1423,8 @@ int hs_store_trace_names(struct hs_store *st, const char *pfx, int max,
 	return n;
 }
 
-struct sqlite3_stmt *hs_store_prepare_ro(struct hs_store *st, const char *sql, char *err,
-					 size_t errlen)
+sqlite3_stmt *hs_store_prepare_ro(struct hs_store *st, const char *sql, char *err,
+				  size_t errlen)
 {
 	sqlite3_stmt *s = NULL;
 	const char *tail = NULL;

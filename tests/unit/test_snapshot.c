@@ -188,22 +188,25 @@ static int db_teardown(void **state)
 	return 0;
 }
 
-static int64_t count(sqlite3 *db, const char *sql)
+/* a query on the history file, from a connection of the test's own */
+static int64_t count(const char *path, const char *sql)
 {
+	sqlite3 *db;
 	sqlite3_stmt *s;
 	int64_t v = -1;
 
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
 	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
 	if (sqlite3_step(s) == SQLITE_ROW)
 		v = sqlite3_column_int64(s, 0);
 	sqlite3_finalize(s);
+	sqlite3_close(db);
 	return v;
 }
 
 static void test_store_load(void **state)
 {
 	struct dbfix *f = *state;
-	sqlite3 *db = hs_store_db(f->st);
 	struct hs_snap s, l;
 	char err[256] = "";
 	char *text = text_at(0, 1000, 5000, 7000);
@@ -212,13 +215,14 @@ static void test_store_load(void **state)
 	assert_int_equal(hs_snap_parse(text, &s, err, sizeof(err)), 0);
 	s.taken_ns = T - 5;
 	s.session = 3;
-	assert_int_equal(hs_snap_store(db, &s, err, sizeof(err)), 0);
+	assert_int_equal(hs_store_snapshot(f->st, &s, err, sizeof(err)), 0);
 	assert_int_equal(s.id, 1);
-	assert_int_equal(count(db, "SELECT count(*) FROM snapshot_counters WHERE snapshot = 1"), 13);
-	assert_int_equal(count(db, "SELECT count(*) FROM snapshot_counters WHERE backlog_bytes IS NULL"),
+	assert_int_equal(count(f->path, "SELECT count(*) FROM snapshot_counters WHERE snapshot = 1"), 13);
+	assert_int_equal(count(f->path,
+			       "SELECT count(*) FROM snapshot_counters WHERE backlog_bytes IS NULL"),
 			 12);
 
-	assert_int_equal(hs_snap_load(db, 1, true, &l, err, sizeof(err)), 0);
+	assert_int_equal(hs_store_snapshot_load(f->st, 1, true, &l, err, sizeof(err)), 0);
 	assert_int_equal(l.id, 1);
 	assert_int_equal(l.taken_ns, T - 5);
 	assert_int_equal(l.target_ns, T);
@@ -236,20 +240,23 @@ static void test_store_load(void **state)
 	}
 	hs_snap_free(&l);
 	/* without ports: the summary only */
-	assert_int_equal(hs_snap_load(db, 1, false, &l, err, sizeof(err)), 0);
+	assert_int_equal(hs_store_snapshot_load(f->st, 1, false, &l, err, sizeof(err)), 0);
 	assert_int_equal(l.nswitches, 5);
 	assert_null(l.ports);
-	assert_int_equal(hs_snap_load(db, 2, true, &l, err, sizeof(err)), 1);
+	assert_int_equal(hs_store_snapshot_load(f->st, 2, true, &l, err, sizeof(err)), 1);
 
 	/* a failed store leaves nothing: a second insert of snapshot id 1's
 	 * ports under a taken row that cannot be written */
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(db, "CREATE TRIGGER no_more BEFORE INSERT ON snapshot_counters"
 				      " WHEN NEW.snapshot > 1 BEGIN SELECT RAISE(ABORT, 'full'); END",
 				      NULL, NULL, NULL), SQLITE_OK);
-	assert_int_equal(hs_snap_store(db, &s, err, sizeof(err)), -1);
+	sqlite3_close(db);
+	assert_int_equal(hs_store_snapshot(f->st, &s, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "cannot store the snapshot: full"));
-	assert_int_equal(count(db, "SELECT count(*) FROM snapshots"), 1);
-	assert_int_equal(count(db, "SELECT count(*) FROM snapshot_counters"), 13);
+	assert_int_equal(count(f->path, "SELECT count(*) FROM snapshots"), 1);
+	assert_int_equal(count(f->path, "SELECT count(*) FROM snapshot_counters"), 13);
 	hs_snap_free(&s);
 	free(text);
 }

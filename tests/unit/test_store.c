@@ -1,4 +1,5 @@
-/* test_store.c - the SQLite history: create, reopen, refuse, batch, read-only SQL */
+/* test_store.c - the SQLite history: create, reopen, refuse, batch, read-only SQL,
+ * the listings read back */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -60,6 +61,46 @@ static struct hs_store *open_ok(const char *path)
 	if (!st)
 		fail_msg("%s", err);
 	return st;
+}
+
+/* what hs_store_query_ro handed over: the names, the first rows' values */
+#define GOT_MAX 8
+struct got {
+	int ncol, nrows;
+	char names[GOT_MAX][32];
+	struct hs_value v[GOT_MAX][GOT_MAX];
+	char text[GOT_MAX][GOT_MAX][64];
+};
+
+static void got_cols(void *arg, const char *const *names, int ncol)
+{
+	struct got *g = arg;
+
+	g->ncol = ncol;
+	for (int i = 0; i < ncol && i < GOT_MAX; i++)
+		snprintf(g->names[i], sizeof(g->names[i]), "%s", names[i]);
+}
+
+static void got_row(void *arg, const struct hs_value *v, int ncol)
+{
+	struct got *g = arg;
+
+	assert_int_equal(ncol, g->ncol);
+	for (int i = 0; g->nrows < GOT_MAX && i < ncol && i < GOT_MAX; i++) {
+		g->v[g->nrows][i] = v[i];
+		snprintf(g->text[g->nrows][i], sizeof(g->text[0][0]), "%s", v[i].s ? v[i].s : "");
+		g->v[g->nrows][i].s = NULL;	/* lasts for the call only */
+	}
+	g->nrows++;
+}
+
+static int query_ro(struct hs_store *st, const char *sql, struct got *g, char *err, size_t len)
+{
+	struct hs_rows rows = { got_cols, got_row, g };
+
+	memset(g, 0, sizeof(*g));
+	err[0] = '\0';
+	return hs_store_query_ro(st, sql, &rows, err, len);
 }
 
 static int64_t q1(const char *path, const char *sql)
@@ -279,14 +320,12 @@ static void test_batches(void **state)
 		mktrace(&t, (uint64_t)i + 102, NULL);
 		assert_int_equal(hs_store_trace(st, sess, &t, NULL), 0);
 	}
-	sqlite3_stmt *s = hs_store_prepare_ro(st, "SELECT count(*), max(trace_no) FROM traces",
-					      err, sizeof(err));
-	if (!s)
+	struct got g;
+	if (query_ro(st, "SELECT count(*), max(trace_no) FROM traces", &g, err, sizeof(err)) != 0)
 		fail_msg("%s", err);
-	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-	assert_int_equal(sqlite3_column_int(s, 0), 104);
-	assert_int_equal(sqlite3_column_int(s, 1), 104);
-	sqlite3_finalize(s);
+	assert_int_equal(g.nrows, 1);
+	assert_int_equal(g.v[0][0].i, 104);
+	assert_int_equal(g.v[0][1].i, 104);
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM traces"), 101);
 	hs_store_close(st);		/* commits them */
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM traces"), 104);
@@ -477,7 +516,7 @@ static void test_sql_readonly(void **state)
 	struct fixture *f = *state;
 	char err[512];
 	struct hs_store *st = hs_store_open(f->path, err, sizeof(err));
-	sqlite3_stmt *s;
+	struct got g;
 	static const char *const bad[] = {
 		"INSERT INTO sessions(started) VALUES (1)",
 		"DELETE FROM flows",
@@ -502,38 +541,44 @@ static void test_sql_readonly(void **state)
 	int64_t sess = hs_store_session_begin(st, "x", NULL, T0);
 	assert_true(sess > 0);
 	for (size_t i = 0; i < HS_ARRAY_SIZE(bad); i++) {
-		err[0] = '\0';
-		s = hs_store_prepare_ro(st, bad[i], err, sizeof(err));
-		if (s) {
-			sqlite3_finalize(s);
+		if (query_ro(st, bad[i], &g, err, sizeof(err)) != HS_STORE_REFUSED)
 			fail_msg("accepted '%s'", bad[i]);
-		}
+		assert_int_equal(g.nrows, 0);
 		assert_true(err[0] != '\0');
 	}
-	s = hs_store_prepare_ro(st, "INSERT INTO sessions(started) VALUES (1)", err, sizeof(err));
-	assert_null(s);
+	assert_int_equal(query_ro(st, "INSERT INTO sessions(started) VALUES (1)", &g, err,
+				  sizeof(err)), HS_STORE_REFUSED);
 	assert_non_null(strstr(err, "read-only"));
 
-	s = hs_store_prepare_ro(st, "SELECT id, source FROM sessions WHERE id = ?1 -- trailing", err,
-				sizeof(err));
-	if (!s)
+	char sql[128];
+	snprintf(sql, sizeof(sql), "SELECT id, source, NULL AS n, 1.5 AS r, x'00ff' AS b"
+		 " FROM sessions WHERE id = %lld -- trailing", (long long)sess);
+	if (query_ro(st, sql, &g, err, sizeof(err)) != 0)
 		fail_msg("%s", err);
-	sqlite3_bind_int64(s, 1, sess);
-	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-	assert_string_equal((const char *)sqlite3_column_text(s, 1), "x");
-	sqlite3_finalize(s);
-	s = hs_store_prepare_ro(st, "PRAGMA table_info(flows)", err, sizeof(err));
-	if (!s)
+	assert_int_equal(g.ncol, 5);
+	assert_string_equal(g.names[1], "source");
+	assert_int_equal(g.nrows, 1);
+	assert_int_equal(g.v[0][0].type, HS_VAL_INT);
+	assert_int_equal(g.v[0][0].i, sess);
+	assert_int_equal(g.v[0][1].type, HS_VAL_TEXT);
+	assert_string_equal(g.text[0][1], "x");
+	assert_int_equal(g.v[0][2].type, HS_VAL_NULL);
+	assert_int_equal(g.v[0][3].type, HS_VAL_REAL);
+	assert_true(g.v[0][3].d == 1.5);
+	assert_int_equal(g.v[0][4].type, HS_VAL_BLOB);
+	assert_int_equal(g.v[0][4].len, 2);
+	if (query_ro(st, "PRAGMA table_info(flows)", &g, err, sizeof(err)) != 0)
 		fail_msg("%s", err);
-	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-	sqlite3_finalize(s);
-	s = hs_store_prepare_ro(st, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
-				"WHERE i < 3) SELECT count(*) FROM n", err, sizeof(err));
-	if (!s)
+	assert_true(g.nrows > 0);
+	if (query_ro(st, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+		     "WHERE i < 3) SELECT count(*) FROM n", &g, err, sizeof(err)) != 0)
 		fail_msg("%s", err);
-	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-	assert_int_equal(sqlite3_column_int(s, 0), 3);
-	sqlite3_finalize(s);
+	assert_int_equal(g.nrows, 1);
+	assert_int_equal(g.v[0][0].i, 3);
+	/* a failure on the way is told apart from a refusal */
+	assert_int_equal(query_ro(st, "SELECT abs(-9223372036854775807 - 1)", &g, err,
+				  sizeof(err)), HS_STORE_FAILED);
+	assert_non_null(strstr(err, "integer overflow"));
 
 	/* writes through the store still work after the read-only checks */
 	struct hs_trace t;
@@ -547,6 +592,56 @@ static void test_sql_readonly(void **state)
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM sessions"), 1);
 	assert_int_equal(q1(f->path, "PRAGMA user_version"), HS_STORE_SCHEMA);
 	assert_int_equal(access("/tmp/hs-evil.db", F_OK), -1);
+}
+
+/* the listings and a stored trace come back as typed rows, newest first */
+static void test_listings(void **state)
+{
+	struct fixture *f = *state;
+	struct hs_store *st = open_ok(f->path);
+	struct hs_rows rows;
+	struct got g, hops;
+	struct hs_trace t;
+	char err[512];
+
+	int64_t sess = hs_store_session_begin(st, "x.pcap", NULL, T0);
+	assert_true(sess > 0);
+	for (uint64_t i = 1; i <= 3; i++) {
+		mktrace(&t, i, NULL);
+		assert_int_equal(hs_store_trace(st, sess, &t, NULL), 0);
+	}
+	assert_true(hs_store_commit(st) > 0);
+
+	memset(&g, 0, sizeof(g));
+	rows = (struct hs_rows){ got_cols, got_row, &g };
+	assert_int_equal(hs_store_list(st, HS_LIST_TRACES, 2, &rows, err, sizeof(err)), 0);
+	assert_int_equal(g.nrows, 2);
+	assert_string_equal(g.names[0], "trace");
+	assert_string_equal(g.text[0][0], "1:3");
+	assert_string_equal(g.text[1][0], "1:2");
+	assert_string_equal(g.names[1], "ts");
+	assert_int_equal(g.v[0][1].type, HS_VAL_INT);
+	assert_int_equal(g.v[0][1].i, (int64_t)(T0 + 123456789));
+
+	memset(&g, 0, sizeof(g));
+	assert_int_equal(hs_store_list(st, HS_LIST_SESSIONS, 50, &rows, err, sizeof(err)), 0);
+	assert_int_equal(g.nrows, 1);
+	assert_string_equal(g.text[0][3], "x.pcap");
+
+	memset(&g, 0, sizeof(g));
+	memset(&hops, 0, sizeof(hops));
+	struct hs_rows rhops = { got_cols, got_row, &hops };
+	assert_int_equal(hs_store_trace_show(st, 0, 2, 0, &rows, &rhops, err, sizeof(err)), 1);
+	assert_int_equal(g.nrows, 1);
+	assert_string_equal(g.text[0][0], "1:2");
+	assert_int_equal(hops.nrows, 1);
+	assert_string_equal(hops.names[2], "addr");
+	assert_string_equal(hops.text[0][2], "10.255.0.3");
+	memset(&g, 0, sizeof(g));
+	assert_int_equal(hs_store_trace_show(st, sess + 1, 2, 0, &rows, &rhops, err, sizeof(err)),
+			 0);
+	assert_int_equal(g.nrows, 0);
+	hs_store_close(st);
 }
 
 /* a version 5 history (before the control table) is migrated in place and
@@ -1215,6 +1310,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_create_and_reopen, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batches, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_listings, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refuse_not_db, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refuse_foreign, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refuse_newer, setup, teardown),
