@@ -123,14 +123,20 @@ static void print_summary(struct hs_ctx *ctx)
 		return;
 	hs_capture_trace_stats(ctx, &ts);
 	out_obj_open(&ctx->out, NULL);
+	/* the names and shapes of 'capture status' for the same figures */
 	out_str(&ctx->out, "source", "capture of '%s' ", source);
-	out_str(&ctx->out, "state", "ended (%s): ", reason);
+	out_str(&ctx->out, "state", "%s", "ended");
+	out_str(&ctx->out, "end_reason", " (%s): ", reason);
 	out_uint(&ctx->out, "packets", "%" PRIu64 " packets, ", s->packets);
 	out_uint(&ctx->out, "decode_errors", "%" PRIu64 " decode errors, ", s->decode_errors);
 	out_uint(&ctx->out, "not_ip", "%" PRIu64 " not IP, ", s->not_ip);
-	out_uint(&ctx->out, "traces", "%" PRIu64 " traces", ts.closed);
+	out_uint(&ctx->out, "traces_closed", "%" PRIu64 " traces", ts.closed);
+	out_obj_open(&ctx->out, "outcomes");
+	out_uint(&ctx->out, "delivered", NULL, ts.by_outcome[HS_OUT_DELIVERED]);
 	out_uint(&ctx->out, "dropped", " (%" PRIu64 " dropped, ", ts.by_outcome[HS_OUT_DROPPED]);
 	out_uint(&ctx->out, "looped", "%" PRIu64 " looped)", ts.by_outcome[HS_OUT_LOOPED]);
+	out_uint(&ctx->out, "unknown", NULL, ts.by_outcome[HS_OUT_UNKNOWN]);
+	out_obj_close(&ctx->out);
 	/* what the history could not take (a full disk), said where it ends */
 	if (unstored)
 		out_uint(&ctx->out, "history_unstored", "; %" PRIu64 " history rows not stored",
