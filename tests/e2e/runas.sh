@@ -1,8 +1,9 @@
 #!/bin/bash
 # runas.sh - who the console's files belong to once it has dropped root.
 # Started through sudo it becomes the user who ran sudo, so what it writes
-# is that user's and that user's directories are writable; a write refused
-# after the drop names the user it runs as and -Z.
+# is that user's and that user's directories are writable; started without
+# sudo, it becomes nobody and its files are nobody's; a write refused after
+# the drop names the user it runs as and -Z.
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" -eq 0 ] || skip "needs root to test dropping root"
@@ -27,6 +28,17 @@ SUDO_UID=$(id -u daemon) hs -Z nobody --db "$tmp/h2.db" -r "$sample" -c 'capture
 check "sudo with -Z nobody: nobody it is" [ "$(stat -c %U "$tmp/h2.db")" = nobody ]
 SUDO_UID=0 hs --db "$tmp/h3.db" -r "$sample" -c 'capture status'
 check "sudo from root: nobody, as without sudo" [ "$(stat -c %U "$tmp/h3.db")" = nobody ]
+
+# --- root without sudo: nobody's files, where nobody may write ---------------------
+mkdir -m 1777 "$tmp/pub"
+hs --db "$tmp/h6.db" -r "$sample" -c "export ndjson $tmp/pub/all.ndjson"
+check "root without sudo: export into a directory anyone may write works (status $st)" \
+	[ "$st" -eq 0 ]
+check "root without sudo: the exported file belongs to nobody" \
+	[ "$(stat -c %U "$tmp/pub/all.ndjson" 2>/dev/null)" = nobody ]
+HOPSCOPE_USER=daemon hs --db "$tmp/h7.db" -r "$sample" -c "export ndjson $tmp/home/all.ndjson"
+check "root without sudo, HOPSCOPE_USER=daemon: the export is daemon's (status $st)" \
+	[ "$(stat -c %U "$tmp/home/all.ndjson" 2>/dev/null)" = daemon ]
 
 # --- a refused write names the user and -Z -------------------------------------------
 mkdir -m 700 "$tmp/rootonly"
