@@ -1,12 +1,17 @@
 /* mirror.c - mirror add|del|list: program the switches' mirror rules
  *
  * The rule is checked word by word against the loaded topology (the
- * grammar is the engine's, src/mirror.c); then the fabric's driver applies
- * it. The driver runs as a child process
- * (uv_spawn, an argv array, no shell); the verb finishes when it exits, its
- * stdout is the result and its stderr the error (src/driver.c). When the
- * console dropped root, the privileged broker (privsep.c) runs it instead,
- * after checking the argv again with hs_mirror_argv_check.
+ * grammar is the engine's, src/mirror.c); then the fabric's drivers apply
+ * it, each to the switches it serves (a fabric may mix lab and SONiC
+ * switches). A driver runs as a child process (uv_spawn, an argv array, no
+ * shell); its stdout is the result and its stderr the error (src/driver.c).
+ * When the console dropped root, the privileged broker (privsep.c) runs it
+ * instead, after checking the argv again with hs_mirror_argv_check.
+ *
+ * add runs the first driver with switches of the rule; the id it gives goes
+ * to the others (add --id), run together; a failure takes the rule back
+ * from every driver that had added it. del and list run every driver; a
+ * driver that never had the rule is not an error unless none had it.
  */
 #include <inttypes.h>
 #include <limits.h>
@@ -20,6 +25,21 @@
 #include "console.h"
 #include "driverun.h"
 #include "mirror.h"
+
+#define MIRROR_OUT_MAX	32768u	/* a driver's answer kept: ~600 rules */
+
+/* one mirror verb across the fabric's drivers, one per switch kind */
+enum { STEP_FIRST, STEP_REST, STEP_UNDO };
+
+struct mirror_job {
+	struct hs_mirror_rule rule;
+	struct hs_driver_set ds;
+	int step;
+	char sw[HS_DRIVER_MAX][512];	/* add: the rule's switches each driver serves */
+	bool use[HS_DRIVER_MAX];	/* this step runs driver i */
+	bool added[HS_DRIVER_MAX];	/* add: driver i holds the rule */
+	char err[1024];			/* the failure being undone */
+};
 
 /* "leaf1,spine2" as ["leaf1","spine2"] in JSON, as it is in text */
 static void print_switches(struct hs_out *o, const char *fmt, const char *list)
@@ -37,17 +57,13 @@ static void print_switches(struct hs_out *o, const char *fmt, const char *list)
 	out_arr_close(o);
 }
 
-static void print_added(struct hs_ctx *ctx, const struct hs_mirror_rule *rule, const char *obuf)
+static void print_added(struct hs_ctx *ctx, const struct hs_mirror_rule *rule, uint64_t id)
 {
 	struct hs_out *o = &ctx->out;
 	char m[HS_MIRROR_WORDS * HS_MIRROR_WORD_MAX];
-	uint64_t id = 0;
-	char line[32];
-	size_t n = strcspn(obuf, "\n");
 
-	snprintf(line, sizeof(line), "%.*s", (int)(n < sizeof(line) ? n : sizeof(line) - 1), obuf);
 	out_obj_open(o, NULL);
-	if (hs_parse_dec(line, UINT32_MAX, &id) == 0)
+	if (id)
 		out_uint(o, "id", "mirror rule %" PRIu64 " added: ", id);
 	else
 		out_text(o, "mirror rule added: ");
@@ -58,128 +74,221 @@ static void print_added(struct hs_ctx *ctx, const struct hs_mirror_rule *rule, c
 	out_nl(o);
 }
 
-/* "drift SWITCH ROW WHAT...": where a switch differs from what was asked */
-static void print_drift(struct hs_ctx *ctx, char *line, int *rows)
+/* the id a driver printed for the rule it added, 0 when none */
+static uint64_t added_id(const char *obuf)
 {
-	struct hs_out *o = &ctx->out;
-	char *save = NULL, *sw, *row, *what;
+	char line[32];
+	size_t n = strcspn(obuf, "\n");
+	uint64_t id = 0;
 
-	strtok_r(line, " ", &save);
-	sw = strtok_r(NULL, " ", &save);
-	row = strtok_r(NULL, " ", &save);
-	what = save;
-	if (!sw || !row || !what || !*what || !hs_name_ok(sw))
-		return;
-	if ((*rows)++ == 0)
-		out_text(o, "drift (the switches differ from what hopscope asked):\n");
-	out_obj_open(o, NULL);
-	out_str(o, "switch", "  %s", sw);
-	if (strcmp(row, "-") != 0)
-		out_str(o, "row", " %s", row);
-	else
-		out_null(o, "row");
-	out_str(o, "what", ": %s", what);
-	out_obj_close(o);
-	out_nl(o);
+	snprintf(line, sizeof(line), "%.*s", (int)(n < sizeof(line) ? n : sizeof(line) - 1), obuf);
+	return hs_parse_dec(line, UINT32_MAX, &id) == 0 ? id : 0;
 }
 
-/* driver list lines: "ID SESSION SWITCHES MATCH...", then any drift lines:
- * {"rules":[...],"drift":[...]} */
-static void print_list(struct hs_ctx *ctx, const char *obuf)
+/* the drivers' lists: the rules (one row for a rule spanning drivers), then
+ * where the switches differ from what hopscope asked (drift) */
+static int print_list(struct hs_ctx *ctx, struct hs_driver_result *r, int n)
 {
 	struct hs_out *o = &ctx->out;
-	char *save = NULL, *line, *buf = hs_xstrdup(obuf);
-	int rows = 0, drift = 0;
+	struct hs_mirror_listing l = { 0 };
+	char err[512];
 
+	for (int d = 0; d < n; d++) {
+		if (r[d].out_cut || hs_mirror_listing_add(&l, r[d].out, err, sizeof(err)) < 0) {
+			hs_mirror_listing_free(&l);
+			if (r[d].out_cut)
+				return out_err(o, "mirror list: the answer of '%s' is longer than %u "
+					       "bytes", r[d].driver, MIRROR_OUT_MAX);
+			return out_err(o, "mirror list: bad answer from '%s': %s", r[d].driver, err);
+		}
+	}
 	out_obj_open(o, NULL);
 	out_arr_open(o, "rules");
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *f[3], *rest = line;
-		uint64_t id, session;
-		int k;
+	for (size_t k = 0; k < l.nrules; k++) {
+		const struct hs_mirror_listed *x = &l.rules[k];
 
-		if (strncmp(line, "drift ", 6) == 0)
-			continue;
-
-		for (k = 0; k < 3; k++) {
-			rest += strspn(rest, " \t");
-			f[k] = rest;
-			rest += strcspn(rest, " \t");
-			if (!*rest)
-				break;
-			*rest++ = '\0';
-		}
-		if (k < 3)
-			continue;
-		rest += strspn(rest, " \t");
-		if (hs_parse_dec(f[0], UINT32_MAX, &id) < 0 ||
-		    hs_parse_dec(f[1], HS_MIRROR_SESSION_MAX, &session) < 0 || !*rest)
-			continue;
-		if (rows++ == 0)
+		if (k == 0)
 			out_text(o, "%-5s %-8s %-24s %s\n", "ID", "SESSION", "SWITCHES", "MATCH");
 		out_obj_open(o, NULL);
-		out_uint(o, "id", "%-5" PRIu64 " ", id);
-		out_uint(o, "session", "%-8" PRIu64 " ", session);
-		print_switches(o, "%-24s ", f[2]);
-		out_str(o, "match", "%s", rest);
+		out_uint(o, "id", "%-5" PRIu64 " ", x->id);
+		out_uint(o, "session", "%-8" PRIu64 " ", x->session);
+		print_switches(o, "%-24s ", x->switches);
+		out_str(o, "match", "%s", x->match);
 		out_obj_close(o);
 		out_nl(o);
 	}
 	out_arr_close(o);
-	free(buf);
-	buf = hs_xstrdup(obuf);
 	out_arr_open(o, "drift");
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		if (strncmp(line, "drift ", 6) == 0)
-			print_drift(ctx, line, &drift);
+	for (size_t k = 0; k < l.ndrift; k++) {
+		const struct hs_mirror_drift *x = &l.drift[k];
+
+		if (k == 0)
+			out_text(o, "drift (the switches differ from what hopscope asked):\n");
+		out_obj_open(o, NULL);
+		out_str(o, "switch", "  %s", x->sw);
+		if (strcmp(x->row, "-") != 0)
+			out_str(o, "row", " %s", x->row);
+		else
+			out_null(o, "row");
+		out_str(o, "what", ": %s", x->what);
+		out_obj_close(o);
+		out_nl(o);
+	}
 	out_arr_close(o);
 	out_obj_close(o);
-	free(buf);
-	if (rows == 0 && drift == 0)
+	if (l.nrules == 0 && l.ndrift == 0)
 		out_text(o, "no mirror rules\n");
+	hs_mirror_listing_free(&l);
+	return HS_CMD_OK;
 }
 
-static int mirror_done(struct hs_ctx *ctx, const struct hs_driver_result *r, void *arg)
-{
-	const struct hs_mirror_rule *rule = arg;
-	struct hs_out *o = &ctx->out;
+static int mirror_step(struct hs_ctx *ctx, const struct mirror_job *job);
 
-	if (hs_driver_failed(ctx, r, "mirror driver") < 0)
+/* a driver that knows nothing of the rule: 'del' of an id it never gave */
+static bool no_such_rule(const struct hs_driver_result *r)
+{
+	return r->exit_status == 2 && !r->term_signal && strstr(r->err, "no mirror rule");
+}
+
+static int add_done(struct hs_ctx *ctx, struct mirror_job *job, struct hs_driver_result *r,
+		    int n)
+{
+	int k = 0, bad = -1;
+
+	for (int i = 0; i < job->ds.n; i++) {
+		if (!job->use[i])
+			continue;
+		if (r[k].exit_status == 0 && !r[k].term_signal)
+			job->added[i] = true;
+		else if (bad < 0)
+			bad = k;
+		k++;
+	}
+	(void)n;
+	if (job->step == STEP_FIRST) {
+		if (bad >= 0)
+			return hs_driver_failed(ctx, &r[bad], "mirror driver");
+		job->rule.id = added_id(r[0].out);
+	}
+	if (bad >= 0) {
+		/* undo the rule where it went in, then say what failed */
+		if (hs_driver_failed(ctx, &r[bad], "mirror driver") == 0)
+			return HS_CMD_FAIL;
+		job->step = STEP_UNDO;
+		for (int i = 0; i < job->ds.n; i++)
+			job->use[i] = job->added[i];
+		return mirror_step(ctx, job);
+	}
+	for (int i = 0; i < job->ds.n; i++)
+		job->use[i] = !job->added[i] && job->sw[i][0];
+	for (int i = 0; i < job->ds.n; i++) {
+		if (job->use[i] && job->rule.id) {
+			job->step = STEP_REST;
+			return mirror_step(ctx, job);
+		}
+	}
+	print_added(ctx, &job->rule, job->rule.id);
+	return HS_CMD_OK;
+}
+
+static int mirror_done(struct hs_ctx *ctx, struct hs_driver_result *r, int n, void *arg)
+{
+	struct mirror_job *job = arg;
+	struct hs_out *o = &ctx->out;
+	int absent = 0, bad = -1;
+
+	if (job->rule.op == HS_MIRROR_ADD && job->step != STEP_UNDO)
+		return add_done(ctx, job, r, n);
+	for (int i = 0; i < n; i++) {
+		if (no_such_rule(&r[i]) && n > 1)
+			absent++;
+		else if ((r[i].exit_status || r[i].term_signal) && bad < 0)
+			bad = i;
+	}
+	if (job->step == STEP_UNDO) {
+		/* the failure itself was printed; say what undoing it left */
+		for (int i = 0, k = 0; i < job->ds.n; i++) {
+			if (!job->use[i])
+				continue;
+			if (r[k].exit_status || r[k].term_signal)
+				out_err(o, "mirror rule %" PRIu64 " could not be taken back from "
+					"the switches of '%s' (%s): see 'mirror list'", job->rule.id,
+					job->ds.path[i], r[k].err);
+			k++;
+		}
 		return HS_CMD_FAIL;
-	if (rule->op == HS_MIRROR_ADD) {
-		print_added(ctx, rule, r->out);
-	} else if (rule->op == HS_MIRROR_DEL) {
+	}
+	if (bad >= 0)
+		return hs_driver_failed(ctx, &r[bad], "mirror driver");
+	if (absent == n)
+		return hs_driver_failed(ctx, &r[0], "mirror driver");
+	if (job->rule.op == HS_MIRROR_DEL) {
 		out_obj_open(o, NULL);
-		out_uint(o, "id", "mirror rule %" PRIu64, rule->id);
+		out_uint(o, "id", "mirror rule %" PRIu64, job->rule.id);
 		out_bool(o, "deleted", " deleted", true);
 		out_obj_close(o);
 		out_nl(o);
 	} else {
-		print_list(ctx, r->out);
+		return print_list(ctx, r, n);
 	}
 	return HS_CMD_OK;
 }
 
-static int job_start(struct hs_ctx *ctx, const struct hs_mirror_rule *rule)
+/* run the drivers job->use names, each with its part of the rule */
+static int mirror_step(struct hs_ctx *ctx, const struct mirror_job *job)
 {
-	char *argv[HS_MIRROR_ARGV_MAX];
-	char driver[PATH_MAX], idbuf[24], sessbuf[8];
-	bool tree;
+	struct hs_mirror_rule rules[HS_DRIVER_MAX];
+	char *argv[HS_DRIVER_MAX][HS_MIRROR_ARGV_MAX], **argvs[HS_DRIVER_MAX];
+	char idbuf[HS_DRIVER_MAX][24], sessbuf[HS_DRIVER_MAX][8];
+	int n = 0;
 
-	hs_driver_path(ctx->topo, driver, sizeof(driver), &tree);
-	hs_mirror_argv(rule, driver, ctx->lab_state, idbuf, sizeof(idbuf), sessbuf,
-		       sizeof(sessbuf), argv);
-	return hs_driver_run(ctx, argv, 32768, mirror_done, rule, sizeof(*rule), "mirror driver",
-			     "interrupted: the mirror driver completes or undoes the change "
-			     "on its own; see 'mirror list'");
+	for (int i = 0; i < job->ds.n; i++) {
+		if (!job->use[i])
+			continue;
+		rules[n] = job->rule;
+		if (job->step == STEP_UNDO)
+			rules[n].op = HS_MIRROR_DEL;
+		else if (job->rule.op == HS_MIRROR_ADD)
+			snprintf(rules[n].switches, sizeof(rules[n].switches), "%s", job->sw[i]);
+		if (job->step == STEP_FIRST && job->rule.op == HS_MIRROR_ADD)
+			rules[n].id = 0;	/* the first driver gives the id */
+		hs_mirror_argv(&rules[n], job->ds.path[i], ctx->lab_state, idbuf[n],
+			       sizeof(idbuf[n]), sessbuf[n], sizeof(sessbuf[n]), argv[n]);
+		argvs[n] = argv[n];
+		n++;
+	}
+	return hs_driver_run_all(ctx, n, argvs, MIRROR_OUT_MAX, mirror_done, job, sizeof(*job),
+				 "mirror driver",
+				 "interrupted: the mirror driver completes or undoes the change "
+				 "on its own; see 'mirror list'");
 }
 
 int cmd_mirror(struct hs_ctx *ctx, int argc, char **argv)
 {
-	struct hs_mirror_rule rule;
+	static struct mirror_job job;
 	char err[256];
+	bool any = false;
 
-	if (hs_mirror_parse(argc - 1, argv + 1, ctx->topo, &rule, err, sizeof(err)) < 0)
+	memset(&job, 0, sizeof(job));
+	if (hs_mirror_parse(argc - 1, argv + 1, ctx->topo, &job.rule, err, sizeof(err)) < 0)
 		return out_err(&ctx->out, "%s", err);
-	return job_start(ctx, &rule);
+	hs_driver_set(ctx->topo, &job.ds);
+	job.step = STEP_FIRST;
+	for (int i = 0; i < job.ds.n; i++) {
+		bool has;
+
+		job.use[i] = true;
+		if (job.rule.op != HS_MIRROR_ADD)
+			continue;
+		/* add: the first driver with switches of the rule alone, first */
+		has = hs_driver_switches(ctx->topo, job.ds.kind[i], job.rule.switches, job.sw[i],
+					 sizeof(job.sw[i]));
+		if (!has)
+			job.sw[i][0] = '\0';
+		job.use[i] = has && !any;
+		any |= has;
+	}
+	if (!any && job.rule.op == HS_MIRROR_ADD)
+		return out_err(&ctx->out, "no driver serves the switches '%s'", job.rule.switches);
+	return mirror_step(ctx, &job);
 }

@@ -1,8 +1,9 @@
 /* snapshot.c - snapshot take|list|show ID|diff A B: synchronized counters
  *
- * take asks the fabric's driver (the one 'mirror' uses) for a snapshot: the
- * driver has every switch read its port counters at one common instant and
- * prints them (format in include/snapshot.h). The driver runs as a child
+ * take asks the fabric's drivers (the ones 'mirror' uses) for a snapshot:
+ * each has every switch it serves read its port counters at one common
+ * instant, the same for every driver, and prints them (format in
+ * include/snapshot.h). The driver runs as a child
  * process (src/driver.c: an argv array, no shell); when it exits its output is
  * checked as a whole, and only then stored. list, show and diff read the
  * history.
@@ -88,20 +89,32 @@ static void warn_missing(struct hs_ctx *ctx, const struct hs_snap *s)
 
 /* ---- take: the driver reads, the console checks and stores ---------------------- */
 
-static int take_done(struct hs_ctx *ctx, const struct hs_driver_result *r, void *arg)
+static int take_done(struct hs_ctx *ctx, struct hs_driver_result *r, int n, void *arg)
 {
 	const uint64_t *taken_ns = arg;
 	struct hs_out *o = &ctx->out;
-	struct hs_snap s;
+	struct hs_snap s, more;
 	struct hs_store *st;
 	char err[512];
 
-	if (hs_driver_failed(ctx, r, "snapshot driver") < 0)
-		return HS_CMD_FAIL;
-	if (r->out_cut)
-		return out_err(o, "snapshot: the driver's output is longer than %u bytes", OUT_MAX);
-	if (hs_snap_parse(r->out, &s, err, sizeof(err)) < 0)
+	for (int i = 0; i < n; i++) {
+		if (hs_driver_failed(ctx, &r[i], "snapshot driver") < 0)
+			return HS_CMD_FAIL;
+		if (r[i].out_cut)
+			return out_err(o, "snapshot: the driver's output is longer than %u bytes",
+				       OUT_MAX);
+	}
+	if (hs_snap_parse(r[0].out, &s, err, sizeof(err)) < 0)
 		return out_err(o, "snapshot: bad driver output: %s", err);
+	/* a fabric mixing switch kinds: every driver read at the same instant */
+	for (int i = 1; i < n; i++) {
+		if (hs_snap_parse(r[i].out, &more, err, sizeof(err)) < 0 ||
+		    hs_snap_merge(&s, &more, err, sizeof(err)) < 0) {
+			hs_snap_free(&s);
+			return out_err(o, "snapshot: bad driver output: %s (from '%s')", err,
+				       r[i].driver);
+		}
+	}
 	s.taken_ns = *taken_ns;
 	s.session = ctx->session;
 	if (!(st = hs_ctx_store(ctx))) {
@@ -121,24 +134,34 @@ static int take_done(struct hs_ctx *ctx, const struct hs_driver_result *r, void 
 
 static int take(struct hs_ctx *ctx)
 {
-	char driver[PATH_MAX], *argv[6];
+	static struct hs_driver_set ds;
+	char *argv[HS_DRIVER_MAX][8], **argvs[HS_DRIVER_MAX], at[24];
 	uint64_t taken_ns = hs_wall_ns();
-	int n = 0;
-	bool tree;
 
 	if (!ctx->topo)
 		return out_err(&ctx->out, "snapshot take needs the fabric: run 'hopscope --lab' with "
 			       "the lab up, or load its topology (topo load FILE)");
-	hs_driver_path(ctx->topo, driver, sizeof(driver), &tree);
-	argv[n++] = driver;
-	if (ctx->lab_state) {
-		argv[n++] = (char *)"--state";
-		argv[n++] = ctx->lab_state;
+	hs_driver_set(ctx->topo, &ds);
+	/* several drivers are given one instant, 200 ms from now */
+	snprintf(at, sizeof(at), "%" PRIu64, taken_ns + 200000000u);
+	for (int i = 0; i < ds.n; i++) {
+		int n = 0;
+
+		argv[i][n++] = ds.path[i];
+		if (ctx->lab_state) {
+			argv[i][n++] = (char *)"--state";
+			argv[i][n++] = ctx->lab_state;
+		}
+		argv[i][n++] = (char *)"snapshot";
+		if (ds.n > 1) {
+			argv[i][n++] = (char *)"--at-ns";
+			argv[i][n++] = at;
+		}
+		argv[i][n] = NULL;
+		argvs[i] = argv[i];
 	}
-	argv[n++] = (char *)"snapshot";
-	argv[n] = NULL;
-	return hs_driver_run(ctx, argv, OUT_MAX, take_done, &taken_ns, sizeof(taken_ns),
-			     "snapshot driver", "interrupted: no snapshot stored");
+	return hs_driver_run_all(ctx, ds.n, argvs, OUT_MAX, take_done, &taken_ns,
+				 sizeof(taken_ns), "snapshot driver", "interrupted: no snapshot stored");
 }
 
 /* ---- list, show, diff ------------------------------------------------------------ */

@@ -1,11 +1,13 @@
-/* driver.h - the fabric's driver, run as a child process
+/* driver.h - the fabric's drivers, run as child processes
  *
- * The driver is an executable (the lab's is share/lab/hs-driver-lab) run as
- * a child process: uv_spawn, an argv array, no shell; or, once the console
- * has dropped root, by the privileged broker (privsep.h), which checks the
- * argv again. When the driver has exited and closed its output, the
- * callback gets the result. Nothing is printed: a verb waits for it through
- * the console (driverun.h).
+ * A driver is an executable (the lab's is share/lab/hs-driver-lab, SONiC's
+ * hs-driver-sonic) run as a child process: uv_spawn, an argv array, no
+ * shell; or, once the console has dropped root, by the privileged broker
+ * (privsep.h), which checks the argv again. A fabric mixing switch kinds
+ * has one driver per kind, each given the switches it serves. When a
+ * driver has exited and closed its output, the callback gets the result.
+ * Nothing is printed: a verb waits for its drivers through the console
+ * (driverun.h).
  */
 #ifndef HS_DRIVER_H
 #define HS_DRIVER_H
@@ -27,6 +29,8 @@ struct hs_driver_result {
 	const char *err;		/* stderr's first line, without the "NAME: " prefix */
 };
 
+#define HS_DRIVER_MAX	4	/* drivers of one fabric (one per switch kind) */
+
 struct hs_driver_job;
 /* r is NULL when the broker closed before it answered (the console ends) */
 typedef void (*hs_driver_cb)(void *arg, const struct hs_driver_result *r);
@@ -40,11 +44,24 @@ struct hs_driver_job *hs_driver_spawn(uv_loop_t *loop, char **argv, size_t out_m
  * its work alone */
 void hs_driver_abandon(struct hs_driver_job *job);
 
-/* the fabric's driver: $HOPSCOPE_DRIVER, else the one topo's switches name
- * (hs-driver-sonic when any switch says "driver sonic", hs-driver-lab
- * otherwise; share/drivers/README), the tree's when the console runs from
- * its build tree (*tree set), else the installed one */
-void hs_driver_path(const struct hs_topo *topo, char *buf, size_t len, bool *tree);
+/* The fabric's drivers: $HOPSCOPE_DRIVER alone (kind NULL: every switch),
+ * else one per kind the topology's switches name ("driver lab|sonic"; lab
+ * when none), lab first: hs-driver-KIND, the tree's when the console runs
+ * from its build tree (tree set), else the installed one. */
+struct hs_driver_set {
+	int n;
+	bool tree;
+	const char *kind[HS_DRIVER_MAX];
+	char path[HS_DRIVER_MAX][4096];
+};
+void hs_driver_set(const struct hs_topo *topo, struct hs_driver_set *set);
+/* whether the driver of kind serves switch sw (kind NULL: every one; a
+ * switch the topology does not name: the lab's) */
+bool hs_driver_serves(const struct hs_topo *topo, const char *kind, const char *sw);
+/* the part of list ("all" or "SW,SW") kind's driver serves, in out ("all",
+ * or the switches); 0 when none */
+int hs_driver_switches(const struct hs_topo *topo, const char *kind, const char *list,
+		       char *out, size_t len);
 /* " (set HOPSCOPE_DRIVER ...)" after an error ERR that running it gave, or "" */
 const char *hs_driver_hint(int err);
 

@@ -10,7 +10,7 @@
  * address with a port in brackets, [ADDR]:PORT) or "prefix PREFIX". The parsed rule
  * keeps the match in canonical words, which become the driver's argv:
  *
- *   DRIVER [--state DIR] add --session N --switches all|SW,SW --match WORD...
+ *   DRIVER [--state DIR] add [--id ID] --session N --switches all|SW,SW --match WORD...
  *   DRIVER [--state DIR] del --id ID
  *   DRIVER [--state DIR] list
  */
@@ -35,7 +35,7 @@ struct hs_mirror_rule {
 	enum hs_mirror_op op;
 	unsigned session;		/* default 1 */
 	char switches[512];		/* "all" or "SW,SW" */
-	uint64_t id;			/* del */
+	uint64_t id;			/* del; add: the id to give (0: the driver's) */
 	int nmatch;
 	char match[HS_MIRROR_WORDS][HS_MIRROR_WORD_MAX];
 };
@@ -59,5 +59,38 @@ int hs_mirror_argv(const struct hs_mirror_rule *r, const char *driver, const cha
  * a rule hs_mirror_parse accepts, for this driver and state. 0 or -1. */
 int hs_mirror_argv_check(int argc, char *const *argv, const char *driver, const char *state);
 
+/* ---- what drivers answer to 'list' -------------------------------------------
+ *
+ *   ID SESSION SWITCHES MATCH...             one line per rule
+ *   drift SWITCH ROW WHAT...                 where a switch differs
+ *
+ * One listing gathers the answers of the fabric's drivers: a rule that
+ * spans drivers (one id) is one row, its switches joined. */
+#define HS_MIRROR_LIST_MAX	65536
+
+struct hs_mirror_listed {
+	uint64_t id, session;
+	char switches[512];
+	char match[HS_MIRROR_WORDS * HS_MIRROR_WORD_MAX];
+};
+
+struct hs_mirror_drift {
+	char sw[HS_NAME_MAX];
+	char row[160];			/* "-" for the switch as a whole */
+	char what[256];
+};
+
+struct hs_mirror_listing {
+	struct hs_mirror_listed *rules;
+	size_t nrules;
+	struct hs_mirror_drift *drift;
+	size_t ndrift;
+};
+
+/* add one driver's answer; 0, or -1 with "line N: what" in err (one line)
+ * and l holding what came before */
+int hs_mirror_listing_add(struct hs_mirror_listing *l, const char *text, char *err,
+			  size_t errlen);
+void hs_mirror_listing_free(struct hs_mirror_listing *l);
 
 #endif

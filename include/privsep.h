@@ -67,10 +67,11 @@ struct hs_broker_result {
 /* res is NULL when the console shuts down with the request unanswered */
 typedef void (*hs_broker_cb)(void *arg, const struct hs_broker_result *res);
 
-/* Fork the broker (as root, before the drop) for the driver at path; state
- * is the lab state directory the console passes (NULL: none). Returns 0 or
- * -1 with err. */
-int hs_broker_start(uv_loop_t *loop, const char *driver, const char *state,
+/* Fork the broker (as root, before the drop) for the drivers at the paths
+ * of drivers (NULL-ended: the fabric's, one per switch kind); state is the
+ * lab state directory the console passes (NULL: none). Returns 0 or -1 with
+ * err. */
+int hs_broker_start(uv_loop_t *loop, const char *const *drivers, const char *state,
 		    char *err, size_t errlen);
 bool hs_broker_active(void);
 /* ask the broker to run argv (argv[0] the driver); cb is called once */
@@ -79,7 +80,7 @@ int hs_broker_run(char *const *argv, hs_broker_cb cb, void *arg);
 void hs_broker_stop(void);
 
 /* what the broker runs: a mirror argv (hs_mirror_argv_check), or exactly
- * DRIVER [--state STATE] snapshot. 0 or -1. */
+ * DRIVER [--state STATE] snapshot [--at-ns T]. 0 or -1. */
 int hs_driver_argv_check(int argc, char *const *argv, const char *driver, const char *state);
 
 #endif

@@ -70,6 +70,10 @@ struct hs_snap {
  * with "line N: what" in err and s empty. */
 int hs_snap_parse(const char *text, struct hs_snap *s, char *err, size_t errlen);
 void hs_snap_free(struct hs_snap *s);
+/* add the ports of from (another driver's, read at the same instant) to
+ * into, freeing from; -1 with err when the instants differ or a port
+ * repeats */
+int hs_snap_merge(struct hs_snap *into, struct hs_snap *from, char *err, size_t errlen);
 
 /* kept in the history: hs_store_snapshot() and friends (store.h) */
 

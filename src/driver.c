@@ -1,4 +1,4 @@
-/* driver.c - run the fabric's driver as a child process (driver.h) */
+/* driver.c - run the fabric's drivers as child processes (driver.h) */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -33,22 +33,32 @@ struct hs_driver_job {
 	size_t elen;
 };
 
-/* the driver the topology's switches name: sonic when any switch has it */
-static const char *driver_name(const struct hs_topo *topo)
+/* the switch kinds the topology's switches name, lab first */
+static int fabric_kinds(const struct hs_topo *topo, const char **kinds)
 {
-	for (int i = 0; topo && i < topo->nsw; i++)
-		if (strcmp(topo->sw[i].driver, "sonic") == 0)
-			return "hs-driver-sonic";
-	return "hs-driver-lab";
+	static const char *const known[] = { "lab", "sonic" };
+	int n = 0;
+
+	for (size_t k = 0; k < HS_ARRAY_SIZE(known); k++) {
+		bool used = !topo && k == 0;
+
+		for (int i = 0; topo && i < topo->nsw && !used; i++)
+			used = strcmp(topo->sw[i].driver, known[k]) == 0;
+		if (used)
+			kinds[n++] = known[k];
+	}
+	if (n == 0)
+		kinds[n++] = known[0];
+	return n;
 }
 
-void hs_driver_path(const struct hs_topo *topo, char *buf, size_t len, bool *tree)
+void hs_driver_set(const struct hs_topo *topo, struct hs_driver_set *set)
 {
 	const char *env = getenv("HOPSCOPE_DRIVER");
-	const char *name = driver_name(topo);
+	bool tree = false;
 	char abs[PATH_MAX];
 
-	*tree = false;
+	memset(set, 0, sizeof(*set));
 #if defined(HS_BUILDDIR) && defined(HS_SRCDIR)
 	{
 		char exe[PATH_MAX];
@@ -57,30 +67,73 @@ void hs_driver_path(const struct hs_topo *topo, char *buf, size_t len, bool *tre
 
 		if (n > 0) {
 			exe[n] = '\0';
-			*tree = strncmp(exe, HS_BUILDDIR, bl) == 0 && exe[bl] == '/';
+			tree = strncmp(exe, HS_BUILDDIR, bl) == 0 && exe[bl] == '/';
 		}
 	}
-#endif
-	/* the SONiC driver reads the console's topology (the switches' redis
-	 * addresses); set before the broker forks, so what it runs sees it too */
-	if (strcmp(name, "hs-driver-sonic") == 0 && topo && topo->path &&
-	    realpath(topo->path, abs))
-		setenv("HOPSCOPE_TOPO", abs, 0);
-	/* the environment first, then the tree's driver, then the installed one */
-	if (env && *env)
-		snprintf(buf, len, "%s", env);
-	else
-		snprintf(buf, len, "%s/%s", HS_LIBEXECDIR, name);
-#if defined(HS_BUILDDIR) && defined(HS_SRCDIR)
-	if (*tree && !(env && *env) && strcmp(name, "hs-driver-lab") == 0)
-		snprintf(buf, len, "%s/share/lab/%s", HS_SRCDIR, name);
-	else if (*tree && !(env && *env))
-		snprintf(buf, len, "%s/%s", HS_BUILDDIR, name);
 	/* the tree's driver runs the tree's snapshot reader; set before the
 	 * broker forks, so what it runs sees it too */
-	if (*tree)
+	if (tree)
 		setenv("HOPSCOPE_SNAP", HS_BUILDDIR "/hs-snap", 0);
 #endif
+	set->tree = tree;
+	/* the environment names one driver for every switch */
+	if (env && *env) {
+		set->n = 1;
+		set->kind[0] = NULL;
+		snprintf(set->path[0], sizeof(set->path[0]), "%s", env);
+		return;
+	}
+	set->n = fabric_kinds(topo, set->kind);
+	for (int i = 0; i < set->n; i++) {
+		bool lab = strcmp(set->kind[i], "lab") == 0;
+
+		/* the SONiC driver reads the console's topology (the switches'
+		 * redis addresses); set before the broker forks */
+		if (!lab && topo && topo->path && realpath(topo->path, abs))
+			setenv("HOPSCOPE_TOPO", abs, 0);
+		/* the tree's driver, else the installed one */
+		snprintf(set->path[i], sizeof(set->path[i]), "%s/hs-driver-%s", HS_LIBEXECDIR,
+			 set->kind[i]);
+#if defined(HS_BUILDDIR) && defined(HS_SRCDIR)
+		if (tree && lab)
+			snprintf(set->path[i], sizeof(set->path[i]), "%s/share/lab/hs-driver-lab",
+				 HS_SRCDIR);
+		else if (tree)
+			snprintf(set->path[i], sizeof(set->path[i]), "%s/hs-driver-%s", HS_BUILDDIR,
+				 set->kind[i]);
+#endif
+	}
+}
+
+bool hs_driver_serves(const struct hs_topo *topo, const char *kind, const char *sw)
+{
+	int i = topo ? hs_topo_switch_by_name(topo, sw) : -1;
+
+	if (!kind)
+		return true;
+	return i < 0 ? strcmp(kind, "lab") == 0 : strcmp(topo->sw[i].driver, kind) == 0;
+}
+
+int hs_driver_switches(const struct hs_topo *topo, const char *kind, const char *list,
+		       char *out, size_t len)
+{
+	size_t off = 0;
+
+	out[0] = '\0';
+	if (strcmp(list, "all") == 0) {
+		snprintf(out, len, "all");
+		return 1;
+	}
+	for (const char *p = list; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+		char name[HS_NAME_MAX];
+
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(p, ","), p);
+		if (!hs_driver_serves(topo, kind, name))
+			continue;
+		off += (size_t)snprintf(out + off, off < len ? len - off : 0, "%s%s",
+					off ? "," : "", name);
+	}
+	return off > 0 && off < len;
 }
 
 /* where a driver could not be run: say how to name another */

@@ -4,6 +4,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mirror.h"
@@ -287,6 +288,11 @@ int hs_mirror_argv(const struct hs_mirror_rule *r, const char *driver, const cha
 	case HS_MIRROR_ADD:
 		snprintf(sessbuf, sesslen, "%u", r->session);
 		argv[n++] = (char *)"add";
+		if (r->id) {	/* the id another driver gave the same rule */
+			snprintf(idbuf, idlen, "%" PRIu64, r->id);
+			argv[n++] = (char *)"--id";
+			argv[n++] = idbuf;
+		}
 		argv[n++] = (char *)"--session";
 		argv[n++] = sessbuf;
 		argv[n++] = (char *)"--switches";
@@ -307,6 +313,8 @@ int hs_mirror_argv_check(int argc, char *const *argv, const char *driver, const 
 	char *words[HS_MIRROR_ARGV_MAX], *again[HS_MIRROR_ARGV_MAX];
 	char idbuf[24], sessbuf[8], err[256];
 	struct hs_mirror_rule r;
+	const char *id = NULL;
+	uint64_t v;
 	int i = 1, nw = 0, n;
 
 	if (argc < 2 || argc >= HS_MIRROR_ARGV_MAX || !driver || strcmp(argv[0], driver) != 0)
@@ -321,20 +329,32 @@ int hs_mirror_argv_check(int argc, char *const *argv, const char *driver, const 
 	} else if (strcmp(argv[i], "del") == 0 && argc == i + 3) {
 		words[nw++] = argv[i];
 		words[nw++] = argv[i + 2];
-	} else if (strcmp(argv[i], "add") == 0 && argc > i + 6 &&
-		   argc - (i + 6) <= HS_MIRROR_WORDS) {
+	} else if (strcmp(argv[i], "add") == 0) {
+		int j = i;
+
+		if (argc > i + 2 && strcmp(argv[i + 1], "--id") == 0) {
+			id = argv[i + 2];
+			j = i + 2;
+		}
+		if (argc <= j + 6 || argc - (j + 6) > HS_MIRROR_WORDS)
+			return -1;
 		words[nw++] = argv[i];
 		words[nw++] = (char *)"on";
-		words[nw++] = argv[i + 4];
+		words[nw++] = argv[j + 4];
 		words[nw++] = (char *)"session";
-		words[nw++] = argv[i + 2];
-		for (int k = i + 6; k < argc; k++)
+		words[nw++] = argv[j + 2];
+		for (int k = j + 6; k < argc; k++)
 			words[nw++] = argv[k];
 	} else {
 		return -1;
 	}
 	if (hs_mirror_parse(nw, words, NULL, &r, err, sizeof(err)) < 0)
 		return -1;
+	if (id) {
+		if (hs_parse_dec(id, UINT32_MAX, &v) < 0 || v == 0)
+			return -1;
+		r.id = v;
+	}
 	n = hs_mirror_argv(&r, driver, state, idbuf, sizeof(idbuf), sessbuf, sizeof(sessbuf),
 			   again);
 	if (n != argc)
@@ -343,4 +363,135 @@ int hs_mirror_argv_check(int argc, char *const *argv, const char *driver, const 
 		if (strcmp(again[k], argv[k]) != 0)
 			return -1;
 	return 0;
+}
+
+/* ---- what drivers answer to 'list' ------------------------------------------ */
+
+static int listing_rule(struct hs_mirror_listing *l, char *line, char *err, size_t errlen)
+{
+	char *f[3], *rest = line;
+	struct hs_mirror_listed row = { 0 };
+	size_t k;
+
+	for (int i = 0; i < 3; i++) {
+		rest += strspn(rest, " ");
+		f[i] = rest;
+		rest += strcspn(rest, " ");
+		if (!*rest)
+			return hs_errf(err, errlen, "expected 'ID SESSION SWITCHES MATCH...'");
+		*rest++ = '\0';
+	}
+	rest += strspn(rest, " ");
+	if (hs_parse_dec(f[0], UINT32_MAX, &row.id) < 0 || row.id == 0)
+		return hs_errf(err, errlen, "invalid rule id '%.24s'", f[0]);
+	if (hs_parse_dec(f[1], HS_MIRROR_SESSION_MAX, &row.session) < 0)
+		return hs_errf(err, errlen, "invalid session '%.24s'", f[1]);
+	if (strlen(f[2]) >= sizeof(row.switches) || strlen(rest) >= sizeof(row.match) || !*rest)
+		return hs_errf(err, errlen, "a rule's switches or match is empty or too long");
+	if (strcmp(f[2], "all") != 0) {
+		for (const char *p = f[2]; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+			char name[HS_NAME_MAX];
+			size_t n = strcspn(p, ",");
+
+			if (n == 0 || n >= sizeof(name))
+				return hs_errf(err, errlen, "invalid switch list '%.40s'", f[2]);
+			memcpy(name, p, n);
+			name[n] = '\0';
+			if (!hs_name_ok(name))
+				return hs_errf(err, errlen, "invalid switch name '%.40s'", name);
+		}
+	}
+	snprintf(row.switches, sizeof(row.switches), "%s", f[2]);
+	snprintf(row.match, sizeof(row.match), "%s", rest);
+	for (k = 0; k < l->nrules && l->rules[k].id != row.id; k++)
+		;
+	if (k < l->nrules) {
+		/* the same rule on another driver's switches */
+		struct hs_mirror_listed *o = &l->rules[k];
+		size_t len = strlen(o->switches);
+
+		if (strcmp(o->switches, "all") == 0 || strcmp(row.switches, "all") == 0) {
+			snprintf(o->switches, sizeof(o->switches), "all");
+		} else if (len + 1 + strlen(row.switches) < sizeof(o->switches)) {
+			snprintf(o->switches + len, sizeof(o->switches) - len, ",%s", row.switches);
+		} else {
+			return hs_errf(err, errlen, "rule %" PRIu64 " spans too many switches",
+				    row.id);
+		}
+		return 0;
+	}
+	if (l->nrules == HS_MIRROR_LIST_MAX)
+		return hs_errf(err, errlen, "more than %d rules", HS_MIRROR_LIST_MAX);
+	if (l->nrules % 16 == 0) {
+		l->rules = realloc(l->rules, (l->nrules + 16) * sizeof(*l->rules));
+		if (!l->rules)
+			abort();
+	}
+	l->rules[l->nrules++] = row;
+	return 0;
+}
+
+/* "drift SWITCH ROW WHAT..." */
+static int listing_drift(struct hs_mirror_listing *l, char *line, char *err, size_t errlen)
+{
+	struct hs_mirror_drift d = { 0 };
+	char *save = NULL, *sw, *row, *what;
+
+	strtok_r(line, " ", &save);
+	sw = strtok_r(NULL, " ", &save);
+	row = strtok_r(NULL, " ", &save);
+	what = save;
+	if (!sw || !row || !what || !*what)
+		return hs_errf(err, errlen, "expected 'drift SWITCH ROW WHAT'");
+	if (!hs_name_ok(sw))
+		return hs_errf(err, errlen, "invalid switch name '%.40s'", sw);
+	if (strlen(row) >= sizeof(d.row) || strlen(what) >= sizeof(d.what))
+		return hs_errf(err, errlen, "a drift line's row or text is too long");
+	if (l->ndrift == HS_MIRROR_LIST_MAX)
+		return hs_errf(err, errlen, "more than %d drift lines", HS_MIRROR_LIST_MAX);
+	snprintf(d.sw, sizeof(d.sw), "%s", sw);
+	snprintf(d.row, sizeof(d.row), "%s", row);
+	snprintf(d.what, sizeof(d.what), "%s", what);
+	if (l->ndrift % 16 == 0) {
+		l->drift = realloc(l->drift, (l->ndrift + 16) * sizeof(*l->drift));
+		if (!l->drift)
+			abort();
+	}
+	l->drift[l->ndrift++] = d;
+	return 0;
+}
+
+int hs_mirror_listing_add(struct hs_mirror_listing *l, const char *text, char *err,
+			  size_t errlen)
+{
+	char line[1024], why[256];
+	int n = 0;
+
+	for (const char *p = text; *p; ) {
+		size_t len = strcspn(p, "\n");
+
+		n++;
+		if (len >= sizeof(line))
+			return hs_errf(err, errlen, "line %d: longer than %zu characters", n,
+				    sizeof(line) - 1);
+		memcpy(line, p, len);
+		line[len] = '\0';
+		p += len + (p[len] == '\n');
+		for (char *c = line; *c; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				return hs_errf(err, errlen, "line %d: a control character", n);
+		if (!*line)
+			continue;
+		if ((strncmp(line, "drift ", 6) == 0 ? listing_drift(l, line, why, sizeof(why)) :
+		     listing_rule(l, line, why, sizeof(why))) < 0)
+			return hs_errf(err, errlen, "line %d: %s", n, why);
+	}
+	return 0;
+}
+
+void hs_mirror_listing_free(struct hs_mirror_listing *l)
+{
+	free(l->rules);
+	free(l->drift);
+	memset(l, 0, sizeof(*l));
 }

@@ -9,12 +9,16 @@
  *   request  u32 seq, u32 len, len bytes: argv strings, each NUL-ended
  *   reply    u32 seq, i32 exit status, i32 signal, u32 outlen, u32 errlen,
  *            outlen bytes of stdout, errlen bytes of stderr
- * The broker answers one request at a time, in order.
+ * The broker runs each request on a thread of its own, so that the drivers
+ * of a fabric mixing switch kinds read a snapshot at one instant together;
+ * the replies come as the drivers finish, whole, in any order.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
@@ -232,10 +236,13 @@ struct run_result {
 	uint32_t errlen;
 };
 
-/* the driver's words for 'snapshot take': DRIVER [--state STATE] snapshot */
+/* the driver's words for 'snapshot take':
+ * DRIVER [--state STATE] snapshot [--at-ns T] */
 static int snapshot_argv_check(int argc, char *const *argv, const char *driver,
 			       const char *state)
 {
+	char canon[24];
+	uint64_t at;
 	int i = 1;
 
 	if (!driver || strcmp(argv[0], driver) != 0)
@@ -245,7 +252,13 @@ static int snapshot_argv_check(int argc, char *const *argv, const char *driver,
 			return -1;
 		i = 3;
 	}
-	return argc == i + 1 && strcmp(argv[i], "snapshot") == 0 ? 0 : -1;
+	if (argc == i + 1)
+		return strcmp(argv[i], "snapshot") == 0 ? 0 : -1;
+	if (argc != i + 3 || strcmp(argv[i], "snapshot") != 0 || strcmp(argv[i + 1], "--at-ns") != 0 ||
+	    hs_parse_dec(argv[i + 2], UINT64_MAX, &at) < 0)
+		return -1;
+	snprintf(canon, sizeof(canon), "%" PRIu64, at);
+	return strcmp(canon, argv[i + 2]) == 0 ? 0 : -1;
 }
 
 int hs_driver_argv_check(int argc, char *const *argv, const char *driver, const char *state)
@@ -364,47 +377,83 @@ static void run_driver(const char *driver, char **argv, struct run_result *r)
 		r->status = WEXITSTATUS(st);
 }
 
-static void broker_main(int fd, const char *driver, const char *state)
-{
-	static struct run_result r;
-	static char req[REQ_MAX + 1];
+/* one request, run on a thread of its own */
+struct broker_req {
+	int fd;
+	uint32_t seq;
+	const char *driver;		/* NULL: refused */
+	char *argv[HS_MIRROR_ARGV_MAX + 1];
+	char req[REQ_MAX + 1];
+	struct run_result r;
+};
 
+static pthread_mutex_t reply_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void *broker_job(void *arg)
+{
+	struct broker_req *q = arg;
+	uint32_t rep[5];
+	bool ok;
+
+	if (!q->driver)
+		result_msg(&q->r, 126, "refused: the privileged helper runs only the fabric's "
+			   "drivers, for a valid mirror rule or a snapshot");
+	else
+		run_driver(q->driver, q->argv, &q->r);
+	rep[0] = q->seq;
+	rep[1] = (uint32_t)q->r.status;
+	rep[2] = (uint32_t)q->r.sig;
+	rep[3] = q->r.outlen;
+	rep[4] = q->r.errlen;
+	pthread_mutex_lock(&reply_mu);	/* one reply at a time, whole */
+	ok = write_full(q->fd, rep, sizeof(rep)) == 0 &&
+	     write_full(q->fd, q->r.out, q->r.outlen) == 0 &&
+	     write_full(q->fd, q->r.err, q->r.errlen) == 0;
+	pthread_mutex_unlock(&reply_mu);
+	if (!ok)
+		_exit(0);
+	free(q);
+	return NULL;
+}
+
+static void broker_main(int fd, const char *const *drivers, const char *state)
+{
 	for (;;) {
-		uint32_t hdr[2], rep[5];
-		char *argv[HS_MIRROR_ARGV_MAX + 1];
+		struct broker_req *q = calloc(1, sizeof(*q));
+		uint32_t hdr[2];
 		int argc = 0;
 		size_t off = 0;
+		pthread_attr_t at;
+		pthread_t t;
 
+		if (!q)
+			_exit(1);
 		if (read_full(fd, hdr, sizeof(hdr)) < 0 || hdr[1] == 0 || hdr[1] > REQ_MAX ||
-		    read_full(fd, req, hdr[1]) < 0)
+		    read_full(fd, q->req, hdr[1]) < 0)
 			_exit(0);	/* the console closed (or spoke nonsense) */
-		memset(&r, 0, sizeof(r));
-		req[hdr[1]] = '\0';
-		if (req[hdr[1] - 1] != '\0') {
+		q->fd = fd;
+		q->seq = hdr[0];
+		q->req[hdr[1]] = '\0';
+		if (q->req[hdr[1] - 1] != '\0') {
 			argc = -1;
 		} else {
 			while (off < hdr[1] && argc < HS_MIRROR_ARGV_MAX) {
-				argv[argc++] = req + off;
-				off += strlen(req + off) + 1;
+				q->argv[argc++] = q->req + off;
+				off += strlen(q->req + off) + 1;
 			}
 			if (off < hdr[1])
 				argc = -1;
 		}
 		if (argc > 0)
-			argv[argc] = NULL;
-		if (argc <= 0 || hs_driver_argv_check(argc, argv, driver, state) < 0)
-			result_msg(&r, 126, "refused: the privileged helper runs only the fabric's "
-				   "driver, for a valid mirror rule or a snapshot");
-		else
-			run_driver(driver, argv, &r);
-		rep[0] = hdr[0];
-		rep[1] = (uint32_t)r.status;
-		rep[2] = (uint32_t)r.sig;
-		rep[3] = r.outlen;
-		rep[4] = r.errlen;
-		if (write_full(fd, rep, sizeof(rep)) < 0 || write_full(fd, r.out, r.outlen) < 0 ||
-		    write_full(fd, r.err, r.errlen) < 0)
-			_exit(0);
+			q->argv[argc] = NULL;
+		for (int i = 0; argc > 0 && drivers[i]; i++)
+			if (hs_driver_argv_check(argc, q->argv, drivers[i], state) == 0)
+				q->driver = drivers[i];
+		pthread_attr_init(&at);
+		pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+		if (pthread_create(&t, &at, broker_job, q) != 0)
+			broker_job(q);	/* no thread: run it here */
+		pthread_attr_destroy(&at);
 	}
 }
 
@@ -524,7 +573,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 		uv_unref((uv_handle_t *)&bk.pipe);
 }
 
-int hs_broker_start(uv_loop_t *loop, const char *driver, const char *state,
+int hs_broker_start(uv_loop_t *loop, const char *const *drivers, const char *state,
 		    char *err, size_t errlen)
 {
 	int sv[2], rc;
@@ -559,7 +608,7 @@ int hs_broker_start(uv_loop_t *loop, const char *driver, const char *state,
 		signal(SIGCHLD, SIG_DFL);
 		if (getppid() == 1)
 			_exit(0);
-		broker_main(3, driver, state);
+		broker_main(3, drivers, state);
 		_exit(0);
 	}
 	close(sv[1]);

@@ -3,6 +3,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -218,6 +219,29 @@ void hs_snap_free(struct hs_snap *s)
 {
 	free(s->ports);
 	memset(s, 0, sizeof(*s));
+}
+
+int hs_snap_merge(struct hs_snap *into, struct hs_snap *from, char *err, size_t errlen)
+{
+	const struct hs_snap_port *dup = NULL;
+	size_t n = into->nports;
+
+	if (from->target_ns != into->target_ns) {
+		hs_errf(err, errlen, "the drivers read at different instants (%" PRIu64 " and %"
+			PRIu64 ")", into->target_ns, from->target_ns);
+		hs_snap_free(from);
+		return -1;
+	}
+	into->ports = realloc(into->ports, (n + from->nports + 1) * sizeof(*into->ports));
+	if (!into->ports)
+		abort();
+	memcpy(into->ports + n, from->ports, from->nports * sizeof(*from->ports));
+	into->nports += from->nports;
+	hs_snap_free(from);
+	if (summarize(into, &dup) < 0)
+		return hs_errf(err, errlen, "port '%s' of switch '%s' read by two drivers",
+			    dup->port, dup->sw);
+	return 0;
 }
 
 /* ---- comparing two snapshots -------------------------------------------------- */

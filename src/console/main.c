@@ -270,12 +270,14 @@ int main(int argc, char **argv)
 		}
 	}
 	if (privs.drop) {
-		/* the fabric's driver needs root: a broker keeps it, forked now */
-		char driver[4096];
-		bool tree;
+		/* the fabric's drivers need root: a broker keeps it, forked now */
+		static struct hs_driver_set ds;
+		const char *drivers[HS_DRIVER_MAX + 1] = { NULL };
 
-		hs_driver_path(ctx.topo, driver, sizeof(driver), &tree);
-		if (hs_broker_start(ctx.loop, driver, ctx.lab_state, perr, sizeof(perr)) < 0) {
+		hs_driver_set(ctx.topo, &ds);
+		for (int i = 0; i < ds.n; i++)
+			drivers[i] = ds.path[i];
+		if (hs_broker_start(ctx.loop, drivers, ctx.lab_state, perr, sizeof(perr)) < 0) {
 			out_err(&ctx.out, "%s", perr);
 			ctx.exit_status = 1;
 			goto out;

@@ -1,9 +1,9 @@
 /* hs-driver-sonic.c - hopscope's driver for SONiC switches: rows in CONFIG_DB
  *
- *   hs-driver-sonic [OPTIONS] add --session N --switches all|SW[,SW...] --match SPEC
+ *   hs-driver-sonic [OPTIONS] add [--id ID] --session N --switches all|SW[,SW...] --match SPEC
  *   hs-driver-sonic [OPTIONS] del --id ID
  *   hs-driver-sonic [OPTIONS] list
- *   hs-driver-sonic [OPTIONS] snapshot [--delay-ms N]
+ *   hs-driver-sonic [OPTIONS] snapshot [--delay-ms N | --at-ns T]
  *
  * The interface is the one every driver speaks (share/drivers/README). A
  * SONiC switch is configured through redis: CONFIG_DB (database 4) holds
@@ -86,10 +86,10 @@ static void __attribute__((format(printf, 1, 2), noreturn)) die(const char *fmt,
 static void usage(FILE *f)
 {
 	fputs("usage: " PROG " [--topo FILE] [--state DIR] [--timeout-ms N] [--dry-run] COMMAND\n"
-	      "  add --session N --switches all|SW[,SW...] --match SPEC\n"
+	      "  add [--id ID] --session N --switches all|SW[,SW...] --match SPEC\n"
 	      "  del --id ID\n"
 	      "  list\n"
-	      "  snapshot [--delay-ms N]\n"
+	      "  snapshot [--delay-ms N | --at-ns T]\n"
 	      "SPEC: default | syn | fin | rst | debug | bgp | roce\n"
 	      "      | flow tcp|udp|icmp|any SRC[:PORT] DST[:PORT] | prefix PREFIX\n", f);
 }
@@ -251,6 +251,45 @@ static void state_read(void)
 		nrules++;
 	}
 	fclose(f);
+}
+
+/* DIR/next-id: the next id any driver keeping its rules in DIR may give,
+ * so that the drivers of one fabric never give the same id to two rules */
+static uint64_t shared_next(void)
+{
+	char path[PATH_MAX + 16], line[32];
+	uint64_t v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/next-id", state_dir);
+	f = fopen(path, "r");
+	if (!f) {
+		if (errno != ENOENT)
+			die("cannot read '%s': %s", path, strerror(errno));
+		return 0;
+	}
+	if (!fgets(line, sizeof(line), f) ||
+	    hs_parse_dec((line[strcspn(line, "\n")] = '\0', line), UINT32_MAX, &v) < 0)
+		v = 0;		/* unreadable: the drivers' own records still hold */
+	fclose(f);
+	return v;
+}
+
+static void shared_write(uint64_t next)
+{
+	char path[PATH_MAX + 16], tmp[PATH_MAX + 32];
+	FILE *f;
+
+	if (next <= shared_next())
+		return;
+	snprintf(path, sizeof(path), "%s/next-id", state_dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f)
+		die("cannot write '%s': %s", tmp, strerror(errno));
+	fprintf(f, "%" PRIu64 "\n", next);
+	if (fflush(f) != 0 || fsync(fileno(f)) != 0 || fclose(f) != 0 || rename(tmp, path) != 0)
+		die("cannot write '%s': %s", path, strerror(errno));
 }
 
 static void state_write(void)
@@ -961,7 +1000,7 @@ static void cmd_add(int argc, char **argv)
 	struct rule nr, *r = &nr;
 	char canon[256], *switches = NULL;
 	struct acl m;
-	uint64_t v;
+	uint64_t v, given = 0;
 	int i;
 
 	memset(r, 0, sizeof(*r));
@@ -977,6 +1016,9 @@ static void cmd_add(int argc, char **argv)
 			if (hs_parse_dec(argv[i + 1], 1023, &v) < 0)
 				bad("invalid session '%s': expected 0 to 1023", argv[i + 1]);
 			r->session = (unsigned)v;
+		} else if (!strcmp(argv[i], "--id")) {
+			if (hs_parse_dec(argv[i + 1], UINT32_MAX, &given) < 0 || given == 0)
+				bad("invalid rule id '%s': expected 1 to %u", argv[i + 1], UINT32_MAX);
 		} else if (!strcmp(argv[i], "--switches")) {
 			switches = argv[i + 1];
 		} else {
@@ -1023,14 +1065,21 @@ static void cmd_add(int argc, char **argv)
 	state_read();
 	if (nrules == MAX_RULES)
 		die("too many rules (at most %d)", MAX_RULES);
-	nr.id = next_id;
+	if (shared_next() > next_id)
+		next_id = shared_next();
+	for (int k = 0; given && k < nrules; k++)
+		if (rules[k].id == given)
+			bad("rule id '%" PRIu64 "' is in use", given);
+	nr.id = given ? given : next_id;
 	r = &rules[nrules++];
 	*r = nr;
 	reconcile(r->resolved);
 	if (dry_run)
 		return;
-	next_id++;
+	if (r->id >= next_id)
+		next_id = r->id + 1;
 	state_write();
+	shared_write(next_id);
 	printf("%" PRIu64 "\n", r->id);
 }
 
@@ -1176,16 +1225,25 @@ static void cmd_snapshot(int argc, char **argv)
 	char first[512] = "";
 	int ports = 0;
 
+	uint64_t now = hs_wall_ns(), given = 0;
+
 	for (int i = 0; i < argc; i += 2) {
-		if (strcmp(argv[i], "--delay-ms"))
+		if (strcmp(argv[i], "--delay-ms") && strcmp(argv[i], "--at-ns"))
 			bad("unknown option '%s'", argv[i]);
 		if (i + 1 >= argc)
-			bad("option '--delay-ms' needs a value");
-		if (hs_parse_dec(argv[i + 1], 5000, &delay) < 0 || delay < 10)
+			bad("option '%s' needs a value", argv[i]);
+		if (!strcmp(argv[i], "--at-ns")) {
+			/* an instant other drivers were given too: from now to 5 s on */
+			if (hs_parse_dec(argv[i + 1], UINT64_MAX, &given) < 0 ||
+			    given > now + 5000000000u)
+				bad("invalid instant '%s': expected nanoseconds since the epoch, "
+				    "at most 5 s ahead", argv[i + 1]);
+		} else if (hs_parse_dec(argv[i + 1], 5000, &delay) < 0 || delay < 10) {
 			bad("invalid delay '%s': expected 10 to 5000 milliseconds", argv[i + 1]);
+		}
 	}
 	load_topo();
-	at = hs_wall_ns() + delay * 1000000u;
+	at = given ? given : now + delay * 1000000u;
 	tmp = calloc((size_t)nsws, sizeof(*tmp));
 	pids = calloc((size_t)nsws, sizeof(*pids));
 	fflush(stdout);

@@ -26,4 +26,24 @@ if [ ! -e /usr/local/libexec/hopscope/hs-driver-lab ]; then
 	check "no driver installed: the error says to set HOPSCOPE_DRIVER" \
 		eval 'failed_cleanly && has "set HOPSCOPE_DRIVER" "$tmp/err"'
 fi
+# what a driver answers is checked: a malformed answer or one too long is one
+# error naming the driver, never a crash nor a half-shown list
+cat >"$tmp/badlist" <<'SH'
+#!/bin/sh
+printf '1 1 all default\n2 x leaf1 syn\n'
+SH
+cat >"$tmp/longlist" <<'SH'
+#!/bin/sh
+i=1
+while [ $i -le 2000 ]; do echo "$i 1 all flow tcp 10.0.0.1:80 10.0.0.2:8080"; i=$((i + 1)); done
+SH
+chmod +x "$tmp/badlist" "$tmp/longlist"
+HOPSCOPE_DRIVER=$tmp/badlist hs --db "$tmp/h.db" -c 'mirror list'
+check "a malformed list answer is one error naming the driver and the line" \
+	eval 'failed_cleanly && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+	has "bad answer from .*badlist.*line 2: invalid session .x." "$tmp/err" && hasnt "default" "$tmp/out"'
+HOPSCOPE_DRIVER=$tmp/longlist hs --db "$tmp/h.db" -c 'mirror list'
+check "a list answer too long to hold is one error, not a list cut short" \
+	eval 'failed_cleanly && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+	has "answer of .*longlist.* is longer than" "$tmp/err" && hasnt "flow tcp" "$tmp/out"'
 finish

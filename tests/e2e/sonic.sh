@@ -264,6 +264,21 @@ drv add --switches leaf1 --match flow tcp 10.1.1.1 2001:db8::1
 check "a flow mixing IPv4 and IPv6 exits 2 naming both, nothing changed" \
 	eval '[ "$st" -eq 2 ] && has "not of one family" "$tmp/err" && rows_as_before'
 
+# --- ids shared with the other drivers of a mixed fabric ------------------------------
+drv add --id 500 --session 1 --switches leaf1 --match syn
+check "add --id gives the rule the id another driver gave it" \
+	eval '[ "$st" -eq 0 ] && [ "$(cat "$tmp/out")" = 500 ] &&
+	[ -n "$(r leaf1 --scan --pattern "ACL_RULE|hopscope_mirror|hopscope_500_1")" ]'
+drv add --id 500 --session 1 --switches leaf2 --match fin
+check "an id in use is refused as a bad request" \
+	eval '[ "$st" -eq 2 ] && has "rule id .500. is in use" "$tmp/err"'
+check "the next id any driver of the state directory may give is recorded" \
+	eval '[ "$(cat "$tmp/state/next-id")" = 501 ]'
+echo 900 >"$tmp/state/next-id"	# another driver gave up to 899
+drv add --session 1 --switches leaf1 --match fin
+check "a new rule takes no id another driver of the state directory gave" \
+	eval '[ "$st" -eq 0 ] && [ "$(cat "$tmp/out")" = 900 ]'
+
 # --- snapshot: COUNTERS_DB ------------------------------------------------------------
 for sw in leaf1 leaf2; do
 	i=0
@@ -285,6 +300,13 @@ check "a port's counters: unicast and other packets summed, bytes, discards" \
 at=$(sed -n 's/^snapshot //p' "$tmp/out")
 check "every switch read at or after the agreed instant" \
 	awk -v at="$at" '$1 == "port" && $4 < at { bad = 1 } END { exit bad }' "$tmp/out"
+given=$(($(date +%s%N) + 100000000))
+drv snapshot --at-ns "$given"
+check "snapshot --at-ns reads at the instant given (the other drivers' one)" \
+	eval '[ "$st" -eq 0 ] && has "^snapshot $given$" "$tmp/out" &&
+	awk -v at="$given" '"'"'$1 == "port" && $4 < at { bad = 1 } END { exit bad }'"'"' "$tmp/out"'
+drv snapshot --at-ns $(($(date +%s%N) + 60000000000))
+check "an instant more than 5 s ahead is refused" [ "$st" -eq 2 ]
 
 # --- removing everything ----------------------------------------------------------------
 for id in $(sed -n 's/^\([0-9][0-9]*\) .*/\1/p' "$tmp/state/sonic.rules"); do

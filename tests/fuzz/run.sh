@@ -19,7 +19,7 @@ top_builddir=${top_builddir:-$top_srcdir}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 CC=${FUZZ_CC:-clang}
 JOBS=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
-ALL="decode cmdline runbook topo probe mirror alert snapshot pfile"
+ALL="decode cmdline runbook topo probe mirror alert snapshot pfile driver"
 TARGETS=${*:-$ALL}
 
 B=$top_builddir/tests/fuzz/build

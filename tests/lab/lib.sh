@@ -105,3 +105,17 @@ trace_path() {
 }
 
 role_of() { awk -v s="$1" '$1 == "switch" && $2 == s { print $4 }' "$LAB_STATE/topo"; }
+
+# a lab with SONiC switches (hopscope-lab up --sonic): redis's tools, the
+# tree's agent and driver
+sonic_init() {
+	local t
+	for t in redis-server redis-cli python3; do
+		command -v $t >/dev/null 2>&1 ||
+			{ echo "SKIP: $TEST: $t is missing (share/quickstart.sh test installs it)" >&2; exit 77; }
+	done
+	lab_init
+	need_built hopscope hs-agent hs-driver-sonic
+}
+# redis-cli ARGS on the CONFIG_DB of SONiC lab switch SW
+config_db() { local sw=$1; shift; redis-cli --raw -s "$LAB_STATE/sonic/$sw/redis.sock" -n 4 "$@"; }

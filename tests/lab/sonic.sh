@@ -11,19 +11,12 @@
 # the redis servers.
 set -euo pipefail
 . "${top_srcdir:-.}/tests/lab/lib.sh"
-for t in redis-server redis-cli python3; do
-	command -v $t >/dev/null 2>&1 ||
-		{ echo "SKIP: $TEST: $t is missing (share/quickstart.sh test installs it)" >&2; exit 77; }
-done
-lab_init
-need_built hopscope hs-agent hs-driver-sonic
-
-R() { local sw=$1; shift; redis-cli --raw -s "$LAB_STATE/sonic/$sw/redis.sock" -n 4 "$@"; }
+sonic_init
 # a switch's rows other than hopscope's, one "KEY FIELD VALUE" line per field
 theirs() {
 	local k
-	for k in $(R "$1" --scan | grep -v '|hopscope' | sort); do
-		R "$1" HGETALL "$k" | paste -d' ' - - | sed "s/^/$k /" | sort
+	for k in $(config_db "$1" --scan | grep -v '|hopscope' | sort); do
+		config_db "$1" HGETALL "$k" | paste -d' ' - - | sed "s/^/$k /" | sort
 	done
 }
 nfrules() { ip netns exec "hs-$1" iptables -t raw -S HS_MIRROR | grep -c -- '-j NFLOG' || true; }
@@ -44,18 +37,18 @@ settle() {
 lab up --sonic --shape leafspine:2,2,2 >"$LAB_STATE/up.out" 2>&1 || fail "up --sonic failed: $(tail -n 3 "$LAB_STATE/up.out")"
 grep -q "^switch leaf1 .* driver sonic redis unix:$LAB_STATE/sonic/leaf1/redis.sock$" "$LAB_STATE/topo" ||
 	fail "the topology does not name leaf1's redis: $(grep leaf1 "$LAB_STATE/topo")"
-[ "$(R leaf1 --scan --pattern 'PORT|*' | sort | tr '\n' ' ')" = "PORT|h1 PORT|h2 PORT|spine1 PORT|spine2 " ] ||
-	fail "leaf1's PORT rows: $(R leaf1 --scan --pattern 'PORT|*' | tr '\n' ' ')"
-[ "$(R spine1 --scan --pattern 'ACL_RULE|hopscope_mirror|hopscope_1_*' | wc -l)" = 8 ] ||
+[ "$(config_db leaf1 --scan --pattern 'PORT|*' | sort | tr '\n' ' ')" = "PORT|h1 PORT|h2 PORT|spine1 PORT|spine2 " ] ||
+	fail "leaf1's PORT rows: $(config_db leaf1 --scan --pattern 'PORT|*' | tr '\n' ' ')"
+[ "$(config_db spine1 --scan --pattern 'ACL_RULE|hopscope_mirror|hopscope_1_*' | wc -l)" = 8 ] ||
 	fail "the default set is not in spine1's CONFIG_DB"
 # seven of the eight rows have a netfilter form (PFC frames by ether type do not)
 settle [ "$(nfrules spine1)" = 7 ] || fail "spine1's agent programmed $(nfrules spine1) rules, not 7"
 ok "up --sonic: a redis per switch with its PORT rows; the default set in CONFIG_DB, programmed by the agents"
 
 # the operator's own session and ACL on leaf1: hopscope must leave them be
-R leaf1 HSET "MIRROR_SESSION|everflow" type ERSPAN src_ip 10.9.0.1 dst_ip 10.9.0.2 dscp 10 ttl 32 >/dev/null
-R leaf1 HSET "ACL_TABLE|EVERFLOW" type MIRROR stage ingress "ports@" h1 >/dev/null
-R leaf1 HSET "ACL_RULE|EVERFLOW|RULE_1" PRIORITY 1 MIRROR_INGRESS_ACTION everflow SRC_IP 192.0.2.0/24 >/dev/null
+config_db leaf1 HSET "MIRROR_SESSION|everflow" type ERSPAN src_ip 10.9.0.1 dst_ip 10.9.0.2 dscp 10 ttl 32 >/dev/null
+config_db leaf1 HSET "ACL_TABLE|EVERFLOW" type MIRROR stage ingress "ports@" h1 >/dev/null
+config_db leaf1 HSET "ACL_RULE|EVERFLOW|RULE_1" PRIORITY 1 MIRROR_INGRESS_ACTION everflow SRC_IP 192.0.2.0/24 >/dev/null
 theirs leaf1 >"$LAB_STATE/theirs.before"
 settle [ "$(nfrules leaf1)" = 8 ] || fail "leaf1's agent did not program the operator's rule: $(nfrules leaf1) rules"
 
@@ -64,9 +57,9 @@ h3=$(host_addr h3)
 hs add "mirror add on leaf1 session 5 flow icmp $h1 $h3; mirror list"
 grep -q '"id":2,"session":5,"switches":\["leaf1"\],"match":"flow icmp '"$h1 $h3"'"' "$LAB_STATE/add.json" ||
 	fail "mirror add: $(head -c 400 "$LAB_STATE/add.json")"
-[ "$(R leaf1 HGET 'ACL_RULE|hopscope_mirror|hopscope_2_1' SRC_IP)" = "$h1/32" ] ||
+[ "$(config_db leaf1 HGET 'ACL_RULE|hopscope_mirror|hopscope_2_1' SRC_IP)" = "$h1/32" ] ||
 	fail "the flow's rule is not in leaf1's CONFIG_DB"
-[ "$(R leaf1 HGET 'MIRROR_SESSION|hopscope_s5' src_ip)" = 10.254.0.3 ] ||
+[ "$(config_db leaf1 HGET 'MIRROR_SESSION|hopscope_s5' src_ip)" = 10.254.0.3 ] ||
 	fail "leaf1's session 5 is not from its loopback"
 settle ip netns exec hs-leaf1 iptables -t raw -C HS_MIRROR -s "$h1/32" -d "$h3/32" -p icmp \
 	-j NFLOG --nflog-group 1 --nflog-prefix hs:5 2>/dev/null ||
@@ -108,7 +101,7 @@ ok "snapshot take reads the 4 switches' 12 ports from COUNTERS_DB"
 hs del "mirror del 2; mirror del 1; mirror list"
 grep -q '"id":2,"deleted":true' "$LAB_STATE/del.json" || fail "mirror del: $(cat "$LAB_STATE/del.json")"
 for sw in spine1 spine2 leaf1 leaf2; do
-	left=$(R $sw --scan --pattern '*hopscope*')
+	left=$(config_db $sw --scan --pattern '*hopscope*')
 	[ -z "$left" ] || fail "$sw still holds hopscope rows: $left"
 done
 theirs leaf1 | cmp -s - "$LAB_STATE/theirs.before" || fail "the operator's rows on leaf1 changed"

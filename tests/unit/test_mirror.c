@@ -249,6 +249,7 @@ static void test_argv_check(void **state)
 		"/x/drv --state /run/lab add --session 5 --switches leaf1,leaf2 --match flow tcp any 10.1.3.10:80",
 		"/x/drv --state /run/lab add --session 1023 --switches spine1 --match prefix 10.1.3.0/24",
 		"/x/drv --state /run/lab add --session 2 --switches all --match flow tcp [2001:db8::1]:443 any",
+		"/x/drv --state /run/lab add --id 7 --session 1 --switches spine1 --match default",
 	};
 	static const char *const bad[] = {
 		"/bin/sh --state /run/lab list",			/* another program */
@@ -264,6 +265,10 @@ static void test_argv_check(void **state)
 		"/x/drv --state /run/lab add --session 1 --switches all --match flow tcp any 10.1.3.010:80",
 		"/x/drv --state /run/lab add --session 1 --switches all --match flow tcp [2001:DB8::1]:443 any",
 		"/x/drv --state /run/lab add --session 1 --switches all --match prefix [2001:db8::]",
+		"/x/drv --state /run/lab add --id 07 --session 1 --switches spine1 --match default",
+		"/x/drv --state /run/lab add --id 0 --session 1 --switches spine1 --match default",
+		"/x/drv --state /run/lab add --session 1 --id 7 --switches spine1 --match default",
+		"/x/drv --state /run/lab add --id --session 1 --switches spine1 --match default",
 		"/x/drv --state /run/lab add --session 1 --switches all --match default syn",
 		"/x/drv --state /run/lab add --switches all --session 1 --match default",
 		"/x/drv --state /run/lab add --session 1 --switches all --match $(reboot)",
@@ -298,6 +303,13 @@ static void test_driver_argv_check(void **state)
 	char *s5[] = { d, st, dir2, snap, NULL };
 	char *m1[] = { d, st, dir, list, NULL };
 	char *m2[] = { d, st, dir, snap, list, NULL };
+	/* the one instant the drivers of a mixed fabric are given */
+	char at[] = "--at-ns", t[] = "1764000000000000000", t0[] = "01764000000000000000",
+	     tx[] = "1764000000000000000;reboot";
+	char *a1[] = { d, st, dir, snap, at, t, NULL };
+	char *a2[] = { d, st, dir, snap, at, t0, NULL };
+	char *a3[] = { d, st, dir, snap, at, tx, NULL };
+	char *a4[] = { d, st, dir, snap, at, NULL };
 	(void)state;
 
 	assert_int_equal(hs_driver_argv_check(4, s1, "/x/drv", "/run/lab"), 0);
@@ -309,6 +321,10 @@ static void test_driver_argv_check(void **state)
 	assert_int_equal(hs_driver_argv_check(4, m1, "/x/drv", "/run/lab"), 0);
 	assert_int_equal(hs_driver_argv_check(5, m2, "/x/drv", "/run/lab"), -1);
 	assert_int_equal(hs_driver_argv_check(1, s2, "/x/drv", NULL), -1);
+	assert_int_equal(hs_driver_argv_check(6, a1, "/x/drv", "/run/lab"), 0);
+	assert_int_equal(hs_driver_argv_check(6, a2, "/x/drv", "/run/lab"), -1);
+	assert_int_equal(hs_driver_argv_check(6, a3, "/x/drv", "/run/lab"), -1);
+	assert_int_equal(hs_driver_argv_check(5, a4, "/x/drv", "/run/lab"), -1);
 }
 
 int main(void)
