@@ -36,6 +36,14 @@ struct hs_settings {
 	unsigned workers;		/* threads reading a file (--workers), 0: one */
 };
 
+/* what the engine has to tell the client that asked: an error, a warning,
+ * a line of information (hs_say_err and the others) */
+enum hs_say {
+	HS_SAY_ERR,
+	HS_SAY_WARN,
+	HS_SAY_INFO,
+};
+
 struct hs_capture;
 struct hs_control;
 struct probe_run;
@@ -83,6 +91,9 @@ struct hs_ctx {
 		char nested_line[64];	/* ... that verb */
 	} watch;
 	char *lab_state;		/* --lab state directory, NULL otherwise */
+	/* how the front end renders what the engine says (one line, no
+	 * "error: " and no newline); NULL: standard error */
+	void (*say)(struct hs_ctx *ctx, enum hs_say what, const char *msg);
 	struct hs_stats *stats;		/* 'stats' running on the live capture, else NULL */
 	struct hs_planck *planck;	/* rates and alerts (planck.h), NULL until used */
 };
@@ -91,7 +102,12 @@ struct hs_ctx {
 void hs_pipeline_frame(struct hs_ctx *ctx, int dlt, const uint8_t *data,
 		       uint32_t caplen, uint32_t wirelen, uint64_t ts_ns);
 
-/* open the history on first use; NULL with the error printed */
+/* tell the client what happened (ctx->say); hs_say_err returns -1 */
+int hs_say_err(struct hs_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void hs_say_warn(struct hs_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void hs_say_info(struct hs_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* open the history on first use; NULL with the error told (hs_say_err) */
 struct hs_store *hs_ctx_store(struct hs_ctx *ctx);
 /* the same without printing why not, before root is dropped: the verb that
  * needs the history later says why it has none */

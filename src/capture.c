@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "console.h"
+#include "ctx.h"
 #include "probe.h"
 #include "freader.h"
 #include "subs.h"
@@ -111,7 +111,7 @@ static void store_notice(void *arg, const char *msg)
 {
 	struct hs_ctx *ctx = arg;
 
-	out_warn(&ctx->out, "%s", msg);
+	hs_say_warn(ctx, "%s", msg);
 }
 
 /* the history open now is the one at path (a running capture keeps its own
@@ -151,9 +151,9 @@ static struct hs_store *ctx_store(struct hs_ctx *ctx, bool say)
 		ctx->store_err_path = hs_xstrdup(path);
 	} else if (ctx->store_err && strcmp(ctx->store_err_path, path) == 0) {
 		/* why root could not open it is the reason, not the user's EACCES */
-		out_err(&ctx->out, "%s", ctx->store_err);
+		hs_say_err(ctx, "%s", ctx->store_err);
 	} else {
-		out_err(&ctx->out, "%s", err);
+		hs_say_err(ctx, "%s", err);
 	}
 	return NULL;
 }
@@ -177,10 +177,10 @@ int hs_ctx_store_read(struct hs_ctx *ctx, bool list, struct hs_store **st)
 	hs_capture_hold_store(ctx);
 	if (!store_current(ctx, path) && stat(path, &sb) < 0 && errno == ENOENT) {
 		if (!list)
-			return out_err(&ctx->out, "no history at '%s' (a capture makes one; --db "
-				       "names another)", path);
-		out_text(&ctx->out, "no history at '%s' (a capture makes one; --db names "
-			 "another)\n", path);
+			return hs_say_err(ctx, "no history at '%s' (a capture makes one; --db "
+					  "names another)", path);
+		hs_say_info(ctx, "no history at '%s' (a capture makes one; --db names "
+			    "another)", path);
 		return 0;
 	}
 	*st = hs_ctx_store(ctx);
@@ -292,9 +292,9 @@ static void history_failed(struct hs_ctx *ctx, const char *path, const char *why
 	if (c->store_warned)
 		return;
 	c->store_warned = true;
-	out_err(&ctx->out, "cannot write history '%s': %s (%" PRIu64 " rows not stored so far; "
-		"the capture goes on, 'capture status' counts them)", path, why,
-		c->unstored + c->behind);
+	hs_say_err(ctx, "cannot write history '%s': %s (%" PRIu64 " rows not stored so far; "
+		   "the capture goes on, 'capture status' counts them)", path, why,
+		   c->unstored + c->behind);
 }
 
 /* a commit that failed is told on the loop thread, once */
@@ -620,7 +620,7 @@ int hs_pipeline_init(struct hs_ctx *ctx)
 		ctx->flows = NULL;
 		ctx->filters = NULL;
 		free(c);
-		return out_err(&ctx->out, "cannot set up the packet pipeline");
+		return hs_say_err(ctx, "cannot set up the packet pipeline");
 	}
 	ctx->cap = c;
 	hs_sub_traces(&ctx->subs, HS_TRACES_ALL, history_trace, NULL, ctx);
@@ -776,7 +776,7 @@ static void file_ended(void *arg, int rc, const char *err)
 
 	if (rc == 0) {
 		for (unsigned i = 0; hs_freader_unsupported(ctx->cap->reader, &i, msg, sizeof(msg));)
-			out_warn(&ctx->out, "%s", msg);
+			hs_say_warn(ctx, "%s", msg);
 		capture_ended(ctx, 0, "end of file");
 		return;
 	}
@@ -823,7 +823,7 @@ static void on_wake(uv_async_t *h)
 	}
 	char msg[PCAP_ERRBUF_SIZE + 512];
 	for (unsigned i = 0; hs_workers_unsupported(c->workers, &i, msg, sizeof(msg));)
-		out_warn(&ctx->out, "%s", msg);
+		hs_say_warn(ctx, "%s", msg);
 	capture_ended(ctx, 0, "end of file");
 }
 
@@ -876,7 +876,7 @@ static pcap_t *open_live(struct hs_ctx *ctx, const char *ifname, uint64_t ring, 
 	pcap_t *pc = pcap_create(ifname, errbuf);
 
 	if (!pc) {
-		out_err(&ctx->out, "cannot capture on '%s': %s", ifname, errbuf);
+		hs_say_err(ctx, "cannot capture on '%s': %s", ifname, errbuf);
 		return NULL;
 	}
 	pcap_set_snaplen(pc, 65535);
@@ -895,26 +895,26 @@ static pcap_t *open_live(struct hs_ctx *ctx, const char *ifname, uint64_t ring, 
 		const char *why = pcap_geterr(pc);
 		switch (rc) {
 		case PCAP_ERROR_NO_SUCH_DEVICE:
-			out_err(&ctx->out, "cannot capture on '%s': No such device exists",
-				ifname);
+			hs_say_err(ctx, "cannot capture on '%s': No such device exists",
+				   ifname);
 			break;
 		case PCAP_ERROR_PERM_DENIED:
-			out_err(&ctx->out, "cannot capture on '%s': %s (capturing needs root "
-				"or the CAP_NET_RAW capability)", ifname,
-				*why ? why : "permission denied");
+			hs_say_err(ctx, "cannot capture on '%s': %s (capturing needs root "
+				   "or the CAP_NET_RAW capability)", ifname,
+				   *why ? why : "permission denied");
 			break;
 		default:
-			out_err(&ctx->out, "cannot capture on '%s': %s", ifname,
-				*why ? why : pcap_statustostr(rc));
+			hs_say_err(ctx, "cannot capture on '%s': %s", ifname,
+				   *why ? why : pcap_statustostr(rc));
 		}
 		pcap_close(pc);
 		return NULL;
 	}
 	if (rc > 0)
-		out_warn(&ctx->out, "capture on '%s': %s", ifname,
-			 rc == PCAP_WARNING ? pcap_geterr(pc) : pcap_statustostr(rc));
+		hs_say_warn(ctx, "capture on '%s': %s", ifname,
+			    rc == PCAP_WARNING ? pcap_geterr(pc) : pcap_statustostr(rc));
 	if (pcap_setnonblock(pc, 1, errbuf) < 0) {
-		out_err(&ctx->out, "cannot capture on '%s': %s", ifname, errbuf);
+		hs_say_err(ctx, "cannot capture on '%s': %s", ifname, errbuf);
 		pcap_close(pc);
 		return NULL;
 	}
@@ -935,9 +935,9 @@ static void live_ring(struct hs_ctx *ctx, const char *ifname, uint64_t asked)
 	/* libpcap rounds the ring down to whole blocks: less than that is the
 	 * kernel refusing memory */
 	if (c->ring_got && c->ring_got < asked - asked / 16)
-		out_warn(&ctx->out, "capture on '%s': the kernel gave a ring of %s, not the %s asked",
-			 ifname, hs_fmt_size(c->ring_got, g, sizeof(g)),
-			 hs_fmt_size(asked, a, sizeof(a)));
+		hs_say_warn(ctx, "capture on '%s': the kernel gave a ring of %s, not the %s asked",
+			    ifname, hs_fmt_size(c->ring_got, g, sizeof(g)),
+			    hs_fmt_size(asked, a, sizeof(a)));
 }
 
 /* libpcap reads files through stdio: glibc's 4 KiB default buffer costs a
@@ -957,7 +957,7 @@ static struct hs_freader *open_file(struct hs_ctx *ctx, const char *path)
 	struct hs_freader *r = hs_freader_open(ctx->loop, path, c->filebuf, HS_FILEBUF, err,
 					       sizeof(err));
 	if (!r)
-		out_err(&ctx->out, "%s", err);
+		hs_say_err(ctx, "%s", err);
 	return r;
 }
 
@@ -972,17 +972,17 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 	pcap_t *pc = NULL;
 
 	if (!c)
-		return out_err(&ctx->out, "the packet pipeline is not set up");
+		return hs_say_err(ctx, "the packet pipeline is not set up");
 	if (c->running)
-		return out_err(&ctx->out, "a capture of '%s' is already running "
-			       "(capture stop first)", c->source);
+		return hs_say_err(ctx, "a capture of '%s' is already running "
+				  "(capture stop first)", c->source);
 	if (!ring)
 		ring = HS_LIVE_RING;
 	if (!workers)
 		workers = ctx->set.workers ? ctx->set.workers : 1;
 	if (!is_file && workers > 1)
-		return out_err(&ctx->out, "cannot capture on '%s' with %u workers: an interface "
-			       "is read by one", source, workers);
+		return hs_say_err(ctx, "cannot capture on '%s' with %u workers: an interface "
+				  "is read by one", source, workers);
 	if (is_file && (reader = open_file(ctx, source)))
 		file = hs_freader_file(reader);
 	else if (!is_file)
@@ -992,8 +992,8 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 	int dlt = file ? hs_pfile_dlt(file) : pcap_datalink(pc);
 	if (!file && !hs_decode_linktype_ok(dlt)) {
 		const char *name = pcap_datalink_val_to_name(dlt);
-		out_err(&ctx->out, "cannot capture from '%s': unsupported link type %s (%d)",
-			source, name ? name : "unknown", dlt);
+		hs_say_err(ctx, "cannot capture from '%s': unsupported link type %s (%d)",
+			   source, name ? name : "unknown", dlt);
 		pcap_close(pc);
 		return -1;
 	}
@@ -1006,14 +1006,14 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 		reader = NULL;
 		file = NULL;
 		if (!ws)
-			return out_err(&ctx->out, "%s", err);
+			return hs_say_err(ctx, "%s", err);
 	}
 
 	uv_poll_t *poll = NULL;
 	if (!is_file) {
 		int fd = pcap_get_selectable_fd(pc);
 		if (fd < 0 && !pcap_get_required_select_timeout(pc)) {
-			out_err(&ctx->out, "cannot capture on '%s': it cannot be polled", source);
+			hs_say_err(ctx, "cannot capture on '%s': it cannot be polled", source);
 			pcap_close(pc);
 			return -1;
 		}
@@ -1022,8 +1022,8 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 			int rc = uv_poll_init(ctx->loop, poll, fd);
 			if (rc < 0) {
 				free(poll);
-				out_err(&ctx->out, "cannot capture on '%s': %s", source,
-					uv_strerror(rc));
+				hs_say_err(ctx, "cannot capture on '%s': %s", source,
+					   uv_strerror(rc));
 				pcap_close(pc);
 				return -1;
 			}
@@ -1074,9 +1074,9 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 		if (known > 0) {
 			c->known = known;
 			ctx->ring_session = known;
-			out_warn(&ctx->out, "'%s' is already in the history (session %lld): read "
-				 "again, nothing stored ('capture start FILE again' stores it "
-				 "again)", source, (long long)known);
+			hs_say_warn(ctx, "'%s' is already in the history (session %lld): read "
+				    "again, nothing stored ('capture start FILE again' stores it "
+				    "again)", source, (long long)known);
 		}
 	}
 	ctx->read_again = false;
@@ -1099,8 +1099,8 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 		ctx->ring_session = ctx->session;
 		if (!ctx->session) {
 			c->store_warned = true;
-			out_warn(&ctx->out, "capturing without history: what would be "
-				 "stored is counted only");
+			hs_say_warn(ctx, "capturing without history: what would be "
+				    "stored is counted only");
 		}
 	}
 	if (!is_file && ctx->session > 0) {

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "console.h"
+#include "ctx.h"
 #include "planck.h"
 
 struct hs_planck *hs_planck_get(struct hs_ctx *ctx)

@@ -11,6 +11,8 @@
 int hs_run_line(struct hs_ctx *ctx, const char *line);
 /* a pending verb reports that it finished */
 void hs_cmd_finish(struct hs_ctx *ctx, int status);
+/* render what the engine says (ctx->say): out_err, out_warn, a line of text */
+void hs_console_say(struct hs_ctx *ctx, enum hs_say what, const char *msg);
 /* print an asynchronous message above the prompt without breaking the line */
 void hs_async_print(struct hs_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -434,6 +434,22 @@ int hs_console_poll_stdin(uv_loop_t *loop, uv_poll_t *poll)
 
 /* ---- what the engine tells ------------------------------------------------- */
 
+/* what the engine says to the verb it serves (ctx->say), on that verb's output */
+void hs_console_say(struct hs_ctx *ctx, enum hs_say what, const char *msg)
+{
+	switch (what) {
+	case HS_SAY_ERR:
+		out_err(&ctx->out, "%s", msg);
+		break;
+	case HS_SAY_WARN:
+		out_warn(&ctx->out, "%s", msg);
+		break;
+	case HS_SAY_INFO:
+		out_text(&ctx->out, "%s\n", msg);
+		break;
+	}
+}
+
 /* the pipeline's events, told to this console's client: above the prompt
  * (or in watch's events pane) when interactive, else on the output of the
  * runbook that is running */

@@ -436,6 +436,8 @@ void hs_runner_init(struct hs_ctx *ctx)
 {
 	if (!ctx->runner)
 		ctx->runner = hs_xcalloc(1, sizeof(struct hs_runner));
+	if (!ctx->say)
+		ctx->say = hs_console_say;
 }
 
 static void src_free(struct hs_src *s)
