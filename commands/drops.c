@@ -62,6 +62,7 @@ int cmd_drops(struct hs_ctx *ctx, int argc, char **argv)
 	out_uint(o, "certain", NULL, d.certain);
 	out_uint(o, "ambiguous", NULL, d.ambiguous);
 	out_uint(o, "unattributed", NULL, d.unattributed);
+	out_uint(o, "expired", NULL, d.expired);
 	out_arr_open(o, "links");
 	if (!o->json) {
 		char w[32];
@@ -72,6 +73,9 @@ int cmd_drops(struct hs_ctx *ctx, int argc, char **argv)
 		if (d.unattributed)
 			out_text(o, ", %" PRIu32 " with no known last switch or next hop",
 				 d.unattributed);
+		if (d.expired)
+			out_text(o, "; %" PRIu32 " more ran out of TTL at their last switch "
+				 "(traceroute packets): not drops", d.expired);
 		out_text(o, "\n");
 		if (d.n)
 			out_text(o, "%-24s %6s %7s %6s %5s %5s %8s  %-10s %s\n", "link (last > next)",

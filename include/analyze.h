@@ -52,6 +52,7 @@ struct hs_drops {
 	struct hs_drop_link *links;	/* most drops first, then most ambiguous */
 	size_t n;
 	uint32_t dropped;		/* dropped traces looked at */
+	uint32_t expired;		/* "dropped" where the TTL ran out: not counted in dropped */
 	uint32_t certain;		/* of which on a known directed link */
 	uint32_t ambiguous;		/* of which with several candidate next hops */
 	uint32_t unattributed;		/* dropped with no known last switch or next hop */

@@ -311,6 +311,15 @@ static int dir_slot(const struct hs_topo *topo, const int *lm, int a, int b)
 	return 2 * l + (topo->links[l].a == a ? 0 : 1);
 }
 
+/* A packet mirrored last with a TTL of 1 ran out of it at that switch (a
+ * traceroute's, hopscope's or a host's): the switch discarded it as it
+ * should, no link lost it. Copies are mirrored as they come in, before the
+ * switch lowers the TTL. */
+static bool ran_out_of_ttl(const struct hs_trace *t)
+{
+	return t->nhops && t->hops[t->nhops - 1].ttl <= 1;
+}
+
 void hs_an_drops(const struct hs_trace *const *t, size_t n, const struct hs_topo *topo,
 		 struct hs_drops *out)
 {
@@ -330,7 +339,7 @@ void hs_an_drops(const struct hs_trace *const *t, size_t n, const struct hs_topo
 		uint64_t ts = hs_an_trace_ts(t[i]);
 		w0 = ts < w0 ? ts : w0;
 		w1 = ts > w1 ? ts : w1;
-		if (t[i]->outcome == HS_OUT_DROPPED)
+		if (t[i]->outcome == HS_OUT_DROPPED && !ran_out_of_ttl(t[i]))
 			nd += t[i]->n_next > 0 ? (size_t)t[i]->n_next : 1;
 	}
 	out->window_start = w0 == UINT64_MAX ? 0 : w0;
@@ -350,6 +359,10 @@ void hs_an_drops(const struct hs_trace *const *t, size_t n, const struct hs_topo
 		const struct hs_trace *x = t[i];
 		if (x->outcome != HS_OUT_DROPPED || !x->nhops)
 			continue;
+		if (ran_out_of_ttl(x)) {
+			out->expired++;
+			continue;
+		}
 		out->dropped++;
 		int a = x->hops[x->nhops - 1].sw;
 		int nc = x->n_next < HS_TRACE_MAX_NEXT ? x->n_next : HS_TRACE_MAX_NEXT;

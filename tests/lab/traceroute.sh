@@ -68,12 +68,36 @@ if command -v tmux >/dev/null 2>&1; then
 	grep -q '│  3  leaf4 ' "$screen" && ! grep -q '\[[0-9]*A' "$screen" ||
 		fail "traceroute in watch does not print its table in Events"
 	ok "traceroute h8 in watch: the table lands in Events, without terminal escapes"
+	# its packets that ran out of TTL on the way are no link's drops: every
+	# link the rounds crossed shows packets and no drop
+	$T resize-window -t hs -x 200 -y 50
+	for i in $(seq 30); do $T capture-pane -p -t hs >"$screen"; grep -Eq '(leaf|spine)[0-9] > (leaf|spine)[0-9] +[1-9]' "$screen" && break; sleep 0.2; done
+	cat "$screen"
+	grep -Eq 'leaf1 > spine[0-9] +[1-9][0-9]* +0 ' "$screen" &&
+		grep -Eq 'spine[0-9] > leaf4 +[1-9][0-9]* +0 ' "$screen" ||
+		fail "the Links pane does not show the links traceroute crossed"
+	! grep -Eq '(leaf|spine)[0-9] > (leaf|spine)[0-9] +[0-9]+ +[1-9]' "$screen" ||
+		fail "the Links pane counts traceroute's expired packets as drops"
+	ok "traceroute h8 in watch: no drops in the Links pane from the packets that ran out of TTL"
 	$T kill-server 2>/dev/null || true
 	trap lab_cleanup EXIT
 	ok "traceroute h8 live at 80x24: redrawn in place, Ctrl-C keeps the last table"
 else
 	echo "traceroute h8 live: tmux is not installed, NOT tested" >&2
 fi
+
+# without a fault nothing is dropped: the packets that ran out of TTL are
+# counted apart
+"$HOPSCOPE" --db "$LAB_STATE/h.db" --lab --state "$LAB_STATE" \
+	-c "traceroute h8 count 2 interval 200ms; sleep 0.5; drops --json" >"$out" 2>"$LAB_STATE/err" ||
+	{ cat "$LAB_STATE/err" >&2; fail "traceroute h8; drops exited non-zero"; }
+python3 - "$out" <<'PY' || fail "drops counts traceroute's expired packets as drops"
+import json, sys
+d = [json.loads(l) for l in open(sys.argv[1]) if l.startswith('{"dropped"')][-1]
+print("dropped", d["dropped"], "expired", d["expired"], "links", d["links"])
+sys.exit(0 if d["dropped"] == 0 and d["expired"] >= 2 and not d["links"] else 1)
+PY
+ok "drops after traceroute h8: no drops, the expired packets counted apart"
 
 # traceroute HOST, the mtr way: no source, no ports; rounds with per-hop
 # loss and latency. Both spines drop half of what they send to leaf4 (the
@@ -111,4 +135,4 @@ grep -q "^traceroute .* > $h8:80 tcp, 2 rounds" "$out" &&
 	grep -Eq '^  3  leaf4 +[0-9.]+% +26 ' "$out" ||
 	fail "traceroute --report does not print the table"
 ok "traceroute h8 --report prints the table once"
-echo "1..6"
+echo "1..8"

@@ -179,6 +179,33 @@ static void test_drops_resolve_and_rank(void **state)
 	hs_drops_free(&d);
 }
 
+/* a packet that ran out of TTL at its last switch (a traceroute's) was
+ * not lost on a link: counted apart, in no link's drops */
+static void test_drops_ttl_expired(void **state)
+{
+	struct hs_drops d;
+
+	(void)state;
+	mk("10.1.1.10", 1000, "10.1.2.10", ACK, 1, 1500, T0, L1, S2, L2, END);
+	struct hs_trace *t = mk("10.1.1.10", 1000, "10.1.2.10", ACK, 2, 60, T0 + SEC, L1, S2,
+				END);
+	t->hops[0].ttl = 2;
+	t->hops[1].ttl = 1;
+	assert_int_equal(t->outcome, HS_OUT_DROPPED);
+	/* the same with a TTL to spare is a drop on spine2 > leaf2 */
+	mk("10.1.1.10", 1000, "10.1.2.10", ACK, 3, 1500, T0 + 2 * SEC, L1, S2, END);
+
+	hs_an_drops(ptr, npool, topo, &d);
+	assert_int_equal(d.expired, 1);
+	assert_int_equal(d.dropped, 1);
+	assert_int_equal(d.certain, 1);
+	assert_int_equal(d.n, 1);
+	assert_int_equal(d.links[0].a, S2);
+	assert_int_equal(d.links[0].b, L2);
+	assert_int_equal(d.links[0].drops, 1);
+	hs_drops_free(&d);
+}
+
 static void test_drops_persistent_and_scope(void **state)
 {
 	struct hs_drops d;
@@ -647,6 +674,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_drops_resolve_and_rank, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_drops_ttl_expired, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_drops_persistent_and_scope, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_loops, setup, teardown),
 		cmocka_unit_test(test_percentile),
