@@ -56,84 +56,66 @@ int cmd_drops(struct hs_ctx *ctx, int argc, char **argv)
 	hs_an_drops(all, n, ctx->topo, &d);
 
 	out_obj_open(o, NULL);
-	out_uint(o, "dropped", NULL, d.dropped);
-	out_uint(o, "traces", NULL, n);
-	out_uint(o, "window_ns", NULL, d.window_end - d.window_start);
-	out_uint(o, "certain", NULL, d.certain);
-	out_uint(o, "ambiguous", NULL, d.ambiguous);
-	out_uint(o, "unattributed", NULL, d.unattributed);
-	out_uint(o, "expired", NULL, d.expired);
+	out_uint(o, "dropped", "%" PRIu64 " dropped of ", d.dropped);
+	out_uint(o, "traces", "%" PRIu64 " traces over ", n);
+	out_dur(o, "window_ns", "%s: ", (int64_t)(d.window_end - d.window_start));
+	out_uint(o, "certain", "%" PRIu64 " on a known link, ", d.certain);
+	out_uint(o, "ambiguous", "%" PRIu64 " ambiguous (the flow was never seen leaving the "
+		 "last switch)", d.ambiguous);
+	out_uint(o, "unattributed", d.unattributed ? ", %" PRIu64 " with no known last switch "
+		 "or next hop" : NULL, d.unattributed);
+	out_uint(o, "expired", d.expired ? "; %" PRIu64 " more ran out of TTL at their last "
+		 "switch (traceroute packets): not drops" : NULL, d.expired);
+	out_nl(o);
+	if (d.n)
+		out_text(o, "%-24s %6s %7s %6s %5s %5s %8s  %-10s %s\n", "link (last > next)",
+			 "drops", "crossed", "loss", "ambig", "flows", "crossing", "when",
+			 "which flows");
 	out_arr_open(o, "links");
-	if (!o->json) {
-		char w[32];
-		out_text(o, "%" PRIu32 " dropped of %zu traces over %s: %" PRIu32 " on a known link, %"
-			 PRIu32 " ambiguous (the flow was never seen leaving the last switch)",
-			 d.dropped, n, hs_fmt_duration(d.window_end - d.window_start, w, sizeof(w)),
-			 d.certain, d.ambiguous);
-		if (d.unattributed)
-			out_text(o, ", %" PRIu32 " with no known last switch or next hop",
-				 d.unattributed);
-		if (d.expired)
-			out_text(o, "; %" PRIu32 " more ran out of TTL at their last switch "
-				 "(traceroute packets): not drops", d.expired);
-		out_text(o, "\n");
-		if (d.n)
-			out_text(o, "%-24s %6s %7s %6s %5s %5s %8s  %-10s %s\n", "link (last > next)",
-				 "drops", "crossed", "loss", "ambig", "flows", "crossing", "when",
-				 "which flows");
-	}
 	for (size_t i = 0; i < d.n && i < limit; i++) {
 		const struct hs_drop_link *l = &d.links[i];
-		char lk[2 * HS_NAME_MAX + 4], pr[256], loss[16];
+		const char *a = swname(ctx->topo, l->a), *b = swname(ctx->topo, l->b);
+		char lk[2 * HS_NAME_MAX + 4], pr[256];
 
 		probe_line(ctx->topo, l, pr, sizeof(pr));
 		/* a link with only ambiguous drops: no claim on when or whom */
 		const char *when = !l->drops ? "ambiguous" : l->persistent ? "persistent" :
 				   "transient";
 		const char *scope = !l->drops ? "-" : l->flow_specific ? "5-tuple" : "all-flows";
-		if (o->json) {
-			out_obj_open(o, NULL);
-			out_str(o, "a", NULL, swname(ctx->topo, l->a));
-			out_str(o, "b", NULL, swname(ctx->topo, l->b));
-			out_uint(o, "drops", NULL, l->drops);
-			out_uint(o, "crossed", NULL, l->crossed);
-			out_double(o, "loss", NULL, hs_drop_loss(l));
-			out_uint(o, "ambiguous", NULL, l->ambiguous);
-			out_uint(o, "flows", NULL, l->flows);
-			out_uint(o, "flows_crossing", NULL, l->flows_crossing);
-			out_time(o, "first_ns", NULL, l->first_ns);
-			out_time(o, "last_ns", NULL, l->last_ns);
-			out_str(o, "when", NULL, when);
-			out_str(o, "scope", NULL, scope);
-			out_arr_open(o, "also_possible");
-			for (int k = 0; k < l->nalt; k++)
-				out_str(o, NULL, NULL, swname(ctx->topo, l->alt[k]));
-			out_arr_close(o);
-			out_str(o, "probe", NULL, pr);
-			out_obj_close(o);
-			continue;
-		}
-		snprintf(lk, sizeof(lk), "%s > %s", swname(ctx->topo, l->a), swname(ctx->topo, l->b));
-		if (l->drops)
-			snprintf(loss, sizeof(loss), "%.1f%%", 100 * hs_drop_loss(l));
-		else
-			snprintf(loss, sizeof(loss), "-");
-		out_text(o, "%-24s %6" PRIu32 " %7" PRIu32 " %6s %5" PRIu32 " %5" PRIu32 " %8" PRIu32
-			 "  %-10s %s\n", lk, l->drops, l->crossed, loss, l->ambiguous, l->flows,
-			 l->flows_crossing, when, scope);
-		if (l->nalt) {
+		out_obj_open(o, NULL);
+		out_str(o, "a", NULL, a);
+		out_str(o, "b", NULL, b);
+		snprintf(lk, sizeof(lk), "%s > %s", a, b);
+		out_text(o, "%-24s", lk);
+		out_uint(o, "drops", " %6" PRIu64, l->drops);
+		out_uint(o, "crossed", " %7" PRIu64, l->crossed);
+		out_share(o, "loss", l->drops ? " %5.1f%%" : NULL, hs_drop_loss(l));
+		if (!l->drops)
+			out_text(o, " %6s", "-");
+		out_uint(o, "ambiguous", " %5" PRIu64, l->ambiguous);
+		out_uint(o, "flows", " %5" PRIu64, l->flows);
+		out_uint(o, "flows_crossing", " %8" PRIu64, l->flows_crossing);
+		out_time(o, "first_ns", NULL, l->first_ns);
+		out_time(o, "last_ns", NULL, l->last_ns);
+		out_str(o, "when", "  %-10s", when);
+		out_str(o, "scope", " %s\n", scope);
+		if (l->nalt)
 			out_text(o, "    %" PRIu32 " ambiguous: could as well be ", l->ambiguous);
-			for (int k = 0; k < l->nalt; k++)
-				out_text(o, "%s%s > %s", k ? ", " : "", swname(ctx->topo, l->a),
-					 swname(ctx->topo, l->alt[k]));
-			out_text(o, "\n");
+		out_arr_open(o, "also_possible");
+		for (int k = 0; k < l->nalt; k++) {
+			out_text(o, "%s%s > ", k ? ", " : "", a);
+			out_str(o, NULL, "%s", swname(ctx->topo, l->alt[k]));
 		}
-		out_text(o, "    confirm: %s\n", pr);
+		out_arr_close(o);
+		if (l->nalt)
+			out_text(o, "\n");
+		out_str(o, "probe", "    confirm: %s\n", pr);
+		out_obj_close(o);
 	}
 	out_arr_close(o);
 	out_uint(o, "total", NULL, d.n);
 	out_obj_close(o);
-	if (!o->json && d.n > limit)
+	if (d.n > limit)
 		out_text(o, "(%zu more links; drops limit N)\n", d.n - (size_t)limit);
 	hs_drops_free(&d);
 	free(all);

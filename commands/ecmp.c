@@ -55,55 +55,38 @@ int cmd_ecmp(struct hs_ctx *ctx, int argc, char **argv)
 	hs_an_ecmp(all, n, ctx->topo, sw, since, threshold, &e);
 
 	out_obj_open(o, NULL);
-	out_str(o, "switch", NULL, swname(ctx->topo, sw));
-	out_uint(o, "window_ns", NULL, window);
-	out_double(o, "threshold", NULL, threshold);
+	out_str(o, "switch", "ECMP groups at %s", swname(ctx->topo, sw));
+	out_dur(o, "window_ns", window ? " over the last %s" : NULL, (int64_t)window);
+	out_text(o, ": %zu; imbalance = max share / mean share - 1, ", e.n);
+	out_double(o, "threshold", "flagged above %.2f\n", threshold);
 	out_arr_open(o, "groups");
-	if (!o->json) {
-		char w[32];
-		out_text(o, "ECMP groups at %s", swname(ctx->topo, sw));
-		if (window)
-			out_text(o, " over the last %s", hs_fmt_duration(window, w, sizeof(w)));
-		out_text(o, ": %zu; imbalance = max share / mean share - 1, flagged above %.2f\n",
-			 e.n, threshold);
-	}
 	for (size_t i = 0; i < e.n; i++) {
 		const struct hs_ecmp_group *g = &e.groups[i];
-		if (o->json) {
-			out_obj_open(o, NULL);
-			out_str(o, "switch", NULL, swname(ctx->topo, g->sw));
-			out_str(o, "toward", NULL, swname(ctx->topo, g->leaf));
-			out_double(o, "imbalance", NULL, g->imbalance);
-			out_bool(o, "flagged", NULL, g->flagged);
-			out_uint(o, "flows", NULL, g->flows);
-			out_uint(o, "traces", NULL, g->traces);
-			out_uint(o, "bytes", NULL, g->bytes);
-			out_arr_open(o, "next_hops");
-			for (int k = 0; k < g->n; k++) {
-				out_obj_open(o, NULL);
-				out_str(o, "switch", NULL, swname(ctx->topo, g->nh[k].sw));
-				out_uint(o, "flows", NULL, g->nh[k].flows);
-				out_double(o, "flow_share", NULL, g->nh[k].flow_share);
-				out_uint(o, "bytes", NULL, g->nh[k].bytes);
-				out_double(o, "byte_share", NULL, g->nh[k].byte_share);
-				out_obj_close(o);
-			}
-			out_arr_close(o);
-			out_double(o, "byte_imbalance", NULL, g->byte_imbalance);
-			out_obj_close(o);
-			continue;
-		}
-		out_text(o, "\n%s toward %s: %" PRIu32 " flows, %" PRIu64 " bytes traced, "
-			 "imbalance %.2f (bytes %.2f)%s\n", swname(ctx->topo, g->sw),
-			 swname(ctx->topo, g->leaf), g->flows, g->bytes, g->imbalance,
-			 g->byte_imbalance, g->flagged ? "  FLAGGED" : "");
+		out_obj_open(o, NULL);
+		out_str(o, "switch", "\n%s", swname(ctx->topo, g->sw));
+		out_str(o, "toward", " toward %s: ", swname(ctx->topo, g->leaf));
+		out_uint(o, "flows", "%" PRIu64 " flows, ", g->flows);
+		out_uint(o, "traces", NULL, g->traces);
+		out_uint(o, "bytes", "%" PRIu64 " bytes traced, ", g->bytes);
+		out_double(o, "imbalance", "imbalance %.2f", g->imbalance);
+		out_double(o, "byte_imbalance", " (bytes %.2f)", g->byte_imbalance);
+		out_bool(o, "flagged", "  FLAGGED", g->flagged);
+		out_nl(o);
 		out_text(o, "    %-16s %6s %6s %10s %6s\n", "next hop", "flows", "share", "bytes",
 			 "share");
-		for (int k = 0; k < g->n; k++)
-			out_text(o, "    %-16s %6" PRIu32 " %5.1f%% %10" PRIu64 " %5.1f%%\n",
-				 swname(ctx->topo, g->nh[k].sw), g->nh[k].flows,
-				 100.0 * g->nh[k].flow_share, g->nh[k].bytes,
-				 100.0 * g->nh[k].byte_share);
+		out_arr_open(o, "next_hops");
+		for (int k = 0; k < g->n; k++) {
+			out_obj_open(o, NULL);
+			out_str(o, "switch", "    %-16s", swname(ctx->topo, g->nh[k].sw));
+			out_uint(o, "flows", " %6" PRIu64, g->nh[k].flows);
+			out_share(o, "flow_share", " %5.1f%%", g->nh[k].flow_share);
+			out_uint(o, "bytes", " %10" PRIu64, g->nh[k].bytes);
+			out_share(o, "byte_share", " %5.1f%%", g->nh[k].byte_share);
+			out_obj_close(o);
+			out_nl(o);
+		}
+		out_arr_close(o);
+		out_obj_close(o);
 	}
 	out_arr_close(o);
 	out_obj_close(o);

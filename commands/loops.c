@@ -41,34 +41,24 @@ int cmd_loops(struct hs_ctx *ctx, int argc, char **argv)
 	out_arr_open(o, "loops");
 	for (size_t i = 0; i < l.n && i < limit; i++) {
 		const struct hs_loop *x = &l.loops[i];
-		char b[64], ts[HS_TIMESTRLEN];
+		char b[64], ref[48];
 
-		if (o->json) {
-			out_obj_open(o, NULL);
-			out_arr_open(o, "switches");
-			for (int k = 0; k < x->n; k++)
-				out_str(o, NULL, NULL, hs_hop_name(ctx->topo, &x->sw[k], b, sizeof(b)));
-			out_arr_close(o);
-			out_uint(o, "traces", NULL, x->traces);
-			out_uint(o, "flows", NULL, x->flows);
-			out_time(o, "first_ns", NULL, x->first_ns);
-			out_time(o, "last_ns", NULL, x->last_ns);
-			out_str(o, "example", NULL,
-				hs_fmt_trace_ref(ctx->ring_session, x->trace_id, b, sizeof(b)));
-			out_str(o, "dst", NULL, hs_addr_str(&x->dst, b, sizeof(b)));
-			out_obj_close(o);
-			continue;
-		}
+		out_obj_open(o, NULL);
+		/* "cycle leaf3 > spine1 > leaf3": the first switch again to close it */
 		out_text(o, "cycle ");
+		out_arr_open(o, "switches");
 		for (int k = 0; k < x->n; k++)
-			out_text(o, "%s > ", hs_hop_name(ctx->topo, &x->sw[k], b, sizeof(b)));
+			out_str(o, NULL, "%s > ", hs_hop_name(ctx->topo, &x->sw[k], b, sizeof(b)));
+		out_arr_close(o);
 		out_text(o, "%s\n", hs_hop_name(ctx->topo, &x->sw[0], b, sizeof(b)));
-		char ref[48];
-		out_text(o, "    %" PRIu32 " traces, %" PRIu32 " flows, e.g. trace %s to %s, from %s",
-			 x->traces, x->flows, hs_fmt_trace_ref(ctx->ring_session, x->trace_id, ref,
-							       sizeof(ref)),
-			 hs_addr_str(&x->dst, b, sizeof(b)), hs_fmt_time(x->first_ns, ts, sizeof(ts)));
-		out_text(o, " to %s\n", hs_fmt_time(x->last_ns, ts, sizeof(ts)));
+		out_uint(o, "traces", "    %" PRIu64 " traces, ", x->traces);
+		out_uint(o, "flows", "%" PRIu64 " flows, ", x->flows);
+		out_str(o, "example", "e.g. trace %s ",
+			hs_fmt_trace_ref(ctx->ring_session, x->trace_id, ref, sizeof(ref)));
+		out_str(o, "dst", "to %s, ", hs_addr_str(&x->dst, b, sizeof(b)));
+		out_time(o, "first_ns", "from %s ", x->first_ns);
+		out_time(o, "last_ns", "to %s\n", x->last_ns);
+		out_obj_close(o);
 	}
 	out_arr_close(o);
 	out_obj_close(o);

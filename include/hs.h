@@ -116,6 +116,8 @@ const char *hs_clip(const char *s, size_t max, char *buf, size_t len);
 int hs_errf(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* nanoseconds -> "1.250ms", "3.2s" (human); returns buf */
 const char *hs_fmt_duration(uint64_t ns, char *buf, size_t len);
+/* the same with a sign: "-1.250ms" for a negative one (clocks that disagree) */
+const char *hs_fmt_delta(int64_t ns, char *buf, size_t len);
 /* seconds.nanoseconds with 9 decimals: times in JSON */
 const char *hs_fmt_ts(uint64_t ts_ns, char *buf, size_t len);
 /* "2023-11-14 22:13:20.000001": times in text, in UTC or, after

@@ -474,6 +474,15 @@ const char *hs_fmt_duration(uint64_t ns, char *buf, size_t len)
 	return buf;
 }
 
+const char *hs_fmt_delta(int64_t ns, char *buf, size_t len)
+{
+	if (ns >= 0 || len < 2)
+		return hs_fmt_duration(ns < 0 ? 0 : (uint64_t)ns, buf, len);
+	buf[0] = '-';
+	hs_fmt_duration(-(uint64_t)ns, buf + 1, len - 1);
+	return buf;
+}
+
 const char *hs_fmt_ts(uint64_t ts_ns, char *buf, size_t len)
 {
 	snprintf(buf, len, "%llu.%09llu", (unsigned long long)(ts_ns / HS_NS_PER_SEC),

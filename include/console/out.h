@@ -51,6 +51,12 @@ void out_raw(struct hs_out *o, const char *key, const char *fmt, const char *num
 /* a time: integer epoch nanoseconds in JSON (key ending in _ns),
  * hs_fmt_time in text */
 void out_time(struct hs_out *o, const char *key, const char *fmt, uint64_t ts_ns);
+/* a duration: integer nanoseconds in JSON (key ending in _ns),
+ * hs_fmt_delta ("1.250ms", "-3.0us") in text */
+void out_dur(struct hs_out *o, const char *key, const char *fmt, int64_t ns);
+/* a share: the fraction in JSON (0.25), 100 times it through fmt in text
+ * ("%5.1f%%": " 25.0%") */
+void out_share(struct hs_out *o, const char *key, const char *fmt, double frac);
 void out_text(struct hs_out *o, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void out_nl(struct hs_out *o);		/* newline in text mode only */

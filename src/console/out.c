@@ -298,6 +298,21 @@ void out_time(struct hs_out *o, const char *key, const char *fmt, uint64_t ts_ns
 		out_raw(o, key, fmt, hs_fmt_time(ts_ns, b, sizeof(b)));
 }
 
+void out_dur(struct hs_out *o, const char *key, const char *fmt, int64_t ns)
+{
+	char b[40];
+
+	if (o->json)
+		out_int(o, key, NULL, ns);
+	else if (fmt)
+		out_str(o, key, fmt, hs_fmt_delta(ns, b, sizeof(b)));
+}
+
+void out_share(struct hs_out *o, const char *key, const char *fmt, double frac)
+{
+	out_double(o, key, o->json ? NULL : fmt, o->json ? frac : 100 * frac);
+}
+
 void out_text(struct hs_out *o, const char *fmt, ...)
 {
 	va_list ap;

@@ -728,6 +728,8 @@ static void test_out_json(void **state)
 	out_bool(&o, "b", "%s", true);
 	out_null(&o, "n");
 	out_raw(&o, "ts", "%s", "1.000000001");
+	out_dur(&o, "lat_ns", "%s", -1500);		/* integer nanoseconds, signed */
+	out_share(&o, "loss", "%.1f%%", 0.25);		/* the fraction, not percent */
 	out_str(&o, NULL, "text only", "x");	/* no key: not in JSON */
 	out_text(&o, "text only\n");
 	out_arr_open(&o, "hops");
@@ -746,7 +748,8 @@ static void test_out_json(void **state)
 	assert_string_equal(buf,
 		"{\"s\":\"a\\\"b\\\\c\\n\\t\\u0001/é\",\"u\":18446744073709551615,\"i\":-5,"
 		"\"d\":0.5,\"nan\":null,\"tenth\":0.1,\"third\":0.3333333333333333,"
-		"\"big\":2e+300,\"b\":true,\"n\":null,\"ts\":1.000000001,"
+		"\"big\":2e+300,\"b\":true,\"n\":null,\"ts\":1.000000001,\"lat_ns\":-1500,"
+		"\"loss\":0.25,"
 		"\"hops\":[{\"sw\":\"leaf1\"},7],\"empty\":{}}\n{}\n");
 	free(buf);
 }
@@ -768,6 +771,9 @@ static void test_out_text(void **state)
 	out_bool(&o, "up", "UP ", true);
 	out_bool(&o, "down", "DOWN ", false);
 	out_double(&o, "d", "%.1f", 2.25);
+	out_dur(&o, "lat_ns", " %s", -1500);
+	out_dur(&o, "json_only_ns", NULL, 7);
+	out_share(&o, "loss", " %.1f%%", 0.25);
 	out_obj_close(&o);
 	out_nl(&o);
 	assert_int_equal(out_err(&o, "cannot open '%s': %s", "x.pcap", "gone"), -1);
@@ -775,7 +781,7 @@ static void test_out_text(void **state)
 	out_warn(&o, "careful");
 	fclose(fp);
 	fclose(ep);
-	assert_string_equal(buf, "name x 42 UP 2.2\n");
+	assert_string_equal(buf, "name x 42 UP 2.2 -1.5us 25.0%\n");
 	assert_string_equal(ebuf, "error: cannot open 'x.pcap': gone\nrb:3: warning: careful\n");
 	free(buf);
 	free(ebuf);
