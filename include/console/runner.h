@@ -30,6 +30,9 @@ int hs_runner_add_file(struct hs_ctx *ctx, const char *path);
 void hs_runner_each_file(const struct hs_ctx *ctx, void (*fn)(void *arg, int fd), void *arg);
 /* queue the commands of -c, separated by ';' outside quotes */
 void hs_runner_add_cmds(struct hs_ctx *ctx, const char *cmds);
+/* queue the lines of a file read already, run as a runbook called name
+ * (errors FILE:LINE: with LINE the line's number, from 1) */
+void hs_runner_add_lines(struct hs_ctx *ctx, const char *name, char *const *lines, int n);
 /* queue one command given as words (hopscope VERB ARG...) */
 void hs_runner_add_words(struct hs_ctx *ctx, int argc, char **argv);
 /* queue the console's input: lines arrive with hs_runner_feed(). An
@@ -55,6 +58,25 @@ void hs_runner_resume(struct hs_ctx *ctx);
 
 /* 'source FILE': HS_CMD_PENDING until the file has run, or HS_CMD_FAIL */
 int hs_runner_source(struct hs_ctx *ctx, const char *path);
+
+/* a front end beside the console (serve.c, attach.c): idle is told when
+ * the runner waits for input, exec runs a line instead of hs_run_line
+ * (HS_CMD_*; pending lines end with hs_cmd_finish()), finish is told
+ * when a verb the front end ran itself with hs_run_line finishes; each
+ * may be NULL */
+struct hs_runner_front {
+	void (*idle)(struct hs_ctx *ctx);
+	int (*exec)(struct hs_ctx *ctx, const char *line);
+	void (*finish)(struct hs_ctx *ctx, int status);
+};
+void hs_runner_set_front(struct hs_ctx *ctx, const struct hs_runner_front *front);
+
+/* a line checked as it would run, without running it: its words, verb,
+ * argument count and sub-verb; 0 with *verb (NULL for an empty line or a
+ * question) and *sub (its sub-verb in full, or NULL), or -1 with the
+ * error printed */
+int hs_check_line(struct hs_ctx *ctx, const char *line, const struct hs_cmd **verb,
+		  const char **sub);
 
 /* split the text of -c into commands at ';' outside quotes; returns how
  * many, each a new string in *out (free each and the array) */

@@ -51,6 +51,7 @@ struct hs_runner {
 	int in_verb;
 	bool early_set;
 	int early;
+	const struct hs_runner_front *front;	/* NULL: the console alone */
 };
 
 /* ---- words ---------------------------------------------------------------- */
@@ -300,41 +301,31 @@ static int describe_words(struct hs_ctx *ctx, int argc, char **argv)
 	return HS_CMD_OK;
 }
 
-static int run_words(struct hs_ctx *ctx, int argc, char **argv)
+/* the verb of a line's words, its argument count and sub-verb checked:
+ * the words are moved past 'show' (*argv) and the verb and sub-verb
+ * written in full. NULL with the error printed. */
+static const struct hs_cmd *resolve(struct hs_ctx *ctx, int *pargc, char ***pargv)
 {
-	struct hs_runner *r = ctx->runner;
+	int argc = *pargc, amb, min, max;
+	char **argv = *pargv;
 	const struct hs_cmd *c;
-	int amb, min, max, n = 1, rc;
-	bool json = false;
 	char usage[512];
 	const char *subs[32];
 	int nsubs;
-	struct hs_pager pager;
 
-	/* --json after the verb renders this verb in JSON */
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0)
-			json = true;
-		else
-			argv[n++] = argv[i];
-	}
-	argc = n;
-	argv[argc] = NULL;
-
-	/* '?' as the last word (or at its end): what may come next */
-	if (argc > 0 && asks_next(argv[argc - 1]))
-		return describe_words(ctx, argc, argv);
 	/* 'show traces', 'sh traces': every switch CLI's habit */
 	if (argc > 1 && strlen(argv[0]) >= 2 && strncmp("show", argv[0], strlen(argv[0])) == 0 &&
 	    !hs_cmd_lookup(argv[0], NULL)) {
 		argv++;
 		argc--;
 	}
+	*pargc = argc;
+	*pargv = argv;
 	c = hs_cmd_lookup(argv[0], &amb);
 	if (!c) {
 		if (amb) {
 			ambiguity(ctx, argv[0]);
-			return HS_CMD_FAIL;
+			return NULL;
 		}
 		const char *near = hs_suggest_verb(argv[0]);
 		if (near)
@@ -343,18 +334,18 @@ static int run_words(struct hs_ctx *ctx, int argc, char **argv)
 		else
 			out_err(&ctx->out, "unknown verb '%.64s%s' (try 'help')", argv[0],
 				strlen(argv[0]) > 64 ? "..." : "");
-		return HS_CMD_FAIL;
+		return NULL;
 	}
 	hs_cmd_arity(c, &min, &max);
 	if (argc - 1 < min) {
 		out_err(&ctx->out, "too few arguments for '%s' (%s)", c->name,
 			hs_cmd_usage(c, usage, sizeof(usage)));
-		return HS_CMD_FAIL;
+		return NULL;
 	}
 	if (max >= 0 && argc - 1 > max) {
 		out_err(&ctx->out, "too many arguments for '%s' (%s)", c->name,
 			hs_cmd_usage(c, usage, sizeof(usage)));
-		return HS_CMD_FAIL;
+		return NULL;
 	}
 	/* a sub-verb by its prefix, as the verb itself: 'capture stat' */
 	nsubs = hs_cmd_subverbs(c, subs, (int)HS_ARRAY_SIZE(subs));
@@ -367,7 +358,7 @@ static int run_words(struct hs_ctx *ctx, int argc, char **argv)
 		} else if (m > 1) {
 			hs_join_prefixed(argv[1], subs, (size_t)nsubs, list, sizeof(list));
 			out_err(&ctx->out, "%s: '%s' is ambiguous: %s", c->name, argv[1], list);
-			return HS_CMD_FAIL;
+			return NULL;
 		} else if (c->args[0] != '[') {
 			/* a required sub-verb that is none of them */
 			const char *near = hs_suggest(argv[1], subs, (size_t)nsubs);
@@ -378,10 +369,44 @@ static int run_words(struct hs_ctx *ctx, int argc, char **argv)
 			else
 				out_err(&ctx->out, "unknown %s subcommand '%.64s' (%s)", c->name, argv[1],
 					list);
-			return HS_CMD_FAIL;
+			return NULL;
 		}
 	}
 	argv[0] = (char *)c->name;
+	return c;
+}
+
+/* --json after the verb renders this verb in JSON: taken out of the words */
+static int take_json(int argc, char **argv, bool *json)
+{
+	int n = 1;
+
+	*json = false;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			*json = true;
+		else
+			argv[n++] = argv[i];
+	}
+	argv[n] = NULL;
+	return n;
+}
+
+static int run_words(struct hs_ctx *ctx, int argc, char **argv)
+{
+	struct hs_runner *r = ctx->runner;
+	const struct hs_cmd *c;
+	int rc;
+	bool json;
+	struct hs_pager pager;
+
+	argc = take_json(argc, argv, &json);
+	/* '?' as the last word (or at its end): what may come next */
+	if (argc > 0 && asks_next(argv[argc - 1]))
+		return describe_words(ctx, argc, argv);
+	c = resolve(ctx, &argc, &argv);
+	if (!c)
+		return HS_CMD_FAIL;
 	ctx->out.json = ctx->set.json || json;
 	if (r)
 		r->in_verb++;
@@ -404,26 +429,52 @@ static int run_words(struct hs_ctx *ctx, int argc, char **argv)
 	return rc < 0 ? HS_CMD_FAIL : rc;
 }
 
+/* a line's words into argv (pointing into *buf, a copy to free): argc, or
+ * -1 with the error printed */
+static int line_words(struct hs_ctx *ctx, const char *line, char **buf, char **argv)
+{
+	int col, argc;
+
+	*buf = hs_xstrdup(line);
+	argc = hs_split_words(*buf, argv, HS_MAX_WORDS, &col);
+	if (argc >= 0)
+		return argc;
+	if (line[col - 1] == '\'' || line[col - 1] == '"')
+		out_err(&ctx->out, "unterminated quote at column %d", col);
+	else
+		out_err(&ctx->out, "too many words at column %d (at most %d)", col, HS_MAX_WORDS);
+	return -1;
+}
+
 int hs_run_line(struct hs_ctx *ctx, const char *line)
 {
-	size_t len = strlen(line);
-	char *buf = hs_xcalloc(1, len + 1);
-	char **argv = hs_xcalloc(HS_MAX_WORDS + 1, sizeof(*argv));
-	int argc, col, rc;
+	char *buf, **argv = hs_xcalloc(HS_MAX_WORDS + 1, sizeof(*argv));
+	int argc = line_words(ctx, line, &buf, argv);
+	int rc = argc < 0 ? HS_CMD_FAIL : argc == 0 ? HS_CMD_OK : run_words(ctx, argc, argv);
 
-	memcpy(buf, line, len);
-	argc = hs_split_words(buf, argv, HS_MAX_WORDS, &col);
-	if (argc < 0) {
-		if (line[col - 1] == '\'' || line[col - 1] == '"')
-			out_err(&ctx->out, "unterminated quote at column %d", col);
-		else
-			out_err(&ctx->out, "too many words at column %d (at most %d)", col,
-				HS_MAX_WORDS);
-		rc = HS_CMD_FAIL;
-	} else if (argc == 0) {
-		rc = HS_CMD_OK;
-	} else {
-		rc = run_words(ctx, argc, argv);
+	free(argv);
+	free(buf);
+	return rc;
+}
+
+int hs_check_line(struct hs_ctx *ctx, const char *line, const struct hs_cmd **verb,
+		  const char **sub)
+{
+	char *buf, **argv = hs_xcalloc(HS_MAX_WORDS + 1, sizeof(*argv));
+	int argc = line_words(ctx, line, &buf, argv), rc = argc < 0 ? -1 : 0;
+	bool json;
+
+	*verb = NULL;
+	*sub = NULL;
+	if (argc > 0) {
+		char **words = argv;	/* moved past 'show' */
+		argc = take_json(argc, argv, &json);
+		if (!asks_next(argv[argc - 1])) {
+			*verb = resolve(ctx, &argc, &words);
+			rc = *verb ? 0 : -1;
+			if (*verb && argc > 1)
+				*sub = hs_cmd_subverb(*verb, words[1], NULL);
+		}
 	}
 	free(argv);
 	free(buf);
@@ -533,6 +584,19 @@ void hs_runner_add_cmds(struct hs_ctx *ctx, const char *cmds)
 	s->kind = SRC_CMDS;
 	s->name = hs_xstrdup("-c");
 	s->ncmds = hs_split_commands(cmds, &s->cmds);
+	enqueue(ctx, s);
+}
+
+void hs_runner_add_lines(struct hs_ctx *ctx, const char *name, char *const *lines, int n)
+{
+	struct hs_src *s = hs_xcalloc(1, sizeof(*s));
+
+	s->kind = SRC_CMDS;
+	s->name = hs_xstrdup(name);
+	s->cmds = hs_xcalloc((size_t)n + 1, sizeof(*s->cmds));
+	for (int i = 0; i < n; i++)
+		s->cmds[i] = hs_xstrdup(lines[i]);
+	s->ncmds = n;
 	enqueue(ctx, s);
 }
 
@@ -831,6 +895,8 @@ static void pump(struct hs_ctx *ctx)
 			set_where(ctx, NULL);
 			r->pumping = false;
 			hs_console_idle(ctx);
+			if (r->front && r->front->idle)
+				r->front->idle(ctx);
 			return;
 		}
 		if (rc == 0) {
@@ -842,6 +908,8 @@ static void pump(struct hs_ctx *ctx)
 			rc = out_err(&ctx->out, "a NUL byte at column %u: a command line is text",
 				     s->nul_col);
 			s->nul_col = 0;
+		} else if (r->front && r->front->exec) {
+			rc = r->front->exec(ctx, line);
 		} else {
 			rc = hs_run_line(ctx, line);
 		}
@@ -887,11 +955,21 @@ void hs_cmd_finish(struct hs_ctx *ctx, int status)
 		status = HS_CMD_FAIL;
 	ctx->out.json = ctx->set.json;
 	s = r->stack;
-	if (!s || !s->waiting)
+	if (!s || !s->waiting) {
+		/* a line the front end ran itself */
+		if (r->front && r->front->finish)
+			r->front->finish(ctx, status < 0 ? HS_CMD_FAIL : HS_CMD_OK);
 		return;
+	}
 	s->waiting = false;
 	line_done(ctx, s, status < 0 ? HS_CMD_FAIL : HS_CMD_OK);
 	pump(ctx);
+}
+
+void hs_runner_set_front(struct hs_ctx *ctx, const struct hs_runner_front *front)
+{
+	hs_runner_init(ctx);
+	ctx->runner->front = front;
 }
 
 bool hs_runner_busy(const struct hs_ctx *ctx)
