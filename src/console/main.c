@@ -20,6 +20,7 @@
 #include "privsep.h"
 #include "retention.h"
 #include "runner.h"
+#include "serve.h"
 #include "workers.h"
 
 #define LAB_STATE_DEFAULT "/run/hopscope-lab"
@@ -31,6 +32,9 @@ static void usage(FILE *fp)
 		"usage: hopscope [-r FILE [--again] [--workers N] | -i IFACE | --lab [--state DIR]]\n"
 		"                [--topo FILE] [--db PATH] [-Z USER] [-f RUNBOOK] [-c 'CMD; CMD']\n"
 		"                [--json] [--keep-going] [VERB [ARG...]]\n"
+		"       hopscope --attach [SOCKET] [-f RUNBOOK] [-c 'CMD; CMD'] [--json]\n"
+		"                [--keep-going] [VERB [ARG...]]\n"
+		"       hopscope serve [--config FILE] [--socket PATH] [--db PATH] [--check]\n"
 		"       hopscope -h | --help | --version\n"
 		"\n"
 		"  -r, --read FILE       read mirrored packets from a capture file\n"
@@ -45,6 +49,8 @@ static void usage(FILE *fp)
 		"                        history are open, keeping CAP_NET_RAW (default\n"
 		"                        the user who ran sudo, else nobody; -Z root\n"
 		"                        keeps root)\n"
+		"      --attach [SOCKET] run the commands in the daemon at SOCKET (a path\n"
+		"                        with a '/'; default " HS_SERVE_SOCKET ")\n"
 		"  -f, --runbook FILE    run the commands of FILE, then exit\n"
 		"  -c, --command CMDS    run commands separated by ';', then exit\n"
 		"      --json            every verb prints one JSON document (hopscope-json(7))\n"
@@ -53,7 +59,9 @@ static void usage(FILE *fp)
 		"      --version         print the version\n"
 		"\n"
 		"A VERB with its arguments runs that one command and exits. Without -f, -c\n"
-		"or a VERB the console reads commands from the terminal; 'help' lists them.\n");
+		"or a VERB the console reads commands from the terminal; 'help' lists them.\n"
+		"Where a daemon answers at " HS_SERVE_SOCKET " and none of -r, -i,\n"
+		"--lab, --db, --topo, -Z is given, the console attaches to it.\n");
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -65,7 +73,7 @@ static int usage_error(const char *fmt, const char *arg)
 }
 
 enum { OPT_TOPO = 256, OPT_DB, OPT_JSON, OPT_KEEP, OPT_VERSION, OPT_LAB, OPT_STATE, OPT_AGAIN,
-       OPT_WORKERS };
+       OPT_WORKERS, OPT_ATTACH };
 
 static const struct option longopts[] = {
 	{ "read", required_argument, NULL, 'r' },
@@ -79,6 +87,7 @@ static const struct option longopts[] = {
 	{ "again", no_argument, NULL, OPT_AGAIN },
 	{ "workers", required_argument, NULL, OPT_WORKERS },
 	{ "lab", no_argument, NULL, OPT_LAB },
+	{ "attach", no_argument, NULL, OPT_ATTACH },
 	{ "state", required_argument, NULL, OPT_STATE },
 	{ "user", required_argument, NULL, 'Z' },
 	{ "help", no_argument, NULL, 'h' },
@@ -95,6 +104,7 @@ struct batch_item {
 struct opts {
 	const char *read, *iface, *topo, *db, *state, *user;
 	bool json, keep_going, lab, again;
+	const char *attach;		/* --attach: the daemon's socket */
 	unsigned workers;		/* 0: not given */
 	struct batch_item *batch;
 	int nbatch;
@@ -160,6 +170,12 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		}
 		case OPT_LAB: o->lab = true; break;
+		case OPT_ATTACH:
+			/* its socket, when the next word is a path */
+			o->attach = HS_SERVE_SOCKET;
+			if (optind < argc && strchr(argv[optind], '/') && argv[optind][0] != '-')
+				o->attach = argv[optind++];
+			break;
 		case OPT_STATE: o->state = optarg; break;
 		case 'Z': o->user = optarg; break;
 		case 'h':
@@ -188,6 +204,10 @@ static int parse(int argc, char **argv, struct opts *o)
 		return usage_error("%s", "--db needs a path");
 	if (o->user && !*o->user)
 		return usage_error("%s", "-Z needs a user");
+	if (o->attach && (o->read || o->iface || o->lab || o->db || o->topo || o->user ||
+			  o->workers))
+		return usage_error("%s", "--attach runs commands in the daemon: -r, -i, --lab, "
+				   "--db, --topo, -Z and --workers are its configuration's");
 	return -1;
 }
 
@@ -202,6 +222,53 @@ static void std_fds(void)
 		;
 	if (fd > STDERR_FILENO)
 		close(fd);
+}
+
+/* the console attached to a daemon: its lines run there */
+static int attach_run(struct opts *o, struct hs_ctx *ctx, bool automatic)
+{
+	bool batch = o->nbatch > 0 || o->nwords > 0;
+
+	if (hs_attach_open(ctx, o->attach) < 0) {
+		ctx->exit_status = 1;
+		goto out;
+	}
+	if (automatic)
+		fprintf(stderr, "attached to the daemon at '%s' (hopscope serve); -r, -i, --lab "
+			"or --db open a console of its own\n", o->attach);
+	for (int i = 0; i < o->nbatch; i++) {
+		if (!o->batch[i].is_file) {
+			hs_runner_add_cmds(ctx, o->batch[i].arg);
+		} else if (hs_runner_add_file(ctx, o->batch[i].arg) < 0) {
+			ctx->exit_status = 1;
+			goto out;
+		}
+	}
+	if (o->nwords > 0)
+		hs_runner_add_words(ctx, o->nwords, o->words);
+	if (hs_console_start(ctx, batch) < 0) {
+		ctx->exit_status = 1;
+		goto out;
+	}
+	hs_runner_start(ctx);
+	if (!ctx->quit)
+		uv_run(ctx->loop, UV_RUN_DEFAULT);
+out:
+	hs_console_close(ctx);
+	hs_attach_close(ctx);
+	hs_runner_free(ctx);
+	uv_walk(ctx->loop, close_handle, NULL);
+	uv_run(ctx->loop, UV_RUN_NOWAIT);
+	uv_run(ctx->loop, UV_RUN_DEFAULT);
+	uv_loop_close(ctx->loop);
+	free(ctx->set.db_path);
+	free(o->batch);
+	if (out_check(&ctx->out) < 0 && ctx->exit_status == 0)
+		ctx->exit_status = 1;
+	int sig = hs_interrupt_take();
+	if (sig != 0 && ctx->exit_status == 0)
+		ctx->exit_status = 128 + sig;
+	return ctx->exit_status;
 }
 
 int main(int argc, char **argv)
@@ -220,6 +287,10 @@ int main(int argc, char **argv)
 
 	std_fds();
 	setlocale(LC_CTYPE, "");
+	if (argc > 1 && strcmp(argv[1], "serve") == 0) {
+		setvbuf(stdout, NULL, _IOLBF, 0);
+		return hs_serve_main(argc - 1, argv + 1);
+	}
 	rc = parse(argc, argv, &o);
 	if (rc >= 0) {
 		free(o.batch);
@@ -244,6 +315,15 @@ int main(int argc, char **argv)
 	batch = o.nbatch > 0 || o.nwords > 0;
 	ctx.interactive = !batch && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 	hs_runner_init(&ctx);
+	/* a daemon answers at the default socket: a console with nothing of
+	 * its own to open is one of its consoles */
+	if (!o.attach && !o.read && !o.iface && !o.lab && !o.db && !o.topo && !o.user &&
+	    !o.workers && hs_attach_socket_there(HS_SERVE_SOCKET)) {
+		o.attach = HS_SERVE_SOCKET;
+		return attach_run(&o, &ctx, true);
+	}
+	if (o.attach)
+		return attach_run(&o, &ctx, false);
 
 	topo = o.topo;
 	if (o.lab) {

@@ -19,7 +19,7 @@ top_builddir=${top_builddir:-$top_srcdir}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 CC=${FUZZ_CC:-clang}
 JOBS=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
-ALL="decode cmdline runbook topo probe mirror alert snapshot pfile driver"
+ALL="decode cmdline runbook topo probe mirror alert snapshot pfile driver proto"
 TARGETS=${*:-$ALL}
 
 B=$top_builddir/tests/fuzz/build

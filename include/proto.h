@@ -1,0 +1,77 @@
+/* proto.h - the attach protocol: frames between a console and the daemon
+ *
+ * A console attached to 'hopscope serve' speaks over a Unix stream socket
+ * in frames: a 4-byte length (big-endian, of what follows it), a type
+ * byte, then the payload. A frame is at most HS_PROTO_MAX bytes after
+ * its length; a longer one, a length of 0 or a type not listed here is
+ * malformed: the reader closes the connection.
+ *
+ *   HELLO   both ways first: protocol number (1 byte), flags (1 byte),
+ *           the program's version (text); the daemon answers with its own
+ *   LINE    console > daemon: one command line (text, no newline)
+ *   OUT     daemon > console: bytes of the line's results
+ *   ERR     daemon > console: bytes of its errors and progress
+ *   DONE    daemon > console: the line ended; status (1 byte: 0 ok, 1 failed)
+ *   INTR    console > daemon: cancel this console's pending line (Ctrl-C)
+ *   BYE     either way: the end; an optional reason (text)
+ */
+#ifndef HS_PROTO_H
+#define HS_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define HS_PROTO_VERSION	1
+#define HS_PROTO_HDR		5		/* length and type */
+#define HS_PROTO_MAX		(1u << 20)	/* type and payload, at most */
+
+enum hs_frame_type {
+	HS_FR_HELLO = 1,
+	HS_FR_LINE,
+	HS_FR_OUT,
+	HS_FR_ERR,
+	HS_FR_DONE,
+	HS_FR_INTR,
+	HS_FR_BYE,
+};
+
+/* HELLO flags */
+#define HS_HELLO_JSON	0x01		/* the console's verbs print JSON (--json) */
+
+struct hs_frame {
+	uint8_t type;
+	const uint8_t *data;		/* the payload, valid until the next read */
+	uint32_t len;
+};
+
+/* bytes read from a connection, split into frames */
+struct hs_proto_rd {
+	uint8_t *buf;
+	size_t len, cap, off;		/* off: where the next frame begins */
+	bool bad;			/* a malformed frame was read */
+};
+
+const char *hs_frame_name(uint8_t type);	/* "hello", ..., "?" */
+
+/* header of a frame of type with a payload of len bytes into hdr; 0, or
+ * -1 when the frame would be longer than HS_PROTO_MAX */
+int hs_frame_header(uint8_t hdr[HS_PROTO_HDR], uint8_t type, size_t len);
+
+void hs_proto_rd_init(struct hs_proto_rd *r);
+void hs_proto_rd_free(struct hs_proto_rd *r);
+/* add n bytes read */
+void hs_proto_rd_feed(struct hs_proto_rd *r, const void *data, size_t n);
+/* the next whole frame: 1 with *f, 0 when more bytes are needed, -1 for a
+ * malformed one (err says what: its length, its type), after which the
+ * reader reads nothing more */
+int hs_proto_rd_next(struct hs_proto_rd *r, struct hs_frame *f, char *err, size_t errlen);
+
+/* HELLO's payload: into buf (at least 2 + strlen(version)), its length */
+size_t hs_hello_make(uint8_t *buf, size_t len, uint8_t flags, const char *version);
+/* a HELLO's payload: 0 with *proto, *flags and the version (NUL-ended,
+ * cut to vlen), or -1 when it is too short or its version is not text */
+int hs_hello_parse(const struct hs_frame *f, uint8_t *proto, uint8_t *flags, char *version,
+		   size_t vlen);
+
+#endif

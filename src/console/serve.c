@@ -1,0 +1,1066 @@
+/* serve.c - hopscope serve: the analyzer as a daemon, consoles attached
+ *
+ * The configuration file is a runbook of the console's verbs, plus the
+ * daemon's own: 'listen unix PATH [group G] [mode MODE]' and 'allow
+ * USER|@GROUP RIGHT...'. It is checked whole before anything runs; then
+ * its verbs run through the runner as any runbook's, and once they have,
+ * the daemon listens. Consoles speak frames (proto.h). Each has its own
+ * output (a FILE whose writes become frames), its own settings (JSON or
+ * text) and its own status per line. Lines of all consoles run one at a
+ * time on the one engine, in turn: a pending verb (sleep, probe) holds
+ * the others' lines until it ends. A console's interrupt or its going
+ * away cancels its own pending verb, nothing else.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "console.h"
+#include "engine.h"
+#include "proto.h"
+#include "retention.h"
+#include "runner.h"
+#include "serve.h"
+
+#define MAX_QUEUED	64		/* lines a console may send ahead */
+#define FLUSH_MS	100		/* a pending verb's output reaches its console this often */
+
+/* what 'allow' gives */
+enum {
+	R_ATTACH = 1 << 0,
+	R_MIRROR = 1 << 1,
+	R_PROBE = 1 << 2,
+	R_TRACEROUTE = 1 << 3,
+	R_SNAPSHOT = 1 << 4,
+	R_CAPTURE = 1 << 5,
+};
+
+static const struct {
+	const char *name;
+	unsigned bit;
+} rights[] = {
+	{ "attach", R_ATTACH }, { "mirror", R_MIRROR }, { "probe", R_PROBE },
+	{ "traceroute", R_TRACEROUTE }, { "snapshot", R_SNAPSHOT }, { "capture", R_CAPTURE },
+	{ "all", R_ATTACH | R_MIRROR | R_PROBE | R_TRACEROUTE | R_SNAPSHOT | R_CAPTURE },
+};
+
+/* the verbs that change the fabric or the capture, and the right each needs
+ * (sub NULL: any use of the verb) */
+static const struct {
+	const char *verb, *sub;
+	unsigned bit;
+} guarded[] = {
+	{ "mirror", "add", R_MIRROR }, { "mirror", "del", R_MIRROR },
+	{ "probe", NULL, R_PROBE }, { "traceroute", NULL, R_TRACEROUTE },
+	{ "snapshot", "take", R_SNAPSHOT },
+	{ "capture", "start", R_CAPTURE }, { "capture", "stop", R_CAPTURE },
+};
+
+struct rule {
+	bool group;
+	uid_t uid;
+	gid_t gid;
+	unsigned rights;
+	struct rule *next;
+};
+
+struct qline {
+	char *text;
+	struct qline *next;
+};
+
+struct client;
+
+/* a FILE of a client's: what is written to it goes out in frames of type */
+struct sink {
+	struct client *c;
+	uint8_t type;
+};
+
+struct client {
+	uv_pipe_t pipe;
+	unsigned id;
+	struct hs_proto_rd rd;
+	bool hello;			/* the versions agreed */
+	bool gone;			/* the connection is closing */
+	bool closed;			/* its handle is closed: free it when no line of its runs */
+	uid_t uid;
+	gid_t gid;
+	pid_t pid;
+	char user[64];
+	struct sink out_sink, err_sink;
+	FILE *fp, *errfp;
+	struct hs_out out;
+	bool json;
+	struct qline *lines, **tail;
+	unsigned nlines;
+	struct client *next;
+};
+
+static struct serve {
+	struct hs_ctx *ctx;
+	const char *config;
+	char *sock_path;
+	unsigned mode;
+	bool has_group;
+	gid_t gid;
+	struct rule *rules;
+	bool attach_listed;		/* some 'allow' names who may attach */
+	uv_pipe_t listener;
+	bool listening;
+	uv_timer_t flush;
+	bool flush_init;
+	struct client *clients;
+	struct client *current;		/* whose line runs */
+	struct client *last;		/* whose line ran last: the next turn is after it */
+	unsigned next_id;
+	struct hs_out saved;		/* the daemon's own output while a client's line runs */
+} sv;
+
+/* ---- the log: one line each, on standard error ------------------------------ */
+
+static void slog(const char *level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void slog(const char *level, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", level);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	fflush(stderr);
+}
+
+/* "client 3 (user=alice uid=1000 pid=4242)" */
+static const char *who(const struct client *c, char *buf, size_t len)
+{
+	snprintf(buf, len, "client %u (user=%s uid=%u pid=%d)", c->id, c->user, (unsigned)c->uid,
+		 (int)c->pid);
+	return buf;
+}
+
+/* ---- the configuration -------------------------------------------------------- */
+
+static int bad(struct hs_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int bad(struct hs_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+	char msg[512];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return out_err(&ctx->out, "%s", msg);
+}
+
+/* listen unix PATH [group G] [mode MODE] */
+static int conf_listen(struct hs_ctx *ctx, int argc, char **argv, bool socket_given)
+{
+	if (sv.sock_path && !socket_given)
+		return bad(ctx, "listen: given twice (one socket)");
+	if (argc < 2)
+		return bad(ctx, "listen: too few arguments (usage: listen unix PATH [group G] [mode MODE])");
+	if (strcmp(argv[1], "unix") != 0)
+		return bad(ctx, "listen: '%s' is not supported: consoles attach over a unix socket "
+			   "(listen unix PATH)", argv[1]);
+	if (argc < 3 || !argv[2][0])
+		return bad(ctx, "listen: unix needs a socket path");
+	if (strlen(argv[2]) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+		return bad(ctx, "listen: socket path '%s' is too long (at most %zu bytes)", argv[2],
+			   sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
+	for (int i = 3; i < argc; i += 2) {
+		if (i + 1 >= argc)
+			return bad(ctx, "listen: '%s' needs a value", argv[i]);
+		if (strcmp(argv[i], "group") == 0) {
+			struct group *g = getgrnam(argv[i + 1]);
+			if (!g)
+				return bad(ctx, "listen: no group '%s'", argv[i + 1]);
+			sv.has_group = true;
+			sv.gid = g->gr_gid;
+		} else if (strcmp(argv[i], "mode") == 0) {
+			char *end;
+			unsigned long m = strtoul(argv[i + 1], &end, 8);
+			if (!argv[i + 1][0] || *end || m > 0777 || (m & 0600) != 0600)
+				return bad(ctx, "listen: mode '%s' is not an octal mode the daemon can use "
+					   "(0600 to 0777, owner read and write)", argv[i + 1]);
+			sv.mode = (unsigned)m;
+		} else {
+			return bad(ctx, "listen: unknown option '%s' (group, mode)", argv[i]);
+		}
+	}
+	if (!socket_given)
+		sv.sock_path = hs_xstrdup(argv[2]);
+	return 0;
+}
+
+/* allow USER|@GROUP RIGHT... */
+static int conf_allow(struct hs_ctx *ctx, int argc, char **argv)
+{
+	struct rule *r;
+	unsigned bits = 0;
+
+	if (argc < 3)
+		return bad(ctx, "allow: too few arguments (usage: allow USER|@GROUP RIGHT...)");
+	for (int i = 2; i < argc; i++) {
+		unsigned b = 0;
+		for (size_t k = 0; k < HS_ARRAY_SIZE(rights); k++)
+			if (strcmp(argv[i], rights[k].name) == 0)
+				b = rights[k].bit;
+		if (!b)
+			return bad(ctx, "allow: unknown right '%s' (attach, mirror, probe, traceroute, "
+				   "snapshot, capture, all)", argv[i]);
+		bits |= b;
+	}
+	r = hs_xcalloc(1, sizeof(*r));
+	if (argv[1][0] == '@') {
+		struct group *g = getgrnam(argv[1] + 1);
+		if (!g) {
+			free(r);
+			return bad(ctx, "allow: no group '%s'", argv[1] + 1);
+		}
+		r->group = true;
+		r->gid = g->gr_gid;
+	} else {
+		struct passwd *pw = getpwnam(argv[1]);
+		if (!pw) {
+			free(r);
+			return bad(ctx, "allow: no user '%s'", argv[1]);
+		}
+		r->uid = pw->pw_uid;
+	}
+	r->rights = bits;
+	r->next = sv.rules;
+	sv.rules = r;
+	if (bits & R_ATTACH)
+		sv.attach_listed = true;
+	return 0;
+}
+
+/* read and check the whole file: its lines to run in *lines (the daemon's
+ * own blanked, so a line keeps its number), 0; or -1 with one error
+ * "FILE:LINE: error: ..." printed */
+static int conf_read(struct hs_ctx *ctx, const char *path, bool socket_given, char ***lines,
+		     int *nlines)
+{
+	FILE *fp = fopen(path, "r");
+	char *l = NULL, **v = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int count = 0, rc = 0;
+	struct stat st;
+
+	*lines = NULL;
+	*nlines = 0;
+	if (!fp)
+		return out_err(&ctx->out, "cannot open configuration '%s': %s", path, strerror(errno));
+	if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(fp);
+		return out_err(&ctx->out, "cannot read configuration '%s': %s", path,
+			       strerror(EISDIR));
+	}
+	while (rc == 0 && (n = getline(&l, &cap, fp)) >= 0) {
+		char *buf, *argv[HS_MAX_WORDS + 1];
+		int argc, col;
+		const struct hs_cmd *verb;
+		const char *sub;
+
+		while (n > 0 && (l[n - 1] == '\n' || l[n - 1] == '\r'))
+			l[--n] = '\0';
+		v = realloc(v, sizeof(*v) * (size_t)(count + 1));
+		if (!v)
+			abort();
+		v[count++] = NULL;
+		snprintf(ctx->out.where, sizeof(ctx->out.where), "%s:%d: ", path, count);
+		if (memchr(l, '\0', (size_t)n)) {
+			rc = out_err(&ctx->out, "a NUL byte at column %zu: a command line is text",
+				     (size_t)((char *)memchr(l, '\0', (size_t)n) - l) + 1);
+			break;
+		}
+		buf = hs_xstrdup(l);
+		argc = hs_split_words(buf, argv, HS_MAX_WORDS, &col);
+		if (argc > 0 && strcmp(argv[0], "listen") == 0) {
+			rc = conf_listen(ctx, argc, argv, socket_given);
+			v[count - 1] = hs_xstrdup("");
+		} else if (argc > 0 && strcmp(argv[0], "allow") == 0) {
+			rc = conf_allow(ctx, argc, argv);
+			v[count - 1] = hs_xstrdup("");
+		} else if (hs_check_line(ctx, l, &verb, &sub) < 0) {
+			rc = -1;
+		} else if (verb && (strcmp(verb->name, "watch") == 0 ||
+				    strcmp(verb->name, "quit") == 0)) {
+			rc = out_err(&ctx->out, "'%s' has no place in a daemon's configuration "
+				     "(it needs a console)", verb->name);
+		} else {
+			v[count - 1] = hs_xstrdup(l);
+		}
+		free(buf);
+	}
+	if (rc == 0 && ferror(fp))
+		rc = out_err(&ctx->out, "cannot read configuration '%s': %s", path, strerror(errno));
+	ctx->out.where[0] = '\0';
+	free(l);
+	fclose(fp);
+	if (rc < 0) {
+		for (int i = 0; i < count; i++)
+			free(v[i]);
+		free(v);
+		return -1;
+	}
+	*lines = v;
+	*nlines = count;
+	return 0;
+}
+
+/* ---- rights ------------------------------------------------------------------ */
+
+static bool in_group(const struct client *c, gid_t gid)
+{
+	gid_t groups[256];
+	int n = (int)HS_ARRAY_SIZE(groups);
+
+	if (c->gid == gid)
+		return true;
+	if (!c->user[0] || strchr(c->user, '#'))
+		return false;
+	if (getgrouplist(c->user, c->gid, groups, &n) < 0)
+		return false;
+	for (int i = 0; i < n; i++)
+		if (groups[i] == gid)
+			return true;
+	return false;
+}
+
+static bool may(const struct client *c, unsigned bit)
+{
+	/* root and the daemon's own user may do anything */
+	if (c->uid == 0 || c->uid == geteuid())
+		return true;
+	if (bit == R_ATTACH && !sv.attach_listed)
+		return true;	/* the socket's permissions decide */
+	for (const struct rule *r = sv.rules; r; r = r->next)
+		if ((r->rights & bit) && (r->group ? in_group(c, r->gid) : r->uid == c->uid))
+			return true;
+	return false;
+}
+
+static const char *right_name(unsigned bit)
+{
+	for (size_t k = 0; k < HS_ARRAY_SIZE(rights); k++)
+		if (rights[k].bit == bit)
+			return rights[k].name;
+	return "?";
+}
+
+/* ---- frames out --------------------------------------------------------------- */
+
+static void write_done(uv_write_t *req, int status)
+{
+	(void)status;
+	free(req->data);
+	free(req);
+}
+
+static void send_frame(struct client *c, uint8_t type, const void *data, size_t len)
+{
+	do {
+		size_t n = len < HS_PROTO_MAX - 1 ? len : HS_PROTO_MAX - 1;
+		uint8_t *b;
+		uv_write_t *req;
+		uv_buf_t buf;
+
+		if (c->gone)
+			return;
+		b = hs_xcalloc(1, HS_PROTO_HDR + n);
+		hs_frame_header(b, type, n);
+		memcpy(b + HS_PROTO_HDR, data, n);
+		req = hs_xcalloc(1, sizeof(*req));
+		req->data = b;
+		buf = uv_buf_init((char *)b, (unsigned)(HS_PROTO_HDR + n));
+		if (uv_write(req, (uv_stream_t *)&c->pipe, &buf, 1, write_done) < 0) {
+			free(b);
+			free(req);
+			return;
+		}
+		data = (const uint8_t *)data + n;
+		len -= n;
+	} while (len > 0);
+}
+
+static ssize_t sink_write(void *cookie, const char *buf, size_t size)
+{
+	struct sink *s = cookie;
+
+	if (size > 0)
+		send_frame(s->c, s->type, buf, size);
+	return (ssize_t)size;
+}
+
+static FILE *sink_open(struct client *c, struct sink *s, uint8_t type)
+{
+	cookie_io_functions_t io = { .write = sink_write };
+	FILE *fp;
+
+	s->c = c;
+	s->type = type;
+	fp = fopencookie(s, "w", io);
+	if (!fp)
+		abort();
+	setvbuf(fp, NULL, _IOFBF, 65536);
+	return fp;
+}
+
+/* ---- clients ------------------------------------------------------------------ */
+
+static void client_free(struct client *c)
+{
+	struct client **p;
+
+	for (p = &sv.clients; *p && *p != c; p = &(*p)->next)
+		;
+	if (*p)
+		*p = c->next;
+	if (sv.last == c)
+		sv.last = NULL;
+	while (c->lines) {
+		struct qline *q = c->lines;
+		c->lines = q->next;
+		free(q->text);
+		free(q);
+	}
+	fclose(c->fp);
+	fclose(c->errfp);
+	hs_proto_rd_free(&c->rd);
+	free(c);
+}
+
+static void client_closed(uv_handle_t *h)
+{
+	struct client *c = h->data;
+
+	c->closed = true;
+	if (sv.current != c)
+		client_free(c);
+}
+
+static void client_shut(uv_shutdown_t *req, int status)
+{
+	(void)status;
+	uv_close((uv_handle_t *)req->handle, client_closed);
+	free(req);
+}
+
+static void run_next(void);
+
+/* the connection ends (why: for the log); its pending verb is cancelled */
+static void client_drop(struct client *c, const char *level, const char *why)
+{
+	char w[160];
+
+	if (c->gone)
+		return;
+	if (why)
+		slog(level, "%s %s", who(c, w, sizeof(w)), why);
+	/* what it was sent goes first: an error, a goodbye */
+	fflush(c->fp);
+	fflush(c->errfp);
+	c->gone = true;
+	uv_read_stop((uv_stream_t *)&c->pipe);
+	while (c->lines) {
+		struct qline *q = c->lines;
+		c->lines = q->next;
+		free(q->text);
+		free(q);
+	}
+	c->nlines = 0;
+	if (sv.current == c && sv.ctx->cancel) {
+		void (*cancel)(struct hs_ctx *) = sv.ctx->cancel;
+		sv.ctx->cancel = NULL;
+		cancel(sv.ctx);
+	}
+	/* what was written reaches it before the close */
+	uv_shutdown_t *req = hs_xcalloc(1, sizeof(*req));
+	if (uv_shutdown(req, (uv_stream_t *)&c->pipe, client_shut) < 0) {
+		free(req);
+		uv_close((uv_handle_t *)&c->pipe, client_closed);
+	}
+}
+
+/* refused: one error the console prints, a goodbye, and a line in the log */
+static void client_refuse(struct client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void client_refuse(struct client *c, const char *fmt, ...)
+{
+	char msg[512], line[600];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(line, sizeof(line), "error: %s\n", msg);
+	send_frame(c, HS_FR_ERR, line, strlen(line));
+	send_frame(c, HS_FR_BYE, "refused", 7);
+	snprintf(line, sizeof(line), "refused: %s", msg);
+	client_drop(c, "warning", line);
+}
+
+static void on_hello(struct client *c, const struct hs_frame *f)
+{
+	uint8_t proto, flags, reply[128];
+	char version[64], w[160];
+	size_t n;
+
+	if (hs_hello_parse(f, &proto, &flags, version, sizeof(version)) < 0) {
+		client_drop(c, "warning", "closed: its hello is malformed");
+		return;
+	}
+	if (proto != HS_PROTO_VERSION || strcmp(version, VERSION) != 0) {
+		client_refuse(c, "the console is hopscope %s (protocol %u), the daemon hopscope %s "
+			      "(protocol %u): attach with the daemon's version", version, proto,
+			      VERSION, HS_PROTO_VERSION);
+		return;
+	}
+	if (!may(c, R_ATTACH)) {
+		client_refuse(c, "user '%s' may not attach to this daemon (its configuration "
+			      "says who may: allow USER attach)", c->user);
+		return;
+	}
+	c->hello = true;
+	c->json = flags & HS_HELLO_JSON;
+	c->out.json = c->json;
+	n = hs_hello_make(reply, sizeof(reply), 0, VERSION);
+	send_frame(c, HS_FR_HELLO, reply, n);
+	slog("info", "%s attached", who(c, w, sizeof(w)));
+}
+
+static void on_line(struct client *c, const struct hs_frame *f)
+{
+	struct qline *q;
+
+	if (c->nlines >= MAX_QUEUED) {
+		client_drop(c, "warning", "closed: it sent more lines than the daemon queues");
+		return;
+	}
+	q = hs_xcalloc(1, sizeof(*q));
+	q->text = hs_xcalloc(1, (size_t)f->len + 1);
+	memcpy(q->text, f->data, f->len);
+	if (memchr(q->text, '\0', f->len) || memchr(q->text, '\n', f->len)) {
+		free(q->text);
+		free(q);
+		client_drop(c, "warning", "closed: a line with a NUL byte or a newline");
+		return;
+	}
+	*c->tail = q;
+	c->tail = &q->next;
+	c->nlines++;
+	run_next();
+}
+
+static void on_interrupt(struct client *c)
+{
+	if (sv.current != c)
+		return;		/* nothing of its pending: its next line runs as sent */
+	if (sv.ctx->cancel) {
+		void (*cancel)(struct hs_ctx *) = sv.ctx->cancel;
+		sv.ctx->cancel = NULL;
+		cancel(sv.ctx);
+	} else {
+		fputs("this cannot be interrupted; it ends by itself\n", c->errfp);
+		fflush(c->errfp);
+	}
+}
+
+static void client_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
+{
+	static char space[65536];
+
+	(void)h;
+	(void)hint;
+	buf->base = space;
+	buf->len = sizeof(space);
+}
+
+static void client_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+{
+	struct client *c = s->data;
+	struct hs_frame f;
+	char err[128], msg[200];
+	int rc;
+
+	if (n < 0) {
+		client_drop(c, "info", n == UV_EOF ? "detached" : "detached: the connection failed");
+		return;
+	}
+	hs_proto_rd_feed(&c->rd, buf->base, (size_t)n);
+	while (!c->gone && (rc = hs_proto_rd_next(&c->rd, &f, err, sizeof(err))) != 0) {
+		if (rc < 0) {
+			snprintf(msg, sizeof(msg), "closed: %s", err);
+			client_drop(c, "warning", msg);
+			return;
+		}
+		if (!c->hello && f.type != HS_FR_HELLO) {
+			snprintf(msg, sizeof(msg), "closed: a %s frame before hello",
+				 hs_frame_name(f.type));
+			client_drop(c, "warning", msg);
+			return;
+		}
+		switch (f.type) {
+		case HS_FR_HELLO:
+			if (c->hello)
+				client_drop(c, "warning", "closed: a second hello");
+			else
+				on_hello(c, &f);
+			break;
+		case HS_FR_LINE:
+			on_line(c, &f);
+			break;
+		case HS_FR_INTR:
+			on_interrupt(c);
+			break;
+		case HS_FR_BYE:
+			client_drop(c, "info", "detached");
+			return;
+		default:
+			snprintf(msg, sizeof(msg), "closed: a %s frame from a console",
+				 hs_frame_name(f.type));
+			client_drop(c, "warning", msg);
+			return;
+		}
+	}
+}
+
+static void unaccepted(uv_handle_t *h)
+{
+	free(h->data);
+}
+
+static void on_connection(uv_stream_t *server, int status)
+{
+	struct client *c;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	uv_os_fd_t fd;
+	struct passwd *pw;
+
+	if (status < 0) {
+		slog("warning", "cannot accept a console: %s", uv_strerror(status));
+		return;
+	}
+	c = hs_xcalloc(1, sizeof(*c));
+	uv_pipe_init(sv.ctx->loop, &c->pipe, 0);
+	c->pipe.data = c;
+	if (uv_accept(server, (uv_stream_t *)&c->pipe) < 0) {
+		uv_close((uv_handle_t *)&c->pipe, unaccepted);
+		return;
+	}
+	c->id = ++sv.next_id;
+	c->tail = &c->lines;
+	hs_proto_rd_init(&c->rd);
+	c->fp = sink_open(c, &c->out_sink, HS_FR_OUT);
+	c->errfp = sink_open(c, &c->err_sink, HS_FR_ERR);
+	out_init(&c->out, c->fp, c->errfp, false);
+	c->next = sv.clients;
+	sv.clients = c;
+	if (uv_fileno((uv_handle_t *)&c->pipe, &fd) == 0 &&
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+		c->uid = cred.uid;
+		c->gid = cred.gid;
+		c->pid = cred.pid;
+	} else {
+		c->uid = (uid_t)-1;
+		c->gid = (gid_t)-1;
+	}
+	pw = getpwuid(c->uid);
+	if (pw)
+		snprintf(c->user, sizeof(c->user), "%s", pw->pw_name);
+	else
+		snprintf(c->user, sizeof(c->user), "#%u", (unsigned)c->uid);
+	uv_read_start((uv_stream_t *)&c->pipe, client_alloc, client_read);
+}
+
+/* ---- lines, one at a time ------------------------------------------------------- */
+
+static void swap_in(struct client *c)
+{
+	struct hs_ctx *ctx = sv.ctx;
+
+	sv.saved = ctx->out;
+	ctx->out = c->out;
+	ctx->out.where[0] = '\0';
+	ctx->set.json = c->json;
+	ctx->out.json = c->json;
+}
+
+static void swap_out(struct client *c)
+{
+	struct hs_ctx *ctx = sv.ctx;
+
+	c->out = ctx->out;
+	c->json = ctx->set.json;
+	ctx->out = sv.saved;
+	ctx->set.json = false;
+	ctx->out.json = false;
+}
+
+static void flush_tick(uv_timer_t *t)
+{
+	(void)t;
+	if (sv.current) {
+		fflush(sv.current->fp);
+		fflush(sv.current->errfp);
+	}
+}
+
+/* the current line ended with status (HS_CMD_OK or HS_CMD_FAIL) */
+static void line_end(int status)
+{
+	struct client *c = sv.current;
+	uint8_t st = status == HS_CMD_FAIL ? 1 : 0;
+
+	if (!c)
+		return;
+	if (sv.flush_init)
+		uv_timer_stop(&sv.flush);
+	swap_out(c);
+	fflush(c->fp);
+	fflush(c->errfp);
+	/* a line cut short by the daemon's end is not done: the console hears
+	 * the goodbye instead */
+	if (!sv.ctx->quit)
+		send_frame(c, HS_FR_DONE, &st, 1);
+	sv.current = NULL;
+	sv.last = c;
+	if (c->closed)
+		client_free(c);
+}
+
+static void on_finish(struct hs_ctx *ctx, int status)
+{
+	(void)ctx;
+	line_end(status);
+	run_next();
+}
+
+/* the next client with a line, in turn after the one served last */
+static struct client *next_client(void)
+{
+	struct client *start = sv.last && sv.last->next ? sv.last->next : sv.clients;
+
+	for (int pass = 0; pass < 2; pass++)
+		for (struct client *c = pass ? sv.clients : start; c; c = c->next)
+			if (c->lines && !c->gone)
+				return c;
+	return NULL;
+}
+
+/* a line of a console, checked against what consoles may do here */
+static int run_client_line(struct client *c, const char *line)
+{
+	struct hs_ctx *ctx = sv.ctx;
+	const struct hs_cmd *verb;
+	const char *sub;
+
+	if (hs_check_line(ctx, line, &verb, &sub) < 0)
+		return HS_CMD_FAIL;
+	if (verb && (strcmp(verb->name, "quit") == 0 || strcmp(verb->name, "source") == 0))
+		return out_err(&ctx->out, "'%s' runs in the console, not in the daemon", verb->name);
+	if (verb && strcmp(verb->name, "watch") == 0)
+		return out_err(&ctx->out, "'watch' is not available in an attached console yet: "
+			       "run it in a console of its own (hopscope -r FILE, -i IFACE or --lab)");
+	for (size_t i = 0; verb && i < HS_ARRAY_SIZE(guarded); i++) {
+		if (strcmp(guarded[i].verb, verb->name) != 0 ||
+		    (guarded[i].sub && (!sub || strcmp(guarded[i].sub, sub) != 0)))
+			continue;
+		if (!may(c, guarded[i].bit)) {
+			char w[160];
+			slog("warning", "%s refused: '%s%s%s' needs the right '%s'",
+			     who(c, w, sizeof(w)), verb->name, sub ? " " : "", sub ? sub : "",
+			     right_name(guarded[i].bit));
+			return out_err(&ctx->out, "%s%s%s: user '%s' may not do this here (the "
+				       "daemon's configuration says who may: allow USER %s)",
+				       verb->name, sub ? " " : "", sub ? sub : "", c->user,
+				       right_name(guarded[i].bit));
+		}
+	}
+	return hs_run_line(ctx, line);
+}
+
+static void run_next(void)
+{
+	struct hs_ctx *ctx = sv.ctx;
+	struct client *c;
+
+	while (!sv.current && !ctx->quit && (c = next_client()) != NULL) {
+		struct qline *q = c->lines;
+		int rc;
+
+		c->lines = q->next;
+		if (!c->lines)
+			c->tail = &c->lines;
+		c->nlines--;
+		sv.current = c;
+		swap_in(c);
+		rc = run_client_line(c, q->text);
+		free(q->text);
+		free(q);
+		if (rc == HS_CMD_PENDING) {
+			uv_timer_start(&sv.flush, flush_tick, FLUSH_MS, FLUSH_MS);
+			return;
+		}
+		line_end(rc);
+	}
+}
+
+/* ---- the socket ------------------------------------------------------------------ */
+
+static int listen_start(struct hs_ctx *ctx)
+{
+	const char *path = sv.sock_path;
+	struct stat st;
+	mode_t old;
+	int rc;
+
+	if (lstat(path, &st) == 0) {
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		int fd;
+
+		if (!S_ISSOCK(st.st_mode))
+			return out_err(&ctx->out, "cannot listen on '%s': it exists and is not a socket",
+				       path);
+		/* a daemon there still answers: leave it; else the socket is stale */
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+			close(fd);
+			return out_err(&ctx->out, "cannot listen on '%s': another daemon listens there",
+				       path);
+		}
+		if (fd >= 0)
+			close(fd);
+		unlink(path);
+	}
+	uv_pipe_init(ctx->loop, &sv.listener, 0);
+	sv.listening = true;
+	old = umask(0177);
+	rc = uv_pipe_bind(&sv.listener, path);
+	umask(old);
+	if (rc == 0 && chmod(path, sv.mode) < 0)
+		rc = uv_translate_sys_error(errno);
+	if (rc == 0 && sv.has_group && chown(path, (uid_t)-1, sv.gid) < 0)
+		rc = uv_translate_sys_error(errno);
+	if (rc == 0)
+		rc = uv_listen((uv_stream_t *)&sv.listener, 16, on_connection);
+	if (rc < 0)
+		return out_err(&ctx->out, "cannot listen on '%s': %s", path, uv_strerror(rc));
+	return 0;
+}
+
+/* the configuration has run: consoles may come */
+static void on_idle(struct hs_ctx *ctx)
+{
+	if (sv.listening)
+		return;
+	if (listen_start(ctx) < 0) {
+		ctx->exit_status = 1;
+		hs_console_end(ctx);
+		return;
+	}
+	slog("info", "ready: configuration '%s' run, consoles attach at '%s'", sv.config,
+	     sv.sock_path);
+}
+
+static void on_event(void *arg, const struct hs_event *ev)
+{
+	(void)arg;
+	if (ev->kind == HS_EV_CAPTURE_STARTED)
+		slog("info", "capture started on '%s'", ev->source);
+	else if (ev->kind == HS_EV_CAPTURE_ENDED)
+		slog(ev->status ? "error" : "info", "capture of '%s' ended: %s", ev->source,
+		     ev->text ? ev->text : "");
+}
+
+static const struct hs_runner_front front = {
+	.idle = on_idle,
+	.finish = on_finish,
+};
+
+/* ---- the daemon ---------------------------------------------------------------- */
+
+static void usage(FILE *fp)
+{
+	fprintf(fp,
+		"usage: hopscope serve [--config FILE] [--socket PATH] [--db PATH] [--check]\n"
+		"\n"
+		"  --config FILE   the configuration, a runbook (default " HS_SERVE_CONFIG ")\n"
+		"  --socket PATH   where consoles attach (default: its 'listen' line, else\n"
+		"                  " HS_SERVE_SOCKET ")\n"
+		"  --db PATH       history database (default ./hopscope.db)\n"
+		"  --check         check the configuration and exit\n"
+		"  -h, --help      this help\n"
+		"\n"
+		"Consoles attach with 'hopscope --attach [SOCKET]'. See hopscope-serve(1).\n");
+}
+
+static void close_handle(uv_handle_t *h, void *arg)
+{
+	(void)arg;
+	if (!uv_is_closing(h))
+		uv_close(h, NULL);
+}
+
+int hs_serve_main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'C' },
+		{ "socket", required_argument, NULL, 'S' },
+		{ "db", required_argument, NULL, 'D' },
+		{ "check", no_argument, NULL, 'K' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct hs_ctx ctx = { 0 };
+	const char *config = HS_SERVE_CONFIG, *sock = NULL, *db = NULL;
+	bool check = false;
+	char **lines = NULL, perr[512];
+	int nlines = 0, c;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'C': config = optarg; break;
+		case 'S': sock = optarg; break;
+		case 'D': db = optarg; break;
+		case 'K': check = true; break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case ':':
+			fprintf(stderr, "hopscope serve: option '%s' needs a value (try 'hopscope serve "
+				"--help')\n", argv[optind - 1]);
+			return 2;
+		default:
+			fprintf(stderr, "hopscope serve: unknown option '%s' (try 'hopscope serve "
+				"--help')\n", argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "hopscope serve: unexpected argument '%s' (try 'hopscope serve "
+			"--help')\n", argv[optind]);
+		return 2;
+	}
+	if ((sock && !*sock) || (db && !*db)) {
+		fprintf(stderr, "hopscope serve: %s needs a path\n", sock && !*sock ? "--socket" : "--db");
+		return 2;
+	}
+
+	/* a console gone while its answer is written: EPIPE, not the end */
+	signal(SIGPIPE, SIG_IGN);
+	memset(&sv, 0, sizeof(sv));
+	sv.ctx = &ctx;
+	sv.config = config;
+	sv.mode = 0660;
+	if (sock)
+		sv.sock_path = hs_xstrdup(sock);
+	ctx.loop = uv_default_loop();
+	out_init(&ctx.out, stderr, stderr, false);
+	ctx.set.trace_timeout_ns = HS_NS_PER_SEC;
+	ctx.set.policy = HS_POLICY_DEFAULT;
+	ctx.set.db_path = hs_xstrdup(db ? db : "hopscope.db");
+	ctx.set.no_pager = true;
+	hs_runner_init(&ctx);
+
+	/* the whole file first: a bad line changes nothing */
+	if (conf_read(&ctx, config, sock != NULL, &lines, &nlines) < 0) {
+		ctx.exit_status = 1;
+		goto out;
+	}
+	if (!sv.sock_path)
+		sv.sock_path = hs_xstrdup(HS_SERVE_SOCKET);
+	if (check) {
+		printf("configuration '%s' is good: consoles would attach at '%s'\n", config,
+		       sv.sock_path);
+		goto out;
+	}
+	if (hs_engine_init(&ctx, perr, sizeof(perr)) < 0) {
+		if (perr[0])
+			out_err(&ctx.out, "%s", perr);
+		ctx.exit_status = 1;
+		goto out;
+	}
+	hs_sub_events(&ctx.subs, on_event, &ctx);
+	uv_timer_init(ctx.loop, &sv.flush);
+	sv.flush_init = true;
+	hs_runner_add_lines(&ctx, config, lines, nlines);
+	hs_runner_add_input(&ctx, "consoles", true);
+	hs_runner_set_front(&ctx, &front);
+	if (hs_console_start(&ctx, true) < 0) {
+		ctx.exit_status = 1;
+		goto fini;
+	}
+	hs_retention_start(&ctx);
+	slog("info", "starting: hopscope %s, pid %d, configuration '%s', history '%s'", VERSION,
+	     (int)getpid(), config, ctx.set.db_path);
+	hs_runner_start(&ctx);
+	if (!ctx.quit)
+		uv_run(ctx.loop, UV_RUN_DEFAULT);
+
+	/* a line still running was cancelled by the signal; consoles are told */
+	if (sv.current) {
+		swap_out(sv.current);
+		sv.current = NULL;
+	}
+	for (struct client *cl = sv.clients; cl; cl = cl->next) {
+		send_frame(cl, HS_FR_BYE, "the daemon is stopping", 22);
+		client_drop(cl, "info", "detached: the daemon is stopping");
+	}
+	/* the goodbyes written out: a turn of the loop each, a few at most */
+	for (int i = 0; i < 50 && sv.clients; i++)
+		uv_run(ctx.loop, UV_RUN_NOWAIT);
+	if (sv.listening) {
+		uv_close((uv_handle_t *)&sv.listener, NULL);
+		unlink(sv.sock_path);
+	}
+fini:
+	hs_console_close(&ctx);
+	hs_retention_stop(&ctx);
+	hs_unsub_events(&ctx.subs, on_event, &ctx);
+	hs_engine_fini(&ctx);
+	uv_walk(ctx.loop, close_handle, NULL);
+	uv_run(ctx.loop, UV_RUN_NOWAIT);
+	uv_run(ctx.loop, UV_RUN_DEFAULT);
+	uv_loop_close(ctx.loop);
+	if (ctx.topo)
+		hs_topo_free(ctx.topo);
+	slog("info", "stopped: exit status %d", ctx.exit_status);
+out:
+	hs_runner_free(&ctx);
+	for (int i = 0; i < nlines; i++)
+		free(lines[i]);
+	free(lines);
+	while (sv.rules) {
+		struct rule *r = sv.rules;
+		sv.rules = r->next;
+		free(r);
+	}
+	free(sv.sock_path);
+	free(ctx.set.db_path);
+	free(ctx.lab_state);
+	return ctx.exit_status;
+}

@@ -1,0 +1,253 @@
+#!/bin/sh
+# attach.sh - hopscope serve and consoles attached to it: a daemon on the
+# sample capture with its own socket and history in a temporary directory;
+# the same answers as a console of its own, runbooks and exit statuses,
+# several consoles, one killed, interrupted or refused, bad bytes on the
+# socket, a bad configuration, the daemon killed.
+. "$(dirname "$0")/lib.sh"
+
+S=$top_srcdir/share/sample
+chmod 755 "$tmp"		# another user attaches below
+SOCK=$tmp/hs.sock
+H=$tmp/h.db
+
+# the daemon in the background: its pid in $dpid, its log in $tmp/log
+serve() { # CONFIG [ARG...]
+	conf=$1
+	shift
+	rm -f "$tmp/d.pid"
+	timeout 120 sh -c 'echo $$ >"$0"; exec "$@"' "$tmp/d.pid" \
+		"$HS" serve --config "$conf" "$@" >"$tmp/log.out" 2>"$tmp/log" </dev/null &
+	i=0
+	while [ ! -s "$tmp/d.pid" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+	dpid=$(cat "$tmp/d.pid")
+	cleanup="$cleanup kill -9 $dpid 2>/dev/null;"
+	i=0
+	while ! grep -q '^info: ready' "$tmp/log" && [ $i -lt 400 ]; do
+		kill -0 "$dpid" 2>/dev/null || return 1
+		sleep 0.05
+		i=$((i + 1))
+	done
+	grep -q '^info: ready' "$tmp/log"
+}
+att() { hs --attach "$SOCK" "$@"; }
+# a console in the background whose 'sleep 30' is pending in the daemon:
+# its job in $aj (wait on it), its own pid in $a (signal it), its output
+# in $tmp/a.out and $tmp/a.err
+pending() {
+	rm -f "$tmp/hs.pid"
+	timeout 60 sh -c 'echo $$ >"$0"; exec "$@"' "$tmp/hs.pid" "$HS" --attach "$SOCK" \
+		-c 'sleep 30' >"$tmp/a.out" 2>"$tmp/a.err" &
+	aj=$!
+	a=$(sig_pid)
+	i=0
+	while ! grep -q "pid=$a) attached" "$tmp/log" && [ $i -lt 200 ]; do
+		sleep 0.05; i=$((i + 1)); done
+	sleep 0.3	# its line sent, and pending
+}
+# a frame: length (4 bytes, big-endian) of what follows, type, payload
+frames() { # PYTHON-EXPRESSION of bytes to send; prints what came back, repr'd
+	python3 - "$SOCK" "$1" <<'EOF'
+import socket, struct, sys
+def fr(t, p=b''):
+	return struct.pack('>IB', len(p) + 1, t) + p
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.settimeout(10)
+try:
+	s.sendall(eval(sys.argv[2]))
+except OSError:
+	pass
+got = b''
+try:
+	while True:
+		b = s.recv(65536)
+		if not b:
+			break
+		got += b
+except OSError:
+	pass
+print(repr(got))
+EOF
+}
+VERSION=$("$HS" --version | sed 's/^hopscope //')
+
+# --- a bad configuration: one line, FILE:LINE, nothing touched ---------------------
+cat >"$tmp/bad.conf" <<EOF
+# a daemon
+topo load $S/sample.topo
+tracez
+listen unix $SOCK
+EOF
+hs serve --config "$tmp/bad.conf" --db "$H"
+check "a bad verb fails the configuration (status $st)" failed_cleanly
+check "with one line naming the file and the line" \
+	eval '[ "$(wc -l <"$tmp/err")" -eq 1 ] && has "^$tmp/bad.conf:3: error: unknown verb .tracez." "$tmp/err"'
+check "before anything ran: no history, no socket" eval '[ ! -e "$H" ] && [ ! -e "$SOCK" ]'
+for line in 'listen tcp 127.0.0.1:4000' 'allow no-such-user-here attach' 'allow root fly' \
+	'listen unix /x group no-such-group-here' 'listen unix /x mode 0400' 'watch' 'quit'; do
+	printf '%s\n' "$line" >"$tmp/bad.conf"
+	hs serve --config "$tmp/bad.conf" --db "$H"
+	check "'$line' is refused at line 1 (status $st)" \
+		eval 'failed_cleanly && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+			has "^$tmp/bad.conf:1: error: " "$tmp/err" && [ ! -e "$H" ]'
+done
+# what only running it finds (a verb's own arguments): the same line, status 1
+printf 'capture start %s bogus\nlisten unix %s\n' "$S/sample.pcap" "$SOCK" >"$tmp/bad.conf"
+hs serve --config "$tmp/bad.conf" --db "$H"
+check "a line that fails as it runs stops the daemon, FILE:LINE (status $st)" \
+	eval 'failed_cleanly && has "^$tmp/bad.conf:1: error: capture start: " "$tmp/err" &&
+		has "^info: stopped: exit status 1" "$tmp/err" && [ ! -e "$SOCK" ]'
+rm -f "$H"*
+hs serve --config "$tmp/none.conf"
+check "a missing configuration is named (status $st)" \
+	eval 'failed_cleanly && has "cannot open configuration .$tmp/none.conf." "$tmp/err"'
+hs serve --bogus
+check "an unknown option is a usage error (status $st)" eval '[ "$st" -eq 2 ]'
+
+cat >"$tmp/hs.conf" <<EOF
+# the sample fabric, read once; consoles attach at a socket of the test's
+topo load $S/sample.topo
+capture start $S/sample.pcap
+listen unix $SOCK mode 0666
+allow nobody attach
+EOF
+hs serve --config "$tmp/hs.conf" --db "$H" --check
+check "--check says a good configuration is good and runs nothing (status $st)" \
+	eval '[ "$st" -eq 0 ] && has "is good" "$tmp/out" && [ ! -e "$H" ] && [ ! -e "$SOCK" ]'
+
+# --- the daemon; consoles attached give what a console of its own gives --------------
+serve "$tmp/hs.conf" --db "$H" || hard "the daemon did not start: $(cat "$tmp/log")"
+check "the daemon listens at the socket of its configuration" eval '[ -S "$SOCK" ] &&
+	[ "$(stat -c %a "$SOCK")" = 666 ]'
+hs --db "$tmp/own.db" -r "$S/sample.pcap" --topo "$S/sample.topo" -c 'traces limit 20; flows limit 5; drops'
+cp "$tmp/out" "$tmp/own.out"
+att -c 'traces limit 20; flows limit 5; drops'
+i=0
+while ! grep -q "^info: client 1 .* detached" "$tmp/log" && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+check "attached, traces, flows and drops are those of a console of its own (status $st)" \
+	eval '[ "$st" -eq 0 ] && [ -s "$tmp/out" ] && cmp -s "$tmp/out" "$tmp/own.out"'
+check "the daemon logs who attached, and who left" \
+	eval 'has "^info: client 1 (user=root uid=0 pid=[0-9]*) attached" "$tmp/log" &&
+		has "^info: client 1 .* detached" "$tmp/log"'
+att --json -c 'traces limit 2'
+check "--json: one document, as the console's own" \
+	eval '[ "$st" -eq 0 ] && [ "$(wc -l <"$tmp/out")" -eq 1 ] &&
+		python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert len(d[\"traces\"]) == 2" "$tmp/out"'
+att traces limit 1 --json
+check "a verb as words, JSON by the verb's own --json" eval '[ "$st" -eq 0 ] && has "^{\"traces\":\[" "$tmp/out"'
+att -c 'set format json; traces limit 1'
+check "a console's settings are its own: json for it" has '^{"traces":' "$tmp/out"
+att -c 'traces limit 1'
+check "and text for the next" eval 'hasnt "^{" "$tmp/out" && has "^id " "$tmp/out"'
+
+att -c 'flows limit 1; tracez; flows limit 2'
+check "a failed line: status 1, its error after -c's place, the rest not run" \
+	eval '[ "$st" -eq 1 ] && has "^-c:2: error: unknown verb .tracez." "$tmp/err" &&
+		[ "$(grep -c "^10\." "$tmp/out")" -eq 1 ]'
+printf 'flows limit 1\n\ntraces show 99999\nflows\n' >"$tmp/rb.hs"
+att -f "$tmp/rb.hs"
+check "a runbook stops at its failing line, FILE:LINE: before the daemon's error" \
+	eval '[ "$st" -eq 1 ] && has "^$tmp/rb.hs:3: error: " "$tmp/err" && [ "$(grep -c "^10\." "$tmp/out")" -eq 1 ]'
+att --keep-going -f "$tmp/rb.hs"
+check "--keep-going carries on, still status 1" eval '[ "$st" -eq 1 ] && has "50 of 320 flows" "$tmp/out"'
+printf 'traces limit 1\nsource %s\nquit\nflows\n' "$tmp/rb.hs" | { timeout 60 "$HS" --attach "$SOCK" >"$tmp/out" 2>"$tmp/err"; echo $? >"$tmp/st"; }
+check "lines on standard input; 'source' reads the console's file; 'quit' leaves" \
+	eval '[ "$(cat "$tmp/st")" -eq 1 ] && has "^$tmp/rb.hs:3: error: " "$tmp/err" && hasnt "50 of 320 flows" "$tmp/out"'
+
+# detach and attach again: the history and the traces are the daemon's
+att -c 'history sessions'
+check "attached again later, the history is there" eval '[ "$st" -eq 0 ] && has "sample.pcap" "$tmp/out"'
+
+# --- consoles at once: one holds a pending verb, one is killed, one interrupted --------
+pending
+kill -9 "$a"
+t0=$(date +%s)
+att -c 'traces limit 1'
+t1=$(date +%s)
+check "a console killed with its verb pending: the next console's line runs at once (status $st)" \
+	eval '[ "$st" -eq 0 ] && [ $((t1 - t0)) -lt 10 ] && has "^1:" "$tmp/out"'
+check "the daemon lives on and logs the departure" \
+	eval 'kill -0 $dpid && has "pid=$a) detached" "$tmp/log"'
+
+pending
+# a second console queues behind the pending one
+timeout 60 "$HS" --attach "$SOCK" -c 'flows limit 1' >"$tmp/b.out" 2>&1 &
+b=$!
+sleep 0.5
+check "a second console waits while another's verb is pending" eval 'kill -0 $b && [ ! -s "$tmp/b.out" ]'
+kill -INT "$a"
+wait "$aj"
+ast=$?
+wait "$b"
+bst=$?
+check "Ctrl-C ends the interrupted console (status $ast), the other's line then runs (status $bst)" \
+	eval '[ "$ast" -eq 130 ] && [ "$bst" -eq 0 ] && has "^10\." "$tmp/b.out"'
+
+# --- refused: another version, another user, bad bytes ---------------------------------
+frames 'fr(1, b"\x01\x00" + b"0.0.0-other")' >"$tmp/got"
+check "a console of another version is refused, both versions named" \
+	eval 'has "the console is hopscope 0.0.0-other (protocol 1), the daemon hopscope $VERSION (protocol 1)" "$tmp/got" &&
+		has "refused: the console is hopscope 0.0.0-other" "$tmp/log"'
+frames 'fr(1, b"\x02\x00" + b"'"$VERSION"'")' >"$tmp/got"
+check "and one of another protocol" has "(protocol 2), the daemon" "$tmp/got"
+frames 'struct.pack(">IB", 0x7fffffff, 2) + b"x" * 100' >"$tmp/got"
+check "an oversized frame closes the connection, logged in one line" \
+	eval 'has "^warning: client [0-9]* .* closed: a frame of 2147483647 bytes" "$tmp/log"'
+frames 'b"\x00\x00\x00\x00\x07garbage"' >"$tmp/got"
+frames 'fr(2, b"traces")' >"$tmp/got"
+check "malformed bytes and a line before hello close the connection, logged" \
+	eval 'has "closed: a frame of 0 bytes" "$tmp/log" && has "closed: a line frame before hello" "$tmp/log"'
+att -c 'traces limit 1'
+check "and the daemon serves on" eval '[ "$st" -eq 0 ] && has "^1:" "$tmp/out"'
+
+# nobody may attach (allow nobody attach) but not probe; another user may not attach
+if setpriv --reuid=nobody --regid=nogroup --clear-groups true 2>/dev/null; then
+	setpriv --reuid=nobody --regid=nogroup --clear-groups "$HS" --attach "$SOCK" \
+		-c 'traces limit 1; probe tcp > 10.1.4.12:5001 via leaf1' >"$tmp/out" 2>"$tmp/err" </dev/null
+	st=$?
+	check "an allowed user attaches; a probe needs its right (status $st)" \
+		eval '[ "$st" -eq 1 ] && has "^1:" "$tmp/out" &&
+			has "error: probe tcp: user .nobody. may not do this here" "$tmp/err" &&
+			has "user=nobody .* refused: .probe tcp. needs the right .probe." "$tmp/log"'
+	if id daemon >/dev/null 2>&1; then
+		setpriv --reuid=daemon --regid=daemon --clear-groups "$HS" --attach "$SOCK" \
+			-c 'traces' >"$tmp/out" 2>"$tmp/err" </dev/null
+		st=$?
+		check "a user not allowed is refused in one line and logged (status $st)" \
+			eval 'failed_cleanly && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+				has "user .daemon. may not attach" "$tmp/err" &&
+				has "^warning: client .*user=daemon.* refused: user .daemon. may not attach" "$tmp/log"'
+	fi
+fi
+
+# --- the daemon killed: the console says so in one line, status 1; history intact --------
+pending
+kill -9 "$dpid"
+wait "$aj"
+ast=$?
+check "the console lost the daemon: one line, status 1 (status $ast)" \
+	eval '[ "$ast" -eq 1 ] && [ "$(wc -l <"$tmp/a.err")" -eq 1 ] &&
+		has "^error: lost the daemon at .$SOCK.: the connection closed" "$tmp/a.err"'
+check "the history is intact" eval '[ "$(sqlite3 "$H" "pragma integrity_check")" = ok ] &&
+	[ "$(sqlite3 "$H" "select count(*) from sessions")" -eq 1 ]'
+att -c 'traces'
+check "no daemon: attaching says so (status $st)" \
+	eval 'failed_cleanly && has "cannot attach to .$SOCK.: Connection refused" "$tmp/err"'
+
+# --- SIGTERM: capture and session end, consoles told, the socket removed ----------------
+serve "$tmp/hs.conf" --db "$H" || hard "the daemon did not start again: $(cat "$tmp/log")"
+check "a stale socket left by a killed daemon is taken over" eval '[ -S "$SOCK" ]'
+pending
+kill -TERM "$dpid"
+wait "$aj"
+ast=$?
+i=0
+while kill -0 "$dpid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+check "SIGTERM stops the daemon cleanly, the socket removed" \
+	eval '! kill -0 $dpid 2>/dev/null && has "^info: stopped: exit status 0" "$tmp/log" && [ ! -e "$SOCK" ]'
+check "its console hears it is stopping (status $ast)" \
+	eval '[ "$ast" -eq 1 ] && has "lost the daemon at .$SOCK.: the daemon is stopping" "$tmp/a.err"'
+check "the session was ended" eval '[ "$(sqlite3 "$H" "select count(*) from sessions where ended is null")" -eq 0 ]'
+
+finish

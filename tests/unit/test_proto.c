@@ -1,0 +1,153 @@
+/* test_proto.c - the attach protocol's frames (src/proto.c) */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include <cmocka.h>
+
+#include "hs.h"
+#include "proto.h"
+
+/* a frame as a writer sends it: header, then payload */
+static size_t frame(uint8_t *buf, uint8_t type, const void *data, size_t len)
+{
+	assert_int_equal(hs_frame_header(buf, type, len), 0);
+	memcpy(buf + HS_PROTO_HDR, data, len);
+	return HS_PROTO_HDR + len;
+}
+
+static void test_frames_whole_and_split(void **state)
+{
+	uint8_t stream[256];
+	size_t n = 0;
+	struct hs_proto_rd r;
+	struct hs_frame f;
+	char err[128];
+
+	(void)state;
+	n += frame(stream + n, HS_FR_LINE, "traces", 6);
+	n += frame(stream + n, HS_FR_INTR, "", 0);
+	n += frame(stream + n, HS_FR_OUT, "a\nb\n", 4);
+	/* fed whole, then a byte at a time: the same three frames */
+	for (int bytewise = 0; bytewise < 2; bytewise++) {
+		const char *want[] = { "traces", "", "a\nb\n" };
+		const uint8_t types[] = { HS_FR_LINE, HS_FR_INTR, HS_FR_OUT };
+		int got = 0;
+
+		hs_proto_rd_init(&r);
+		for (size_t i = 0; i < n; i += bytewise ? 1 : n) {
+			hs_proto_rd_feed(&r, stream + i, bytewise ? 1 : n);
+			int rc;
+			while ((rc = hs_proto_rd_next(&r, &f, err, sizeof(err))) == 1) {
+				assert_true(got < 3);
+				assert_int_equal(f.type, types[got]);
+				assert_int_equal(f.len, strlen(want[got]));
+				assert_memory_equal(f.data, want[got], f.len);
+				got++;
+			}
+			assert_int_equal(rc, 0);
+		}
+		assert_int_equal(got, 3);
+		hs_proto_rd_free(&r);
+	}
+}
+
+static void test_malformed(void **state)
+{
+	static const uint8_t zero[] = { 0, 0, 0, 0, HS_FR_LINE };
+	static const uint8_t big[] = { 0, 0x10, 0, 1, HS_FR_LINE };	/* HS_PROTO_MAX + 1 */
+	static const uint8_t huge[] = { 0xff, 0xff, 0xff, 0xff };
+	static const uint8_t type0[] = { 0, 0, 0, 1, 0 };
+	static const uint8_t type99[] = { 0, 0, 0, 2, 99, 'x' };
+	const struct { const uint8_t *b; size_t n; const char *says; } bad[] = {
+		{ zero, sizeof(zero), "a frame of 0 bytes" },
+		{ big, sizeof(big), "a frame of 1048577 bytes" },
+		{ huge, sizeof(huge), "a frame of 4294967295 bytes" },
+		{ type0, sizeof(type0), "unknown type 0" },
+		{ type99, sizeof(type99), "unknown type 99" },
+	};
+	struct hs_proto_rd r;
+	struct hs_frame f;
+	uint8_t good[16];
+	char err[128];
+
+	(void)state;
+	for (size_t i = 0; i < HS_ARRAY_SIZE(bad); i++) {
+		hs_proto_rd_init(&r);
+		hs_proto_rd_feed(&r, bad[i].b, bad[i].n);
+		err[0] = '\0';
+		assert_int_equal(hs_proto_rd_next(&r, &f, err, sizeof(err)), -1);
+		assert_non_null(strstr(err, bad[i].says));
+		/* nothing is read after it, not even a good frame */
+		hs_proto_rd_feed(&r, good, frame(good, HS_FR_INTR, "", 0));
+		assert_int_equal(hs_proto_rd_next(&r, &f, err, sizeof(err)), -1);
+		hs_proto_rd_free(&r);
+	}
+	/* the largest frame is taken, one byte more is refused by the writer */
+	assert_int_equal(hs_frame_header(good, HS_FR_OUT, HS_PROTO_MAX - 1), 0);
+	assert_int_equal(hs_frame_header(good, HS_FR_OUT, HS_PROTO_MAX), -1);
+}
+
+static void test_largest_frame(void **state)
+{
+	size_t len = HS_PROTO_MAX - 1;
+	uint8_t *buf = calloc(1, HS_PROTO_HDR + len);
+	struct hs_proto_rd r;
+	struct hs_frame f;
+	char err[128];
+
+	(void)state;
+	assert_non_null(buf);
+	frame(buf, HS_FR_OUT, buf + HS_PROTO_HDR, len);
+	hs_proto_rd_init(&r);
+	hs_proto_rd_feed(&r, buf, HS_PROTO_HDR + len - 1);
+	assert_int_equal(hs_proto_rd_next(&r, &f, err, sizeof(err)), 0);
+	hs_proto_rd_feed(&r, buf + HS_PROTO_HDR + len - 1, 1);
+	assert_int_equal(hs_proto_rd_next(&r, &f, err, sizeof(err)), 1);
+	assert_int_equal(f.len, len);
+	hs_proto_rd_free(&r);
+	free(buf);
+}
+
+static void test_hello(void **state)
+{
+	uint8_t p[64], proto, flags;
+	char v[16];
+	struct hs_frame f = { .type = HS_FR_HELLO, .data = p };
+
+	(void)state;
+	f.len = (uint32_t)hs_hello_make(p, sizeof(p), HS_HELLO_JSON, "1.2.3");
+	assert_int_equal(f.len, 7);
+	assert_int_equal(hs_hello_parse(&f, &proto, &flags, v, sizeof(v)), 0);
+	assert_int_equal(proto, HS_PROTO_VERSION);
+	assert_int_equal(flags, HS_HELLO_JSON);
+	assert_string_equal(v, "1.2.3");
+	/* a version longer than the room is cut, still NUL-ended */
+	assert_int_equal(hs_hello_parse(&f, &proto, &flags, v, 3), 0);
+	assert_string_equal(v, "1.");
+	/* too short, a version that is not text, another frame type */
+	f.len = 1;
+	assert_int_equal(hs_hello_parse(&f, &proto, &flags, v, sizeof(v)), -1);
+	f.len = 7;
+	p[3] = '\n';
+	assert_int_equal(hs_hello_parse(&f, &proto, &flags, v, sizeof(v)), -1);
+	p[3] = '.';
+	f.type = HS_FR_LINE;
+	assert_int_equal(hs_hello_parse(&f, &proto, &flags, v, sizeof(v)), -1);
+	assert_string_equal(hs_frame_name(HS_FR_DONE), "done");
+	assert_string_equal(hs_frame_name(200), "?");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_frames_whole_and_split),
+		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_largest_frame),
+		cmocka_unit_test(test_hello),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
