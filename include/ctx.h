@@ -46,7 +46,7 @@ enum hs_say {
 
 struct hs_capture;
 struct hs_control;
-struct probe_run;
+struct hs_probe_run;
 struct hs_watch;
 struct screen;		/* curses' SCREEN */
 
@@ -82,7 +82,7 @@ struct hs_ctx {
 	void (*cancel)(struct hs_ctx *ctx);	/* set by a pending verb: Ctrl-C calls it */
 	void *pending;			/* runner state of the pending verb */
 	struct hs_runner *runner;	/* sources of command lines (runbook.c) */
-	struct probe_run *probe;	/* the probe or traceroute running, one at a time (probe.c) */
+	struct hs_probe_run *probe;	/* the probe or traceroute running, one at a time (probe.c) */
 	uint32_t next_probe_id;		/* 0: not drawn yet (probe.c) */
 	struct {			/* the full-screen view (watch.c) */
 		struct hs_watch *view;	/* up, NULL none: one at a time */

@@ -11,10 +11,13 @@
  * them so that the outermost header goes to S1. The probe's own copies come
  * back through capture -> decode -> tracer as traces flagged HS_TF_PROBE,
  * which a running probe subscribes to (subs.h) and matches by its id.
+ * The words of the probe and traceroute verbs are the console's
+ * (probecmd.h); what a run found goes to it through callbacks.
  */
 #ifndef HS_PROBE_H
 #define HS_PROBE_H
 
+#include <uv.h>
 #include "hs.h"
 #include "decode.h"
 #include "topo.h"
@@ -73,14 +76,6 @@ struct hs_probe_spec {
 	bool table;		/* per-hop loss and latency over the rounds */
 	bool report;		/* --report: the table once, at the end */
 };
-
-/* Parse the words after 'probe' (or 'traceroute' with hs_traceroute_parse).
- * topo may be NULL. Returns 0, or -1 with one message naming the bad word in
- * err ("probe: unknown switch 'leaf9'"). */
-int hs_probe_parse(int argc, char **argv, const struct hs_topo *topo,
-		   struct hs_probe_spec *s, char *err, size_t errlen);
-int hs_traceroute_parse(int argc, char **argv, const struct hs_topo *topo,
-			struct hs_probe_spec *s, char *err, size_t errlen);
 
 /* smallest and largest inner IP length for a spec */
 uint16_t hs_probe_min_len(const struct hs_probe_spec *s);
@@ -165,10 +160,104 @@ void hs_probe_hop_times(const struct hs_probe_result *r, int64_t at[HS_TRACE_MAX
 /* p-th percentile (0..100, nearest rank) of n values; sorts v. 0 when n == 0 */
 uint64_t hs_probe_percentile(uint64_t *v, size_t n, double p);
 
-/* ---- the verbs' runtime (needs the console) --------------------------------- */
+/* a switch's name in topo, else its address as text (in buf) */
+const char *hs_probe_hop_name(const struct hs_topo *topo, int sw, const struct hs_addr *a,
+			      char *buf, size_t len);
 
-/* send the probe and wait for its copies: HS_CMD_PENDING, or HS_CMD_FAIL with
- * the error printed. words is the spec as typed, kept in the history. */
-int hs_probe_run(struct hs_ctx *ctx, const struct hs_probe_spec *s, const char *words);
+/* ---- a run: sending, matching, timing ---------------------------------------
+ *
+ * One run at a time per context (ctx->probe). hs_probe_open checks that one
+ * can start and opens its raw socket; hs_probe_start sends the first packet
+ * and returns; the rest happens on the loop and is told through the
+ * callbacks. A front end reads the run's first fields while it renders. */
+
+struct hs_probe_slot {		/* one packet of the run */
+	struct hs_probe_pkt pk;
+	bool sent;
+	bool settled;		/* traceroute rounds: counted in the stats */
+	struct hs_probe_result r;
+};
+
+/* traceroute rounds: what the packets saw at each hop of the path (hop k is
+ * the k-th switch of a packet's own per-hop trace) */
+struct hs_tr_hop {
+	int sw[4];		/* the switches seen at this hop */
+	struct hs_addr addr[4];
+	int nsw;
+	uint64_t n;		/* latency samples */
+	int64_t last, best, worst;
+	double mean, m2;	/* running mean and sum of squared deviations */
+};
+
+struct hs_tr_stats {
+	uint64_t sent[HS_TRACEROUTE_MAX_TTL + 1];	/* settled packets by TTL */
+	uint64_t seen[HS_TRACEROUTE_MAX_TTL + 1][HS_TRACEROUTE_MAX_TTL + 1];	/* [ttl][hop] */
+	struct hs_tr_hop hop[HS_TRACEROUTE_MAX_TTL + 1];
+	int reached;		/* the hop of the destination's ToR, 0 not yet */
+	int deepest;		/* the deepest hop any packet was seen at */
+	unsigned rounds;	/* rounds sent */
+};
+
+struct hs_probe_icmp {		/* an ICMP error about a traceroute packet */
+	bool have;
+	struct hs_addr from;
+	uint64_t ts_ns;
+	uint8_t type;
+};
+
+struct hs_probe_run;
+
+struct hs_probe_cbs {
+	/* a packet's fate is known: its trace closed, or it is lost (not for
+	 * traceroute) */
+	void (*result)(void *arg, const struct hs_probe_run *r, const struct hs_probe_result *res);
+	/* traceroute rounds: a round was sent */
+	void (*round)(void *arg, const struct hs_probe_run *r);
+	/* the run ends: every packet's fate is known, or it was stopped; then
+	 * it is kept in the history */
+	void (*end)(void *arg, const struct hs_probe_run *r);
+	/* a packet could not be made or sent: one line, "VERB: ..." */
+	void (*error)(void *arg, const char *msg);
+	/* the run is over and gone: 0, or -1 when a send failed or the
+	 * outcome was not the one expected (--expect) */
+	void (*done)(void *arg, int status);
+	void *arg;
+};
+
+struct hs_probe_run {
+	/* what a front end reads */
+	struct hs_ctx *ctx;
+	struct hs_probe_spec s;
+	uint32_t id;
+	unsigned nsent;			/* packets sent */
+	bool stopped;			/* hs_probe_stop ended it */
+	struct hs_probe_slot *slot;	/* packet seq's: slot[seq % nslots] */
+	unsigned nslots;
+	struct hs_tr_stats *tr;		/* traceroute rounds, else NULL */
+	struct hs_probe_icmp icmp[HS_TRACEROUTE_MAX_TTL];	/* traceroute: by TTL - 1 */
+	/* the engine's */
+	struct hs_probe_cbs cb;
+	char *words;
+	struct libnet_context *l;
+	uv_timer_t send_timer, end_timer;
+	int open_handles;
+	unsigned ndone;
+	bool finished, send_failed;
+	int icmp_fd;
+	uv_poll_t icmp_poll;
+	bool icmp_polling;
+};
+
+/* a run of spec s, not started: NULL with the message in err when one is
+ * running or the raw socket cannot be opened */
+struct hs_probe_run *hs_probe_open(struct hs_ctx *ctx, const struct hs_probe_spec *s,
+				   char *err, size_t errlen);
+/* send the first packet and wait for the copies: 0, or -1 with the run gone
+ * (and a message in err, or "" when cb->error told it). words is the spec
+ * as typed, kept in the history. */
+int hs_probe_start(struct hs_probe_run *r, const char *words, const struct hs_probe_cbs *cb,
+		   char *err, size_t errlen);
+/* stop the context's run now: what is still awaited is unknown, not lost */
+void hs_probe_stop(struct hs_ctx *ctx);
 
 #endif

@@ -22,11 +22,9 @@
 #   3. no object under src/ calls a function defined under commands/.
 #
 # What is left of the old tangle is listed in KNOWN below, each line to go
-# when its cause does: the probe engine still prints (out_*, hs_async_print)
-# and finishes its verbs (hs_cmd_finish); the context (ctx.h) still holds the
-# console's output (struct hs_out); the probe engine still parses and
-# renders. Any other violation fails, and so does a line of KNOWN that is no
-# longer one: take it off the list.
+# when its cause does: the context (ctx.h) still holds the console's output
+# (struct hs_out). Any other violation fails, and so does a line of KNOWN
+# that is no longer one: take it off the list.
 . "$(dirname "$0")/lib.sh"
 
 command -v nm >/dev/null 2>&1 || skip "nm is not installed"
@@ -36,25 +34,6 @@ export LC_ALL
 # FILE includes HEADER | FILE SYMBOL (a console symbol it refers to)
 KNOWN='
 include/ctx.h includes out.h
-src/probe.c includes cmd.h
-src/probe.c includes console.h
-src/probe.c hs_async_print
-src/probe.c hs_cmd_finish
-src/probe.c out_arr_close
-src/probe.c out_arr_open
-src/probe.c out_bool
-src/probe.c out_double
-src/probe.c out_err
-src/probe.c out_init
-src/probe.c out_int
-src/probe.c out_null
-src/probe.c out_obj_close
-src/probe.c out_obj_open
-src/probe.c out_str
-src/probe.c out_text
-src/probe.c out_time
-src/probe.c out_uint
-src/probe.c out_warn
 '
 
 S=$top_srcdir

@@ -10,6 +10,7 @@
 #include <libnet.h>
 
 #include "probe.h"
+#include "probecmd.h"
 
 static const char topo_text[] =
 	"switch spine1 role spine mirror 10.255.0.1 loopback 10.254.0.1\n"
