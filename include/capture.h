@@ -50,7 +50,7 @@ void hs_pipeline_fini(struct hs_ctx *ctx);
 
 /* start reading from an interface (live, with a kernel ring of ring bytes,
  * 0: HS_LIVE_RING) or a file, with workers threads (workers.h; 0: 'set
- * workers', --workers); 0 or -1 with the error printed */
+ * workers', --workers); 0 or -1 with the error told (ctx->say) */
 int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint64_t ring,
 		     uint64_t for_ns, unsigned workers);
 /* stop: closes open traces, ends the history session */
