@@ -130,7 +130,7 @@ static int export_ndjson(struct hs_ctx *ctx, const char *path, bool force, int r
 	for (size_t i = n; i-- > 0;) {	/* oldest first */
 		const struct hs_trace *t = sel[i];
 		if (rec != REC_PACKETS) {
-			hs_trace_json(&fo, ctx->topo, ctx->ring_session, "trace", t);
+			hs_trace_row(&fo, ctx->topo, ctx->ring_session, "trace", t);
 			traces++;
 		}
 		if (rec != REC_TRACES)

@@ -27,17 +27,6 @@ static const char *flow_str(const struct hs_flowkey *k, char *buf, size_t len)
 	return buf;
 }
 
-static const char *fmt_delta(int64_t d, char *buf, size_t len)
-{
-	if (d < 0) {
-		buf[0] = '-';
-		hs_fmt_duration((uint64_t)-d, buf + 1, len - 1);
-	} else {
-		hs_fmt_duration((uint64_t)d, buf, len);
-	}
-	return buf;
-}
-
 /* the i-th expected next hop's name */
 static const char *next_name(const struct hs_topo *topo, const struct hs_trace *t, int i,
 			     char *buf, size_t len)
@@ -50,28 +39,44 @@ static const char *next_name(const struct hs_topo *topo, const struct hs_trace *
 	return buf;
 }
 
-/* expected next hops: "spine1|spine2" */
-static const char *next_str(const struct hs_topo *topo, const struct hs_trace *t, char *buf,
-			    size_t len)
-{
-	size_t n = 0;
+/* the widest a listed path and its hop latencies get (traces show has them all) */
+#define TRACES_PATH_CELLS	48
+#define TRACES_LATENCY_CELLS	48
 
-	buf[0] = '\0';
-	for (int i = 0; i < t->n_next && i < HS_TRACE_MAX_NEXT; i++) {
-		char tmp[24];
-		int w = snprintf(buf + n, len - n, "%s%s", n ? "|" : "",
-				 next_name(topo, t, i, tmp, sizeof(tmp)));
-		if (w < 0 || (size_t)w >= len - n)
-			break;
-		n += (size_t)w;
-	}
-	return buf;
+/* the flow's 5-tuple: its fields in JSON, "a:p > b:p tcp" in text */
+static void flow_fields(struct hs_out *o, const struct hs_trace *t, const char *textfmt)
+{
+	char a[HS_ADDRSTRLEN], p[8], fl[2 * HS_ADDRSTRLEN + 32];
+
+	out_str(o, "src", NULL, hs_addr_str(&t->key.src, a, sizeof(a)));
+	out_str(o, "dst", NULL, hs_addr_str(&t->key.dst, a, sizeof(a)));
+	out_str(o, "proto", NULL, hs_proto_name(t->key.proto, p, sizeof(p)));
+	out_uint(o, "sport", NULL, t->key.sport);
+	out_uint(o, "dport", NULL, t->key.dport);
+	out_text(o, textfmt, flow_str(&t->key, fl, sizeof(fl)));
 }
 
-void hs_trace_json(struct hs_out *o, const struct hs_topo *topo, int64_t session,
-		   const char *type, const struct hs_trace *t)
+/* a dropped trace's last switch and the ones expected next:
+ * " after leaf1, expected next: spine1|spine2" in text */
+static void dropped_at(struct hs_out *o, const struct hs_topo *topo, const struct hs_trace *t)
 {
-	char a[HS_ADDRSTRLEN], b[64], p[8];
+	char b[64];
+
+	if (t->outcome != HS_OUT_DROPPED || !t->nhops)
+		return;
+	out_str(o, "last", " after %s", hs_hop_name(topo, &t->hops[t->nhops - 1], b, sizeof(b)));
+	if (t->n_next)
+		out_text(o, ", expected next: ");
+	out_arr_open(o, "expected_next");
+	for (int i = 0; i < t->n_next && i < HS_TRACE_MAX_NEXT; i++)
+		out_str(o, NULL, i ? "|%s" : "%s", next_name(topo, t, i, b, sizeof(b)));
+	out_arr_close(o);
+}
+
+void hs_trace_row(struct hs_out *o, const struct hs_topo *topo, int64_t session,
+		  const char *type, const struct hs_trace *t)
+{
+	char a[HS_ADDRSTRLEN], b[64];
 
 	out_obj_open(o, NULL);
 	if (type)
@@ -79,22 +84,18 @@ void hs_trace_json(struct hs_out *o, const struct hs_topo *topo, int64_t session
 	out_uint(o, "id", NULL, t->id);
 	if (session > 0)
 		out_int(o, "session", NULL, session);
-	out_str(o, "trace", NULL, hs_fmt_trace_ref(session, t->id, b, sizeof(b)));
-	out_str(o, "src", NULL, hs_addr_str(&t->key.src, a, sizeof(a)));
-	out_str(o, "dst", NULL, hs_addr_str(&t->key.dst, a, sizeof(a)));
-	out_str(o, "proto", NULL, hs_proto_name(t->key.proto, p, sizeof(p)));
-	out_uint(o, "sport", NULL, t->key.sport);
-	out_uint(o, "dport", NULL, t->key.dport);
-	out_uint(o, "ip_id", NULL, t->ip_id);
-	out_str(o, "outcome", NULL, hs_outcome_name(t->outcome));
+	out_str(o, "trace", "%-8s ", hs_fmt_trace_ref(session, t->id, b, sizeof(b)));
 	if (t->nhops)
-		out_time(o, "ts_ns", NULL, t->hops[0].ts_ns);
+		out_time(o, "ts_ns", "%-26s  ", t->hops[0].ts_ns);
+	else
+		out_text(o, "%-26s  ", "-");
+	flow_fields(o, t, "%-44s ");
+	out_uint(o, "ip_id", NULL, t->ip_id);
+	out_str(o, "outcome", "%-9s  ", hs_outcome_name(t->outcome));
 	if (t->flags & HS_TF_PROBE)
 		out_uint(o, "probe_id", NULL, t->probe_id);
 	if (t->flags & HS_TF_MATCHED)
 		out_bool(o, "matched", NULL, true);
-	if (t->extra_hops)
-		out_uint(o, "extra_hops", NULL, t->extra_hops);
 	out_arr_open(o, "hops");
 	for (int i = 0; i < t->nhops; i++) {
 		const struct hs_hop *h = &t->hops[i];
@@ -108,51 +109,35 @@ void hs_trace_json(struct hs_out *o, const struct hs_topo *topo, int64_t session
 		out_obj_close(o);
 	}
 	out_arr_close(o);
-	if (t->outcome == HS_OUT_DROPPED && t->nhops) {
-		out_str(o, "last", NULL, hs_hop_name(topo, &t->hops[t->nhops - 1], b,
-						     sizeof(b)));
-		out_arr_open(o, "expected_next");
-		for (int i = 0; i < t->n_next && i < HS_TRACE_MAX_NEXT; i++)
-			out_str(o, NULL, NULL, next_name(topo, t, i, b, sizeof(b)));
-		out_arr_close(o);
+	if (!o->json) {
+		/* the hops again as text: a long (looped) path, and its
+		 * latencies, give way in the middle, as in watch */
+		char path[HS_TRACE_MAX_HOPS * (HS_NAME_MAX + HS_ADDRSTRLEN + 4)], fit[512];
+		size_t n = 0;
+		path[0] = '\0';
+		for (int i = 0; i < t->nhops && n < sizeof(path); i++)
+			n += (size_t)snprintf(path + n, sizeof(path) - n, "%s%s", i ? " > " : "",
+					      hs_hop_name(topo, &t->hops[i], b, sizeof(b)));
+		hs_wpath_fit(path, " > ", "...", TRACES_PATH_CELLS, fit, sizeof(fit));
+		out_text(o, "%s", fit);
 	}
-	out_obj_close(o);
-}
-
-/* the widest a listed path and its hop latencies get (traces show has them all) */
-#define TRACES_PATH_CELLS	48
-#define TRACES_LATENCY_CELLS	48
-
-static void print_trace_line(struct hs_ctx *ctx, const struct hs_trace *t)
-{
-	char fl[2 * HS_ADDRSTRLEN + 32], ts[HS_TIMESTRLEN], b[64], ref[48];
-
-	out_text(&ctx->out, "%-8s %-26s  %-44s %-9s  ",
-		 hs_fmt_trace_ref(ctx->ring_session, t->id, ref, sizeof(ref)),
-		 t->nhops ? hs_fmt_time(t->hops[0].ts_ns, ts, sizeof(ts)) : "-",
-		 flow_str(&t->key, fl, sizeof(fl)), hs_outcome_name(t->outcome));
-	/* a long (looped) path gives way in the middle, as in watch */
-	char path[HS_TRACE_MAX_HOPS * (HS_NAME_MAX + HS_ADDRSTRLEN + 4)], fit[512];
-	size_t n = 0;
-	path[0] = '\0';
-	for (int i = 0; i < t->nhops && n < sizeof(path); i++)
-		n += (size_t)snprintf(path + n, sizeof(path) - n, "%s%s", i ? " > " : "",
-				      hs_hop_name(ctx->topo, &t->hops[i], b, sizeof(b)));
-	hs_wpath_fit(path, " > ", "...", TRACES_PATH_CELLS, fit, sizeof(fit));
-	out_text(&ctx->out, "%s", fit);
 	if (t->extra_hops)
-		out_text(&ctx->out, " (+%u)", t->extra_hops);
-	if (t->nhops > 1) {
-		n = 0;
+		out_uint(o, "extra_hops", " (+%" PRIu64 ")", t->extra_hops);
+	if (!o->json && t->nhops > 1) {
+		char path[HS_TRACE_MAX_HOPS * 24], fit[512];
+		size_t n = 0;
 		for (int i = 1; i < t->nhops && n < sizeof(path); i++)
 			n += (size_t)snprintf(path + n, sizeof(path) - n, "%s%s", i > 1 ? " " : "",
 					      hs_hop_trusted(t, (unsigned)i) ?
-					      fmt_delta(hs_hop_delta(&t->hops[i - 1], &t->hops[i]),
-							b, sizeof(b)) : "?");
+					      hs_fmt_delta(hs_hop_delta(&t->hops[i - 1], &t->hops[i]),
+							   b, sizeof(b)) : "?");
 		hs_wpath_fit(path, " ", "...", TRACES_LATENCY_CELLS, fit, sizeof(fit));
-		out_text(&ctx->out, "  [%s]", fit);
+		out_text(o, "  [%s]", fit);
 	}
-	out_text(&ctx->out, "\n");
+	if (o->json)
+		dropped_at(o, topo, t);
+	out_obj_close(o);
+	out_nl(o);
 }
 
 /* "10.0.0.1", "10.0.0.1:80", "2001:db8::1", "[2001:db8::1]:80" */
@@ -206,7 +191,7 @@ static int traces_show(struct hs_ctx *ctx, const char *idstr)
 {
 	struct hs_out *o = &ctx->out;
 	uint64_t id, session;
-	char a[HS_ADDRSTRLEN], b[64], ts[HS_TIMESTRLEN], d[32], fl[2 * HS_ADDRSTRLEN + 32], ref[48];
+	char a[HS_ADDRSTRLEN], b[64], ref[48];
 
 	if (hs_parse_trace_ref(idstr, &session, &id) < 0)
 		return out_err(o, "bad trace id '%s' (N, or SESSION:N)", idstr);
@@ -219,37 +204,56 @@ static int traces_show(struct hs_ctx *ctx, const char *idstr)
 	if (!t)
 		return out_err(o, "no trace %s (closed traces are kept while they are recent; "
 			       "see 'history traces')", idstr);
-	if (o->json) {
-		hs_trace_json(o, ctx->topo, ctx->ring_session, NULL, t);
-		return HS_CMD_OK;
-	}
-	out_text(o, "trace %s: %s, ip id %u, %u bytes%s%s\n",
-		 hs_fmt_trace_ref(ctx->ring_session, t->id, ref, sizeof(ref)),
-		 flow_str(&t->key, fl, sizeof(fl)), t->ip_id, t->len,
-		 t->flags & HS_TF_PROBE ? ", probe" : "", t->flags & HS_TF_MATCHED ? ", matched" : "");
+	out_obj_open(o, NULL);
+	out_uint(o, "id", NULL, t->id);
+	if (ctx->ring_session > 0)
+		out_int(o, "session", NULL, ctx->ring_session);
+	out_str(o, "trace", "trace %s: ", hs_fmt_trace_ref(ctx->ring_session, t->id, ref,
+							   sizeof(ref)));
+	flow_fields(o, t, "%s");
+	out_uint(o, "ip_id", ", ip id %" PRIu64, t->ip_id);
+	out_uint(o, "len", ", %" PRIu64 " bytes", t->len);
+	if (t->flags & HS_TF_PROBE)
+		out_uint(o, "probe_id", NULL, t->probe_id);
+	out_text(o, "%s", t->flags & HS_TF_PROBE ? ", probe" : "");
+	if (t->flags & HS_TF_MATCHED)
+		out_bool(o, "matched", ", matched", true);
+	out_nl(o);
+	if (t->nhops)
+		out_time(o, "ts_ns", NULL, t->hops[0].ts_ns);
 	out_text(o, "%-3s %-16s %-16s %-26s %10s %4s %4s %7s\n", "idx", "switch", "addr", "time",
 		 "delta", "ttl", "tos", "session");
+	bool sc = hs_trace_switch_clock(t);
+	out_arr_open(o, "hops");
 	for (int i = 0; i < t->nhops; i++) {
 		const struct hs_hop *h = &t->hops[i];
-		out_text(o, "%-3d %-16s %-16s %-26s %10s %4u 0x%02x %7u\n", i + 1,
-			 hs_hop_name(ctx->topo, h, b, sizeof(b)),
-			 hs_addr_str(&h->addr, a, sizeof(a)),
-			 hs_fmt_time(hs_hop_time(t, (unsigned)i), ts, sizeof(ts)),
-			 !i ? "-" : !hs_hop_trusted(t, (unsigned)i) ? "?" :
-			 fmt_delta(hs_hop_delta(&t->hops[i - 1], h), d, sizeof(d)),
-			 h->ttl, h->tos, h->session);
+		out_obj_open(o, NULL);
+		out_text(o, "%-3d ", i + 1);
+		out_str(o, "switch", "%-16s ", hs_hop_name(ctx->topo, h, b, sizeof(b)));
+		out_str(o, "addr", "%-16s ", hs_addr_str(&h->addr, a, sizeof(a)));
+		/* the time shown is the switch's clock when the trace has one
+		 * (hs_hop_time), beside the capture's */
+		out_time(o, "ts_ns", sc ? NULL : "%-26s ", h->ts_ns);
+		if (sc)
+			out_time(o, "switch_ts_ns", "%-26s ", h->hw_ns);
+		if (i > 0)
+			out_dur(o, "latency_ns", hs_hop_trusted(t, (unsigned)i) ? "%10s " : NULL,
+				hs_hop_delta(&t->hops[i - 1], h));
+		if (!i || !hs_hop_trusted(t, (unsigned)i))
+			out_text(o, "%10s ", !i ? "-" : "?");
+		out_uint(o, "ttl", "%4" PRIu64 " ", h->ttl);
+		out_uint(o, "tos", "0x%02" PRIx64 " ", h->tos);
+		out_uint(o, "mirror_session", "%7" PRIu64, h->session);
+		out_obj_close(o);
+		out_nl(o);
 	}
+	out_arr_close(o);
 	if (t->extra_hops)
-		out_text(o, "(%u more copies not kept)\n", t->extra_hops);
-	out_text(o, "outcome: %s", hs_outcome_name(t->outcome));
-	if (t->outcome == HS_OUT_DROPPED && t->nhops) {
-		char nx[HS_TRACE_MAX_NEXT * (HS_NAME_MAX + 1)];
-		out_text(o, " after %s", hs_hop_name(ctx->topo, &t->hops[t->nhops - 1], b,
-						     sizeof(b)));
-		if (t->n_next)
-			out_text(o, ", expected next: %s", next_str(ctx->topo, t, nx, sizeof(nx)));
-	}
-	out_text(o, "\n");
+		out_uint(o, "extra_hops", "(%" PRIu64 " more copies not kept)\n", t->extra_hops);
+	out_str(o, "outcome", "outcome: %s", hs_outcome_name(t->outcome));
+	dropped_at(o, ctx->topo, t);
+	out_obj_close(o);
+	out_nl(o);
 	return HS_CMD_OK;
 }
 
@@ -313,22 +317,18 @@ int cmd_traces(struct hs_ctx *ctx, int argc, char **argv)
 	}
 	const struct hs_trace **sel;
 	size_t n = hs_trace_select(ctx->tracer, ctx->topo, &q, &sel);
-	if (!o->json && n)
+	if (n)
 		out_text(o, "%-8s %-26s  %-44s %-9s  %s\n", "id", "time", "flow", "outcome",
 			 "path  [hop latency]");
 	out_list_open(o, "traces");
-	for (size_t i = 0; i < n; i++) {
-		if (o->json)
-			hs_trace_json(o, ctx->topo, ctx->ring_session, NULL, sel[i]);
-		else
-			print_trace_line(ctx, sel[i]);
-	}
+	for (size_t i = 0; i < n; i++)
+		hs_trace_row(o, ctx->topo, ctx->ring_session, NULL, sel[i]);
 	out_arr_close(o);
 	out_uint(o, "total", NULL, q.matched);
 	out_bool(o, "scan_cut", NULL, q.scan_cut);
 	out_obj_close(o);
 	/* what the limit left out, as 'rates' says it */
-	if (!o->json && n < q.matched)
+	if (n < q.matched)
 		out_text(o, "(%zu of %s%zu traces; traces limit N)\n", n, q.scan_cut ? "at least " : "",
 			 q.matched);
 	free(sel);
