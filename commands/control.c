@@ -10,123 +10,62 @@
 
 #define CONTROL_DEFAULT_LIMIT 50
 
-static void print_json(struct hs_ctx *ctx, const struct hs_ctl_rec *r)
+/* hs_ctl_fields to an hs_out: each field once, for text and JSON */
+static void o_uint(void *arg, const char *key, const char *fmt, uint64_t v)
+{
+	out_uint(arg, key, fmt, v);
+}
+
+static void o_str(void *arg, const char *key, const char *fmt, const char *v)
+{
+	out_str(arg, key, fmt, v);
+}
+
+static void o_flag(void *arg, const char *key, const char *fmt, bool v)
+{
+	out_bool(arg, key, fmt, v);
+}
+
+static void o_list(void *arg, const char *key)
+{
+	if (key)
+		out_arr_open(arg, key);
+	else
+		out_arr_close(arg);
+}
+
+static void print_rec(struct hs_ctx *ctx, const struct hs_ctl_rec *r)
 {
 	struct hs_out *o = &ctx->out;
 	const struct hs_ctl_msg *m = &r->msg;
+	const struct hs_ctl_sink fields = { o_uint, o_str, o_flag, o_list, o };
 	char b[64], a[HS_ADDRSTRLEN];
 	const char *sw = hs_ctl_switch_name(ctx, r, b, sizeof(b));
 
 	out_obj_open(o, NULL);
-	out_time(o, "ts_ns", NULL, r->ts_ns);
+	out_time(o, "ts_ns", "%-26s  ", r->ts_ns);
 	if (sw)
-		out_str(o, "switch", NULL, sw);
+		out_str(o, "switch", "%-16s ", sw);
 	else
 		out_null(o, "switch");
-	out_str(o, "proto", NULL, hs_ctl_proto_name(m->proto));
+	if (!sw)
+		out_text(o, "%-16s ", "-");
+	out_str(o, "proto", "%-5s ", hs_ctl_proto_name(m->proto));
+	/* "10.0.0.1:179 > 10.0.0.2:50000  " */
 	if (r->key.src.af) {
-		out_str(o, "src", NULL, hs_addr_str(&r->key.src, a, sizeof(a)));
-		out_str(o, "dst", NULL, hs_addr_str(&r->key.dst, a, sizeof(a)));
-		out_uint(o, "sport", NULL, r->key.sport);
-		out_uint(o, "dport", NULL, r->key.dport);
+		const char *l = r->key.src.af == 6 ? "[" : "", *rb = r->key.src.af == 6 ? "]" : "";
+		out_text(o, "%s", l);
+		out_str(o, "src", "%s", hs_addr_str(&r->key.src, a, sizeof(a)));
+		out_text(o, "%s", rb);
+		out_uint(o, "sport", ":%" PRIu64, r->key.sport);
+		out_text(o, " > %s", l);
+		out_str(o, "dst", "%s", hs_addr_str(&r->key.dst, a, sizeof(a)));
+		out_text(o, "%s", rb);
+		out_uint(o, "dport", ":%" PRIu64 "  ", r->key.dport);
 	}
-	switch (m->proto) {
-	case HS_CTL_BGP: {
-		const struct hs_bgp_msg *g = &m->u.bgp;
-		out_str(o, "bgp_type", NULL, hs_ctl_kind(m, b, sizeof(b)));
-		out_uint(o, "bgp_len", NULL, g->len);
-		if (g->type == HS_BGP_OPEN) {
-			out_uint(o, "version", NULL, g->version);
-			out_uint(o, "as", NULL, g->as);
-			if (g->as4)
-				out_uint(o, "as4", NULL, g->as4);
-			out_uint(o, "hold", NULL, g->hold);
-			out_str(o, "bgp_id", NULL, hs_ctl_ipv4_str(g->bgp_id, b, sizeof(b)));
-		} else if (g->type == HS_BGP_NOTIFICATION) {
-			out_uint(o, "error_code", NULL, g->err_code);
-			out_uint(o, "error_subcode", NULL, g->err_subcode);
-		} else if (g->type == HS_BGP_UPDATE) {
-			out_uint(o, "withdrawn_len", NULL, g->withdrawn_len);
-			out_uint(o, "attr_len", NULL, g->attr_len);
-			out_uint(o, "nlri_len", NULL, g->nlri_len);
-			if (g->counts_ok) {
-				out_uint(o, "withdrawn", NULL, g->withdrawn);
-				out_uint(o, "nlri", NULL, g->nlri);
-			}
-		}
-		break;
-	}
-	case HS_CTL_ROCE: {
-		const struct hs_roce_pkt *q = &m->u.roce;
-		out_uint(o, "roce_opcode", NULL, q->opcode);
-		out_str(o, "roce_op", NULL, hs_ctl_kind(m, b, sizeof(b)));
-		out_uint(o, "qp", NULL, q->qp);
-		out_uint(o, "psn", NULL, q->psn);
-		out_uint(o, "pkey", NULL, q->pkey);
-		out_bool(o, "ackreq", NULL, q->ackreq);
-		out_bool(o, "se", NULL, q->se);
-		out_bool(o, "migreq", NULL, q->migreq);
-		out_uint(o, "padcnt", NULL, q->padcnt);
-		out_uint(o, "tver", NULL, q->tver);
-		if (q->aeth) {
-			out_uint(o, "syndrome", NULL, q->syndrome);
-			out_uint(o, "msn", NULL, q->msn);
-			out_str(o, "ack", NULL, hs_roce_ack_name(q->ack));
-			if (q->ack == HS_ROCE_NAK) {
-				const char *n = hs_roce_nak_name(q->nak_code);
-				if (n)
-					out_str(o, "nak", NULL, n);
-				out_uint(o, "nak_code", NULL, q->nak_code);
-			} else if (q->ack == HS_ROCE_RNR_NAK) {
-				out_uint(o, "rnr_timer", NULL, q->nak_code);
-			}
-		}
-		break;
-	}
-	case HS_CTL_PFC: {
-		const struct hs_pfc_frame *f = &m->u.pfc;
-		bool pfc = f->opcode == HS_MACC_PFC;
-		out_uint(o, "pfc_opcode", NULL, f->opcode);
-		out_str(o, "pfc_kind", NULL, pfc ? "pfc" : "pause");
-		if (pfc)
-			out_uint(o, "pfc_class_enable", NULL, f->class_enable);
-		out_arr_open(o, "quanta");
-		for (int i = 0; i < (pfc ? 8 : 1); i++)
-			out_uint(o, NULL, NULL, f->quanta[i]);
-		out_arr_close(o);
-		break;
-	}
-	default:
-		break;
-	}
+	hs_ctl_fields(m, &fields);
 	out_obj_close(o);
-}
-
-/* "10.0.0.1:179 > 10.0.0.2:50000" */
-static void endpoints(struct hs_out *o, const struct hs_flowkey *k)
-{
-	char s[HS_ADDRSTRLEN], d[HS_ADDRSTRLEN];
-	bool v6 = k->src.af == 6;
-
-	if (!k->src.af)
-		return;
-	out_text(o, "%s%s%s:%u > %s%s%s:%u  ", v6 ? "[" : "", hs_addr_str(&k->src, s, sizeof(s)),
-		 v6 ? "]" : "", k->sport, v6 ? "[" : "", hs_addr_str(&k->dst, d, sizeof(d)),
-		 v6 ? "]" : "", k->dport);
-}
-
-static void print_text(struct hs_ctx *ctx, const struct hs_ctl_rec *r)
-{
-	struct hs_out *o = &ctx->out;
-	const struct hs_ctl_msg *m = &r->msg;
-	char b[64], ts[40], d[HS_CTL_DETAIL_MAX];
-	const char *sw = hs_ctl_switch_name(ctx, r, b, sizeof(b));
-
-	out_text(o, "%-26s  %-16s %-5s ", hs_fmt_time(r->ts_ns, ts, sizeof(ts)), sw ? sw : "-",
-		 hs_ctl_proto_name(m->proto));
-	endpoints(o, &r->key);
-	out_text(o, "%s", hs_ctl_detail(m, d, sizeof(d)));
-	out_text(o, "\n");
+	out_nl(o);
 }
 
 static void print_summary(struct hs_ctx *ctx, const struct hs_control_stats *st, int proto,
@@ -225,19 +164,14 @@ int cmd_control(struct hs_ctx *ctx, int argc, char **argv)
 		if (shown >= limit)
 			continue;
 		shown++;
-		if (o->json) {
-			print_json(ctx, r);
-			continue;
-		}
 		if (!header)
 			out_text(o, "%-26s  %-16s %-5s %s\n", "time", "switch", "proto", "message");
 		header = true;
-		print_text(ctx, r);
+		print_rec(ctx, r);
 	}
 	out_arr_close(o);
 	out_uint(o, "total", NULL, matched);
 	out_obj_close(o);
-	if (!o->json)
-		print_summary(ctx, st, proto, shown, matched);
+	print_summary(ctx, st, proto, shown, matched);
 	return HS_CMD_OK;
 }

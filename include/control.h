@@ -57,7 +57,21 @@ const char *hs_ctl_switch_name(const struct hs_ctx *ctx, const struct hs_ctl_rec
 			       size_t len);
 /* BGP type, RoCEv2 opcode name (or "type-N", "opcode-0xNN"), "pause" or "pfc" */
 const char *hs_ctl_kind(const struct hs_ctl_msg *m, char *buf, size_t len);
-/* the message's fields in one line, as 'control' prints them */
+/* The fields of a message, in the order its line gives them, to a
+ * renderer: each with its JSON key (NULL: a text-only word) and its text
+ * format (NULL: JSON only). uint's format takes a uint64_t, str's a
+ * string; a flag's format is text printed when it is set; list opens the
+ * array under key, whose elements have no key, and list(NULL) closes it. */
+struct hs_ctl_sink {
+	void (*uint)(void *arg, const char *key, const char *fmt, uint64_t v);
+	void (*str)(void *arg, const char *key, const char *fmt, const char *v);
+	void (*flag)(void *arg, const char *key, const char *fmt, bool v);
+	void (*list)(void *arg, const char *key);
+	void *arg;
+};
+void hs_ctl_fields(const struct hs_ctl_msg *m, const struct hs_ctl_sink *sink);
+/* the message's fields in one line, as 'control' prints them (and the
+ * history keeps them) */
 const char *hs_ctl_detail(const struct hs_ctl_msg *m, char *buf, size_t len);
 const char *hs_ctl_ipv4_str(uint32_t v, char *buf, size_t len);
 

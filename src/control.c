@@ -182,65 +182,124 @@ static void cat(char *buf, size_t len, size_t *n, const char *fmt, ...)
 		*n = *n + (size_t)w < len ? *n + (size_t)w : len - 1;
 }
 
-const char *hs_ctl_detail(const struct hs_ctl_msg *m, char *buf, size_t len)
+void hs_ctl_fields(const struct hs_ctl_msg *m, const struct hs_ctl_sink *k)
 {
 	char b[64];
-	size_t n = 0;
+	void *a = k->arg;
 
-	buf[0] = '\0';
 	switch (m->proto) {
 	case HS_CTL_BGP: {
 		const struct hs_bgp_msg *g = &m->u.bgp;
-		cat(buf, len, &n, "%s len %u", hs_ctl_kind(m, b, sizeof(b)), g->len);
+		k->str(a, "bgp_type", "%s", hs_ctl_kind(m, b, sizeof(b)));
+		k->uint(a, "bgp_len", " len %" PRIu64, g->len);
 		if (g->type == HS_BGP_OPEN) {
-			cat(buf, len, &n, " v%u as %u", g->version, g->as);
+			k->uint(a, "version", " v%" PRIu64, g->version);
+			k->uint(a, "as", " as %" PRIu64, g->as);
 			if (g->as4)
-				cat(buf, len, &n, " as4 %" PRIu32, g->as4);
-			cat(buf, len, &n, " hold %u id %s", g->hold,
-			    hs_ctl_ipv4_str(g->bgp_id, b, sizeof(b)));
+				k->uint(a, "as4", " as4 %" PRIu64, g->as4);
+			k->uint(a, "hold", " hold %" PRIu64, g->hold);
+			k->str(a, "bgp_id", " id %s", hs_ctl_ipv4_str(g->bgp_id, b, sizeof(b)));
 		} else if (g->type == HS_BGP_NOTIFICATION) {
-			cat(buf, len, &n, " error %u/%u", g->err_code, g->err_subcode);
+			k->uint(a, "error_code", " error %" PRIu64, g->err_code);
+			k->uint(a, "error_subcode", "/%" PRIu64, g->err_subcode);
 		} else if (g->type == HS_BGP_UPDATE) {
-			if (g->counts_ok)
-				cat(buf, len, &n, " withdrawn %u nlri %u", g->withdrawn, g->nlri);
-			cat(buf, len, &n, " (lengths %u/%u/%u)", g->withdrawn_len, g->attr_len,
-			    g->nlri_len);
+			if (g->counts_ok) {
+				k->uint(a, "withdrawn", " withdrawn %" PRIu64, g->withdrawn);
+				k->uint(a, "nlri", " nlri %" PRIu64, g->nlri);
+			}
+			k->uint(a, "withdrawn_len", " (lengths %" PRIu64, g->withdrawn_len);
+			k->uint(a, "attr_len", "/%" PRIu64, g->attr_len);
+			k->uint(a, "nlri_len", "/%" PRIu64 ")", g->nlri_len);
 		}
 		break;
 	}
 	case HS_CTL_ROCE: {
 		const struct hs_roce_pkt *q = &m->u.roce;
-		cat(buf, len, &n, "%s qp 0x%06" PRIx32 " psn %" PRIu32 "%s",
-		    hs_ctl_kind(m, b, sizeof(b)), q->qp, q->psn, q->ackreq ? " ackreq" : "");
+		k->uint(a, "roce_opcode", NULL, q->opcode);
+		k->str(a, "roce_op", "%s", hs_ctl_kind(m, b, sizeof(b)));
+		k->uint(a, "qp", " qp 0x%06" PRIx64, q->qp);
+		k->uint(a, "psn", " psn %" PRIu64, q->psn);
+		k->uint(a, "pkey", NULL, q->pkey);
+		k->flag(a, "ackreq", " ackreq", q->ackreq);
+		k->flag(a, "se", NULL, q->se);
+		k->flag(a, "migreq", NULL, q->migreq);
+		k->uint(a, "padcnt", NULL, q->padcnt);
+		k->uint(a, "tver", NULL, q->tver);
 		if (q->aeth) {
-			cat(buf, len, &n, " %s", hs_roce_ack_name(q->ack));
+			k->str(a, "ack", " %s", hs_roce_ack_name(q->ack));
 			if (q->ack == HS_ROCE_NAK) {
 				const char *nn = hs_roce_nak_name(q->nak_code);
 				if (nn)
-					cat(buf, len, &n, " %s", nn);
-				else
-					cat(buf, len, &n, " code %u", q->nak_code);
+					k->str(a, "nak", " %s", nn);
+				k->uint(a, "nak_code", nn ? NULL : " code %" PRIu64, q->nak_code);
 			} else if (q->ack == HS_ROCE_RNR_NAK) {
-				cat(buf, len, &n, " timer %u", q->nak_code);
+				k->uint(a, "rnr_timer", " timer %" PRIu64, q->nak_code);
 			}
-			cat(buf, len, &n, " msn %" PRIu32 " (syndrome 0x%02x)", q->msn, q->syndrome);
+			k->uint(a, "msn", " msn %" PRIu64, q->msn);
+			k->uint(a, "syndrome", " (syndrome 0x%02" PRIx64 ")", q->syndrome);
 		}
 		break;
 	}
 	case HS_CTL_PFC: {
 		const struct hs_pfc_frame *f = &m->u.pfc;
-		if (f->opcode == HS_MACC_PFC) {
-			cat(buf, len, &n, "pfc enable 0x%02x quanta", f->class_enable);
-			for (int i = 0; i < 8; i++)
-				cat(buf, len, &n, "%s%u", i ? "," : " ", f->quanta[i]);
-		} else {
-			cat(buf, len, &n, "pause quanta %u", f->quanta[0]);
-		}
+		bool pfc = f->opcode == HS_MACC_PFC;
+		k->uint(a, "pfc_opcode", NULL, f->opcode);
+		k->str(a, "pfc_kind", "%s", pfc ? "pfc" : "pause");
+		if (pfc)
+			k->uint(a, "pfc_class_enable", " enable 0x%02" PRIx64, f->class_enable);
+		k->str(a, NULL, "%s", " quanta");
+		k->list(a, "quanta");
+		for (int i = 0; i < (pfc ? 8 : 1); i++)
+			k->uint(a, NULL, i ? ",%" PRIu64 : " %" PRIu64, f->quanta[i]);
+		k->list(a, NULL);
 		break;
 	}
 	default:
 		break;
 	}
+}
+
+/* hs_ctl_detail's sink: the fields' text into a buffer */
+struct detail {
+	char *buf;
+	size_t len, n;
+};
+
+static void d_uint(void *arg, const char *key, const char *fmt, uint64_t v)
+{
+	struct detail *d = arg;
+
+	if (fmt)
+		cat(d->buf, d->len, &d->n, fmt, v);
+}
+
+static void d_str(void *arg, const char *key, const char *fmt, const char *v)
+{
+	struct detail *d = arg;
+
+	if (fmt)
+		cat(d->buf, d->len, &d->n, fmt, v);
+}
+
+static void d_flag(void *arg, const char *key, const char *fmt, bool v)
+{
+	struct detail *d = arg;
+
+	if (fmt && v)
+		cat(d->buf, d->len, &d->n, "%s", fmt);
+}
+
+static void d_list(void *arg, const char *key)
+{
+}
+
+const char *hs_ctl_detail(const struct hs_ctl_msg *m, char *buf, size_t len)
+{
+	struct detail d = { buf, len, 0 };
+	const struct hs_ctl_sink k = { d_uint, d_str, d_flag, d_list, &d };
+
+	buf[0] = '\0';
+	hs_ctl_fields(m, &k);
 	return buf;
 }
 
