@@ -65,7 +65,7 @@ int cmd_drops(struct hs_ctx *ctx, int argc, char **argv)
 	out_uint(o, "unattributed", d.unattributed ? ", %" PRIu64 " with no known last switch "
 		 "or next hop" : NULL, d.unattributed);
 	out_uint(o, "expired", d.expired ? "; %" PRIu64 " more ran out of TTL at their last "
-		 "switch (traceroute packets): not drops" : NULL, d.expired);
+		 "switch (as a traceroute's do): not drops" : NULL, d.expired);
 	out_nl(o);
 	if (d.n)
 		out_text(o, "%-24s %6s %7s %6s %5s %5s %8s  %-10s %s\n", "link (last > next)",

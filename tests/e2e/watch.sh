@@ -184,6 +184,23 @@ check "q returns to the prompt" sh -c "grep -v '^$' '$tmp/screen' | tail -n 1 | 
 $T send-keys -t hs 'help' Enter
 check "the prompt works after watch (help)" wait_for "watch +full-screen live view"
 
+# packets that ran out of TTL on the way (a traceroute's) are no link's
+# drops: the Links pane counts the lossy first link's drops and none on the
+# links past the spines, where the TTL ran out
+SYNTH=$top_builddir/tests/tools/hs-synth
+"$SYNTH" --ttl 2 --drop-link leaf1-spine1:0.5 --packets 600 --seed 3 -w "$tmp/ttl.pcap" \
+	-t "$tmp/ttl.topo" >/dev/null 2>&1 || { not_ok "hs-synth --ttl 2 runs"; exit 1; }
+$T send-keys -t hs "topo load $tmp/ttl.topo" Enter "capture start $tmp/ttl.pcap" Enter
+wait_for "capture of .*ttl\.pcap.* ended" || true
+$T send-keys -t hs 'watch' Enter
+wait_for " Links " || true
+settle
+check "expired packets: the lossy link's drops are in the Links pane" \
+	has "leaf1 > spine1 +[0-9]+ +[1-9]"
+check "expired packets: no drops on the links past the switch where the TTL ran out" \
+	lacks "spine[0-9] > leaf[0-9] +[0-9]+ +[1-9]"
+$T send-keys -t hs q
+
 if [ $fails -ne 0 ]; then
 	echo "# $fails of $n checks failed"
 	exit 1

@@ -3,7 +3,7 @@
  *   hs-synth [--shape leafspine:S,L,H | fattree:K] [--flows N | --packets N]
  *            [--seed S] [--duration D] [--mss BYTES] [--start SECONDS]
  *            [--drop-link A-B:P]... [--loop A-B:LEAF|HOST] [--loop-flows N]
- *            [--truth OUT.jsonl] -w OUT.pcap [-t OUT.topo]
+ *            [--ttl N] [--truth OUT.jsonl] -w OUT.pcap [-t OUT.topo]
  *
  * Hosts open TCP connections (handshake, data, FIN) to hosts behind other
  * ToRs. Every packet is forwarded hop by hop over shortest paths (ECMP by a
@@ -13,7 +13,8 @@
  * analyzer. Faults: a lossy link drops a share of the packets crossing it
  * (TCP retransmits them with a new IP ID), a loop makes two switches bounce
  * packets for one host (or all hosts behind one ToR) between them until the
- * TTL runs out.
+ * TTL runs out. --ttl sends every packet with a small TTL, as a traceroute
+ * does, so that it runs out on the way.
  *
  * Addressing follows the lab: hosts behind ToR i are 10.1.i.10+j, switch N
  * mirrors from 10.255.0.N and has loopback 10.254.0.N, the analyzer is
@@ -363,6 +364,7 @@ static struct drop drops[MAX_DROPS];
 static int ndrops;
 static int loop_a = -1, loop_b = -1, loop_leaf = -1, loop_host = -1;
 static uint32_t mss = 1448;
+static uint8_t host_ttl = 64;	/* --ttl: what the hosts send with */
 static struct {
 	uint64_t packets, delivered, dropped, looped, abandoned, retrans;
 } stat;
@@ -435,7 +437,7 @@ static int walk(const struct flow *f, int src, int dst, uint16_t sport, uint16_t
 		int *path, uint8_t *ttls, int *n, int *lost_to)
 {
 	int at = hosts[src].leaf, goal = hosts[dst].leaf;
-	uint8_t ttl = 64;
+	uint8_t ttl = host_ttl;
 	bool looping = loop_host >= 0 ? dst == loop_host : goal == loop_leaf;
 
 	*n = 0;
@@ -528,7 +530,7 @@ static bool send_step(struct flow *f)
 	in.key.sport = sport;
 	in.key.dport = dport;
 	in.key.proto = 6;
-	in.ttl = 64;
+	in.ttl = host_ttl;
 	in.ip_id = fc ? f->cid++ : f->sid++;
 	in.tcp_flags = flags;
 	in.seq = fc ? f->cseq : f->sseq;
@@ -655,7 +657,7 @@ static void usage(FILE *fp)
 	fputs("usage: hs-synth [--shape leafspine:S,L,H|fattree:K] [--flows N | --packets N]\n"
 	      "                [--seed S] [--duration SECONDS] [--mss BYTES] [--start SECONDS]\n"
 	      "                [--drop-link A-B:P]... [--loop A-B:LEAF|HOST] [--loop-flows N]\n"
-	      "                [--truth OUT.jsonl] -w OUT.pcap [-t OUT.topo]\n", fp);
+	      "                [--ttl N] [--truth OUT.jsonl] -w OUT.pcap [-t OUT.topo]\n", fp);
 }
 
 int main(int argc, char **argv)
@@ -672,6 +674,7 @@ int main(int argc, char **argv)
 		{ "loop", required_argument, NULL, 'L' },
 		{ "loop-flows", required_argument, NULL, 'F' },
 		{ "truth", required_argument, NULL, 'R' },
+		{ "ttl", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -725,6 +728,11 @@ int main(int argc, char **argv)
 				die("--loop-flows: expected a number, got '%s'", optarg);
 			break;
 		case 'R': truth_path = optarg; break;
+		case 'l':
+			if (hs_parse_uint(optarg, 255, &v) < 0 || v < 1)
+				die("--ttl: expected 1 to 255, got '%s'", optarg);
+			host_ttl = (uint8_t)v;
+			break;
 		case 'w': wpath = optarg; break;
 		case 't': tpath = optarg; break;
 		case 'h': usage(stdout); return 0;
