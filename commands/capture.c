@@ -145,6 +145,12 @@ static void print_summary(struct hs_ctx *ctx)
 	out_nl(&ctx->out);
 }
 
+/* the frames a worker took a second, over el ns */
+static uint64_t worker_rate(const struct hs_worker_stats *w, uint64_t el)
+{
+	return el ? (uint64_t)((double)w->packets * 1e9 / (double)el) : 0;
+}
+
 static int capture_status(struct hs_ctx *ctx)
 {
 	struct hs_capture_stats *s = &ctx->last_stats;
@@ -176,18 +182,29 @@ static int capture_status(struct hs_ctx *ctx)
 							    sizeof(buf)));
 	out_uint(o, "elapsed_ns", NULL, wall_end - s->started_ns);
 	out_uint(o, "packets", "packets        %" PRIu64 "\n", s->packets);
-	const uint64_t *per;
+	const struct hs_worker_stats *per;
 	unsigned nw = hs_capture_workers(ctx, &per);
 	if (nw > 1) {
+		uint64_t el = wall_end - s->started_ns;
 		out_text(o, "workers        %u:", nw);
 		out_arr_open(o, "workers");
 		for (unsigned i = 0; i < nw; i++) {
 			out_obj_open(o, NULL);
-			out_uint(o, "packets", i ? " + %" PRIu64 : " %" PRIu64, per[i]);
+			out_uint(o, "packets", i ? " + %" PRIu64 : " %" PRIu64, per[i].packets);
+			if (!is_file) {
+				out_uint(o, "kernel_drops", NULL, per[i].kernel_drops);
+				out_uint(o, "packets_per_sec", NULL, worker_rate(&per[i], el));
+			}
 			out_obj_close(o);
 		}
 		out_arr_close(o);
 		out_text(o, " packets\n");
+		/* live: each socket's own drops, and what each worker took a
+		 * second since the capture began */
+		for (unsigned i = 0; !is_file && i < nw; i++)
+			out_text(o, "  worker %-4u  %" PRIu64 " packets, %" PRIu64 " kernel drops, "
+				 "%" PRIu64 " packets/s\n", i, per[i].packets, per[i].kernel_drops,
+				 worker_rate(&per[i], el));
 	}
 	out_uint(o, "bytes", "bytes          %" PRIu64 "\n", s->bytes);
 	out_uint(o, "decode_errors", "decode errors  %" PRIu64, s->decode_errors);

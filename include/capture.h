@@ -43,6 +43,12 @@ struct hs_capture_stats {
 	uint64_t first_ts, last_ts;	/* capture time */
 };
 
+/* one worker's share of a capture read by several (workers.h) */
+struct hs_worker_stats {
+	uint64_t packets;	/* frames it took */
+	uint64_t kernel_drops;	/* live: frames the kernel dropped at its socket */
+};
+
 /* create the tracer, flow table, filters and history commit timer (at
  * console start), and tear them down (stops capture, commits) at exit */
 int hs_pipeline_init(struct hs_ctx *ctx);
@@ -83,9 +89,9 @@ void hs_capture_pause(struct hs_ctx *ctx);
  * tracers name hops and judge outcomes by t */
 struct hs_topo;
 void hs_capture_set_topo(struct hs_ctx *ctx, const struct hs_topo *t);
-/* the workers of the current or last capture, and the frames each took
- * (read by one: 1, and no counts) */
-unsigned hs_capture_workers(struct hs_ctx *ctx, const uint64_t **packets);
+/* the workers of the current or last capture, and each one's figures
+ * (read by one: 1, and no figures) */
+unsigned hs_capture_workers(struct hs_ctx *ctx, const struct hs_worker_stats **per);
 /* the current or last live capture's kernel ring: bytes asked and bytes
  * the kernel gave (0 when it cannot be told); both 0 for a file */
 void hs_capture_ring(struct hs_ctx *ctx, uint64_t *asked, uint64_t *got);

@@ -1,14 +1,20 @@
-/* workers.h - a capture file read by several threads at once
+/* workers.h - a capture file, or an interface, read by several threads at
+ * once
  *
  * Every copy of one original packet carries the same inner packet, whatever
  * switch mirrored it and however it was encapsulated: hs_shard() hashes the
- * inner packet's addresses, ports and IP ID, so all the copies of a packet
+ * inner packet's identity (fanout.h), so all the copies of a packet
  * fall to one worker, and each worker joins its share of the copies into
  * traces on a tracer of its own exactly as one tracer joins them all. Each
  * worker reads every frame: the ones of its share go down the pipeline
  * (decode, filter, tracer), the others only move its capture time on, so a
  * trace closes after the same quiet time in capture time whichever worker
  * holds it.
+ *
+ * Live, the kernel shares the frames out: each worker has a socket of its
+ * own in one PACKET_FANOUT group whose program hashes the inner packet's
+ * identity as hs_shard() does (fanout.h), and reads the frames it is given,
+ * all of them, its capture time moving on with the clock between them.
  *
  * The loop thread keeps the one merged view: closed traces come back to it
  * through a bounded queue per worker and are numbered, kept, counted and
@@ -26,18 +32,19 @@
 
 #include "capture.h"
 #include "decode.h"
+#include "fanout.h"
 #include "tracer.h"
 
 #define HS_WORKERS_MAX 64	/* --workers: more than that is a mistake */
 
 /* the worker (0 .. n-1) of a decoded frame: drc is hs_decode's answer; a
- * frame with no inner IP packet goes to worker 0 */
+ * frame with no inner IP packet goes to worker 0. The hash is the one the
+ * kernel's fanout program computes for a live capture (fanout.h). */
 static inline unsigned hs_shard(const struct hs_pkt *p, int drc, unsigned n)
 {
 	if (n <= 1 || drc < 0 || !(p->have & HS_HAVE_IP))
 		return 0;
-	uint64_t h = hs_flowkey_hash(&p->key) ^ ((uint64_t)p->ip_id << 17);
-	return (unsigned)(hs_mix64(h) % n);
+	return hs_ident_hash(p) % n;
 }
 
 /* "N" for --workers and 'capture start FILE workers N': 0 or -1 with err */
@@ -98,6 +105,13 @@ struct hs_subs;
 struct hs_workers *hs_workers_start(struct hs_ctx *ctx, uv_loop_t *loop, struct hs_tracer *merged,
 				    const struct hs_subs *subs, uv_async_t *wake, const char *path,
 				    unsigned n, char *err, size_t errlen);
+/* the same for a live interface: pcs (its handles, now the set's, closed
+ * with it, also when it cannot start) join one fanout group (fanout.h), a
+ * worker reads each; nano: their timestamps are in nanoseconds */
+struct hs_workers *hs_workers_start_live(struct hs_ctx *ctx, struct hs_tracer *merged,
+					 const struct hs_subs *subs, uv_async_t *wake,
+					 const char *ifname, pcap_t **pcs, unsigned n, bool nano,
+					 char *err, size_t errlen);
 /* on the loop thread: hand on the traces and control messages queued; true
  * once every worker has read the whole file (or failed, *err then says why)
  * and everything it queued is handed on */
@@ -107,10 +121,10 @@ bool hs_workers_drain(struct hs_workers *ws, const char **err);
 void hs_workers_stop(struct hs_workers *ws);
 /* stop them if need be, and free */
 void hs_workers_free(struct hs_workers *ws);
-/* the frame counters and tracer counters of all the workers, and the
- * frames each took (per: one per worker) */
+/* the frame counters and tracer counters of all the workers, and each
+ * one's (per: one per worker) */
 void hs_workers_stats(struct hs_workers *ws, struct hs_capture_stats *s, uint64_t *derr,
-		      struct hs_tracer_stats *ts, uint64_t *per);
+		      struct hs_tracer_stats *ts, struct hs_worker_stats *per);
 /* the loop changes what the workers read (topology, filters): they wait
  * between batches until hs_workers_resume() */
 void hs_workers_pause(struct hs_workers *ws);

@@ -78,7 +78,7 @@ struct hs_capture {
 	struct hs_workers *workers;	/* a file read by several threads, else NULL */
 	unsigned nworkers;	/* of the current or last capture */
 	struct hs_tracer_stats wts;	/* the workers' tracers' counters (copies, open) */
-	uint64_t wpackets[HS_WORKERS_MAX];	/* the frames each worker took */
+	struct hs_worker_stats wstats[HS_WORKERS_MAX];	/* each worker's */
 	uv_async_t wake;	/* a worker queued traces, or finished */
 	struct hs_tracer_stats base;	/* tracer counters when the session began */
 	uint64_t stored, unstored;	/* history rows queued / not storable */
@@ -792,8 +792,12 @@ static void merge_workers(struct hs_ctx *ctx)
 	struct hs_capture_stats s = { 0 }, *ls = &ctx->last_stats;
 
 	memset(ctx->derr, 0, sizeof(ctx->derr));
-	hs_workers_stats(c->workers, &s, ctx->derr, &c->wts, c->wpackets);
+	hs_workers_stats(c->workers, &s, ctx->derr, &c->wts, c->wstats);
 	ls->packets = s.packets;
+	if (!c->is_file) {
+		ls->kernel_drops = s.kernel_drops;
+		ls->if_drops = s.if_drops;
+	}
 	ls->bytes = s.bytes;
 	ls->decode_errors = s.decode_errors;
 	ls->not_ip = s.not_ip;
@@ -816,9 +820,14 @@ static void on_wake(uv_async_t *h)
 	if (!done)
 		return;
 	if (err) {
-		/* the frames before the damage are already in */
+		/* the frames before the damage are already in; an interface
+		 * that went away is said once, whatever the workers it had */
 		cap_error(ctx, "%s%s", err, "");
-		capture_ended(ctx, -1, "read error");
+		capture_ended(ctx, -1, c->is_file ? "read error" : "interface error");
+		return;
+	}
+	if (!c->is_file) {
+		capture_ended(ctx, 0, "stopped");
 		return;
 	}
 	char msg[PCAP_ERRBUF_SIZE + 512];
@@ -923,7 +932,9 @@ static pcap_t *open_live(struct hs_ctx *ctx, const char *ifname, uint64_t ring, 
 	return pc;
 }
 
-static void live_ring(struct hs_ctx *ctx, const char *ifname, uint64_t asked)
+/* the rings of pcs[0..n-1], asked bytes in all */
+static void live_ring(struct hs_ctx *ctx, const char *ifname, uint64_t asked, pcap_t *const *pcs,
+		      unsigned n)
 {
 	struct hs_capture *c = ctx->cap;
 	char a[32], g[32];
@@ -931,7 +942,15 @@ static void live_ring(struct hs_ctx *ctx, const char *ifname, uint64_t asked)
 	c->ring_asked = asked;
 	/* libpcap asks the kernel for less and less while it refuses memory,
 	 * and does not say what it got; the ring is mapped from the socket */
-	c->ring_got = hs_mapped_bytes(pcap_get_selectable_fd(c->pc));
+	c->ring_got = 0;
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t got = hs_mapped_bytes(pcap_get_selectable_fd(pcs[i]));
+		if (!got) {
+			c->ring_got = 0;	/* one unknown: the sum is not known */
+			break;
+		}
+		c->ring_got += got;
+	}
 	/* libpcap rounds the ring down to whole blocks: less than that is the
 	 * kernel refusing memory */
 	if (c->ring_got && c->ring_got < asked - asked / 16)
@@ -969,7 +988,7 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 	struct hs_freader *reader = NULL;
 	struct hs_pfile *file = NULL;
 	struct hs_workers *ws = NULL;
-	pcap_t *pc = NULL;
+	pcap_t *pc = NULL, *pcs[HS_WORKERS_MAX] = { 0 };
 
 	if (!c)
 		return hs_say_err(ctx, "the packet pipeline is not set up");
@@ -980,13 +999,19 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 		ring = HS_LIVE_RING;
 	if (!workers)
 		workers = ctx->set.workers ? ctx->set.workers : 1;
-	if (!is_file && workers > 1)
-		return hs_say_err(ctx, "cannot capture on '%s' with %u workers: an interface "
-				  "is read by one", source, workers);
 	if (is_file && (reader = open_file(ctx, source)))
 		file = hs_freader_file(reader);
-	else if (!is_file)
-		pc = open_live(ctx, source, ring, &nano);
+	/* live, each worker has a socket and a ring of its own: the ring asked
+	 * is shared among them */
+	uint64_t each = ring / workers < HS_LIVE_RING_MIN ? HS_LIVE_RING_MIN : ring / workers;
+	for (unsigned i = 0; !is_file && i < workers; i++) {
+		if (!(pcs[i] = open_live(ctx, source, each, &nano))) {
+			while (i--)
+				pcap_close(pcs[i]);
+			return -1;
+		}
+		pc = pcs[0];
+	}
 	if (!pc && !file)
 		return -1;
 	int dlt = file ? hs_pfile_dlt(file) : pcap_datalink(pc);
@@ -994,8 +1019,24 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 		const char *name = pcap_datalink_val_to_name(dlt);
 		hs_say_err(ctx, "cannot capture from '%s': unsupported link type %s (%d)",
 			   source, name ? name : "unknown", dlt);
-		pcap_close(pc);
+		for (unsigned i = 0; i < workers; i++)
+			pcap_close(pcs[i]);
 		return -1;
+	}
+	uint64_t ring_asked = 0, ring_got = 0;
+	if (!file) {
+		/* the rings, before the workers have the handles */
+		live_ring(ctx, source, ring, pcs, workers);
+		ring_asked = c->ring_asked;
+		ring_got = c->ring_got;
+	}
+	if (!file && workers > 1) {
+		char err[PCAP_ERRBUF_SIZE + 512];
+		ws = hs_workers_start_live(ctx, ctx->tracer, &ctx->subs, &c->wake, source, pcs,
+					   workers, nano, err, sizeof(err));
+		pc = NULL;	/* the workers' now */
+		if (!ws)
+			return hs_say_err(ctx, "%s", err);
 	}
 
 	if (file && workers > 1) {
@@ -1010,7 +1051,7 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 	}
 
 	uv_poll_t *poll = NULL;
-	if (!is_file) {
+	if (pc) {
 		int fd = pcap_get_selectable_fd(pc);
 		if (fd < 0 && !pcap_get_required_select_timeout(pc)) {
 			hs_say_err(ctx, "cannot capture on '%s': it cannot be polled", source);
@@ -1040,12 +1081,11 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 	c->file = file;
 	c->dlt = dlt;
 	c->nano = nano;
-	c->ring_asked = c->ring_got = 0;
+	c->ring_asked = ring_asked;
+	c->ring_got = ring_got;
 	c->nworkers = workers;
 	memset(&c->wts, 0, sizeof(c->wts));
-	memset(c->wpackets, 0, sizeof(c->wpackets));
-	if (!is_file)
-		live_ring(ctx, source, ring);
+	memset(c->wstats, 0, sizeof(c->wstats));
 	c->failed = false;
 	c->end_reason[0] = '\0';
 	c->lane.last_ts = c->last_mono = 0;
@@ -1272,11 +1312,11 @@ void hs_capture_set_topo(struct hs_ctx *ctx, const struct hs_topo *t)
 		hs_workers_set_topo(ctx->cap->workers, t);
 }
 
-unsigned hs_capture_workers(struct hs_ctx *ctx, const uint64_t **packets)
+unsigned hs_capture_workers(struct hs_ctx *ctx, const struct hs_worker_stats **per)
 {
 	struct hs_capture *c = ctx->cap;
 
-	*packets = c ? c->wpackets : NULL;
+	*per = c ? c->wstats : NULL;
 	return c && c->nworkers ? c->nworkers : 1;
 }
 

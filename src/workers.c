@@ -1,6 +1,8 @@
-/* workers.c - a capture file read by several threads at once (workers.h) */
+/* workers.c - a capture file, or an interface, read by several threads at
+ * once (workers.h) */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -29,12 +31,18 @@ struct ctl_ent {
 };
 #define HS_WORKER_FILEBUF (1u << 17)	/* as the loop's own reader (capture.c) */
 #define HS_WORKER_NAP_NS 200000	/* a full queue or a pause is looked at again after 0.2 ms */
+/* live: a worker with nothing to read looks again after this long (a stop
+ * is seen, quiet traces close), and reads the kernel's counters this often */
+#define HS_WORKER_POLL_MS 20
+#define HS_WORKER_STATS_NS 100000000ull
 
 struct worker {
 	struct hs_workers *ws;
 	pthread_t thread;
 	bool started;
 	struct hs_lane lane;
+	pcap_t *pc;		/* live: its socket in the fanout group */
+	uint64_t last_mono;	/* live: when its newest frame was read */
 	struct hs_freader *reader;	/* opened, never started: its file is read here */
 	struct hs_pfile *file;	/* reads on where the map is not read (below) */
 	char *filebuf;
@@ -63,7 +71,10 @@ struct hs_workers {
 	struct hs_ctx *ctx;
 	struct hs_tracer *merged;	/* the loop's: the traces of all the workers */
 	const struct hs_subs *subs;	/* the loop's: control messages go to them */
-	char *path;
+	char *path;		/* the file, or the interface */
+	bool live;
+	int dlt;		/* live: the interface's link type */
+	uint64_t t0;		/* live: frames from before the group was whole are not read */
 	uv_async_t *wake;
 	unsigned n;
 	struct worker *w;
@@ -74,7 +85,7 @@ struct hs_workers {
 	const uint8_t *map;
 	size_t maplen;
 	bool swapped;		/* its byte order is not ours */
-	bool nano;		/* its timestamps are in nanoseconds */
+	bool nano;		/* its timestamps (live: the sockets') are in nanoseconds */
 	uint32_t snaplen;	/* larger frames are libpcap's to truncate */
 	pthread_mutex_t mu;	/* the published counters */
 	pthread_rwlock_t hold;	/* a worker reads a batch with it for reading */
@@ -129,7 +140,9 @@ static void worker_on_ctl(void *arg, const struct hs_pkt *p)
 	if (tail - atomic_load_explicit(&w->c_head, memory_order_acquire) == HS_WORKER_CTL) {
 		/* every frame before this one has its messages queued: the
 		 * loop may hand them on, and make room */
-		atomic_store_explicit(&w->read_through, w->frames - 1, memory_order_release);
+		if (!w->ws->live)
+			atomic_store_explicit(&w->read_through, w->frames - 1,
+					      memory_order_release);
 		while (tail - atomic_load_explicit(&w->c_head, memory_order_acquire) ==
 		       HS_WORKER_CTL) {
 			uv_async_send(w->ws->wake);
@@ -137,7 +150,9 @@ static void worker_on_ctl(void *arg, const struct hs_pkt *p)
 		}
 	}
 	struct ctl_ent *e = &w->ctl[tail & (HS_WORKER_CTL - 1)];
-	e->frame = w->frames;
+	/* live, the workers' frames have no common count: the loop hands the
+	 * messages queued on in the order of their times */
+	e->frame = w->ws->live ? p->ts_ns : w->frames;
 	e->p = *p;
 	e->p.l3 = e->p.mpls = NULL;
 	e->p.l3_caplen = 0;
@@ -253,11 +268,85 @@ static void publish(struct worker *w)
 	uv_async_send(ws->wake);
 }
 
+static void on_live_frame(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes)
+{
+	struct worker *w = (struct worker *)user;
+	uint32_t caplen = h->caplen;
+	uint64_t frac = (uint64_t)h->ts.tv_usec;
+	uint64_t ts = (uint64_t)h->ts.tv_sec * HS_NS_PER_SEC + (w->ws->nano ? frac : frac * 1000);
+
+	if (ts < w->ws->t0)
+		return;	/* it came to every socket, or to one the program did not choose */
+	w->frames++;
+	hs_lane_frame(&w->lane, w->ws->dlt, bytes, caplen, h->len < caplen ? caplen : h->len, ts);
+}
+
+static void live_kernel_stats(struct worker *w)
+{
+	struct pcap_stat ps;
+
+	if (pcap_stats(w->pc, &ps) == 0) {
+		w->st.kernel_drops = ps.ps_drop;
+		w->st.if_drops = ps.ps_ifdrop;
+	}
+}
+
+/* A live worker reads the blocks the kernel hands its socket, as the loop
+ * reads one interface (capture.c), and between them waits on the socket;
+ * quiet traces close as time goes on without frames. */
+static void live_main(struct worker *w)
+{
+	struct hs_workers *ws = w->ws;
+	struct pollfd pfd = { .fd = pcap_get_selectable_fd(w->pc), .events = POLLIN };
+	uint64_t stats_at = 0;
+	int n = 0;
+
+	while (!atomic_load(&ws->stop)) {
+		while (atomic_load(&ws->pausing))
+			nap();
+		pthread_rwlock_rdlock(&ws->hold);
+		n = pcap_dispatch(w->pc, HS_CAP_BATCH, on_live_frame, (u_char *)w);
+		hs_lane_flush(&w->lane);
+		uint64_t now = hs_mono_ns();
+		if (n > 0)
+			w->last_mono = now;
+		else if (n == 0 && w->lane.last_ts)
+			hs_tracer_advance(w->lane.tracer, w->lane.last_ts + (now - w->last_mono));
+		pthread_rwlock_unlock(&ws->hold);
+		if (n < 0)
+			break;
+		if (now - stats_at >= HS_WORKER_STATS_NS) {
+			live_kernel_stats(w);
+			stats_at = now;
+		}
+		publish(w);
+		if (n == 0 && pfd.fd >= 0)
+			poll(&pfd, 1, HS_WORKER_POLL_MS);
+		else if (n == 0)
+			nap();
+	}
+	pthread_rwlock_rdlock(&ws->hold);
+	hs_lane_flush(&w->lane);
+	hs_tracer_close_all(w->lane.tracer);	/* what is open is over */
+	pthread_rwlock_unlock(&ws->hold);
+	if (n < 0 && !atomic_load(&ws->stop))
+		snprintf(w->err, sizeof(w->err), "capture on '%s' failed: %s", ws->path,
+			 pcap_geterr(w->pc));
+	publish(w);
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct hs_workers *ws = w->ws;
 	int n;
+
+	if (ws->live) {
+		live_main(w);
+		atomic_store(&w->finished, true);
+		uv_async_send(ws->wake);
+		return NULL;
+	}
 
 	do {
 		while (atomic_load(&ws->pausing))
@@ -287,14 +376,18 @@ static void worker_free(struct worker *w)
 {
 	hs_tracer_free(w->lane.tracer);
 	hs_freader_close(w->reader);
+	if (w->pc)
+		pcap_close(w->pc);
 	free(w->filebuf);
 	hs_free_big(w->traces, HS_WORKER_TRACES, sizeof(*w->traces));
 	hs_free_big(w->ctl, HS_WORKER_CTL, sizeof(*w->ctl));
 }
 
-struct hs_workers *hs_workers_start(struct hs_ctx *ctx, uv_loop_t *loop, struct hs_tracer *merged,
-				    const struct hs_subs *subs, uv_async_t *wake, const char *path,
-				    unsigned n, char *err, size_t errlen)
+/* the set and its workers' queues and tracers; NULL when a tracer cannot
+ * be had */
+static struct hs_workers *workers_new(struct hs_ctx *ctx, struct hs_tracer *merged,
+				      const struct hs_subs *subs, uv_async_t *wake,
+				      const char *path, unsigned n)
 {
 	struct hs_workers *ws = hs_xcalloc(1, sizeof(*ws));
 
@@ -311,10 +404,6 @@ struct hs_workers *hs_workers_start(struct hs_ctx *ctx, uv_loop_t *loop, struct 
 		struct worker *w = &ws->w[i];
 
 		w->ws = ws;
-		w->filebuf = hs_xcalloc(1, HS_WORKER_FILEBUF);
-		w->reader = hs_freader_open(loop, path, w->filebuf, HS_WORKER_FILEBUF, err,
-					    errlen);
-		w->file = w->reader ? hs_freader_file(w->reader) : NULL;
 		w->traces = hs_xcalloc_big(HS_WORKER_TRACES, sizeof(*w->traces));
 		w->ctl = hs_xcalloc_big(HS_WORKER_CTL, sizeof(*w->ctl));
 		w->lane.ctx = ctx;
@@ -325,10 +414,46 @@ struct hs_workers *hs_workers_start(struct hs_ctx *ctx, uv_loop_t *loop, struct 
 		w->lane.nshards = n;
 		w->lane.on_ctl = worker_on_ctl;
 		w->lane.arg = w;
-		if (!w->file || !w->lane.tracer) {
-			if (w->file)
-				snprintf(err, errlen, "cannot read '%s' with %u workers: out of memory",
-					 path, n);
+		if (!w->lane.tracer) {
+			hs_workers_free(ws);
+			return NULL;
+		}
+	}
+	return ws;
+}
+
+static bool workers_run(struct hs_workers *ws, char *err, size_t errlen)
+{
+	for (unsigned i = 0; i < ws->n; i++) {
+		int rc = pthread_create(&ws->w[i].thread, NULL, worker_main, &ws->w[i]);
+		if (rc != 0) {
+			snprintf(err, errlen, "cannot read '%s' with %u workers: %s", ws->path,
+				 ws->n, strerror(rc));
+			return false;
+		}
+		ws->w[i].started = true;
+	}
+	return true;
+}
+
+struct hs_workers *hs_workers_start(struct hs_ctx *ctx, uv_loop_t *loop, struct hs_tracer *merged,
+				    const struct hs_subs *subs, uv_async_t *wake, const char *path,
+				    unsigned n, char *err, size_t errlen)
+{
+	struct hs_workers *ws = workers_new(ctx, merged, subs, wake, path, n);
+
+	if (!ws) {
+		snprintf(err, errlen, "cannot read '%s' with %u workers: out of memory", path, n);
+		return NULL;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		struct worker *w = &ws->w[i];
+
+		w->filebuf = hs_xcalloc(1, HS_WORKER_FILEBUF);
+		w->reader = hs_freader_open(loop, path, w->filebuf, HS_WORKER_FILEBUF, err,
+					    errlen);
+		w->file = w->reader ? hs_freader_file(w->reader) : NULL;
+		if (!w->file) {
 			hs_workers_free(ws);
 			return NULL;
 		}
@@ -336,15 +461,49 @@ struct hs_workers *hs_workers_start(struct hs_ctx *ctx, uv_loop_t *loop, struct 
 	map_file(ws, path, hs_pfile_dlt(ws->w[0].file));
 	for (unsigned i = 0; ws->map && i < n; i++)
 		ws->w[i].off = 24;
+	if (!workers_run(ws, err, errlen)) {
+		hs_workers_free(ws);
+		return NULL;
+	}
+	return ws;
+}
+
+struct hs_workers *hs_workers_start_live(struct hs_ctx *ctx, struct hs_tracer *merged,
+					 const struct hs_subs *subs, uv_async_t *wake,
+					 const char *ifname, pcap_t **pcs, unsigned n, bool nano,
+					 char *err, size_t errlen)
+{
+	struct hs_workers *ws = workers_new(ctx, merged, subs, wake, ifname, n);
+	char why[256];
+
+	if (!ws) {
+		for (unsigned i = 0; i < n; i++)
+			pcap_close(pcs[i]);
+		snprintf(err, errlen, "cannot capture on '%s' with %u workers: out of memory",
+			 ifname, n);
+		return NULL;
+	}
+	ws->live = true;
+	ws->dlt = pcap_datalink(pcs[0]);
+	ws->nano = nano;
 	for (unsigned i = 0; i < n; i++) {
-		int rc = pthread_create(&ws->w[i].thread, NULL, worker_main, &ws->w[i]);
-		if (rc != 0) {
-			snprintf(err, errlen, "cannot read '%s' with %u workers: %s", path, n,
-				 strerror(rc));
-			hs_workers_free(ws);
-			return NULL;
-		}
-		ws->w[i].started = true;
+		struct worker *w = &ws->w[i];
+
+		w->pc = pcs[i];
+		w->lane.nshards = 1;	/* the kernel chose its frames */
+		atomic_store(&w->read_through, UINT64_MAX);
+	}
+	if (hs_fanout_join(pcs, n, ws->dlt, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "cannot capture on '%s' with %u workers: %s", ifname, n, why);
+		hs_workers_free(ws);
+		return NULL;
+	}
+	/* a frame of before: it came to every socket, or to one the
+	 * program did not choose */
+	ws->t0 = hs_wall_ns();
+	if (!workers_run(ws, err, errlen)) {
+		hs_workers_free(ws);
+		return NULL;
 	}
 	return ws;
 }
@@ -445,6 +604,13 @@ void hs_workers_stop(struct hs_workers *ws)
 			if (!drain_all(ws))
 				nap();
 		pthread_join(w->thread, NULL);
+		if (w->pc) {	/* the thread is gone: its handle is the loop's */
+			live_kernel_stats(w);
+			pthread_mutex_lock(&ws->mu);
+			w->pub.kernel_drops = w->st.kernel_drops;
+			w->pub.if_drops = w->st.if_drops;
+			pthread_mutex_unlock(&ws->mu);
+		}
 	}
 	hs_workers_drain(ws, &err);
 }
@@ -466,14 +632,19 @@ void hs_workers_free(struct hs_workers *ws)
 }
 
 void hs_workers_stats(struct hs_workers *ws, struct hs_capture_stats *s, uint64_t *derr,
-		      struct hs_tracer_stats *ts, uint64_t *per)
+		      struct hs_tracer_stats *ts, struct hs_worker_stats *per)
 {
 	memset(ts, 0, sizeof(*ts));
 	pthread_mutex_lock(&ws->mu);
 	for (unsigned i = 0; i < ws->n; i++) {
 		const struct worker *w = &ws->w[i];
 
-		per[i] = w->pub.packets;
+		per[i].packets = w->pub.packets;
+		per[i].kernel_drops = w->pub.kernel_drops;
+		s->kernel_drops += w->pub.kernel_drops;
+		/* the interface's own count, the same seen from every socket */
+		if (w->pub.if_drops > s->if_drops)
+			s->if_drops = w->pub.if_drops;
 		s->packets += w->pub.packets;
 		s->bytes += w->pub.bytes;
 		s->decode_errors += w->pub.decode_errors;

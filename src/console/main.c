@@ -29,7 +29,7 @@
 static void usage(FILE *fp)
 {
 	fprintf(fp,
-		"usage: hopscope [-r FILE [--again] [--workers N] | -i IFACE | --lab [--state DIR]]\n"
+		"usage: hopscope [-r FILE [--again] | -i IFACE | --lab [--state DIR]] [--workers N]\n"
 		"                [--topo FILE] [--db PATH] [-Z USER] [-f RUNBOOK] [-c 'CMD; CMD']\n"
 		"                [--json] [--keep-going] [VERB [ARG...]]\n"
 		"       hopscope --attach [SOCKET] [-f RUNBOOK] [-c 'CMD; CMD'] [--json]\n"
@@ -39,7 +39,7 @@ static void usage(FILE *fp)
 		"\n"
 		"  -r, --read FILE       read mirrored packets from a capture file\n"
 		"      --again           store FILE's traces even if the history has them\n"
-		"      --workers N       read FILE with N threads (default 1)\n"
+		"      --workers N       read FILE or IFACE with N threads (default 1)\n"
 		"  -i, --interface IFACE capture mirrored packets live on IFACE\n"
 		"      --lab             capture from the lab fabric (hopscope-lab up)\n"
 		"      --state DIR       the lab's state directory (default " LAB_STATE_DEFAULT ")\n"

@@ -1,0 +1,87 @@
+/* fanout.h - which worker takes a frame: the inner packet's identity hash,
+ * in C for a file and in classic BPF for the kernel's PACKET_FANOUT group
+ *
+ * Every copy of one original packet carries the same inner packet, whatever
+ * switch mirrored it and however it was encapsulated. The identity of that
+ * packet is a few words of it: IPv4, its source, its destination and
+ * (protocol << 16 | IP ID); IPv6, its two addresses. hs_ident_hash() folds
+ * them into 32 bits; a frame goes to worker hash % n, from a file
+ * (workers.h, hs_shard) and live, where the kernel runs hs_fanout_prog()'s
+ * program on every frame and hands it to the socket of that worker.
+ *
+ * The program finds the inner packet as hs_decode() does, through Ethernet
+ * with up to HS_FANOUT_TAGS 802.1Q/802.1ad tags, IPv4 (its header length)
+ * and IPv6, GRE (its flags give its length), ERSPAN I, II and III (with or
+ * without the platform subheader; an Ethernet or IP frame), transparent
+ * Ethernet bridging, GRE carrying IP, IP-in-IP and VXLAN, HS_FANOUT_LEVELS
+ * IP headers deep at most; a plain SPAN copy is its own inner packet. What
+ * it does not read (MPLS, Geneve, VXLAN-GPE, WCCP, a GRE routing field, a
+ * tunnel behind IPv6 extension headers, deeper nesting) goes to worker 0,
+ * every copy of it.
+ */
+#ifndef HS_FANOUT_H
+#define HS_FANOUT_H
+
+#include <pcap/pcap.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "decode.h"
+
+#define HS_FANOUT_LEVELS 6	/* IP headers, the mirror's own included */
+#define HS_FANOUT_TAGS 8	/* VLAN tags per Ethernet header, as the decoder takes */
+#define HS_FANOUT_MAX_INSNS 4096	/* the kernel's limit for a classic program */
+
+#define HS_IDENT_SEED 0x811c9dc5u
+#define HS_IDENT_PRIME 0x01000193u
+#define HS_IDENT_MIX1 0x7feb352du
+#define HS_IDENT_MIX2 0x846ca68bu
+
+static inline uint32_t hs_ident_fold(uint32_t h, uint32_t w)
+{
+	return (h ^ w) * HS_IDENT_PRIME;
+}
+
+static inline uint32_t hs_ident_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* the identity hash of a decoded frame with an inner IP packet */
+static inline uint32_t hs_ident_hash(const struct hs_pkt *p)
+{
+	uint32_t h = HS_IDENT_SEED;
+
+	if (p->key.src.af == 6) {
+		for (int i = 0; i < 16; i += 4)
+			h = hs_ident_fold(h, hs_ident_be32(p->key.src.a + i));
+		for (int i = 0; i < 16; i += 4)
+			h = hs_ident_fold(h, hs_ident_be32(p->key.dst.a + i));
+	} else {
+		h = hs_ident_fold(h, hs_ident_be32(p->key.src.a));
+		h = hs_ident_fold(h, hs_ident_be32(p->key.dst.a));
+		h = hs_ident_fold(h, (uint32_t)p->key.proto << 16 | p->ip_id);
+	}
+	h ^= h >> 16;
+	h *= HS_IDENT_MIX1;
+	h ^= h >> 15;
+	h *= HS_IDENT_MIX2;
+	h ^= h >> 16;
+	return h;
+}
+
+/* The program for frames of link type dlt (Ethernet, or raw IP), its loads
+ * at base + offset: 0 reads the frame as libpcap's bpf_filter() gets it,
+ * SKF_LL_OFF as the kernel's fanout gets it (from the link header, whether
+ * the frame came in or went out). Its result is the identity hash, or 0 for
+ * a frame it does not read. The number of instructions, or -1 for another
+ * link type. */
+int hs_fanout_prog(int dlt, int32_t base, struct bpf_insn *out, size_t max);
+
+/* Put the live handles pcs[0..n-1], open on one interface of link type
+ * dlt, in one fanout group of their own whose program is hs_fanout_prog():
+ * the kernel gives each frame to one of them, pcs[hash % n]. 0, or -1 with
+ * err ("what: why"). */
+int hs_fanout_join(pcap_t *const *pcs, unsigned n, int dlt, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,308 @@
+/* test_fanout.c - the kernel's fanout program against the decoder: run by
+ * libpcap's BPF interpreter over frames of every encapsulation it reads and
+ * over the bundled, golden and conformance captures, it gives every frame
+ * the worker hs_shard() gives it, and every copy of one packet one worker */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <linux/filter.h>
+#include <pcap/pcap.h>
+#include <cmocka.h>
+
+#include "fanout.h"
+#include "../tools/pktw.h"
+
+#define MAXF 4096
+
+static struct bpf_insn prog[HS_FANOUT_MAX_INSNS];
+static int prog_len;
+
+static struct hs_addr A(const char *s)
+{
+	struct hs_addr a;
+
+	assert_int_equal(hs_addr_parse(s, &a), 0);
+	return a;
+}
+
+/* the program's answer for a frame */
+static uint32_t run(const uint8_t *f, size_t len)
+{
+	return bpf_filter(prog, f, (u_int)len, (u_int)len);
+}
+
+static void test_program(void **state)
+{
+	static struct bpf_insn kernel[HS_FANOUT_MAX_INSNS];
+
+	(void)state;
+	assert_true(prog_len > 100 && prog_len <= HS_FANOUT_MAX_INSNS);
+	assert_true(bpf_validate(prog, prog_len));
+	/* the kernel's: the same program, its loads from the link header */
+	int n = hs_fanout_prog(DLT_EN10MB, SKF_LL_OFF, kernel, HS_FANOUT_MAX_INSNS);
+	assert_int_equal(n, prog_len);
+	for (int i = 0; i < n; i++) {
+		bool load = BPF_CLASS(prog[i].code) == BPF_LD &&
+			    (BPF_MODE(prog[i].code) == BPF_ABS || BPF_MODE(prog[i].code) == BPF_IND);
+		assert_int_equal(kernel[i].code, prog[i].code);
+		assert_int_equal(kernel[i].k, load ? prog[i].k + (uint32_t)SKF_LL_OFF : prog[i].k);
+	}
+	/* too little room, and a link type it does not read */
+	assert_int_equal(hs_fanout_prog(DLT_EN10MB, 0, kernel, 64), -1);
+	assert_int_equal(hs_fanout_prog(DLT_LINUX_SLL, 0, kernel, HS_FANOUT_MAX_INSNS), -1);
+	assert_true(hs_fanout_prog(DLT_RAW, 0, kernel, HS_FANOUT_MAX_INSNS) > 0);
+}
+
+static struct pktw_inner inner(bool six, int proto, uint16_t id)
+{
+	struct pktw_inner in;
+
+	memset(&in, 0, sizeof(in));
+	in.key.src = A(six ? "2001:db8::1:1" : "10.0.1.1");
+	in.key.dst = A(six ? "2001:db8::2:2" : "10.0.2.2");
+	in.key.proto = (uint8_t)proto;
+	in.key.sport = 33000;
+	in.key.dport = 80;
+	in.ttl = 60;
+	in.ip_id = id;
+	in.tcp_flags = 0x02;
+	in.ip_options = !six && id % 2;
+	return in;
+}
+
+/* Frames built of every encapsulation the program reads, with tags, GRE
+ * options and ERSPAN III's subheader: the decoder's inner packet, hashed */
+static void test_every_encap(void **state)
+{
+	static const int encaps[] = {
+		HS_ENCAP_NONE, HS_ENCAP_ERSPAN1, HS_ENCAP_ERSPAN2, HS_ENCAP_ERSPAN3,
+		HS_ENCAP_GRE_TEB, HS_ENCAP_GRE_IP, HS_ENCAP_IPIP,
+	};
+	uint8_t ib[MAXF], f[MAXF];
+	struct hs_pkt p;
+	unsigned frames = 0;
+	uint32_t seen[2] = { 0, 0 };
+
+	(void)state;
+	for (size_t e = 0; e < sizeof(encaps) / sizeof(encaps[0]); e++)
+		for (int v = 0; v < 32; v++) {
+			bool six = v & 1;
+			struct pktw_inner in = inner(six, v & 2 ? 17 : 6, (uint16_t)(1000 + v));
+			struct pktw_mirror m;
+
+			memset(&m, 0, sizeof(m));
+			m.encap = encaps[e];
+			m.src = A(v & 4 ? "2001:db8:ff::1" : "192.0.2.1");
+			m.dst = A(v & 4 ? "2001:db8:ff::99" : "192.0.2.99");
+			m.session = 7;
+			m.gra = 1;
+			m.platform3 = v & 8;
+			m.gre_key = v & 8;
+			m.gre_csum = v & 16;
+			m.gre_seqf = v & 2;
+			m.vlan = v & 16 ? 100 : 0;
+			m.vlan2 = v & 8 ? 200 : 0;
+			m.overlay = v & 4 && encaps[e] == HS_ENCAP_NONE ? 4789 : 0;
+			m.vni = 42;
+			size_t il = pktw_inner(ib, sizeof(ib), &in);
+			size_t n = pktw_frame(f, sizeof(f), DLT_EN10MB, &m, ib, il);
+			if (!n)
+				continue;	/* a combination the writer does not make */
+			assert_int_equal(hs_decode(DLT_EN10MB, f, (uint32_t)n, (uint32_t)n, 1, &p), 0);
+			assert_true(p.key.src.af == (six ? 6 : 4));
+			uint32_t h = run(f, n);
+			if (h != hs_ident_hash(&p))
+				fail_msg("encap %s, variant %d: %08x, not %08x", hs_encap_name(encaps[e]),
+					 v, h, hs_ident_hash(&p));
+			seen[h % 2]++;
+			frames++;
+		}
+	assert_true(frames > 150);
+	/* two workers both get some */
+	assert_true(seen[0] > frames / 4 && seen[1] > frames / 4);
+}
+
+/* The inner packet's identity does not depend on the copy: the same packet
+ * mirrored by three switches in three encapsulations, TTL apart, one hash */
+static void test_copies_meet(void **state)
+{
+	uint8_t ib[MAXF], f[MAXF];
+	static const int encaps[] = { HS_ENCAP_ERSPAN2, HS_ENCAP_ERSPAN3, HS_ENCAP_GRE_TEB };
+	static const char *const sw[] = { "192.0.2.1", "192.0.2.2", "192.0.2.3" };
+
+	(void)state;
+	for (uint16_t id = 1; id < 200; id++) {
+		uint32_t first = 0;
+		for (int c = 0; c < 3; c++) {
+			struct pktw_inner in = inner(false, 6, id);
+			struct pktw_mirror m;
+
+			in.ttl = (uint8_t)(64 - c);
+			memset(&m, 0, sizeof(m));
+			m.encap = encaps[c];
+			m.src = A(sw[c]);
+			m.dst = A("192.0.2.99");
+			m.session = (uint16_t)(c + 1);
+			m.platform3 = id % 2;
+			size_t n = pktw_frame(f, sizeof(f), DLT_EN10MB, &m, ib,
+					      pktw_inner(ib, sizeof(ib), &in));
+			assert_true(n > 0);
+			uint32_t h = run(f, n);
+			assert_int_not_equal(h, 0);
+			if (c == 0)
+				first = h;
+			assert_int_equal(h, first);
+		}
+	}
+}
+
+/* a frame of no IP packet, or cut short: worker 0 */
+static void test_not_read(void **state)
+{
+	uint8_t ib[MAXF], f[MAXF];
+	struct pktw_inner in = inner(false, 6, 9);
+	struct pktw_mirror m;
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	m.encap = HS_ENCAP_ERSPAN3;
+	m.src = A("192.0.2.1");
+	m.dst = A("192.0.2.99");
+	size_t n = pktw_frame(f, sizeof(f), DLT_EN10MB, &m, ib, pktw_inner(ib, sizeof(ib), &in));
+	assert_true(run(f, n) != 0);
+	assert_int_equal(run(f, 14 + 20 + 8 + 12 + 14 + 10), 0);	/* the inner header cut */
+	f[12] = 0x08;
+	f[13] = 0x06;		/* ARP */
+	assert_int_equal(run(f, n), 0);
+	m.encap = HS_ENCAP_GRE_MPLS;	/* not read: every copy to worker 0 */
+	m.mpls_n = 1;
+	m.mpls[0] = 100;
+	n = pktw_frame(f, sizeof(f), DLT_EN10MB, &m, ib, pktw_inner(ib, sizeof(ib), &in));
+	assert_int_equal(run(f, n), 0);
+}
+
+struct tally {
+	unsigned frames, read, unread;
+	uint32_t *read_h, *unread_h;	/* identity hashes of each kind */
+	size_t nr, nu, cap;
+};
+
+static void tally_file(const char *path, struct tally *t)
+{
+	char err[PCAP_ERRBUF_SIZE];
+	pcap_t *pc = pcap_open_offline(path, err);
+	struct pcap_pkthdr *h;
+	const u_char *d;
+	struct hs_pkt p;
+
+	if (!pc)
+		return;		/* not a capture libpcap reads */
+	/* the program of Ethernet: a live capture's link type */
+	while (pcap_datalink(pc) == DLT_EN10MB && pcap_next_ex(pc, &h, &d) == 1) {
+		t->frames++;
+		if (hs_decode(DLT_EN10MB, d, h->caplen, h->len, 0, &p) < 0)
+			continue;	/* no copy of a trace: any worker */
+		uint32_t r = run(d, h->caplen), want = hs_ident_hash(&p);
+		if (r != want && r != 0)
+			fail_msg("%s: frame %u: %08x, not %08x", path, t->frames, r, want);
+		if (t->nr == t->cap || t->nu == t->cap) {
+			t->cap = t->cap ? 2 * t->cap : 1024;
+			t->read_h = realloc(t->read_h, t->cap * sizeof(uint32_t));
+			t->unread_h = realloc(t->unread_h, t->cap * sizeof(uint32_t));
+			assert_non_null(t->read_h);
+			assert_non_null(t->unread_h);
+		}
+		if (r) {
+			t->read++;
+			t->read_h[t->nr++] = want;
+		} else {
+			t->unread++;
+			t->unread_h[t->nu++] = want;
+		}
+	}
+	pcap_close(pc);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* a copy the program reads and one of the same packet it does not would
+ * go to two workers: there is none */
+static void assert_apart(struct tally *t, const char *what)
+{
+	qsort(t->read_h, t->nr, sizeof(uint32_t), cmp_u32);
+	for (size_t i = 0; i < t->nu; i++)
+		if (bsearch(&t->unread_h[i], t->read_h, t->nr, sizeof(uint32_t), cmp_u32))
+			fail_msg("%s: a packet with copies read and not read", what);
+}
+
+static void test_files(void **state)
+{
+	char path[1024];
+	struct tally t = { 0 };
+	const char *dirs[] = { "tests/golden", "../shared/corpus" };
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/share/sample/sample.pcap", HS_SRCDIR);
+	tally_file(path, &t);
+	/* the sample is ERSPAN III: every frame read */
+	assert_true(t.read > 1000);
+	assert_int_equal(t.unread, 0);
+	for (size_t k = 0; k < sizeof(dirs) / sizeof(dirs[0]); k++) {
+		DIR *dir;
+		struct dirent *e;
+
+		snprintf(path, sizeof(path), "%s/%s", HS_SRCDIR, dirs[k]);
+		if (!(dir = opendir(path))) {
+			print_message("no captures at %s\n", path);
+			continue;
+		}
+		while ((e = readdir(dir)) != NULL) {
+			size_t n = strlen(e->d_name);
+			if (n < 6 || strcmp(e->d_name + n - 5, ".pcap") != 0)
+				continue;
+			snprintf(path, sizeof(path), "%s/%s/%s", HS_SRCDIR, dirs[k], e->d_name);
+			struct tally one = { 0 };
+			tally_file(path, &one);
+			assert_apart(&one, path);
+			t.frames += one.frames;
+			t.read += one.read;
+			t.unread += one.unread;
+			free(one.read_h);
+			free(one.unread_h);
+		}
+		closedir(dir);
+	}
+	print_message("%u frames, %u with an inner packet read, %u not read (worker 0)\n",
+		      t.frames, t.read, t.unread);
+	assert_true(t.read > 10 * t.unread);
+	free(t.read_h);
+	free(t.unread_h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_program),
+		cmocka_unit_test(test_every_encap),
+		cmocka_unit_test(test_copies_meet),
+		cmocka_unit_test(test_not_read),
+		cmocka_unit_test(test_files),
+	};
+
+	prog_len = hs_fanout_prog(DLT_EN10MB, 0, prog, HS_FANOUT_MAX_INSNS);
+	if (prog_len < 0) {
+		fprintf(stderr, "test_fanout: no program for Ethernet\n");
+		return 1;
+	}
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
