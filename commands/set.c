@@ -116,8 +116,7 @@ static int set_timeout(struct hs_ctx *ctx, const char *v)
 	if (ns > 3600 * HS_NS_PER_SEC)
 		return out_err(&ctx->out, "trace timeout '%s' is too long (at most 1h)", v);
 	ctx->set.trace_timeout_ns = ns;
-	if (ctx->tracer)
-		hs_tracer_set_timeout(ctx->tracer, ns);
+	hs_capture_set_timeout(ctx, ns);
 	return HS_CMD_OK;
 }
 

@@ -1312,6 +1312,15 @@ void hs_capture_set_topo(struct hs_ctx *ctx, const struct hs_topo *t)
 		hs_workers_set_topo(ctx->cap->workers, t);
 }
 
+void hs_capture_set_timeout(struct hs_ctx *ctx, uint64_t ns)
+{
+	hs_capture_pause(ctx);
+	if (ctx->tracer)
+		hs_tracer_set_timeout(ctx->tracer, ns);
+	if (ctx->cap)
+		hs_workers_set_timeout(ctx->cap->workers, ns);
+}
+
 unsigned hs_capture_workers(struct hs_ctx *ctx, const struct hs_worker_stats **per)
 {
 	struct hs_capture *c = ctx->cap;

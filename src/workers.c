@@ -692,6 +692,12 @@ void hs_workers_set_topo(struct hs_workers *ws, const struct hs_topo *topo)
 		hs_tracer_set_topo(ws->w[i].lane.tracer, topo);
 }
 
+void hs_workers_set_timeout(struct hs_workers *ws, uint64_t ns)
+{
+	for (unsigned i = 0; ws && i < ws->n; i++)
+		hs_tracer_set_timeout(ws->w[i].lane.tracer, ns);
+}
+
 bool hs_workers_unsupported(const struct hs_workers *ws, unsigned *i, char *msg, size_t len)
 {
 	return hs_freader_unsupported(ws->w[0].reader, i, msg, len);

@@ -144,3 +144,37 @@ assert s["history_behind"] > 0, "the writer's queue never filled: the test did n
 assert s["history_unstored"] >= s["history_behind"]
 PY
 ok "the history locked by another program for a whole burst: every frame read, the history behind and counted"
+
+# two workers on one interface, one fanout group: the kernel shares the
+# frames out, every one read once, and 'set trace-timeout' during the
+# capture reaches the workers' tracers (at the 1 s they began with, the
+# traces of the burst would close before the status is asked for)
+mkfifo "$tmp/in3" || hard "cannot make a fifo"
+in_ns "$HOPSCOPE" --db "$tmp/h3.db" <"$tmp/in3" >"$tmp/out" 2>"$tmp/err" &
+console=$!
+exec 3>"$tmp/in3"
+say capture start rxa workers 2
+say set trace-timeout 5s
+say capture status
+wait_for '^state          running'
+send $N
+say sleep 2s
+say set format json
+say capture status
+say quit
+exec 3>&-
+wait "$console"
+console=
+st=$(grep '"source":"rxa"' "$tmp/out")
+python3 - "$st" $N <<'PY' || { cat "$tmp/err" >&2; fail "two workers on one interface: $st"; }
+import json, sys
+s, n = json.loads(sys.argv[1]), int(sys.argv[2])
+w = s["workers"]
+assert s["packets"] == n, "packets %d, sent %d" % (s["packets"], n)
+assert len(w) == 2 and sum(x["packets"] for x in w) == n, "workers %s" % w
+assert all(x["packets"] > n // 4 for x in w), "one worker took nearly all: %s" % w
+assert s["kernel_drops"] == 0 and all(x["kernel_drops"] == 0 for x in w)
+assert s["traces_open"] == n and s["traces_closed"] == 0, \
+    "%d traces open, %d closed: the workers kept the old timeout" % (s["traces_open"], s["traces_closed"])
+PY
+ok "two workers on one interface: every frame read once, shared out, and the trace timeout set reaches them"
