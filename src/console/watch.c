@@ -3,7 +3,10 @@
  * The REPL hands the terminal over (hs_console_suspend), the view reads
  * stdin through its own uv_poll with a non-blocking getch, and a uv_timer
  * refreshes the model from the tracer and redraws at most HS_WATCH_FPS
- * times a second, never per packet. Capture and every other part of the
+ * times a second, never per packet. While it is up the view subscribes to
+ * the pipeline's closed traces and events (subs.h), like the pipeline's
+ * other consumers: the model is read again when something was published
+ * (and the links' figures once a second), not on every tick. Capture and every other part of the
  * loop keep running. Everything verbs print while the view is up (':'
  * commands, capture errors) is caught in a memory stream and shown in the
  * events pane. 'q' gives the terminal back with endwin() and
@@ -61,6 +64,8 @@ struct hs_watch {
 	int focus;		/* enum hs_wpane */
 	bool dirty;
 	unsigned ticks;
+	bool heard;		/* subscribed to the pipeline */
+	bool fresh;		/* it published a trace or an event since the last refresh */
 
 	/* the ':' and '/' line */
 	int prompt;		/* 0, ':' or '/' */
@@ -581,6 +586,25 @@ static void redraw(struct hs_watch *w)
 
 /* ---- model refresh ------------------------------------------------------------- */
 
+/* what the pipeline publishes while the view is up: read at the next tick */
+static void on_trace(void *arg, const struct hs_trace *t)
+{
+	struct hs_watch *w = arg;
+
+	(void)t;
+	w->fresh = true;
+}
+
+/* a capture started (its traces replace the last one's), stopped or ended */
+static void on_event(void *arg, const struct hs_event *ev)
+{
+	struct hs_watch *w = arg;
+
+	(void)ev;
+	w->fresh = true;
+	w->dirty = true;	/* the status line */
+}
+
 static void refresh_model(struct hs_watch *w)
 {
 	struct hs_ctx *ctx = w->ctx;
@@ -596,12 +620,6 @@ static void refresh_model(struct hs_watch *w)
 		hs_wmodel_rebuild(m);
 		w->dirty = true;
 	}
-	size_t n = ctx->tracer ? hs_tracer_recent(ctx->tracer, w->recent, HS_WATCH_RECENT) : 0;
-	m->session = ctx->ring_session;
-	hs_wmodel_update(m, w->recent, n);
-	if (m->ntraces != before_n || (m->ntraces && m->traces[0].id != before_id))
-		w->dirty = true;
-
 	uint64_t now = hs_mono_ns();
 	if (now - w->rate_at >= HS_NS_PER_SEC) {
 		uint64_t p = ctx->last_stats.packets;
@@ -610,8 +628,17 @@ static void refresh_model(struct hs_watch *w)
 		w->rate_pkts = p;
 		w->rate_at = now;
 	}
+	bool links_due = !w->links_at || now - w->links_at >= HS_NS_PER_SEC;
+	if (!w->fresh && w->heard && !links_due)
+		return;		/* nothing published, nothing due */
+	w->fresh = false;
+	size_t n = ctx->tracer ? hs_tracer_recent(ctx->tracer, w->recent, HS_WATCH_RECENT) : 0;
+	m->session = ctx->ring_session;
+	hs_wmodel_update(m, w->recent, n);
+	if (m->ntraces != before_n || (m->ntraces && m->traces[0].id != before_id))
+		w->dirty = true;
 	/* the links' figures: at once on entering, then once a second */
-	if (!w->links_at || now - w->links_at >= HS_NS_PER_SEC) {
+	if (links_due) {
 		hs_wmodel_links(m, w->recent, n);
 		w->links_at = now;
 		w->dirty = true;
@@ -800,8 +827,10 @@ static void key(struct hs_watch *w, int ch)
 		m->paused = !m->paused;
 		hs_wmodel_event(m, m->paused ? "view paused (capture goes on); p resumes" :
 				"view resumed");
-		if (!m->paused)
+		if (!m->paused) {
+			w->fresh = true;	/* what was published while paused */
 			refresh_model(w);
+		}
 		break;
 	case 's':
 		hs_wmodel_set_sort(m, (m->sort + 1) % HS_WSORT__COUNT);
@@ -882,6 +911,8 @@ static void leave(struct hs_watch *w)
 		capture_drain(w);
 	}
 	w->leaving = true;
+	hs_unsub_traces(&ctx->subs, on_trace, w);
+	hs_unsub_events(&ctx->subs, on_event, w);
 	uv_poll_stop(&w->poll);
 	uv_timer_stop(&w->timer);
 	uv_signal_stop(&w->winch);
@@ -1023,6 +1054,12 @@ int hs_watch_start(struct hs_ctx *ctx)
 	w->open_handles++;
 	uv_timer_start(&w->timer, on_tick, 1000 / HS_WATCH_FPS, 1000 / HS_WATCH_FPS);
 	uv_signal_start(&w->winch, on_winch, SIGWINCH);
+	/* a full list of subscribers: the model is read on every tick instead */
+	w->heard = hs_sub_traces(&ctx->subs, HS_TRACES_ALL, on_trace, NULL, w) == 0;
+	if (w->heard && hs_sub_events(&ctx->subs, on_event, w) < 0) {
+		hs_unsub_traces(&ctx->subs, on_trace, w);
+		w->heard = false;
+	}
 
 	ctx->watch.view = w;
 	if (capture_open(w) < 0) {
