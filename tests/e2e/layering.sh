@@ -19,7 +19,10 @@
 #
 #   1. no engine file, source or header, includes a console header;
 #   2. no engine object refers to a symbol a console object defines;
-#   3. no object under src/ calls a function defined under commands/.
+#   3. no object under src/ calls a function defined under commands/;
+#   4. a unit test linked with the console's library (libhscon.a) tests
+#      the console: it includes a console header. The engine's link
+#      without it (Makefile.am).
 #
 # What is left of the old tangle is listed in KNOWN below, each line to go
 # when its cause does: the context (ctx.h) still holds the console's output
@@ -93,6 +96,21 @@ while read -r rel; do
 		awk -v f="$rel" '$2 == "T" && $3 ~ /^commands\// { print f, $1 }'
 done <"$tmp/console_src" >>"$tmp/found"
 
+# --- 4. unit tests -----------------------------------------------------------------
+sed -n 's/^tests_unit_\(test_[a-z0-9_]*\)_LDADD[ \t]*=\(.*\)/\1 \2/p' "$S/Makefile.am" \
+	>"$tmp/ldadd"
+[ -s "$tmp/ldadd" ] || hard "no unit test's LDADD in $S/Makefile.am"
+while read -r t libs; do
+	case " $libs " in *'$(HS_CORE)'* | *libhscon.a*) ;; *) continue ;; esac
+	src=$S/tests/unit/$t.c
+	[ -f "$src" ] || hard "$src is missing"
+	console=no
+	for h in $(sed -n 's/^[ \t]*#[ \t]*include[ \t]*"\([^"]*\)".*/\1/p' "$src"); do
+		is_console_h "$h" && console=yes
+	done
+	[ "$console" = yes ] || echo "tests/unit/$t.c links-console"
+done <"$tmp/ldadd" >>"$tmp/found"
+
 sort -u -o "$tmp/found" "$tmp/found"
 echo "$KNOWN" | sed '/^$/d' | sort -u >"$tmp/known"
 
@@ -103,6 +121,8 @@ comm -23 "$tmp/found" "$tmp/known" >"$tmp/new"
 while read -r file what; do
 	case "$what" in
 	"includes "*) not_ok "$file, an engine file, includes the console's ${what#includes }" ;;
+	links-console) not_ok "$file tests the engine but links the console's library \
+(link \$(HS_ENGINE), not \$(HS_CORE))" ;;
 	*) case "$file" in
 	   src/console/*) not_ok "$file calls $what, a verb's function ($(where "$what"))" ;;
 	   *) not_ok "$file, of the engine, refers to $what, the console's ($(where "$what"))" ;;
