@@ -269,6 +269,10 @@ static int capture_status(struct hs_ctx *ctx)
 	out_uint(o, "history_behind", NULL, behind);
 	if (behind)
 		out_text(o, " (%" PRIu64 " while the writer was behind)", behind);
+	uint64_t waiting = hs_capture_waiting(ctx);
+	out_uint(o, "history_waiting", NULL, waiting);
+	if (waiting)
+		out_text(o, ", %" PRIu64 " waiting to be written", waiting);
 	if (ctx->session > 0)
 		out_int(o, "session", " (session %" PRId64 ")", ctx->session);
 	out_nl(o);

@@ -77,6 +77,9 @@ bool hs_capture_info(struct hs_ctx *ctx, const char **source, bool *is_file,
 /* the history writer of a live capture: traces queued and not written yet,
  * and traces its full queue refused (counted in hs_capture_info's unstored) */
 void hs_capture_writer(struct hs_ctx *ctx, uint64_t *queued, uint64_t *behind);
+/* history rows queued and not committed yet: the batch being filled, or
+ * rows held while the history's server cannot be reached */
+uint64_t hs_capture_waiting(struct hs_ctx *ctx);
 /* before touching ctx->store or what the history reads with it (ctx->topo)
  * outside hs_ctx_store(): while a live capture's writer thread may be
  * writing, take its lock for the rest of this loop turn (writer.h) */

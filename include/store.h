@@ -1,10 +1,18 @@
-/* store.h - the SQLite history
+/* store.h - the history
  *
- * One file per capture project. WAL journal, schema versioned with
- * PRAGMA user_version, files marked as ours with PRAGMA application_id.
- * Writes are queued into an open transaction and committed in batches by
- * hs_store_commit(): a kill -9 loses at most the uncommitted batch.
- * Every value from the user or the wire is bound, never spliced into SQL.
+ * One interface, two engines: a SQLite file per capture project (the
+ * default), or a PostgreSQL database that many analyzers share, named by a
+ * postgresql:// (or postgres://) URI. Both keep the same tables at the
+ * same schema version, and refuse a history from a newer hopscope.
+ *
+ * SQLite: WAL journal, schema versioned with PRAGMA user_version, files
+ * marked as ours with PRAGMA application_id. Writes are queued into an
+ * open transaction and committed in batches by hs_store_commit(): a kill
+ * -9 loses at most the uncommitted batch. PostgreSQL: writes are buffered
+ * and sent by hs_store_commit() in one transaction (COPY); while the
+ * server cannot be reached they are held, within a bound, and sent when
+ * it answers. Every value from the user or the wire is bound, never
+ * spliced into SQL.
  */
 #ifndef HS_STORE_H
 #define HS_STORE_H
@@ -21,6 +29,9 @@ struct hs_session_stats {
 	uint64_t packets, bytes, decode_errors, kernel_drops, traces;
 	const char *input;	/* a file read to its end: its identity (hs_file_identity), else NULL */
 };
+
+/* a history named by a postgresql:// or postgres:// URI */
+bool hs_store_is_pg(const char *path);
 
 /* Open or create. NULL with a message in err when the file is not a hopscope
  * history, is from a newer hopscope, is locked or cannot be opened; nothing

@@ -175,7 +175,8 @@ int hs_ctx_store_read(struct hs_ctx *ctx, bool list, struct hs_store **st)
 
 	*st = NULL;
 	hs_capture_hold_store(ctx);
-	if (!store_current(ctx, path) && stat(path, &sb) < 0 && errno == ENOENT) {
+	if (!store_current(ctx, path) && !hs_store_is_pg(path) && stat(path, &sb) < 0 &&
+	    errno == ENOENT) {
 		if (!list)
 			return hs_say_err(ctx, "no history at '%s' (a capture makes one; --db "
 					  "names another)", path);
@@ -395,6 +396,12 @@ static void commit(struct hs_ctx *ctx)
 	uint64_t lost = ctx->store ? hs_store_lost(ctx->store) : c->lost_seen;
 
 	if (lost == c->lost_seen) {
+		/* a history server that went away holds the rows: they stay
+		 * queued, and are written when it answers */
+		if (rc < 0 && hs_store_pending(ctx->store)) {
+			c->warn_due = true;
+			return;
+		}
 		c->queued = 0;
 		if (rc >= 0)
 			return;
@@ -1293,6 +1300,14 @@ bool hs_capture_info(struct hs_ctx *ctx, const char **source, bool *is_file,
 	*stored = c->stored - c->queued;	/* committed */
 	*unstored = c->unstored + c->behind;
 	return true;
+}
+
+uint64_t hs_capture_waiting(struct hs_ctx *ctx)
+{
+	struct hs_capture *c = ctx->cap;
+
+	hs_capture_hold_store(ctx);
+	return c ? c->queued : 0;
 }
 
 void hs_capture_writer(struct hs_ctx *ctx, uint64_t *queued, uint64_t *behind)

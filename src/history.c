@@ -66,11 +66,11 @@ static int rows_out(sqlite3_stmt *s, const struct hs_rows *out)
 	return rc;
 }
 
-int hs_store_query_ro(struct hs_store *st, const char *sql, const struct hs_rows *out,
+int sq_query_ro(struct sq_store *st, const char *sql, const struct hs_rows *out,
 		      char *err, size_t errlen)
 {
-	sqlite3 *db = hs_store_db(st);
-	sqlite3_stmt *s = hs_store_prepare_ro(st, sql, err, errlen);
+	sqlite3 *db = sq_db(st);
+	sqlite3_stmt *s = sq_prepare_ro(st, sql, err, errlen);
 
 	if (!s)
 		return HS_STORE_REFUSED;
@@ -86,55 +86,16 @@ int hs_store_query_ro(struct hs_store *st, const char *sql, const struct hs_rows
 
 /* ---- the listings ------------------------------------------------------------ */
 
-#define PROTO(col) "CASE " col " WHEN 6 THEN 'tcp' WHEN 17 THEN 'udp' WHEN 1 THEN 'icmp' " \
-	"WHEN 58 THEN 'icmp6' ELSE " col " END"
-
-/* a trace is named as everywhere else: SESSION:N, N its tracer's number */
-#define TRACE_REF "t.session || ':' || t.trace_no AS trace"
-
-static const char *const listing_sql[] = {
-	[HS_LIST_SESSIONS] =
-		"SELECT id, started, ended, source, "
-		"filter, packets, bytes, decode_errors, kernel_drops, traces "
-		"FROM sessions ORDER BY id DESC LIMIT ?1",
-	[HS_LIST_FLOWS] =
-		"SELECT session, src, sport, dst, dport, " PROTO("proto") " AS proto, packets, "
-		"bytes, syn, fin, rst, dropped, looped, last_ts "
-		"FROM flows ORDER BY session DESC, last_ts DESC, bytes DESC LIMIT ?1",
-	[HS_LIST_TRACES] =
-		"SELECT " TRACE_REF ", t.first_ts AS ts, t.src, t.sport, t.dst, t.dport, "
-		PROTO("t.proto") " AS proto, t.outcome, "
-		"(SELECT group_concat(name, ' > ') FROM (SELECT coalesce(h.switch, h.addr) AS name "
-		"FROM hops h WHERE h.trace = t.id ORDER BY h.idx)) AS path, t.expected_next "
-		"FROM traces t ORDER BY t.id DESC LIMIT ?1",
-	[HS_LIST_PROBES] =
-		"SELECT probe_id, kind, spec, min(sent) AS sent, count(*) AS packets, "
-		"sum(outcome = 'delivered') AS delivered, sum(outcome IN ('lost', 'looped')) AS lost, "
-		"CAST(round(avg(rtt)) AS INTEGER) AS rtt "
-		"FROM probes GROUP BY probe_id ORDER BY probe_id DESC LIMIT ?1",
-	[HS_LIST_EVENTS] =
-		"SELECT id, session, ts, alert, cond, value "
-		"FROM events ORDER BY ts DESC, id DESC LIMIT ?1",
-	[HS_LIST_CONTROL] =
-		"SELECT id, session, ts, switch, proto, kind, src, sport, dst, dport, "
-		"detail FROM control ORDER BY session DESC, ts DESC, id DESC LIMIT ?1",
-};
-
-static const char q_show[] =
-	"SELECT " TRACE_REF ", t.first_ts AS ts, t.src, t.sport, "
-	"t.dst, t.dport, " PROTO("t.proto") " AS proto, t.ip_id, t.len, t.outcome, "
-	"t.last_switch, t.expected_next, t.nhops, t.probe_id FROM traces t WHERE t.id = ?1";
-
-static const char q_hops[] =
-	"SELECT idx + 1 AS idx, coalesce(switch, '-') AS switch, addr, ts, "
-	"ts - lag(ts) OVER (ORDER BY idx) AS latency, ttl, tos, session "
-	"FROM hops WHERE trace = ?1 ORDER BY idx";
+#define SQL_P1 "?1"
+#define SQL_TEXT(x) x
+#define SQL_JOIN(x, sep) "group_concat(" x ", " sep ")"
+#include "history_sql.h"
 
 /* run sql with ?1 bound to param, its rows to out; 0 or -1 with err set */
-static int run(struct hs_store *st, const char *sql, int64_t param, const struct hs_rows *out,
+static int run(struct sq_store *st, const char *sql, int64_t param, const struct hs_rows *out,
 	       char *err, size_t errlen)
 {
-	sqlite3 *db = hs_store_db(st);
+	sqlite3 *db = sq_db(st);
 	sqlite3_stmt *s = NULL;
 
 	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
@@ -147,7 +108,7 @@ static int run(struct hs_store *st, const char *sql, int64_t param, const struct
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
-int hs_store_list(struct hs_store *st, enum hs_listing what, uint64_t limit,
+int sq_list(struct sq_store *st, enum hs_listing what, uint64_t limit,
 		  const struct hs_rows *out, char *err, size_t errlen)
 {
 	if ((size_t)what >= HS_ARRAY_SIZE(listing_sql))
@@ -156,18 +117,15 @@ int hs_store_list(struct hs_store *st, enum hs_listing what, uint64_t limit,
 		   err, errlen);
 }
 
-int hs_store_trace_show(struct hs_store *st, uint64_t session, uint64_t no, int64_t prefer,
+int sq_trace_show(struct sq_store *st, uint64_t session, uint64_t no, int64_t prefer,
 			const struct hs_rows *trace, const struct hs_rows *hops,
 			char *err, size_t errlen)
 {
-	sqlite3 *db = hs_store_db(st);
+	sqlite3 *db = sq_db(st);
 	sqlite3_stmt *s = NULL;
 	int64_t id = 0;
 
-	if (sqlite3_prepare_v2(db, "SELECT id FROM traces WHERE trace_no = ?2"
-			       " AND (?1 = 0 OR session = ?1)"
-			       " ORDER BY session = ?3 DESC, session DESC LIMIT 1", -1, &s,
-			       NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db, SQL_TRACE_FIND("?1", "?2", "?3"), -1, &s, NULL) != SQLITE_OK)
 		return hs_errf(err, errlen, "%s", sqlite3_errmsg(db));
 	sqlite3_bind_int64(s, 1, (sqlite3_int64)session);
 	sqlite3_bind_int64(s, 2, (sqlite3_int64)no);
@@ -185,10 +143,10 @@ int hs_store_trace_show(struct hs_store *st, uint64_t session, uint64_t no, int6
 
 /* ---- the analyses' rows ---------------------------------------------------------- */
 
-int hs_store_event(struct hs_store *st, int64_t session, uint64_t ts_ns, int64_t alert,
+int sq_event(struct sq_store *st, int64_t session, uint64_t ts_ns, int64_t alert,
 		   const char *cond, double value, uint64_t wall_ns)
 {
-	sqlite3 *db = hs_store_db(st);
+	sqlite3 *db = sq_db(st);
 	sqlite3_stmt *s = NULL;
 
 	if (sqlite3_prepare_v2(db,
@@ -207,11 +165,11 @@ int hs_store_event(struct hs_store *st, int64_t session, uint64_t ts_ns, int64_t
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
-int hs_store_probe(struct hs_store *st, const struct hs_store_probe *run, unsigned n,
+int sq_probe(struct sq_store *st, const struct hs_store_probe *run, unsigned n,
 		   void (*pkt)(void *arg, unsigned i, struct hs_store_probe_pkt *p), void *arg,
 		   char *err, size_t errlen)
 {
-	sqlite3 *db = hs_store_db(st);
+	sqlite3 *db = sq_db(st);
 	sqlite3_stmt *sp = NULL, *sh = NULL;
 	char a1[HS_ADDRSTRLEN], a2[HS_ADDRSTRLEN], ab[HS_ADDRSTRLEN];
 	struct hs_store_probe_pkt *p = hs_xcalloc(1, sizeof(*p));
@@ -298,13 +256,13 @@ static const char *swname(const struct hs_topo *topo, int sw)
 	return sw >= 0 && sw < topo->nsw ? topo->sw[sw].name : "?";
 }
 
-int hs_store_blame(struct hs_store *st, const struct hs_blame *b, const struct hs_topo *topo,
+int sq_blame(struct sq_store *st, const struct hs_blame *b, const struct hs_topo *topo,
 		   char *err, size_t errlen)
 {
-	sqlite3 *db = hs_store_db(st);
+	sqlite3 *db = sq_db(st);
 	sqlite3_stmt *del = NULL, *ins = NULL;
 
-	hs_store_commit(st);
+	sq_commit(st);
 	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
 		goto fail;
 	if (sqlite3_prepare_v2(db, "DELETE FROM blame WHERE epoch_start = ?1", -1, &del,
@@ -347,17 +305,19 @@ fail:
 	return -1;
 }
 
-struct hs_store_paths {
+struct sq_paths {
+	struct hs_store_paths base;	/* first: the handle callers hold */
 	const struct hs_topo *topo;
 	sqlite3_stmt *q;
 };
 
-struct hs_store_paths *hs_store_paths_open(struct hs_store *st, const struct hs_topo *topo)
+struct sq_paths *sq_paths_open(struct sq_store *st, const struct hs_topo *topo)
 {
-	struct hs_store_paths *p = hs_xcalloc(1, sizeof(*p));
+	struct sq_paths *p = hs_xcalloc(1, sizeof(*p));
 
+	p->base.engine = HS_ENGINE_SQLITE;
 	p->topo = topo;
-	if (sqlite3_prepare_v2(hs_store_db(st),
+	if (sqlite3_prepare_v2(sq_db(st),
 		"SELECT h.switch FROM probe_hops h"
 		" JOIN (SELECT probe_id FROM probes WHERE kind = 'traceroute' AND src = ?1"
 		"       AND dst = ?2 AND proto = ?3 AND sport = ?4 AND dport = ?5"
@@ -372,7 +332,7 @@ struct hs_store_paths *hs_store_paths_open(struct hs_store *st, const struct hs_
 	return p;
 }
 
-int hs_store_traceroute_path(struct hs_store_paths *p, const struct hs_flowkey *k, int *sw,
+int sq_traceroute_path(struct sq_paths *p, const struct hs_flowkey *k, int *sw,
 			     int max)
 {
 	char s[HS_ADDRSTRLEN], d[HS_ADDRSTRLEN];
@@ -395,7 +355,7 @@ int hs_store_traceroute_path(struct hs_store_paths *p, const struct hs_flowkey *
 	return n;
 }
 
-void hs_store_paths_close(struct hs_store_paths *p)
+void sq_paths_close(struct sq_paths *p)
 {
 	if (!p)
 		return;
@@ -410,9 +370,9 @@ static int db_fail(sqlite3 *db, char *err, size_t errlen, const char *what)
 	return hs_errf(err, errlen, "%s: %s", what, sqlite3_errmsg(db));
 }
 
-int hs_store_snapshot(struct hs_store *store, struct hs_snap *s, char *err, size_t errlen)
+int sq_snapshot(struct sq_store *store, struct hs_snap *s, char *err, size_t errlen)
 {
-	sqlite3 *db = hs_store_db(store);
+	sqlite3 *db = sq_db(store);
 	sqlite3_stmt *hd = NULL, *pc = NULL;
 
 	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
@@ -472,10 +432,10 @@ fail:
 	return -1;
 }
 
-int hs_store_snapshot_load(struct hs_store *store, int64_t id, bool ports, struct hs_snap *s,
+int sq_snapshot_load(struct sq_store *store, int64_t id, bool ports, struct hs_snap *s,
 			   char *err, size_t errlen)
 {
-	sqlite3 *db = hs_store_db(store);
+	sqlite3 *db = sq_db(store);
 	sqlite3_stmt *st = NULL;
 	int rc;
 	size_t cap = 0;
@@ -536,10 +496,10 @@ int hs_store_snapshot_load(struct hs_store *store, int64_t id, bool ports, struc
 	return 0;
 }
 
-int hs_store_snapshots(struct hs_store *store, void (*each)(void *arg, const struct hs_snap *s),
+int sq_snapshots(struct sq_store *store, void (*each)(void *arg, const struct hs_snap *s),
 		       void *arg, char *err, size_t errlen)
 {
-	sqlite3 *db = hs_store_db(store);
+	sqlite3 *db = sq_db(store);
 	sqlite3_stmt *q = NULL;
 	int rc;
 

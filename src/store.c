@@ -309,27 +309,12 @@ static const struct migration {
 _Static_assert(HS_ARRAY_SIZE(migrations) == HS_STORE_SCHEMA,
 	       "one migration per schema version");
 
-#define HOP_JSON_MAX (6 * 21 + 2)	/* one hop: six numbers, commas, brackets */
-#define HOPLIST_MAX (HS_TRACE_MAX_HOPS * HOP_JSON_MAX + 4)
 #define TRACE_COLS 21
 #define FLOW_COLS 15
 #define BATCH_ROWS 16		/* trace or flow rows per INSERT */
 
-/* a trace row waiting for its INSERT: its values as they will be bound */
-struct trace_row {
-	int64_t session;
-	uint64_t id, seq, len, first, last, first_hw, probe_id;
-	int proto, sport, dport, ip_id, tcp_flags, nhops, flags;
-	bool have_ts, have_hw, have_probe;
-	const char *outcome;		/* a constant string */
-	char src[HS_ADDRSTRLEN], dst[HS_ADDRSTRLEN];
-	char last_sw[HS_ADDRSTRLEN + HS_NAME_MAX];	/* "" when no hops */
-	char next[HS_TRACE_MAX_NEXT * HS_NAME_MAX + 8];	/* "" when none */
-	int hops_len;
-	char hops[HOPLIST_MAX];
-};
-
-struct hs_store {
+struct sq_store {
+	struct hs_store base;	/* first: the handle store.h's callers hold */
 	sqlite3 *db;
 	char *path;
 	int lock_fd;		/* flock()ed while open: one console per file */
@@ -338,7 +323,7 @@ struct hs_store {
 	 * with 'history all', stepping a statement per trace cost more than
 	 * the rows. Queued rows are inserted before a commit and before the
 	 * history is read. trace_stmt[n] inserts n rows. */
-	struct trace_row trows[BATCH_ROWS];
+	struct hs_store_row trows[BATCH_ROWS];
 	unsigned ntrows;
 	sqlite3_stmt *trace_stmt[BATCH_ROWS + 1];
 	/* New flows likewise (most flows are written once). Their values are
@@ -352,15 +337,8 @@ struct hs_store {
 	sqlite3_stmt *flow_stmt[BATCH_ROWS + 1];
 	/* The mirror sources (rows of mirror_sources) hops were written with,
 	 * found by address: a hop finds its row here, not by asking SQLite.
-	 * Open addressing, at most half full; an id of 0 is an empty slot.
 	 * Emptied when a batch is rolled back (it may have added some). */
-	struct source {
-		int64_t id;
-		struct hs_addr addr;
-		bool named;
-		char name[HS_NAME_MAX];
-	} *src;
-	uint32_t src_mask, nsrc;
+	struct hs_sources src;
 	bool in_tx;
 	bool batch_lost;	/* SQLite rolled the batch back: the next commit fails */
 	size_t pending;
@@ -368,10 +346,10 @@ struct hs_store {
 	char errmsg[512];
 };
 
-static int set_err(struct hs_store *st, const char *fmt, ...)
+static int set_err(struct sq_store *st, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-static int set_err(struct hs_store *st, const char *fmt, ...)
+static int set_err(struct sq_store *st, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -398,7 +376,7 @@ static const char *db_why(sqlite3 *db, char *buf, size_t len)
 	return buf;
 }
 
-static int db_err(struct hs_store *st, const char *what)
+static int db_err(struct sq_store *st, const char *what)
 {
 	char why[256];
 
@@ -457,7 +435,7 @@ static int check_header(const char *path, char *err, size_t errlen, bool *exists
 /* run a migration's fill over every trace, FILL_IDS ids a step, each of
  * its statements in turn, with a notice on how far it got at most once a
  * second */
-static int migrate_fill(struct hs_store *st, const char *sql,
+static int migrate_fill(struct sq_store *st, const char *sql,
 			void (*notice)(void *arg, const char *msg), void *arg)
 {
 	sqlite3_stmt *s[FILL_STMTS] = { NULL };
@@ -496,7 +474,7 @@ out:
 	return rc;
 }
 
-static int migrate(struct hs_store *st, int64_t from,
+static int migrate(struct sq_store *st, int64_t from,
 		   void (*notice)(void *arg, const char *msg), void *arg)
 {
 	char sql[96];
@@ -532,7 +510,7 @@ fail:
 	return -1;
 }
 
-static void store_destroy(struct hs_store *st)
+static void store_destroy(struct sq_store *st)
 {
 	for (int i = 0; i < S__COUNT; i++)
 		sqlite3_finalize(st->stmt[i]);
@@ -541,7 +519,7 @@ static void store_destroy(struct hs_store *st)
 		sqlite3_finalize(st->flow_stmt[i]);
 	}
 	sqlite3_close_v2(st->db);
-	free(st->src);
+	hs_sources_free(&st->src);
 	/* only now: closing another descriptor of the file while SQLite has it
 	 * open would drop SQLite's own POSIX locks */
 	if (st->lock_fd >= 0)
@@ -550,15 +528,10 @@ static void store_destroy(struct hs_store *st)
 	free(st);
 }
 
-struct hs_store *hs_store_open(const char *path, char *err, size_t errlen)
-{
-	return hs_store_open_notice(path, err, errlen, NULL, NULL);
-}
-
-struct hs_store *hs_store_open_notice(const char *path, char *err, size_t errlen,
+struct sq_store *sq_open_notice(const char *path, char *err, size_t errlen,
 				      void (*notice)(void *arg, const char *msg), void *arg)
 {
-	struct hs_store *st;
+	struct sq_store *st;
 	bool exists;
 	int64_t app_id = 0, version = 0, ntables = 0;
 	char why[256];
@@ -581,6 +554,7 @@ struct hs_store *hs_store_open_notice(const char *path, char *err, size_t errlen
 		return NULL;
 	}
 	st = hs_xcalloc(1, sizeof(*st));
+	st->base.engine = HS_ENGINE_SQLITE;
 	st->path = hs_xstrdup(path);
 	st->lock_fd = -1;
 	/* one thread uses the handle: no mutexes */
@@ -701,36 +675,36 @@ fail:
 	return NULL;
 }
 
-void hs_store_close(struct hs_store *st)
+void sq_close(struct sq_store *st)
 {
 	if (!st)
 		return;
 	if (st->in_tx)
-		hs_store_commit(st);
+		sq_commit(st);
 	store_destroy(st);
 }
 
-const char *hs_store_path(const struct hs_store *st)
+const char *sq_path(const struct sq_store *st)
 {
 	return st->path;
 }
 
-static int flush_rows(struct hs_store *st);
+static int flush_rows(struct sq_store *st);
 
-sqlite3 *hs_store_db(struct hs_store *st)
+sqlite3 *sq_db(struct sq_store *st)
 {
 	flush_rows(st);	/* a reader sees every row written so far */
 	return st->db;
 }
 
-const char *hs_store_errmsg(struct hs_store *st)
+const char *sq_errmsg(struct sq_store *st)
 {
 	return st->errmsg;
 }
 
 /* a failed write may have made SQLite roll the whole batch back: its rows
  * are lost, those still queued with them */
-static void check_rollback(struct hs_store *st)
+static void check_rollback(struct sq_store *st)
 {
 	if (st->in_tx && sqlite3_get_autocommit(st->db)) {
 		st->in_tx = false;
@@ -741,13 +715,11 @@ static void check_rollback(struct hs_store *st)
 		for (unsigned j = 0; j < st->nfrows; j++)
 			st->frows[j].f->row = 0;	/* its next write inserts it */
 		st->nfrows = 0;
-		st->nsrc = 0;
-		if (st->src)
-			memset(st->src, 0, (st->src_mask + 1) * sizeof(*st->src));
+		hs_sources_clear(&st->src);
 	}
 }
 
-static int begin(struct hs_store *st)
+static int begin(struct sq_store *st)
 {
 	if (st->in_tx)
 		return 0;
@@ -758,7 +730,7 @@ static int begin(struct hs_store *st)
 }
 
 /* step a cached statement to completion and reset it */
-static int run(struct hs_store *st, sqlite3_stmt *s)
+static int run(struct sq_store *st, sqlite3_stmt *s)
 {
 	int rc = sqlite3_step(s);
 
@@ -790,7 +762,7 @@ static void bind_u64(sqlite3_stmt *s, int i, uint64_t v)
  * every row (NULL where absent), so the statement's bindings need no
  * clearing, and text is bound without a copy (SQLITE_STATIC): each buffer
  * outlives the step, and the parameter is bound again before the next. */
-static int run_bound(struct hs_store *st, sqlite3_stmt *s)
+static int run_bound(struct sq_store *st, sqlite3_stmt *s)
 {
 	int rc = sqlite3_step(s);
 
@@ -812,7 +784,7 @@ static void bind_static(sqlite3_stmt *s, int i, const char *v)
 		sqlite3_bind_null(s, i);
 }
 
-int64_t hs_store_session_begin(struct hs_store *st, const char *source, const char *filter,
+int64_t sq_session_begin(struct sq_store *st, const char *source, const char *filter,
 			       uint64_t wall_ns)
 {
 	sqlite3_stmt *s = st->stmt[S_SESSION_BEGIN];
@@ -826,12 +798,12 @@ int64_t hs_store_session_begin(struct hs_store *st, const char *source, const ch
 		return -1;
 	int64_t id = sqlite3_last_insert_rowid(st->db);
 	st->pending++;
-	if (hs_store_commit(st) < 0)
+	if (sq_commit(st) < 0)
 		return -1;
 	return id;
 }
 
-int hs_store_session_end(struct hs_store *st, int64_t session,
+int sq_session_end(struct sq_store *st, int64_t session,
 			 const struct hs_session_stats *stats, uint64_t wall_ns)
 {
 	sqlite3_stmt *s = st->stmt[S_SESSION_END];
@@ -849,10 +821,10 @@ int hs_store_session_end(struct hs_store *st, int64_t session,
 	if (run(st, s) < 0)
 		return -1;
 	st->pending++;
-	return hs_store_commit(st) < 0 ? -1 : 0;
+	return sq_commit(st) < 0 ? -1 : 0;
 }
 
-int64_t hs_store_input_session(struct hs_store *st, const char *input)
+int64_t sq_input_session(struct sq_store *st, const char *input)
 {
 	sqlite3_stmt *s;
 	int64_t id = 0;
@@ -869,70 +841,18 @@ int64_t hs_store_input_session(struct hs_store *st, const char *input)
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? id : db_err(st, "cannot read sessions");
 }
 
-/* A trace's hop list, the JSON of schema 9, is written by hand: it is
- * built for every stored trace, and printf costs more than the row's insert.
- * A list has some thirty numbers, most of one or two digits (a source, a
- * TTL, a ToS, a session), which are written at once; a longer one is
- * counted first and written two digits a step from its end, in place. */
-static char *put_u64(char *q, uint64_t v)
-{
-	static const char pairs[] =
-		"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-		"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-		"8081828384858687888990919293949596979899";
-	char *d;
-
-	if (v < 10) {
-		*q = (char)('0' + v);
-		return q + 1;
-	}
-	if (v < 100) {
-		memcpy(q, pairs + 2 * v, 2);
-		return q + 2;
-	}
-	size_t n = 3;
-	for (uint64_t t = v / 1000; t; t /= 10)
-		n++;
-	d = q + n;
-	while (v >= 100) {
-		d -= 2;
-		memcpy(d, pairs + 2 * (v % 100), 2);
-		v /= 100;
-	}
-	if (v >= 10)
-		memcpy(d - 2, pairs + 2 * v, 2);
-	else
-		d[-1] = (char)('0' + v);
-	return q + n;
-}
-
-_Static_assert(sizeof(((struct hs_switch *)0)->name) <= HS_NAME_MAX,
-	       "a switch's name fits a mirror source's");
-
-static struct source *source_slot(struct hs_store *st, const struct hs_addr *a,
-				  const char *name)
-{
-	for (uint32_t i = hs_addr_hash(a) & st->src_mask;; i = (i + 1) & st->src_mask) {
-		struct source *e = &st->src[i];
-		if (!e->id || (hs_addr_eq(&e->addr, a) &&
-			       (name ? e->named && strcmp(e->name, name) == 0 : !e->named)))
-			return e;
-	}
-}
-
 /* the row of mirror_sources for a hop seen from address a of the switch
  * named name (NULL: unknown), added if there is none; -1 on error (the
  * batch may be lost) */
-static int64_t source_id(struct hs_store *st, const struct hs_addr *a, const char *name)
+static int64_t source_id(struct sq_store *st, const struct hs_addr *a, const char *name)
 {
 	char text[HS_ADDRSTRLEN];
-	struct source *e;
 	sqlite3_stmt *s;
-	int64_t id = 0;
+	int64_t id = hs_sources_get(&st->src, a, name);
 	int rc;
 
-	if (st->src && (e = source_slot(st, a, name))->id)
-		return e->id;
+	if (id)
+		return id;
 	hs_addr_str(a, text, sizeof(text));
 	s = st->stmt[S_SOURCE_FIND];
 	bind_static(s, 1, text);
@@ -954,69 +874,13 @@ static int64_t source_id(struct hs_store *st, const struct hs_addr *a, const cha
 			return -1;
 		id = sqlite3_last_insert_rowid(st->db);
 	}
-	if (2 * (st->nsrc + 1) > (st->src ? st->src_mask + 1 : 0)) {
-		struct source *old = st->src;
-		uint32_t n = old ? st->src_mask + 1 : 0;
-
-		st->src_mask = n ? 2 * n - 1 : 63;
-		st->src = hs_xcalloc(st->src_mask + 1, sizeof(*st->src));
-		for (uint32_t i = 0; i < n; i++)
-			if (old[i].id)
-				*source_slot(st, &old[i].addr, old[i].named ? old[i].name : NULL) =
-					old[i];
-		free(old);
-	}
-	e = source_slot(st, a, name);
-	e->addr = *a;
-	e->named = name != NULL;
-	if (name)
-		snprintf(e->name, sizeof(e->name), "%s", name);
-	e->id = id;
-	st->nsrc++;
+	hs_sources_put(&st->src, a, name, id);
 	return id;
-}
-
-/* [[source, ts - first, hw_ts - first_hw, ttl, tos, session], ...], source
- * a row of mirror_sources; hw_ts is null when the hop has none. Returns
- * the length, -1 on error. */
-static int hop_list(struct hs_store *st, char *buf, const struct hs_trace *t, unsigned n,
-		    uint64_t first, uint64_t first_hw, const struct hs_topo *topo)
-{
-	char *q = buf;
-
-	*q++ = '[';
-	for (unsigned i = 0; i < n; i++) {
-		const struct hs_hop *h = &t->hops[i];
-		bool named = topo && h->sw >= 0 && h->sw < topo->nsw;
-		int64_t id = source_id(st, &h->addr, named ? topo->sw[h->sw].name : NULL);
-		if (id < 0)
-			return -1;
-		if (i)
-			*q++ = ',';
-		*q++ = '[';
-		q = put_u64(q, (uint64_t)id);
-		*q++ = ',';
-		q = put_u64(q, h->ts_ns - first);
-		*q++ = ',';
-		if (h->hw_ns)
-			q = put_u64(q, h->hw_ns - first_hw);
-		else
-			q = memcpy(q, "null", 4) + 4;
-		*q++ = ',';
-		q = put_u64(q, h->ttl);
-		*q++ = ',';
-		q = put_u64(q, h->tos);
-		*q++ = ',';
-		q = put_u64(q, h->session);
-		*q++ = ']';
-	}
-	*q++ = ']';
-	return (int)(q - buf);
 }
 
 /* "INSERT INTO table(cols) VALUES " and n rows of ncols parameters,
  * prepared once for each n and kept in cache[n] */
-static sqlite3_stmt *batch_stmt(struct hs_store *st, sqlite3_stmt **cache, const char *head,
+static sqlite3_stmt *batch_stmt(struct sq_store *st, sqlite3_stmt **cache, const char *head,
 				unsigned ncols, unsigned n)
 {
 	size_t hlen = strlen(head), len = hlen, row = 2 * ncols + 1;
@@ -1047,7 +911,7 @@ static sqlite3_stmt *batch_stmt(struct hs_store *st, sqlite3_stmt **cache, const
 	return cache[n];
 }
 
-static sqlite3_stmt *trace_stmt(struct hs_store *st, unsigned n)
+static sqlite3_stmt *trace_stmt(struct sq_store *st, unsigned n)
 {
 	return batch_stmt(st, st->trace_stmt,
 			  "INSERT INTO traces(session, trace_no, src, dst, proto, sport, dport,"
@@ -1062,7 +926,7 @@ static void bind_text_or_null(sqlite3_stmt *s, int i, const char *v)
 }
 
 /* queued rows that cannot be inserted are lost with the rest of the batch */
-static void drop_batch(struct hs_store *st)
+static void drop_batch(struct sq_store *st)
 {
 	if (st->in_tx) {
 		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
@@ -1072,7 +936,7 @@ static void drop_batch(struct hs_store *st)
 
 /* insert the queued trace rows. On failure they are lost with the rest of
  * the batch, which is rolled back and reported by the next commit. */
-static int flush_traces(struct hs_store *st)
+static int flush_traces(struct sq_store *st)
 {
 	unsigned n = st->ntrows;
 	sqlite3_stmt *s;
@@ -1083,7 +947,7 @@ static int flush_traces(struct hs_store *st)
 	if (!(s = trace_stmt(st, n)))
 		goto lost;
 	for (unsigned j = 0; j < n; j++) {
-		const struct trace_row *r = &st->trows[j];
+		const struct hs_store_row *r = &st->trows[j];
 		int b = (int)j * TRACE_COLS;
 		sqlite3_bind_int64(s, b + 1, r->session);
 		bind_u64(s, b + 2, r->id);
@@ -1125,68 +989,25 @@ lost:
 	return -1;
 }
 
-int hs_store_trace(struct hs_store *st, int64_t session, const struct hs_trace *t,
-		   const struct hs_topo *topo)
+static int64_t source_of(void *arg, const struct hs_addr *a, const char *name)
 {
-	uint64_t first = 0, last = 0, first_hw = 0;
-	unsigned n = t->nhops > HS_TRACE_MAX_HOPS ? HS_TRACE_MAX_HOPS : t->nhops;
+	return source_id(arg, a, name);
+}
 
+int sq_trace(struct sq_store *st, int64_t session, const struct hs_trace *t,
+	     const struct hs_topo *topo)
+{
 	if (begin(st) < 0)
 		return -1;
-	struct trace_row *r = &st->trows[st->ntrows];
-	for (unsigned i = 0; i < n; i++) {
-		uint64_t ts = t->hops[i].ts_ns, hw = t->hops[i].hw_ns;
-		if (i == 0 || ts < first)
-			first = ts;
-		if (ts > last)
-			last = ts;
-		if (hw && (!first_hw || hw < first_hw))
-			first_hw = hw;
-	}
-	if ((r->hops_len = hop_list(st, r->hops, t, n, first, first_hw, topo)) < 0)
+	if (hs_store_row_fill(&st->trows[st->ntrows], session, t, topo, source_of, st) < 0)
 		return -1;
-	r->next[0] = '\0';
-	for (int i = 0; topo && i < t->n_next && i < HS_TRACE_MAX_NEXT; i++) {
-		int sw = t->expected_next[i];
-		if (sw < 0 || sw >= topo->nsw)
-			continue;
-		size_t len = strlen(r->next);
-		snprintf(r->next + len, sizeof(r->next) - len, "%s%s", len ? "|" : "",
-			 topo->sw[sw].name);
-	}
-	r->session = session;
-	r->id = t->id;
-	hs_addr_str(&t->key.src, r->src, sizeof(r->src));
-	hs_addr_str(&t->key.dst, r->dst, sizeof(r->dst));
-	r->proto = t->key.proto;
-	r->sport = t->key.sport;
-	r->dport = t->key.dport;
-	r->ip_id = t->ip_id;
-	r->seq = t->seq;
-	r->tcp_flags = t->tcp_flags;
-	r->len = t->len;
-	r->have_ts = t->nhops > 0;
-	r->first = first;
-	r->last = last;
-	r->have_hw = first_hw != 0;
-	r->first_hw = first_hw;
-	r->outcome = hs_outcome_name(t->outcome);
-	/* the last hop's switch name, else its address */
-	if (t->nhops)
-		hs_hop_name(topo, &t->hops[t->nhops - 1], r->last_sw, sizeof(r->last_sw));
-	else
-		r->last_sw[0] = '\0';
-	r->nhops = t->nhops;
-	r->flags = t->flags;
-	r->have_probe = (t->flags & HS_TF_PROBE) != 0;
-	r->probe_id = t->probe_id;
 	st->pending++;
 	if (++st->ntrows == BATCH_ROWS)
 		flush_traces(st);	/* a failure is the batch's, reported by its commit */
 	return 0;
 }
 
-static sqlite3_stmt *flow_stmt(struct hs_store *st, unsigned n)
+static sqlite3_stmt *flow_stmt(struct sq_store *st, unsigned n)
 {
 	return batch_stmt(st, st->flow_stmt,
 			  "INSERT INTO flows(session, src, dst, proto, sport, dport, first_ts,"
@@ -1221,7 +1042,7 @@ static void bind_flow(sqlite3_stmt *s, int b, int64_t session, const struct hs_f
  * ever guessed wrong is never overwritten (the update checks the key). On
  * failure the flows get no row (their next write inserts them) and are lost
  * with the rest of the batch. */
-static int flush_flows(struct hs_store *st)
+static int flush_flows(struct sq_store *st)
 {
 	char src[BATCH_ROWS][HS_ADDRSTRLEN], dst[BATCH_ROWS][HS_ADDRSTRLEN];
 	unsigned n = st->nfrows;
@@ -1245,14 +1066,14 @@ static int flush_flows(struct hs_store *st)
 	return -1;
 }
 
-static int flush_rows(struct hs_store *st)
+static int flush_rows(struct sq_store *st)
 {
 	int rc = flush_traces(st);
 
 	return flush_flows(st) < 0 ? -1 : rc;
 }
 
-int hs_store_flow(struct hs_store *st, int64_t session, struct hs_flow *f)
+int sq_flow(struct sq_store *st, int64_t session, struct hs_flow *f)
 {
 	char src[HS_ADDRSTRLEN], dst[HS_ADDRSTRLEN];
 	sqlite3_stmt *s;
@@ -1283,7 +1104,7 @@ int hs_store_flow(struct hs_store *st, int64_t session, struct hs_flow *f)
 	return 0;
 }
 
-int hs_store_control(struct hs_store *st, int64_t session, uint64_t ts_ns, const char *sw,
+int sq_control(struct sq_store *st, int64_t session, uint64_t ts_ns, const char *sw,
 		     const char *proto, const char *kind, const struct hs_flowkey *key,
 		     const char *detail)
 {
@@ -1314,7 +1135,7 @@ int hs_store_control(struct hs_store *st, int64_t session, uint64_t ts_ns, const
 	return 0;
 }
 
-int hs_store_commit(struct hs_store *st)
+int sq_commit(struct sq_store *st)
 {
 	/* a batch SQLite rolled back is reported once, by the commit that lost it */
 	bool lost = st->batch_lost;
@@ -1342,7 +1163,7 @@ int hs_store_commit(struct hs_store *st)
 	return n > INT32_MAX ? INT32_MAX : (int)n;
 }
 
-int hs_store_begin(struct hs_store *st, bool wait)
+int sq_begin(struct sq_store *st, bool wait)
 {
 	if (wait || st->in_tx)
 		return begin(st);
@@ -1352,17 +1173,17 @@ int hs_store_begin(struct hs_store *st, bool wait)
 	return rc;
 }
 
-size_t hs_store_pending(const struct hs_store *st)
+size_t sq_pending(const struct sq_store *st)
 {
 	return st->pending;
 }
 
-uint64_t hs_store_written(const struct hs_store *st)
+uint64_t sq_written(const struct sq_store *st)
 {
 	return st->written;
 }
 
-uint64_t hs_store_lost(const struct hs_store *st)
+uint64_t sq_lost(const struct sq_store *st)
 {
 	return st->lost;
 }
@@ -1403,7 +1224,7 @@ static int ro_authorizer(void *arg, int action, const char *a1, const char *a2,
 	}
 }
 
-int hs_store_trace_names(struct hs_store *st, const char *pfx, int max,
+int sq_trace_names(struct sq_store *st, const char *pfx, int max,
 			 void (*fn)(void *arg, const char *name), void *arg)
 {
 	sqlite3_stmt *s = NULL;
@@ -1423,7 +1244,7 @@ int hs_store_trace_names(struct hs_store *st, const char *pfx, int max,
 	return n;
 }
 
-sqlite3_stmt *hs_store_prepare_ro(struct hs_store *st, const char *sql, char *err,
+sqlite3_stmt *sq_prepare_ro(struct sq_store *st, const char *sql, char *err,
 				  size_t errlen)
 {
 	sqlite3_stmt *s = NULL;
@@ -1473,7 +1294,7 @@ sqlite3_stmt *hs_store_prepare_ro(struct hs_store *st, const char *sql, char *er
 
 /* ---- retention ------------------------------------------------------------ */
 
-static int setting_get(struct hs_store *st, const char *name, uint64_t *v)
+static int setting_get(struct sq_store *st, const char *name, uint64_t *v)
 {
 	sqlite3_stmt *s;
 	int rc;
@@ -1490,14 +1311,14 @@ static int setting_get(struct hs_store *st, const char *name, uint64_t *v)
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : db_err(st, "cannot read");
 }
 
-int hs_store_retention(struct hs_store *st, struct hs_retention *r)
+int sq_retention(struct sq_store *st, struct hs_retention *r)
 {
 	memset(r, 0, sizeof(*r));
 	return setting_get(st, "retention_age_ns", &r->age_ns) < 0 ||
 	       setting_get(st, "retention_bytes", &r->max_bytes) < 0 ? -1 : 0;
 }
 
-int hs_store_set_retention(struct hs_store *st, const struct hs_retention *r)
+int sq_set_retention(struct sq_store *st, const struct hs_retention *r)
 {
 	static const char sql[] = "INSERT INTO settings(name, value) VALUES (?1, ?2)"
 				  " ON CONFLICT(name) DO UPDATE SET value = excluded.value";
@@ -1522,10 +1343,10 @@ int hs_store_set_retention(struct hs_store *st, const struct hs_retention *r)
 	}
 	sqlite3_finalize(s);
 	st->pending++;
-	return hs_store_commit(st) < 0 ? -1 : 0;
+	return sq_commit(st) < 0 ? -1 : 0;
 }
 
-uint64_t hs_store_used_bytes(struct hs_store *st)
+uint64_t sq_used_bytes(struct sq_store *st)
 {
 	int64_t pages = 0, free_pages = 0, page = 0;
 
@@ -1537,7 +1358,7 @@ uint64_t hs_store_used_bytes(struct hs_store *st)
 }
 
 /* one statement with its parameters bound: rows changed, or -1 */
-static int64_t prune_exec(struct hs_store *st, const char *sql, int64_t cut, int64_t wall_cut,
+static int64_t prune_exec(struct sq_store *st, const char *sql, int64_t cut, int64_t wall_cut,
 			  int64_t live, int64_t n, int64_t bound)
 {
 	sqlite3_stmt *s;
@@ -1572,7 +1393,7 @@ static const char *const prune_sessions[] = {
 	" WHERE id IS NOT :live AND :bound > 0 HAVING min(id) IS NOT NULL",
 };
 
-int hs_store_prune(struct hs_store *st, uint64_t now_wall, int64_t live, unsigned budget,
+int sq_prune(struct sq_store *st, uint64_t now_wall, int64_t live, unsigned budget,
 		   struct hs_prune *res)
 {
 	struct hs_retention r;
@@ -1583,13 +1404,13 @@ int hs_store_prune(struct hs_store *st, uint64_t now_wall, int64_t live, unsigne
 
 	struct hs_prune before = *res;
 
-	if (hs_store_retention(st, &r) < 0)
+	if (sq_retention(st, &r) < 0)
 		return -1;
 	if (!r.age_ns && !r.max_bytes)
 		return 0;
 	if (r.age_ns && r.age_ns < now_wall)
 		wall_cut = cut = (int64_t)(now_wall - r.age_ns);
-	used = r.max_bytes ? hs_store_used_bytes(st) : 0;
+	used = r.max_bytes ? sq_used_bytes(st) : 0;
 	over = r.max_bytes && used > r.max_bytes;
 	if (!wall_cut && !over)
 		return 0;
@@ -1716,12 +1537,12 @@ int hs_store_prune(struct hs_store *st, uint64_t now_wall, int64_t live, unsigne
 		return -1;
 	res->sessions += (uint64_t)got;
 	st->pending++;
-	if (hs_store_commit(st) < 0)
+	if (sq_commit(st) < 0)
 		return -1;
 	/* a file made with incremental vacuum gives the freed pages back */
 	sqlite3_exec(st->db, "PRAGMA incremental_vacuum(4096)", NULL, NULL, NULL);
 	/* still over the size bound: another step, if this one removed anything */
-	if (r.max_bytes && !more && hs_store_used_bytes(st) > r.max_bytes)
+	if (r.max_bytes && !more && sq_used_bytes(st) > r.max_bytes)
 		more = res->traces + res->flows + res->sessions + res->probes + res->other >
 		       before.traces + before.flows + before.sessions + before.probes + before.other;
 	return more ? 1 : 0;

@@ -1,5 +1,10 @@
-/* store_int.h - what the history's own files share (store.c, history.c):
- * the SQLite handle behind a store. Nothing outside them sees SQLite.
+/* store_int.h - what the history's own files share: the handle every
+ * engine's store begins with, and each engine's side of store.h.
+ *
+ * store_api.c gives store.h's functions to callers and hands each call to
+ * the engine the history was opened on: SQLite (store.c, history.c) or
+ * PostgreSQL (store_pg.c). An engine's functions take its own store; the
+ * handle is its first member. Nothing outside these files sees an engine.
  */
 #ifndef HS_STORE_INT_H
 #define HS_STORE_INT_H
@@ -7,10 +12,176 @@
 #include <sqlite3.h>
 #include "store.h"
 
-sqlite3 *hs_store_db(struct hs_store *st);
+enum hs_store_engine { HS_ENGINE_SQLITE, HS_ENGINE_PG };
+
+struct hs_store {
+	enum hs_store_engine engine;
+};
+
+/* a traceroute path reader (hs_store_paths_open) begins the same way */
+struct hs_store_paths {
+	enum hs_store_engine engine;
+};
+
+/* ---- what both engines write (store_row.c) ------------------------------ */
+
+/* The mirror sources (rows of mirror_sources) hops were written with,
+ * found by address and switch name: a hop finds its row here, not by
+ * asking the database. Open addressing, at most half full. */
+struct hs_sources {
+	struct hs_source {
+		int64_t id;		/* 0: an empty slot */
+		struct hs_addr addr;
+		bool named;
+		char name[HS_NAME_MAX];
+	} *slot;
+	uint32_t mask, n;
+};
+/* the row of source (a, name), name NULL when unknown; 0 when not known */
+int64_t hs_sources_get(const struct hs_sources *c, const struct hs_addr *a, const char *name);
+void hs_sources_put(struct hs_sources *c, const struct hs_addr *a, const char *name, int64_t id);
+void hs_sources_clear(struct hs_sources *c);
+void hs_sources_free(struct hs_sources *c);
+
+#define HS_HOP_JSON_MAX (6 * 21 + 2)	/* one hop: six numbers, commas, brackets */
+#define HS_HOPLIST_MAX (HS_TRACE_MAX_HOPS * HS_HOP_JSON_MAX + 4)
+
+/* a trace's row as it is stored: its values, its hop list (the JSON of
+ * schema 9: [[source, ts - first, hw_ts - first_hw, ttl, tos, session],
+ * ...], hw_ts null when the hop has none) */
+struct hs_store_row {
+	int64_t session;
+	uint64_t id, seq, len, first, last, first_hw, probe_id;
+	int proto, sport, dport, ip_id, tcp_flags, nhops, flags;
+	bool have_ts, have_hw, have_probe;
+	const char *outcome;		/* a constant string */
+	char src[HS_ADDRSTRLEN], dst[HS_ADDRSTRLEN];
+	char last_sw[HS_ADDRSTRLEN + HS_NAME_MAX];	/* "" when no hops */
+	char next[HS_TRACE_MAX_NEXT * HS_NAME_MAX + 8];	/* "" when none */
+	int hops_len;
+	char hops[HS_HOPLIST_MAX];
+};
+
+/* v in decimal at q; returns the end */
+char *hs_put_u64(char *q, uint64_t v);
+
+/* fill r with trace t of session; source(arg, addr, name) gives the row of
+ * a hop's mirror source, -1 on error. 0, or -1 when a source had none. */
+int hs_store_row_fill(struct hs_store_row *r, int64_t session, const struct hs_trace *t,
+		      const struct hs_topo *topo,
+		      int64_t (*source)(void *arg, const struct hs_addr *a, const char *name),
+		      void *arg);
+
+/* ---- SQLite: store.c, history.c ---------------------------------------- */
+struct sq_store;
+struct sq_paths;
+
+struct sq_store *sq_open_notice(const char *path, char *err, size_t errlen,
+				void (*notice)(void *arg, const char *msg), void *arg);
+void sq_close(struct sq_store *st);
+const char *sq_path(const struct sq_store *st);
+const char *sq_errmsg(struct sq_store *st);
+int64_t sq_session_begin(struct sq_store *st, const char *source, const char *filter,
+			 uint64_t wall_ns);
+int sq_session_end(struct sq_store *st, int64_t session, const struct hs_session_stats *stats,
+		   uint64_t wall_ns);
+int64_t sq_input_session(struct sq_store *st, const char *input);
+int sq_trace(struct sq_store *st, int64_t session, const struct hs_trace *t,
+	     const struct hs_topo *topo);
+int sq_flow(struct sq_store *st, int64_t session, struct hs_flow *f);
+int sq_control(struct sq_store *st, int64_t session, uint64_t ts_ns, const char *sw,
+	       const char *proto, const char *kind, const struct hs_flowkey *key,
+	       const char *detail);
+int sq_commit(struct sq_store *st);
+size_t sq_pending(const struct sq_store *st);
+int sq_begin(struct sq_store *st, bool wait);
+uint64_t sq_written(const struct sq_store *st);
+uint64_t sq_lost(const struct sq_store *st);
+int sq_trace_names(struct sq_store *st, const char *pfx, int max,
+		   void (*fn)(void *arg, const char *name), void *arg);
+int sq_query_ro(struct sq_store *st, const char *sql, const struct hs_rows *out, char *err,
+		size_t errlen);
+int sq_list(struct sq_store *st, enum hs_listing what, uint64_t limit,
+	    const struct hs_rows *out, char *err, size_t errlen);
+int sq_trace_show(struct sq_store *st, uint64_t session, uint64_t no, int64_t prefer,
+		  const struct hs_rows *trace, const struct hs_rows *hops, char *err,
+		  size_t errlen);
+int sq_event(struct sq_store *st, int64_t session, uint64_t ts_ns, int64_t alert,
+	     const char *cond, double value, uint64_t wall_ns);
+int sq_probe(struct sq_store *st, const struct hs_store_probe *run, unsigned n,
+	     void (*pkt)(void *arg, unsigned i, struct hs_store_probe_pkt *p), void *arg,
+	     char *err, size_t errlen);
+int sq_blame(struct sq_store *st, const struct hs_blame *b, const struct hs_topo *topo,
+	     char *err, size_t errlen);
+struct sq_paths *sq_paths_open(struct sq_store *st, const struct hs_topo *topo);
+int sq_traceroute_path(struct sq_paths *p, const struct hs_flowkey *k, int *sw, int max);
+void sq_paths_close(struct sq_paths *p);
+int sq_snapshot(struct sq_store *st, struct hs_snap *s, char *err, size_t errlen);
+int sq_snapshot_load(struct sq_store *st, int64_t id, bool ports, struct hs_snap *s,
+		     char *err, size_t errlen);
+int sq_snapshots(struct sq_store *st, void (*each)(void *arg, const struct hs_snap *s),
+		 void *arg, char *err, size_t errlen);
+int sq_retention(struct sq_store *st, struct hs_retention *r);
+int sq_set_retention(struct sq_store *st, const struct hs_retention *r);
+uint64_t sq_used_bytes(struct sq_store *st);
+int sq_prune(struct sq_store *st, uint64_t now_wall_ns, int64_t live, unsigned budget,
+	     struct hs_prune *res);
+
+/* the SQLite handle, for history.c; a reader sees every row written so far */
+sqlite3 *sq_db(struct sq_store *st);
 /* a read-only statement of the user's: refuses writes, ATTACH, PRAGMA
  * changes and load_extension (authorizer). NULL with err set. */
-sqlite3_stmt *hs_store_prepare_ro(struct hs_store *st, const char *sql, char *err,
-				  size_t errlen);
+sqlite3_stmt *sq_prepare_ro(struct sq_store *st, const char *sql, char *err, size_t errlen);
+
+/* ---- PostgreSQL: store_pg.c -------------------------------------------- */
+struct pg_store;
+
+struct pg_store *pg_open_notice(const char *uri, char *err, size_t errlen,
+				void (*notice)(void *arg, const char *msg), void *arg);
+void pg_close(struct pg_store *st);
+const char *pg_path(const struct pg_store *st);
+const char *pg_errmsg(struct pg_store *st);
+int64_t pg_session_begin(struct pg_store *st, const char *source, const char *filter,
+			 uint64_t wall_ns);
+int pg_session_end(struct pg_store *st, int64_t session, const struct hs_session_stats *stats,
+		   uint64_t wall_ns);
+int64_t pg_input_session(struct pg_store *st, const char *input);
+int pg_trace(struct pg_store *st, int64_t session, const struct hs_trace *t,
+	     const struct hs_topo *topo);
+int pg_flow(struct pg_store *st, int64_t session, struct hs_flow *f);
+int pg_control(struct pg_store *st, int64_t session, uint64_t ts_ns, const char *sw,
+	       const char *proto, const char *kind, const struct hs_flowkey *key,
+	       const char *detail);
+int pg_commit(struct pg_store *st);
+size_t pg_pending(const struct pg_store *st);
+int pg_begin(struct pg_store *st, bool wait);
+uint64_t pg_written(const struct pg_store *st);
+uint64_t pg_lost(const struct pg_store *st);
+int pg_trace_names(struct pg_store *st, const char *pfx, int max,
+		   void (*fn)(void *arg, const char *name), void *arg);
+int pg_query_ro(struct pg_store *st, const char *sql, const struct hs_rows *out, char *err,
+		size_t errlen);
+int pg_list(struct pg_store *st, enum hs_listing what, uint64_t limit,
+	    const struct hs_rows *out, char *err, size_t errlen);
+int pg_trace_show(struct pg_store *st, uint64_t session, uint64_t no, int64_t prefer,
+		  const struct hs_rows *trace, const struct hs_rows *hops, char *err,
+		  size_t errlen);
+int pg_event(struct pg_store *st, int64_t session, uint64_t ts_ns, int64_t alert,
+	     const char *cond, double value, uint64_t wall_ns);
+int pg_probe(struct pg_store *st, const struct hs_store_probe *run, unsigned n,
+	     void (*pkt)(void *arg, unsigned i, struct hs_store_probe_pkt *p), void *arg,
+	     char *err, size_t errlen);
+int pg_blame(struct pg_store *st, const struct hs_blame *b, const struct hs_topo *topo,
+	     char *err, size_t errlen);
+int pg_snapshot(struct pg_store *st, struct hs_snap *s, char *err, size_t errlen);
+int pg_snapshot_load(struct pg_store *st, int64_t id, bool ports, struct hs_snap *s,
+		     char *err, size_t errlen);
+int pg_snapshots(struct pg_store *st, void (*each)(void *arg, const struct hs_snap *s),
+		 void *arg, char *err, size_t errlen);
+int pg_retention(struct pg_store *st, struct hs_retention *r);
+int pg_set_retention(struct pg_store *st, const struct hs_retention *r);
+uint64_t pg_used_bytes(struct pg_store *st);
+int pg_prune(struct pg_store *st, uint64_t now_wall_ns, int64_t live, unsigned budget,
+	     struct hs_prune *res);
 
 #endif

@@ -407,7 +407,7 @@ int main(int argc, char **argv)
 				   : (db_existed || hs_runner_may_store(&ctx)) &&
 					     hs_ctx_store_early(&ctx);
 
-		if (open && !db_existed)
+		if (open && !db_existed && !hs_store_is_pg(ctx.set.db_path))
 			hs_privs_give(&privs, ctx.set.db_path);
 		hs_console_keep_history();
 		if (hs_privs_drop(&privs, perr, sizeof(perr)) < 0) {

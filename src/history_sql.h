@@ -1,0 +1,66 @@
+/* history_sql.h - the history's listings and a stored trace read back, in
+ * one text for every engine (history.c, store_pg.c). Where their SQL
+ * differs, the file that includes this defines first:
+ *   SQL_P1            its first parameter: "?1", "$1"
+ *   SQL_TEXT(x)       x as it is where a column mixes numbers and text
+ *   SQL_JOIN(x, sep)  the aggregate joining x with sep, in the order of
+ *                     the rows it reads
+ */
+#ifndef HS_HISTORY_SQL_H
+#define HS_HISTORY_SQL_H
+
+#define SQL_PROTO(col) "CASE " col " WHEN 6 THEN 'tcp' WHEN 17 THEN 'udp' WHEN 1 THEN 'icmp' " \
+	"WHEN 58 THEN 'icmp6' ELSE " SQL_TEXT(col) " END"
+
+/* a trace is named as everywhere else: SESSION:N, N its tracer's number */
+#define SQL_TRACE_REF "t.session || ':' || t.trace_no AS trace"
+
+static const char *const listing_sql[] = {
+	[HS_LIST_SESSIONS] =
+		"SELECT id, started, ended, source, "
+		"filter, packets, bytes, decode_errors, kernel_drops, traces "
+		"FROM sessions ORDER BY id DESC LIMIT " SQL_P1,
+	[HS_LIST_FLOWS] =
+		"SELECT session, src, sport, dst, dport, " SQL_PROTO("proto") " AS proto, packets, "
+		"bytes, syn, fin, rst, dropped, looped, last_ts "
+		"FROM flows ORDER BY session DESC, last_ts DESC, bytes DESC LIMIT " SQL_P1,
+	[HS_LIST_TRACES] =
+		"SELECT " SQL_TRACE_REF ", t.first_ts AS ts, t.src, t.sport, t.dst, t.dport, "
+		SQL_PROTO("t.proto") " AS proto, t.outcome, "
+		"(SELECT " SQL_JOIN("name", "' > '") " FROM (SELECT coalesce(h.switch, h.addr) AS name "
+		"FROM hops h WHERE h.trace = t.id ORDER BY h.idx) AS p) AS path, t.expected_next "
+		"FROM traces t ORDER BY t.id DESC LIMIT " SQL_P1,
+	/* a probe's rows share its kind and spec */
+	[HS_LIST_PROBES] =
+		"SELECT probe_id, min(kind) AS kind, min(spec) AS spec, min(sent) AS sent, "
+		"count(*) AS packets, "
+		"sum(CASE WHEN outcome = 'delivered' THEN 1 ELSE 0 END) AS delivered, "
+		"sum(CASE WHEN outcome IN ('lost', 'looped') THEN 1 ELSE 0 END) AS lost, "
+		"CAST(round(avg(rtt)) AS BIGINT) AS rtt "
+		"FROM probes GROUP BY probe_id ORDER BY probe_id DESC LIMIT " SQL_P1,
+	[HS_LIST_EVENTS] =
+		"SELECT id, session, ts, alert, cond, value "
+		"FROM events ORDER BY ts DESC, id DESC LIMIT " SQL_P1,
+	[HS_LIST_CONTROL] =
+		"SELECT id, session, ts, switch, proto, kind, src, sport, dst, dport, "
+		"detail FROM control ORDER BY session DESC, ts DESC, id DESC LIMIT " SQL_P1,
+};
+
+/* the trace of row id SQL_P1, then its hops */
+static const char q_show[] =
+	"SELECT " SQL_TRACE_REF ", t.first_ts AS ts, t.src, t.sport, "
+	"t.dst, t.dport, " SQL_PROTO("t.proto") " AS proto, t.ip_id, t.len, t.outcome, "
+	"t.last_switch, t.expected_next, t.nhops, t.probe_id FROM traces t WHERE t.id = " SQL_P1;
+
+static const char q_hops[] =
+	"SELECT idx + 1 AS idx, coalesce(switch, '-') AS switch, addr, ts, "
+	"ts - lag(ts) OVER (ORDER BY idx) AS latency, ttl, tos, session "
+	"FROM hops WHERE trace = " SQL_P1 " ORDER BY idx";
+
+/* the row of stored trace SESSION:N: ?1/$1 its session (0: any), $2 its
+ * number, $3 the session preferred when several have it */
+#define SQL_TRACE_FIND(p1, p2, p3) "SELECT id FROM traces WHERE trace_no = " p2 \
+	" AND (" p1 " = 0 OR session = " p1 ")" \
+	" ORDER BY session = " p3 " DESC, session DESC LIMIT 1"
+
+#endif

@@ -1,0 +1,229 @@
+/* store_api.c - the history's interface (store.h), whatever engine keeps it
+ *
+ * A history named by a postgresql:// (or postgres://) URI is kept by a
+ * PostgreSQL server (store_pg.c); any other name is a SQLite file
+ * (store.c). Each call goes to the engine the history was opened on: no
+ * caller knows which it is.
+ */
+#include <string.h>
+
+#include "store_int.h"
+
+#define SQ(st) ((struct sq_store *)(st))
+#define PG(st) ((struct pg_store *)(st))
+#define IS_PG(st) ((st)->engine == HS_ENGINE_PG)
+
+bool hs_store_is_pg(const char *path)
+{
+	return path && (strncmp(path, "postgresql://", 13) == 0 ||
+			strncmp(path, "postgres://", 11) == 0);
+}
+
+struct hs_store *hs_store_open(const char *path, char *err, size_t errlen)
+{
+	return hs_store_open_notice(path, err, errlen, NULL, NULL);
+}
+
+struct hs_store *hs_store_open_notice(const char *path, char *err, size_t errlen,
+				      void (*notice)(void *arg, const char *msg), void *arg)
+{
+	if (hs_store_is_pg(path))
+		return (struct hs_store *)pg_open_notice(path, err, errlen, notice, arg);
+	return (struct hs_store *)sq_open_notice(path, err, errlen, notice, arg);
+}
+
+void hs_store_close(struct hs_store *st)
+{
+	if (!st)
+		return;
+	if (IS_PG(st))
+		pg_close(PG(st));
+	else
+		sq_close(SQ(st));
+}
+
+const char *hs_store_path(const struct hs_store *st)
+{
+	return IS_PG(st) ? pg_path((const struct pg_store *)st) : sq_path((const struct sq_store *)st);
+}
+
+const char *hs_store_errmsg(struct hs_store *st)
+{
+	return IS_PG(st) ? pg_errmsg(PG(st)) : sq_errmsg(SQ(st));
+}
+
+int64_t hs_store_session_begin(struct hs_store *st, const char *source, const char *filter,
+			       uint64_t wall_ns)
+{
+	return IS_PG(st) ? pg_session_begin(PG(st), source, filter, wall_ns)
+			 : sq_session_begin(SQ(st), source, filter, wall_ns);
+}
+
+int hs_store_session_end(struct hs_store *st, int64_t session,
+			 const struct hs_session_stats *stats, uint64_t wall_ns)
+{
+	return IS_PG(st) ? pg_session_end(PG(st), session, stats, wall_ns)
+			 : sq_session_end(SQ(st), session, stats, wall_ns);
+}
+
+int64_t hs_store_input_session(struct hs_store *st, const char *input)
+{
+	return IS_PG(st) ? pg_input_session(PG(st), input) : sq_input_session(SQ(st), input);
+}
+
+int hs_store_trace(struct hs_store *st, int64_t session, const struct hs_trace *t,
+		   const struct hs_topo *topo)
+{
+	return IS_PG(st) ? pg_trace(PG(st), session, t, topo) : sq_trace(SQ(st), session, t, topo);
+}
+
+int hs_store_flow(struct hs_store *st, int64_t session, struct hs_flow *f)
+{
+	return IS_PG(st) ? pg_flow(PG(st), session, f) : sq_flow(SQ(st), session, f);
+}
+
+int hs_store_control(struct hs_store *st, int64_t session, uint64_t ts_ns, const char *sw,
+		     const char *proto, const char *kind, const struct hs_flowkey *key,
+		     const char *detail)
+{
+	return IS_PG(st) ? pg_control(PG(st), session, ts_ns, sw, proto, kind, key, detail)
+			 : sq_control(SQ(st), session, ts_ns, sw, proto, kind, key, detail);
+}
+
+int hs_store_commit(struct hs_store *st)
+{
+	return IS_PG(st) ? pg_commit(PG(st)) : sq_commit(SQ(st));
+}
+
+size_t hs_store_pending(const struct hs_store *st)
+{
+	return IS_PG(st) ? pg_pending((const struct pg_store *)st)
+			 : sq_pending((const struct sq_store *)st);
+}
+
+int hs_store_begin(struct hs_store *st, bool wait)
+{
+	return IS_PG(st) ? pg_begin(PG(st), wait) : sq_begin(SQ(st), wait);
+}
+
+uint64_t hs_store_written(const struct hs_store *st)
+{
+	return IS_PG(st) ? pg_written((const struct pg_store *)st)
+			 : sq_written((const struct sq_store *)st);
+}
+
+uint64_t hs_store_lost(const struct hs_store *st)
+{
+	return IS_PG(st) ? pg_lost((const struct pg_store *)st)
+			 : sq_lost((const struct sq_store *)st);
+}
+
+int hs_store_trace_names(struct hs_store *st, const char *pfx, int max,
+			 void (*fn)(void *arg, const char *name), void *arg)
+{
+	return IS_PG(st) ? pg_trace_names(PG(st), pfx, max, fn, arg)
+			 : sq_trace_names(SQ(st), pfx, max, fn, arg);
+}
+
+int hs_store_query_ro(struct hs_store *st, const char *sql, const struct hs_rows *out,
+		      char *err, size_t errlen)
+{
+	return IS_PG(st) ? pg_query_ro(PG(st), sql, out, err, errlen)
+			 : sq_query_ro(SQ(st), sql, out, err, errlen);
+}
+
+int hs_store_list(struct hs_store *st, enum hs_listing what, uint64_t limit,
+		  const struct hs_rows *out, char *err, size_t errlen)
+{
+	return IS_PG(st) ? pg_list(PG(st), what, limit, out, err, errlen)
+			 : sq_list(SQ(st), what, limit, out, err, errlen);
+}
+
+int hs_store_trace_show(struct hs_store *st, uint64_t session, uint64_t no, int64_t prefer,
+			const struct hs_rows *trace, const struct hs_rows *hops,
+			char *err, size_t errlen)
+{
+	return IS_PG(st) ? pg_trace_show(PG(st), session, no, prefer, trace, hops, err, errlen)
+			 : sq_trace_show(SQ(st), session, no, prefer, trace, hops, err, errlen);
+}
+
+int hs_store_event(struct hs_store *st, int64_t session, uint64_t ts_ns, int64_t alert,
+		   const char *cond, double value, uint64_t wall_ns)
+{
+	return IS_PG(st) ? pg_event(PG(st), session, ts_ns, alert, cond, value, wall_ns)
+			 : sq_event(SQ(st), session, ts_ns, alert, cond, value, wall_ns);
+}
+
+int hs_store_probe(struct hs_store *st, const struct hs_store_probe *run, unsigned n,
+		   void (*pkt)(void *arg, unsigned i, struct hs_store_probe_pkt *p), void *arg,
+		   char *err, size_t errlen)
+{
+	return IS_PG(st) ? pg_probe(PG(st), run, n, pkt, arg, err, errlen)
+			 : sq_probe(SQ(st), run, n, pkt, arg, err, errlen);
+}
+
+int hs_store_blame(struct hs_store *st, const struct hs_blame *b, const struct hs_topo *topo,
+		   char *err, size_t errlen)
+{
+	return IS_PG(st) ? pg_blame(PG(st), b, topo, err, errlen)
+			 : sq_blame(SQ(st), b, topo, err, errlen);
+}
+
+/* PostgreSQL keeps no traceroute paths yet: 007 falls back as with none */
+struct hs_store_paths *hs_store_paths_open(struct hs_store *st, const struct hs_topo *topo)
+{
+	return IS_PG(st) ? NULL : (struct hs_store_paths *)sq_paths_open(SQ(st), topo);
+}
+
+int hs_store_traceroute_path(struct hs_store_paths *p, const struct hs_flowkey *k, int *sw,
+			     int max)
+{
+	return p ? sq_traceroute_path((struct sq_paths *)p, k, sw, max) : 0;
+}
+
+void hs_store_paths_close(struct hs_store_paths *p)
+{
+	if (p)
+		sq_paths_close((struct sq_paths *)p);
+}
+
+int hs_store_snapshot(struct hs_store *st, struct hs_snap *s, char *err, size_t errlen)
+{
+	return IS_PG(st) ? pg_snapshot(PG(st), s, err, errlen) : sq_snapshot(SQ(st), s, err, errlen);
+}
+
+int hs_store_snapshot_load(struct hs_store *st, int64_t id, bool ports, struct hs_snap *s,
+			   char *err, size_t errlen)
+{
+	return IS_PG(st) ? pg_snapshot_load(PG(st), id, ports, s, err, errlen)
+			 : sq_snapshot_load(SQ(st), id, ports, s, err, errlen);
+}
+
+int hs_store_snapshots(struct hs_store *st, void (*each)(void *arg, const struct hs_snap *s),
+		       void *arg, char *err, size_t errlen)
+{
+	return IS_PG(st) ? pg_snapshots(PG(st), each, arg, err, errlen)
+			 : sq_snapshots(SQ(st), each, arg, err, errlen);
+}
+
+int hs_store_retention(struct hs_store *st, struct hs_retention *r)
+{
+	return IS_PG(st) ? pg_retention(PG(st), r) : sq_retention(SQ(st), r);
+}
+
+int hs_store_set_retention(struct hs_store *st, const struct hs_retention *r)
+{
+	return IS_PG(st) ? pg_set_retention(PG(st), r) : sq_set_retention(SQ(st), r);
+}
+
+uint64_t hs_store_used_bytes(struct hs_store *st)
+{
+	return IS_PG(st) ? pg_used_bytes(PG(st)) : sq_used_bytes(SQ(st));
+}
+
+int hs_store_prune(struct hs_store *st, uint64_t now_wall_ns, int64_t live, unsigned budget,
+		   struct hs_prune *res)
+{
+	return IS_PG(st) ? pg_prune(PG(st), now_wall_ns, live, budget, res)
+			 : sq_prune(SQ(st), now_wall_ns, live, budget, res);
+}

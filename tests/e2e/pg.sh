@@ -1,0 +1,157 @@
+#!/bin/sh
+# pg.sh - the history on PostgreSQL (--db postgresql://...), on a server of
+# the test's own (share/lab/hs-pgserver: a data directory and a Unix socket
+# in the test's directory, no TCP port): the bundled sample gives the same
+# answers as with SQLite; a server that is down, a wrong password, a
+# missing database, a newer schema and another program's database are each
+# one clear error, with no other history written instead; a server lost
+# mid-capture: the capture goes on, the rows wait and are written when it
+# returns.
+. "$(dirname "$0")/lib.sh"
+
+PCAP=$top_srcdir/share/sample/sample.pcap
+TOPO=$top_srcdir/share/sample/sample.topo
+PGS=$top_srcdir/share/lab/hs-pgserver
+
+url=$("$PGS" start "$tmp" 2>"$tmp/pgerr")
+case $? in
+0) ;;
+3) skip "no PostgreSQL server installed (apt-get install postgresql)" ;;
+*) hard "cannot start a PostgreSQL server: $(cat "$tmp/pgerr")" ;;
+esac
+cleanup="$cleanup"'"$PGS" stop "$tmp";'
+sock=$tmp/pg
+psql() { "$PGS" psql "$tmp" -qtA "$@"; }
+# the same commands on both histories: their outputs must be the same
+lite=$tmp/h.db
+same() { # same DESCRIPTION HOPSCOPE-ARGS...
+	d=$1; shift
+	hs --db "$lite" "$@"; cp "$tmp/out" "$tmp/lite.out"; lst=$st
+	hs --db "$url" "$@"; cp "$tmp/out" "$tmp/pg.out"
+	check "$d" eval '[ "$lst" -eq 0 ] && [ "$st" -eq 0 ] && [ -s "$tmp/pg.out" ] &&
+		cmp -s "$tmp/lite.out" "$tmp/pg.out"'
+}
+
+# --- the bundled sample, on both --------------------------------------------
+same "the sample's traces and drops, text and JSON" \
+	-r "$PCAP" --topo "$TOPO" -c 'traces; drops; traces --json; drops --json'
+check "the traces are those of the sample" has '10.1.1.11:54275 > 10.1.4.12:5001' "$tmp/pg.out"
+check "a stored trace on PostgreSQL: the history has rows" \
+	[ "$(psql -c 'select count(*) from traces')" -gt 0 ]
+for v in 'history traces' 'history flows' 'history control' 'history show 1:588'; do
+	same "$v" -c "$v"
+	same "$v --json" -c "$v --json"
+done
+q="select outcome, count(*) as n, sum(nhops) as hops, avg(len) as len from traces group by outcome order by outcome"
+same "sql: counts by outcome" -c "sql '$q'"
+same "sql: counts by outcome, JSON" -c "sql '$q' --json"
+for t in 'traces order by id' 'hops order by trace, idx' 'mirror_sources order by id' \
+	'flows order by session, src, sport, dst, dport'; do
+	same "sql: every row of $t, JSON" -c "sql 'select * from $t' --json"
+done
+same "the same file read again adds nothing" -r "$PCAP" --topo "$TOPO" \
+	-c "sql 'select count(*) as sessions from sessions'"
+
+# --- read-only sql -----------------------------------------------------------------
+ntraces=$(psql -c 'select count(*) from traces')
+hs --db "$url" -c "sql 'delete from traces'"
+check "sql refuses a write" eval 'failed_cleanly && has "refused: the history is read-only here" "$tmp/err"'
+check "and the rows are all there" [ "$(psql -c 'select count(*) from traces')" = "$ntraces" ]
+hs --db "$url" -c "sql 'select 1 as a; select 2 as b'"
+check "sql runs one statement" eval 'failed_cleanly && has "one statement at a time" "$tmp/err"'
+hs --db "$url" -c "sql 'select count(*) as n from nosuchtable'"
+check "a query on no table: the server's reason" \
+	eval 'failed_cleanly && has "relation \"nosuchtable\" does not exist" "$tmp/err"'
+
+# --- what is refused: one error each, nothing else written -------------------------------
+mkdir "$tmp/cwd"
+refused() { # refused DESCRIPTION URL EXPECTED
+	why=$3
+	(cd "$tmp/cwd" && hs --db "$2" -c 'history traces'; echo "$st" >"$tmp/st")
+	st=$(cat "$tmp/st")
+	check "$1: refused" eval 'failed_cleanly && has "$why" "$tmp/err"'
+	check "$1: the error names the history" has "error: .*'postgresql://" "$tmp/err"
+	check "$1: one line" [ "$(wc -l <"$tmp/err")" = 1 ]
+	check "$1: no other history instead" eval '[ -z "$(ls "$tmp/cwd")" ]'
+}
+refused "server down" "postgresql://hopscope@/hopscope?host=$tmp/nowhere" \
+	"cannot connect to 'postgresql://hopscope@/hopscope?host=$tmp/nowhere': .*No such file"
+(cd "$tmp/cwd" && hs --db "postgresql://hopscope@/hopscope?host=$tmp/nowhere" -r "$PCAP" -c traces)
+check "server down: a capture goes on, without history, and says so" \
+	eval 'has "cannot connect to" "$tmp/err" && has "capturing without history" "$tmp/err" &&
+		has "10.1.1.11:54275 > 10.1.4.12:5001" "$tmp/out"'
+check "server down: no other history instead" eval '[ -z "$(ls "$tmp/cwd")" ]'
+refused "wrong password" "postgresql://hs_pw:wrongpass@/hopscope?host=$sock" \
+	'password authentication failed for user "hs_pw"'
+check "wrong password: the password is not shown" hasnt wrongpass "$tmp/err"
+refused "missing database" "postgresql://hopscope@/nosuchdb?host=$sock" \
+	'database "nosuchdb" does not exist'
+
+psql -c 'update hopscope_schema set version = 99'
+refused "newer schema" "$url" "is from a newer hopscope (schema version 99, this one knows"
+check "newer schema: left as it was" [ "$(psql -c 'select version from hopscope_schema')" = 99 ]
+psql -c 'update hopscope_schema set version = 11'
+
+psql -c 'create database other' && psql -d other -c 'create table theirs (x int)'
+other="postgresql://hopscope@/other?host=$sock"
+refused "another program's database" "$other" "is not a hopscope history (1 tables"
+check "another program's database: nothing added" \
+	[ "$(psql -d other -c "select count(*) from pg_tables where schemaname = 'public'")" = 1 ]
+
+# --- the server lost mid-capture ----------------------------------------------------------
+# A live capture on the loopback of a network namespace of the test's own,
+# fed the sample's frames three times: the server stops after the first,
+# and returns after the second.
+if [ "$(id -u)" -ne 0 ] || ! unshare -n true 2>/dev/null; then
+	echo "# SKIP live part: a network namespace of its own needs root"
+	finish
+fi
+psql -c 'create database live'
+live="postgresql://hopscope@/live?host=$sock"
+cat >"$tmp/send.py" <<'EOF'
+# the frames of a pcap file onto lo, as they are
+import socket, struct, sys
+d = open(sys.argv[1], 'rb').read()
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind(('lo', 0))
+off = 24
+while off + 16 <= len(d):
+    n = struct.unpack_from('<I', d, off + 8)[0]
+    s.send(d[off + 16:off + 16 + n])
+    off += 16 + n
+EOF
+cat >"$tmp/live.sh" <<'EOF'
+# in a network namespace of its own: the console captures on its lo
+set -u
+rows() { "$PGS" psql "$tmp" -qtA -d live -c 'select count(*) from traces' 2>/dev/null || echo 0; }
+waitfor() { _i=0; while [ $_i -lt 100 ]; do eval "$1" && return 0; sleep 0.1; _i=$((_i + 1)); done; return 1; }
+ip link set lo up
+"$HS" --db "$live" --json -c 'set history all; capture start lo; sleep 8s; capture stop; capture status' \
+	>"$tmp/live.out" 2>"$tmp/live.err" </dev/null &
+pid=$!
+sleep 1
+python3 "$tmp/send.py" "$PCAP"
+waitfor '[ "$(rows)" -gt 0 ]' || echo "no rows before the stop" >>"$tmp/live.log"
+"$PGS" down "$tmp"
+python3 "$tmp/send.py" "$PCAP"
+sleep 2
+"$PGS" up "$tmp"
+python3 "$tmp/send.py" "$PCAP"
+wait $pid
+echo "status $?" >>"$tmp/live.log"
+EOF
+export PGS HS tmp live PCAP
+timeout 60 unshare -n sh "$tmp/live.sh"
+j() { python3 -c 'import json, sys; print(json.loads(open(sys.argv[1]).read().splitlines()[-1])[sys.argv[2]])' "$tmp/live.out" "$1"; }
+cp "$tmp/live.err" "$tmp/err"
+check "live: the console ran to its end, its status saying the history failed" \
+	has "status 1" "$tmp/live.log"
+check "live: rows were written before the server stopped" hasnt "no rows before" "$tmp/live.log"
+check "live: the lost server is told, once" \
+	[ "$(grep -c "cannot write history 'postgresql://.*rows held, written when it answers" "$tmp/live.err")" = 1 ]
+closed=$(j traces_closed)
+check "live: the capture went on ($closed traces)" [ "$closed" -gt 1000 ]
+check "live: nothing waits, nothing lost" eval '[ "$(j history_waiting)" = 0 ] && [ "$(j history_unstored)" = 0 ]'
+check "live: every trace is on the server once it returned" \
+	[ "$(psql -d live -c 'select count(*) from traces')" = "$closed" ]
+finish
