@@ -10,6 +10,10 @@ struct hs_ctx;
 #define HS_SERVE_CONFIG	"/etc/hopscope/hopscope.conf"
 #define HS_SERVE_SOCKET	"/run/hopscope/hopscope.sock"
 
+/* the daemon's socket unless told another: $HOPSCOPE_SOCKET, else
+ * HS_SERVE_SOCKET */
+const char *hs_serve_socket(void);
+
 /* hopscope serve ARG...: argv[0] is "serve"; the exit status */
 int hs_serve_main(int argc, char **argv);
 

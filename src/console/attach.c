@@ -61,6 +61,13 @@ static int connect_to(const char *path)
 	return fd;
 }
 
+const char *hs_serve_socket(void)
+{
+	const char *env = getenv("HOPSCOPE_SOCKET");
+
+	return env && *env ? env : HS_SERVE_SOCKET;
+}
+
 bool hs_attach_socket_there(const char *path)
 {
 	int fd = connect_to(path);

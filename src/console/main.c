@@ -50,7 +50,8 @@ static void usage(FILE *fp)
 		"                        the user who ran sudo, else nobody; -Z root\n"
 		"                        keeps root)\n"
 		"      --attach [SOCKET] run the commands in the daemon at SOCKET (a path\n"
-		"                        with a '/'; default " HS_SERVE_SOCKET ")\n"
+		"                        with a '/'; default $HOPSCOPE_SOCKET, else\n"
+		"                        " HS_SERVE_SOCKET ")\n"
 		"  -f, --runbook FILE    run the commands of FILE, then exit\n"
 		"  -c, --command CMDS    run commands separated by ';', then exit\n"
 		"      --json            every verb prints one JSON document (hopscope-json(7))\n"
@@ -60,8 +61,8 @@ static void usage(FILE *fp)
 		"\n"
 		"A VERB with its arguments runs that one command and exits. Without -f, -c\n"
 		"or a VERB the console reads commands from the terminal; 'help' lists them.\n"
-		"Where a daemon answers at " HS_SERVE_SOCKET " and none of -r, -i,\n"
-		"--lab, --db, --topo, -Z is given, the console attaches to it.\n");
+		"Where a daemon answers at that socket and none of -r, -i, --lab, --db,\n"
+		"--topo, -Z is given, the console attaches to it.\n");
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -172,7 +173,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case OPT_LAB: o->lab = true; break;
 		case OPT_ATTACH:
 			/* its socket, when the next word is a path */
-			o->attach = HS_SERVE_SOCKET;
+			o->attach = hs_serve_socket();
 			if (optind < argc && strchr(argv[optind], '/') && argv[optind][0] != '-')
 				o->attach = argv[optind++];
 			break;
@@ -318,8 +319,8 @@ int main(int argc, char **argv)
 	/* a daemon answers at the default socket: a console with nothing of
 	 * its own to open is one of its consoles */
 	if (!o.attach && !o.read && !o.iface && !o.lab && !o.db && !o.topo && !o.user &&
-	    !o.workers && hs_attach_socket_there(HS_SERVE_SOCKET)) {
-		o.attach = HS_SERVE_SOCKET;
+	    !o.workers && hs_attach_socket_there(hs_serve_socket())) {
+		o.attach = hs_serve_socket();
 		return attach_run(&o, &ctx, true);
 	}
 	if (o.attach)

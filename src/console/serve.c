@@ -27,6 +27,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "alert.h"
 #include "cmd.h"
 #include "console.h"
 #include "engine.h"
@@ -46,6 +47,7 @@ enum {
 	R_TRACEROUTE = 1 << 3,
 	R_SNAPSHOT = 1 << 4,
 	R_CAPTURE = 1 << 5,
+	R_CONFIGURE = 1 << 6,
 };
 
 static const struct {
@@ -54,11 +56,15 @@ static const struct {
 } rights[] = {
 	{ "attach", R_ATTACH }, { "mirror", R_MIRROR }, { "probe", R_PROBE },
 	{ "traceroute", R_TRACEROUTE }, { "snapshot", R_SNAPSHOT }, { "capture", R_CAPTURE },
-	{ "all", R_ATTACH | R_MIRROR | R_PROBE | R_TRACEROUTE | R_SNAPSHOT | R_CAPTURE },
+	{ "configure", R_CONFIGURE },
+	{ "all", R_ATTACH | R_MIRROR | R_PROBE | R_TRACEROUTE | R_SNAPSHOT | R_CAPTURE | R_CONFIGURE },
 };
 
-/* the verbs that change the fabric or the capture, and the right each needs
- * (sub NULL: any use of the verb) */
+/* what a console may do only with a right (sub NULL: any use of the verb):
+ * what changes the fabric or the capture, and ("configure") what names a
+ * file of the daemon's machine, which it opens as the daemon's user, or
+ * changes what every console shares; 'set', 'export' and 'stats' are
+ * judged by their words (needs_right) */
 static const struct {
 	const char *verb, *sub;
 	unsigned bit;
@@ -67,6 +73,10 @@ static const struct {
 	{ "probe", NULL, R_PROBE }, { "traceroute", NULL, R_TRACEROUTE },
 	{ "snapshot", "take", R_SNAPSHOT },
 	{ "capture", "start", R_CAPTURE }, { "capture", "stop", R_CAPTURE },
+	{ "decode", NULL, R_CONFIGURE }, { "topo", "load", R_CONFIGURE },
+	{ "filter", "add", R_CONFIGURE }, { "filter", "del", R_CONFIGURE },
+	{ "alert", "add", R_CONFIGURE }, { "alert", "del", R_CONFIGURE },
+	{ "history", "prune", R_CONFIGURE },
 };
 
 struct rule {
@@ -118,7 +128,8 @@ static struct serve {
 	bool has_group;
 	gid_t gid;
 	struct rule *rules;
-	bool attach_listed;		/* some 'allow' names who may attach */
+	bool attach_listed;
+	char *lab_dir;			/* 'lab DIR': the lab's state, for its driver */		/* some 'allow' names who may attach */
 	uv_pipe_t listener;
 	bool listening;
 	uv_timer_t flush;
@@ -128,6 +139,7 @@ static struct serve {
 	struct client *last;		/* whose line ran last: the next turn is after it */
 	unsigned next_id;
 	struct hs_out saved;		/* the daemon's own output while a client's line runs */
+	FILE *quiet;			/* its results once serving: the log says what matters */
 } sv;
 
 /* ---- the log: one line each, on standard error ------------------------------ */
@@ -224,7 +236,7 @@ static int conf_allow(struct hs_ctx *ctx, int argc, char **argv)
 				b = rights[k].bit;
 		if (!b)
 			return bad(ctx, "allow: unknown right '%s' (attach, mirror, probe, traceroute, "
-				   "snapshot, capture, all)", argv[i]);
+				   "snapshot, capture, configure, all)", argv[i]);
 		bits |= b;
 	}
 	r = hs_xcalloc(1, sizeof(*r));
@@ -249,6 +261,20 @@ static int conf_allow(struct hs_ctx *ctx, int argc, char **argv)
 	sv.rules = r;
 	if (bits & R_ATTACH)
 		sv.attach_listed = true;
+	return 0;
+}
+
+/* lab DIR: mirror and snapshot drive the lab fabric whose state is DIR */
+static int conf_lab(struct hs_ctx *ctx, int argc, char **argv)
+{
+	struct stat st;
+
+	if (argc != 2)
+		return bad(ctx, "lab: one argument, the lab's state directory (usage: lab DIR)");
+	if (stat(argv[1], &st) < 0 || !S_ISDIR(st.st_mode))
+		return bad(ctx, "lab: no directory '%s' (the state of 'hopscope-lab up')", argv[1]);
+	free(sv.lab_dir);
+	sv.lab_dir = hs_xstrdup(argv[1]);
 	return 0;
 }
 
@@ -299,6 +325,9 @@ static int conf_read(struct hs_ctx *ctx, const char *path, bool socket_given, ch
 			v[count - 1] = hs_xstrdup("");
 		} else if (argc > 0 && strcmp(argv[0], "allow") == 0) {
 			rc = conf_allow(ctx, argc, argv);
+			v[count - 1] = hs_xstrdup("");
+		} else if (argc > 0 && strcmp(argv[0], "lab") == 0) {
+			rc = conf_lab(ctx, argc, argv);
 			v[count - 1] = hs_xstrdup("");
 		} else if (hs_check_line(ctx, l, &verb, &sub) < 0) {
 			rc = -1;
@@ -768,12 +797,44 @@ static struct client *next_client(void)
 	return NULL;
 }
 
+/* the right a line needs, 0 for none */
+static unsigned needs_right(const struct hs_cmd *verb, const char *sub, const char *line)
+{
+	char *buf, *argv[HS_MAX_WORDS + 1];
+	int argc, col, n = 0;
+	unsigned bit = 0;
+
+	for (size_t i = 0; i < HS_ARRAY_SIZE(guarded); i++)
+		if (strcmp(guarded[i].verb, verb->name) == 0 &&
+		    (!guarded[i].sub || (sub && strcmp(guarded[i].sub, sub) == 0)))
+			return guarded[i].bit;
+	/* a setting of everyone's; the format is the console's own */
+	if (strcmp(verb->name, "set") == 0)
+		return sub && strcmp(sub, "format") != 0 && strcmp(sub, "pager") != 0 ? R_CONFIGURE : 0;
+	if (strcmp(verb->name, "export") != 0 && strcmp(verb->name, "stats") != 0)
+		return 0;
+	/* export to a file rather than to the console ('-'); stats over a file */
+	buf = hs_xstrdup(line);
+	argc = hs_split_words(buf, argv, HS_MAX_WORDS, &col);
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			continue;
+		n++;
+		if (strcmp(verb->name, "export") == 0 ? n == 2 && strcmp(argv[i], "-") != 0
+						      : strcmp(argv[i], "file") == 0)
+			bit = R_CONFIGURE;
+	}
+	free(buf);
+	return bit;
+}
+
 /* a line of a console, checked against what consoles may do here */
 static int run_client_line(struct client *c, const char *line)
 {
 	struct hs_ctx *ctx = sv.ctx;
 	const struct hs_cmd *verb;
 	const char *sub;
+	unsigned bit;
 
 	if (hs_check_line(ctx, line, &verb, &sub) < 0)
 		return HS_CMD_FAIL;
@@ -782,20 +843,14 @@ static int run_client_line(struct client *c, const char *line)
 	if (verb && strcmp(verb->name, "watch") == 0)
 		return out_err(&ctx->out, "'watch' is not available in an attached console yet: "
 			       "run it in a console of its own (hopscope -r FILE, -i IFACE or --lab)");
-	for (size_t i = 0; verb && i < HS_ARRAY_SIZE(guarded); i++) {
-		if (strcmp(guarded[i].verb, verb->name) != 0 ||
-		    (guarded[i].sub && (!sub || strcmp(guarded[i].sub, sub) != 0)))
-			continue;
-		if (!may(c, guarded[i].bit)) {
-			char w[160];
-			slog("warning", "%s refused: '%s%s%s' needs the right '%s'",
-			     who(c, w, sizeof(w)), verb->name, sub ? " " : "", sub ? sub : "",
-			     right_name(guarded[i].bit));
-			return out_err(&ctx->out, "%s%s%s: user '%s' may not do this here (the "
-				       "daemon's configuration says who may: allow USER %s)",
-				       verb->name, sub ? " " : "", sub ? sub : "", c->user,
-				       right_name(guarded[i].bit));
-		}
+	bit = verb ? needs_right(verb, sub, line) : 0;
+	if (bit && !may(c, bit)) {
+		char w[160];
+		slog("warning", "%s refused: '%s%s%s' needs the right '%s'", who(c, w, sizeof(w)),
+		     verb->name, sub ? " " : "", sub ? sub : "", right_name(bit));
+		return out_err(&ctx->out, "%s%s%s: user '%s' may not do this here (the daemon's "
+			       "configuration says who may: allow USER %s)", verb->name,
+			       sub ? " " : "", sub ? sub : "", c->user, right_name(bit));
 	}
 	return hs_run_line(ctx, line);
 }
@@ -886,8 +941,15 @@ static void on_idle(struct hs_ctx *ctx)
 
 static void on_event(void *arg, const struct hs_event *ev)
 {
+	char val[32], when[HS_TIMESTRLEN];
+
 	(void)arg;
-	if (ev->kind == HS_EV_CAPTURE_STARTED)
+	/* an alert is the operator's whoever's line runs as it fires */
+	if (ev->kind == HS_EV_ALERT)
+		slog("warning", "alert %u: %s (%s) at %s", ev->alert->id, ev->alert->text,
+		     hs_acond_fmt(&ev->alert->c, ev->value, val, sizeof(val)),
+		     hs_fmt_time(ev->ts, when, sizeof(when)));
+	else if (ev->kind == HS_EV_CAPTURE_STARTED)
 		slog("info", "capture started on '%s'", ev->source);
 	else if (ev->kind == HS_EV_CAPTURE_ENDED)
 		slog(ev->status ? "error" : "info", "capture of '%s' ended: %s", ev->source,
@@ -908,7 +970,7 @@ static void usage(FILE *fp)
 		"\n"
 		"  --config FILE   the configuration, a runbook (default " HS_SERVE_CONFIG ")\n"
 		"  --socket PATH   where consoles attach (default: its 'listen' line, else\n"
-		"                  " HS_SERVE_SOCKET ")\n"
+		"                  $HOPSCOPE_SOCKET, else " HS_SERVE_SOCKET ")\n"
 		"  --db PATH       history database (default ./hopscope.db)\n"
 		"  --check         check the configuration and exit\n"
 		"  -h, --help      this help\n"
@@ -992,12 +1054,14 @@ int hs_serve_main(int argc, char **argv)
 		goto out;
 	}
 	if (!sv.sock_path)
-		sv.sock_path = hs_xstrdup(HS_SERVE_SOCKET);
+		sv.sock_path = hs_xstrdup(hs_serve_socket());
 	if (check) {
 		printf("configuration '%s' is good: consoles would attach at '%s'\n", config,
 		       sv.sock_path);
 		goto out;
 	}
+	ctx.lab_state = sv.lab_dir;
+	sv.lab_dir = NULL;
 	if (hs_engine_init(&ctx, perr, sizeof(perr)) < 0) {
 		if (perr[0])
 			out_err(&ctx.out, "%s", perr);
@@ -1015,6 +1079,13 @@ int hs_serve_main(int argc, char **argv)
 		goto fini;
 	}
 	hs_retention_start(&ctx);
+	/* the results of the configuration's verbs, and what a console would
+	 * print above its prompt (an alert, a capture's summary), are not
+	 * the log's: it tells them in lines of its own (on_event); errors and
+	 * warnings go to standard error */
+	sv.quiet = fopen("/dev/null", "w");
+	if (sv.quiet)
+		ctx.out.fp = sv.quiet;
 	slog("info", "starting: hopscope %s, pid %d, configuration '%s', history '%s'", VERSION,
 	     (int)getpid(), config, ctx.set.db_path);
 	hs_runner_start(&ctx);
@@ -1037,6 +1108,9 @@ int hs_serve_main(int argc, char **argv)
 		uv_close((uv_handle_t *)&sv.listener, NULL);
 		unlink(sv.sock_path);
 	}
+	ctx.out.fp = stderr;
+	if (sv.quiet)
+		fclose(sv.quiet);
 fini:
 	hs_console_close(&ctx);
 	hs_retention_stop(&ctx);
@@ -1060,6 +1134,7 @@ out:
 		free(r);
 	}
 	free(sv.sock_path);
+	free(sv.lab_dir);
 	free(ctx.set.db_path);
 	free(ctx.lab_state);
 	return ctx.exit_status;

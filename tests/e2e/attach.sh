@@ -108,6 +108,7 @@ check "an unknown option is a usage error (status $st)" eval '[ "$st" -eq 2 ]'
 cat >"$tmp/hs.conf" <<EOF
 # the sample fabric, read once; consoles attach at a socket of the test's
 topo load $S/sample.topo
+alert add drops > 5/s
 capture start $S/sample.pcap
 listen unix $SOCK mode 0666
 allow nobody attach
@@ -120,6 +121,11 @@ check "--check says a good configuration is good and runs nothing (status $st)" 
 serve "$tmp/hs.conf" --db "$H" || hard "the daemon did not start: $(cat "$tmp/log")"
 check "the daemon listens at the socket of its configuration" eval '[ -S "$SOCK" ] &&
 	[ "$(stat -c %a "$SOCK")" = 666 ]'
+check "its log: levels first; an alert that fired, once; the capture's start and end" \
+	eval '[ "$(grep -c "^warning: alert 1: drops > 5/s (" "$tmp/log")" -eq 1 ] &&
+		has "^info: capture started on .$S/sample.pcap." "$tmp/log" &&
+		has "^info: capture of .$S/sample.pcap. ended: end of file" "$tmp/log" &&
+		! grep -Ev "^(info|warning|error): " "$tmp/log"'
 hs --db "$tmp/own.db" -r "$S/sample.pcap" --topo "$S/sample.topo" -c 'traces limit 20; flows limit 5; drops'
 cp "$tmp/out" "$tmp/own.out"
 att -c 'traces limit 20; flows limit 5; drops'
@@ -154,6 +160,16 @@ check "--keep-going carries on, still status 1" eval '[ "$st" -eq 1 ] && has "50
 printf 'traces limit 1\nsource %s\nquit\nflows\n' "$tmp/rb.hs" | { timeout 60 "$HS" --attach "$SOCK" >"$tmp/out" 2>"$tmp/err"; echo $? >"$tmp/st"; }
 check "lines on standard input; 'source' reads the console's file; 'quit' leaves" \
 	eval '[ "$(cat "$tmp/st")" -eq 1 ] && has "^$tmp/rb.hs:3: error: " "$tmp/err" && hasnt "50 of 320 flows" "$tmp/out"'
+
+# a daemon at the default socket: a console with nothing of its own attaches
+HOPSCOPE_SOCKET=$SOCK hs -c 'traces limit 20; flows limit 5; drops'
+check "where a daemon answers, the console attaches by itself and says so first (status $st)" \
+	eval '[ "$st" -eq 0 ] && cmp -s "$tmp/out" "$tmp/own.out" &&
+		[ "$(head -n 1 "$tmp/err")" = "attached to the daemon at '"'$SOCK'"' (hopscope serve); -r, -i, --lab or --db open a console of its own" ]'
+HOPSCOPE_SOCKET=$SOCK hs --db "$tmp/own2.db" -c 'traces limit 20'
+check "with --db it is a console of its own" eval '[ "$st" -eq 0 ] && hasnt "attached" "$tmp/err" && hasnt "^1:" "$tmp/out"'
+HOPSCOPE_SOCKET=$tmp/none.sock hs --db "$tmp/own2.db" -c 'traces limit 1'
+check "no daemon: a console of its own, silently" eval '[ "$st" -eq 0 ] && [ ! -s "$tmp/err" ]'
 
 # detach and attach again: the history and the traces are the daemon's
 att -c 'history sessions'
@@ -210,6 +226,21 @@ if setpriv --reuid=nobody --regid=nogroup --clear-groups true 2>/dev/null; then
 		eval '[ "$st" -eq 1 ] && has "^1:" "$tmp/out" &&
 			has "error: probe tcp: user .nobody. may not do this here" "$tmp/err" &&
 			has "user=nobody .* refused: .probe tcp. needs the right .probe." "$tmp/log"'
+	# what names a file of the daemon's machine, or changes everyone's settings
+	for line in "export ndjson $tmp/nobody.ndjson" "decode $S/sample.pcap" 'set tz local' \
+		"topo load $S/sample.topo" 'filter add tcp' "stats by switch file $S/sample.pcap"; do
+		setpriv --reuid=nobody --regid=nogroup --clear-groups "$HS" --attach "$SOCK" \
+			-c "$line" >"$tmp/out" 2>"$tmp/err" </dev/null
+		st=$?
+		check "'$line' needs the right 'configure' (status $st)" \
+			eval 'failed_cleanly && has "user .nobody. may not do this here .*allow USER configure" "$tmp/err" &&
+				[ ! -e "$tmp/nobody.ndjson" ]'
+	done
+	setpriv --reuid=nobody --regid=nogroup --clear-groups "$HS" --attach "$SOCK" \
+		-c 'export ndjson - limit 1; set format json; flows limit 1' >"$tmp/out" 2>"$tmp/err" </dev/null
+	st=$?
+	check "export to the console itself and its own format need none (status $st)" \
+		eval '[ "$st" -eq 0 ] && has "^{\"flows\":" "$tmp/out"'
 	if id daemon >/dev/null 2>&1; then
 		setpriv --reuid=daemon --regid=daemon --clear-groups "$HS" --attach "$SOCK" \
 			-c 'traces' >"$tmp/out" 2>"$tmp/err" </dev/null
