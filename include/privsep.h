@@ -27,12 +27,14 @@ struct hs_privs {
 	uid_t uid;
 	gid_t gid;
 	char user[64];
+	char note[192];		/* a warning for whoever started it, "" none */
 };
 
 /* Decide what to become. user is -Z (NULL: $HOPSCOPE_USER, else the user
  * who ran sudo when $SUDO_UID names one, else "nobody");
- * "root" or a user with uid 0 keeps root. Not root: nothing to drop. Returns
- * 0, or -1 with the reason in err (unknown user). */
+ * "root" or a user with uid 0 keeps root. Not root: nothing to drop (and
+ * p->note says so when another user was asked for). Returns 0, or -1 with
+ * the reason in err (unknown user). */
 int hs_privs_plan(const char *user, struct hs_privs *p, char *err, size_t errlen);
 
 /* the user hopscope became, or NULL while it has not dropped root */
@@ -49,8 +51,10 @@ int hs_privs_drop(const struct hs_privs *p, char *err, size_t errlen);
 /* Give a file hopscope just created as root (and its SQLite -wal and -shm)
  * to p's user, so it can be reopened after the drop: each through a
  * descriptor opened with O_NOFOLLOW, and only a regular file with one name
- * that root owns; anything else (a planted link) is left alone, warned. */
-void hs_privs_give(const struct hs_privs *p, const char *path);
+ * that root owns; anything else (a planted link) is left alone, and
+ * warn(arg, msg) says so (one line each; warn may be NULL). */
+void hs_privs_give(const struct hs_privs *p, const char *path,
+		   void (*warn)(void *arg, const char *msg), void *arg);
 
 /* ---- the broker -------------------------------------------------------- */
 

@@ -101,8 +101,8 @@ int hs_privs_plan(const char *user, struct hs_privs *p, char *err, size_t errlen
 	}
 	if (!root) {
 		if (pw->pw_uid != getuid())
-			fprintf(stderr, "hopscope: warning: not started as root, so -Z '%s' "
-				"changes nothing\n", user);
+			snprintf(p->note, sizeof(p->note), "not started as root, so -Z '%s' "
+				 "changes nothing", user);
 		return 0;
 	}
 	if (pw->pw_uid == 0)
@@ -168,19 +168,21 @@ static const char *give_one(const struct hs_privs *p, const char *f)
 	return why;
 }
 
-void hs_privs_give(const struct hs_privs *p, const char *path)
+void hs_privs_give(const struct hs_privs *p, const char *path,
+		   void (*warn)(void *arg, const char *msg), void *arg)
 {
 	static const char *const sfx[] = { "", "-wal", "-shm" };
-	char f[4096];
+	char f[4096], msg[4096 + 256];
 
 	if (!p->drop || !path)
 		return;
 	for (size_t i = 0; i < HS_ARRAY_SIZE(sfx); i++) {
 		snprintf(f, sizeof(f), "%s%s", path, sfx[i]);
 		const char *why = give_one(p, f);
-		if (why)
-			fprintf(stderr, "hopscope: warning: cannot give '%s' to '%s': %s\n", f,
-				p->user, why);
+		if (why && warn) {
+			snprintf(msg, sizeof(msg), "cannot give '%s' to '%s': %s", f, p->user, why);
+			warn(arg, msg);
+		}
 	}
 }
 

@@ -120,6 +120,13 @@ static void file_read(struct hs_ctx *ctx, int status)
 	hs_runner_start(ctx);
 }
 
+/* what the privileges could not do, before any console is up */
+static void privs_warn(void *arg, const char *msg)
+{
+	(void)arg;
+	fprintf(stderr, "hopscope: warning: %s\n", msg);
+}
+
 static void close_handle(uv_handle_t *h, void *arg)
 {
 	(void)arg;
@@ -303,6 +310,8 @@ int main(int argc, char **argv)
 		free(o.batch);
 		return 2;
 	}
+	if (privs.note[0])
+		fprintf(stderr, "hopscope: warning: %s\n", privs.note);
 
 	ctx.loop = uv_default_loop();
 	out_init(&ctx.out, stdout, stderr, o.json);
@@ -409,7 +418,7 @@ int main(int argc, char **argv)
 					     hs_ctx_store_early(&ctx);
 
 		if (open && !db_existed && !hs_store_is_pg(ctx.set.db_path))
-			hs_privs_give(&privs, ctx.set.db_path);
+			hs_privs_give(&privs, ctx.set.db_path, privs_warn, NULL);
 		hs_console_keep_history();
 		if (hs_privs_drop(&privs, perr, sizeof(perr)) < 0) {
 			out_err(&ctx.out, "%s", perr);

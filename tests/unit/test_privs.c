@@ -60,9 +60,24 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* what was not given, as told */
+struct warned {
+	int n;
+	char last[512];
+};
+
+static void warn(void *arg, const char *msg)
+{
+	struct warned *w = arg;
+
+	w->n++;
+	snprintf(w->last, sizeof(w->last), "%s", msg);
+}
+
 /* A -wal planted as a symbolic link to root's file and a -shm planted as a
  * second name of another: the history is given, neither of them nor what
- * they name (code that changed the owner by path would hand them over) */
+ * they name (code that changed the owner by path would hand them over);
+ * each left alone is told, naming the file */
 static void test_give_planted(void **state)
 {
 	struct fixture *f = *state;
@@ -75,7 +90,10 @@ static void test_give_planted(void **state)
 	assert_int_equal(symlink(f->target, f->wal), 0);
 	assert_int_equal(link(f->other, f->shm), 0);
 
-	hs_privs_give(&p, f->path);
+	struct warned w = { 0 };
+	hs_privs_give(&p, f->path, warn, &w);
+	assert_int_equal(w.n, 2);
+	assert_non_null(strstr(w.last, f->shm));
 
 	assert_int_equal(stat(f->path, &sb), 0);
 	assert_int_equal(sb.st_uid, TO_UID);
@@ -101,7 +119,9 @@ static void test_give_own(void **state)
 	write_text(f->path, "");
 	write_text(f->wal, "");
 	write_text(f->shm, "");
-	hs_privs_give(&p, f->path);
+	struct warned w = { 0 };
+	hs_privs_give(&p, f->path, warn, &w);
+	assert_int_equal(w.n, 0);
 	for (const char *n = f->path; n; n = n == f->path ? f->wal : n == f->wal ? f->shm : NULL) {
 		assert_int_equal(stat(n, &sb), 0);
 		assert_int_equal(sb.st_uid, TO_UID);
