@@ -21,12 +21,11 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
+#include "answer.h"
 #include "cmd.h"
 #include "console.h"
 #include "driverun.h"
 #include "mirror.h"
-
-#define MIRROR_OUT_MAX	32768u	/* a driver's answer kept: ~600 rules */
 
 /* one mirror verb across the fabric's drivers, one per switch kind */
 enum { STEP_FIRST, STEP_REST, STEP_UNDO };
@@ -74,20 +73,10 @@ static void print_added(struct hs_ctx *ctx, const struct hs_mirror_rule *rule, u
 	out_nl(o);
 }
 
-/* the id a driver printed for the rule it added, 0 when none */
-static uint64_t added_id(const char *obuf)
-{
-	char line[32];
-	size_t n = strcspn(obuf, "\n");
-	uint64_t id = 0;
-
-	snprintf(line, sizeof(line), "%.*s", (int)(n < sizeof(line) ? n : sizeof(line) - 1), obuf);
-	return hs_parse_dec(line, UINT32_MAX, &id) == 0 ? id : 0;
-}
-
 /* the drivers' lists: the rules (one row for a rule spanning drivers), then
  * where the switches differ from what hopscope asked (drift) */
-static int print_list(struct hs_ctx *ctx, struct hs_driver_result *r, int n)
+static int print_list(struct hs_ctx *ctx, const struct mirror_job *job,
+		      struct hs_driver_result *r, int n)
 {
 	struct hs_out *o = &ctx->out;
 	struct hs_mirror_listing l = { 0 };
@@ -96,10 +85,7 @@ static int print_list(struct hs_ctx *ctx, struct hs_driver_result *r, int n)
 	for (int d = 0; d < n; d++) {
 		if (r[d].out_cut || hs_mirror_listing_add(&l, r[d].out, err, sizeof(err)) < 0) {
 			hs_mirror_listing_free(&l);
-			if (r[d].out_cut)
-				return out_err(o, "mirror list: the answer of '%s' is longer than %u "
-					       "bytes", r[d].driver, MIRROR_OUT_MAX);
-			return out_err(o, "mirror list: bad answer from '%s': %s", r[d].driver, err);
+			return hs_driver_bad_answer(ctx, &r[d], job->ds.kind[d], "mirror list", err);
 		}
 	}
 	out_obj_open(o, NULL);
@@ -153,27 +139,50 @@ static bool no_such_rule(const struct hs_driver_result *r)
 static int add_done(struct hs_ctx *ctx, struct mirror_job *job, struct hs_driver_result *r,
 		    int n)
 {
-	int k = 0, bad = -1;
+	int k = 0, bad = -1, unread = -1;
+	const char *unread_kind = NULL;
+	char why[320] = "";
 
 	for (int i = 0; i < job->ds.n; i++) {
+		uint64_t id = 0;
+
 		if (!job->use[i])
 			continue;
-		if (r[k].exit_status == 0 && !r[k].term_signal)
-			job->added[i] = true;
-		else if (bad < 0)
-			bad = k;
+		if (r[k].exit_status || r[k].term_signal) {
+			if (bad < 0)
+				bad = k;
+			k++;
+			continue;
+		}
+		job->added[i] = true;
+		/* the first driver gives the id, the others must answer it back */
+		if (unread < 0 && (hs_mirror_answer_id(r[k].out, false, &id, why, sizeof(why)) < 0 ||
+				   (job->step != STEP_FIRST && id != job->rule.id))) {
+			if (!*why)
+				snprintf(why, sizeof(why), "id: %" PRIu64 ", not the rule's %" PRIu64,
+					 id, job->rule.id);
+			unread = k;
+			unread_kind = job->ds.kind[i];
+		} else if (job->step == STEP_FIRST) {
+			job->rule.id = id;
+		}
 		k++;
 	}
 	(void)n;
-	if (job->step == STEP_FIRST) {
-		if (bad >= 0)
-			return hs_driver_failed(ctx, &r[bad], "mirror driver");
-		job->rule.id = added_id(r[0].out);
+	if (job->step == STEP_FIRST && unread >= 0) {	/* no id to take it back by */
+		size_t len = strlen(why);
+
+		snprintf(why + len, sizeof(why) - len, "; the rule may be installed: see 'mirror list'");
+		return hs_driver_bad_answer(ctx, &r[unread], unread_kind, "mirror add", why);
 	}
-	if (bad >= 0) {
+	if (job->step == STEP_FIRST && bad >= 0)
+		return hs_driver_failed(ctx, &r[bad], "mirror driver");
+	if (bad >= 0 || unread >= 0) {
 		/* undo the rule where it went in, then say what failed */
-		if (hs_driver_failed(ctx, &r[bad], "mirror driver") == 0)
-			return HS_CMD_FAIL;
+		if (bad >= 0)
+			hs_driver_failed(ctx, &r[bad], "mirror driver");
+		else
+			hs_driver_bad_answer(ctx, &r[unread], unread_kind, "mirror add", why);
 		job->step = STEP_UNDO;
 		for (int i = 0; i < job->ds.n; i++)
 			job->use[i] = job->added[i];
@@ -182,7 +191,7 @@ static int add_done(struct hs_ctx *ctx, struct mirror_job *job, struct hs_driver
 	for (int i = 0; i < job->ds.n; i++)
 		job->use[i] = !job->added[i] && job->sw[i][0];
 	for (int i = 0; i < job->ds.n; i++) {
-		if (job->use[i] && job->rule.id) {
+		if (job->use[i]) {
 			job->step = STEP_REST;
 			return mirror_step(ctx, job);
 		}
@@ -223,13 +232,28 @@ static int mirror_done(struct hs_ctx *ctx, struct hs_driver_result *r, int n, vo
 	if (absent == n)
 		return hs_driver_failed(ctx, &r[0], "mirror driver");
 	if (job->rule.op == HS_MIRROR_DEL) {
+		for (int i = 0; i < n; i++) {
+			uint64_t id = 0;
+			char why[256] = "";
+
+			if (no_such_rule(&r[i]))
+				continue;
+			if (hs_mirror_answer_id(r[i].out, true, &id, why, sizeof(why)) < 0 ||
+			    id != job->rule.id) {
+				if (!*why)
+					snprintf(why, sizeof(why), "id: %" PRIu64 ", not the rule's %"
+						 PRIu64, id, job->rule.id);
+				return hs_driver_bad_answer(ctx, &r[i], job->ds.kind[i], "mirror del",
+							    why);
+			}
+		}
 		out_obj_open(o, NULL);
 		out_uint(o, "id", "mirror rule %" PRIu64, job->rule.id);
 		out_bool(o, "deleted", " deleted", true);
 		out_obj_close(o);
 		out_nl(o);
 	} else {
-		return print_list(ctx, r, n);
+		return print_list(ctx, job, r, n);
 	}
 	return HS_CMD_OK;
 }
@@ -257,7 +281,7 @@ static int mirror_step(struct hs_ctx *ctx, const struct mirror_job *job)
 		argvs[n] = argv[n];
 		n++;
 	}
-	return hs_driver_run_all(ctx, n, argvs, MIRROR_OUT_MAX, mirror_done, job, sizeof(*job),
+	return hs_driver_run_all(ctx, n, argvs, HS_ANSWER_MAX, mirror_done, job, sizeof(*job),
 				 "mirror driver",
 				 "interrupted: the mirror driver completes or undoes the change "
 				 "on its own; see 'mirror list'");

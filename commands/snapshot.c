@@ -14,12 +14,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "answer.h"
 #include "cmd.h"
 #include "console.h"
 #include "driverun.h"
 #include "snapshot.h"
-
-#define OUT_MAX (8u << 20)	/* the driver's stdout: 8 MiB is ~70000 ports */
 
 /* the summary of one snapshot: one JSON object, or one text line */
 static void print_summary(struct hs_out *o, const struct hs_snap *s, bool close)
@@ -89,33 +88,32 @@ static void warn_missing(struct hs_ctx *ctx, const struct hs_snap *s)
 
 /* ---- take: the driver reads, the console checks and stores ---------------------- */
 
+/* what take_done() is given */
+struct take_arg {
+	uint64_t taken_ns;
+	const char *kind[HS_DRIVER_MAX];	/* of each driver run */
+};
+
 static int take_done(struct hs_ctx *ctx, struct hs_driver_result *r, int n, void *arg)
 {
-	const uint64_t *taken_ns = arg;
+	const struct take_arg *ta = arg;
 	struct hs_out *o = &ctx->out;
-	struct hs_snap s, more;
+	struct hs_snap s = { 0 }, more;
 	struct hs_store *st;
 	char err[512];
 
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < n; i++)
 		if (hs_driver_failed(ctx, &r[i], "snapshot driver") < 0)
 			return HS_CMD_FAIL;
-		if (r[i].out_cut)
-			return out_err(o, "snapshot: the driver's output is longer than %u bytes",
-				       OUT_MAX);
-	}
-	if (hs_snap_parse(r[0].out, &s, err, sizeof(err)) < 0)
-		return out_err(o, "snapshot: bad driver output: %s", err);
 	/* a fabric mixing switch kinds: every driver read at the same instant */
-	for (int i = 1; i < n; i++) {
-		if (hs_snap_parse(r[i].out, &more, err, sizeof(err)) < 0 ||
-		    hs_snap_merge(&s, &more, err, sizeof(err)) < 0) {
+	for (int i = 0; i < n; i++) {
+		if (r[i].out_cut || hs_snap_parse(r[i].out, i ? &more : &s, err, sizeof(err)) < 0 ||
+		    (i && hs_snap_merge(&s, &more, err, sizeof(err)) < 0)) {
 			hs_snap_free(&s);
-			return out_err(o, "snapshot: bad driver output: %s (from '%s')", err,
-				       r[i].driver);
+			return hs_driver_bad_answer(ctx, &r[i], ta->kind[i], "snapshot", err);
 		}
 	}
-	s.taken_ns = *taken_ns;
+	s.taken_ns = ta->taken_ns;
 	s.session = ctx->session;
 	if (!(st = hs_ctx_store(ctx))) {
 		hs_snap_free(&s);
@@ -136,17 +134,18 @@ static int take(struct hs_ctx *ctx)
 {
 	static struct hs_driver_set ds;
 	char *argv[HS_DRIVER_MAX][8], **argvs[HS_DRIVER_MAX], at[24];
-	uint64_t taken_ns = hs_wall_ns();
+	struct take_arg ta = { .taken_ns = hs_wall_ns() };
 
 	if (!ctx->topo)
 		return out_err(&ctx->out, "snapshot take needs the fabric: run 'hopscope --lab' with "
 			       "the lab up, or load its topology (topo load FILE)");
 	hs_driver_set(ctx->topo, &ds);
 	/* several drivers are given one instant, 200 ms from now */
-	snprintf(at, sizeof(at), "%" PRIu64, taken_ns + 200000000u);
+	snprintf(at, sizeof(at), "%" PRIu64, ta.taken_ns + 200000000u);
 	for (int i = 0; i < ds.n; i++) {
 		int n = 0;
 
+		ta.kind[i] = ds.kind[i];
 		argv[i][n++] = ds.path[i];
 		if (ctx->lab_state) {
 			argv[i][n++] = (char *)"--state";
@@ -160,8 +159,8 @@ static int take(struct hs_ctx *ctx)
 		argv[i][n] = NULL;
 		argvs[i] = argv[i];
 	}
-	return hs_driver_run_all(ctx, ds.n, argvs, OUT_MAX, take_done, &taken_ns,
-				 sizeof(taken_ns), "snapshot driver", "interrupted: no snapshot stored");
+	return hs_driver_run_all(ctx, ds.n, argvs, HS_ANSWER_MAX, take_done, &ta, sizeof(ta),
+				 "snapshot driver", "interrupted: no snapshot stored");
 }
 
 /* ---- list, show, diff ------------------------------------------------------------ */

@@ -59,13 +59,20 @@ int hs_mirror_argv(const struct hs_mirror_rule *r, const char *driver, const cha
  * a rule hs_mirror_parse accepts, for this driver and state. 0 or -1. */
 int hs_mirror_argv_check(int argc, char *const *argv, const char *driver, const char *state);
 
-/* ---- what drivers answer to 'list' -------------------------------------------
+/* ---- what drivers answer (JSON, answer.h) ------------------------------------
  *
- *   ID SESSION SWITCHES MATCH...             one line per rule
- *   drift SWITCH ROW WHAT...                 where a switch differs
+ *   add    {"id":ID}
+ *   del    {"id":ID,"deleted":true}
+ *   list   {"rules":[{"id":ID,"session":N,"switches":["all"]|["SW",...],
+ *                     "match":"SPEC"},...],
+ *           "drift":[{"switch":"SW","row":"KEY"|null,"what":"..."},...]}
  *
  * One listing gathers the answers of the fabric's drivers: a rule that
  * spans drivers (one id) is one row, its switches joined. */
+
+/* the rule id of an answer to add (deleted false) or del; 0, or -1 with err */
+int hs_mirror_answer_id(const char *text, bool deleted, uint64_t *id, char *err, size_t errlen);
+
 #define HS_MIRROR_LIST_MAX	65536
 
 struct hs_mirror_listed {
@@ -87,8 +94,8 @@ struct hs_mirror_listing {
 	size_t ndrift;
 };
 
-/* add one driver's answer; 0, or -1 with "line N: what" in err (one line)
- * and l holding what came before */
+/* add one driver's answer to list; 0, or -1 with err (one line) and l
+ * holding what came before */
 int hs_mirror_listing_add(struct hs_mirror_listing *l, const char *text, char *err,
 			  size_t errlen);
 void hs_mirror_listing_free(struct hs_mirror_listing *l);

@@ -1,16 +1,16 @@
 /* snapshot.h - synchronized counter snapshots (Speedlight style)
  *
  * The driver reads every switch's port counters at one common instant and
- * prints (see hs-driver-lab and hopscope-snapshot(1)):
+ * answers one JSON document (answer.h; share/drivers/README):
  *
- *   snapshot T_NS
- *   port SWITCH PORT READ_NS RX_PACKETS RX_BYTES RX_DROPS TX_PACKETS TX_BYTES
- *        TX_DROPS BACKLOG_BYTES BACKLOG_PACKETS      (one line per port)
- *   end SWITCHES PORTS
+ *   {"snapshot_ns":T_NS,"switches":N,"ports":[{"switch":"SW","port":"P",
+ *    "read_ns":NS,"rx_packets":N,"rx_bytes":N,"rx_drops":N,"tx_packets":N,
+ *    "tx_bytes":N,"tx_drops":N,"backlog_bytes":N|null,
+ *    "backlog_packets":N|null},...]}
  *
- * Numbers are decimal, times nanoseconds since the epoch, the backlog pair is
- * "- -" where a port has no queueing qdisc. The whole text is checked before
- * anything is kept: one bad line refuses the snapshot.
+ * Times are nanoseconds since the epoch, the backlog pair null where a port
+ * has no queueing qdisc. The whole answer is checked before anything is
+ * kept: one bad port refuses the snapshot, and the error names its switch.
  *
  * A diff of two snapshots gives each port's counter deltas and rates over
  * the interval between its two reads, and, from the topology, each switch's
@@ -66,8 +66,8 @@ struct hs_snap {
 	struct hs_snap_port *ports;	/* in the driver's order */
 };
 
-/* Parse the driver's text into s (taken_ns and session left 0). 0, or -1
- * with "line N: what" in err and s empty. */
+/* Read the driver's answer into s (taken_ns and session left 0). 0, or -1
+ * with err (one line) and s empty. */
 int hs_snap_parse(const char *text, struct hs_snap *s, char *err, size_t errlen);
 void hs_snap_free(struct hs_snap *s);
 /* add the ports of from (another driver's, read at the same instant) to

@@ -136,6 +136,19 @@ int hs_driver_switches(const struct hs_topo *topo, const char *kind, const char 
 	return off > 0 && off < len;
 }
 
+void hs_driver_served(const struct hs_topo *topo, const char *kind, char *out, size_t len)
+{
+	size_t off = 0;
+
+	out[0] = '\0';
+	for (int i = 0; topo && i < topo->nsw && off < len; i++)
+		if (hs_driver_serves(topo, kind, topo->sw[i].name))
+			off += (size_t)snprintf(out + off, len - off, "%s%s", off ? "," : "",
+						topo->sw[i].name);
+	if (!out[0])
+		snprintf(out, len, "none known");
+}
+
 /* where a driver could not be run: say how to name another */
 const char *hs_driver_hint(int err)
 {

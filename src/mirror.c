@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "answer.h"
 #include "mirror.h"
 
 /* [a-z][a-z0-9_-]{0,30}: what the lab's namespaces and the driver accept */
@@ -365,55 +366,71 @@ int hs_mirror_argv_check(int argc, char *const *argv, const char *driver, const 
 	return 0;
 }
 
-/* ---- what drivers answer to 'list' ------------------------------------------ */
+/* ---- what drivers answer ---------------------------------------------------- */
 
-static int listing_rule(struct hs_mirror_listing *l, char *line, char *err, size_t errlen)
+int hs_mirror_answer_id(const char *text, bool deleted, uint64_t *id, char *err, size_t errlen)
 {
-	char *f[3], *rest = line;
+	static const char *const added_names[] = { "id", NULL };
+	static const char *const deleted_names[] = { "id", "deleted", NULL };
+	json_t *doc = hs_answer_parse(text, strlen(text), err, errlen);
+	int rc = -1;
+
+	if (!doc)
+		return -1;
+	if (hs_answer_only(doc, deleted ? deleted_names : added_names, err, errlen) == 0 &&
+	    hs_answer_uint(doc, "id", UINT32_MAX, id, err, errlen) == 0) {
+		rc = 0;
+		if (*id == 0)
+			rc = hs_errf(err, errlen, "id: 0 is not a rule id");
+		else if (deleted && !json_is_true(json_object_get(doc, "deleted")))
+			rc = hs_errf(err, errlen, "deleted: missing or not true");
+	}
+	json_decref(doc);
+	return rc;
+}
+
+/* one {"id","session","switches","match"} of the answer's rules */
+static int listing_rule(struct hs_mirror_listing *l, const json_t *o, char *err, size_t errlen)
+{
+	static const char *const names[] = { "id", "session", "switches", "match", NULL };
 	struct hs_mirror_listed row = { 0 };
-	size_t k;
+	const json_t *sws, *sw;
+	size_t k, i, off = 0;
 
-	for (int i = 0; i < 3; i++) {
-		rest += strspn(rest, " ");
-		f[i] = rest;
-		rest += strcspn(rest, " ");
-		if (!*rest)
-			return hs_errf(err, errlen, "expected 'ID SESSION SWITCHES MATCH...'");
-		*rest++ = '\0';
-	}
-	rest += strspn(rest, " ");
-	if (hs_parse_dec(f[0], UINT32_MAX, &row.id) < 0 || row.id == 0)
-		return hs_errf(err, errlen, "invalid rule id '%.24s'", f[0]);
-	if (hs_parse_dec(f[1], HS_MIRROR_SESSION_MAX, &row.session) < 0)
-		return hs_errf(err, errlen, "invalid session '%.24s'", f[1]);
-	if (strlen(f[2]) >= sizeof(row.switches) || strlen(rest) >= sizeof(row.match) || !*rest)
-		return hs_errf(err, errlen, "a rule's switches or match is empty or too long");
-	if (strcmp(f[2], "all") != 0) {
-		for (const char *p = f[2]; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
-			char name[HS_NAME_MAX];
-			size_t n = strcspn(p, ",");
+	if (!json_is_object(o))
+		return hs_errf(err, errlen, "not an object");
+	if (hs_answer_only(o, names, err, errlen) < 0 ||
+	    hs_answer_uint(o, "id", UINT32_MAX, &row.id, err, errlen) < 0 ||
+	    hs_answer_uint(o, "session", HS_MIRROR_SESSION_MAX, &row.session, err, errlen) < 0 ||
+	    hs_answer_str(o, "match", row.match, sizeof(row.match), err, errlen) < 0 ||
+	    !(sws = hs_answer_arr(o, "switches", err, errlen)))
+		return -1;
+	if (row.id == 0)
+		return hs_errf(err, errlen, "id: 0 is not a rule id");
+	if (json_array_size(sws) == 0)
+		return hs_errf(err, errlen, "switches: empty");
+	json_array_foreach(sws, i, sw) {
+		const char *name = json_string_value(sw);
 
-			if (n == 0 || n >= sizeof(name))
-				return hs_errf(err, errlen, "invalid switch list '%.40s'", f[2]);
-			memcpy(name, p, n);
-			name[n] = '\0';
-			if (!hs_name_ok(name))
-				return hs_errf(err, errlen, "invalid switch name '%.40s'", name);
-		}
+		if (!name || !(hs_name_ok(name) || (strcmp(name, "all") == 0 &&
+						    json_array_size(sws) == 1)))
+			return hs_errf(err, errlen, "switches[%zu]: not a switch name", i);
+		if (off + strlen(name) + 2 > sizeof(row.switches))
+			return hs_errf(err, errlen, "switches: too many");
+		off += (size_t)snprintf(row.switches + off, sizeof(row.switches) - off, "%s%s",
+					off ? "," : "", name);
 	}
-	snprintf(row.switches, sizeof(row.switches), "%s", f[2]);
-	snprintf(row.match, sizeof(row.match), "%s", rest);
 	for (k = 0; k < l->nrules && l->rules[k].id != row.id; k++)
 		;
 	if (k < l->nrules) {
 		/* the same rule on another driver's switches */
-		struct hs_mirror_listed *o = &l->rules[k];
-		size_t len = strlen(o->switches);
+		struct hs_mirror_listed *o2 = &l->rules[k];
+		size_t len = strlen(o2->switches);
 
-		if (strcmp(o->switches, "all") == 0 || strcmp(row.switches, "all") == 0) {
-			snprintf(o->switches, sizeof(o->switches), "all");
-		} else if (len + 1 + strlen(row.switches) < sizeof(o->switches)) {
-			snprintf(o->switches + len, sizeof(o->switches) - len, ",%s", row.switches);
+		if (strcmp(o2->switches, "all") == 0 || strcmp(row.switches, "all") == 0) {
+			snprintf(o2->switches, sizeof(o2->switches), "all");
+		} else if (len + 1 + strlen(row.switches) < sizeof(o2->switches)) {
+			snprintf(o2->switches + len, sizeof(o2->switches) - len, ",%s", row.switches);
 		} else {
 			return hs_errf(err, errlen, "rule %" PRIu64 " spans too many switches",
 				    row.id);
@@ -431,27 +448,26 @@ static int listing_rule(struct hs_mirror_listing *l, char *line, char *err, size
 	return 0;
 }
 
-/* "drift SWITCH ROW WHAT..." */
-static int listing_drift(struct hs_mirror_listing *l, char *line, char *err, size_t errlen)
+/* one {"switch","row","what"} of the answer's drift; row null: the switch */
+static int listing_drift(struct hs_mirror_listing *l, const json_t *o, char *err, size_t errlen)
 {
+	static const char *const names[] = { "switch", "row", "what", NULL };
 	struct hs_mirror_drift d = { 0 };
-	char *save = NULL, *sw, *row, *what;
 
-	strtok_r(line, " ", &save);
-	sw = strtok_r(NULL, " ", &save);
-	row = strtok_r(NULL, " ", &save);
-	what = save;
-	if (!sw || !row || !what || !*what)
-		return hs_errf(err, errlen, "expected 'drift SWITCH ROW WHAT'");
-	if (!hs_name_ok(sw))
-		return hs_errf(err, errlen, "invalid switch name '%.40s'", sw);
-	if (strlen(row) >= sizeof(d.row) || strlen(what) >= sizeof(d.what))
-		return hs_errf(err, errlen, "a drift line's row or text is too long");
+	if (!json_is_object(o))
+		return hs_errf(err, errlen, "not an object");
+	if (hs_answer_only(o, names, err, errlen) < 0 ||
+	    hs_answer_str(o, "switch", d.sw, sizeof(d.sw), err, errlen) < 0 ||
+	    hs_answer_str(o, "what", d.what, sizeof(d.what), err, errlen) < 0)
+		return -1;
+	if (!hs_name_ok(d.sw))
+		return hs_errf(err, errlen, "switch: not a switch name");
+	if (json_is_null(json_object_get(o, "row")))
+		snprintf(d.row, sizeof(d.row), "-");
+	else if (hs_answer_str(o, "row", d.row, sizeof(d.row), err, errlen) < 0)
+		return -1;
 	if (l->ndrift == HS_MIRROR_LIST_MAX)
-		return hs_errf(err, errlen, "more than %d drift lines", HS_MIRROR_LIST_MAX);
-	snprintf(d.sw, sizeof(d.sw), "%s", sw);
-	snprintf(d.row, sizeof(d.row), "%s", row);
-	snprintf(d.what, sizeof(d.what), "%s", what);
+		return hs_errf(err, errlen, "more than %d drift entries", HS_MIRROR_LIST_MAX);
 	if (l->ndrift % 16 == 0) {
 		l->drift = realloc(l->drift, (l->ndrift + 16) * sizeof(*l->drift));
 		if (!l->drift)
@@ -464,29 +480,35 @@ static int listing_drift(struct hs_mirror_listing *l, char *line, char *err, siz
 int hs_mirror_listing_add(struct hs_mirror_listing *l, const char *text, char *err,
 			  size_t errlen)
 {
-	char line[1024], why[256];
-	int n = 0;
+	static const char *const names[] = { "rules", "drift", NULL };
+	json_t *doc = hs_answer_parse(text, strlen(text), err, errlen);
+	const json_t *rules, *drift, *x;
+	char why[256];
+	size_t i;
+	int rc = -1;
 
-	for (const char *p = text; *p; ) {
-		size_t len = strcspn(p, "\n");
-
-		n++;
-		if (len >= sizeof(line))
-			return hs_errf(err, errlen, "line %d: longer than %zu characters", n,
-				    sizeof(line) - 1);
-		memcpy(line, p, len);
-		line[len] = '\0';
-		p += len + (p[len] == '\n');
-		for (char *c = line; *c; c++)
-			if ((unsigned char)*c < 0x20 || *c == 0x7f)
-				return hs_errf(err, errlen, "line %d: a control character", n);
-		if (!*line)
-			continue;
-		if ((strncmp(line, "drift ", 6) == 0 ? listing_drift(l, line, why, sizeof(why)) :
-		     listing_rule(l, line, why, sizeof(why))) < 0)
-			return hs_errf(err, errlen, "line %d: %s", n, why);
+	if (!doc)
+		return -1;
+	if (hs_answer_only(doc, names, err, errlen) < 0 ||
+	    !(rules = hs_answer_arr(doc, "rules", err, errlen)) ||
+	    !(drift = hs_answer_arr(doc, "drift", err, errlen)))
+		goto out;
+	json_array_foreach(rules, i, x) {
+		if (listing_rule(l, x, why, sizeof(why)) < 0) {
+			hs_errf(err, errlen, "rules[%zu]: %s", i, why);
+			goto out;
+		}
 	}
-	return 0;
+	json_array_foreach(drift, i, x) {
+		if (listing_drift(l, x, why, sizeof(why)) < 0) {
+			hs_errf(err, errlen, "drift[%zu]: %s", i, why);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	json_decref(doc);
+	return rc;
 }
 
 void hs_mirror_listing_free(struct hs_mirror_listing *l)

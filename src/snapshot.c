@@ -1,4 +1,4 @@
-/* snapshot.c - synchronized counter snapshots: parse the driver's text,
+/* snapshot.c - synchronized counter snapshots: read the driver's answer,
  * store and load them, and compare two (per-port deltas, ECMP group shares)
  */
 #include <stdarg.h>
@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analyze.h"
+#include "answer.h"
 #include "snapshot.h"
 
 #define MAX_SKEW_NS (60 * HS_NS_PER_SEC)	/* a read this far from T is garbage */
@@ -17,22 +18,6 @@ const char *const hs_snap_counter_names[HS_SNAP__NCOUNTERS] = {
 };
 
 /* ---- parsing ------------------------------------------------------------------ */
-
-#define MAX_WORDS 13
-
-/* split at blanks into w (modifies line); returns the count, MAX_WORDS when more */
-static int split(char *line, char **w)
-{
-	int n = 0;
-	char *save = NULL;
-
-	for (char *t = strtok_r(line, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
-		if (n == MAX_WORDS)
-			return MAX_WORDS;
-		w[n++] = t;
-	}
-	return n;
-}
 
 static int cmp_port(const void *x, const void *y)
 {
@@ -76,143 +61,107 @@ static int summarize(struct hs_snap *s, const struct hs_snap_port **dup)
 	return 0;
 }
 
-static int parse_port(char **w, int n, uint64_t target, struct hs_snap_port *p, char *err,
-		      size_t errlen)
+/* one {"switch","port","read_ns",counters...,"backlog_bytes","backlog_packets"} */
+static int parse_port(const json_t *o, uint64_t target, struct hs_snap_port *p, char *msg,
+		      size_t msglen)
 {
-	static const char *const what[] = { "read time", "rx packets", "rx bytes", "rx drops",
-		"tx packets", "tx bytes", "tx drops", "backlog bytes", "backlog packets" };
-	uint64_t v[9];
+	char why[200], *err = why;
+	size_t errlen = sizeof(why);
+	static const char *const names[] = { "switch", "port", "read_ns", "rx_packets",
+		"rx_bytes", "rx_drops", "tx_packets", "tx_bytes", "tx_drops", "backlog_bytes",
+		"backlog_packets", NULL };
+	bool null_b, null_p;
 
-	if (n != 12)
-		return hs_errf(err, errlen, "a port line has 12 words, not %s%d (port SWITCH PORT "
-			    "READ_NS RX_PACKETS RX_BYTES RX_DROPS TX_PACKETS TX_BYTES TX_DROPS "
-			    "BACKLOG_BYTES BACKLOG_PACKETS)", n >= MAX_WORDS ? "more than " : "",
-			    n >= MAX_WORDS ? 12 : n);
-	if (!hs_name_ok(w[1]))
-		return hs_errf(err, errlen, "bad switch name '%.40s'", w[1]);
-	if (!hs_ifname_ok(w[2]))
-		return hs_errf(err, errlen, "bad port name '%.40s'", w[2]);
-	bool dash10 = strcmp(w[10], "-") == 0, dash11 = strcmp(w[11], "-") == 0;
-	if (dash10 != dash11)
-		return hs_errf(err, errlen, "backlog '%.24s %.24s': both numbers or both '-'", w[10],
-			    w[11]);
-	for (int i = 0; i < (dash10 ? 7 : 9); i++)
-		if (hs_parse_dec(w[3 + i], INT64_MAX, &v[i]) < 0)
-			return hs_errf(err, errlen, "bad %s '%.40s' (a decimal number)", what[i], w[3 + i]);
-	if (v[0] + MAX_SKEW_NS < target || v[0] > target + MAX_SKEW_NS)
-		return hs_errf(err, errlen, "read time %s is more than a minute from the instant %llu",
-			    w[3], (unsigned long long)target);
 	memset(p, 0, sizeof(*p));
-	snprintf(p->sw, sizeof(p->sw), "%s", w[1]);
-	snprintf(p->port, sizeof(p->port), "%s", w[2]);
-	p->read_ns = v[0];
+	if (!json_is_object(o))
+		return hs_errf(msg, msglen, "not an object");
+	if (hs_answer_str(o, "switch", p->sw, sizeof(p->sw), msg, msglen) < 0)
+		return -1;
+	if (!hs_name_ok(p->sw))
+		return hs_errf(msg, msglen, "switch: '%.40s' is not a switch name", p->sw);
+	/* from here on, the error names the switch */
+	if (hs_answer_str(o, "port", p->port, sizeof(p->port), err, errlen) < 0)
+		goto bad;
+	if (!hs_ifname_ok(p->port)) {
+		hs_errf(err, errlen, "port: '%.40s' is not a port name", p->port);
+		goto bad;
+	}
+	if (hs_answer_only(o, names, err, errlen) < 0 ||
+	    hs_answer_uint(o, "read_ns", INT64_MAX, &p->read_ns, err, errlen) < 0)
+		goto bad;
 	for (int i = 0; i < HS_SNAP__NCOUNTERS; i++)
-		p->c[i] = v[1 + i];
-	p->has_backlog = !dash10;
-	if (p->has_backlog) {
-		p->backlog_bytes = v[7];
-		p->backlog_packets = v[8];
+		if (hs_answer_uint(o, hs_snap_counter_names[i], INT64_MAX, &p->c[i], err, errlen) < 0)
+			goto bad;
+	null_b = json_is_null(json_object_get(o, "backlog_bytes"));
+	null_p = json_is_null(json_object_get(o, "backlog_packets"));
+	if (null_b != null_p) {
+		hs_errf(err, errlen, "backlog_bytes and backlog_packets: both numbers or both null");
+		goto bad;
+	}
+	p->has_backlog = !null_b;
+	if (p->has_backlog &&
+	    (hs_answer_uint(o, "backlog_bytes", INT64_MAX, &p->backlog_bytes, err, errlen) < 0 ||
+	     hs_answer_uint(o, "backlog_packets", INT64_MAX, &p->backlog_packets, err, errlen) < 0))
+		goto bad;
+	if (p->read_ns + MAX_SKEW_NS < target || p->read_ns > target + MAX_SKEW_NS) {
+		hs_errf(err, errlen, "read_ns: %" PRIu64 " is more than a minute from the instant %"
+			PRIu64, p->read_ns, target);
+		goto bad;
 	}
 	return 0;
+bad:
+	return hs_errf(msg, msglen, "switch '%s' port '%s': %s", p->sw, p->port, why);
 }
 
 int hs_snap_parse(const char *text, struct hs_snap *s, char *err, size_t errlen)
 {
-	char *buf = hs_xstrdup(text), *line = buf, *w[MAX_WORDS];
-	char msg[200];
-	size_t cap = 0;
-	unsigned lineno = 0;
-	bool have_head = false, have_end = false;
-	uint64_t end_sw = 0, end_ports = 0;
+	static const char *const names[] = { "snapshot_ns", "switches", "ports", NULL };
+	json_t *doc = hs_answer_parse(text, strlen(text), err, errlen);
+	const json_t *ports, *x;
 	const struct hs_snap_port *dup = NULL;
+	uint64_t nsw = 0;
+	char why[300];
+	size_t i;
 
 	memset(s, 0, sizeof(*s));
-	while (line) {
-		char *nl = strchr(line, '\n');
-		int n;
-
-		if (nl)
-			*nl = '\0';
-		lineno++;
-		n = split(line, w);
-		if (n == 0) {
-			line = nl ? nl + 1 : NULL;
-			continue;
-		}
-		if (have_end) {
-			hs_errf(msg, sizeof(msg), "'%.20s' after the end line", w[0]);
-			goto bad;
-		}
-		if (!have_head) {
-			if (strcmp(w[0], "snapshot") != 0) {
-				hs_errf(msg, sizeof(msg), "expected 'snapshot T_NS' first, not '%.40s'", w[0]);
-				goto bad;
-			}
-			if (n != 2 || hs_parse_dec(w[1], INT64_MAX, &s->target_ns) < 0) {
-				hs_errf(msg, sizeof(msg), "bad instant '%.40s' (expected 'snapshot T_NS')",
-				     n > 1 ? w[1] : "");
-				goto bad;
-			}
-			have_head = true;
-		} else if (strcmp(w[0], "port") == 0) {
-			if (s->nports == HS_SNAP_MAX_PORTS) {
-				hs_errf(msg, sizeof(msg), "more than %d ports", HS_SNAP_MAX_PORTS);
-				goto bad;
-			}
-			if (s->nports == cap) {
-				cap = cap ? 2 * cap : 64;
-				s->ports = realloc(s->ports, cap * sizeof(*s->ports));
-				if (!s->ports)
-					abort();
-			}
-			if (parse_port(w, n, s->target_ns, &s->ports[s->nports], msg, sizeof(msg)) < 0)
-				goto bad;
-			s->nports++;
-		} else if (strcmp(w[0], "end") == 0) {
-			if (n != 3 || hs_parse_dec(w[1], INT64_MAX, &end_sw) < 0 ||
-			    hs_parse_dec(w[2], INT64_MAX, &end_ports) < 0) {
-				hs_errf(msg, sizeof(msg), "expected 'end SWITCHES PORTS'");
-				goto bad;
-			}
-			have_end = true;
-		} else {
-			hs_errf(msg, sizeof(msg), "unknown line '%.40s' (snapshot, port or end)", w[0]);
-			goto bad;
-		}
-		line = nl ? nl + 1 : NULL;
-	}
-	free(buf);
-	if (!have_head) {
-		hs_snap_free(s);
-		return hs_errf(err, errlen, "no snapshot in the driver's output");
-	}
-	if (!have_end) {
-		hs_errf(err, errlen, "the driver's output is cut short (no end line after %zu ports)",
-		     s->nports);
-		hs_snap_free(s);
+	if (!doc)
 		return -1;
+	if (hs_answer_only(doc, names, err, errlen) < 0 ||
+	    hs_answer_uint(doc, "snapshot_ns", INT64_MAX, &s->target_ns, err, errlen) < 0 ||
+	    hs_answer_uint(doc, "switches", HS_SNAP_MAX_PORTS, &nsw, err, errlen) < 0 ||
+	    !(ports = hs_answer_arr(doc, "ports", err, errlen)))
+		goto bad;
+	if (json_array_size(ports) > HS_SNAP_MAX_PORTS) {
+		hs_errf(err, errlen, "ports: more than %d", HS_SNAP_MAX_PORTS);
+		goto bad;
+	}
+	if (json_array_size(ports) == 0) {
+		hs_errf(err, errlen, "the snapshot has no ports");
+		goto bad;
+	}
+	s->ports = hs_xcalloc(json_array_size(ports), sizeof(*s->ports));
+	json_array_foreach(ports, i, x) {
+		if (parse_port(x, s->target_ns, &s->ports[i], why, sizeof(why)) < 0) {
+			hs_errf(err, errlen, "ports[%zu]: %s", i, why);
+			goto bad;
+		}
+		s->nports++;
 	}
 	if (summarize(s, &dup) < 0) {
 		hs_errf(err, errlen, "port '%s' of switch '%s' appears twice", dup->port, dup->sw);
-		hs_snap_free(s);
-		return -1;
+		goto bad;
 	}
-	if (end_sw != s->nswitches || end_ports != s->nports) {
-		hs_errf(err, errlen, "the end line counts %llu switches and %llu ports, the output has "
-		     "%u and %zu", (unsigned long long)end_sw, (unsigned long long)end_ports,
-		     s->nswitches, s->nports);
-		hs_snap_free(s);
-		return -1;
+	if (nsw != s->nswitches) {
+		hs_errf(err, errlen, "switches: %" PRIu64 ", but the ports are of %u", nsw,
+			s->nswitches);
+		goto bad;
 	}
-	if (s->nports == 0) {
-		hs_snap_free(s);
-		return hs_errf(err, errlen, "the snapshot has no ports");
-	}
+	json_decref(doc);
 	return 0;
 bad:
-	free(buf);
+	json_decref(doc);
 	hs_snap_free(s);
-	return hs_errf(err, errlen, "line %u: %s", lineno, msg);
+	return -1;
 }
 
 void hs_snap_free(struct hs_snap *s)

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "answer.h"
 #include "cmd.h"
 #include "console.h"
 #include "driverun.h"
@@ -50,6 +51,19 @@ int hs_driver_failed(struct hs_ctx *ctx, const struct hs_driver_result *r, const
 		return out_err(&ctx->out, "%s", r->err);
 	return out_err(&ctx->out, "%s '%s' failed with status %" PRId64, what, r->driver,
 		       r->exit_status);
+}
+
+int hs_driver_bad_answer(struct hs_ctx *ctx, const struct hs_driver_result *r, const char *kind,
+			 const char *what, const char *why)
+{
+	char sw[512];
+
+	hs_driver_served(ctx->topo, kind, sw, sizeof(sw));
+	if (r->out_cut)
+		return out_err(&ctx->out, "%s: the answer of '%s' (switches %s) is longer than %u "
+			       "bytes", what, r->driver, sw, HS_ANSWER_MAX);
+	return out_err(&ctx->out, "%s: bad answer from '%s' (switches %s): %s", what, r->driver, sw,
+		       why);
 }
 
 static void group_report(struct driver_group *g)

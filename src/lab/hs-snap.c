@@ -10,15 +10,19 @@
  * dump (IFLA_STATS64), then the root qdiscs' backlog (RTM_GETQDISC). An
  * instant already past is read at once; the read time printed says when.
  *
- * One line per interface (loopbacks and --skip interfaces left out):
+ * One line per interface (loopbacks and --skip interfaces left out), the
+ * JSON object of one port in the lab driver's snapshot answer
+ * (share/drivers/README):
  *
- *   port SWITCH IFNAME READ_NS RX_PACKETS RX_BYTES RX_DROPS TX_PACKETS
- *        TX_BYTES TX_DROPS BACKLOG_BYTES BACKLOG_PACKETS
+ *   {"switch":"SW","port":"IFNAME","read_ns":NS,"rx_packets":N,"rx_bytes":N,
+ *    "rx_drops":N,"tx_packets":N,"tx_bytes":N,"tx_drops":N,
+ *    "backlog_bytes":N,"backlog_packets":N}
  *
- * READ_NS is the middle of the link dump, CLOCK_REALTIME. TX_DROPS adds
+ * read_ns is the middle of the link dump, CLOCK_REALTIME. tx_drops adds
  * the root qdisc's drops (a full or rate-limited queue) to the interface's
- * own. The backlog fields are "-" when the interface has no queueing qdisc
- * (noqueue). Bad
+ * own. The backlog pair is null when the interface has no queueing qdisc
+ * (noqueue). Names are checked (hs_name_ok, hs_ifname_ok), so they need no
+ * escaping. Bad
  * arguments exit 2, a failed read exits 1, each with one line on stderr.
  */
 #include <errno.h>
@@ -288,15 +292,18 @@ int main(int argc, char **argv)
 			skipped |= strcmp(p->name, skip[k]) == 0;
 		if (skipped || !hs_ifname_ok(p->name))
 			continue;
-		printf("port %s %s %llu %llu %llu %llu %llu %llu %llu", sw, p->name,
+		printf("{\"switch\":\"%s\",\"port\":\"%s\",\"read_ns\":%llu,\"rx_packets\":%llu,"
+		       "\"rx_bytes\":%llu,\"rx_drops\":%llu,\"tx_packets\":%llu,\"tx_bytes\":%llu,"
+		       "\"tx_drops\":%llu,", sw, p->name,
 		       (unsigned long long)read_ns, (unsigned long long)p->st.rx_packets,
 		       (unsigned long long)p->st.rx_bytes, (unsigned long long)p->st.rx_dropped,
 		       (unsigned long long)p->st.tx_packets, (unsigned long long)p->st.tx_bytes,
 		       (unsigned long long)(p->st.tx_dropped + p->qdrops));
 		if (p->has_backlog)
-			printf(" %lu %lu\n", (unsigned long)p->backlog, (unsigned long)p->qlen);
+			printf("\"backlog_bytes\":%lu,\"backlog_packets\":%lu}\n",
+			       (unsigned long)p->backlog, (unsigned long)p->qlen);
 		else
-			printf(" - -\n");
+			printf("\"backlog_bytes\":null,\"backlog_packets\":null}\n");
 	}
 	if (fflush(stdout) != 0 || ferror(stdout))
 		return fail(1, "cannot write: %s", strerror(errno));

@@ -37,6 +37,7 @@
 #include <sys/wait.h>
 
 #include <hiredis/hiredis.h>
+#include <jansson.h>
 
 #include "hs.h"
 #include "topo.h"
@@ -1080,7 +1081,7 @@ static void cmd_add(int argc, char **argv)
 		next_id = r->id + 1;
 	state_write();
 	shared_write(next_id);
-	printf("%" PRIu64 "\n", r->id);
+	printf("{\"id\":%" PRIu64 "}\n", r->id);
 }
 
 static void cmd_del(int argc, char **argv)
@@ -1104,43 +1105,82 @@ static void cmd_del(int argc, char **argv)
 	memmove(&rules[i], &rules[i + 1], (size_t)(nrules - i - 1) * sizeof(rules[0]));
 	nrules--;
 	reconcile(resolved);
-	if (!dry_run)
-		state_write();
+	if (dry_run)
+		return;
+	state_write();
+	printf("{\"id\":%" PRIu64 ",\"deleted\":true}\n", id);
+}
+
+/* a JSON string of s, bytes that are not UTF-8 shown as '?' (a row's key
+ * is whatever redis holds) */
+static json_t *jstr(const char *s)
+{
+	json_t *j = json_string(s);
+	char buf[512];
+	size_t i;
+
+	if (j)
+		return j;
+	for (i = 0; s[i] && i + 1 < sizeof(buf); i++)
+		buf[i] = (unsigned char)s[i] < 0x80 ? s[i] : '?';
+	buf[i] = '\0';
+	return json_string(buf);
+}
+
+static void drift(json_t *list, const char *sw, const char *row, const char *what)
+{
+	json_array_append_new(list, json_pack("{s:s, s:o, s:o}", "switch", sw, "row",
+					      row ? jstr(row) : json_null(), "what", jstr(what)));
 }
 
 /* the rules, then where a switch differs from what hopscope asked */
 static void cmd_list(int argc, char **argv)
 {
+	json_t *doc = json_pack("{s:[], s:[]}", "rules", "drift");
+	json_t *list = json_object_get(doc, "rules"), *dl = json_object_get(doc, "drift");
+
 	(void)argv;
 	if (argc)
 		bad("unexpected '%s'", argv[0]);
 	load_topo();
 	state_read();
-	for (int i = 0; i < nrules; i++)
-		printf("%" PRIu64 " %u %s %s\n", rules[i].id, rules[i].session, rules[i].switches,
-		       rules[i].match);
+	for (int i = 0; i < nrules; i++) {
+		json_t *sw = json_array();
+
+		for (const char *p = rules[i].switches; *p;) {
+			size_t n = strcspn(p, ",");
+
+			json_array_append_new(sw, json_stringn(p, n));
+			p += n + (p[n] == ',');
+		}
+		json_array_append_new(list, json_pack("{s:I, s:i, s:o, s:s}", "id",
+						      (json_int_t)rules[i].id, "session",
+						      (int)rules[i].session, "switches", sw, "match",
+						      rules[i].match));
+	}
 	for (int i = 0; i < nsws; i++) {
 		struct sw *w = &sws[i];
 		struct op *ops;
+		char why[600];
 		int n;
 
 		if (sw_connect(w, CONFIG_DB) < 0 || read_ours(w) < 0 || want_rows(w) < 0) {
-			printf("drift %s - unreachable: %s\n", w->s->name, w->err);
+			snprintf(why, sizeof(why), "unreachable: %s", w->err);
+			drift(dl, w->s->name, NULL, why);
 			continue;
 		}
 		n = plan(w, &ops);
 		for (int k = 0; k < n; k++) {
 			const struct op *o = &ops[k];
 
-			if (o->kind == OP_DEL)
-				printf("drift %s %s not asked for\n", w->s->name, o->key);
-			else if (!o->have)
-				printf("drift %s %s missing\n", w->s->name, o->key);
-			else
-				printf("drift %s %s changed\n", w->s->name, o->key);
+			drift(dl, w->s->name, o->key, o->kind == OP_DEL ? "not asked for" :
+			      !o->have ? "missing" : "changed");
 		}
 		free(ops);
 	}
+	if (json_dumpf(doc, stdout, JSON_COMPACT) < 0 || putchar('\n') == EOF)
+		die("cannot write the list: %s", strerror(errno));
+	json_decref(doc);
 }
 
 /* ---- snapshot: every switch's port counters at one instant --------------------------- */
@@ -1207,8 +1247,11 @@ static int snap_one(struct sw *w, uint64_t at_ns, FILE *out)
 			freeReplyObject(r);
 			continue;
 		}
-		fprintf(out, "port %s %s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
-			" %" PRIu64 " %" PRIu64 " - -\n", w->s->name, port, read_ns,
+		/* the names are checked: no escaping needed */
+		fprintf(out, "{\"switch\":\"%s\",\"port\":\"%s\",\"read_ns\":%" PRIu64 ","
+			"\"rx_packets\":%" PRIu64 ",\"rx_bytes\":%" PRIu64 ",\"rx_drops\":%" PRIu64 ","
+			"\"tx_packets\":%" PRIu64 ",\"tx_bytes\":%" PRIu64 ",\"tx_drops\":%" PRIu64 ","
+			"\"backlog_bytes\":null,\"backlog_packets\":null}\n", w->s->name, port, read_ns,
 			counter(r, 0) + counter(r, 1), counter(r, 2), counter(r, 3),
 			counter(r, 4) + counter(r, 5), counter(r, 6), counter(r, 7));
 		freeReplyObject(r);
@@ -1223,7 +1266,7 @@ static void cmd_snapshot(int argc, char **argv)
 	static FILE **tmp;	/* static: held, not leaked, when a failure exits */
 	static pid_t *pids;
 	char first[512] = "";
-	int ports = 0;
+	int ports = 0, nread = 0;
 
 	uint64_t now = hs_wall_ns(), given = 0;
 
@@ -1272,17 +1315,21 @@ static void cmd_snapshot(int argc, char **argv)
 	}
 	if (first[0])
 		exit(1);	/* the child said why on stderr */
-	printf("snapshot %" PRIu64 "\n", at);
+	/* {"snapshot_ns":T,"switches":N,"ports":[one line of a child's each]} */
+	fputs("{\"ports\":[", stdout);
 	for (int i = 0; i < nsws; i++) {
-		char line[512];
+		char line[1024];
+		bool any = false;
 
 		rewind(tmp[i]);
 		while (fgets(line, sizeof(line), tmp[i])) {
-			fputs(line, stdout);
-			ports++;
+			line[strcspn(line, "\n")] = '\0';
+			printf("%s%s", ports++ ? "," : "", line);
+			any = true;
 		}
+		nread += any;
 	}
-	printf("end %d %d\n", nsws, ports);
+	printf("],\"snapshot_ns\":%" PRIu64 ",\"switches\":%d}\n", at, nread);
 	for (int i = 0; i < nsws; i++)
 		fclose(tmp[i]);
 	free(tmp);

@@ -26,24 +26,55 @@ if [ ! -e /usr/local/libexec/hopscope/hs-driver-lab ]; then
 	check "no driver installed: the error says to set HOPSCOPE_DRIVER" \
 		eval 'failed_cleanly && has "set HOPSCOPE_DRIVER" "$tmp/err"'
 fi
-# what a driver answers is checked: a malformed answer or one too long is one
-# error naming the driver, never a crash nor a half-shown list
+# what a driver answers is checked: a malformed, cut short or oversized
+# answer is one error naming the driver and the switches it serves, never a
+# crash nor a half-shown list
+T="--topo $top_srcdir/share/sample/sample.topo"
 cat >"$tmp/badlist" <<'SH'
 #!/bin/sh
-printf '1 1 all default\n2 x leaf1 syn\n'
+printf '{"rules":[{"id":1,"session":1,"switches":["all"],"match":"default"},{"id":2,"session":"x","switches":["leaf1"],"match":"syn"}],"drift":[]}\n'
+SH
+cat >"$tmp/cutlist" <<'SH'
+#!/bin/sh
+printf '{"rules":[{"id":1,"session":1,"switches":["all"],"match":"default"},{"id":2,'
+SH
+cat >"$tmp/textlist" <<'SH'
+#!/bin/sh
+printf '1 1 all default\n'
 SH
 cat >"$tmp/longlist" <<'SH'
 #!/bin/sh
-i=1
-while [ $i -le 2000 ]; do echo "$i 1 all flow tcp 10.0.0.1:80 10.0.0.2:8080"; i=$((i + 1)); done
+printf '{"rules":[{"id":1,"session":1,"switches":["all"],"match":"default"}],"drift":[]'
+head -c 9000000 /dev/zero | tr '\0' ' '
+printf '}\n'
 SH
-chmod +x "$tmp/badlist" "$tmp/longlist"
-HOPSCOPE_DRIVER=$tmp/badlist hs --db "$tmp/h.db" -c 'mirror list'
-check "a malformed list answer is one error naming the driver and the line" \
+chmod +x "$tmp/badlist" "$tmp/cutlist" "$tmp/textlist" "$tmp/longlist"
+SW="(switches spine1,spine2,leaf1,leaf2,leaf3,leaf4)"
+HOPSCOPE_DRIVER=$tmp/badlist hs --db "$tmp/h.db" $T -c 'mirror list'
+check "a list answer with a bad value is one error naming the driver, its switches and the value" \
 	eval 'failed_cleanly && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
-	has "bad answer from .*badlist.*line 2: invalid session .x." "$tmp/err" && hasnt "default" "$tmp/out"'
-HOPSCOPE_DRIVER=$tmp/longlist hs --db "$tmp/h.db" -c 'mirror list'
+	has "error: mirror list: bad answer from .*badlist. $SW: rules\[1\]: session: not an integer$" "$tmp/err" &&
+	hasnt "default" "$tmp/out"'
+HOPSCOPE_DRIVER=$tmp/cutlist hs --db "$tmp/h.db" $T -c 'mirror list'
+check "a list answer cut short is one error saying where" \
+	eval 'failed_cleanly && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+	has "bad answer from .*cutlist. $SW: line 1 column [0-9]*: " "$tmp/err" && hasnt "default" "$tmp/out"'
+HOPSCOPE_DRIVER=$tmp/textlist hs --db "$tmp/h.db" $T -c 'mirror list'
+check "a list answer that is not JSON is one error" \
+	eval 'failed_cleanly && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+	has "bad answer from .*textlist. $SW: line 1 column" "$tmp/err"'
+HOPSCOPE_DRIVER=$tmp/longlist hs --db "$tmp/h.db" $T -c 'mirror list'
 check "a list answer too long to hold is one error, not a list cut short" \
 	eval 'failed_cleanly && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
-	has "answer of .*longlist.* is longer than" "$tmp/err" && hasnt "flow tcp" "$tmp/out"'
+	has "answer of .*longlist. $SW is longer than 8388608 bytes" "$tmp/err" && hasnt "default" "$tmp/out"'
+cat >"$tmp/oldadd" <<'SH'
+#!/bin/sh
+echo 7
+SH
+chmod +x "$tmp/oldadd"
+HOPSCOPE_DRIVER=$tmp/oldadd hs --db "$tmp/h.db" $T -c 'mirror add syn'
+check "an add answer that is not {\"id\":ID} is one error that says the rule may be installed" \
+	eval 'failed_cleanly && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+	has "mirror add: bad answer from .*oldadd. $SW: line 1 column 1: .*the rule may be installed" "$tmp/err" &&
+	hasnt "added" "$tmp/out"'
 finish

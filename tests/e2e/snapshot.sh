@@ -14,7 +14,7 @@ S="--db $DB --topo $TOPO"
 
 # --- canned snapshots: every port of the sample fabric, one second apart --------
 python3 - "$tmp" <<'PY'
-import sys
+import json, sys
 d = sys.argv[1]
 T = 1700000000 * 10**9
 ports = [(s, p) for s in ("spine1", "spine2") for p in ("leaf1", "leaf2", "leaf3", "leaf4")]
@@ -22,23 +22,26 @@ for i in range(1, 5):
     ports += [("leaf%d" % i, "spine1"), ("leaf%d" % i, "spine2"),
               ("leaf%d" % i, "h%d" % (2 * i - 1)), ("leaf%d" % i, "h%d" % (2 * i))]
 def snap(n, dt, sent):
-    out = ["snapshot %d" % (T + dt)]
+    out = []
     for k, (s, p) in enumerate(ports):
         rd = T + dt + 1000 * k                  # 1 us apart: spread 23 us
         tx = sent(s, p)
-        out.append("port %s %s %d %d %d 0 %d %d 0 %s" % (s, p, rd, tx // 1000, tx, tx // 1000,
-                   tx, "3000 2" if p == "h1" else "- -"))
-    out.append("end 6 %d" % len(ports))
-    open("%s/%s" % (d, n), "w").write("\n".join(out) + "\n")
+        out.append({"switch": s, "port": p, "read_ns": rd, "rx_packets": tx // 1000,
+                    "rx_bytes": tx, "rx_drops": 0, "tx_packets": tx // 1000, "tx_bytes": tx,
+                    "tx_drops": 0, "backlog_bytes": 3000 if p == "h1" else None,
+                    "backlog_packets": 2 if p == "h1" else None})
+    doc = {"snapshot_ns": T + dt, "switches": 6, "ports": out}
+    open("%s/%s" % (d, n), "w").write(json.dumps(doc) + "\n")
+    return doc
 snap("one", 0, lambda s, p: 10**6)
 # one second later: 500 kB more everywhere, but leaf1 sends 900 kB / 100 kB
-snap("two", 10**9, lambda s, p: 10**6 + (900000 if (s, p) == ("leaf1", "spine1") else
-                                         100000 if (s, p) == ("leaf1", "spine2") else 500000))
-# malformed: a port line loses a field; and one cut short (no end line)
-lines = open(d + "/two").read().splitlines()
-bad = list(lines); bad[5] = " ".join(bad[5].split()[:-1])
-open(d + "/short-line", "w").write("\n".join(bad) + "\n")
-open(d + "/cut", "w").write("\n".join(lines[:10]) + "\n")
+two = snap("two", 10**9, lambda s, p: 10**6 + (900000 if (s, p) == ("leaf1", "spine1") else
+                                               100000 if (s, p) == ("leaf1", "spine2") else 500000))
+# malformed: a port loses a counter; and an answer cut short
+del two["ports"][5]["tx_drops"]
+open(d + "/short-port", "w").write(json.dumps(two) + "\n")
+text = open(d + "/one").read()
+open(d + "/cut", "w").write(text[:len(text) // 2])
 PY
 cat >"$tmp/driver" <<'EOF'
 #!/bin/sh
@@ -82,15 +85,16 @@ check "take --json: id, ts, spread_ns, switches, ports" \
 check "both snapshots are stored with their ports" stored 2
 
 # --- malformed output and failing drivers: one error line, nothing stored -------
-FAKE_SNAP=$tmp/short-line hs $S snapshot take
-check "a malformed line fails cleanly" failed_cleanly
-check "a malformed line is named" has "snapshot: bad driver output: line 6: a port line has 12 words, not 11" "$tmp/err"
-check "a malformed line: one error line" [ "$(wc -l <"$tmp/err")" -eq 1 ]
+FAKE_SNAP=$tmp/short-port hs $S snapshot take
+check "a malformed port fails cleanly" failed_cleanly
+check "a malformed port is named, with its switch and the driver's switches" \
+	has "snapshot: bad answer from '$tmp/driver' (switches spine1,spine2,leaf1,leaf2,leaf3,leaf4): ports\\[5\\]: switch 'spine2' port 'leaf2': tx_drops: missing$" "$tmp/err"
+check "a malformed port: one error line" [ "$(wc -l <"$tmp/err")" -eq 1 ]
 check "a malformed snapshot is not stored" stored 2
 FAKE_SNAP=$tmp/cut hs $S snapshot take
-check "output cut short is refused" has "cut short (no end line after 9 ports)" "$tmp/err"
+check "an answer cut short is refused" has "bad answer from .*: line 1 column [0-9]*: " "$tmp/err"
 FAKE_SNAP=/dev/null hs $S snapshot take
-check "no output is refused" has "no snapshot in the driver's output" "$tmp/err"
+check "no answer is refused" has "bad answer from .*: an empty answer" "$tmp/err"
 FAKE_FAIL="cannot read switch 'leaf2': gone" FAKE_SNAP=$tmp/one hs $S snapshot take
 check "a failing driver fails cleanly" failed_cleanly
 check "a failing driver's message is shown" has "error: cannot read switch 'leaf2': gone" "$tmp/err"

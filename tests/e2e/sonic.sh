@@ -83,6 +83,17 @@ EOF
 mkdir "$tmp/state"
 D="$DRV --topo $tmp/topo --state $tmp/state"
 drv() { $D "$@" >"$tmp/out" 2>"$tmp/err"; st=$?; }
+# the driver's answers are JSON (share/drivers/README): jout EXPR is true
+# when the Python expression EXPR holds for the document D in $tmp/out
+jout() {
+	python3 - "$tmp/out" "$1" <<'PY'
+import json, sys
+D = json.load(open(sys.argv[1]))
+sys.exit(0 if eval(sys.argv[2]) else 1)
+PY
+}
+# the id of an answer to add, {"id":ID}
+answer_id() { sed -n 's/^{"id":\([1-9][0-9]*\)}$/\1/p' "$tmp/out"; }
 
 # --- dry run: the rows, and nothing written ------------------------------------------
 drv --dry-run add --session 1 --switches all --match default
@@ -104,7 +115,7 @@ added=0
 while read -r on sess match; do
 	# shellcheck disable=SC2086
 	drv add --session "$sess" --switches "$on" --match $match
-	if [ "$st" -eq 0 ] && [ "$(cat "$tmp/out")" = $((added + 1)) ]; then
+	if [ "$st" -eq 0 ] && [ "$(cat "$tmp/out")" = "{\"id\":$((added + 1))}" ]; then
 		added=$((added + 1))
 	else
 		not_ok "add $match on $on: status $st, '$(cat "$tmp/out")'"
@@ -135,21 +146,23 @@ check "the debug bit is matched as DSCP 1" has "^ACL_RULE|hopscope_mirror|hopsco
 check "the PFC frames are matched by ether type" \
 	has "^ACL_RULE|hopscope_mirror|hopscope_1_8 ETHER_TYPE 0x8808" "$tmp/d1"
 drv list
-check "list shows every rule" [ "$(grep -c '^[0-9]' "$tmp/out")" -eq 12 ]
-check "list reports no drift when the switches hold what was asked" hasnt "^drift" "$tmp/out"
+check "list shows every rule" jout 'len(D["rules"]) == 12'
+check "list gives a rule's id, session, switches and match" \
+	jout '{"id": 4, "session": 3, "switches": ["leaf1", "leaf2"], "match": "rst"} in D["rules"]'
+check "list reports no drift when the switches hold what was asked" jout 'D["drift"] == []' 
 
 # --- wrong rows are rejected by the models, and reported as drift ------------------------
 r leaf1 HSET "MIRROR_SESSION|hopscope_s1" dscp 99 >/dev/null
 check "a session with DSCP 99 is rejected by the model" rejected leaf1 "Invalid dscp value"
 drv list
 check "a row changed behind hopscope's back is reported as drift" \
-	has "^drift leaf1 MIRROR_SESSION|hopscope_s1 changed" "$tmp/out"
+	jout '{"switch": "leaf1", "row": "MIRROR_SESSION|hopscope_s1", "what": "changed"} in D["drift"]' 
 r leaf1 HSET "MIRROR_SESSION|hopscope_s1" dscp 8 >/dev/null
 r leaf2 HSET "ACL_RULE|hopscope_mirror|hopscope_99_1" PRIORITY 10 MIRROR_ACTION hopscope_s1 >/dev/null
 check "a rule with the older MIRROR_ACTION field is rejected by the model" rejected leaf2 "MIRROR_ACTION"
 drv list
 check "a hopscope row nobody asked for is reported as drift" \
-	has "^drift leaf2 ACL_RULE|hopscope_mirror|hopscope_99_1 not asked for" "$tmp/out"
+	jout '{"switch": "leaf2", "row": "ACL_RULE|hopscope_mirror|hopscope_99_1", "what": "not asked for"} in D["drift"]' 
 r leaf2 DEL "ACL_RULE|hopscope_mirror|hopscope_99_1" >/dev/null
 r leaf2 HSET "ACL_RULE|EVERFLOW|RULE_2" PRIORITY 10 MIRROR_INGRESS_ACTION everflow \
 	TCP_FLAGS 0x02/0x02 >/dev/null
@@ -158,7 +171,7 @@ r leaf2 DEL "ACL_RULE|EVERFLOW|RULE_2" >/dev/null
 check "leaf1 validates again once repaired" valid leaf1
 check "leaf2 validates again once repaired" valid leaf2
 drv list
-check "no drift once repaired" hasnt "^drift" "$tmp/out"
+check "no drift once repaired" jout 'D["drift"] == []' 
 
 # --- the console picks the SONiC driver from the topology --------------------------------
 HOPSCOPE_STATE=$tmp/state hs --topo "$tmp/topo" --json -c "mirror add on leaf2 session 4 syn"
@@ -228,7 +241,7 @@ for spec in "leaf1 flow tcp [2001:db8::11]:443 2001:db8:4::/48" "leaf1,leaf2 pre
 	set -- $spec
 	on=$1; shift
 	drv add --session 2 --switches "$on" --match "$@"
-	[ "$st" -eq 0 ] && v6="$v6 $(cat "$tmp/out")"
+	[ "$st" -eq 0 ] && v6="$v6 $(answer_id)"
 done
 # shellcheck disable=SC2086
 set -- $v6
@@ -252,7 +265,7 @@ r leaf1 HSET "ACL_RULE|hopscope_mirror6|hopscope_${flow6}_1" SRC_IPV6 10.1.1.1/3
 check "an IPv4 prefix in SRC_IPV6 is rejected by the model" rejected leaf1 "SRC_IPV6"
 drv list
 check "the IPv6 row changed behind hopscope's back is reported as drift" \
-	has "^drift leaf1 ACL_RULE|hopscope_mirror6|hopscope_${flow6}_1 changed" "$tmp/out"
+	jout '{"switch": "leaf1", "row": "ACL_RULE|hopscope_mirror6|hopscope_'"$flow6"'_1", "what": "changed"} in D["drift"]' 
 for id in "$@"; do
 	drv del --id "$id"
 	[ "$st" -eq 0 ] || not_ok "del $id: $(cat "$tmp/err")"
@@ -267,7 +280,7 @@ check "a flow mixing IPv4 and IPv6 exits 2 naming both, nothing changed" \
 # --- ids shared with the other drivers of a mixed fabric ------------------------------
 drv add --id 500 --session 1 --switches leaf1 --match syn
 check "add --id gives the rule the id another driver gave it" \
-	eval '[ "$st" -eq 0 ] && [ "$(cat "$tmp/out")" = 500 ] &&
+	eval '[ "$st" -eq 0 ] && [ "$(answer_id)" = 500 ] &&
 	[ -n "$(r leaf1 --scan --pattern "ACL_RULE|hopscope_mirror|hopscope_500_1")" ]'
 drv add --id 500 --session 1 --switches leaf2 --match fin
 check "an id in use is refused as a bad request" \
@@ -277,7 +290,7 @@ check "the next id any driver of the state directory may give is recorded" \
 echo 900 >"$tmp/state/next-id"	# another driver gave up to 899
 drv add --session 1 --switches leaf1 --match fin
 check "a new rule takes no id another driver of the state directory gave" \
-	eval '[ "$st" -eq 0 ] && [ "$(cat "$tmp/out")" = 900 ]'
+	eval '[ "$st" -eq 0 ] && [ "$(answer_id)" = 900 ]'
 
 # --- snapshot: COUNTERS_DB ------------------------------------------------------------
 for sw in leaf1 leaf2; do
@@ -294,31 +307,30 @@ for sw in leaf1 leaf2; do
 done
 drv snapshot --delay-ms 50
 check "snapshot reads every port of every SONiC switch" \
-	eval '[ "$st" -eq 0 ] && has "^end 2 6$" "$tmp/out"'
+	eval '[ "$st" -eq 0 ] && jout '"'"'D["switches"] == 2 and len(D["ports"]) == 6'"'"' '
 check "a port's counters: unicast and other packets summed, bytes, discards" \
-	has "^port leaf2 Ethernet4 [0-9]* 201 300000 2 403 600000 4 - -$" "$tmp/out"
-at=$(sed -n 's/^snapshot //p' "$tmp/out")
+	jout '[{k: v for k, v in p.items() if k != "read_ns"} for p in D["ports"] if p["port"] == "Ethernet4" and p["switch"] == "leaf2"] == [{"switch": "leaf2", "port": "Ethernet4", "rx_packets": 201, "rx_bytes": 300000, "rx_drops": 2, "tx_packets": 403, "tx_bytes": 600000, "tx_drops": 4, "backlog_bytes": None, "backlog_packets": None}]'
 check "every switch read at or after the agreed instant" \
-	awk -v at="$at" '$1 == "port" && $4 < at { bad = 1 } END { exit bad }' "$tmp/out"
+	jout 'all(p["read_ns"] >= D["snapshot_ns"] for p in D["ports"])' 
 given=$(($(date +%s%N) + 100000000))
 drv snapshot --at-ns "$given"
 check "snapshot --at-ns reads at the instant given (the other drivers' one)" \
-	eval '[ "$st" -eq 0 ] && has "^snapshot $given$" "$tmp/out" &&
-	awk -v at="$given" '"'"'$1 == "port" && $4 < at { bad = 1 } END { exit bad }'"'"' "$tmp/out"'
+	eval '[ "$st" -eq 0 ] && jout "D[\"snapshot_ns\"] == $given and all(p[\"read_ns\"] >= $given for p in D[\"ports\"])"'
 drv snapshot --at-ns $(($(date +%s%N) + 60000000000))
 check "an instant more than 5 s ahead is refused" [ "$st" -eq 2 ]
 
 # --- removing everything ----------------------------------------------------------------
 for id in $(sed -n 's/^\([0-9][0-9]*\) .*/\1/p' "$tmp/state/sonic.rules"); do
 	drv del --id "$id"
-	[ "$st" -eq 0 ] || not_ok "del $id: $(cat "$tmp/err")"
+	[ "$st" -eq 0 ] && [ "$(cat "$tmp/out")" = "{\"id\":$id,\"deleted\":true}" ] ||
+		not_ok "del $id: $(cat "$tmp/out") $(cat "$tmp/err")"
 done
 check "after every rule is removed, leaf1's CONFIG_DB is the operator's, byte for byte" \
 	eval 'dump leaf1 | cmp -s - "$tmp/leaf1.before"'
 check "after every rule is removed, leaf2's CONFIG_DB is the operator's, byte for byte" \
 	eval 'dump leaf2 | cmp -s - "$tmp/leaf2.before"'
 drv list
-check "list is empty and shows no drift" eval '[ "$st" -eq 0 ] && [ ! -s "$tmp/out" ]'
+check "list is empty and shows no drift" eval '[ "$st" -eq 0 ] && jout "D == {\"rules\": [], \"drift\": []}"'
 drv del --id 1
 check "deleting a rule that is gone exits 2" \
 	eval '[ "$st" -eq 2 ] && has "no mirror rule" "$tmp/err"'

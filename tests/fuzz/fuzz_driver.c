@@ -1,7 +1,8 @@
-/* fuzz_driver.c - what the console reads from the fabric's drivers: the
- * input is up to three drivers' answers, split at form feeds, read as
- * 'mirror list' answers into one listing and as snapshot answers merged
- * into one snapshot. A bad answer is refused with one line, never a crash. */
+/* fuzz_driver.c - what the console reads from the fabric's drivers, JSON
+ * documents (answer.h): the input is up to three drivers' answers, split at
+ * form feeds, read as answers to add and del, as 'mirror list' answers into
+ * one listing and as snapshot answers merged into one snapshot. A bad
+ * answer is refused with one line, never a crash. */
 #include <stdio.h>
 
 #include "mirror.h"
@@ -32,6 +33,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (char *p = text; n < 3 && (p = strchr(p, '\f')); n++) {
 		*p++ = '\0';
 		part[n] = p;
+	}
+	for (int i = 0; i < n; i++) {
+		uint64_t id = 0;
+
+		for (int del = 0; del < 2; del++) {
+			if (hs_mirror_answer_id(part[i], del, &id, err, sizeof(err)) < 0)
+				check_err(err);
+			else if (id == 0 || id > UINT32_MAX)
+				abort();
+		}
 	}
 	for (int i = 0; i < n; i++) {
 		if (hs_mirror_listing_add(&l, part[i], err, sizeof(err)) < 0) {

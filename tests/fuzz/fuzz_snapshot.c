@@ -1,4 +1,4 @@
-/* fuzz_snapshot.c - a driver's snapshot output through hs_snap_parse, and
+/* fuzz_snapshot.c - a driver's snapshot answer through hs_snap_parse, and
  * every accepted snapshot diffed against a later copy of itself */
 #include <math.h>
 #include <stdio.h>

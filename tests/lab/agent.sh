@@ -150,7 +150,7 @@ out=$(drv add --session 3 --switches sw1,nh --match default 2>&1); st=$?
 	|| fail "a failed add left rules behind"
 
 id=$(drv add --session 7 --switches sw1 --match syn) || fail "cannot add the syn rule"
-[ "$id" = 1 ] || fail "first rule id '$id', want 1"
+[ "$id" = '{"id":1}' ] || fail "first rule's answer '$id', want {\"id\":1}"
 [ "$(tagged 1)" = 2 ] || fail "syn rule is $(tagged 1) iptables rules, want 2 (NFLOG, RETURN)"
 ex "$SW" iptables -t raw -S HS_MIRROR | grep -qE -- '--tcp-flags SYN SYN .*hs-mirror:1"? -j NFLOG --nflog-prefix "?hs:7"? --nflog-group 5$' \
 	|| fail "syn rule not as expected: $(ex "$SW" iptables -t raw -S HS_MIRROR)"
@@ -158,14 +158,15 @@ id=$(drv add --session 1 --switches all --match flow udp 10.9.1.10 10.9.2.2:9999
 [ "$id" = "" ] || fail "a rule on all switches (one broken) was accepted: $id"
 id=$(drv add --session 1 --switches sw1 --match flow udp 10.9.1.10 10.9.2.2:9999) \
 	|| fail "cannot add the flow rule"
-[ "$id" = 2 ] || fail "second rule id '$id', want 2"
+[ "$id" = '{"id":2}' ] || fail "second rule's answer '$id', want {\"id\":2}"
 [ "$(tagged 2)" = 4 ] || fail "flow rule is $(tagged 2) iptables rules, want 4 (both directions)"
 list=$(drv list)
-[ "$list" = "1 7 sw1 syn
-2 1 sw1 flow udp 10.9.1.10 10.9.2.2:9999" ] || fail "list printed: $list"
-drv del --id 2 || fail "cannot delete rule 2"
+[ "$list" = '{"rules":[{"id":1,"session":7,"switches":["sw1"],"match":"syn"},{"id":2,"session":1,"switches":["sw1"],"match":"flow udp 10.9.1.10 10.9.2.2:9999"}],"drift":[]}' ] ||
+	fail "list printed: $list"
+[ "$(drv del --id 2)" = '{"id":2,"deleted":true}' ] || fail "cannot delete rule 2"
 [ "$(tagged 2)" = 0 ] || fail "rule 2 still has $(tagged 2) iptables rules"
-[ "$(drv list)" = "1 7 sw1 syn" ] || fail "list after del: $(drv list)"
+[ "$(drv list)" = '{"rules":[{"id":1,"session":7,"switches":["sw1"],"match":"syn"}],"drift":[]}' ] ||
+	fail "list after del: $(drv list)"
 ok "driver add, list and del"
 
 # ---- the console's mirror verb runs the driver -------------------------------
@@ -374,6 +375,8 @@ ttl=$(tshark -r "$TMP/nexthop.pcap" -T fields -e ip.ttl -Y 'udp.dstport == 9999 
 # netlink socket overruns and reports ENOBUFS, which libuv sees as a socket
 # error); resumed, it must count them and mirror what comes after.
 id=$(drv add --session 7 --switches sw1 --match syn) || fail "cannot add the syn rule again"
+[[ $id =~ ^\{\"id\":([0-9]+)\}$ ]] || fail "add answered '$id'"
+id=${BASH_REMATCH[1]}
 ip netns exec "$SW" "$AGENT" "${base[@]}" --log "$TMP/agent2.log" --pidfile "$TMP/agent2.pid" \
 	--stats "$TMP/agent2.stats" &
 agent=$!

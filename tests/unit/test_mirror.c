@@ -327,6 +327,80 @@ static void test_driver_argv_check(void **state)
 	assert_int_equal(hs_driver_argv_check(5, a4, "/x/drv", "/run/lab"), -1);
 }
 
+/* what drivers answer: a listing joins the drivers' rules, and any answer
+ * that is not the document asked for is refused with one line saying where */
+static void test_answers(void **state)
+{
+	struct hs_mirror_listing l = { 0 };
+	char err[256] = "";
+	uint64_t id = 0;
+	static const struct {
+		const char *text, *err;
+	} bad[] = {
+		{ "", "an empty answer" },
+		{ "1 1 all default\n", "line 1 column 1: " },
+		{ "{\"rules\":[],\"drift\":[]", "line 1 column " },
+		{ "{\"rules\":[]}", "drift: missing" },
+		{ "{\"rules\":[],\"drift\":[],\"more\":0}", "unknown member 'more'" },
+		{ "{\"rules\":[{\"id\":0,\"session\":1,\"switches\":[\"all\"],\"match\":\"syn\"}],"
+		  "\"drift\":[]}", "rules[0]: id: 0 is not a rule id" },
+		{ "{\"rules\":[{\"id\":1,\"session\":1024,\"switches\":[\"all\"],\"match\":\"syn\"}],"
+		  "\"drift\":[]}", "rules[0]: session: 1024 is out of range (0 to 1023)" },
+		{ "{\"rules\":[{\"id\":1,\"session\":1,\"switches\":[\"le;af\"],\"match\":\"syn\"}],"
+		  "\"drift\":[]}", "rules[0]: switches[0]: not a switch name" },
+		{ "{\"rules\":[{\"id\":1,\"session\":1,\"switches\":[],\"match\":\"syn\"}],"
+		  "\"drift\":[]}", "rules[0]: switches: empty" },
+		{ "{\"rules\":[{\"id\":1,\"session\":1,\"switches\":[\"all\"],\"match\":\"\"}],"
+		  "\"drift\":[]}", "rules[0]: match: empty" },
+		{ "{\"rules\":[],\"drift\":[{\"switch\":\"leaf1\",\"row\":7,\"what\":\"missing\"}]}",
+		  "drift[0]: row: not a string" },
+		{ "{\"rules\":[],\"drift\":[{\"switch\":\"leaf1\",\"row\":null,\"what\":\"a\\nb\"}]}",
+		  "drift[0]: what: a control character" },
+	};
+
+	(void)state;
+	assert_int_equal(hs_mirror_listing_add(&l, "{\"rules\":[{\"id\":2,\"session\":5,"
+					       "\"switches\":[\"leaf2\"],\"match\":\"syn\"}],"
+					       "\"drift\":[]}", err, sizeof(err)), 0);
+	assert_int_equal(hs_mirror_listing_add(&l, "{\"drift\":[{\"switch\":\"leaf1\",\"row\":null,"
+					       "\"what\":\"unreachable: timed out\"}],\"rules\":["
+					       "{\"id\":2,\"session\":5,\"switches\":[\"leaf1\"],"
+					       "\"match\":\"syn\"},{\"id\":3,\"session\":1,"
+					       "\"switches\":[\"all\"],\"match\":\"default\"}]}",
+					       err, sizeof(err)), 0);
+	assert_int_equal(l.nrules, 2);
+	assert_string_equal(l.rules[0].switches, "leaf2,leaf1");
+	assert_string_equal(l.rules[1].switches, "all");
+	assert_int_equal(l.ndrift, 1);
+	assert_string_equal(l.drift[0].row, "-");
+	assert_string_equal(l.drift[0].what, "unreachable: timed out");
+	hs_mirror_listing_free(&l);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		if (hs_mirror_listing_add(&l, bad[i].text, err, sizeof(err)) != -1 ||
+		    !strstr(err, bad[i].err) || strchr(err, '\n')) {
+			fprintf(stderr, "case %zu: got '%s', want '%s'\n", i, err, bad[i].err);
+			fail();
+		}
+		hs_mirror_listing_free(&l);
+	}
+
+	assert_int_equal(hs_mirror_answer_id("{\"id\":7}\n", false, &id, err, sizeof(err)), 0);
+	assert_int_equal(id, 7);
+	assert_int_equal(hs_mirror_answer_id("{\"id\":7,\"deleted\":true}", true, &id, err,
+					     sizeof(err)), 0);
+	assert_int_equal(hs_mirror_answer_id("7\n", false, &id, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "line 1 column"));
+	assert_int_equal(hs_mirror_answer_id("{\"id\":7,\"deleted\":true}", false, &id, err,
+					     sizeof(err)), -1);
+	assert_non_null(strstr(err, "unknown member 'deleted'"));
+	assert_int_equal(hs_mirror_answer_id("{\"id\":7}", true, &id, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "deleted: missing or not true"));
+	assert_int_equal(hs_mirror_answer_id("{\"id\":4294967296}", false, &id, err, sizeof(err)),
+			 -1);
+	assert_non_null(strstr(err, "id: 4294967296 is out of range"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -338,6 +412,7 @@ int main(void)
 		cmocka_unit_test(test_argv),
 		cmocka_unit_test(test_driver_argv_check),
 		cmocka_unit_test(test_argv_check),
+		cmocka_unit_test(test_answers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,4 +1,4 @@
-/* test_snapshot.c - the driver's snapshot text, the history, and diffs with
+/* test_snapshot.c - the driver's snapshot answer, the history, and diffs with
  * their ECMP groups */
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,10 +12,21 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "answer.h"
 #include "snapshot.h"
 #include "store.h"
 
 #define T 1700000000000000000ULL
+
+/* a driver's snapshot answer, and one of its ports */
+#define SNAP(t, nsw, ports) \
+	"{\"snapshot_ns\":" t ",\"switches\":" nsw ",\"ports\":[" ports "]}"
+#define PORT(sw, port, rest) "{\"switch\":\"" sw "\",\"port\":\"" port "\"," rest "}"
+/* the counters of a port read at 5, without and with the backlog pair after */
+#define CB(backlog) \
+	"\"read_ns\":5,\"rx_packets\":1,\"rx_bytes\":2,\"rx_drops\":3,\"tx_packets\":4," \
+	"\"tx_bytes\":5,\"tx_drops\":6" backlog
+#define C0 CB(",\"backlog_bytes\":null,\"backlog_packets\":null")
 
 static const char fabric[] =
 	"switch spine1 role spine mirror 10.255.0.1\n"
@@ -47,7 +58,7 @@ static char *text_at(uint64_t dt, uint64_t base, uint64_t s1, uint64_t s2)
 	size_t cap = 8192, off = 0;
 	char *buf = malloc(cap);
 
-	off += (size_t)snprintf(buf + off, cap - off, "snapshot %llu\n",
+	off += (size_t)snprintf(buf + off, cap - off, "{\"snapshot_ns\":%llu,\"ports\":[",
 				(unsigned long long)(T + dt));
 	for (size_t i = 0; i < sizeof(ports) / sizeof(ports[0]); i++) {
 		uint64_t tx = base;
@@ -61,12 +72,16 @@ static char *text_at(uint64_t dt, uint64_t base, uint64_t s1, uint64_t s2)
 		if (strcmp(ports[i][0], "leaf1") == 0 && strcmp(ports[i][1], "s2") == 0)
 			tx = s2;
 		off += (size_t)snprintf(buf + off, cap - off,
-					"port %s %s %llu 10 %llu 0 20 %llu 1 %s\n", ports[i][0],
-					ports[i][1], (unsigned long long)rd,
+					"%s{\"switch\":\"%s\",\"port\":\"%s\",\"read_ns\":%llu,"
+					"\"rx_packets\":10,\"rx_bytes\":%llu,\"rx_drops\":0,"
+					"\"tx_packets\":20,\"tx_bytes\":%llu,\"tx_drops\":1,%s}\n",
+					i ? "," : "", ports[i][0], ports[i][1], (unsigned long long)rd,
 					(unsigned long long)base, (unsigned long long)tx,
-					strcmp(ports[i][1], "h1") == 0 ? "1500 1" : "- -");
+					strcmp(ports[i][1], "h1") == 0 ?
+					"\"backlog_bytes\":1500,\"backlog_packets\":1" :
+					"\"backlog_bytes\":null,\"backlog_packets\":null");
 	}
-	snprintf(buf + off, cap - off, "end 5 13\n");
+	snprintf(buf + off, cap - off, "],\"switches\":5}\n");
 	return buf;
 }
 
@@ -95,9 +110,9 @@ static void test_parse(void **state)
 	hs_snap_free(&s);
 	free(text);
 
-	/* blank lines and extra blanks are fine */
-	assert_int_equal(hs_snap_parse("\nsnapshot 5\n\nport a e0  5 1 2 3 4 5 6 - -\nend 1 1",
-				       &s, err, sizeof(err)), 0);
+	/* blanks between the tokens are fine, the members in any order */
+	assert_int_equal(hs_snap_parse("\n{ \"switches\": 1, \"ports\": [ " PORT("a", "e0", C0)
+				       " ],\n\"snapshot_ns\": 5 }\n", &s, err, sizeof(err)), 0);
 	assert_int_equal(s.nports, 1);
 	assert_int_equal(s.spread_ns, 0);
 	hs_snap_free(&s);
@@ -108,33 +123,50 @@ static void test_parse_malformed(void **state)
 	static const struct {
 		const char *text, *err;
 	} bad[] = {
-		{ "", "no snapshot" },
-		{ "port a e0 5 1 2 3 4 5 6 - -\nend 1 1\n", "line 1: expected 'snapshot T_NS' first" },
-		{ "snapshot x\nend 0 0\n", "line 1: bad instant 'x'" },
-		{ "snapshot 5 6\nend 0 0\n", "line 1: bad instant" },
-		{ "snapshot 5\nport a e0 5 1 2 3 4 5 6 - -\n", "cut short (no end line after 1 ports)" },
-		{ "snapshot 5\nport a e0 5 1 2 3 4 5 - -\nend 1 1\n", "line 2: a port line has 12 words, not 11" },
-		{ "snapshot 5\nport a e0 5 1 2 3 4 5 6 - - x y z\nend 1 1\n", "not more than 12" },
-		{ "snapshot 5\nport A e0 5 1 2 3 4 5 6 - -\nend 1 1\n", "line 2: bad switch name 'A'" },
-		{ "snapshot 5\nport a e;0 5 1 2 3 4 5 6 - -\nend 1 1\n", "line 2: bad port name 'e;0'" },
-		{ "snapshot 5\nport a averyveryverylongname 5 1 2 3 4 5 6 - -\nend 1 1\n", "bad port name" },
-		{ "snapshot 5\nport a e0 5 1 -2 3 4 5 6 - -\nend 1 1\n", "line 2: bad rx bytes '-2'" },
-		{ "snapshot 5\nport a e0 5 1 2 3 4 0x5 6 - -\nend 1 1\n", "line 2: bad tx bytes '0x5'" },
-		{ "snapshot 5\nport a e0 5 1 2 3 4 5 9223372036854775808 - -\nend 1 1\n",
-		  "line 2: bad tx drops" },
-		{ "snapshot 5\nport a e0 5 1 2 3 4 5 6 7 -\nend 1 1\n", "both numbers or both '-'" },
-		{ "snapshot 5\nport a e0 5 1 2 3 4 5 6 7 x\nend 1 1\n", "bad backlog packets 'x'" },
-		{ "snapshot 100000000000\nport a e0 5 1 2 3 4 5 6 - -\nend 1 1\n",
-		  "line 2: read time 5 is more than a minute from the instant" },
-		{ "snapshot 5\nport a e0 5 1 2 3 4 5 6 - -\nport a e0 5 1 2 3 4 5 6 - -\nend 1 2\n",
+		{ "", "an empty answer" },
+		{ "snapshot 5\nend 0 0\n", "line 1 column 8: '[' or '{' expected near 'snapshot'" },
+		{ "[" PORT("a", "e0", C0) "]", "not a JSON object" },
+		{ SNAP("5", "1", PORT("a", "e0", C0)) "x", "line 1 column " },
+		/* cut short */
+		{ "{\"snapshot_ns\":5,\"switches\":1,\"ports\":[" PORT("a", "e0", C0),
+		  "line 1 column " },
+		{ SNAP("\"x\"", "1", PORT("a", "e0", C0)), "snapshot_ns: not an integer" },
+		{ "{\"snapshot_ns\":5,\"switches\":1}", "ports: missing" },
+		{ "{\"snapshot_ns\":5,\"switches\":1,\"ports\":{}}", "ports: not an array" },
+		{ "{\"snapshot_ns\":5,\"switches\":1,\"ports\":[],\"extra\":1}",
+		  "unknown member 'extra'" },
+		{ "{\"snapshot_ns\":5,\"snapshot_ns\":6,\"switches\":1,\"ports\":[]}",
+		  "duplicate object key" },
+		{ SNAP("5", "1", "1"), "ports[0]: not an object" },
+		/* never a newline in the error, whatever the answer holds */
+		{ "{\"snap\\nshot\":5}", "an unknown member, its name with a control character" },
+		{ "{\"snap\nshot\":5}", "line 1 column " },
+		{ SNAP("5", "1", PORT("a", "e0", "\"read_ns\":5")),
+		  "ports[0]: switch 'a' port 'e0': rx_packets: missing" },
+		{ SNAP("5", "1", PORT("a", "e0", C0 ",\"color\":1")),
+		  "switch 'a' port 'e0': unknown member 'color'" },
+		{ SNAP("5", "1", PORT("A", "e0", C0)), "ports[0]: switch: 'A' is not a switch name" },
+		{ SNAP("5", "1", PORT("a", "e;0", C0)), "switch 'a' port 'e;0': port: 'e;0' is not" },
+		{ SNAP("5", "1", PORT("a", "averyveryverylongname", C0)), "port: too long" },
+		{ SNAP("5", "1", PORT("a", "e\\u00010", C0)), "port: a control character" },
+		{ SNAP("5", "1", PORT("a", "e0", "\"read_ns\":5,\"rx_packets\":1,\"rx_bytes\":-2")),
+		  "switch 'a' port 'e0': rx_bytes: -2 is out of range" },
+		{ SNAP("5", "1", PORT("a", "e0", "\"read_ns\":5,\"rx_packets\":1.5")),
+		  "rx_packets: not an integer" },
+		{ SNAP("5", "1", PORT("a", "e0", "\"read_ns\":5,\"rx_packets\":\"1\"")),
+		  "rx_packets: not an integer" },
+		{ SNAP("5", "1", PORT("a", "e0", "\"read_ns\":5,\"rx_packets\":9223372036854775808")),
+		  "too big integer" },
+		{ SNAP("5", "1", PORT("a", "e0", CB(",\"backlog_bytes\":7,\"backlog_packets\":null"))),
+		  "both numbers or both null" },
+		{ SNAP("5", "1", PORT("a", "e0", CB(",\"backlog_bytes\":7,\"backlog_packets\":\"x\""))),
+		  "backlog_packets: not an integer" },
+		{ SNAP("100000000000", "1", PORT("a", "e0", C0)),
+		  "read_ns: 5 is more than a minute from the instant" },
+		{ SNAP("5", "1", PORT("a", "e0", C0) "," PORT("a", "e0", C0)),
 		  "port 'e0' of switch 'a' appears twice" },
-		{ "snapshot 5\nport a e0 5 1 2 3 4 5 6 - -\nend 2 1\n",
-		  "the end line counts 2 switches and 1 ports, the output has 1 and 1" },
-		{ "snapshot 5\nport a e0 5 1 2 3 4 5 6 - -\nend 1\n", "line 3: expected 'end SWITCHES PORTS'" },
-		{ "snapshot 5\nport a e0 5 1 2 3 4 5 6 - -\nend 1 1\nport b e0 5 1 2 3 4 5 6 - -\n",
-		  "line 4: 'port' after the end line" },
-		{ "snapshot 5\nswitch a\nend 0 0\n", "line 2: unknown line 'switch'" },
-		{ "snapshot 5\nend 0 0\n", "no ports" },
+		{ SNAP("5", "2", PORT("a", "e0", C0)), "switches: 2, but the ports are of 1" },
+		{ SNAP("5", "0", ""), "no ports" },
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -142,13 +174,31 @@ static void test_parse_malformed(void **state)
 		char err[256] = "";
 
 		if (hs_snap_parse(bad[i].text, &s, err, sizeof(err)) != -1 ||
-		    !strstr(err, bad[i].err)) {
+		    !strstr(err, bad[i].err) || strchr(err, '\n')) {
 			fprintf(stderr, "case %zu: got '%s', want '%s'\n", i, err, bad[i].err);
 			fail();
 		}
 		assert_null(s.ports);
 		assert_int_equal(s.nports, 0);
 	}
+}
+
+/* an answer longer than any driver's is refused before it is read */
+static void test_parse_oversized(void **state)
+{
+	size_t n = HS_ANSWER_MAX + 2;
+	char *text = malloc(n + 1), err[256] = "";
+	struct hs_snap s;
+
+	(void)state;
+	memset(text, ' ', n);
+	text[0] = '{';
+	text[n - 1] = '}';
+	text[n] = '\0';
+	assert_int_equal(hs_snap_parse(text, &s, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "longer than 8388608 bytes"));
+	assert_null(s.ports);
+	free(text);
 }
 
 struct dbfix {
@@ -396,7 +446,7 @@ static void test_diff_idle_reset_missing(void **state)
  * joined; aPj up to cores cj0 and cj1; ports named after the peer */
 static void test_groups_fattree(void **state)
 {
-	char topo[8192], snap[16384], err[256] = "";
+	char topo[8192], snap[32768], err[256] = "";
 	size_t off = 0, so = 0;
 	unsigned nports = 0;
 
@@ -414,7 +464,7 @@ static void test_groups_fattree(void **state)
 			off += (size_t)snprintf(topo + off, sizeof(topo) - off,
 						"switch c%d%d role core mirror 10.255.2.%d\n", j, k,
 						2 * j + k + 1);
-	so += (size_t)snprintf(snap + so, sizeof(snap) - so, "snapshot %llu\n",
+	so += (size_t)snprintf(snap + so, sizeof(snap) - so, "{\"snapshot_ns\":%llu,\"ports\":[",
 			       (unsigned long long)T);
 	for (int p = 0; p < 4; p++)
 		for (int i = 0; i < 2; i++)
@@ -425,14 +475,18 @@ static void test_groups_fattree(void **state)
 				off += (size_t)snprintf(topo + off, sizeof(topo) - off,
 							"link a%d%d c%d%d c%d%d a%d%d\n", p, i, i, j, i, j,
 							p, i);
+#define ZERO "\"read_ns\":%llu,\"rx_packets\":0,\"rx_bytes\":0,\"rx_drops\":0," \
+	"\"tx_packets\":0,\"tx_bytes\":0,\"tx_drops\":0,\"backlog_bytes\":null," \
+	"\"backlog_packets\":null}"
 				so += (size_t)snprintf(snap + so, sizeof(snap) - so,
-						       "port e%d%d a%d%d %llu 0 0 0 0 0 0 - -\n"
-						       "port a%d%d c%d%d %llu 0 0 0 0 0 0 - -\n",
-						       p, i, p, j, (unsigned long long)T, p, i, i, j,
-						       (unsigned long long)T);
+						       "%s{\"switch\":\"e%d%d\",\"port\":\"a%d%d\"," ZERO
+						       ",{\"switch\":\"a%d%d\",\"port\":\"c%d%d\"," ZERO,
+						       nports ? "," : "", p, i, p, j, (unsigned long long)T,
+						       p, i, i, j, (unsigned long long)T);
+#undef ZERO
 				nports += 2;
 			}
-	snprintf(snap + so, sizeof(snap) - so, "end 16 %u\n", nports);
+	snprintf(snap + so, sizeof(snap) - so, "],\"switches\":16}");
 
 	struct hs_topo *t = hs_topo_parse(topo, "fattree", err, sizeof(err));
 	struct hs_snap a, b;
@@ -482,6 +536,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_parse_malformed),
+		cmocka_unit_test(test_parse_oversized),
 		cmocka_unit_test_setup_teardown(test_store_load, db_setup, db_teardown),
 		cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_diff_idle_reset_missing),
