@@ -26,7 +26,8 @@ run the same way, so the figures are read as ratios and not as absolutes:
   live     a burst of ERSPAN II copies sent by trafgen at its top speed into
            a veth pair in a network namespace of its own, captured on the
            other end by tcpdump -w /dev/null and by hopscope ('capture start',
-           default history, then 'set history all'), in turn: loss and CPU
+           default history, then 'set history all', each with one worker and
+           with two), in turn: loss and CPU
            seconds per million frames of each, side by side (needs root and
            trafgen; BENCH_ONLY=live runs it alone, without the input)
 
@@ -618,11 +619,13 @@ sys.stdin.read()
             self.note("live: skipped, %s" % e)
             return
         try:
-            runs = {"tcpdump": [], "default": [], "all": []}
+            runs = {"tcpdump": [], "default": [], "all": [], "default2": [], "all2": []}
             for _ in range(self.runs if os.environ.get("BENCH_RUNS") else 1):
                 runs["tcpdump"].append(live.tcpdump())
                 runs["default"].append(live.hopscope("default"))
                 runs["all"].append(live.hopscope("all"))
+                runs["default2"].append(live.hopscope("default", 2))
+                runs["all2"].append(live.hopscope("all", 2))
         except RuntimeError as e:
             self.note("live: %s" % e)
         finally:
@@ -642,7 +645,9 @@ sys.stdin.read()
         td = med["tcpdump"]
         for name, label in (("tcpdump", "tcpdump -w /dev/null"),
                             ("default", "hopscope, default history"),
-                            ("all", "hopscope, 'set history all'")):
+                            ("all", "hopscope, 'set history all'"),
+                            ("default2", "hopscope, default history, 2 workers"),
+                            ("all2", "hopscope, 'set history all', 2 workers")):
             m = med[name]
             if m is None:
                 self.add("live.%s.loss_pct" % name, "%s: failed" % label, None, "%")
@@ -794,14 +799,15 @@ class Live:
         return {"read": read, "lost": self.n - read, "cpu": cpu, "kpps": kpps,
                 "error": None}
 
-    def hopscope(self, policy):
-        db = os.path.join(self.b.tmp, "live-%s.db" % policy)
+    def hopscope(self, policy, workers=1):
+        db = os.path.join(self.b.tmp, "live-%s-%d.db" % (policy, workers))
         for suffix in ("", "-wal", "-shm"):
             if os.path.exists(db + suffix):
                 os.unlink(db + suffix)
         p = self.start([self.b.prog("hopscope"), "--db", db], stdin=subprocess.PIPE,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        p.stdin.write("set history %s\ncapture start rxa\ncapture status\n" % policy)
+        p.stdin.write("set history %s\ncapture start rxa workers %d\ncapture status\n" %
+                      (policy, workers))
         p.stdin.flush()
         while True:     # until the capture runs
             line = p.stdout.readline()
