@@ -239,6 +239,8 @@ static int cmp_u32(const void *a, const void *b)
  * go to two workers: there is none */
 static void assert_apart(struct tally *t, const char *what)
 {
+	if (!t->nr || !t->nu)
+		return;
 	qsort(t->read_h, t->nr, sizeof(uint32_t), cmp_u32);
 	for (size_t i = 0; i < t->nu; i++)
 		if (bsearch(&t->unread_h[i], t->read_h, t->nr, sizeof(uint32_t), cmp_u32))
