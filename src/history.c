@@ -317,14 +317,8 @@ struct sq_paths *sq_paths_open(struct sq_store *st, const struct hs_topo *topo)
 
 	p->base.engine = HS_ENGINE_SQLITE;
 	p->topo = topo;
-	if (sqlite3_prepare_v2(sq_db(st),
-		"SELECT h.switch FROM probe_hops h"
-		" JOIN (SELECT probe_id FROM probes WHERE kind = 'traceroute' AND src = ?1"
-		"       AND dst = ?2 AND proto = ?3 AND sport = ?4 AND dport = ?5"
-		"       ORDER BY sent DESC LIMIT 1) p ON h.probe_id = p.probe_id"
-		" WHERE h.idx = (SELECT max(idx) FROM probe_hops g"
-		"                WHERE g.probe_id = h.probe_id AND g.seq = h.seq)"
-		" ORDER BY h.seq", -1, &p->q, NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v2(sq_db(st), SQL_TRACEROUTE_PATH("?1", "?2", "?3", "?4", "?5"), -1,
+			       &p->q, NULL) != SQLITE_OK) {
 		sqlite3_finalize(p->q);
 		free(p);
 		return NULL;

@@ -63,4 +63,16 @@ static const char q_hops[] =
 	" AND (" p1 " = 0 OR session = " p1 ")" \
 	" ORDER BY session = " p3 " DESC, session DESC LIMIT 1"
 
+/* 007's fallback path of a flow (src, dst, proto, sport, dport): the
+ * switch that last saw each TTL of its newest stored traceroute, in TTL
+ * order */
+#define SQL_TRACEROUTE_PATH(src, dst, proto, sport, dport) \
+	"SELECT h.switch FROM probe_hops h" \
+	" JOIN (SELECT probe_id FROM probes WHERE kind = 'traceroute' AND src = " src \
+	"       AND dst = " dst " AND proto = " proto " AND sport = " sport \
+	"       AND dport = " dport " ORDER BY sent DESC LIMIT 1) p ON h.probe_id = p.probe_id" \
+	" WHERE h.idx = (SELECT max(idx) FROM probe_hops g" \
+	"                WHERE g.probe_id = h.probe_id AND g.seq = h.seq)" \
+	" ORDER BY h.seq"
+
 #endif

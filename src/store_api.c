@@ -169,21 +169,26 @@ int hs_store_blame(struct hs_store *st, const struct hs_blame *b, const struct h
 			 : sq_blame(SQ(st), b, topo, err, errlen);
 }
 
-/* PostgreSQL keeps no traceroute paths yet: 007 falls back as with none */
 struct hs_store_paths *hs_store_paths_open(struct hs_store *st, const struct hs_topo *topo)
 {
-	return IS_PG(st) ? NULL : (struct hs_store_paths *)sq_paths_open(SQ(st), topo);
+	return IS_PG(st) ? pg_paths_open(PG(st), topo)
+			 : (struct hs_store_paths *)sq_paths_open(SQ(st), topo);
 }
 
 int hs_store_traceroute_path(struct hs_store_paths *p, const struct hs_flowkey *k, int *sw,
 			     int max)
 {
-	return p ? sq_traceroute_path((struct sq_paths *)p, k, sw, max) : 0;
+	if (!p)
+		return 0;
+	return IS_PG(p) ? pg_traceroute_path(p, k, sw, max)
+			: sq_traceroute_path((struct sq_paths *)p, k, sw, max);
 }
 
 void hs_store_paths_close(struct hs_store_paths *p)
 {
-	if (p)
+	if (p && IS_PG(p))
+		pg_paths_close(p);
+	else if (p)
 		sq_paths_close((struct sq_paths *)p);
 }
 

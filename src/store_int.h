@@ -173,6 +173,9 @@ int pg_probe(struct pg_store *st, const struct hs_store_probe *run, unsigned n,
 	     char *err, size_t errlen);
 int pg_blame(struct pg_store *st, const struct hs_blame *b, const struct hs_topo *topo,
 	     char *err, size_t errlen);
+struct hs_store_paths *pg_paths_open(struct pg_store *st, const struct hs_topo *topo);
+int pg_traceroute_path(struct hs_store_paths *p, const struct hs_flowkey *k, int *sw, int max);
+void pg_paths_close(struct hs_store_paths *p);
 int pg_snapshot(struct pg_store *st, struct hs_snap *s, char *err, size_t errlen);
 int pg_snapshot_load(struct pg_store *st, int64_t id, bool ports, struct hs_snap *s,
 		     char *err, size_t errlen);

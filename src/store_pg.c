@@ -15,7 +15,8 @@
  * PG_HOLD_MAX bytes, and sent when it answers again (a reconnection is
  * tried at most once a second); past that they are dropped and counted
  * lost. Every value from the user or the wire goes as a parameter or
- * through COPY, never spliced into SQL.
+ * through COPY, never spliced into SQL. Probe runs, 007's votes and
+ * snapshots, written seldom, go a statement a row in a transaction.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -26,7 +27,9 @@
 #include <string.h>
 #include <libpq-fe.h>
 
+#include "analyze.h"
 #include "interrupt.h"
+#include "snapshot.h"
 #include "store_int.h"
 
 #define PG_SCHEMA 11
@@ -1121,42 +1124,287 @@ int pg_event(struct pg_store *st, int64_t session, uint64_t ts_ns, int64_t alert
 	return r ? 0 : -1;
 }
 
-/* what the PostgreSQL history does not keep yet: said, never silently dropped */
-static int not_yet(struct pg_store *st, char *err, size_t errlen, const char *what)
+/* a statement of a transaction: 0, or -1 with the transaction rolled back */
+static int step(struct pg_store *st, const char *what, const char *sql, int n,
+		const char *const *vals)
 {
-	set_err(st, "%s are not kept in a PostgreSQL history yet ('%s'); a SQLite history "
-		"(--db FILE) keeps them", what, st->name);
-	return hs_errf(err, errlen, "%s", st->errmsg);
+	PGresult *r = exec_params(st, what, sql, n, vals);
+
+	if (!r) {
+		rollback(st);
+		return -1;
+	}
+	PQclear(r);
+	return 0;
 }
 
 int pg_probe(struct pg_store *st, const struct hs_store_probe *run_, unsigned n,
 	     void (*pkt)(void *arg, unsigned i, struct hs_store_probe_pkt *p), void *arg,
 	     char *err, size_t errlen)
 {
-	return not_yet(st, err, errlen, "probe runs");
+	static const char what[] = "cannot write to";
+	struct hs_store_probe_pkt *p = hs_xcalloc(1, sizeof(*p));
+	char a1[HS_ADDRSTRLEN], a2[HS_ADDRSTRLEN], ab[HS_ADDRSTRLEN];
+	char b[12][24];
+
+	hs_addr_str(&run_->src, a1, sizeof(a1));
+	hs_addr_str(&run_->dst, a2, sizeof(a2));
+	if (exec_ok(st, what, "BEGIN") < 0)
+		goto fail;
+	for (unsigned i = 0; i < n; i++) {
+		memset(p, 0, sizeof(*p));
+		pkt(arg, i, p);
+		const char *pv[] = {
+			I64(b[0], run_->probe_id), I64(b[1], p->seq),
+			run_->session > 0 ? I64(b[2], run_->session) : NULL, run_->kind, run_->spec,
+			a1, a2, I64(b[3], run_->proto), I64(b[4], p->sport), I64(b[5], run_->dport),
+			I64(b[6], p->ttl), U64(b[7], p->sent_ns), p->outcome,
+			p->lost_after[0] ? p->lost_after : NULL,
+			p->have_rtt ? U64(b[8], p->rtt_ns) : NULL,
+		};
+		/* what the history has of this packet is replaced, as SQLite's
+		 * INSERT OR REPLACE does */
+		if (step(st, what, "INSERT INTO probes(probe_id, seq, session, kind, spec, src, dst,"
+			 " proto, sport, dport, ttl, sent, outcome, lost_after, rtt)"
+			 " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
+			 " ON CONFLICT (probe_id, seq) DO UPDATE SET session = excluded.session,"
+			 " kind = excluded.kind, spec = excluded.spec, src = excluded.src,"
+			 " dst = excluded.dst, proto = excluded.proto, sport = excluded.sport,"
+			 " dport = excluded.dport, ttl = excluded.ttl, sent = excluded.sent,"
+			 " outcome = excluded.outcome, lost_after = excluded.lost_after,"
+			 " rtt = excluded.rtt", 15, pv) < 0)
+			goto fail;
+		for (int k = 0; k < p->nhops && k < HS_TRACE_MAX_HOPS; k++) {
+			const struct hs_store_probe_hop *h = &p->hops[k];
+			const char *hv[] = {
+				b[0], b[1], I64(b[9], k), h->sw, hs_addr_str(&h->addr, ab, sizeof(ab)),
+				U64(b[10], h->ts_ns), h->hw_ns ? U64(b[11], h->hw_ns) : NULL,
+				I64(b[6], h->ttl),
+			};
+			if (step(st, what, "INSERT INTO probe_hops(probe_id, seq, idx, switch, addr,"
+				 " ts, hw_ts, ttl) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
+				 " ON CONFLICT (probe_id, seq, idx) DO UPDATE SET switch = excluded.switch,"
+				 " addr = excluded.addr, ts = excluded.ts, hw_ts = excluded.hw_ts,"
+				 " ttl = excluded.ttl", 8, hv) < 0)
+				goto fail;
+		}
+	}
+	if (exec_ok(st, what, "COMMIT") < 0)
+		goto fail;
+	free(p);
+	return 0;
+fail:
+	rollback(st);
+	free(p);
+	return hs_errf(err, errlen, "%s", st->errmsg);
 }
 
-int pg_blame(struct pg_store *st, const struct hs_blame *b, const struct hs_topo *topo,
+static const char *swname(const struct hs_topo *topo, int sw)
+{
+	return sw >= 0 && sw < topo->nsw ? topo->sw[sw].name : "?";
+}
+
+int pg_blame(struct pg_store *st, const struct hs_blame *bl, const struct hs_topo *topo,
 	     char *err, size_t errlen)
 {
-	return not_yet(st, err, errlen, "007's votes");
+	static const char what[] = "cannot write to";
+	char b[3][32];
+
+	pg_commit(st);
+	if (exec_ok(st, what, "BEGIN") < 0)
+		return hs_errf(err, errlen, "%s", st->errmsg);
+	for (size_t e = 0; e < bl->nepochs; e++) {
+		const struct hs_blame_epoch *ep = &bl->epochs[e];
+		const char *dv[] = { U64(b[0], ep->start) };
+
+		if (step(st, what, "DELETE FROM blame WHERE epoch_start = $1", 1, dv) < 0)
+			return hs_errf(err, errlen, "%s", st->errmsg);
+		for (size_t i = 0; i < ep->nlinks; i++) {
+			const struct hs_blame_link *l = &bl->links[ep->link_off + i];
+			if (!l->reported)
+				continue;
+			snprintf(b[1], sizeof(b[1]), "%.17g", l->votes);
+			const char *iv[] = { b[0], swname(topo, l->a), swname(topo, l->b), b[1],
+					     I64(b[2], l->flows) };
+			if (step(st, what, "INSERT INTO blame(epoch_start, a, b, votes, flows)"
+				 " VALUES ($1, $2, $3, $4, $5)", 5, iv) < 0)
+				return hs_errf(err, errlen, "%s", st->errmsg);
+		}
+	}
+	if (exec_ok(st, what, "COMMIT") < 0) {
+		rollback(st);
+		return hs_errf(err, errlen, "%s", st->errmsg);
+	}
+	return 0;
 }
+
+/* 007's fallback paths: the query of history.c's, asked once a flow */
+struct pg_paths {
+	struct hs_store_paths base;	/* first: the handle callers hold */
+	struct pg_store *st;
+	const struct hs_topo *topo;
+};
+
+struct hs_store_paths *pg_paths_open(struct pg_store *st, const struct hs_topo *topo)
+{
+	struct pg_paths *p = hs_xcalloc(1, sizeof(*p));
+
+	p->base.engine = HS_ENGINE_PG;
+	p->st = st;
+	p->topo = topo;
+	return &p->base;
+}
+
+int pg_traceroute_path(struct hs_store_paths *h, const struct hs_flowkey *k, int *sw, int max)
+{
+	struct pg_paths *p = (struct pg_paths *)h;
+	char s[HS_ADDRSTRLEN], d[HS_ADDRSTRLEN], b[3][24];
+	const char *vals[] = { hs_addr_str(&k->src, s, sizeof(s)), hs_addr_str(&k->dst, d, sizeof(d)),
+			       I64(b[0], k->proto), I64(b[1], k->sport), I64(b[2], k->dport) };
+	PGresult *r = exec_params(p->st, "cannot read", SQL_TRACEROUTE_PATH("$1", "$2", "$3", "$4",
+									 "$5"), 5, vals);
+	int n = 0;
+
+	if (!r)
+		return 0;
+	for (int i = 0; i < PQntuples(r) && n < max; i++) {
+		int x = PQgetisnull(r, i, 0) ? -1 : hs_topo_switch_by_name(p->topo, PQgetvalue(r, i, 0));
+		if (x >= 0 && (n == 0 || sw[n - 1] != x))
+			sw[n++] = x;
+	}
+	PQclear(r);
+	return n;
+}
+
+void pg_paths_close(struct hs_store_paths *p)
+{
+	free(p);
+}
+
+/* ---- snapshots ---------------------------------------------------------------------- */
 
 int pg_snapshot(struct pg_store *st, struct hs_snap *s, char *err, size_t errlen)
 {
-	return not_yet(st, err, errlen, "snapshots");
+	static const char what[] = "cannot store the snapshot in";
+	char b[12][24];
+	const char *hv[] = { U64(b[0], s->taken_ns), U64(b[1], s->target_ns), U64(b[2], s->spread_ns),
+			     I64(b[3], s->nswitches), U64(b[4], s->nports),
+			     s->session > 0 ? I64(b[5], s->session) : NULL };
+	PGresult *r;
+	int64_t id;
+
+	if (exec_ok(st, what, "BEGIN") < 0)
+		return hs_errf(err, errlen, "%s", st->errmsg);
+	r = exec_params(st, what, "INSERT INTO snapshots(taken, target, spread, switches, ports,"
+			" session) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id", 6, hv);
+	if (!r) {
+		rollback(st);
+		return hs_errf(err, errlen, "%s", st->errmsg);
+	}
+	id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+	PQclear(r);
+	I64(b[0], id);
+	for (size_t i = 0; i < s->nports; i++) {
+		const struct hs_snap_port *p = &s->ports[i];
+		const char *pv[12] = { b[0], p->sw, p->port, U64(b[1], p->read_ns) };
+
+		for (int k = 0; k < HS_SNAP__NCOUNTERS; k++)
+			pv[4 + k] = U64(b[2 + k], p->c[k]);
+		pv[10] = p->has_backlog ? U64(b[8], p->backlog_bytes) : NULL;
+		pv[11] = p->has_backlog ? U64(b[9], p->backlog_packets) : NULL;
+		if (step(st, what, "INSERT INTO snapshot_counters(snapshot, switch, port, read_ts,"
+			 " rx_packets, rx_bytes, rx_drops, tx_packets, tx_bytes, tx_drops,"
+			 " backlog_bytes, backlog_packets)"
+			 " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)", 12, pv) < 0)
+			return hs_errf(err, errlen, "%s", st->errmsg);
+	}
+	if (exec_ok(st, what, "COMMIT") < 0) {
+		rollback(st);
+		return hs_errf(err, errlen, "%s", st->errmsg);
+	}
+	s->id = id;
+	return 0;
+}
+
+static uint64_t u64_at(const PGresult *r, int row, int col)
+{
+	return strtoull(PQgetvalue(r, row, col), NULL, 10);
 }
 
 int pg_snapshot_load(struct pg_store *st, int64_t id, bool ports, struct hs_snap *s,
 		     char *err, size_t errlen)
 {
-	return not_yet(st, err, errlen, "snapshots");
+	char b[24];
+	const char *vals[] = { I64(b, id) };
+	PGresult *r;
+
+	memset(s, 0, sizeof(*s));
+	r = exec_params(st, "cannot read snapshots of", "SELECT taken, target, spread, switches,"
+			" ports, coalesce(session, 0) FROM snapshots WHERE id = $1", 1, vals);
+	if (!r)
+		return hs_errf(err, errlen, "%s", st->errmsg);
+	if (PQntuples(r) != 1) {
+		PQclear(r);
+		return 1;
+	}
+	s->id = id;
+	s->taken_ns = u64_at(r, 0, 0);
+	s->target_ns = u64_at(r, 0, 1);
+	s->spread_ns = u64_at(r, 0, 2);
+	s->nswitches = (uint32_t)u64_at(r, 0, 3);
+	s->session = (int64_t)u64_at(r, 0, 5);
+	PQclear(r);
+	if (!ports)
+		return 0;
+	/* in the driver's order, as they were stored */
+	r = exec_params(st, "cannot read snapshot counters of", "SELECT switch, port, read_ts,"
+			" rx_packets, rx_bytes, rx_drops, tx_packets, tx_bytes, tx_drops,"
+			" backlog_bytes, backlog_packets FROM snapshot_counters WHERE snapshot = $1"
+			" ORDER BY ctid", 1, vals);
+	if (!r)
+		return hs_errf(err, errlen, "%s", st->errmsg);
+	s->nports = (size_t)PQntuples(r);
+	s->ports = hs_xcalloc(s->nports ? s->nports : 1, sizeof(*s->ports));
+	for (size_t i = 0; i < s->nports; i++) {
+		struct hs_snap_port *p = &s->ports[i];
+		int row = (int)i;
+
+		snprintf(p->sw, sizeof(p->sw), "%s", PQgetvalue(r, row, 0));
+		snprintf(p->port, sizeof(p->port), "%s", PQgetvalue(r, row, 1));
+		p->read_ns = u64_at(r, row, 2);
+		for (int k = 0; k < HS_SNAP__NCOUNTERS; k++)
+			p->c[k] = u64_at(r, row, 3 + k);
+		p->has_backlog = !PQgetisnull(r, row, 9);
+		p->backlog_bytes = u64_at(r, row, 9);
+		p->backlog_packets = u64_at(r, row, 10);
+	}
+	PQclear(r);
+	return 0;
 }
 
 int pg_snapshots(struct pg_store *st, void (*each)(void *arg, const struct hs_snap *s),
 		 void *arg, char *err, size_t errlen)
 {
-	return not_yet(st, err, errlen, "snapshots");
+	PGresult *r = exec_params(st, "cannot read snapshots of", "SELECT id, taken, target,"
+				  " spread, switches, ports, coalesce(session, 0) FROM snapshots"
+				  " ORDER BY id", 0, NULL);
+
+	if (!r)
+		return hs_errf(err, errlen, "%s", st->errmsg);
+	for (int i = 0; i < PQntuples(r); i++) {
+		struct hs_snap s = {
+			.id = (int64_t)u64_at(r, i, 0),
+			.taken_ns = u64_at(r, i, 1),
+			.target_ns = u64_at(r, i, 2),
+			.spread_ns = u64_at(r, i, 3),
+			.nswitches = (uint32_t)u64_at(r, i, 4),
+			.nports = (size_t)u64_at(r, i, 5),
+			.session = (int64_t)u64_at(r, i, 6),
+		};
+		each(arg, &s);
+	}
+	PQclear(r);
+	return 0;
 }
 
 /* ---- retention ------------------------------------------------------------------------ */

@@ -52,6 +52,49 @@ done
 same "the same file read again adds nothing" -r "$PCAP" --topo "$TOPO" \
 	-c "sql 'select count(*) as sessions from sessions'"
 
+# 007's votes on a fabric with a lossy link, kept by each history
+"$top_builddir/tests/tools/hs-synth" --flows 400 --seed 7 --drop-link leaf1-spine1:0.1 \
+	-w "$tmp/lossy.pcap" -t "$tmp/lossy.topo" 2>"$tmp/synth.err" ||
+	hard "hs-synth failed: $(cat "$tmp/synth.err")"
+same "blame on a lossy link" -r "$tmp/lossy.pcap" --topo "$tmp/lossy.topo" -c 'blame'
+check "blame names the lossy link" has 'spine1 - leaf1' "$tmp/pg.out"
+same "the votes kept" -c "sql 'select * from blame order by epoch_start, a, b' --json"
+check "the lossy link's votes are kept" has '"a":"spine1","b":"leaf1"' "$tmp/pg.out"
+
+# counter snapshots through a stand-in driver (HOPSCOPE_DRIVER) printing two
+# of the sample fabric, a second apart: kept, listed, shown and diffed alike
+python3 - "$tmp" <<'PY'
+import sys
+T = 1700000000 * 10**9
+ports = [(s, p) for s in ("spine1", "spine2") for p in ("leaf1", "leaf2")]
+ports += [("leaf1", "spine1"), ("leaf1", "spine2"), ("leaf1", "h1")]
+for name, dt, more in (("one", 0, 0), ("two", 10**9, 500000)):
+    out = ["snapshot %d" % (T + dt)]
+    for k, (sw, p) in enumerate(ports):
+        tx = 10**6 + (more * 2 if (sw, p) == ("leaf1", "spine1") else more)
+        out.append("port %s %s %d %d %d 0 %d %d 0 %s" % (sw, p, T + dt + 1000 * k, tx // 1000,
+                   tx, tx // 1000, tx, "3000 2" if p == "h1" else "- -"))
+    out.append("end 3 %d" % len(ports))
+    open("%s/%s" % (sys.argv[1], name), "w").write("\n".join(out) + "\n")
+PY
+printf '#!/bin/sh\ncat "$FAKE_SNAP"\n' >"$tmp/driver"
+chmod +x "$tmp/driver"
+export HOPSCOPE_DRIVER="$tmp/driver"
+for snap in one two; do
+	FAKE_SNAP=$tmp/$snap
+	export FAKE_SNAP
+	same "snapshot take ($snap)" --topo "$TOPO" -c 'snapshot take'
+done
+same "snapshot show" -c 'snapshot show 1; snapshot show 2'
+hs --db "$url" -c 'snapshot show 1 --json'
+ports=$(python3 -c 'import json, sys
+print(" ".join(c["port"] for c in json.load(open(sys.argv[1]))["counters"]))' "$tmp/out")
+check "the ports are read back, in the driver's order ($ports)" \
+	[ "$ports" = "leaf1 leaf2 leaf1 leaf2 spine1 spine2 h1" ]
+same "snapshot diff" --topo "$TOPO" -c 'snapshot diff 1 2; snapshot diff 1 2 --json'
+same "the counters kept" -c "sql 'select * from snapshot_counters order by snapshot, switch, port' --json"
+unset HOPSCOPE_DRIVER
+
 # --- read-only sql -----------------------------------------------------------------
 ntraces=$(psql -c 'select count(*) from traces')
 hs --db "$url" -c "sql 'delete from traces'"
