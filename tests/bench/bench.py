@@ -23,6 +23,10 @@ run the same way, so the figures are read as ratios and not as absolutes:
   respond  time from 'capture status' typed at the prompt to its answer
            while the file is replayed at full speed (respond.py)
   sim007   the 007 blame simulator table (see section_sim007)
+  pg       the capture into a history on PostgreSQL (a server of the
+           bench's own, share/lab/hs-pgserver) and into SQLite, default
+           history then 'set history all', in turn: the rate of each and
+           PostgreSQL's over SQLite's
   live     a burst of ERSPAN II copies sent by trafgen at its top speed into
            a veth pair in a network namespace of its own, captured on the
            other end by tcpdump -w /dev/null and by hopscope ('capture start',
@@ -438,6 +442,60 @@ sys.stdin.read()
         if worst[0] > 0.15:
             self.note("runs of %s varied by %.0f%% (machine busy?)" % (worst[1], worst[0] * 100))
 
+    def section_pg(self):
+        """the same capture into PostgreSQL and into SQLite, in turn; each run
+        starts from an empty history (the same file read again adds
+        nothing). The server runs beside hopscope, not pinned: its CPU is
+        not in hopscope's, the wall time is the figure."""
+        F = self.frames
+        pgs = os.path.join(self.src, "share", "lab", "hs-pgserver")
+        d = tempfile.mkdtemp(prefix="hs-bench-pg.")
+        p = subprocess.run([pgs, "start", d], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+        if p.returncode != 0:
+            self.note("no PostgreSQL server for the bench: %s" % p.stderr.strip()[-300:])
+            shutil.rmtree(d, ignore_errors=True)
+            return
+        url = p.stdout.strip()
+        try:
+            print("  %-44s %12s %-6s %-14s %-4s %s" % ("", "copies/s", "", "target", "", "change"))
+            jobs = []
+            for policy in ("default", "all"):
+                db = os.path.join(self.tmp, "pg-lite-%s.db" % policy)
+
+                def fresh_lite(db=db):
+                    for sfx in ("", "-wal", "-shm"):
+                        if os.path.exists(db + sfx):
+                            os.unlink(db + sfx)
+
+                def fresh_pg():
+                    subprocess.check_call([pgs, "psql", d, "-q", "-c", "SET client_min_messages = warning",
+                                           "-c", "DROP SCHEMA public CASCADE",
+                                           "-c", "CREATE SCHEMA public"],
+                                          stdout=subprocess.DEVNULL)
+                jobs.append(("sqlite %s" % policy, self.hopscope_argv(policy, db), fresh_lite,
+                             None))
+                jobs.append(("pg %s" % policy, self.hopscope_argv(policy, url), fresh_pg, None))
+            runs = self.median_runs(jobs)
+            for policy in ("default", "all"):
+                lite, pg = runs["sqlite %s" % policy], runs["pg %s" % policy]
+                key = "pg.%s" % policy
+                self.add(key + ".sqlite.pps", "hopscope > SQLite, history %s" % policy,
+                         F / lite["wall"] if lite else None, "pps")
+                self.add(key + ".pg.pps", "hopscope > PostgreSQL, history %s" % policy,
+                         F / pg["wall"] if pg else None, "pps")
+                if lite and pg:
+                    v = statistics.median(w_l / w for w, w_l in zip(pg["walls"], lite["walls"]))
+                    self.add(key + ".vs_sqlite", "  PostgreSQL's rate over SQLite's", v, "x",
+                             ">= 0.5", v >= 0.5)
+                    st = parse_status(pg["out"])
+                    if st.get("packets") != F:
+                        self.note("hopscope > PostgreSQL (history %s) read %s frames of %d" %
+                                  (policy, st.get("packets"), F))
+        finally:
+            subprocess.call([pgs, "stop", d])
+            shutil.rmtree(d, ignore_errors=True)
+
     def section_workers(self):
         """The file read with one worker and with two, on every core (not
         pinned), history off: the rate of each and their ratio, the median
@@ -678,6 +736,8 @@ sys.stdin.read()
         ("memory", "memory, through the tracer and flow table APIs", section_memory),
         ("respond", "prompt: 'capture status' typed to answer while a file is replayed",
          section_respond),
+        ("pg", "ingest into PostgreSQL and into SQLite, one core (median of %(runs)d runs)",
+         section_pg),
         ("sim007", "007: blame of lossy links", section_sim007),
         ("live", "live capture: a burst into a veth, tcpdump and hopscope in turn",
          section_live),
