@@ -64,18 +64,21 @@ check "the lossy link's votes are kept" has '"a":"spine1","b":"leaf1"' "$tmp/pg.
 # counter snapshots through a stand-in driver (HOPSCOPE_DRIVER) printing two
 # of the sample fabric, a second apart: kept, listed, shown and diffed alike
 python3 - "$tmp" <<'PY'
-import sys
+import json, sys
 T = 1700000000 * 10**9
 ports = [(s, p) for s in ("spine1", "spine2") for p in ("leaf1", "leaf2")]
 ports += [("leaf1", "spine1"), ("leaf1", "spine2"), ("leaf1", "h1")]
 for name, dt, more in (("one", 0, 0), ("two", 10**9, 500000)):
-    out = ["snapshot %d" % (T + dt)]
+    out = []
     for k, (sw, p) in enumerate(ports):
         tx = 10**6 + (more * 2 if (sw, p) == ("leaf1", "spine1") else more)
-        out.append("port %s %s %d %d %d 0 %d %d 0 %s" % (sw, p, T + dt + 1000 * k, tx // 1000,
-                   tx, tx // 1000, tx, "3000 2" if p == "h1" else "- -"))
-    out.append("end 3 %d" % len(ports))
-    open("%s/%s" % (sys.argv[1], name), "w").write("\n".join(out) + "\n")
+        out.append({"switch": sw, "port": p, "read_ns": T + dt + 1000 * k,
+                    "rx_packets": tx // 1000, "rx_bytes": tx, "rx_drops": 0,
+                    "tx_packets": tx // 1000, "tx_bytes": tx, "tx_drops": 0,
+                    "backlog_bytes": 3000 if p == "h1" else None,
+                    "backlog_packets": 2 if p == "h1" else None})
+    doc = {"snapshot_ns": T + dt, "switches": 3, "ports": out}
+    open("%s/%s" % (sys.argv[1], name), "w").write(json.dumps(doc) + "\n")
 PY
 printf '#!/bin/sh\ncat "$FAKE_SNAP"\n' >"$tmp/driver"
 chmod +x "$tmp/driver"
