@@ -508,7 +508,9 @@ static void close_slot(struct hs_tracer *tr, uint32_t slot, uint8_t extra_flags)
 		h->addr = m->addr;
 		h->session = m->session;
 		h->ts_ns = ot->first_ns + oh->dts;
-		h->hw_ns = (ot->hw_mask >> i) & 1 ? widen_hw(m->hw_last, oh->hw_lo) : 0;
+		/* a switch time is widened by its own source's clock: a copy
+		 * from a source not kept (msrc 0) has none */
+		h->hw_ns = (ot->hw_mask >> i) & 1 && oh->src ? widen_hw(m->hw_last, oh->hw_lo) : 0;
 		h->ttl = oh->ttl;
 		h->tos = oh->tos;
 		if (i > 0 && hop_cmp(h, h - 1) < 0)
@@ -791,8 +793,10 @@ void hs_tracer_add_prepared(struct hs_tracer *tr, const struct hs_pkt *p, uint8_
 		/* A second copy from the same place with the same TTL is a
 		 * duplicate. The earlier switch timestamp of the two is the
 		 * packet's arrival: a switch that decapsulates an IP-in-IP probe
-		 * mirrors it again as it forwards the inner packet, later. */
-		for (unsigned k = 0; k < ot->nhops; k++) {
+		 * mirrors it again as it forwards the inner packet, later. The
+		 * copies of sources not kept (msrc 0) cannot be told apart, so
+		 * none is the duplicate of another. */
+		for (unsigned k = 0; msrc && k < ot->nhops; k++) {
 			struct ohop *oh = hop_at(tr, ot, k);
 			if (oh->src == msrc && oh->ttl == p->ttl) {
 				tr->st.duplicates++;
@@ -964,8 +968,14 @@ static void classify(struct hs_trace *t, const struct hs_topo *topo, int leaf)
 	t->last_sw = topo ? last->sw : -1;
 	/* The same switch twice, at a lower TTL the second time, is a loop
 	 * with or without a topology: by topology switch, else by mirror
-	 * address. Hops are in TTL order, so a later hop's TTL is never higher. */
+	 * address. Hops are in TTL order, so a later hop's TTL is never higher.
+	 * A hop with no address is a copy from a mirror source the tracer
+	 * could not keep (its table full): it is no switch in particular, so
+	 * it repeats none, and as the last hop it says neither where the
+	 * packet died nor that it arrived. */
 	for (unsigned i = 0; i < t->nhops; i++) {
+		if (t->hops[i].addr.af == 0)
+			continue;
 		for (unsigned j = i + 1; j < t->nhops; j++) {
 			const struct hs_hop *a = &t->hops[i], *b = &t->hops[j];
 			bool same = topo && a->sw >= 0 ? a->sw == b->sw
@@ -976,7 +986,7 @@ static void classify(struct hs_trace *t, const struct hs_topo *topo, int leaf)
 			}
 		}
 	}
-	if (!topo || leaf < 0) {
+	if (!topo || leaf < 0 || last->addr.af == 0) {
 		t->outcome = HS_OUT_UNKNOWN;
 		return;
 	}

@@ -105,6 +105,20 @@ check "full source table: status says so" has \
 hs --db "$tmp/src.db" -r "$PCAP" --again -c 'capture status'
 check "a source table with room: every source kept, nothing said" \
 	sh -c "grep -q '^sources        [0-9]*\$' '$tmp/out'"
+# a copy from a source not kept names no switch: it makes no trace looped
+# (nor delivered or dropped) that is not
+looped() { # looped DB [ENV]: the looped traces of the sample, by packet
+	env $2 "$HS" --db "$tmp/$1" -r "$PCAP" --topo "$TOPO" --json \
+		-c 'traces outcome looped limit 100000' </dev/null >"$tmp/$1.json" 2>"$tmp/err"
+}
+looped room.db "" && looped full.db HOPSCOPE_TEST_SOURCES_MAX=2
+check "full source table: no trace called looped that is not" python3 -c 'import json, sys
+def pkts(f):
+    return {(t["src"], t["dst"], t.get("sport"), t.get("dport"), t["ip_id"], t["ts_ns"])
+            for t in json.load(open(f))["traces"]}
+room, full = pkts(sys.argv[1]), pkts(sys.argv[2])
+print("# looped: %d with room, %d with the table full, %d not looped" % (len(room), len(full), len(full - room)))
+sys.exit(not (room and full and full <= room))' "$tmp/room.db.json" "$tmp/full.db.json"
 
 hs --db "$db" --json -c 'history sessions; history traces limit 1'
 check "history reads the session back" has '"source"' "$tmp/out"

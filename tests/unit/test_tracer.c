@@ -925,6 +925,88 @@ static void test_many_mirror_sources(void **state)
 	hs_tracer_free(tr);
 }
 
+/* Mirror sources beyond the table (max_sources) are not told apart: their
+ * copies are hops with no switch and no address. Such a hop says nothing of
+ * where the packet was: never a loop with another, never the last switch of
+ * a delivered or dropped packet, never a switch timestamp widened from
+ * another source's clock, never a duplicate of another untracked copy */
+static void test_full_source_table(void **state)
+{
+	struct hs_topo *tp = topo();
+	struct sink s;
+	struct hs_tracer_cfg cfg = {
+		.timeout_ns = 1 * MS, .max_open = 64, .ring = 64, .max_sources = 2,
+		.topo = tp, .on_close = on_close, .arg = &s,
+	};
+	struct hs_tracer *tr;
+	const char *a = "10.1.1.10", *b = "10.1.2.10";
+	uint64_t ts = T0;
+
+	memset(&s, 0, sizeof(s));
+	tr = hs_tracer_new(&cfg);
+	/* 0: leaf1 and spine1 fill the table; spine2 and leaf2 are beyond it */
+	add(tr, tcp(a, b, 9, 1, LEAF1, 64, ts));
+	add(tr, tcp(a, b, 9, 1, SPINE1, 63, ts + 1 * US));
+	ts += 2 * MS;
+	/* 1: leaf1 > spine2 > leaf2, the last two untracked, with switch times */
+	for (int i = 0, sw[] = { LEAF1, SPINE2, LEAF2 }; i < 3; i++) {
+		struct hs_pkt p = tcp(a, b, 1, 1, sw[i], (uint8_t)(64 - i), ts + (uint64_t)i * US);
+		p.have |= HS_HAVE_HWTS | HS_HAVE_HWNS;
+		p.hw_ns = 5000000000ULL + (uint64_t)i * 1000;
+		add(tr, p);
+	}
+	/* 2: a true loop among the kept sources: leaf1 > spine1 > leaf2 > spine1 */
+	ts += 2 * MS;
+	add(tr, tcp(a, b, 2, 1, LEAF1, 64, ts));
+	add(tr, tcp(a, b, 2, 1, SPINE1, 63, ts + 1 * US));
+	add(tr, tcp(a, b, 2, 1, LEAF2, 62, ts + 2 * US));
+	add(tr, tcp(a, b, 2, 1, SPINE1, 61, ts + 3 * US));
+	/* 3: delivered, an untracked hop on the way: leaf2 > spine1 > leaf1 */
+	ts += 2 * MS;
+	add(tr, tcp(b, a, 3, 1, LEAF2, 64, ts));
+	add(tr, tcp(b, a, 3, 1, SPINE1, 63, ts + 1 * US));
+	add(tr, tcp(b, a, 3, 1, LEAF1, 62, ts + 2 * US));
+	/* 4: two untracked switches at one TTL are two hops, not a duplicate */
+	ts += 2 * MS;
+	add(tr, tcp(a, b, 4, 1, LEAF1, 64, ts));
+	add(tr, tcp(a, b, 4, 1, SPINE2, 63, ts + 1 * US));
+	add(tr, tcp(a, b, 4, 1, LEAF2, 63, ts + 2 * US));
+	hs_tracer_close_all(tr);
+
+	struct hs_tracer_stats st;
+	hs_tracer_get_stats(tr, &st);
+	assert_int_equal(st.sources, 2);
+	assert_int_equal(st.sources_full, 6);
+	assert_int_equal(st.duplicates, 0);
+	assert_int_equal(st.by_outcome[HS_OUT_LOOPED], 1);
+	assert_int_equal(s.n, 5);
+	assert_int_equal(s.t[0].outcome, HS_OUT_DROPPED);
+
+	assert_int_equal(s.t[1].nhops, 3);
+	assert_int_equal(s.t[1].outcome, HS_OUT_UNKNOWN);
+	assert_int_equal(s.t[1].last_sw, -1);
+	assert_int_equal(s.t[1].hops[0].sw, LEAF1);
+	assert_int_equal(s.t[1].hops[0].hw_ns, 5000000000ULL);
+	for (int i = 1; i < 3; i++) {
+		assert_int_equal(s.t[1].hops[i].sw, -1);
+		assert_int_equal(s.t[1].hops[i].addr.af, 0);
+		assert_int_equal(s.t[1].hops[i].hw_ns, 0);
+	}
+	assert_int_equal(s.t[2].outcome, HS_OUT_LOOPED);
+	assert_int_equal(s.t[3].outcome, HS_OUT_DELIVERED);
+	assert_int_equal(s.t[3].last_sw, LEAF1);
+	assert_int_equal(s.t[4].nhops, 3);
+	assert_int_equal(s.t[4].outcome, HS_OUT_UNKNOWN);
+
+	/* the same, judged again (a trace read back, a topology loaded later) */
+	hs_trace_classify(&s.t[1], tp);
+	assert_int_equal(s.t[1].outcome, HS_OUT_UNKNOWN);
+	hs_trace_classify(&s.t[1], NULL);
+	assert_int_equal(s.t[1].outcome, HS_OUT_UNKNOWN);
+	hs_tracer_free(tr);
+	hs_topo_free(tp);
+}
+
 /* As a trace closes, on_soon names the flows of the next two to close:
  * the second in line (soon false), then the next (soon true), before
  * on_close sees the one closing */
@@ -1153,6 +1235,7 @@ int main(void)
 		cmocka_unit_test(test_switch_times),
 		cmocka_unit_test(test_stress),
 		cmocka_unit_test(test_many_mirror_sources),
+		cmocka_unit_test(test_full_source_table),
 		cmocka_unit_test(test_on_soon),
 		cmocka_unit_test(test_soon_hash_follows_slot),
 		cmocka_unit_test(test_prepared_trace_gone),
