@@ -825,8 +825,13 @@ int hs_probe_verb_run(struct hs_ctx *ctx, struct hs_probe_spec *s, const char *w
 		return out_err(&ctx->out, "%s", err);
 	if (!hs_capture_running(ctx)) {
 		if (ctx->topo && ctx->topo->analyzer_iface[0]) {
-			if (hs_capture_start(ctx, ctx->topo->analyzer_iface, false, 0, 0, 1) == 0 &&
-			    ctx->interactive)
+			/* the probe's copies come back only through it: a capture
+			 * that cannot start (it said why) fails the verb, unsent */
+			if (hs_capture_start(ctx, ctx->topo->analyzer_iface, false, 0, 0, 1) < 0) {
+				hs_probe_close(r);
+				return HS_CMD_FAIL;
+			}
+			if (ctx->interactive)
 				out_text(&ctx->out, "capturing on '%s'\n", ctx->topo->analyzer_iface);
 		} else {
 			out_warn(&ctx->out, "%s: no capture is running, so the probe's mirrored "

@@ -257,6 +257,8 @@ struct hs_probe_run *hs_probe_open(struct hs_ctx *ctx, const struct hs_probe_spe
  * as typed, kept in the history. */
 int hs_probe_start(struct hs_probe_run *r, const char *words, const struct hs_probe_cbs *cb,
 		   char *err, size_t errlen);
+/* a run opened and not started, given up: its socket closed, it freed */
+void hs_probe_close(struct hs_probe_run *r);
 /* stop the context's run now: what is still awaited is unknown, not lost */
 void hs_probe_stop(struct hs_ctx *ctx);
 

@@ -1145,6 +1145,9 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 		free(full);
 		ctx->ring_session = ctx->session;
 		if (!ctx->session) {
+			/* asked for and not had: the run fails as when a write
+			 * fails later (history_failed), the prompt does not */
+			ctx->history_failed = true;
 			c->store_warned = true;
 			hs_say_warn(ctx, "capturing without history: what would be "
 				    "stored is counted only");

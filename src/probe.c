@@ -887,6 +887,12 @@ struct hs_probe_run *hs_probe_open(struct hs_ctx *ctx, const struct hs_probe_spe
 	return r;
 }
 
+void hs_probe_close(struct hs_probe_run *r)
+{
+	libnet_destroy(r->l);
+	free(r);
+}
+
 int hs_probe_start(struct hs_probe_run *r, const char *words, const struct hs_probe_cbs *cb,
 		   char *err, size_t errlen)
 {

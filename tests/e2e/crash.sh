@@ -108,6 +108,7 @@ refused() { # NAME FILE MESSAGE: capture runs without history, the file is byte-
 	check "$name: the message names the file" has "'$file'" "$tmp/err"
 	check "$name: capture still runs" has '^packets  *6741' "$tmp/out"
 	check "$name: and counts what it could not store" has 'rows written, [1-9][0-9]* not stored' "$tmp/out"
+	check "$name: the run fails, as on a full disk (status $st)" [ "$st" -eq 1 ]
 	check "$name: no crash (status $st)" not_crashed_san
 	hs --db "$file" -c 'history sessions'
 	check "$name: history fails (status $st)" failed_cleanly

@@ -104,6 +104,36 @@ PY
 		has '^ok$' "$tmp/json.out"
 fi
 
+# --- a probe whose copies no capture can see fails, unsent ------------------------------
+# the topology's analyzer interface does not exist (and every address is on
+# loopback, should a probe be sent all the same)
+cat >"$tmp/lo.topo" <<'EOF'
+switch sw1 role leaf mirror 127.0.0.3 loopback 127.0.0.4
+subnet sw1 127.0.0.0/24
+analyzer 127.0.0.5 iface hsnone9
+EOF
+if [ "$(id -u)" -eq 0 ]; then
+	for verb in 'probe tcp > 127.0.0.2:5001 via sw1 count 1' \
+		    'traceroute 127.0.0.2 count 1 --report'; do
+		hs --db "$tmp/e.db" --topo "$tmp/lo.topo" -c "$verb"
+		check "$verb, no capture possible: fails (status $st)" [ "$st" -eq 1 ]
+		check "$verb, no capture possible: one error, naming the interface" \
+			sh -c "[ \$(wc -l <'$tmp/err') -eq 1 ] && grep -q \"^-c:1: error: cannot capture on 'hsnone9'\" '$tmp/err'"
+		check "$verb, no capture possible: no result printed" [ ! -s "$tmp/out" ]
+	done
+else
+	echo "# not root: a probe fails at its raw socket first"
+fi
+
+# --- a capture's history that cannot be had fails the run, as one that fills -----------
+printf 'not a history\n' >"$tmp/words.db"
+hs --db "$tmp/words.db" -r "$top_srcdir/share/sample/sample.pcap" -c 'capture status'
+check "a history refused at start: the capture runs" has '^packets  *6741' "$tmp/out"
+check "a history refused at start: the run fails (status $st)" [ "$st" -eq 1 ]
+hs --db "$tmp/words.db" -c "set history off; capture start $top_srcdir/share/sample/sample.pcap; sleep 0.5; capture status"
+check "no history asked for: the capture runs" has '^packets  *6741' "$tmp/out"
+check "no history asked for: the run succeeds (status $st)" [ "$st" -eq 0 ]
+
 # --- what an error echoes of a line is bounded -------------------------------------------
 awk 'BEGIN { s = "x"; for (i = 0; i < 23; i++) s = s s; print s }' >"$tmp/long.hs"
 t0=$(date +%s)
