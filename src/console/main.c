@@ -44,7 +44,7 @@ static void usage(FILE *fp)
 		"      --lab             capture from the lab fabric (hopscope-lab up)\n"
 		"      --state DIR       the lab's state directory (default " LAB_STATE_DEFAULT ")\n"
 		"      --topo FILE       load the fabric topology\n"
-		"      --db PATH         history database (default ./hopscope.db)\n"
+		"      --db PATH         history database (default $HOPSCOPE_DB, else ./hopscope.db)\n"
 		"  -Z, --user USER       started as root, run as USER once the capture and\n"
 		"                        history are open, keeping CAP_NET_RAW (default\n"
 		"                        the user who ran sudo, else nobody; -Z root\n"
@@ -318,7 +318,8 @@ int main(int argc, char **argv)
 	ctx.set.json = o.json;
 	ctx.set.trace_timeout_ns = HS_NS_PER_SEC;
 	ctx.set.policy = HS_POLICY_DEFAULT;
-	ctx.set.db_path = hs_xstrdup(o.db ? o.db : "hopscope.db");
+	const char *env_db = getenv("HOPSCOPE_DB");
+	ctx.set.db_path = hs_xstrdup(o.db ? o.db : env_db && *env_db ? env_db : "hopscope.db");
 	ctx.keep_going = o.keep_going;
 	ctx.read_again = o.again;
 	ctx.set.workers = o.workers;

@@ -2,42 +2,20 @@
 # history.sh - the capture pipeline writes the history it should, and the
 # history survives bad company: read-only sql, foreign and locked files,
 # damaged captures.
-set -u
+. "$(dirname "$0")/lib.sh"
 
-top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
-top_builddir=${top_builddir:-$top_srcdir}
-HS=$top_builddir/hopscope
 PCAP=$top_srcdir/share/sample/sample.pcap
 TOPO=$top_srcdir/share/sample/sample.topo
+for f in "$PCAP" "$TOPO"; do
+	[ -e "$f" ] || hard "missing $f"
+done
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/hs-history.XXXXXX")
-trap 'kill $lockpid 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
 lockpid=
-
-fails=0
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-check() { # check DESCRIPTION COMMAND...
-	d=$1; shift
-	if "$@"; then ok "$d"; else not_ok "$d"; fi
-}
-# run the console: stdout to $tmp/out, stderr to $tmp/err, status in $st
-hs() {
-	timeout 60 "$HS" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
-	st=$?
-}
-crashed() { [ "$st" -ge 124 ]; }	# timeout, signal, sanitizer abort
+cleanup='[ -z "$lockpid" ] || kill "$lockpid" 2>/dev/null;'
 not_crashed() { [ "$st" -lt 124 ]; }
-failed_cleanly() { [ "$st" -ne 0 ] && [ "$st" -lt 124 ]; }
-has() { grep -q -- "$1" "$2"; }
 q() { python3 -c 'import sqlite3, sys
 db = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True)
 print(db.execute(sys.argv[2]).fetchone()[0])' "$@"; }
-
-for f in "$HS" "$PCAP" "$TOPO"; do
-	[ -e "$f" ] || { echo "missing $f"; exit 99; }
-done
 
 # --- a file capture with the default policy ------------------------------
 db=$tmp/h.db
@@ -199,6 +177,23 @@ check "--db in a missing directory: the error is printed once" \
 check "--db in a missing directory: with the system's reason" \
 	has "nodir/x.db': unable to open database file (No such file or directory)" "$tmp/err"
 
+# no --db: $HOPSCOPE_DB, else ./hopscope.db (the tests keep theirs in $tmp)
+mkdir "$tmp/cwd"
+(cd "$tmp/cwd" && HOPSCOPE_DB=$tmp/env.db timeout 60 "$HS" -r "$PCAP" -c 'help quit' \
+	>"$tmp/out" 2>"$tmp/err" </dev/null)
+check "HOPSCOPE_DB names the history (status $?)" \
+	[ "$(q "$tmp/env.db" 'select count(*) from sessions')" = 1 ]
+check "HOPSCOPE_DB: nothing made in the current directory" [ -z "$(ls "$tmp/cwd")" ]
+(cd "$tmp/cwd" && HOPSCOPE_DB=$tmp/env.db timeout 60 "$HS" --db "$tmp/cwd/given.db" \
+	-r "$PCAP" -c 'help quit' >"$tmp/out" 2>"$tmp/err" </dev/null)
+check "--db before HOPSCOPE_DB" sh -c "[ -s '$tmp/cwd/given.db' ] && \
+	[ \"\$(ls '$tmp/cwd')\" = given.db ]"
+(cd "$tmp/cwd" && env -u HOPSCOPE_DB timeout 60 "$HS" -r "$PCAP" -c 'help quit' \
+	>"$tmp/out" 2>"$tmp/err" </dev/null)
+check "neither: ./hopscope.db" [ -s "$tmp/cwd/hopscope.db" ]
+check "HOPSCOPE_DB: one session in it, the first" \
+	[ "$(q "$tmp/env.db" 'select count(*) from sessions')" = 1 ]
+
 # --- a file that is not a hopscope history ----------------------------------
 printf 'not a database, just words\n' >"$tmp/notes.txt"
 cp "$tmp/notes.txt" "$tmp/notes.orig"
@@ -303,5 +298,4 @@ hs --db "$tmp/id.db" -r "$PCAP" --again --topo "$TOPO" -c "traces show 1:$no"
 check "traces show of another session's trace fails, pointing to history show" \
 	has "'history show 1:$no' reads the history" "$tmp/err"
 
-echo "1..$n"
-[ "$fails" -eq 0 ]
+finish

@@ -34,6 +34,10 @@ export HOPSCOPE_USER
 # keep the user's line history out of it
 HOPSCOPE_HISTORY=$tmp/history
 export HOPSCOPE_HISTORY
+# and each test's history its own where it names none (not ./hopscope.db,
+# which every test run in the same directory would share)
+HOPSCOPE_DB=$tmp/hopscope.db
+export HOPSCOPE_DB
 
 n=0
 fails=0

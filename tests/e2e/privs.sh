@@ -129,7 +129,7 @@ check "root, -c capture start: the history is made and given to nobody" \
 
 # a one-shot verb that does not capture leaves no history behind
 mkdir "$tmp/oneshot"
-(cd "$tmp/oneshot" && "$HS" decode "$top_srcdir/share/sample/sample.pcap" >/dev/null 2>&1)
+(cd "$tmp/oneshot" && env -u HOPSCOPE_DB "$HS" decode "$top_srcdir/share/sample/sample.pcap" >/dev/null 2>&1)
 check "root, one-shot decode: status $?, no history created" [ ! -e "$tmp/oneshot/hopscope.db" ]
 
 # --- no -Z: root becomes nobody; -Z root keeps root -------------------------------------

@@ -66,6 +66,10 @@ lab_init() {
 		hard "a fabric is already up on this machine; run 'hopscope-lab down' before the lab tests"
 	fi
 	LAB_STATE=$(mktemp -d "${TMPDIR:-/tmp}/hs-$TEST.XXXXXX")
+	# the test's own history where it names none, not a ./hopscope.db
+	# shared with every test run in the same directory
+	HOPSCOPE_DB=$LAB_STATE/hopscope.db
+	export HOPSCOPE_DB
 	trap lab_cleanup EXIT
 	trap 'exit 130' INT TERM
 }
