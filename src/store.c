@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -548,6 +549,16 @@ struct sq_store *sq_open_notice(const char *path, char *err, size_t errlen,
 	}
 	if (check_header(path, err, errlen, &exists) < 0)
 		return NULL;
+	/* the side files SQLite makes beside a new file: one that could not be
+	 * made as a history leaves none of them behind (a full disk left an
+	 * empty PATH-wal), but only those it made */
+	static const char *const side[] = { "-wal", "-shm", "-journal" };
+	bool side_made[HS_ARRAY_SIZE(side)] = { false };
+	for (size_t i = 0; !exists && i < HS_ARRAY_SIZE(side); i++) {
+		char f[PATH_MAX + 16];
+		snprintf(f, sizeof(f), "%s%s", path, side[i]);
+		side_made[i] = lstat(f, &sb) < 0 && errno == ENOENT;
+	}
 	/* a file we may not write is refused as it is, not opened half read-only */
 	if (exists && access(path, W_OK) < 0) {
 		snprintf(err, errlen, "cannot write to '%s': %s", path, strerror(errno));
@@ -670,8 +681,15 @@ struct sq_store *sq_open_notice(const char *path, char *err, size_t errlen,
 	return st;
 fail:
 	store_destroy(st);
-	if (!exists)
+	if (!exists) {
 		unlink(path);
+		for (size_t i = 0; i < HS_ARRAY_SIZE(side); i++) {
+			char f[PATH_MAX + 16];
+			snprintf(f, sizeof(f), "%s%s", path, side[i]);
+			if (side_made[i])
+				unlink(f);
+		}
+	}
 	return NULL;
 }
 

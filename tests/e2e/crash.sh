@@ -184,5 +184,14 @@ check "disk full mid-capture: every session is ended" \
 	[ "$(q "$full/h.db" 'select count(*) from sessions where ended is null')" = 0 ]
 check "disk full mid-capture: integrity_check is ok" integrity "$full/h.db"
 umount "$full"
+# a disk with no room for a new history: it is not made, and nothing of it
+# is left beside where it would have been (SQLite's -wal and -shm)
+mount -t tmpfs -o size=16k hs-crash-full "$full" || hard "cannot mount a tmpfs on '$full'"
+hs --db "$full/h.db" -r "$PCAP" -c 'help quit'
+check "no room for a history: the run fails (status $st)" [ "$st" -eq 1 ]
+check "no room for a history: the error says why" has "'$full/h.db': .*No space left on device\|'$full/h.db': database or disk is full" "$tmp/err"
+check "no room for a history: nothing left behind ($(ls "$full" | tr '\n' ' '))" \
+	[ -z "$(ls -A "$full")" ]
+umount "$full"
 cleanup=
 finish
