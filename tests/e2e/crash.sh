@@ -193,5 +193,59 @@ check "no room for a history: the error says why" has "'$full/h.db': .*No space 
 check "no room for a history: nothing left behind ($(ls "$full" | tr '\n' ' '))" \
 	[ -z "$(ls -A "$full")" ]
 umount "$full"
+# the end of a session that does not fit is written again every half second
+# and lands when room returns, while the console still runs; a console that
+# leaves first leaves its session unended (incomplete), the file sound
+if unshare -n true 2>/dev/null; then
+	mount -t tmpfs -o size=1m hs-crash-full "$full" || hard "cannot mount a tmpfs on '$full'"
+	mkfifo "$tmp/in"
+	pid=
+	cleanup='[ -z "$pid" ] || kill "$pid" 2>/dev/null; sleep 0.2;'"$cleanup"
+	wait_q() { # SQL VALUE: up to 10 s for the history to answer VALUE
+		_i=0
+		while [ "$(q "$full/h.db" "$1" 2>/dev/null)" != "$2" ] && [ $_i -lt 100 ]; do
+			sleep 0.1; _i=$((_i + 1))
+		done
+	}
+	for round in room quit; do
+		# a live capture on the loopback of a network namespace of its own:
+		# nothing to read, a session open until 'capture stop'
+		timeout 60 unshare -n sh -c 'ip link set lo up; exec "$0" "$@"' \
+			"$HS" --db "$full/h.db" <"$tmp/in" >"$tmp/out" 2>"$tmp/err" &
+		pid=$!
+		exec 3>"$tmp/in"
+		echo "capture start lo" >&3
+		wait_q 'select count(*) from sessions where ended is null' 1
+		dd if=/dev/zero of="$full/filler" bs=4k 2>/dev/null
+		echo "capture stop" >&3
+		i=0
+		while ! grep -q 'cannot write history' "$tmp/err" && [ $i -lt 100 ]; do
+			sleep 0.1; i=$((i + 1))
+		done
+		check "$round: a session's end with no room: said" has "database or disk is full" "$tmp/err"
+		sleep 0.6
+		check "$round: a session's end with no room: not written" \
+			[ "$(q "$full/h.db" 'select count(*) from sessions where ended is null')" = 1 ]
+		if [ $round = room ]; then
+			rm "$full/filler"
+			wait_q 'select count(*) from sessions where ended is null' 0
+			left=$(q "$full/h.db" 'select count(*) from sessions where ended is null')
+			check "room again: the session is ended ($left unended)" [ "$left" = 0 ]
+			check "room again: while the console still runs" kill -0 $pid
+		fi
+		echo quit >&3
+		exec 3>&-
+		wait $pid
+		st=$?
+		check "$round: the run fails (status $st)" [ "$st" -eq 1 ]
+		rm -f "$full/filler"
+		check "$round: integrity_check is ok" integrity "$full/h.db"
+	done
+	check "quit while full: its session stays unended, the first ended" \
+		[ "$(q "$full/h.db" 'select group_concat(e) from (select ended is null as e from sessions order by id)')" = "0,1" ]
+	umount "$full"
+else
+	echo "# no network namespaces: the end of a session written later is not tried"
+fi
 cleanup=
 finish
