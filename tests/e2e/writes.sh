@@ -58,6 +58,16 @@ hs --db "$db" -r "$tmp/in.pcap" -f "$tmp/rb.hs"
 check "export onto the runbook being run: refused (status $st)" [ "$st" -eq 1 ]
 check "export onto the runbook being run: says so" has "it is a runbook being run" "$tmp/err"
 check "export onto the runbook being run: it is intact" cmp -s "$tmp/rb.hs" "$tmp/rb.orig"
+# commands read from a file on standard input, by another name
+printf 'traces limit 1\nexport ndjson %s --force\n' "$tmp/stdin-also.hs" >"$tmp/stdin.hs"
+ln "$tmp/stdin.hs" "$tmp/stdin-also.hs"
+cp "$tmp/stdin.hs" "$tmp/stdin.orig"
+timeout 60 "$HS" --db "$db" -r "$tmp/in.pcap" <"$tmp/stdin.hs" >"$tmp/out" 2>"$tmp/err"
+st=$?
+check "export onto the commands on standard input: refused (status $st)" [ "$st" -eq 1 ]
+check "export onto the commands on standard input: says so" \
+	has "^stdin:2: error: export: will not write '$tmp/stdin-also.hs': it is the file on standard input" "$tmp/err"
+check "export onto the commands on standard input: it is intact" cmp -s "$tmp/stdin.hs" "$tmp/stdin.orig"
 
 # --- an existing file, a symbolic link ---------------------------------------------
 echo 'keep me' >"$tmp/old.ndjson"
