@@ -29,6 +29,8 @@ void hs_console_resume(struct hs_ctx *ctx);
 int hs_console_poll_stdin(uv_loop_t *loop, uv_poll_t *poll);
 /* open the line-history file now, to save it there after root is dropped */
 void hs_console_keep_history(void);
+/* the history when --db is not given: $HOPSCOPE_DB, else ./hopscope.db */
+const char *hs_db_default(void);
 
 /* split a line into words: blanks separate, '...' and "..." quote, # starts a
  * comment outside quotes. Returns argc or -1 (unterminated quote) with the

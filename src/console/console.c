@@ -223,6 +223,13 @@ static void history_save(void)
 	}
 }
 
+const char *hs_db_default(void)
+{
+	const char *db = getenv("HOPSCOPE_DB");
+
+	return db && *db ? db : "hopscope.db";
+}
+
 void hs_console_keep_history(void)
 {
 	int fd;

@@ -318,8 +318,7 @@ int main(int argc, char **argv)
 	ctx.set.json = o.json;
 	ctx.set.trace_timeout_ns = HS_NS_PER_SEC;
 	ctx.set.policy = HS_POLICY_DEFAULT;
-	const char *env_db = getenv("HOPSCOPE_DB");
-	ctx.set.db_path = hs_xstrdup(o.db ? o.db : env_db && *env_db ? env_db : "hopscope.db");
+	ctx.set.db_path = hs_xstrdup(o.db ? o.db : hs_db_default());
 	ctx.keep_going = o.keep_going;
 	ctx.read_again = o.again;
 	ctx.set.workers = o.workers;

@@ -971,7 +971,7 @@ static void usage(FILE *fp)
 		"  --config FILE   the configuration, a runbook (default " HS_SERVE_CONFIG ")\n"
 		"  --socket PATH   where consoles attach (default: its 'listen' line, else\n"
 		"                  $HOPSCOPE_SOCKET, else " HS_SERVE_SOCKET ")\n"
-		"  --db PATH       history database (default ./hopscope.db)\n"
+		"  --db PATH       history database (default $HOPSCOPE_DB, else ./hopscope.db)\n"
 		"  --check         check the configuration and exit\n"
 		"  -h, --help      this help\n"
 		"\n"
@@ -1044,7 +1044,7 @@ int hs_serve_main(int argc, char **argv)
 	out_init(&ctx.out, stderr, stderr, false);
 	ctx.set.trace_timeout_ns = HS_NS_PER_SEC;
 	ctx.set.policy = HS_POLICY_DEFAULT;
-	ctx.set.db_path = hs_xstrdup(db ? db : "hopscope.db");
+	ctx.set.db_path = hs_xstrdup(db ? db : hs_db_default());
 	ctx.set.no_pager = true;
 	hs_runner_init(&ctx);
 

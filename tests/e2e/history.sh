@@ -193,6 +193,20 @@ check "--db before HOPSCOPE_DB" sh -c "[ -s '$tmp/cwd/given.db' ] && \
 check "neither: ./hopscope.db" [ -s "$tmp/cwd/hopscope.db" ]
 check "HOPSCOPE_DB: one session in it, the first" \
 	[ "$(q "$tmp/env.db" 'select count(*) from sessions')" = 1 ]
+# and for the daemon
+cat >"$tmp/serve.conf" <<EOF
+capture start $PCAP
+listen unix $tmp/serve.sock mode 0600
+EOF
+(cd "$tmp/cwd" && HOPSCOPE_DB=$tmp/serve.db exec timeout 60 "$HS" serve --config "$tmp/serve.conf" \
+	>"$tmp/serve.out" 2>"$tmp/serve.log" </dev/null) &
+spid=$!
+i=0
+while ! grep -q '^info: ready' "$tmp/serve.log" && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+kill "$spid" 2>/dev/null
+wait "$spid"
+check "serve: HOPSCOPE_DB names the history" \
+	[ "$(q "$tmp/serve.db" 'select count(*) from sessions')" = 1 ]
 
 # --- a file that is not a hopscope history ----------------------------------
 printf 'not a database, just words\n' >"$tmp/notes.txt"
