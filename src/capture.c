@@ -175,8 +175,9 @@ int hs_ctx_store_read(struct hs_ctx *ctx, bool list, struct hs_store **st)
 
 	*st = NULL;
 	hs_capture_hold_store(ctx);
-	if (!store_current(ctx, path) && !hs_store_is_pg(path) && stat(path, &sb) < 0 &&
-	    errno == ENOENT) {
+	/* none there, or an empty file (SQLite would write a new history into it) */
+	if (!store_current(ctx, path) && !hs_store_is_pg(path) &&
+	    (stat(path, &sb) < 0 ? errno == ENOENT : S_ISREG(sb.st_mode) && sb.st_size == 0)) {
 		if (!list)
 			return hs_say_err(ctx, "no history at '%s' (a capture makes one; --db "
 					  "names another)", path);

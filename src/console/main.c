@@ -288,7 +288,7 @@ int main(int argc, char **argv)
 	bool batch, is_file = false;
 	const char *source = NULL;
 	struct hs_privs privs;
-	struct stat dbst;
+	struct stat dbst = { 0 };
 	bool db_existed;
 	char perr[512];
 	int rc;
@@ -410,11 +410,13 @@ int main(int argc, char **argv)
 		/* open what the user may not open: the history, the line history;
 		 * then drop root. A history is made here (and given to the user)
 		 * only for what may write it: a capture, a verb that stores, a
-		 * runbook or the prompt; a read makes none. The capture above
+		 * runbook or the prompt; a read makes none (an empty file is
+		 * none, as hs_ctx_store_read has it). The capture above
 		 * opened it already or said why not; this open is quiet, and the
 		 * verb that needs the history says why it has none. */
 		bool open = source ? ctx.store != NULL
-				   : (db_existed || hs_runner_may_store(&ctx)) &&
+				   : ((db_existed && (dbst.st_size > 0 || !S_ISREG(dbst.st_mode))) ||
+				      hs_runner_may_store(&ctx)) &&
 					     hs_ctx_store_early(&ctx);
 
 		if (open && !db_existed && !hs_store_is_pg(ctx.set.db_path))

@@ -155,6 +155,16 @@ check "mistyped --db: 'history show 1' fails (status $st)" failed_cleanly
 hs --db "$tmp/typo.db" snapshot show 1
 check "mistyped --db: 'snapshot show 1' fails (status $st)" failed_cleanly
 check "mistyped --db: no history was made" sh -c "! ls '$tmp' | grep -q typo"
+# an empty file is no history either: a read writes nothing into it or beside it
+: >"$tmp/empty.db"
+hs --db "$tmp/empty.db" -c 'history sessions'
+check "empty --db: history lists nothing (status $st)" \
+	sh -c "[ $st -eq 0 ] && grep -q \"^no history at '$tmp/empty.db'\" '$tmp/out'"
+hs --db "$tmp/empty.db" -c "sql 'select 1'"
+check "empty --db: sql fails, there is no history (status $st)" \
+	sh -c "[ $st -eq 1 ] && grep -q \"error: no history at '$tmp/empty.db'\" '$tmp/err'"
+check "empty --db: still empty, nothing beside it" \
+	sh -c "[ ! -s '$tmp/empty.db' ] && ! ls '$tmp' | grep -q 'empty.db-'"
 # a device, a FIFO, a directory: refused before SQLite opens it (it would
 # make NAME-journal beside a device, and wait on a FIFO for a writer)
 mknod "$tmp/null" c 1 3

@@ -167,6 +167,12 @@ check "root, one-shot snapshot list with a mistyped --db: lists nothing (status 
 	[ "$st" -eq 0 ]
 check "root, one-shot snapshot list with a mistyped --db: no history is made" \
 	[ ! -e "$tmp/pub/typo.db" ]
+: >"$tmp/pub/empty.db"
+hs -Z nobody --db "$tmp/pub/empty.db" -c 'history sessions'
+check "root, history sessions on an empty --db: lists nothing (status $st)" \
+	sh -c "[ $st -eq 0 ] && grep -q \"^no history at '$tmp/pub/empty.db'\" '$tmp/out'"
+check "root, history sessions on an empty --db: it stays empty, nothing beside it" \
+	sh -c "[ ! -s '$tmp/pub/empty.db' ] && ! ls '$tmp/pub' | grep -q 'empty.db-'"
 asnobody() {
 	timeout 60 setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
 		"$HS" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
