@@ -52,31 +52,25 @@ static void print_link(struct hs_ctx *ctx, const struct hs_blame *b,
 	char fl[2 * HS_ADDRSTRLEN + 32], lk[2 * HS_NAME_MAX + 4];
 	uint32_t shown = l->flows < BLAME_FLOWS_SHOWN ? l->flows : BLAME_FLOWS_SHOWN;
 
-	if (o->json) {
-		out_obj_open(o, NULL);
-		out_str(o, "a", NULL, swname(ctx->topo, l->a));
-		out_str(o, "b", NULL, swname(ctx->topo, l->b));
-		out_double(o, "votes", NULL, l->votes);
-		out_uint(o, "flows", NULL, l->flows);
-		out_double(o, "share", NULL, ep->total > 0 ? l->votes / ep->total : 0);
-		out_bool(o, "reported", NULL, l->reported);
-		out_arr_open(o, "flow_list");
-		for (uint32_t i = 0; i < shown; i++)
-			out_str(o, NULL, NULL, hs_flowkey_str(&b->flows[l->flow_off + i], fl, sizeof(fl)));
-		out_arr_close(o);
-		out_obj_close(o);
-		return;
-	}
+	out_obj_open(o, NULL);
+	out_str(o, "a", NULL, swname(ctx->topo, l->a));
+	out_str(o, "b", NULL, swname(ctx->topo, l->b));
 	snprintf(lk, sizeof(lk), "%s - %s", swname(ctx->topo, l->a), swname(ctx->topo, l->b));
-	out_text(o, "  %-22s %8.2f %5.1f%% %6" PRIu32 "%s", lk, l->votes,
-		 ep->total > 0 ? 100.0 * l->votes / ep->total : 0.0, l->flows,
-		 l->reported ? "" : "  (noise)");
+	out_text(o, "  %-22s", lk);
+	out_double(o, "votes", " %8.2f", l->votes);
+	out_share(o, "share", " %5.1f%%", ep->total > 0 ? l->votes / ep->total : 0);
+	out_uint(o, "flows", " %6" PRIu64, l->flows);
+	out_bool(o, "reported", NULL, l->reported);
+	out_text(o, "%s", l->reported ? "" : "  (noise)");
+	out_arr_open(o, "flow_list");
 	for (uint32_t i = 0; i < shown; i++)
-		out_text(o, "%s%s", i ? ", " : "  ", hs_flowkey_str(&b->flows[l->flow_off + i], fl,
-							     sizeof(fl)));
+		out_str(o, NULL, i ? ", %s" : "  %s",
+			hs_flowkey_str(&b->flows[l->flow_off + i], fl, sizeof(fl)));
+	out_arr_close(o);
 	if (l->flows > shown)
 		out_text(o, ", ...");
-	out_text(o, "\n");
+	out_obj_close(o);
+	out_nl(o);
 }
 
 /* why an epoch reports no link, in one sentence */
@@ -148,28 +142,22 @@ int cmd_blame(struct hs_ctx *ctx, int argc, char **argv)
 	for (size_t e = 0; e < b.nepochs; e++) {
 		const struct hs_blame_epoch *ep = &b.epochs[e];
 		size_t reported = 0;
-		char ts[HS_TIMESTRLEN], d[32];
+		char d[32];
 		for (size_t i = 0; i < ep->nlinks; i++)
 			reported += b.links[ep->link_off + i].reported;
 		out_obj_open(o, NULL);
-		out_time(o, "epoch_ns", NULL, ep->start);
-		out_uint(o, "flows", NULL, ep->flows);
-		out_uint(o, "retx_flows", NULL, ep->retx_flows);
+		out_time(o, "epoch_ns", "epoch %s ", ep->start);
+		out_text(o, "(+%s): ", hs_fmt_duration(b.epoch_ns, d, sizeof(d)));
+		out_uint(o, "retx_flows", "%" PRIu64 " of ", ep->retx_flows);
+		out_uint(o, "flows", "%" PRIu64 " TCP flows retransmitted, ", ep->flows);
 		out_uint(o, "no_path", NULL, ep->no_path);
 		out_uint(o, "looped", NULL, ep->retx_looped);
-		out_double(o, "votes_cast", NULL, ep->total);
-		out_uint(o, "voted_links", NULL, ep->nlinks);
-		out_uint(o, "reported_links", NULL, reported);
-		if (!o->json) {
-			out_text(o, "epoch %s (+%s): %" PRIu32 " of %" PRIu32 " TCP flows "
-				 "retransmitted, %.2f votes on %zu links, %zu above the noise\n",
-				 hs_fmt_time(ep->start, ts, sizeof(ts)),
-				 hs_fmt_duration(b.epoch_ns, d, sizeof(d)), ep->retx_flows, ep->flows,
-				 ep->total, ep->nlinks, reported);
-			if (reported || (all && ep->nlinks))
-				out_text(o, "  %-22s %8s %6s %6s  %s\n", "link", "votes", "share",
-					 "flows", "flows behind it");
-		}
+		out_double(o, "votes_cast", "%.2f votes on ", ep->total);
+		out_uint(o, "voted_links", "%" PRIu64 " links, ", ep->nlinks);
+		out_uint(o, "reported_links", "%" PRIu64 " above the noise\n", reported);
+		if (reported || (all && ep->nlinks))
+			out_text(o, "  %-22s %8s %6s %6s  %s\n", "link", "votes", "share", "flows",
+				 "flows behind it");
 		out_arr_open(o, "links");
 		for (size_t i = 0; i < ep->nlinks; i++) {
 			const struct hs_blame_link *l = &b.links[ep->link_off + i];
@@ -189,7 +177,7 @@ int cmd_blame(struct hs_ctx *ctx, int argc, char **argv)
 	}
 	out_arr_close(o);
 	out_obj_close(o);
-	if (!o->json && b.nepochs == 0)
+	if (b.nepochs == 0)
 		out_text(o, "no TCP traces to judge by\n");
 
 	int rc = HS_CMD_OK;
