@@ -50,25 +50,22 @@ static int alert_list(struct hs_ctx *ctx)
 	for (int i = 0; i < p->alerts.n; i++) {
 		const struct hs_alert *a = &p->alerts.a[i];
 		const char *state = a->armed ? "armed" : "firing";
-		if (o->json) {
-			out_obj_open(o, NULL);
-			out_uint(o, "id", NULL, a->id);
-			out_str(o, "cond", NULL, a->text);
-			out_str(o, "state", NULL, state);
-			out_uint(o, "fired", NULL, a->fired);
-			if (a->measured)
-				out_double(o, "value", NULL, a->value);
-			else
-				out_null(o, "value");
-			if (a->fired)
-				out_time(o, "last_fired_ns", NULL, a->fired_ts);
-			else
-				out_null(o, "last_fired_ns");
-			out_obj_close(o);
-			continue;
-		}
-		out_text(o, "%4" PRIu32 " %-8s %6" PRIu64 " %-10s %s\n", a->id, state, a->fired,
-			 a->measured ? hs_acond_fmt(&a->c, a->value, v, sizeof(v)) : "-", a->text);
+		out_obj_open(o, NULL);
+		out_uint(o, "id", "%4" PRIu64, a->id);
+		out_str(o, "state", " %-8s", state);
+		out_uint(o, "fired", " %6" PRIu64, a->fired);
+		/* text: the measured value in the condition's unit */
+		if (a->measured)
+			out_double(o, "value", NULL, a->value);
+		else
+			out_null(o, "value");
+		out_text(o, " %-10s", a->measured ? hs_acond_fmt(&a->c, a->value, v, sizeof(v)) : "-");
+		out_str(o, "cond", " %s\n", a->text);
+		if (a->fired)
+			out_time(o, "last_fired_ns", NULL, a->fired_ts);
+		else
+			out_null(o, "last_fired_ns");
+		out_obj_close(o);
 	}
 	out_list_close(o);
 	return HS_CMD_OK;
