@@ -83,7 +83,8 @@ static int print_list(struct hs_ctx *ctx, const struct mirror_job *job,
 	char err[512];
 
 	for (int d = 0; d < n; d++) {
-		if (r[d].out_cut || hs_mirror_listing_add(&l, r[d].out, err, sizeof(err)) < 0) {
+		if (r[d].out_cut || r[d].out_nul ||
+		    hs_mirror_listing_add(&l, r[d].out, err, sizeof(err)) < 0) {
 			hs_mirror_listing_free(&l);
 			return hs_driver_bad_answer(ctx, &r[d], job->ds.kind[d], "mirror list", err);
 		}
@@ -156,7 +157,8 @@ static int add_done(struct hs_ctx *ctx, struct mirror_job *job, struct hs_driver
 		}
 		job->added[i] = true;
 		/* the first driver gives the id, the others must answer it back */
-		if (unread < 0 && (hs_mirror_answer_id(r[k].out, false, &id, why, sizeof(why)) < 0 ||
+		if (unread < 0 && (r[k].out_cut || r[k].out_nul ||
+				   hs_mirror_answer_id(r[k].out, false, &id, why, sizeof(why)) < 0 ||
 				   (job->step != STEP_FIRST && id != job->rule.id))) {
 			if (!*why)
 				snprintf(why, sizeof(why), "id: %" PRIu64 ", not the rule's %" PRIu64,
@@ -238,7 +240,8 @@ static int mirror_done(struct hs_ctx *ctx, struct hs_driver_result *r, int n, vo
 
 			if (no_such_rule(&r[i]))
 				continue;
-			if (hs_mirror_answer_id(r[i].out, true, &id, why, sizeof(why)) < 0 ||
+			if (r[i].out_cut || r[i].out_nul ||
+			    hs_mirror_answer_id(r[i].out, true, &id, why, sizeof(why)) < 0 ||
 			    id != job->rule.id) {
 				if (!*why)
 					snprintf(why, sizeof(why), "id: %" PRIu64 ", not the rule's %"

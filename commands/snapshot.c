@@ -107,7 +107,7 @@ static int take_done(struct hs_ctx *ctx, struct hs_driver_result *r, int n, void
 			return HS_CMD_FAIL;
 	/* a fabric mixing switch kinds: every driver read at the same instant */
 	for (int i = 0; i < n; i++) {
-		if (r[i].out_cut || hs_snap_parse(r[i].out, i ? &more : &s, err, sizeof(err)) < 0 ||
+		if (r[i].out_cut || r[i].out_nul || hs_snap_parse(r[i].out, i ? &more : &s, err, sizeof(err)) < 0 ||
 		    (i && hs_snap_merge(&s, &more, err, sizeof(err)) < 0)) {
 			hs_snap_free(&s);
 			return hs_driver_bad_answer(ctx, &r[i], ta->kind[i], "snapshot", err);

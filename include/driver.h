@@ -26,6 +26,7 @@ struct hs_driver_result {
 	char *out;			/* stdout, NUL-ended; the callback may modify it */
 	size_t outlen;
 	bool out_cut;			/* stdout was longer than out_max: the rest is lost */
+	bool out_nul;			/* stdout held a NUL byte: it is no text */
 	const char *err;		/* stderr's first line, without the "NAME: " prefix */
 };
 

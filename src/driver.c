@@ -194,6 +194,7 @@ static void job_report(struct hs_driver_job *job)
 	for (size_t n = strlen(msg); n && msg[n - 1] == ' '; n--)
 		msg[n - 1] = '\0';
 	r.out = job->obuf;
+	r.out_nul = memchr(job->obuf, '\0', job->olen) != NULL;
 	r.err = msg;
 	hs_driver_cb cb = job->cb;
 	job->cb = NULL;

@@ -32,7 +32,7 @@ int hs_driver_run_all(struct hs_ctx *ctx, int n, char **const *argvs, size_t out
  * line printed (its stderr, or how it ended) */
 int hs_driver_failed(struct hs_ctx *ctx, const struct hs_driver_result *r, const char *what);
 
-/* a driver's answer that cannot be read (why; or r->out_cut): -1 with one
+/* a driver's answer that cannot be read (why; or r->out_cut, r->out_nul): -1 with one
  * line printed naming the driver and the switches it serves (kind's) */
 int hs_driver_bad_answer(struct hs_ctx *ctx, const struct hs_driver_result *r, const char *kind,
 			 const char *what, const char *why);

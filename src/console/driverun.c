@@ -62,6 +62,8 @@ int hs_driver_bad_answer(struct hs_ctx *ctx, const struct hs_driver_result *r, c
 	if (r->out_cut)
 		return out_err(&ctx->out, "%s: the answer of '%s' (switches %s) is longer than %u "
 			       "bytes", what, r->driver, sw, HS_ANSWER_MAX);
+	if (r->out_nul)
+		why = "a NUL byte in the answer";
 	return out_err(&ctx->out, "%s: bad answer from '%s' (switches %s): %s", what, r->driver, sw,
 		       why);
 }

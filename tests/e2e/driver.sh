@@ -67,6 +67,13 @@ HOPSCOPE_DRIVER=$tmp/longlist hs --db "$tmp/h.db" $T -c 'mirror list'
 check "a list answer too long to hold is one error, not a list cut short" \
 	eval 'failed_cleanly && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
 	has "answer of .*longlist. $SW is longer than 8388608 bytes" "$tmp/err" && hasnt "default" "$tmp/out"'
+printf '#!/bin/sh\nprintf %s\n' "'{\"rules\":[],\"drift\":[]}\\000{\"rules\":[]}\\n'" >"$tmp/nullist"
+chmod +x "$tmp/nullist"
+HOPSCOPE_DRIVER=$tmp/nullist hs --db "$tmp/h.db" $T -c 'mirror list'
+check "a list answer holding a NUL byte is one error, not the text before it" \
+	eval 'failed_cleanly && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+	has "bad answer from .*nullist. $SW: a NUL byte in the answer" "$tmp/err" &&
+	hasnt "no mirror rules" "$tmp/out"'
 cat >"$tmp/oldadd" <<'SH'
 #!/bin/sh
 echo 7
