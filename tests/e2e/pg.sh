@@ -109,6 +109,27 @@ hs --db "$url" -c "sql 'select count(*) as n from nosuchtable'"
 check "a query on no table: the server's reason" \
 	eval 'failed_cleanly && has "relation \"nosuchtable\" does not exist" "$tmp/err"'
 
+# a query without end: Ctrl-C cancels it on the server, at once
+"$HS" --db "$url" -c "sql 'select pg_sleep(30) as s'; help quit" >"$tmp/out" 2>"$tmp/err" </dev/null &
+qpid=$!
+sleep 1
+t0=$(date +%s%N)
+kill -INT "$qpid"
+wait "$qpid"
+st=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+check "SIGINT stops a query on the server with status 130 (status $st, ${ms}ms)" \
+	eval '[ "$st" -eq 130 ] && [ "$ms" -lt 1000 ]'
+check "SIGINT: sql says it was interrupted" has '^-c:1: error: sql: interrupted$' "$tmp/err"
+check "SIGINT: the server runs it no more" \
+	[ "$(psql -c "select count(*) from pg_stat_activity where query like '%pg_sleep(30)%' and pid <> pg_backend_pid()")" = 0 ]
+
+# retention is not enforced on PostgreSQL yet: refused, not kept and ignored
+hs --db "$url" -c 'set retention 7d'
+check "set retention is refused on PostgreSQL" \
+	eval 'failed_cleanly && has "retention is not enforced on a PostgreSQL history yet" "$tmp/err"'
+check "and no bound is kept" [ -z "$(psql -c 'select * from settings')" ]
+
 # --- what is refused: one error each, nothing else written -------------------------------
 mkdir "$tmp/cwd"
 refused() { # refused DESCRIPTION URL EXPECTED
