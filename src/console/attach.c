@@ -153,6 +153,9 @@ static void lost(const char *why)
 		return;
 	at.lost = true;
 	uv_read_stop((uv_stream_t *)&at.pipe);
+	/* at the prompt: the message on a line of its own */
+	if (ctx->interactive && !hs_runner_busy(ctx))
+		fputs("\n", ctx->out.fp);
 	fflush(ctx->out.fp);
 	ctx->out.where[0] = '\0';
 	out_err(&ctx->out, "lost the daemon at '%s': %s", at.path, at.bye[0] ? at.bye : why);
