@@ -43,6 +43,7 @@ struct worker {
 	struct hs_lane lane;
 	pcap_t *pc;		/* live: its socket in the fanout group */
 	uint64_t last_mono;	/* live: when its newest frame was read */
+	bool in_group;		/* live: its frames are the group's (on_live_frame) */
 	struct hs_freader *reader;	/* opened, never started: its file is read here */
 	struct hs_pfile *file;	/* reads on where the map is not read (below) */
 	char *filebuf;
@@ -275,8 +276,15 @@ static void on_live_frame(u_char *user, const struct pcap_pkthdr *h, const u_cha
 	uint64_t frac = (uint64_t)h->ts.tv_usec;
 	uint64_t ts = (uint64_t)h->ts.tv_sec * HS_NS_PER_SEC + (w->ws->nano ? frac : frac * 1000);
 
-	if (ts < w->ws->t0)
-		return;	/* it came to every socket, or to one the program did not choose */
+	/* The socket's frames from before the group was whole came to every
+	 * socket, or to one the program did not choose: they are in its ring
+	 * ahead of the rest. From the first one after, every frame is read,
+	 * whatever the clock does later. */
+	if (!w->in_group) {
+		if (ts < w->ws->t0)
+			return;
+		w->in_group = true;
+	}
 	w->frames++;
 	hs_lane_frame(&w->lane, w->ws->dlt, bytes, caplen, h->len < caplen ? caplen : h->len, ts);
 }
