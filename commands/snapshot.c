@@ -417,7 +417,7 @@ int cmd_snapshot(struct hs_ctx *ctx, int argc, char **argv)
 {
 	struct hs_out *o = &ctx->out;
 	const char *sub = argv[1];
-	int64_t a, b;
+	int64_t a = 0, b = 0;
 
 	if (strcmp(sub, "take") == 0 || strcmp(sub, "list") == 0) {
 		if (argc > 2)

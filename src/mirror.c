@@ -394,7 +394,7 @@ static int listing_rule(struct hs_mirror_listing *l, const json_t *o, char *err,
 {
 	static const char *const names[] = { "id", "session", "switches", "match", NULL };
 	struct hs_mirror_listed row = { 0 };
-	const json_t *sws, *sw;
+	const json_t *sws = NULL, *sw;
 	size_t k, i, off = 0;
 
 	if (!json_is_object(o))
@@ -482,7 +482,7 @@ int hs_mirror_listing_add(struct hs_mirror_listing *l, const char *text, char *e
 {
 	static const char *const names[] = { "rules", "drift", NULL };
 	json_t *doc = hs_answer_parse(text, strlen(text), err, errlen);
-	const json_t *rules, *drift, *x;
+	const json_t *rules = NULL, *drift = NULL, *x;
 	char why[256];
 	size_t i;
 	int rc = -1;

@@ -117,7 +117,7 @@ int hs_snap_parse(const char *text, struct hs_snap *s, char *err, size_t errlen)
 {
 	static const char *const names[] = { "snapshot_ns", "switches", "ports", NULL };
 	json_t *doc = hs_answer_parse(text, strlen(text), err, errlen);
-	const json_t *ports, *x;
+	const json_t *ports = NULL, *x;
 	const struct hs_snap_port *dup = NULL;
 	uint64_t nsw = 0;
 	char why[300];
