@@ -1,7 +1,8 @@
 #!/bin/sh
 # quickstart.sh - install what is missing, build, then open the console or run the tests.
 #
-#   sh share/quickstart.sh console   build and open the console on the lab (or the bundled sample)
+#   sh share/quickstart.sh console   build, start the lab's analyzer as a daemon and attach a
+#                                    console to it (or open the bundled sample)
 #   sh share/quickstart.sh test      build and run the whole test suite, then again under ASan/UBSan
 #
 # Meant for a fresh Debian 12 machine, run as root from the top of the source tree.
@@ -53,9 +54,12 @@ if [ "$mode" = console ]; then
 	# the live lab where root and namespaces allow it, the bundled capture otherwise
 	if [ "$(id -u)" -eq 0 ] && ip netns add hs-probe-ns 2>/dev/null; then
 		ip netns del hs-probe-ns
-		./hopscope-lab status >/dev/null 2>&1 || ./hopscope-lab up
+		# the lab's analyzer as a daemon: it keeps watching after the console
+		# leaves ('./hopscope-lab down' stops it with the fabric)
+		./hopscope-lab up --serve
 		./hopscope-lab traffic start >/dev/null 2>&1 || true
-		exec ./hopscope --lab
+		sock=$(./hopscope-lab status | sed -n 's/^analyzer daemon: .*consoles attach at //p')
+		exec ./hopscope --attach "$sock"
 	fi
 	echo "quickstart: no root or no network namespaces here: opening the bundled sample capture"
 	exec ./hopscope -r share/sample/sample.pcap --topo share/sample/sample.topo

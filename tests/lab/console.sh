@@ -133,16 +133,6 @@ check() {	# scenario src dst dport
 		fail "$1: the traces are wrong (see above)"
 }
 
-flows() {	# client host, server host, port, count
-	local sa; sa=$(host_addr "$2")
-	ip netns exec "hs-$2" "$TRAFFIC" serve --bind "$sa" --port "$3" --duration 6s >/dev/null &
-	local srv=$!
-	sleep 0.2
-	on "$1" client --dst "$sa" --port "$3" --rate 50 --flows 0 --count "$4" --duration 5s || true
-	kill "$srv" 2>/dev/null || true
-	wait "$srv" 2>/dev/null || true
-}
-
 lab up >/dev/null 2>&1 || fail "up failed"
 h1=$(host_addr h1); h8=$(host_addr h8)
 

@@ -123,3 +123,15 @@ sonic_init() {
 }
 # redis-cli ARGS on the CONFIG_DB of SONiC lab switch SW
 config_db() { local sw=$1; shift; redis-cli --raw -s "$LAB_STATE/sonic/$sw/redis.sock" -n 4 "$@"; }
+
+# flows CLIENT SERVER PORT COUNT: COUNT short TCP flows from host CLIENT to a
+# server on host SERVER at PORT, 50 a second
+flows() {	# client host, server host, port, count
+	local sa; sa=$(host_addr "$2")
+	ip netns exec "hs-$2" "$TRAFFIC" serve --bind "$sa" --port "$3" --duration 6s >/dev/null &
+	local srv=$!
+	sleep 0.2
+	on "$1" client --dst "$sa" --port "$3" --rate 50 --flows 0 --count "$4" --duration 5s || true
+	kill "$srv" 2>/dev/null || true
+	wait "$srv" 2>/dev/null || true
+}
