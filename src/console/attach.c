@@ -102,7 +102,7 @@ static void send_frame(uint8_t type, const void *data, size_t len)
 {
 	uint8_t *b;
 	size_t off = 0;
-	uv_os_fd_t fd;
+	uv_os_fd_t fd = -1;
 
 	if (!at.open || at.lost || len > HS_PROTO_MAX - 1 ||
 	    uv_fileno((uv_handle_t *)&at.pipe, &fd) < 0)
@@ -298,7 +298,7 @@ static int handshake(struct hs_ctx *ctx, int fd)
 		uint64_t now = hs_mono_ns();
 		struct hs_frame f;
 		char err[128], version[64];
-		uint8_t proto, flags;
+		uint8_t proto = 0, flags = 0;
 		ssize_t r;
 		int rc;
 

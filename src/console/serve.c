@@ -302,7 +302,7 @@ static int conf_read(struct hs_ctx *ctx, const char *path, bool socket_given, ch
 	}
 	while (rc == 0 && (n = getline(&l, &cap, fp)) >= 0) {
 		char *buf, *argv[HS_MAX_WORDS + 1];
-		int argc, col;
+		int argc, col = 0;
 		const struct hs_cmd *verb;
 		const char *sub;
 
@@ -550,8 +550,8 @@ static void client_refuse(struct client *c, const char *fmt, ...)
 
 static void on_hello(struct client *c, const struct hs_frame *f)
 {
-	uint8_t proto, flags, reply[128];
-	char version[64], w[160];
+	uint8_t proto = 0, flags = 0, reply[128];
+	char version[64] = "", w[160];
 	size_t n;
 
 	if (hs_hello_parse(f, &proto, &flags, version, sizeof(version)) < 0) {
@@ -681,9 +681,9 @@ static void unaccepted(uv_handle_t *h)
 static void on_connection(uv_stream_t *server, int status)
 {
 	struct client *c;
-	struct ucred cred;
+	struct ucred cred = { 0 };
 	socklen_t len = sizeof(cred);
-	uv_os_fd_t fd;
+	uv_os_fd_t fd = -1;
 	struct passwd *pw;
 
 	if (status < 0) {
