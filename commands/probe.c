@@ -661,59 +661,48 @@ static void render_result(const struct hs_probe_run *r, struct hs_out *o,
 			  const struct hs_probe_result *res)
 {
 	const struct hs_topo *topo = r->ctx->topo;
-	char nb[HS_ADDRSTRLEN], db[32];
+	char nb[HS_ADDRSTRLEN];
 	int64_t at[HS_TRACE_MAX_HOPS];
 
 	hs_probe_hop_times(res, at);
-	if (o->json) {
-		out_obj_open(o, NULL);
-		out_uint(o, "probe", NULL, r->id);
-		out_uint(o, "seq", NULL, res->seq);
-		out_str(o, "outcome", NULL, hs_probe_outcome_name(res->outcome));
-		out_arr_open(o, "hops");
-		for (int i = 0; i < res->nhops; i++) {
-			const struct hs_probe_hop *h = &res->hops[i];
-			out_obj_open(o, NULL);
-			out_str(o, "switch", NULL, hs_probe_hop_name(topo, h->sw, &h->addr, nb, sizeof(nb)));
-			out_time(o, "ts_ns", NULL, h->ts_ns);
-			if (at[i] >= 0)
-				out_int(o, "at_ns", NULL, at[i]);
-			else
-				out_null(o, "at_ns");
-			out_obj_close(o);
-		}
-		out_arr_close(o);
-		if (res->lost_after >= 0) {
-			const struct hs_probe_hop *h = &res->hops[res->lost_after];
-			out_str(o, "lost_after", NULL, hs_probe_hop_name(topo, h->sw, &h->addr, nb, sizeof(nb)));
-		} else {
-			out_null(o, "lost_after");
-		}
-		if (res->have_rtt)
-			out_uint(o, "rtt_ns", NULL, res->rtt_ns);
-		else
-			out_null(o, "rtt_ns");
-		out_obj_close(o);
-		return;
-	}
-	out_text(o, "%s %" PRIu32 " seq %" PRIu32 ": %s",
-		 r->s.kind == HS_PROBE_TRACEROUTE ? "traceroute" : "probe", r->id, res->seq,
-		 hs_probe_outcome_name(res->outcome));
+	out_obj_open(o, NULL);
+	out_uint(o, "probe", r->s.kind == HS_PROBE_TRACEROUTE ? "traceroute %" PRIu64 :
+		 "probe %" PRIu64, r->id);
+	out_uint(o, "seq", " seq %" PRIu64 ": ", res->seq);
+	out_str(o, "outcome", "%s", hs_probe_outcome_name(res->outcome));
 	if (res->lost_after >= 0) {
 		const struct hs_probe_hop *h = &res->hops[res->lost_after];
-		out_text(o, " after %s", hs_probe_hop_name(topo, h->sw, &h->addr, nb, sizeof(nb)));
-	} else if (res->outcome == HS_PROBE_LOST) {
-		out_text(o, " (no copy seen)");
+		out_str(o, "lost_after", " after %s",
+			hs_probe_hop_name(topo, h->sw, &h->addr, nb, sizeof(nb)));
+	} else {
+		out_null(o, "lost_after");
+		if (res->outcome == HS_PROBE_LOST)
+			out_text(o, " (no copy seen)");
 	}
+	/* "  leaf1 +0ns > spine2 +5.0us": each copy's time from the send, ? when
+	 * it is off the send's clock */
+	out_arr_open(o, "hops");
 	for (int i = 0; i < res->nhops; i++) {
 		const struct hs_probe_hop *h = &res->hops[i];
-		out_text(o, "%s%s %s%s", i ? " > " : "  ", hs_probe_hop_name(topo, h->sw, &h->addr, nb, sizeof(nb)),
-			 at[i] >= 0 ? "+" : "?",
-			 at[i] >= 0 ? hs_fmt_duration((uint64_t)at[i], db, sizeof(db)) : "");
+		out_obj_open(o, NULL);
+		out_str(o, "switch", i ? " > %s " : "  %s ",
+			hs_probe_hop_name(topo, h->sw, &h->addr, nb, sizeof(nb)));
+		out_time(o, "ts_ns", NULL, h->ts_ns);
+		if (at[i] >= 0) {
+			out_dur(o, "at_ns", "+%s", at[i]);
+		} else {
+			out_null(o, "at_ns");
+			out_text(o, "?");
+		}
+		out_obj_close(o);
 	}
+	out_arr_close(o);
 	if (res->have_rtt)
-		out_text(o, "  rtt %s", hs_fmt_duration(res->rtt_ns, db, sizeof(db)));
-	out_text(o, "\n");
+		out_dur(o, "rtt_ns", "  rtt %s", (int64_t)res->rtt_ns);
+	else
+		out_null(o, "rtt_ns");
+	out_obj_close(o);
+	out_nl(o);
 }
 
 /* a packet's fate, as it comes */
@@ -740,7 +729,6 @@ static void print_summary(void *arg, const struct hs_probe_run *r)
 	uint64_t *rtts = hs_xcalloc(r->nsent ? r->nsent : 1, sizeof(*rtts));
 	size_t nr = 0;
 	unsigned delivered = 0, lost = 0, looped = 0, seen = 0;
-	char d1[32], d2[32];
 
 	for (unsigned i = 0; i < r->nsent; i++) {
 		const struct hs_probe_result *res = &r->slot[i].r;
@@ -758,39 +746,26 @@ static void print_summary(void *arg, const struct hs_probe_run *r)
 	fflush(o->fp);
 	if (r->nsent == 0)
 		return;
-	if (hs_probe_json(v, r)) {
-		bool saved = o->json;
-		o->json = true;
-		out_obj_open(o, NULL);
-		out_uint(o, "probe", NULL, r->id);
-		out_uint(o, "sent", NULL, r->nsent);
-		out_uint(o, "delivered", NULL, delivered);
-		out_uint(o, "lost", NULL, lost);
-		out_uint(o, "looped", NULL, looped);
-		if (seen)
-			out_uint(o, "seen", NULL, seen);
-		if (nr) {
-			out_uint(o, "rtt_p50_ns", NULL, p50);
-			out_uint(o, "rtt_p99_ns", NULL, p99);
-		} else {
-			out_null(o, "rtt_p50_ns");
-			out_null(o, "rtt_p99_ns");
-		}
-		out_obj_close(o);
-		o->json = saved;
-		fflush(o->fp);
-		return;
-	}
-	out_text(o, "probe %" PRIu32 ": %u sent, %u delivered, %u lost", r->id, r->nsent,
-		 delivered, lost);
-	if (looped)
-		out_text(o, " (%u looped)", looped);
+	bool saved = o->json;
+	o->json = hs_probe_json(v, r);
+	out_obj_open(o, NULL);
+	out_uint(o, "probe", "probe %" PRIu64 ": ", r->id);
+	out_uint(o, "sent", "%" PRIu64 " sent, ", r->nsent);
+	out_uint(o, "delivered", "%" PRIu64 " delivered, ", delivered);
+	out_uint(o, "lost", "%" PRIu64 " lost", lost);
+	out_uint(o, "looped", looped ? " (%" PRIu64 " looped)" : NULL, looped);
 	if (seen)
-		out_text(o, ", %u seen (no topology to judge)", seen);
-	if (nr)
-		out_text(o, ", rtt p50 %s p99 %s", hs_fmt_duration(p50, d1, sizeof(d1)),
-			 hs_fmt_duration(p99, d2, sizeof(d2)));
-	out_text(o, "\n");
+		out_uint(o, "seen", ", %" PRIu64 " seen (no topology to judge)", seen);
+	if (nr) {
+		out_dur(o, "rtt_p50_ns", ", rtt p50 %s", (int64_t)p50);
+		out_dur(o, "rtt_p99_ns", " p99 %s", (int64_t)p99);
+	} else {
+		out_null(o, "rtt_p50_ns");
+		out_null(o, "rtt_p99_ns");
+	}
+	out_obj_close(o);
+	out_nl(o);
+	o->json = saved;
 	fflush(o->fp);
 }
 

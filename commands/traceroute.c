@@ -42,12 +42,26 @@ static int flow_path(struct hs_ctx *ctx, const struct hs_probe_spec *s, int *pat
 	return np;
 }
 
+/* "traceroute 10.1.1.11:40000 > 10.1.4.12:5001 tcp", the protocol
+ * through protofmt */
+static void tr_head(struct hs_out *o, const struct hs_probe_run *r, const char *protofmt)
+{
+	char a[HS_ADDRSTRLEN];
+
+	out_uint(o, "traceroute", NULL, r->id);
+	out_str(o, "src", "traceroute %s:", hs_addr_str(&r->s.src, a, sizeof(a)));
+	out_uint(o, "sport", "%" PRIu64 " > ", r->s.sport);
+	out_str(o, "dst", "%s:", hs_addr_str(&r->s.dst, a, sizeof(a)));
+	out_uint(o, "dport", "%" PRIu64 " ", r->s.dport);
+	out_str(o, "proto", protofmt, r->s.proto == 6 ? "tcp" : "udp");
+}
+
 static void print_traceroute(struct hs_probe_view *v, const struct hs_probe_run *r)
 {
 	struct hs_ctx *ctx = v->ctx;
 	struct hs_out *o = &ctx->out;
 	const struct hs_topo *topo = ctx->topo;
-	char nb[HS_ADDRSTRLEN], a1[HS_ADDRSTRLEN], a2[HS_ADDRSTRLEN], db[32];
+	char nb[HS_ADDRSTRLEN];
 	int path[HS_TRACEROUTE_MAX_TTL], np = 0;
 	bool json = hs_probe_json(v, r), reached = false;
 	int leaf = topo ? hs_topo_leaf_for(topo, &r->s.dst) : -1;
@@ -65,19 +79,11 @@ static void print_traceroute(struct hs_probe_view *v, const struct hs_probe_run 
 			break;
 		}
 	}
-	if (json) {
-		out_obj_open(o, NULL);
-		out_uint(o, "traceroute", NULL, r->id);
-		out_str(o, "src", NULL, hs_addr_str(&r->s.src, a1, sizeof(a1)));
-		out_uint(o, "sport", NULL, r->s.sport);
-		out_str(o, "dst", NULL, hs_addr_str(&r->s.dst, a2, sizeof(a2)));
-		out_uint(o, "dport", NULL, r->s.dport);
-		out_arr_open(o, "hops");
-	} else {
-		out_text(o, "traceroute %s:%u > %s:%u %s\n", hs_addr_str(&r->s.src, a1, sizeof(a1)),
-			 r->s.sport, hs_addr_str(&r->s.dst, a2, sizeof(a2)), r->s.dport,
-			 r->s.proto == 6 ? "tcp" : "udp");
-	}
+	bool saved = o->json;
+	o->json = json;
+	out_obj_open(o, NULL);
+	tr_head(o, r, "%s\n");
+	out_arr_open(o, "hops");
 	for (unsigned i = 0; i < last; i++) {
 		const struct hs_probe_result *res = &r->slot[i].r;
 		const char *name = NULL, *via = "mirror";
@@ -94,25 +100,26 @@ static void print_traceroute(struct hs_probe_view *v, const struct hs_probe_run 
 			ts = r->icmp[i].ts_ns;
 			via = "icmp";
 		}
-		if (json) {
-			out_obj_open(o, NULL);
-			out_uint(o, "ttl", NULL, i + 1);
-			if (name) {
-				out_str(o, "switch", NULL, name);
-				out_time(o, "ts_ns", NULL, ts);
-				out_str(o, "from", NULL, via);
-			} else {
-				out_null(o, "switch");
-			}
-			out_obj_close(o);
-		} else if (name) {
+		out_obj_open(o, NULL);
+		out_uint(o, "ttl", "%3" PRIu64 "  ", i + 1);
+		if (name) {
+			/* "leaf1  +12.0us (icmp)": from the send to the copy or the reply */
 			uint64_t d = ts >= r->slot[i].pk.sent_ns ? ts - r->slot[i].pk.sent_ns : 0;
-			out_text(o, "%3u  %-16s +%s%s\n", i + 1, name, hs_fmt_duration(d, db, sizeof(db)),
-				 via[0] == 'i' ? " (icmp)" : "");
+			out_str(o, "switch", "%-16s ", name);
+			out_time(o, "ts_ns", NULL, ts);
+			out_dur(o, "at_ns", "+%s", (int64_t)d);
+			out_str(o, "from", via[0] == 'i' ? " (%s)" : NULL, via);
 		} else {
-			out_text(o, "%3u  *\n", i + 1);
+			out_null(o, "switch");
+			out_text(o, "*");
 		}
+		out_obj_close(o);
+		out_nl(o);
 	}
+	out_arr_close(o);
+	out_bool(o, "reached", NULL, reached);
+	if (!reached)
+		out_text(o, "destination's ToR not reached\n");
 
 	unsigned ntr = 0;
 	int fp[HS_TRACE_MAX_HOPS];
@@ -120,27 +127,19 @@ static void print_traceroute(struct hs_probe_view *v, const struct hs_probe_run 
 	bool same = nfp == np;
 	for (int k = 0; same && k < np; k++)
 		same = fp[k] == path[k];
-	if (json) {
-		out_arr_close(o);
-		out_bool(o, "reached", NULL, reached);
-		out_uint(o, "flow_traces", NULL, ntr);
-		if (nfp >= 0)
-			out_bool(o, "same_path", NULL, same);
-		else
-			out_null(o, "same_path");
-		out_obj_close(o);
-		return;
-	}
-	if (!reached)
-		out_text(o, "destination's ToR not reached\n");
+	out_uint(o, "flow_traces", nfp >= 0 ? "traces of this flow (%" PRIu64 ") went" : NULL, ntr);
 	if (nfp >= 0) {
-		out_text(o, "traces of this flow (%u) went", ntr);
 		for (int k = 0; k < nfp; k++) {
 			struct hs_addr none = { 0 };
 			out_text(o, "%s%s", k ? " > " : " ", hs_probe_hop_name(topo, fp[k], &none, nb, sizeof(nb)));
 		}
+		out_bool(o, "same_path", NULL, same);
 		out_text(o, ": %s\n", same ? "same path" : "a different path");
+	} else {
+		out_null(o, "same_path");
 	}
+	out_obj_close(o);
+	o->json = saved;
 }
 
 /* the hops shown: up to the destination's ToR, else one past the deepest
@@ -164,89 +163,76 @@ static void tr_counts(const struct hs_tr_stats *ts, int k, uint64_t *sent, uint6
 	}
 }
 
+/* a duration of the table: integer nanoseconds in JSON (null with no
+ * sample), milliseconds in text, three decimals while they fit the column */
+static void tr_ms(struct hs_out *o, const char *key, bool have, double ns)
+{
+	char v[32];
+	double ms = ns / 1e6;
+
+	if (have)
+		out_uint(o, key, NULL, (uint64_t)llround(ns));
+	else
+		out_null(o, key);
+	if (!have)
+		snprintf(v, sizeof(v), "-");
+	else
+		snprintf(v, sizeof(v), "%.*f", ms < 100 ? 3 : ms < 10000 ? 1 : 0, ms);
+	out_text(o, " %7s", v);
+}
+
 static void tr_render(const struct hs_probe_run *r, struct hs_out *o)
 {
 	const struct hs_tr_stats *ts = r->tr;
 	const struct hs_topo *topo = r->ctx->topo;
-	char a1[HS_ADDRSTRLEN], a2[HS_ADDRSTRLEN], nb[HS_ADDRSTRLEN], v[5][32];
+	char nb[HS_ADDRSTRLEN];
 	int nh = tr_nhops(r);
 
-	hs_addr_str(&r->s.src, a1, sizeof(a1));
-	hs_addr_str(&r->s.dst, a2, sizeof(a2));
-	if (o->json) {
-		out_obj_open(o, NULL);
-		out_uint(o, "traceroute", NULL, r->id);
-		out_str(o, "src", NULL, a1);
-		out_uint(o, "sport", NULL, r->s.sport);
-		out_str(o, "dst", NULL, a2);
-		out_uint(o, "dport", NULL, r->s.dport);
-		out_str(o, "proto", NULL, r->s.proto == 6 ? "tcp" : "udp");
-		out_uint(o, "rounds", NULL, ts->rounds);
-		out_bool(o, "reached", NULL, ts->reached > 0);
-		out_arr_open(o, "hops");
-	} else {
-		out_text(o, "traceroute %s:%u > %s:%u %s, %u round%s (times in ms)\n", a1, r->s.sport,
-			 a2, r->s.dport, r->s.proto == 6 ? "tcp" : "udp", ts->rounds,
-			 ts->rounds == 1 ? "" : "s");
-		out_text(o, "%3s  %-16s %6s %5s %7s %7s %7s %7s %7s\n", "hop", "switch", "loss%",
-			 "sent", "last", "avg", "best", "worst", "stdev");
-	}
+	out_obj_open(o, NULL);
+	tr_head(o, r, "%s, ");
+	out_uint(o, "rounds", "%" PRIu64 " round", ts->rounds);
+	out_text(o, "%s (times in ms)\n", ts->rounds == 1 ? "" : "s");
+	out_bool(o, "reached", NULL, ts->reached > 0);
+	out_text(o, "%3s  %-16s %6s %5s %7s %7s %7s %7s %7s\n", "hop", "switch", "loss%", "sent",
+		 "last", "avg", "best", "worst", "stdev");
+	out_arr_open(o, "hops");
 	for (int k = 1; k <= nh; k++) {
 		const struct hs_tr_hop *th = &ts->hop[k];
 		uint64_t sent, recv;
 		char names[HS_ARRAY_SIZE(th->sw) * (HS_NAME_MAX + 1)] = "";
 		size_t used = 0;
 		tr_counts(ts, k, &sent, &recv);
-		double loss = sent ? 100.0 * (double)(sent - recv) / (double)sent : 0.0;
-		double stdev = th->n > 1 ? sqrt(th->m2 / (double)(th->n - 1)) : 0.0;
-		double f[5] = { (double)th->last, th->mean, (double)th->best, (double)th->worst, stdev };
-		if (o->json) {
-			out_obj_open(o, NULL);
-			out_uint(o, "hop", NULL, (unsigned)k);
-			out_arr_open(o, "switches");
-			for (int i = 0; i < th->nsw; i++)
-				out_str(o, NULL, NULL, hs_probe_hop_name(topo, th->sw[i], &th->addr[i], nb, sizeof(nb)));
-			out_arr_close(o);
-			out_uint(o, "sent", NULL, sent);
-			out_uint(o, "received", NULL, recv);
-			out_double(o, "loss", NULL, loss / 100);
-			/* durations: integer nanoseconds (hopscope-json(7)) */
-			static const char *const keys[] = { "last_ns", "avg_ns", "best_ns", "worst_ns",
-							    "stdev_ns" };
-			for (int i = 0; i < 5; i++) {
-				if (th->n)
-					out_uint(o, keys[i], NULL, (uint64_t)llround(f[i]));
-				else
-					out_null(o, keys[i]);
+		out_obj_open(o, NULL);
+		out_uint(o, "hop", "%3" PRIu64 "  ", (unsigned)k);
+		/* the switches seen at this hop (ECMP): "spine1,spine2" in text */
+		out_arr_open(o, "switches");
+		for (int i = 0; i < th->nsw; i++) {
+			const char *n = hs_probe_hop_name(topo, th->sw[i], &th->addr[i], nb, sizeof(nb));
+			out_str(o, NULL, NULL, n);
+			if (used < sizeof(names)) {
+				int w = snprintf(names + used, sizeof(names) - used, "%s%s", i ? "," : "", n);
+				if (w > 0)
+					used += (size_t)w;
 			}
-			out_obj_close(o);
-			continue;
 		}
-		for (int i = 0; i < th->nsw && used < sizeof(names); i++) {
-			int n = snprintf(names + used, sizeof(names) - used, "%s%s", i ? "," : "",
-					 hs_probe_hop_name(topo, th->sw[i], &th->addr[i], nb, sizeof(nb)));
-			if (n < 0)
-				break;
-			used += (size_t)n;
-		}
-		out_text(o, "%3d  %-16s %5.1f%% %5" PRIu64, k, th->nsw ? names : "*", loss, sent);
-		for (int i = 0; i < 5; i++) {
-			double ms = f[i] / 1e6;
-			/* three decimals while they fit the column */
-			if (!th->n)
-				snprintf(v[i], sizeof(v[i]), "-");
-			else
-				snprintf(v[i], sizeof(v[i]), "%.*f", ms < 100 ? 3 : ms < 10000 ? 1 : 0, ms);
-			out_text(o, " %7s", v[i]);
-		}
-		out_text(o, "\n");
-	}
-	if (o->json) {
 		out_arr_close(o);
+		out_text(o, "%-16s", th->nsw ? names : "*");
+		out_share(o, "loss", " %5.1f%%", sent ? (double)(sent - recv) / (double)sent : 0.0);
+		out_uint(o, "sent", " %5" PRIu64, sent);
+		out_uint(o, "received", NULL, recv);
+		/* durations: integer nanoseconds (hopscope-json(7)) */
+		tr_ms(o, "last_ns", th->n, (double)th->last);
+		tr_ms(o, "avg_ns", th->n, th->mean);
+		tr_ms(o, "best_ns", th->n, (double)th->best);
+		tr_ms(o, "worst_ns", th->n, (double)th->worst);
+		tr_ms(o, "stdev_ns", th->n, th->n > 1 ? sqrt(th->m2 / (double)(th->n - 1)) : 0.0);
 		out_obj_close(o);
-	} else if (!ts->reached && ts->rounds && topo && hs_topo_leaf_for(topo, &r->s.dst) >= 0) {
-		out_text(o, "destination's ToR not reached\n");
+		out_nl(o);
 	}
+	out_arr_close(o);
+	if (!ts->reached && ts->rounds && topo && hs_topo_leaf_for(topo, &r->s.dst) >= 0)
+		out_text(o, "destination's ToR not reached\n");
+	out_obj_close(o);
 }
 
 /* live at a terminal: the table drawn again in place after each round (not
