@@ -87,8 +87,9 @@ else
 fi
 
 # without a fault nothing is dropped: the packets that ran out of TTL are
-# counted apart
-"$HOPSCOPE" --db "$LAB_STATE/h.db" --lab --state "$LAB_STATE" \
+# counted apart (a history of its own: the console in tmux may still be
+# closing h.db)
+"$HOPSCOPE" --db "$LAB_STATE/expired.db" --lab --state "$LAB_STATE" \
 	-c "traceroute h8 count 2 interval 200ms; sleep 0.5; drops --json" >"$out" 2>"$LAB_STATE/err" ||
 	{ cat "$LAB_STATE/err" >&2; fail "traceroute h8; drops exited non-zero"; }
 python3 - "$out" <<'PY' || fail "drops counts traceroute's expired packets as drops"
