@@ -9,7 +9,7 @@
 
 static int alert_add(struct hs_ctx *ctx, int argc, char **argv)
 {
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 	char text[512], err[256];
 	size_t n = 0;
 
@@ -38,7 +38,7 @@ static int alert_add(struct hs_ctx *ctx, int argc, char **argv)
 
 static int alert_list(struct hs_ctx *ctx)
 {
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 	struct hs_planck *p = hs_planck_get(ctx);
 	char v[32];
 
@@ -73,7 +73,7 @@ static int alert_list(struct hs_ctx *ctx)
 
 int cmd_alert(struct hs_ctx *ctx, int argc, char **argv)
 {
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 
 	if (argc < 2)
 		return out_err(o, "alert needs add, list or del");

@@ -28,7 +28,7 @@ static int store_blame(struct hs_ctx *ctx, const struct hs_blame *b)
 	if (!st)
 		return -1;
 	if (hs_store_blame(st, b, ctx->topo, err, sizeof(err)) < 0)
-		return out_err(&ctx->out, "cannot store blame in '%s': %s", hs_store_path(st), err);
+		return out_err(ctx->out, "cannot store blame in '%s': %s", hs_store_path(st), err);
 	return 0;
 }
 
@@ -48,7 +48,7 @@ static struct hs_store_paths *traceroute_paths_open(struct hs_ctx *ctx)
 static void print_link(struct hs_ctx *ctx, const struct hs_blame *b,
 		       const struct hs_blame_epoch *ep, const struct hs_blame_link *l)
 {
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 	char fl[2 * HS_ADDRSTRLEN + 32], lk[2 * HS_NAME_MAX + 4];
 	uint32_t shown = l->flows < BLAME_FLOWS_SHOWN ? l->flows : BLAME_FLOWS_SHOWN;
 
@@ -109,7 +109,7 @@ static void why_none(const struct hs_ctx *ctx, const struct hs_blame *b,
 
 int cmd_blame(struct hs_ctx *ctx, int argc, char **argv)
 {
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 	struct hs_blame_cfg cfg = { .epoch_ns = HS_BLAME_DEFAULT_EPOCH, .min_share = -1, .k = -1 };
 	bool all = false;
 

@@ -54,46 +54,46 @@ static int capture_start(struct hs_ctx *ctx, int argc, char **argv)
 	for (int i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "--for") == 0) {
 			if (i + 1 >= argc)
-				return out_err(&ctx->out, "'--for' needs a duration (e.g. 10s)");
+				return out_err(ctx->out, "'--for' needs a duration (e.g. 10s)");
 			if (hs_parse_duration(argv[++i], &for_ns) < 0 || for_ns == 0)
-				return out_err(&ctx->out, "bad duration '%s' (e.g. 500ms, 10s, 2m)",
+				return out_err(ctx->out, "bad duration '%s' (e.g. 500ms, 10s, 2m)",
 					       argv[i]);
 		} else if (strcmp(argv[i], "buffer") == 0) {
 			char lo[32], hi[32];
 			if (i + 1 >= argc)
-				return out_err(&ctx->out, "'buffer' needs a size (e.g. 64M)");
+				return out_err(ctx->out, "'buffer' needs a size (e.g. 64M)");
 			if (hs_parse_size(argv[++i], HS_LIVE_RING_MAX, &ring) < 0 ||
 			    ring < HS_LIVE_RING_MIN)
-				return out_err(&ctx->out, "bad buffer size '%s' (%s to %s, e.g. 64M)",
+				return out_err(ctx->out, "bad buffer size '%s' (%s to %s, e.g. 64M)",
 					       argv[i], hs_fmt_size(HS_LIVE_RING_MIN, lo, sizeof(lo)),
 					       hs_fmt_size(HS_LIVE_RING_MAX, hi, sizeof(hi)));
 		} else if (strcmp(argv[i], "workers") == 0) {
 			char err[128];
 			if (i + 1 >= argc)
-				return out_err(&ctx->out, "'workers' needs a number (e.g. 2)");
+				return out_err(ctx->out, "'workers' needs a number (e.g. 2)");
 			if (hs_workers_parse(argv[++i], &workers, err, sizeof(err)) < 0)
-				return out_err(&ctx->out, "%s", err);
+				return out_err(ctx->out, "%s", err);
 		} else if (strcmp(argv[i], "again") == 0 && source) {
 			again = true;
 		} else if (!source) {
 			source = argv[i];
 		} else {
-			return out_err(&ctx->out, "capture start: unexpected '%s'", argv[i]);
+			return out_err(ctx->out, "capture start: unexpected '%s'", argv[i]);
 		}
 	}
 	if (!source && ctx->topo && ctx->topo->analyzer_iface[0])
 		source = ctx->topo->analyzer_iface;
 	if (!source)
-		return out_err(&ctx->out, "capture start needs an interface or a file");
+		return out_err(ctx->out, "capture start needs an interface or a file");
 
 	bool is_file = stat(source, &sb) == 0 && !S_ISDIR(sb.st_mode);
 	if (!is_file && looks_like_path(source))
-		return out_err(&ctx->out, "cannot open '%s': No such file or directory", source);
+		return out_err(ctx->out, "cannot open '%s': No such file or directory", source);
 	if (is_file && ring)
-		return out_err(&ctx->out, "capture start: 'buffer' is for an interface, "
+		return out_err(ctx->out, "capture start: 'buffer' is for an interface, "
 			       "'%s' is a file", source);
 	if (again && !is_file)
-		return out_err(&ctx->out, "capture start: 'again' is for a file, '%s' is not one",
+		return out_err(ctx->out, "capture start: 'again' is for a file, '%s' is not one",
 			       source);
 	ctx->read_again = again;
 	if (hs_capture_start(ctx, source, is_file, ring, for_ns, workers) < 0)
@@ -107,7 +107,7 @@ static int capture_start(struct hs_ctx *ctx, int argc, char **argv)
 		return HS_CMD_PENDING;
 	}
 	if (ctx->interactive)
-		out_text(&ctx->out, "%s '%s'\n", is_file ? "reading" : "capturing on", source);
+		out_text(ctx->out, "%s '%s'\n", is_file ? "reading" : "capturing on", source);
 	return HS_CMD_OK;
 }
 
@@ -122,27 +122,27 @@ static void print_summary(struct hs_ctx *ctx)
 	if (!hs_capture_info(ctx, &source, &is_file, &reason, &stored, &unstored))
 		return;
 	hs_capture_trace_stats(ctx, &ts);
-	out_obj_open(&ctx->out, NULL);
+	out_obj_open(ctx->out, NULL);
 	/* the names and shapes of 'capture status' for the same figures */
-	out_str(&ctx->out, "source", "capture of '%s' ", source);
-	out_str(&ctx->out, "state", "%s", "ended");
-	out_str(&ctx->out, "end_reason", " (%s): ", reason);
-	out_uint(&ctx->out, "packets", "%" PRIu64 " packets, ", s->packets);
-	out_uint(&ctx->out, "decode_errors", "%" PRIu64 " decode errors, ", s->decode_errors);
-	out_uint(&ctx->out, "not_ip", "%" PRIu64 " not IP, ", s->not_ip);
-	out_uint(&ctx->out, "traces_closed", "%" PRIu64 " traces", ts.closed);
-	out_obj_open(&ctx->out, "outcomes");
-	out_uint(&ctx->out, "delivered", NULL, ts.by_outcome[HS_OUT_DELIVERED]);
-	out_uint(&ctx->out, "dropped", " (%" PRIu64 " dropped, ", ts.by_outcome[HS_OUT_DROPPED]);
-	out_uint(&ctx->out, "looped", "%" PRIu64 " looped)", ts.by_outcome[HS_OUT_LOOPED]);
-	out_uint(&ctx->out, "unknown", NULL, ts.by_outcome[HS_OUT_UNKNOWN]);
-	out_obj_close(&ctx->out);
+	out_str(ctx->out, "source", "capture of '%s' ", source);
+	out_str(ctx->out, "state", "%s", "ended");
+	out_str(ctx->out, "end_reason", " (%s): ", reason);
+	out_uint(ctx->out, "packets", "%" PRIu64 " packets, ", s->packets);
+	out_uint(ctx->out, "decode_errors", "%" PRIu64 " decode errors, ", s->decode_errors);
+	out_uint(ctx->out, "not_ip", "%" PRIu64 " not IP, ", s->not_ip);
+	out_uint(ctx->out, "traces_closed", "%" PRIu64 " traces", ts.closed);
+	out_obj_open(ctx->out, "outcomes");
+	out_uint(ctx->out, "delivered", NULL, ts.by_outcome[HS_OUT_DELIVERED]);
+	out_uint(ctx->out, "dropped", " (%" PRIu64 " dropped, ", ts.by_outcome[HS_OUT_DROPPED]);
+	out_uint(ctx->out, "looped", "%" PRIu64 " looped)", ts.by_outcome[HS_OUT_LOOPED]);
+	out_uint(ctx->out, "unknown", NULL, ts.by_outcome[HS_OUT_UNKNOWN]);
+	out_obj_close(ctx->out);
 	/* what the history could not take (a full disk), said where it ends */
 	if (unstored)
-		out_uint(&ctx->out, "history_unstored", "; %" PRIu64 " history rows not stored",
+		out_uint(ctx->out, "history_unstored", "; %" PRIu64 " history rows not stored",
 			 unstored);
-	out_obj_close(&ctx->out);
-	out_nl(&ctx->out);
+	out_obj_close(ctx->out);
+	out_nl(ctx->out);
 }
 
 /* the frames a worker took a second, over el ns */
@@ -158,7 +158,7 @@ static int capture_status(struct hs_ctx *ctx)
 	const char *source, *reason;
 	bool is_file;
 	uint64_t stored, unstored;
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 	char buf[64];
 
 	out_obj_open(o, NULL);
@@ -286,23 +286,23 @@ static int capture_status(struct hs_ctx *ctx)
 int cmd_capture(struct hs_ctx *ctx, int argc, char **argv)
 {
 	if (argc < 2)
-		return out_err(&ctx->out, "capture needs start, stop or status");
+		return out_err(ctx->out, "capture needs start, stop or status");
 	const char *sub = argv[1];
 	if (strcmp(sub, "start") == 0)
 		return capture_start(ctx, argc - 2, argv + 2);
 	if (strcmp(sub, "stop") == 0) {
 		if (argc > 2)
-			return out_err(&ctx->out, "capture stop: unexpected '%s'", argv[2]);
+			return out_err(ctx->out, "capture stop: unexpected '%s'", argv[2]);
 		if (!hs_capture_running(ctx))
-			return out_err(&ctx->out, "no capture is running");
+			return out_err(ctx->out, "no capture is running");
 		hs_capture_stop(ctx, "stopped");
 		print_summary(ctx);
 		return HS_CMD_OK;
 	}
 	if (strcmp(sub, "status") == 0) {
 		if (argc > 2)
-			return out_err(&ctx->out, "capture status: unexpected '%s'", argv[2]);
+			return out_err(ctx->out, "capture status: unexpected '%s'", argv[2]);
 		return capture_status(ctx);
 	}
-	return out_err(&ctx->out, "unknown capture subcommand '%s' (start, stop, status)", sub);
+	return out_err(ctx->out, "unknown capture subcommand '%s' (start, stop, status)", sub);
 }

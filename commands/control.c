@@ -36,7 +36,7 @@ static void o_list(void *arg, const char *key)
 
 static void print_rec(struct hs_ctx *ctx, const struct hs_ctl_rec *r)
 {
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 	const struct hs_ctl_msg *m = &r->msg;
 	const struct hs_ctl_sink fields = { o_uint, o_str, o_flag, o_list, o };
 	char b[64], a[HS_ADDRSTRLEN];
@@ -71,7 +71,7 @@ static void print_rec(struct hs_ctx *ctx, const struct hs_ctl_rec *r)
 static void print_summary(struct hs_ctx *ctx, const struct hs_control_stats *st, int proto,
 			  uint64_t shown, uint64_t matched)
 {
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 
 	out_text(o, "%" PRIu64 " of %" PRIu64 " %s%scontrol records shown; seen: bgp %" PRIu64
 		 ", roce %" PRIu64 ", pfc %" PRIu64 "\n", shown, matched,
@@ -111,7 +111,7 @@ static void print_summary(struct hs_ctx *ctx, const struct hs_control_stats *st,
 
 int cmd_control(struct hs_ctx *ctx, int argc, char **argv)
 {
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 	uint64_t limit = CONTROL_DEFAULT_LIMIT, since = 0;
 	bool by_since = false;
 	int proto = HS_CTL_NONE;

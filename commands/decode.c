@@ -68,7 +68,7 @@ int cmd_decode(struct hs_ctx *ctx, int argc, char **argv)
 	int n = 0, rc;
 	size_t len = 0;
 
-	*d = (struct decode_run){ .o = &ctx->out, .fp = ctx->out.fp, .json = ctx->out.json };
+	*d = (struct decode_run){ .o = ctx->out, .fp = ctx->out->fp, .json = ctx->out->json };
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-c") != 0) {
 			words[n++] = argv[i];
@@ -76,13 +76,13 @@ int cmd_decode(struct hs_ctx *ctx, int argc, char **argv)
 		}
 		if (i + 1 >= argc || hs_parse_dec(argv[i + 1], UINT32_MAX, &d->count) < 0 || !d->count) {
 			decode_free(d);
-			return out_err(&ctx->out, "decode: -c needs a count of frames (1 or more)");
+			return out_err(ctx->out, "decode: -c needs a count of frames (1 or more)");
 		}
 		i++;
 	}
 	if (n == 0) {
 		decode_free(d);
-		return out_err(&ctx->out, "decode needs a capture file");
+		return out_err(ctx->out, "decode needs a capture file");
 	}
 	for (int i = 1; i < n; i++)
 		len += strlen(words[i]) + 1;
@@ -95,7 +95,7 @@ int cmd_decode(struct hs_ctx *ctx, int argc, char **argv)
 		}
 		d->filter = hs_filterset_new();
 		if (hs_filter_add(d->filter, expr, err, sizeof(err)) < 0) {
-			out_err(&ctx->out, "decode: %s", err);
+			out_err(ctx->out, "decode: %s", err);
 			free(expr);
 			decode_free(d);
 			return HS_CMD_FAIL;

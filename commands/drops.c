@@ -35,7 +35,7 @@ static void probe_line(const struct hs_topo *topo, const struct hs_drop_link *l,
 
 int cmd_drops(struct hs_ctx *ctx, int argc, char **argv)
 {
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 	uint64_t limit = DROPS_DEFAULT_LIMIT;
 
 	for (int i = 1; i < argc; i++) {

@@ -17,7 +17,7 @@ static const char *swname(const struct hs_topo *topo, int sw)
 
 int cmd_ecmp(struct hs_ctx *ctx, int argc, char **argv)
 {
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 	double threshold = HS_ECMP_DEFAULT_THRESHOLD;
 	uint64_t window = 0;
 

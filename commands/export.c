@@ -75,7 +75,7 @@ static void packet_json(struct hs_out *o, const struct hs_topo *topo, int64_t se
 static void summary(struct hs_ctx *ctx, const char *path, const char *what, uint64_t traces,
 		    uint64_t packets)
 {
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 
 	out_obj_open(o, NULL);
 	out_str(o, "file", "exported to '%s':", path);
@@ -99,7 +99,7 @@ static int open_out(struct hs_ctx *ctx, struct hs_outfile *of, const char *path,
 	rc = hs_outfile_open(of, path, force, &g, err, sizeof(err));
 	hs_guard_free(&g);
 	if (rc < 0)
-		return out_err(&ctx->out, "export: %s", err);
+		return out_err(ctx->out, "export: %s", err);
 	return 0;
 }
 
@@ -110,7 +110,7 @@ static int close_out(struct hs_ctx *ctx, struct hs_outfile *of, bool failed)
 	char err[PATH_MAX + 256];
 
 	if (hs_outfile_close(of, failed, err, sizeof(err)) < 0)
-		return out_err(&ctx->out, "export: %s", err);
+		return out_err(ctx->out, "export: %s", err);
 	return 0;
 }
 
@@ -124,9 +124,9 @@ static int export_ndjson(struct hs_ctx *ctx, const char *path, bool force, int r
 
 	if (!to_stdout && open_out(ctx, &of, path, force) < 0)
 		return HS_CMD_FAIL;
-	FILE *fp = to_stdout ? ctx->out.fp : of.fp;
+	FILE *fp = to_stdout ? ctx->out->fp : of.fp;
 	errno = 0;
-	out_init(&fo, fp, ctx->out.err, true);
+	out_init(&fo, fp, ctx->out->err, true);
 	for (size_t i = n; i-- > 0;) {	/* oldest first */
 		const struct hs_trace *t = sel[i];
 		if (rec != REC_PACKETS) {
@@ -139,7 +139,7 @@ static int export_ndjson(struct hs_ctx *ctx, const char *path, bool force, int r
 	}
 	if (to_stdout) {
 		if (fflush(fp) != 0 || ferror(fp))
-			return out_err(&ctx->out, "export: cannot write to standard output: %s",
+			return out_err(ctx->out, "export: cannot write to standard output: %s",
 				       strerror(errno ? errno : EIO));
 		return HS_CMD_OK;
 	}
@@ -230,13 +230,13 @@ static int export_end(void *arg, int rc)
 	if (rc != 0) {
 		hs_outfile_abort(&x->of);
 		if (rc == 1)
-			out_err(&ctx->out, "export pcap: interrupted; '%s' not written", x->path);
+			out_err(ctx->out, "export pcap: interrupted; '%s' not written", x->path);
 		status = HS_CMD_FAIL;
 	} else if (close_out(ctx, &x->of, x->failed) < 0) {
 		status = HS_CMD_FAIL;
 	} else {
 		if (x->written < x->nhops)
-			out_warn(&ctx->out, "export pcap: %" PRIu64 " of %zu hop copies were not "
+			out_warn(ctx->out, "export pcap: %" PRIu64 " of %zu hop copies were not "
 				 "found in '%s' (has it changed?)", (uint64_t)(x->nhops - x->written),
 				 x->nhops, x->source);
 		summary(ctx, x->path, "pcapng", x->n, x->written);
@@ -257,13 +257,13 @@ static int export_pcap(struct hs_ctx *ctx, const char *path, bool force,
 	uint64_t a, b;
 
 	if (!hs_capture_info(ctx, &source, &is_file, &why, &a, &b))
-		return out_err(&ctx->out, "export pcap: no capture to take packets from "
+		return out_err(ctx->out, "export pcap: no capture to take packets from "
 			       "(capture start FILE first)");
 	if (!is_file)
-		return out_err(&ctx->out, "export pcap: the packets of live capture '%s' are not "
+		return out_err(ctx->out, "export pcap: the packets of live capture '%s' are not "
 			       "kept (export pcap reads them again from a capture file)", source);
 	if (strcmp(path, "-") == 0)
-		return out_err(&ctx->out, "export pcap: '-' is for ndjson; give a file name");
+		return out_err(ctx->out, "export pcap: '-' is for ndjson; give a file name");
 	struct hs_outfile of;
 	if (open_out(ctx, &of, path, force) < 0)
 		return HS_CMD_FAIL;
@@ -302,7 +302,7 @@ static int export_pcap(struct hs_ctx *ctx, const char *path, bool force,
 
 int cmd_export(struct hs_ctx *ctx, int argc, char **argv)
 {
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 	struct hs_trace_query q = { .limit = HS_TRACES_SCAN_MAX, .sw = -1 };
 	int rec = REC_ALL;
 	bool pcap, force = false;

@@ -12,7 +12,7 @@ static int filter_add(struct hs_ctx *ctx, int argc, char **argv)
 	size_t len = 1;
 
 	if (argc < 1)
-		return out_err(&ctx->out, "filter add needs an expression (tcpdump syntax)");
+		return out_err(ctx->out, "filter add needs an expression (tcpdump syntax)");
 	for (int i = 0; i < argc; i++)
 		len += strlen(argv[i]) + 1;
 	char *expr = hs_xcalloc(1, len), *p = expr;
@@ -23,15 +23,15 @@ static int filter_add(struct hs_ctx *ctx, int argc, char **argv)
 	int id = hs_filter_add(ctx->filters, expr, err, sizeof(err));
 	if (id < 0) {
 		free(expr);
-		return out_err(&ctx->out, "%s", err);
+		return out_err(ctx->out, "%s", err);
 	}
-	out_obj_open(&ctx->out, NULL);
-	out_int(&ctx->out, "id", "filter %" PRId64, id);
-	out_str(&ctx->out, "expr", ": %s", expr);
-	out_obj_close(&ctx->out);
-	out_nl(&ctx->out);
+	out_obj_open(ctx->out, NULL);
+	out_int(ctx->out, "id", "filter %" PRId64, id);
+	out_str(ctx->out, "expr", ": %s", expr);
+	out_obj_close(ctx->out);
+	out_nl(ctx->out);
 	if (hs_capture_running(ctx))
-		out_warn(&ctx->out, "the running capture's history session keeps the filters "
+		out_warn(ctx->out, "the running capture's history session keeps the filters "
 			 "it started with");
 	free(expr);
 	return HS_CMD_OK;
@@ -42,16 +42,16 @@ static int filter_del(struct hs_ctx *ctx, int argc, char **argv)
 	uint64_t id;
 
 	if (argc != 1)
-		return out_err(&ctx->out, "filter del needs one filter id");
+		return out_err(ctx->out, "filter del needs one filter id");
 	if (hs_parse_uint(argv[0], INT32_MAX, &id) < 0)
-		return out_err(&ctx->out, "bad filter id '%s'", argv[0]);
+		return out_err(ctx->out, "bad filter id '%s'", argv[0]);
 	hs_capture_pause(ctx);
 	if (hs_filter_del(ctx->filters, (int)id) < 0)
-		return out_err(&ctx->out, "no filter %s", argv[0]);
-	out_obj_open(&ctx->out, NULL);
-	out_uint(&ctx->out, "id", NULL, id);
-	out_bool(&ctx->out, "deleted", NULL, true);
-	out_obj_close(&ctx->out);
+		return out_err(ctx->out, "no filter %s", argv[0]);
+	out_obj_open(ctx->out, NULL);
+	out_uint(ctx->out, "id", NULL, id);
+	out_bool(ctx->out, "deleted", NULL, true);
+	out_obj_close(ctx->out);
 	return HS_CMD_OK;
 }
 
@@ -62,21 +62,21 @@ static int filter_list(struct hs_ctx *ctx, int argc, char **argv)
 	uint64_t matches;
 
 	if (argc > 0)
-		return out_err(&ctx->out, "filter list: unexpected '%s'", argv[0]);
-	out_list_open(&ctx->out, "filters");
+		return out_err(ctx->out, "filter list: unexpected '%s'", argv[0]);
+	out_list_open(ctx->out, "filters");
 	if (hs_filter_count(ctx->filters) == 0)
-		out_text(&ctx->out, "no filters: every packet is traced\n");
+		out_text(ctx->out, "no filters: every packet is traced\n");
 	else
-		out_text(&ctx->out, "%-4s %10s  %s\n", "id", "matches", "expression");
+		out_text(ctx->out, "%-4s %10s  %s\n", "id", "matches", "expression");
 	for (size_t i = 0; hs_filter_at(ctx->filters, i, &id, &expr, &matches); i++) {
-		out_obj_open(&ctx->out, NULL);
-		out_int(&ctx->out, "id", "%-4" PRId64, id);
-		out_uint(&ctx->out, "matches", " %10" PRIu64, matches);
-		out_str(&ctx->out, "expr", "  %s", expr);
-		out_obj_close(&ctx->out);
-		out_nl(&ctx->out);
+		out_obj_open(ctx->out, NULL);
+		out_int(ctx->out, "id", "%-4" PRId64, id);
+		out_uint(ctx->out, "matches", " %10" PRIu64, matches);
+		out_str(ctx->out, "expr", "  %s", expr);
+		out_obj_close(ctx->out);
+		out_nl(ctx->out);
 	}
-	out_list_close(&ctx->out);
+	out_list_close(ctx->out);
 	return HS_CMD_OK;
 }
 
@@ -90,5 +90,5 @@ int cmd_filter(struct hs_ctx *ctx, int argc, char **argv)
 		return filter_del(ctx, argc - 2, argv + 2);
 	if (strcmp(argv[1], "list") == 0)
 		return filter_list(ctx, argc - 2, argv + 2);
-	return out_err(&ctx->out, "unknown filter subcommand '%s' (add, del, list)", argv[1]);
+	return out_err(ctx->out, "unknown filter subcommand '%s' (add, del, list)", argv[1]);
 }

@@ -24,7 +24,7 @@ static int newest_first(const void *x, const void *y)
 
 static void print_flow(struct hs_ctx *ctx, const struct hs_flow *f)
 {
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 	char a[HS_ADDRSTRLEN], p[8], ep[HS_ADDRSTRLEN + 10];
 	const struct hs_flowkey *k = &f->key;
 	bool v6 = k->src.af == 6;
@@ -67,7 +67,7 @@ static void print_flow(struct hs_ctx *ctx, const struct hs_flow *f)
 int cmd_flows(struct hs_ctx *ctx, int argc, char **argv)
 {
 	uint64_t limit = FLOWS_DEFAULT_LIMIT;
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 
 	if (argc == 3 && strcmp(argv[1], "limit") == 0) {
 		if (hs_parse_uint(argv[2], 100000000, &limit) < 0 || limit == 0)

@@ -39,7 +39,7 @@ static void one_json(struct hs_out *o, const struct hs_cmd *c)
 
 static int help_one(struct hs_ctx *ctx, const char *word)
 {
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 	int amb;
 	const struct hs_cmd *c = hs_cmd_lookup(word, &amb);
 	char usage[512];
@@ -72,7 +72,7 @@ static int help_one(struct hs_ctx *ctx, const char *word)
 
 int cmd_help(struct hs_ctx *ctx, int argc, char **argv)
 {
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 	int width = 0;
 
 	if (argc > 1)

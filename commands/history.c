@@ -208,7 +208,7 @@ static void table_print(struct table *t, const char *empty)
 static int list(struct hs_ctx *ctx, struct hs_store *st, enum hs_listing what, uint64_t limit,
 		const char *key, const char *empty)
 {
-	struct table t = { .o = &ctx->out, .key = key };
+	struct table t = { .o = ctx->out, .key = key };
 	struct hs_rows rows = { table_cols, table_row, &t };
 	char err[512];
 
@@ -217,7 +217,7 @@ static int list(struct hs_ctx *ctx, struct hs_store *st, enum hs_listing what, u
 		table_print(&t, empty);
 	table_free(&t);
 	if (rc < 0)
-		return out_err(&ctx->out, "cannot read history '%s': %s", hs_store_path(st), err);
+		return out_err(ctx->out, "cannot read history '%s': %s", hs_store_path(st), err);
 	return HS_CMD_OK;
 }
 
@@ -225,29 +225,29 @@ static int list(struct hs_ctx *ctx, struct hs_store *st, enum hs_listing what, u
  * when it has one, else of the newest session that has it */
 static int show_trace(struct hs_ctx *ctx, struct hs_store *st, const char *ref)
 {
-	struct table tr = { .o = &ctx->out, .key = "trace", .one = true, .doc = true },
-		     hops = { .o = &ctx->out, .key = "hops" };
+	struct table tr = { .o = ctx->out, .key = "trace", .one = true, .doc = true },
+		     hops = { .o = ctx->out, .key = "hops" };
 	struct hs_rows rtr = { table_cols, table_row, &tr }, rhops = { table_cols, table_row, &hops };
 	uint64_t session, no;
 	char err[512];
 
 	if (hs_parse_trace_ref(ref, &session, &no) < 0)
-		return out_err(&ctx->out, "history show needs a stored trace id (N, or SESSION:N)");
+		return out_err(ctx->out, "history show needs a stored trace id (N, or SESSION:N)");
 	int rc = hs_store_trace_show(st, session, no, ctx->ring_session, &rtr, &rhops, err,
 				     sizeof(err));
 	if (rc > 0) {
 		table_print(&tr, NULL);
-		out_nl(&ctx->out);
+		out_nl(ctx->out);
 		table_print(&hops, "no hops");
 	}
 	if (tr.doc_opened)
-		out_obj_close(&ctx->out);
+		out_obj_close(ctx->out);
 	table_free(&tr);
 	table_free(&hops);
 	if (rc < 0)
-		return out_err(&ctx->out, "cannot read history '%s': %s", hs_store_path(st), err);
+		return out_err(ctx->out, "cannot read history '%s': %s", hs_store_path(st), err);
 	if (rc == 0)
-		return out_err(&ctx->out, "no stored trace %s", ref);
+		return out_err(ctx->out, "no stored trace %s", ref);
 	return HS_CMD_OK;
 }
 
@@ -263,7 +263,7 @@ static void prune_counts(struct hs_out *o, const struct hs_prune *p)
 /* the retention in force, and what its last pass removed (after 'sessions') */
 static void retention_footer(struct hs_ctx *ctx, struct hs_store *st)
 {
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 	struct hs_retention r;
 	struct hs_prune p;
 	uint64_t when;
@@ -287,7 +287,7 @@ static void retention_footer(struct hs_ctx *ctx, struct hs_store *st)
 /* history prune: enforce the retention now, and say what went */
 static int prune(struct hs_ctx *ctx, struct hs_store *st)
 {
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 	struct hs_retention r;
 	struct hs_prune p;
 	int rc;
@@ -320,24 +320,24 @@ int cmd_history(struct hs_ctx *ctx, int argc, char **argv)
 		what = argv[i++];
 		if (strcmp(what, "show") == 0) {
 			if (i >= argc)
-				return out_err(&ctx->out, "history show needs a stored trace id "
+				return out_err(ctx->out, "history show needs a stored trace id "
 					       "(N, or SESSION:N)");
 			ref = argv[i++];
 		} else if (strcmp(what, "prune") == 0) {
 			if (i < argc)
-				return out_err(&ctx->out, "history prune: unexpected '%s'", argv[i]);
+				return out_err(ctx->out, "history prune: unexpected '%s'", argv[i]);
 		} else if (strcmp(what, "sessions") && strcmp(what, "flows") &&
 			   strcmp(what, "traces") && strcmp(what, "probes") &&
 			   strcmp(what, "events") && strcmp(what, "control")) {
-			return out_err(&ctx->out, "unknown history table '%s' (sessions, flows, "
+			return out_err(ctx->out, "unknown history table '%s' (sessions, flows, "
 				       "traces, probes, events, control, show ID, prune)", what);
 		}
 	}
 	if (i < argc) {
 		if (strcmp(argv[i], "limit") != 0 || i + 2 != argc)
-			return out_err(&ctx->out, "history: unexpected '%s'", argv[i]);
+			return out_err(ctx->out, "history: unexpected '%s'", argv[i]);
 		if (hs_parse_uint(argv[i + 1], INT64_MAX, &limit) < 0 || limit == 0)
-			return out_err(&ctx->out, "bad limit '%s'", argv[i + 1]);
+			return out_err(ctx->out, "bad limit '%s'", argv[i + 1]);
 	}
 
 	/* a list of nothing where there is no history; 'show ID' has nothing */
@@ -365,19 +365,19 @@ int cmd_history(struct hs_ctx *ctx, int argc, char **argv)
 		return show_trace(ctx, st, ref);
 	if (strcmp(what, "prune") == 0)
 		return prune(ctx, st);
-	out_obj_open(&ctx->out, NULL);
+	out_obj_open(ctx->out, NULL);
 	for (size_t k = 0; k < HS_ARRAY_SIZE(tables); k++) {
 		if (strcmp(what, tables[k].what) != 0)
 			continue;
 		if (have) {
 			rc = list(ctx, st, tables[k].list, limit, tables[k].what, tables[k].empty);
 		} else {	/* no history: an empty list */
-			out_arr_open(&ctx->out, tables[k].what);
-			out_arr_close(&ctx->out);
+			out_arr_open(ctx->out, tables[k].what);
+			out_arr_close(ctx->out);
 		}
 	}
 	if (have && rc == HS_CMD_OK && strcmp(what, "sessions") == 0)
 		retention_footer(ctx, st);
-	out_obj_close(&ctx->out);
+	out_obj_close(ctx->out);
 	return rc;
 }

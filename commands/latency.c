@@ -22,7 +22,7 @@ static void stat_row(struct hs_out *o, const struct hs_lat_stat *s)
 
 int cmd_latency(struct hs_ctx *ctx, int argc, char **argv)
 {
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 	uint64_t limit = LATENCY_DEFAULT_LIMIT;
 
 	for (int i = 1; i < argc; i++) {

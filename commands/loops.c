@@ -12,7 +12,7 @@
 
 int cmd_loops(struct hs_ctx *ctx, int argc, char **argv)
 {
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 	uint64_t limit = LOOPS_DEFAULT_LIMIT;
 
 	for (int i = 1; i < argc; i++) {

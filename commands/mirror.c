@@ -58,7 +58,7 @@ static void print_switches(struct hs_out *o, const char *fmt, const char *list)
 
 static void print_added(struct hs_ctx *ctx, const struct hs_mirror_rule *rule, uint64_t id)
 {
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 	char m[HS_MIRROR_WORDS * HS_MIRROR_WORD_MAX];
 
 	out_obj_open(o, NULL);
@@ -78,7 +78,7 @@ static void print_added(struct hs_ctx *ctx, const struct hs_mirror_rule *rule, u
 static int print_list(struct hs_ctx *ctx, const struct mirror_job *job,
 		      struct hs_driver_result *r, int n)
 {
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 	struct hs_mirror_listing l = { 0 };
 	char err[512];
 
@@ -205,7 +205,7 @@ static int add_done(struct hs_ctx *ctx, struct mirror_job *job, struct hs_driver
 static int mirror_done(struct hs_ctx *ctx, struct hs_driver_result *r, int n, void *arg)
 {
 	struct mirror_job *job = arg;
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 	int absent = 0, bad = -1;
 
 	if (job->rule.op == HS_MIRROR_ADD && job->step != STEP_UNDO)
@@ -298,7 +298,7 @@ int cmd_mirror(struct hs_ctx *ctx, int argc, char **argv)
 
 	memset(&job, 0, sizeof(job));
 	if (hs_mirror_parse(argc - 1, argv + 1, ctx->topo, &job.rule, err, sizeof(err)) < 0)
-		return out_err(&ctx->out, "%s", err);
+		return out_err(ctx->out, "%s", err);
 	hs_driver_set(ctx->topo, &job.ds);
 	job.step = STEP_FIRST;
 	for (int i = 0; i < job.ds.n; i++) {
@@ -316,6 +316,6 @@ int cmd_mirror(struct hs_ctx *ctx, int argc, char **argv)
 		any |= has;
 	}
 	if (!any && job.rule.op == HS_MIRROR_ADD)
-		return out_err(&ctx->out, "no driver serves the switches '%s'", job.rule.switches);
+		return out_err(ctx->out, "no driver serves the switches '%s'", job.rule.switches);
 	return mirror_step(ctx, &job);
 }

@@ -626,7 +626,7 @@ int hs_traceroute_parse(int argc, char **argv, const struct hs_topo *topo,
 
 bool hs_probe_json(const struct hs_probe_view *v, const struct hs_probe_run *r)
 {
-	return r->s.json || v->ctx->out.json;
+	return r->s.json || v->ctx->out->json;
 }
 
 /* print what an hs_out wrote to a memory stream: above the prompt, or in a
@@ -651,8 +651,8 @@ void hs_probe_mem_print(struct hs_ctx *ctx, FILE *fp, char **bufp, size_t *lenp)
 		hs_async_print(ctx, "%s", buf);
 	} else if (len) {
 		/* a runbook: the results are the verb's output, JSON lines included */
-		fprintf(ctx->out.fp, "%s\n", buf);
-		fflush(ctx->out.fp);
+		fprintf(ctx->out->fp, "%s\n", buf);
+		fflush(ctx->out->fp);
 	}
 	free(buf);
 }
@@ -725,7 +725,7 @@ static void print_result(void *arg, const struct hs_probe_run *r,
 static void print_summary(void *arg, const struct hs_probe_run *r)
 {
 	struct hs_probe_view *v = arg;
-	struct hs_out *o = &v->ctx->out;
+	struct hs_out *o = v->ctx->out;
 	uint64_t *rtts = hs_xcalloc(r->nsent ? r->nsent : 1, sizeof(*rtts));
 	size_t nr = 0;
 	unsigned delivered = 0, lost = 0, looped = 0, seen = 0;
@@ -794,10 +794,10 @@ int hs_probe_verb_run(struct hs_ctx *ctx, struct hs_probe_spec *s, const char *w
 	const char *verb = s->kind == HS_PROBE_TRACEROUTE ? "traceroute" : "probe";
 	char err[512];
 
-	s->json = s->json || ctx->out.json;	/* --json after the verb */
+	s->json = s->json || ctx->out->json;	/* --json after the verb */
 	struct hs_probe_run *r = hs_probe_open(ctx, s, err, sizeof(err));
 	if (!r)
-		return out_err(&ctx->out, "%s", err);
+		return out_err(ctx->out, "%s", err);
 	if (!hs_capture_running(ctx)) {
 		if (ctx->topo && ctx->topo->analyzer_iface[0]) {
 			/* the probe's copies come back only through it: a capture
@@ -807,9 +807,9 @@ int hs_probe_verb_run(struct hs_ctx *ctx, struct hs_probe_spec *s, const char *w
 				return HS_CMD_FAIL;
 			}
 			if (ctx->interactive)
-				out_text(&ctx->out, "capturing on '%s'\n", ctx->topo->analyzer_iface);
+				out_text(ctx->out, "capturing on '%s'\n", ctx->topo->analyzer_iface);
 		} else {
-			out_warn(&ctx->out, "%s: no capture is running, so the probe's mirrored "
+			out_warn(ctx->out, "%s: no capture is running, so the probe's mirrored "
 				 "copies will not be seen (capture start IFACE)", verb);
 		}
 	}
@@ -821,7 +821,7 @@ int hs_probe_verb_run(struct hs_ctx *ctx, struct hs_probe_spec *s, const char *w
 	if (hs_probe_start(r, words, &cb, err, sizeof(err)) < 0) {
 		free(v);
 		if (err[0])
-			out_err(&ctx->out, "%s", err);
+			out_err(ctx->out, "%s", err);
 		return HS_CMD_FAIL;
 	}
 	ctx->cancel = hs_probe_stop;
@@ -850,10 +850,10 @@ int cmd_probe(struct hs_ctx *ctx, int argc, char **argv)
 	char err[256], words[1024];
 
 	if (argc < 2)
-		return out_err(&ctx->out, "probe needs a destination "
+		return out_err(ctx->out, "probe needs a destination "
 			       "(probe [tcp|udp|icmp] [SRC[:PORT]] > DST[:PORT] ..., or probe link A B)");
 	if (hs_probe_parse(argc - 1, argv + 1, ctx->topo, &s, err, sizeof(err)) < 0)
-		return out_err(&ctx->out, "%s", err);
+		return out_err(ctx->out, "%s", err);
 	join_words(argc, argv, words, sizeof(words));
 	struct hs_probe_cbs cb = { .result = print_result, .end = print_summary };
 	return hs_probe_verb_run(ctx, &s, words, cb);

@@ -142,7 +142,7 @@ static void print_rates(struct hs_out *o, const struct hs_topo *topo, const stru
 
 int cmd_rates(struct hs_ctx *ctx, int argc, char **argv)
 {
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 	uint64_t limit = RATES_DEFAULT_LIMIT, window = HS_RATE_DEFAULT_WINDOW;
 	char a[32], b[32];
 

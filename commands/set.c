@@ -26,7 +26,7 @@ static uint64_t timeout_ns(const struct hs_ctx *ctx)
 /* one setting, or all of them when name is NULL */
 static void show(struct hs_ctx *ctx, const char *name)
 {
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 	char dur[32];
 	bool all = name == NULL;
 
@@ -86,17 +86,17 @@ static int set_format(struct hs_ctx *ctx, const char *v)
 	else if (strcmp(v, "json") == 0)
 		ctx->set.json = true;
 	else
-		return out_err(&ctx->out, "bad format '%s' (text or json)", v);
-	ctx->out.json = ctx->set.json;
+		return out_err(ctx->out, "bad format '%s' (text or json)", v);
+	ctx->out->json = ctx->set.json;
 	return HS_CMD_OK;
 }
 
 static int set_db(struct hs_ctx *ctx, const char *v)
 {
 	if (!*v)
-		return out_err(&ctx->out, "the history database needs a path");
+		return out_err(ctx->out, "the history database needs a path");
 	if (hs_capture_running(ctx))
-		return out_err(&ctx->out, "cannot change the history database while a capture "
+		return out_err(ctx->out, "cannot change the history database while a capture "
 			       "runs (capture stop first)");
 	if (ctx->store) {
 		hs_store_close(ctx->store);	/* commits what is queued */
@@ -112,9 +112,9 @@ static int set_timeout(struct hs_ctx *ctx, const char *v)
 	uint64_t ns;
 
 	if (hs_parse_duration(v, &ns) < 0 || ns == 0)
-		return out_err(&ctx->out, "bad trace timeout '%s' (e.g. 250ms, 1s, 2s)", v);
+		return out_err(ctx->out, "bad trace timeout '%s' (e.g. 250ms, 1s, 2s)", v);
 	if (ns > 3600 * HS_NS_PER_SEC)
-		return out_err(&ctx->out, "trace timeout '%s' is too long (at most 1h)", v);
+		return out_err(ctx->out, "trace timeout '%s' is too long (at most 1h)", v);
 	ctx->set.trace_timeout_ns = ns;
 	hs_capture_set_timeout(ctx, ns);
 	return HS_CMD_OK;
@@ -128,7 +128,7 @@ static int set_history(struct hs_ctx *ctx, const char *v)
 			return HS_CMD_OK;
 		}
 	}
-	return out_err(&ctx->out, "bad history policy '%s' (default, all or off)", v);
+	return out_err(ctx->out, "bad history policy '%s' (default, all or off)", v);
 }
 
 static int set_pager(struct hs_ctx *ctx, const char *v)
@@ -138,14 +138,14 @@ static int set_pager(struct hs_ctx *ctx, const char *v)
 	else if (strcmp(v, "off") == 0)
 		ctx->set.no_pager = true;
 	else
-		return out_err(&ctx->out, "bad pager setting '%s' (on or off)", v);
+		return out_err(ctx->out, "bad pager setting '%s' (on or off)", v);
 	return HS_CMD_OK;
 }
 
 static int set_tz(struct hs_ctx *ctx, const char *v)
 {
 	if (strcmp(v, "utc") != 0 && strcmp(v, "local") != 0)
-		return out_err(&ctx->out, "bad time zone '%s' (utc or local)", v);
+		return out_err(ctx->out, "bad time zone '%s' (utc or local)", v);
 	hs_set_tz_local(strcmp(v, "local") == 0);
 	return HS_CMD_OK;
 }
@@ -172,7 +172,7 @@ static int set_retention(struct hs_ctx *ctx, int argc, char **argv)
 	if (argc == 1 && strcmp(argv[0], "off") == 0)
 		goto write;
 	if (argc > 2)
-		return out_err(&ctx->out, "set retention: unexpected '%s' (an age, a size, or both)",
+		return out_err(ctx->out, "set retention: unexpected '%s' (an age, a size, or both)",
 			       argv[2]);
 	for (int i = 0; i < argc; i++) {
 		uint64_t v;
@@ -183,7 +183,7 @@ static int set_retention(struct hs_ctx *ctx, int argc, char **argv)
 			r.max_bytes = v;
 			size = true;
 		} else {
-			return out_err(&ctx->out, "bad retention '%s' (an age of 1s or more such as "
+			return out_err(ctx->out, "bad retention '%s' (an age of 1s or more such as "
 				       "7d or 12h, a size of 1MiB or more such as 2GiB, or off)",
 				       argv[i]);
 		}
@@ -193,7 +193,7 @@ write:
 		return HS_CMD_FAIL;
 	hs_capture_hold_store(ctx);
 	if (hs_store_set_retention(st, &r) < 0)
-		return out_err(&ctx->out, "set retention: %s", hs_store_errmsg(st));
+		return out_err(ctx->out, "set retention: %s", hs_store_errmsg(st));
 	return HS_CMD_OK;
 }
 
@@ -221,10 +221,10 @@ int cmd_set(struct hs_ctx *ctx, int argc, char **argv)
 			return HS_CMD_OK;
 		}
 		if (argc > 3)
-			return out_err(&ctx->out, "too many arguments for 'set' ('set %s' takes one "
+			return out_err(ctx->out, "too many arguments for 'set' ('set %s' takes one "
 				       "value)", settings[i].name);
 		return settings[i].fn(ctx, argv[2]);
 	}
-	return out_err(&ctx->out, "unknown setting '%s' (format, db, trace-timeout, history, pager, tz, "
+	return out_err(ctx->out, "unknown setting '%s' (format, db, trace-timeout, history, pager, tz, "
 		       "retention)", argv[1]);
 }

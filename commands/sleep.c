@@ -59,11 +59,11 @@ int cmd_sleep(struct hs_ctx *ctx, int argc, char **argv)
 
 	(void)argc;
 	if (hs_parse_duration(argv[1], &ns) < 0)
-		return out_err(&ctx->out, "bad duration '%s' (e.g. 500ms, 2s, 1m)", argv[1]);
+		return out_err(ctx->out, "bad duration '%s' (e.g. 500ms, 2s, 1m)", argv[1]);
 	if (ns == 0)
 		return HS_CMD_OK;
 	if (!ctx->loop)
-		return out_err(&ctx->out, "sleep needs the console's event loop");
+		return out_err(ctx->out, "sleep needs the console's event loop");
 	s = hs_xcalloc(1, sizeof(*s));
 	uv_timer_init(ctx->loop, &s->t);
 	s->t.data = ctx;
@@ -76,7 +76,7 @@ int cmd_sleep(struct hs_ctx *ctx, int argc, char **argv)
 	rc = uv_timer_start(&s->t, sleep_done, ms_left(s, now), 0);
 	if (rc < 0) {
 		uv_close((uv_handle_t *)&s->t, timer_closed);
-		return out_err(&ctx->out, "cannot sleep: %s", uv_strerror(rc));
+		return out_err(ctx->out, "cannot sleep: %s", uv_strerror(rc));
 	}
 	ctx->pending = &s->t;
 	ctx->cancel = sleep_cancel;

@@ -81,7 +81,7 @@ static void warn_missing(struct hs_ctx *ctx, const struct hs_snap *s)
 		for (size_t k = 0; k < s->nports && !seen; k++)
 			seen = strcmp(s->ports[k].sw, ctx->topo->sw[i].name) == 0;
 		if (!seen)
-			out_warn(&ctx->out, "snapshot %" PRId64 " has no counters of switch '%s'", s->id,
+			out_warn(ctx->out, "snapshot %" PRId64 " has no counters of switch '%s'", s->id,
 				 ctx->topo->sw[i].name);
 	}
 }
@@ -97,7 +97,7 @@ struct take_arg {
 static int take_done(struct hs_ctx *ctx, struct hs_driver_result *r, int n, void *arg)
 {
 	const struct take_arg *ta = arg;
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 	struct hs_snap s = { 0 }, more;
 	struct hs_store *st;
 	char err[512];
@@ -137,7 +137,7 @@ static int take(struct hs_ctx *ctx)
 	struct take_arg ta = { .taken_ns = hs_wall_ns() };
 
 	if (!ctx->topo)
-		return out_err(&ctx->out, "snapshot take needs the fabric: run 'hopscope --lab' with "
+		return out_err(ctx->out, "snapshot take needs the fabric: run 'hopscope --lab' with "
 			       "the lab up, or load its topology (topo load FILE)");
 	hs_driver_set(ctx->topo, &ds);
 	/* several drivers are given one instant, 200 ms from now */
@@ -187,9 +187,9 @@ static int load(struct hs_ctx *ctx, int64_t id, bool ports, struct hs_snap *s)
 		return HS_CMD_FAIL;
 	rc = hs_store_snapshot_load(st, id, ports, s, err, sizeof(err));
 	if (rc > 0)
-		return out_err(&ctx->out, "no snapshot %" PRId64 " in '%s'", id, hs_store_path(st));
+		return out_err(ctx->out, "no snapshot %" PRId64 " in '%s'", id, hs_store_path(st));
 	if (rc < 0)
-		return out_err(&ctx->out, "%s in '%s'", err, hs_store_path(st));
+		return out_err(ctx->out, "%s in '%s'", err, hs_store_path(st));
 	return 0;
 }
 
@@ -209,29 +209,29 @@ static void list_one(void *arg, const struct hs_snap *s)
 static int list(struct hs_ctx *ctx)
 {
 	struct hs_store *st;
-	struct listing l = { .o = &ctx->out };
+	struct listing l = { .o = ctx->out };
 	char err[512];
 	int rc;
 
 	if ((rc = hs_ctx_store_read(ctx, true, &st)) < 0)
 		return HS_CMD_FAIL;
-	out_list_open(&ctx->out, "snapshots");
+	out_list_open(ctx->out, "snapshots");
 	if (rc == 0) {		/* no history: an empty list */
-		out_list_close(&ctx->out);
+		out_list_close(ctx->out);
 		return HS_CMD_OK;
 	}
 	if (hs_store_snapshots(st, list_one, &l, err, sizeof(err)) < 0)
-		return out_err(&ctx->out, "cannot read snapshots in '%s': %s", hs_store_path(st),
+		return out_err(ctx->out, "cannot read snapshots in '%s': %s", hs_store_path(st),
 			       err);
 	if (l.rows == 0)
-		out_text(&ctx->out, "no snapshots (snapshot take)\n");
-	out_list_close(&ctx->out);
+		out_text(ctx->out, "no snapshots (snapshot take)\n");
+	out_list_close(ctx->out);
 	return HS_CMD_OK;
 }
 
 static int show(struct hs_ctx *ctx, int64_t id)
 {
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 	struct hs_snap s;
 
 	if (load(ctx, id, true, &s) < 0)
@@ -351,7 +351,7 @@ static void print_group(struct hs_out *o, const struct hs_topo *t, const struct 
 
 static int diff(struct hs_ctx *ctx, int64_t ida, int64_t idb, double threshold)
 {
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 	struct hs_snap a, b;
 	struct hs_snap_diff d;
 	char err[256], iv[32];
@@ -415,7 +415,7 @@ static int diff(struct hs_ctx *ctx, int64_t ida, int64_t idb, double threshold)
 
 int cmd_snapshot(struct hs_ctx *ctx, int argc, char **argv)
 {
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 	const char *sub = argv[1];
 	int64_t a = 0, b = 0;
 

@@ -85,7 +85,7 @@ static void print_row(void *arg, const struct hs_value *v, int ncol)
 
 int cmd_sql(struct hs_ctx *ctx, int argc, char **argv)
 {
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 	char err[512];
 	size_t len = 1;
 

@@ -153,18 +153,18 @@ static void report_losses(struct hs_stats *s)
 
 	hs_win_get_stats(hs_wstats_win(s->w), &st);
 	if (st.over_keys)
-		out_warn(&s->ctx->out, "stats: %llu records beyond %llu keys in a window were "
+		out_warn(s->ctx->out, "stats: %llu records beyond %llu keys in a window were "
 			 "summed as 'other'", (unsigned long long)st.over_keys,
 			 (unsigned long long)s->keys);
 	if (st.late || st.late_drops)
-		out_warn(&s->ctx->out, "stats: %llu packets and %llu drops came after their "
+		out_warn(s->ctx->out, "stats: %llu packets and %llu drops came after their "
 			 "window was printed and are not counted", (unsigned long long)st.late,
 			 (unsigned long long)st.late_drops);
 	if (st.forced)
-		out_warn(&s->ctx->out, "stats: %llu windows were printed early to bound memory",
+		out_warn(s->ctx->out, "stats: %llu windows were printed early to bound memory",
 			 (unsigned long long)st.forced);
 	if (st.flows_untracked)
-		out_warn(&s->ctx->out, "stats: flows undercounted for %llu records (flow set "
+		out_warn(s->ctx->out, "stats: flows undercounted for %llu records (flow set "
 			 "full)", (unsigned long long)st.flows_untracked);
 }
 
@@ -204,7 +204,7 @@ static int file_end(void *arg, int rc)
 		report_losses(s);
 	fflush(s->o.fp);
 	if (rc == 1)
-		out_warn(&s->ctx->out, "stats: interrupted; the windows above cover what was read");
+		out_warn(s->ctx->out, "stats: interrupted; the windows above cover what was read");
 	stats_free(s);
 	return rc == PCAP_ERROR ? HS_CMD_FAIL : HS_CMD_OK;
 }
@@ -226,9 +226,9 @@ static void live_close(struct hs_stats *s, uint64_t until, bool all)
 	struct hs_ctx *ctx = s->ctx;
 	char *buf = NULL;
 	size_t len = 0;
-	FILE *ms = ctx->interactive && !ctx->out.json ? open_memstream(&buf, &len) : NULL;
+	FILE *ms = ctx->interactive && !ctx->out->json ? open_memstream(&buf, &len) : NULL;
 
-	s->o.fp = ms ? ms : ctx->out.fp;
+	s->o.fp = ms ? ms : ctx->out->fp;
 	if (all)
 		hs_win_flush(hs_wstats_win(s->w));
 	else
@@ -309,11 +309,11 @@ static void live_cancel(struct hs_ctx *ctx)
 static int stats_live(struct hs_ctx *ctx, struct hs_stats *s, uint64_t for_ns)
 {
 	if (!ctx->loop)
-		return out_err(&ctx->out, "stats needs the console's event loop");
+		return out_err(ctx->out, "stats needs the console's event loop");
 	if (hs_wstats_subscribe(s->w, &ctx->subs) < 0 ||
 	    hs_sub_events(&ctx->subs, on_event, s) < 0) {
 		hs_wstats_unsubscribe(s->w);
-		return out_err(&ctx->out, "stats: cannot hear the packet pipeline: too many "
+		return out_err(ctx->out, "stats: cannot hear the packet pipeline: too many "
 			       "subscribers");
 	}
 	s->live = true;
@@ -353,7 +353,7 @@ static bool is_keyword(const char *w)
 
 int cmd_stats(struct hs_ctx *ctx, int argc, char **argv)
 {
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 	const char *by = NULL, *file = NULL;
 	char where[STATS_WHERE_MAX] = "";
 	uint64_t window_ns = HS_NS_PER_SEC, for_ns = 0, keys = HS_WIN_KEYS_DEFAULT;

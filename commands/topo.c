@@ -16,26 +16,26 @@ static int topo_load(struct hs_ctx *ctx, const char *path)
 	struct hs_topo *t = hs_topo_load(path, err, sizeof(err));
 
 	if (!t)
-		return out_err(&ctx->out, "%s", err);
+		return out_err(ctx->out, "%s", err);
 	hs_capture_hold_store(ctx);	/* the history writer names hops by it */
 	hs_capture_set_topo(ctx, t);
 	struct hs_topo *old = ctx->topo;
 	ctx->topo = t;
 	hs_topo_free(old);
-	out_obj_open(&ctx->out, NULL);
-	out_str(&ctx->out, "loaded", "loaded '%s': ", path);
-	out_int(&ctx->out, "switches", "%" PRId64 " switches, ", t->nsw);
-	out_int(&ctx->out, "links", "%" PRId64 " links, ", t->nlinks);
-	out_int(&ctx->out, "hosts", "%" PRId64 " hosts, ", t->nhosts);
-	out_int(&ctx->out, "subnets", "%" PRId64 " subnets", t->nsubnets);
-	out_obj_close(&ctx->out);
-	out_nl(&ctx->out);
+	out_obj_open(ctx->out, NULL);
+	out_str(ctx->out, "loaded", "loaded '%s': ", path);
+	out_int(ctx->out, "switches", "%" PRId64 " switches, ", t->nsw);
+	out_int(ctx->out, "links", "%" PRId64 " links, ", t->nlinks);
+	out_int(ctx->out, "hosts", "%" PRId64 " hosts, ", t->nhosts);
+	out_int(ctx->out, "subnets", "%" PRId64 " subnets", t->nsubnets);
+	out_obj_close(ctx->out);
+	out_nl(ctx->out);
 	return HS_CMD_OK;
 }
 
 static void show_json(struct hs_ctx *ctx, const struct hs_topo *t)
 {
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 	char a[HS_ADDRSTRLEN], p[HS_ADDRSTRLEN + 8];
 
 	out_obj_open(o, NULL);
@@ -96,7 +96,7 @@ static void show_json(struct hs_ctx *ctx, const struct hs_topo *t)
 
 static void show_text(struct hs_ctx *ctx, const struct hs_topo *t)
 {
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 	char a[HS_ADDRSTRLEN], b[HS_ADDRSTRLEN];
 
 	if (t->path)
@@ -141,22 +141,22 @@ static void show_text(struct hs_ctx *ctx, const struct hs_topo *t)
 int cmd_topo(struct hs_ctx *ctx, int argc, char **argv)
 {
 	if (argc < 2)
-		return out_err(&ctx->out, "topo needs load FILE or show");
+		return out_err(ctx->out, "topo needs load FILE or show");
 	if (strcmp(argv[1], "load") == 0) {
 		if (argc != 3)
-			return out_err(&ctx->out, "topo load needs one file");
+			return out_err(ctx->out, "topo load needs one file");
 		return topo_load(ctx, argv[2]);
 	}
 	if (strcmp(argv[1], "show") == 0) {
 		if (argc != 2)
-			return out_err(&ctx->out, "topo show: unexpected '%s'", argv[2]);
+			return out_err(ctx->out, "topo show: unexpected '%s'", argv[2]);
 		if (!ctx->topo)
-			return out_err(&ctx->out, "no topology loaded (topo load FILE)");
-		if (ctx->out.json)
+			return out_err(ctx->out, "no topology loaded (topo load FILE)");
+		if (ctx->out->json)
 			show_json(ctx, ctx->topo);
 		else
 			show_text(ctx, ctx->topo);
 		return HS_CMD_OK;
 	}
-	return out_err(&ctx->out, "unknown topo subcommand '%s' (load, show)", argv[1]);
+	return out_err(ctx->out, "unknown topo subcommand '%s' (load, show)", argv[1]);
 }

@@ -59,7 +59,7 @@ static void tr_head(struct hs_out *o, const struct hs_probe_run *r, const char *
 static void print_traceroute(struct hs_probe_view *v, const struct hs_probe_run *r)
 {
 	struct hs_ctx *ctx = v->ctx;
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 	const struct hs_topo *topo = ctx->topo;
 	char nb[HS_ADDRSTRLEN];
 	int path[HS_TRACEROUTE_MAX_TTL], np = 0;
@@ -239,8 +239,8 @@ static void tr_render(const struct hs_probe_run *r, struct hs_out *o)
  * where the output is kept, as watch's events pane keeps it) */
 static bool tr_live(const struct hs_probe_view *v, const struct hs_probe_run *r)
 {
-	return v->ctx->interactive && !r->s.report && !hs_probe_json(v, r) && v->ctx->out.fp &&
-	       isatty(fileno(v->ctx->out.fp));
+	return v->ctx->interactive && !r->s.report && !hs_probe_json(v, r) && v->ctx->out->fp &&
+	       isatty(fileno(v->ctx->out->fp));
 }
 
 /* the terminal rows TEXT takes, its long lines wrapped */
@@ -266,7 +266,7 @@ static void tr_draw(struct hs_probe_view *v, const struct hs_probe_run *r)
 	size_t len = 0;
 	struct hs_out o;
 	FILE *fp = hs_probe_mem_open(&buf, &len, &o, false);
-	FILE *to = v->ctx->out.fp;
+	FILE *to = v->ctx->out->fp;
 
 	if (!fp)
 		return;
@@ -297,21 +297,21 @@ static void on_end(void *arg, const struct hs_probe_run *r)
 	struct hs_probe_view *v = arg;
 	struct hs_ctx *ctx = v->ctx;
 
-	fflush(ctx->out.fp);
+	fflush(ctx->out->fp);
 	if (r->tr && tr_live(v, r)) {
 		/* Ctrl-C: the console went to a new line below the table */
 		if (r->stopped && v->drawn)
 			v->drawn++;
 		tr_draw(v, r);
 	} else if (r->tr) {
-		bool saved = ctx->out.json;
-		ctx->out.json = hs_probe_json(v, r);
-		tr_render(r, &ctx->out);
-		ctx->out.json = saved;
+		bool saved = ctx->out->json;
+		ctx->out->json = hs_probe_json(v, r);
+		tr_render(r, ctx->out);
+		ctx->out->json = saved;
 	} else if (r->nsent > 0) {
 		print_traceroute(v, r);
 	}
-	fflush(ctx->out.fp);
+	fflush(ctx->out->fp);
 }
 
 int cmd_traceroute(struct hs_ctx *ctx, int argc, char **argv)
@@ -321,10 +321,10 @@ int cmd_traceroute(struct hs_ctx *ctx, int argc, char **argv)
 	size_t used = 0;
 
 	if (hs_traceroute_parse(argc - 1, argv + 1, ctx->topo, &s, err, sizeof(err)) < 0)
-		return out_err(&ctx->out, "%s", err);
+		return out_err(ctx->out, "%s", err);
 	/* until Ctrl-C only where a person can press it and watch the table */
-	if (s.table && s.rounds == 0 && (s.report || s.json || ctx->out.json || !ctx->interactive ||
-					 !isatty(fileno(ctx->out.fp)))) {
+	if (s.table && s.rounds == 0 && (s.report || s.json || ctx->out->json || !ctx->interactive ||
+					 !isatty(fileno(ctx->out->fp)))) {
 		s.rounds = HS_TRACEROUTE_ROUNDS;
 		s.count = s.rounds * s.max_ttl;
 	}

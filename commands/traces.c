@@ -189,7 +189,7 @@ static int outcome_by_name(const char *s)
 
 static int traces_show(struct hs_ctx *ctx, const char *idstr)
 {
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 	uint64_t id, session;
 	char a[HS_ADDRSTRLEN], b[64], ref[48];
 
@@ -262,7 +262,7 @@ static int traces_show(struct hs_ctx *ctx, const char *idstr)
 int hs_trace_query_arg(struct hs_ctx *ctx, struct hs_trace_query *q, const char *k,
 		       const char *v)
 {
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 
 	if (strcmp(k, "flow") == 0) {
 		if (parse_flow_arg(v, q) < 0)
@@ -296,7 +296,7 @@ int hs_trace_query_arg(struct hs_ctx *ctx, struct hs_trace_query *q, const char 
 int cmd_traces(struct hs_ctx *ctx, int argc, char **argv)
 {
 	struct hs_trace_query q = { .limit = TRACES_DEFAULT_LIMIT, .sw = -1 };
-	struct hs_out *o = &ctx->out;
+	struct hs_out *o = ctx->out;
 
 	for (int i = 1; i < argc; i++) {
 		const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;

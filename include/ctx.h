@@ -11,7 +11,6 @@
 
 #include <uv.h>
 #include "hs.h"
-#include "out.h"
 #include "decode.h"
 #include "topo.h"
 #include "tracer.h"
@@ -47,12 +46,14 @@ enum hs_say {
 struct hs_capture;
 struct hs_control;
 struct hs_probe_run;
+struct hs_out;
 struct hs_watch;
 struct screen;		/* curses' SCREEN */
 
 struct hs_ctx {
 	uv_loop_t *loop;
-	struct hs_out out;
+	struct hs_out *out;		/* where the console prints for the client it
+					 * serves (console/out.h): the engine never does */
 	struct hs_settings set;
 
 	struct hs_topo *topo;		/* NULL until topo load / --topo */

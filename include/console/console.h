@@ -6,6 +6,7 @@
 
 #include <uv.h>
 #include "ctx.h"
+#include "out.h"
 
 /* run one command line (split into words, '#' comments); returns HS_CMD_* */
 int hs_run_line(struct hs_ctx *ctx, const char *line);

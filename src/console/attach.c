@@ -129,14 +129,14 @@ static void send_frame(uint8_t type, const void *data, size_t len)
 /* the daemon's error output: each line after the runbook's FILE:LINE */
 static void put_err(const uint8_t *p, size_t n)
 {
-	FILE *fp = at.ctx->out.err ? at.ctx->out.err : stderr;
+	FILE *fp = at.ctx->out->err ? at.ctx->out->err : stderr;
 
-	fflush(at.ctx->out.fp);
+	fflush(at.ctx->out->fp);
 	while (n > 0) {
 		const uint8_t *nl = memchr(p, '\n', n);
 		size_t k = nl ? (size_t)(nl - p) + 1 : n;
 		if (at.err_bol)
-			fputs(at.ctx->out.where, fp);
+			fputs(at.ctx->out->where, fp);
 		fwrite(p, 1, k, fp);
 		at.err_bol = nl != NULL;
 		p += k;
@@ -155,10 +155,10 @@ static void lost(const char *why)
 	uv_read_stop((uv_stream_t *)&at.pipe);
 	/* at the prompt: the message on a line of its own */
 	if (ctx->interactive && !hs_runner_busy(ctx))
-		fputs("\n", ctx->out.fp);
-	fflush(ctx->out.fp);
-	ctx->out.where[0] = '\0';
-	out_err(&ctx->out, "lost the daemon at '%s': %s", at.path, at.bye[0] ? at.bye : why);
+		fputs("\n", ctx->out->fp);
+	fflush(ctx->out->fp);
+	ctx->out->where[0] = '\0';
+	out_err(ctx->out, "lost the daemon at '%s': %s", at.path, at.bye[0] ? at.bye : why);
 	if (ctx->exit_status == 0)
 		ctx->exit_status = 1;
 	ctx->cancel = NULL;
@@ -172,7 +172,7 @@ static void on_frame(const struct hs_frame *f)
 
 	switch (f->type) {
 	case HS_FR_OUT:
-		fwrite(f->data, 1, f->len, ctx->out.fp);
+		fwrite(f->data, 1, f->len, ctx->out->fp);
 		break;
 	case HS_FR_ERR:
 		put_err(f->data, f->len);
@@ -183,7 +183,7 @@ static void on_frame(const struct hs_frame *f)
 			return;
 		}
 		at.pending = false;
-		fflush(ctx->out.fp);
+		fflush(ctx->out->fp);
 		ctx->cancel = NULL;
 		hs_cmd_finish(ctx, f->data[0] ? HS_CMD_FAIL : HS_CMD_OK);
 		break;
@@ -264,9 +264,9 @@ static int exec_line(struct hs_ctx *ctx, const char *line)
 	if (local_verb(line))
 		return hs_run_line(ctx, line);
 	if (at.lost)
-		return out_err(&ctx->out, "lost the daemon at '%s'", at.path);
+		return out_err(ctx->out, "lost the daemon at '%s'", at.path);
 	if (n > HS_PROTO_MAX - 1)
-		return out_err(&ctx->out, "a line of %zu bytes is longer than the daemon takes (%u)",
+		return out_err(ctx->out, "a line of %zu bytes is longer than the daemon takes (%u)",
 			       n, HS_PROTO_MAX - 1);
 	send_frame(HS_FR_LINE, line, n);
 	at.pending = true;
@@ -292,7 +292,7 @@ static int handshake(struct hs_ctx *ctx, int fd)
 
 	hs_frame_header(hello, HS_FR_HELLO, n);
 	if (write_all(fd, hello, HS_PROTO_HDR + n) < 0)
-		return out_err(&ctx->out, "cannot attach to '%s': %s", at.path, strerror(errno));
+		return out_err(ctx->out, "cannot attach to '%s': %s", at.path, strerror(errno));
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		uint64_t now = hs_mono_ns();
@@ -311,28 +311,28 @@ static int handshake(struct hs_ctx *ctx, int fd)
 				   hs_hello_parse(&f, &proto, &flags, version, sizeof(version)) == 0) {
 				return 0;
 			} else if (f.type == HS_FR_BYE) {
-				return said ? -1 : out_err(&ctx->out, "cannot attach to '%s': the daemon "
+				return said ? -1 : out_err(ctx->out, "cannot attach to '%s': the daemon "
 							   "refused the console", at.path);
 			} else {
-				return out_err(&ctx->out, "cannot attach to '%s': the daemon answered "
+				return out_err(ctx->out, "cannot attach to '%s': the daemon answered "
 					       "with a %s frame", at.path, hs_frame_name(f.type));
 			}
 		}
 		if (rc < 0)
-			return out_err(&ctx->out, "cannot attach to '%s': %s", at.path, err);
+			return out_err(ctx->out, "cannot attach to '%s': %s", at.path, err);
 		if (now >= deadline)
-			return out_err(&ctx->out, "cannot attach to '%s': no answer from the daemon in "
+			return out_err(ctx->out, "cannot attach to '%s': no answer from the daemon in "
 				       "%d s", at.path, HELLO_WAIT_MS / 1000);
 		rc = poll(&p, 1, (int)((deadline - now) / 1000000ULL) + 1);
 		if (rc < 0 && errno != EINTR)
-			return out_err(&ctx->out, "cannot attach to '%s': %s", at.path, strerror(errno));
+			return out_err(ctx->out, "cannot attach to '%s': %s", at.path, strerror(errno));
 		if (rc <= 0)
 			continue;
 		r = read(fd, buf, sizeof(buf));
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
-			return said ? -1 : out_err(&ctx->out, "cannot attach to '%s': the daemon closed "
+			return said ? -1 : out_err(ctx->out, "cannot attach to '%s': the daemon closed "
 						   "the connection", at.path);
 		hs_proto_rd_feed(&at.rd, buf, (size_t)r);
 	}
@@ -348,7 +348,7 @@ int hs_attach_open(struct hs_ctx *ctx, const char *path)
 	hs_proto_rd_init(&at.rd);
 	fd = connect_to(path);
 	if (fd < 0)
-		return out_err(&ctx->out, "cannot attach to '%s': %s (is 'hopscope serve' running?)",
+		return out_err(ctx->out, "cannot attach to '%s': %s (is 'hopscope serve' running?)",
 			       path, strerror(errno));
 	if (handshake(ctx, fd) < 0) {
 		close(fd);
@@ -364,7 +364,7 @@ int hs_attach_open(struct hs_ctx *ctx, const char *path)
 			uv_close((uv_handle_t *)&at.pipe, NULL);
 		else
 			close(fd);
-		return out_err(&ctx->out, "cannot attach to '%s': %s", path, uv_strerror(rc));
+		return out_err(ctx->out, "cannot attach to '%s': %s", path, uv_strerror(rc));
 	}
 	at.open = true;
 	hs_runner_set_front(ctx, &front);

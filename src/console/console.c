@@ -146,7 +146,7 @@ static unsigned char describe(EditLine *el, int ch)
 		rc = el_insertstr(el, s) == 0 ? CC_REFRESH : CC_ERROR;
 	} else {
 		fputs("\n", stdout);
-		hs_describe(con.ctx, &con.ctx->out, line);
+		hs_describe(con.ctx, con.ctx->out, line);
 		fflush(stdout);
 	}
 	free(line);
@@ -330,7 +330,7 @@ static void pipe_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 		hs_runner_feed(con.ctx, buf->base, (size_t)n);
 	} else if (n < 0) {
 		if (n != UV_EOF)
-			out_err(&con.ctx->out, "cannot read standard input: %s", uv_strerror((int)n));
+			out_err(con.ctx->out, "cannot read standard input: %s", uv_strerror((int)n));
 		uv_read_stop(s);
 		hs_runner_feed_eof(con.ctx);
 	}
@@ -446,13 +446,13 @@ void hs_console_say(struct hs_ctx *ctx, enum hs_say what, const char *msg)
 {
 	switch (what) {
 	case HS_SAY_ERR:
-		out_err(&ctx->out, "%s", msg);
+		out_err(ctx->out, "%s", msg);
 		break;
 	case HS_SAY_WARN:
-		out_warn(&ctx->out, "%s", msg);
+		out_warn(ctx->out, "%s", msg);
 		break;
 	case HS_SAY_INFO:
-		out_text(&ctx->out, "%s\n", msg);
+		out_text(ctx->out, "%s\n", msg);
 		break;
 	}
 }
@@ -470,7 +470,7 @@ static void on_event(void *arg, const struct hs_event *ev)
 		if (ctx->interactive)
 			hs_async_print(ctx, "error: %s", ev->text);
 		else
-			out_err(&ctx->out, "%s", ev->text);
+			out_err(ctx->out, "%s", ev->text);
 		break;
 	case HS_EV_CAPTURE_ENDED: {
 		const struct hs_capture_stats *s = &ctx->last_stats;
@@ -493,12 +493,12 @@ static void on_event(void *arg, const struct hs_event *ev)
 	case HS_EV_ALERT: {
 		const struct hs_alert *a = ev->alert;
 
-		if (ctx->out.json && !ctx->interactive) {
+		if (ctx->out->json && !ctx->interactive) {
 			/* a runbook with --json: a JSON line among the verb's output,
 			 * with the events table's names */
 			struct hs_out o;
 
-			out_init(&o, ctx->out.fp, ctx->out.err, true);
+			out_init(&o, ctx->out->fp, ctx->out->err, true);
 			out_obj_open(&o, NULL);
 			out_str(&o, "event", NULL, "alert");
 			out_uint(&o, "alert", NULL, a->id);
@@ -506,7 +506,7 @@ static void on_event(void *arg, const struct hs_event *ev)
 			out_double(&o, "value", NULL, ev->value);
 			out_time(&o, "ts_ns", NULL, ev->ts);
 			out_obj_close(&o);
-			fflush(ctx->out.fp);
+			fflush(ctx->out->fp);
 		} else {
 			hs_async_print(ctx, "alert %u: %s (%s) at %s", a->id, a->text,
 				       hs_acond_fmt(&a->c, ev->value, val, sizeof(val)),
@@ -524,7 +524,7 @@ int hs_console_start(struct hs_ctx *ctx, bool batch)
 {
 	memset(&con, 0, sizeof(con));
 	if (hs_sub_events(&ctx->subs, on_event, ctx) < 0)
-		return out_err(&ctx->out, "cannot hear the packet pipeline: too many subscribers");
+		return out_err(ctx->out, "cannot hear the packet pipeline: too many subscribers");
 	con.ctx = ctx;
 	con.batch = batch;
 	con.started = true;
@@ -545,10 +545,10 @@ int hs_console_start(struct hs_ctx *ctx, bool batch)
 		history_open();
 		con.el = editor_new();
 		if (!con.el)
-			return out_err(&ctx->out, "cannot set up line editing on the terminal");
+			return out_err(ctx->out, "cannot set up line editing on the terminal");
 		rc = hs_console_poll_stdin(ctx->loop, &con.poll);
 		if (rc < 0)
-			return out_err(&ctx->out, "cannot watch standard input: %s", uv_strerror(rc));
+			return out_err(ctx->out, "cannot watch standard input: %s", uv_strerror(rc));
 		con.poll_init = true;
 		con.tty = true;
 		hs_runner_add_input(ctx, "stdin", true);
@@ -652,7 +652,7 @@ void hs_console_close(struct hs_ctx *ctx)
 void hs_async_print(struct hs_ctx *ctx, const char *fmt, ...)
 {
 	va_list ap;
-	FILE *fp = ctx->out.json ? ctx->out.err : ctx->out.fp;
+	FILE *fp = ctx->out->json ? ctx->out->err : ctx->out->fp;
 
 	if (!fp)
 		fp = stdout;
@@ -674,7 +674,7 @@ void hs_async_print(struct hs_ctx *ctx, const char *fmt, ...)
 		fflush(stdout);
 		el_set(con.el, EL_REFRESH);
 	} else {
-		fflush(ctx->out.fp);
+		fflush(ctx->out->fp);
 		vfprintf(fp, fmt, ap);
 		fputc('\n', fp);
 		fflush(fp);
@@ -703,7 +703,7 @@ void hs_console_resume(struct hs_ctx *ctx)
 	con.el = editor_new();
 	window_size();
 	if (!con.el) {
-		out_err(&ctx->out, "cannot set up line editing on the terminal");
+		out_err(ctx->out, "cannot set up line editing on the terminal");
 		hs_console_end(ctx);
 		return;
 	}

@@ -43,13 +43,13 @@ static void group_free(struct driver_group *g)
 int hs_driver_failed(struct hs_ctx *ctx, const struct hs_driver_result *r, const char *what)
 {
 	if (r->term_signal)
-		return out_err(&ctx->out, "%s '%s' killed by signal %d", what, r->driver,
+		return out_err(ctx->out, "%s '%s' killed by signal %d", what, r->driver,
 			       r->term_signal);
 	if (r->exit_status == 0)
 		return 0;
 	if (*r->err)
-		return out_err(&ctx->out, "%s", r->err);
-	return out_err(&ctx->out, "%s '%s' failed with status %" PRId64, what, r->driver,
+		return out_err(ctx->out, "%s", r->err);
+	return out_err(ctx->out, "%s '%s' failed with status %" PRId64, what, r->driver,
 		       r->exit_status);
 }
 
@@ -60,11 +60,11 @@ int hs_driver_bad_answer(struct hs_ctx *ctx, const struct hs_driver_result *r, c
 
 	hs_driver_served(ctx->topo, kind, sw, sizeof(sw));
 	if (r->out_cut)
-		return out_err(&ctx->out, "%s: the answer of '%s' (switches %s) is longer than %u "
+		return out_err(ctx->out, "%s: the answer of '%s' (switches %s) is longer than %u "
 			       "bytes", what, r->driver, sw, HS_ANSWER_MAX);
 	if (r->out_nul)
 		why = "a NUL byte in the answer";
-	return out_err(&ctx->out, "%s: bad answer from '%s' (switches %s): %s", what, r->driver, sw,
+	return out_err(ctx->out, "%s: bad answer from '%s' (switches %s): %s", what, r->driver, sw,
 		       why);
 }
 
@@ -120,7 +120,7 @@ static void group_cancel(struct hs_ctx *ctx)
 	ctx->cancel = NULL;
 	ctx->pending = NULL;
 	if (g) {
-		out_warn(&ctx->out, "%s", g->interrupted);
+		out_warn(ctx->out, "%s", g->interrupted);
 		for (int i = 0; i < g->n; i++)
 			hs_driver_abandon(g->slot[i].job);
 		group_free(g);
@@ -135,7 +135,7 @@ int hs_driver_run_all(struct hs_ctx *ctx, int n, char **const *argvs, size_t out
 	struct driver_group *g;
 
 	if (n < 1 || n > HS_DRIVER_MAX)
-		return out_err(&ctx->out, "cannot run %d %ss at once", n, what);
+		return out_err(ctx->out, "cannot run %d %ss at once", n, what);
 	g = hs_xcalloc(1, sizeof(*g));
 	*g = (struct driver_group){ .ctx = ctx, .done = done, .interrupted = interrupted,
 				    .n = n, .left = n };
@@ -154,7 +154,7 @@ int hs_driver_run_all(struct hs_ctx *ctx, int n, char **const *argvs, size_t out
 			for (int k = 0; k < i; k++)
 				hs_driver_abandon(g->slot[k].job);
 			group_free(g);
-			return out_err(&ctx->out, "cannot run %s '%s': %s%s", what, argvs[i][0],
+			return out_err(ctx->out, "cannot run %s '%s': %s%s", what, argvs[i][0],
 				       uv_strerror(rc), hs_driver_hint(-rc));
 		}
 	}

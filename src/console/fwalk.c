@@ -25,7 +25,7 @@ static void fwalk_finish(struct fwalk *w, int rc)
 	ctx->pending = NULL;
 	ctx->cancel = NULL;
 	for (unsigned i = 0; hs_freader_unsupported(w->r, &i, msg, sizeof(msg));)
-		out_warn(&ctx->out, "%s%s", w->what, msg);
+		out_warn(ctx->out, "%s%s", w->what, msg);
 	hs_freader_close(w->r);
 	int status = w->end(w->arg, rc);
 	free(w->what);
@@ -45,7 +45,7 @@ static void fwalk_end(void *arg, int rc, const char *err)
 	struct fwalk *w = arg;
 
 	if (rc == PCAP_ERROR)
-		out_err(&w->ctx->out, "%s%s", w->what, err);
+		out_err(w->ctx->out, "%s%s", w->what, err);
 	fwalk_finish(w, rc);
 }
 
@@ -61,10 +61,10 @@ int hs_fwalk(struct hs_ctx *ctx, const char *what, const char *path, hs_fwalk_fr
 	char err[PCAP_ERRBUF_SIZE + 512];
 
 	if (!ctx->loop)
-		return out_err(&ctx->out, "%sreading a file needs the console's event loop", what);
+		return out_err(ctx->out, "%sreading a file needs the console's event loop", what);
 	struct hs_freader *r = hs_freader_open(ctx->loop, path, NULL, 0, err, sizeof(err));
 	if (!r)
-		return out_err(&ctx->out, "%s%s", what, err);
+		return out_err(ctx->out, "%s%s", what, err);
 	struct fwalk *w = hs_xcalloc(1, sizeof(*w));
 	*w = (struct fwalk){ .ctx = ctx, .r = r, .what = hs_xstrdup(what), .frame = frame,
 			     .end = end, .arg = arg };

@@ -142,7 +142,7 @@ static int lab_check(struct hs_ctx *ctx, const char *dir, char **topo)
 	*topo = hs_xcalloc(1, n);
 	snprintf(*topo, n, "%s/topo", dir);
 	if (access(*topo, R_OK) < 0 || if_nametoindex(LAB_MIRROR_IFACE) == 0) {
-		out_err(&ctx->out, "the lab is not up: run 'hopscope-lab up' first "
+		out_err(ctx->out, "the lab is not up: run 'hopscope-lab up' first "
 			"(no '%s' or no interface '%s')", *topo, LAB_MIRROR_IFACE);
 		return -1;
 	}
@@ -271,7 +271,7 @@ out:
 	uv_loop_close(ctx->loop);
 	free(ctx->set.db_path);
 	free(o->batch);
-	if (out_check(&ctx->out) < 0 && ctx->exit_status == 0)
+	if (out_check(ctx->out) < 0 && ctx->exit_status == 0)
 		ctx->exit_status = 1;
 	int sig = hs_interrupt_take();
 	if (sig != 0 && ctx->exit_status == 0)
@@ -283,6 +283,7 @@ int main(int argc, char **argv)
 {
 	struct opts o = { 0 };
 	struct hs_ctx ctx = { 0 };
+	struct hs_out out;
 	char *lab_topo = NULL;
 	const char *topo;
 	bool batch, is_file = false;
@@ -314,7 +315,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hopscope: warning: %s\n", privs.note);
 
 	ctx.loop = uv_default_loop();
-	out_init(&ctx.out, stdout, stderr, o.json);
+	ctx.out = &out;
+	out_init(ctx.out, stdout, stderr, o.json);
 	ctx.set.json = o.json;
 	ctx.set.trace_timeout_ns = HS_NS_PER_SEC;
 	ctx.set.policy = HS_POLICY_DEFAULT;
@@ -354,7 +356,7 @@ int main(int argc, char **argv)
 		char err[512];
 		ctx.topo = hs_topo_load(topo, err, sizeof(err));
 		if (!ctx.topo) {
-			out_err(&ctx.out, "%s", err);
+			out_err(ctx.out, "%s", err);
 			ctx.exit_status = 1;
 			goto out;
 		}
@@ -368,7 +370,7 @@ int main(int argc, char **argv)
 		for (int i = 0; i < ds.n; i++)
 			drivers[i] = ds.path[i];
 		if (hs_broker_start(ctx.loop, drivers, ctx.lab_state, perr, sizeof(perr)) < 0) {
-			out_err(&ctx.out, "%s", perr);
+			out_err(ctx.out, "%s", perr);
 			ctx.exit_status = 1;
 			goto out;
 		}
@@ -376,7 +378,7 @@ int main(int argc, char **argv)
 	db_existed = stat(ctx.set.db_path, &dbst) == 0;
 	if (hs_engine_init(&ctx, perr, sizeof(perr)) < 0) {
 		if (perr[0])
-			out_err(&ctx.out, "%s", perr);
+			out_err(ctx.out, "%s", perr);
 		ctx.exit_status = 1;
 		goto out;
 	}
@@ -423,7 +425,7 @@ int main(int argc, char **argv)
 			hs_privs_give(&privs, ctx.set.db_path, privs_warn, NULL);
 		hs_console_keep_history();
 		if (hs_privs_drop(&privs, perr, sizeof(perr)) < 0) {
-			out_err(&ctx.out, "%s", perr);
+			out_err(ctx.out, "%s", perr);
 			ctx.exit_status = 1;
 			goto out;
 		}
@@ -455,7 +457,7 @@ out:
 	free(lab_topo);
 	free(o.batch);
 	/* results written outside a verb (events, a capture's end) */
-	if (out_check(&ctx.out) < 0 && ctx.exit_status == 0)
+	if (out_check(ctx.out) < 0 && ctx.exit_status == 0)
 		ctx.exit_status = 1;
 	/* a capture's history that could not be written fails a run, not the prompt */
 	if (ctx.history_failed && !ctx.interactive && ctx.exit_status == 0)

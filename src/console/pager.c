@@ -28,14 +28,14 @@ void hs_pager_begin(struct hs_ctx *ctx, const struct hs_cmd *c, struct hs_pager 
 	if (!(c->flags & HS_CMDF_PAGE))
 		return;
 	/* only what goes to the terminal itself (not a watch pane's capture) */
-	if (!ctx->interactive || ctx->set.no_pager || ctx->paging || ctx->out.fp != stdout ||
+	if (!ctx->interactive || ctx->set.no_pager || ctx->paging || ctx->out->fp != stdout ||
 	    !isatty(STDOUT_FILENO) || live_capture(ctx))
 		return;
 	p->mem = open_memstream(&p->buf, &p->len);
 	if (!p->mem)
 		return;
-	p->saved = ctx->out.fp;
-	ctx->out.fp = p->mem;
+	p->saved = ctx->out->fp;
+	ctx->out->fp = p->mem;
 	ctx->paging = true;
 }
 
@@ -92,12 +92,12 @@ void hs_pager_end(struct hs_ctx *ctx, struct hs_pager *p, bool pending)
 	if (!p->saved)
 		return;
 	fclose(p->mem);
-	ctx->out.fp = p->saved;
+	ctx->out->fp = p->saved;
 	ctx->paging = false;
 	if (pending || lines(p->buf, p->len) < (size_t)screen_rows() - 1 ||
 	    !run_pager(p->buf, p->len))
-		fwrite(p->buf, 1, p->len, ctx->out.fp);
-	fflush(ctx->out.fp);
+		fwrite(p->buf, 1, p->len, ctx->out->fp);
+	fflush(ctx->out->fp);
 	free(p->buf);
 	p->saved = NULL;
 }

@@ -263,7 +263,7 @@ static void ambiguity(struct hs_ctx *ctx, const char *word)
 	char list[512];
 
 	hs_verbs_prefixed(word, list, sizeof(list));
-	out_err(&ctx->out, "'%s' is ambiguous: %s", word, list);
+	out_err(ctx->out, "'%s' is ambiguous: %s", word, list);
 }
 
 /* "?" alone, or a word such as "stat?": never a quoted query or filter */
@@ -296,7 +296,7 @@ static int describe_words(struct hs_ctx *ctx, int argc, char **argv)
 	/* "traces ?" describes after 'traces '; "traces sh?" completes 'sh' */
 	len = strlen(line);
 	line[--len] = '\0';
-	hs_describe(ctx, &ctx->out, line);
+	hs_describe(ctx, ctx->out, line);
 	free(line);
 	return HS_CMD_OK;
 }
@@ -329,21 +329,21 @@ static const struct hs_cmd *resolve(struct hs_ctx *ctx, int *pargc, char ***parg
 		}
 		const char *near = hs_suggest_verb(argv[0]);
 		if (near)
-			out_err(&ctx->out, "unknown verb '%.64s%s': did you mean '%s'?", argv[0],
+			out_err(ctx->out, "unknown verb '%.64s%s': did you mean '%s'?", argv[0],
 				strlen(argv[0]) > 64 ? "..." : "", near);
 		else
-			out_err(&ctx->out, "unknown verb '%.64s%s' (try 'help')", argv[0],
+			out_err(ctx->out, "unknown verb '%.64s%s' (try 'help')", argv[0],
 				strlen(argv[0]) > 64 ? "..." : "");
 		return NULL;
 	}
 	hs_cmd_arity(c, &min, &max);
 	if (argc - 1 < min) {
-		out_err(&ctx->out, "too few arguments for '%s' (%s)", c->name,
+		out_err(ctx->out, "too few arguments for '%s' (%s)", c->name,
 			hs_cmd_usage(c, usage, sizeof(usage)));
 		return NULL;
 	}
 	if (max >= 0 && argc - 1 > max) {
-		out_err(&ctx->out, "too many arguments for '%s' (%s)", c->name,
+		out_err(ctx->out, "too many arguments for '%s' (%s)", c->name,
 			hs_cmd_usage(c, usage, sizeof(usage)));
 		return NULL;
 	}
@@ -357,17 +357,17 @@ static const struct hs_cmd *resolve(struct hs_ctx *ctx, int *pargc, char ***parg
 			argv[1] = (char *)sub;
 		} else if (m > 1) {
 			hs_join_prefixed(argv[1], subs, (size_t)nsubs, list, sizeof(list));
-			out_err(&ctx->out, "%s: '%s' is ambiguous: %s", c->name, argv[1], list);
+			out_err(ctx->out, "%s: '%s' is ambiguous: %s", c->name, argv[1], list);
 			return NULL;
 		} else if (c->args[0] != '[') {
 			/* a required sub-verb that is none of them */
 			const char *near = hs_suggest(argv[1], subs, (size_t)nsubs);
 			hs_join_prefixed("", subs, (size_t)nsubs, list, sizeof(list));
 			if (near)
-				out_err(&ctx->out, "unknown %s subcommand '%.64s': did you mean '%s'? (%s)",
+				out_err(ctx->out, "unknown %s subcommand '%.64s': did you mean '%s'? (%s)",
 					c->name, argv[1], near, list);
 			else
-				out_err(&ctx->out, "unknown %s subcommand '%.64s' (%s)", c->name, argv[1],
+				out_err(ctx->out, "unknown %s subcommand '%.64s' (%s)", c->name, argv[1],
 					list);
 			return NULL;
 		}
@@ -407,7 +407,7 @@ static int run_words(struct hs_ctx *ctx, int argc, char **argv)
 	c = resolve(ctx, &argc, &argv);
 	if (!c)
 		return HS_CMD_FAIL;
-	ctx->out.json = ctx->set.json || json;
+	ctx->out->json = ctx->set.json || json;
 	if (r)
 		r->in_verb++;
 	hs_pager_begin(ctx, c, &pager);
@@ -422,9 +422,9 @@ static int run_words(struct hs_ctx *ctx, int argc, char **argv)
 		}
 	}
 	if (rc != HS_CMD_PENDING) {
-		if (out_settle(&ctx->out) < 0)
+		if (out_settle(ctx->out) < 0)
 			rc = HS_CMD_FAIL;
-		ctx->out.json = ctx->set.json;
+		ctx->out->json = ctx->set.json;
 	}
 	return rc < 0 ? HS_CMD_FAIL : rc;
 }
@@ -440,9 +440,9 @@ static int line_words(struct hs_ctx *ctx, const char *line, char **buf, char **a
 	if (argc >= 0)
 		return argc;
 	if (line[col - 1] == '\'' || line[col - 1] == '"')
-		out_err(&ctx->out, "unterminated quote at column %d", col);
+		out_err(ctx->out, "unterminated quote at column %d", col);
 	else
-		out_err(&ctx->out, "too many words at column %d (at most %d)", col, HS_MAX_WORDS);
+		out_err(ctx->out, "too many words at column %d (at most %d)", col, HS_MAX_WORDS);
 	return -1;
 }
 
@@ -539,12 +539,12 @@ static FILE *open_runbook(struct hs_ctx *ctx, const char *path)
 	struct stat st;
 
 	if (!fp) {
-		out_err(&ctx->out, "cannot open '%s': %s", path, strerror(errno));
+		out_err(ctx->out, "cannot open '%s': %s", path, strerror(errno));
 		return NULL;
 	}
 	/* a directory opens, and fails only at its first read */
 	if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
-		out_err(&ctx->out, "cannot read runbook '%s': %s", path, strerror(EISDIR));
+		out_err(ctx->out, "cannot read runbook '%s': %s", path, strerror(EISDIR));
 		if (fp != stdin)
 			fclose(fp);
 		return NULL;
@@ -700,7 +700,7 @@ void hs_runner_feed(struct hs_ctx *ctx, const char *data, size_t len)
 			cap *= 2;
 		char *nb = realloc(s->buf, cap);
 		if (!nb) {
-			out_err(&ctx->out, "out of memory reading input");
+			out_err(ctx->out, "out of memory reading input");
 			return;
 		}
 		s->buf = nb;
@@ -755,7 +755,7 @@ static int next_line(struct hs_ctx *ctx, struct hs_src *s, char **line)
 		if (n < 0) {
 			free(l);
 			if (ferror(s->fp)) {
-				out_err(&ctx->out, "cannot read '%s': %s", s->name,
+				out_err(ctx->out, "cannot read '%s': %s", s->name,
 					strerror(errno ? errno : EIO));
 				s->failed = true;
 				if (ctx->exit_status == 0 && !under_prompt(ctx->runner))
@@ -802,9 +802,9 @@ static int next_line(struct hs_ctx *ctx, struct hs_src *s, char **line)
 static void set_where(struct hs_ctx *ctx, const struct hs_src *s)
 {
 	if (!s || s->interactive || !s->name[0])
-		ctx->out.where[0] = '\0';
+		ctx->out->where[0] = '\0';
 	else
-		snprintf(ctx->out.where, sizeof(ctx->out.where), "%s:%u: ", s->name, s->lineno);
+		snprintf(ctx->out->where, sizeof(ctx->out->where), "%s:%u: ", s->name, s->lineno);
 }
 
 static void abandon_all(struct hs_runner *r)
@@ -847,7 +847,7 @@ static void pop(struct hs_ctx *ctx)
 	if (from_verb && up && up->waiting) {
 		up->waiting = false;
 		set_where(ctx, up);
-		ctx->out.json = ctx->set.json;
+		ctx->out->json = ctx->set.json;
 		line_done(ctx, up, failed ? HS_CMD_FAIL : HS_CMD_OK);
 	}
 }
@@ -905,7 +905,7 @@ static void pump(struct hs_ctx *ctx)
 		}
 		set_where(ctx, s);
 		if (s->nul_col) {
-			rc = out_err(&ctx->out, "a NUL byte at column %u: a command line is text",
+			rc = out_err(ctx->out, "a NUL byte at column %u: a command line is text",
 				     s->nul_col);
 			s->nul_col = 0;
 		} else if (r->front && r->front->exec) {
@@ -942,8 +942,8 @@ void hs_cmd_finish(struct hs_ctx *ctx, int status)
 		return;
 	ctx->cancel = NULL;
 	if (!r) {
-		out_settle(&ctx->out);
-		ctx->out.json = ctx->set.json;
+		out_settle(ctx->out);
+		ctx->out->json = ctx->set.json;
 		return;
 	}
 	if (r->in_verb) {
@@ -951,9 +951,9 @@ void hs_cmd_finish(struct hs_ctx *ctx, int status)
 		r->early = status;
 		return;
 	}
-	if (out_settle(&ctx->out) < 0)
+	if (out_settle(ctx->out) < 0)
 		status = HS_CMD_FAIL;
-	ctx->out.json = ctx->set.json;
+	ctx->out->json = ctx->set.json;
 	s = r->stack;
 	if (!s || !s->waiting) {
 		/* a line the front end ran itself */
@@ -995,7 +995,7 @@ bool hs_runner_interrupt(struct hs_ctx *ctx)
 	for (struct hs_src *s = r->stack; s && !s->interactive; s = s->next_src) {
 		if (s->kind != SRC_INPUT && !s->stop) {
 			if (!did)
-				out_err(&ctx->out, "interrupted");	/* where: the line */
+				out_err(ctx->out, "interrupted");	/* where: the line */
 			s->stop = true;
 			s->failed = true;
 			did = true;
@@ -1025,10 +1025,10 @@ int hs_runner_source(struct hs_ctx *ctx, const char *path)
 	r = ctx->runner;
 	if (!r->started || !r->stack) {
 		/* not run by the runner (a test, the watch command line): run it here */
-		return out_err(&ctx->out, "'source' runs only from the console or a runbook");
+		return out_err(ctx->out, "'source' runs only from the console or a runbook");
 	}
 	if (r->depth >= HS_SOURCE_DEPTH)
-		return out_err(&ctx->out, "cannot source '%s': runbooks nest deeper than %d",
+		return out_err(ctx->out, "cannot source '%s': runbooks nest deeper than %d",
 			       path, HS_SOURCE_DEPTH);
 	fp = open_runbook(ctx, path);
 	if (!fp)

@@ -138,7 +138,8 @@ static struct serve {
 	struct client *current;		/* whose line runs */
 	struct client *last;		/* whose line ran last: the next turn is after it */
 	unsigned next_id;
-	struct hs_out saved;		/* the daemon's own output while a client's line runs */
+	struct hs_out log_out;		/* the daemon's own output: its log */
+	struct hs_out *saved;		/* that, while a client's line runs */
 	FILE *quiet;			/* its results once serving: the log says what matters */
 } sv;
 
@@ -178,7 +179,7 @@ static int bad(struct hs_ctx *ctx, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return out_err(&ctx->out, "%s", msg);
+	return out_err(ctx->out, "%s", msg);
 }
 
 /* listen unix PATH [group G] [mode MODE] */
@@ -294,10 +295,10 @@ static int conf_read(struct hs_ctx *ctx, const char *path, bool socket_given, ch
 	*lines = NULL;
 	*nlines = 0;
 	if (!fp)
-		return out_err(&ctx->out, "cannot open configuration '%s': %s", path, strerror(errno));
+		return out_err(ctx->out, "cannot open configuration '%s': %s", path, strerror(errno));
 	if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
 		fclose(fp);
-		return out_err(&ctx->out, "cannot read configuration '%s': %s", path,
+		return out_err(ctx->out, "cannot read configuration '%s': %s", path,
 			       strerror(EISDIR));
 	}
 	while (rc == 0 && (n = getline(&l, &cap, fp)) >= 0) {
@@ -312,9 +313,9 @@ static int conf_read(struct hs_ctx *ctx, const char *path, bool socket_given, ch
 		if (!v)
 			abort();
 		v[count++] = NULL;
-		snprintf(ctx->out.where, sizeof(ctx->out.where), "%s:%d: ", path, count);
+		snprintf(ctx->out->where, sizeof(ctx->out->where), "%s:%d: ", path, count);
 		if (memchr(l, '\0', (size_t)n)) {
-			rc = out_err(&ctx->out, "a NUL byte at column %zu: a command line is text",
+			rc = out_err(ctx->out, "a NUL byte at column %zu: a command line is text",
 				     (size_t)((char *)memchr(l, '\0', (size_t)n) - l) + 1);
 			break;
 		}
@@ -333,7 +334,7 @@ static int conf_read(struct hs_ctx *ctx, const char *path, bool socket_given, ch
 			rc = -1;
 		} else if (verb && (strcmp(verb->name, "watch") == 0 ||
 				    strcmp(verb->name, "quit") == 0)) {
-			rc = out_err(&ctx->out, "'%s' has no place in a daemon's configuration "
+			rc = out_err(ctx->out, "'%s' has no place in a daemon's configuration "
 				     "(it needs a console)", verb->name);
 		} else {
 			v[count - 1] = hs_xstrdup(l);
@@ -341,8 +342,8 @@ static int conf_read(struct hs_ctx *ctx, const char *path, bool socket_given, ch
 		free(buf);
 	}
 	if (rc == 0 && ferror(fp))
-		rc = out_err(&ctx->out, "cannot read configuration '%s': %s", path, strerror(errno));
-	ctx->out.where[0] = '\0';
+		rc = out_err(ctx->out, "cannot read configuration '%s': %s", path, strerror(errno));
+	ctx->out->where[0] = '\0';
 	free(l);
 	fclose(fp);
 	if (rc < 0) {
@@ -729,21 +730,20 @@ static void swap_in(struct client *c)
 	struct hs_ctx *ctx = sv.ctx;
 
 	sv.saved = ctx->out;
-	ctx->out = c->out;
-	ctx->out.where[0] = '\0';
+	ctx->out = &c->out;
+	ctx->out->where[0] = '\0';
 	ctx->set.json = c->json;
-	ctx->out.json = c->json;
+	ctx->out->json = c->json;
 }
 
 static void swap_out(struct client *c)
 {
 	struct hs_ctx *ctx = sv.ctx;
 
-	c->out = ctx->out;
 	c->json = ctx->set.json;
 	ctx->out = sv.saved;
 	ctx->set.json = false;
-	ctx->out.json = false;
+	ctx->out->json = false;
 }
 
 static void flush_tick(uv_timer_t *t)
@@ -839,16 +839,16 @@ static int run_client_line(struct client *c, const char *line)
 	if (hs_check_line(ctx, line, &verb, &sub) < 0)
 		return HS_CMD_FAIL;
 	if (verb && (strcmp(verb->name, "quit") == 0 || strcmp(verb->name, "source") == 0))
-		return out_err(&ctx->out, "'%s' runs in the console, not in the daemon", verb->name);
+		return out_err(ctx->out, "'%s' runs in the console, not in the daemon", verb->name);
 	if (verb && strcmp(verb->name, "watch") == 0)
-		return out_err(&ctx->out, "'watch' is not available in an attached console yet: "
+		return out_err(ctx->out, "'watch' is not available in an attached console yet: "
 			       "run it in a console of its own (hopscope -r FILE, -i IFACE or --lab)");
 	bit = verb ? needs_right(verb, sub, line) : 0;
 	if (bit && !may(c, bit)) {
 		char w[160];
 		slog("warning", "%s refused: '%s%s%s' needs the right '%s'", who(c, w, sizeof(w)),
 		     verb->name, sub ? " " : "", sub ? sub : "", right_name(bit));
-		return out_err(&ctx->out, "%s%s%s: user '%s' may not do this here (the daemon's "
+		return out_err(ctx->out, "%s%s%s: user '%s' may not do this here (the daemon's "
 			       "configuration says who may: allow USER %s)", verb->name,
 			       sub ? " " : "", sub ? sub : "", c->user, right_name(bit));
 	}
@@ -895,14 +895,14 @@ static int listen_start(struct hs_ctx *ctx)
 		int fd;
 
 		if (!S_ISSOCK(st.st_mode))
-			return out_err(&ctx->out, "cannot listen on '%s': it exists and is not a socket",
+			return out_err(ctx->out, "cannot listen on '%s': it exists and is not a socket",
 				       path);
 		/* a daemon there still answers: leave it; else the socket is stale */
 		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
 		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
 			close(fd);
-			return out_err(&ctx->out, "cannot listen on '%s': another daemon listens there",
+			return out_err(ctx->out, "cannot listen on '%s': another daemon listens there",
 				       path);
 		}
 		if (fd >= 0)
@@ -921,7 +921,7 @@ static int listen_start(struct hs_ctx *ctx)
 	if (rc == 0)
 		rc = uv_listen((uv_stream_t *)&sv.listener, 16, on_connection);
 	if (rc < 0)
-		return out_err(&ctx->out, "cannot listen on '%s': %s", path, uv_strerror(rc));
+		return out_err(ctx->out, "cannot listen on '%s': %s", path, uv_strerror(rc));
 	return 0;
 }
 
@@ -1041,7 +1041,8 @@ int hs_serve_main(int argc, char **argv)
 	if (sock)
 		sv.sock_path = hs_xstrdup(sock);
 	ctx.loop = uv_default_loop();
-	out_init(&ctx.out, stderr, stderr, false);
+	ctx.out = &sv.log_out;
+	out_init(ctx.out, stderr, stderr, false);
 	ctx.set.trace_timeout_ns = HS_NS_PER_SEC;
 	ctx.set.policy = HS_POLICY_DEFAULT;
 	ctx.set.db_path = hs_xstrdup(db ? db : hs_db_default());
@@ -1064,7 +1065,7 @@ int hs_serve_main(int argc, char **argv)
 	sv.lab_dir = NULL;
 	if (hs_engine_init(&ctx, perr, sizeof(perr)) < 0) {
 		if (perr[0])
-			out_err(&ctx.out, "%s", perr);
+			out_err(ctx.out, "%s", perr);
 		ctx.exit_status = 1;
 		goto out;
 	}
@@ -1085,7 +1086,7 @@ int hs_serve_main(int argc, char **argv)
 	 * warnings go to standard error */
 	sv.quiet = fopen("/dev/null", "w");
 	if (sv.quiet)
-		ctx.out.fp = sv.quiet;
+		ctx.out->fp = sv.quiet;
 	slog("info", "starting: hopscope %s, pid %d, configuration '%s', history '%s'", VERSION,
 	     (int)getpid(), config, ctx.set.db_path);
 	hs_runner_start(&ctx);
@@ -1108,7 +1109,7 @@ int hs_serve_main(int argc, char **argv)
 		uv_close((uv_handle_t *)&sv.listener, NULL);
 		unlink(sv.sock_path);
 	}
-	ctx.out.fp = stderr;
+	ctx.out->fp = stderr;
 	if (sv.quiet)
 		fclose(sv.quiet);
 fini:

@@ -135,8 +135,8 @@ static int capture_open(struct hs_watch *w)
 	w->cap = open_memstream(&w->cap_buf, &w->cap_len);
 	if (!w->cap)
 		return -1;
-	w->ctx->out.fp = w->cap;
-	w->ctx->out.err = w->cap;
+	w->ctx->out->fp = w->cap;
+	w->ctx->out->err = w->cap;
 	return 0;
 }
 
@@ -154,8 +154,8 @@ static void capture_drain(struct hs_watch *w)
 	w->dirty = true;
 	if (capture_open(w) < 0) {
 		/* no memory for a stream: output goes back to the terminal */
-		w->ctx->out.fp = w->saved_fp;
-		w->ctx->out.err = w->saved_err;
+		w->ctx->out->fp = w->saved_fp;
+		w->ctx->out->err = w->saved_err;
 	}
 }
 
@@ -170,8 +170,8 @@ static void capture_close(struct hs_watch *w)
 		w->cap = NULL;
 		w->cap_buf = NULL;
 	}
-	w->ctx->out.fp = w->saved_fp;
-	w->ctx->out.err = w->saved_err;
+	w->ctx->out->fp = w->saved_fp;
+	w->ctx->out->err = w->saved_err;
 }
 
 /* ---- drawing ------------------------------------------------------------------- */
@@ -975,9 +975,9 @@ int hs_watch_start(struct hs_ctx *ctx)
 	int rc;
 
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
-		return out_err(&ctx->out, "watch: needs a terminal");
+		return out_err(ctx->out, "watch: needs a terminal");
 	if (ctx->watch.view)
-		return out_err(&ctx->out, "watch: already active");
+		return out_err(ctx->out, "watch: already active");
 
 	/* ncursesw draws UTF-8 only under a UTF-8 locale */
 	const char *cur = setlocale(LC_CTYPE, NULL);
@@ -985,8 +985,8 @@ int hs_watch_start(struct hs_ctx *ctx)
 		setlocale(LC_CTYPE, "");
 	bool utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
 
-	fflush(ctx->out.fp);
-	fflush(ctx->out.err);
+	fflush(ctx->out->fp);
+	fflush(ctx->out->err);
 	hs_console_suspend(ctx);
 	if (!ctx->watch.screen) {
 		atexit(watch_atexit);
@@ -994,7 +994,7 @@ int hs_watch_start(struct hs_ctx *ctx)
 		if (!ctx->watch.screen) {
 			hs_console_resume(ctx);
 			const char *term = getenv("TERM");
-			return out_err(&ctx->out, "watch: cannot use terminal type '%s'",
+			return out_err(ctx->out, "watch: cannot use terminal type '%s'",
 				       term ? term : "");
 		}
 	} else {
@@ -1011,8 +1011,8 @@ int hs_watch_start(struct hs_ctx *ctx)
 	w->m->sep = utf8 ? " \xe2\x80\xba " : " > ";
 	w->m->ell = utf8 ? "\xe2\x80\xa6" : "...";
 	w->recent = hs_xcalloc(HS_WATCH_RECENT, sizeof(*w->recent));
-	w->saved_fp = ctx->out.fp;
-	w->saved_err = ctx->out.err;
+	w->saved_fp = ctx->out->fp;
+	w->saved_err = ctx->out->err;
 	w->rate_at = hs_mono_ns();
 	w->rate_pkts = ctx->last_stats.packets;
 
@@ -1044,7 +1044,7 @@ int hs_watch_start(struct hs_ctx *ctx)
 		}
 		hs_console_resume(ctx);
 		snprintf(msg, sizeof(msg), "%s", uv_strerror(rc));
-		return out_err(&ctx->out, "watch: cannot poll the terminal: %s", msg);
+		return out_err(ctx->out, "watch: cannot poll the terminal: %s", msg);
 	}
 	uv_timer_init(ctx->loop, &w->timer);
 	w->timer.data = w;
@@ -1063,8 +1063,8 @@ int hs_watch_start(struct hs_ctx *ctx)
 
 	ctx->watch.view = w;
 	if (capture_open(w) < 0) {
-		w->ctx->out.fp = w->saved_fp;
-		w->ctx->out.err = w->saved_err;
+		w->ctx->out->fp = w->saved_fp;
+		w->ctx->out->err = w->saved_err;
 	}
 	w->saved_cancel = ctx->cancel;
 	ctx->cancel = watch_cancel;

@@ -15,6 +15,7 @@
 #include "fuzz.h"
 
 static struct hs_ctx ctx;
+static struct hs_out out;
 static uv_loop_t loop;
 
 static const char *const skipped[] = {
@@ -32,7 +33,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (!sink || uv_loop_init(&loop) != 0)
 		abort();
 	ctx.loop = &loop;
-	out_init(&ctx.out, sink, sink, false);
+	ctx.out = &out;
+	out_init(ctx.out, sink, sink, false);
 	ctx.set.db_path = hs_xstrdup(":memory:");
 	ctx.topo = fuzz_topo();
 	if (!ctx.topo)
@@ -77,7 +79,7 @@ static void reset(void)
 		if (hs_filter_del(ctx.filters, id) < 0)
 			abort();
 	ctx.set.json = false;
-	ctx.out.json = false;
+	ctx.out->json = false;
 	ctx.set.policy = HS_POLICY_DEFAULT;
 	ctx.set.trace_timeout_ns = HS_NS_PER_SEC;
 	ctx.quit = false;
@@ -96,7 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			int rc = hs_run_line(&ctx, cmds[i]);
 			if (rc != HS_CMD_OK && rc != HS_CMD_FAIL)
 				abort();	/* nothing here may be left pending */
-			if (ctx.out.depth != 0)
+			if (ctx.out->depth != 0)
 				abort();	/* a JSON object left open */
 		}
 		free(cmds[i]);

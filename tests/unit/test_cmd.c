@@ -19,6 +19,7 @@
 
 struct fake {
 	struct hs_ctx ctx;
+	struct hs_out o;
 	char *out, *err;
 	size_t outlen, errlen;
 	FILE *fo, *fe;
@@ -33,7 +34,8 @@ static struct fake *fake_new(void)
 	f->fe = open_memstream(&f->err, &f->errlen);
 	assert_non_null(f->fo);
 	assert_non_null(f->fe);
-	out_init(&f->ctx.out, f->fo, f->fe, false);
+	f->ctx.out = &f->o;
+	out_init(f->ctx.out, f->fo, f->fe, false);
 	assert_int_equal(uv_loop_init(&f->loop), 0);
 	f->ctx.loop = &f->loop;
 	f->ctx.set.trace_timeout_ns = HS_NS_PER_SEC;
@@ -323,7 +325,7 @@ static void test_run_line_json(void **state)
 
 	(void)state;
 	assert_int_equal(hs_run_line(&f->ctx, "help --json sleep"), HS_CMD_OK);
-	assert_false(f->ctx.out.json);	/* only for that line */
+	assert_false(f->ctx.out->json);	/* only for that line */
 	assert_int_equal(hs_run_line(&f->ctx, "help quit"), HS_CMD_OK);
 	fake_flush(f);
 	assert_non_null(strstr(f->out, "{\"name\":\"sleep\",\"synopsis\":\"sleep <DURATION>\","));
@@ -479,7 +481,7 @@ static void test_set_verb(void **state)
 	assert_int_equal(hs_run_line(&f->ctx, "set pager on"), HS_CMD_OK);
 	assert_false(f->ctx.set.no_pager);
 	assert_int_equal(hs_run_line(&f->ctx, "set format json"), HS_CMD_OK);
-	assert_true(f->ctx.set.json && f->ctx.out.json);
+	assert_true(f->ctx.set.json && f->ctx.out->json);
 	assert_int_equal(hs_run_line(&f->ctx, "set"), HS_CMD_OK);
 	fake_flush(f);
 	assert_non_null(strstr(f->out, "{\"format\":\"json\",\"db\":\"/tmp/x.db\","));
