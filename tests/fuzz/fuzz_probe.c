@@ -10,6 +10,7 @@
 
 #include "console.h"
 #include "probe.h"
+#include "probecmd.h"
 #include "runner.h"
 #include "fuzz.h"
 

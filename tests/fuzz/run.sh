@@ -43,7 +43,7 @@ PKG_CFLAGS=$(pkg-config --cflags $PKGS 2>/dev/null)
 PKG_LIBS=$(pkg-config --libs $PKGS 2>/dev/null) ||
 	PKG_LIBS="-luv -ledit -lpanel -lncurses -lpcap -lsqlite3 -lpq -lcap-ng -ljansson"
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
-CFLAGS="-std=c11 -g -O1 -Wall -Wextra -Wno-unused-parameter $SAN -fsanitize=fuzzer-no-link
+CFLAGS="-std=c11 -g -O1 -Wall -Wextra -Wno-unused-parameter -Werror=implicit-function-declaration $SAN -fsanitize=fuzzer-no-link
 	-I$top_srcdir/include -I$top_srcdir/include/console -I$top_builddir -I$F -D_GNU_SOURCE
 	-DHS_DATADIR=\"$top_srcdir/share\" -DHS_SRCDIR=\"$top_srcdir\"
 	-DHS_LIBEXECDIR=\"$top_builddir\" -DHS_BUILDDIR=\"$top_builddir\" $PKG_CFLAGS"
