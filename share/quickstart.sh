@@ -57,7 +57,8 @@ if [ "$mode" = console ]; then
 		# the lab's analyzer as a daemon: it keeps watching after the console
 		# leaves ('./hopscope-lab down' stops it with the fabric)
 		./hopscope-lab up --serve
-		./hopscope-lab traffic start >/dev/null 2>&1 || true
+		# an hour of traffic, so that a console attached later still sees some
+		./hopscope-lab traffic start --duration 3600 >/dev/null 2>&1 || true
 		sock=$(./hopscope-lab status | sed -n 's/^analyzer daemon: .*consoles attach at //p')
 		exec ./hopscope --attach "$sock"
 	fi
