@@ -23,7 +23,7 @@
 #include "topo.h"
 
 #define HS_STORE_APP_ID 0x48734331	/* "HsC1" */
-#define HS_STORE_SCHEMA 11
+#define HS_STORE_SCHEMA 12
 
 struct hs_session_stats {
 	uint64_t packets, bytes, decode_errors, kernel_drops, traces;

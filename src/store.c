@@ -291,6 +291,36 @@ static const char schema_v11[] =
 	"CREATE INDEX events_by_session ON events(session);"
 	"CREATE INDEX control_by_session ON control(session);";
 
+/* version 12: many analyzers write one history, each row saying which
+ * (its name: 'set analyzer', --name, else the host name; NULL in rows
+ * written before), and each analyzer's health is one row of analyzers,
+ * written again every few seconds (its heartbeat) */
+static const char schema_v12[] =
+	"ALTER TABLE sessions ADD COLUMN analyzer TEXT;"
+	"ALTER TABLE traces ADD COLUMN analyzer TEXT;"
+	"ALTER TABLE flows ADD COLUMN analyzer TEXT;"
+	"ALTER TABLE probes ADD COLUMN analyzer TEXT;"
+	"ALTER TABLE events ADD COLUMN analyzer TEXT;"
+	"ALTER TABLE control ADD COLUMN analyzer TEXT;"
+	"CREATE TABLE analyzers ("
+	" name TEXT PRIMARY KEY,"
+	" session INTEGER,"			/* its running capture's, NULL: none */
+	" seen INTEGER NOT NULL,"		/* wall clock of the heartbeat, ns */
+	" packets INTEGER NOT NULL,"		/* read by its capture */
+	" kernel_drops INTEGER NOT NULL,"
+	" rate REAL NOT NULL,"			/* packets a second since the last one */
+	" queued INTEGER NOT NULL,"		/* rows not yet written: its history lag */
+	" lag INTEGER,"				/* age of the oldest of them, ns */
+	" lost INTEGER NOT NULL);"		/* rows it could not store */
+	"DROP VIEW hops;"
+	"CREATE VIEW hops(trace, idx, switch, addr, ts, hw_ts, ttl, tos, session, analyzer) AS"
+	" SELECT t.id, h.key, m.switch, m.addr,"
+	" coalesce(t.first_ts, 0) + json_extract(h.value, '$[1]'),"
+	" t.first_hw_ts + json_extract(h.value, '$[2]'),"
+	" json_extract(h.value, '$[3]'), json_extract(h.value, '$[4]'),"
+	" json_extract(h.value, '$[5]'), t.analyzer FROM traces t, json_each(t.hop_list) h"
+	" LEFT JOIN mirror_sources m ON m.id = json_extract(h.value, '$[0]');";
+
 /* migrations[i] takes the schema from version i to i + 1: its sql, then
  * its fill over every trace (if any), then its after (if any) */
 static const struct migration {
@@ -300,7 +330,7 @@ static const struct migration {
 	{ schema_v4, NULL, NULL }, { schema_v5, NULL, NULL }, { schema_v6, NULL, NULL },
 	{ schema_v7, NULL, NULL }, { schema_v8, schema_v8_fill, schema_v8_after },
 	{ schema_v9, schema_v9_fill, schema_v9_after }, { schema_v10, NULL, NULL },
-	{ schema_v11, NULL, NULL },
+	{ schema_v11, NULL, NULL }, { schema_v12, NULL, NULL },
 };
 
 #define FILL_IDS 65536		/* trace ids per step of a fill */

@@ -32,7 +32,7 @@
 #include "snapshot.h"
 #include "store_int.h"
 
-#define PG_SCHEMA 11
+#define PG_SCHEMA 12
 _Static_assert(PG_SCHEMA == HS_STORE_SCHEMA,
 	       "a schema version of SQLite's is one of PostgreSQL's too: add its step to pg_steps");
 
@@ -121,6 +121,28 @@ static const char pg_schema_v11[] =
 	"CREATE INDEX control_by_session ON control(session);"
 	"CREATE TABLE settings (name text PRIMARY KEY, value bigint NOT NULL);";
 
+/* version 12: store.c's, the analyzer of each row and the analyzers'
+ * heartbeats */
+static const char pg_schema_v12[] =
+	"ALTER TABLE sessions ADD COLUMN analyzer text;"
+	"ALTER TABLE traces ADD COLUMN analyzer text;"
+	"ALTER TABLE flows ADD COLUMN analyzer text;"
+	"ALTER TABLE probes ADD COLUMN analyzer text;"
+	"ALTER TABLE events ADD COLUMN analyzer text;"
+	"ALTER TABLE control ADD COLUMN analyzer text;"
+	"CREATE TABLE analyzers ("
+	" name text PRIMARY KEY, session bigint, seen bigint NOT NULL,"
+	" packets bigint NOT NULL, kernel_drops bigint NOT NULL, rate double precision NOT NULL,"
+	" queued bigint NOT NULL, lag bigint, lost bigint NOT NULL);"
+	"CREATE OR REPLACE VIEW hops(trace, idx, switch, addr, ts, hw_ts, ttl, tos, session,"
+	" analyzer) AS"
+	" SELECT t.id, h.n - 1, m.switch, m.addr,"
+	" coalesce(t.first_ts, 0) + (h.v->>1)::bigint, t.first_hw_ts + (h.v->>2)::bigint,"
+	" (h.v->>3)::bigint, (h.v->>4)::bigint, (h.v->>5)::bigint, t.analyzer"
+	" FROM traces t CROSS JOIN LATERAL json_array_elements(t.hop_list::json)"
+	" WITH ORDINALITY AS h(v, n)"
+	" LEFT JOIN mirror_sources m ON m.id = (h.v->>0)::bigint;";
+
 /* the steps from one schema version to another, taken in turn; a database
  * made by this hopscope starts at 0 (no tables) and takes the first */
 static const struct pg_step {
@@ -128,6 +150,7 @@ static const struct pg_step {
 	const char *sql;
 } pg_steps[] = {
 	{ 0, 11, pg_schema_v11 },
+	{ 11, 12, pg_schema_v12 },
 };
 
 /* the rows buffered for COPY, one buffer a table */

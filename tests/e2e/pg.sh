@@ -157,7 +157,31 @@ refused "missing database" "postgresql://hopscope@/nosuchdb?host=$sock" \
 psql -c 'update hopscope_schema set version = 99'
 refused "newer schema" "$url" "is from a newer hopscope (schema version 99, this one knows"
 check "newer schema: left as it was" [ "$(psql -c 'select version from hopscope_schema')" = 99 ]
-psql -c 'update hopscope_schema set version = 11'
+psql -c 'update hopscope_schema set version = 12'
+
+# a history of schema 11 is upgraded in place: its rows stay, of no
+# analyzer named, and each table takes its analyzer's name
+ntraces=$(psql -c 'select count(*) from traces')
+psql -c 'drop view hops' -c 'drop table analyzers' \
+	-c 'alter table sessions drop column analyzer' -c 'alter table traces drop column analyzer' \
+	-c 'alter table flows drop column analyzer' -c 'alter table probes drop column analyzer' \
+	-c 'alter table events drop column analyzer' -c 'alter table control drop column analyzer' \
+	-c "create view hops(trace, idx, switch, addr, ts, hw_ts, ttl, tos, session) as
+	    select t.id, h.n - 1, m.switch, m.addr, coalesce(t.first_ts, 0) + (h.v->>1)::bigint,
+	    t.first_hw_ts + (h.v->>2)::bigint, (h.v->>3)::bigint, (h.v->>4)::bigint,
+	    (h.v->>5)::bigint from traces t cross join lateral
+	    json_array_elements(t.hop_list::json) with ordinality as h(v, n)
+	    left join mirror_sources m on m.id = (h.v->>0)::bigint" \
+	-c 'update hopscope_schema set version = 11'
+hs --db "$url" -c 'history traces'
+check "schema 11: upgraded, with a notice" \
+	eval '[ "$st" -eq 0 ] && has "upgrading history .* from schema 11 to 12" "$tmp/err"'
+check "schema 11: its version is now 12" [ "$(psql -c 'select version from hopscope_schema')" = 12 ]
+check "schema 11: its traces stay, of no analyzer named" \
+	[ "$(psql -c 'select count(*) from traces where analyzer is null')" = "$ntraces" ]
+check "schema 11: a hop names its trace's analyzer" \
+	[ "$(psql -c 'select count(*) from hops where analyzer is null')" -gt 0 ]
+check "schema 11: the heartbeats' table is made" [ "$(psql -c 'select count(*) from analyzers')" = 0 ]
 
 psql -c 'create database other' && psql -d other -c 'create table theirs (x int)'
 other="postgresql://hopscope@/other?host=$sock"

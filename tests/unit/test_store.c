@@ -331,6 +331,24 @@ static void test_batches(void **state)
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM traces"), 104);
 }
 
+/* what a version 11 history looked like: no analyzer names, no heartbeats */
+static const char undo_v12[] =
+	"DROP VIEW hops;"
+	"DROP TABLE analyzers;"
+	"ALTER TABLE sessions DROP COLUMN analyzer;"
+	"ALTER TABLE traces DROP COLUMN analyzer;"
+	"ALTER TABLE flows DROP COLUMN analyzer;"
+	"ALTER TABLE probes DROP COLUMN analyzer;"
+	"ALTER TABLE events DROP COLUMN analyzer;"
+	"ALTER TABLE control DROP COLUMN analyzer;"
+	"CREATE VIEW hops(trace, idx, switch, addr, ts, hw_ts, ttl, tos, session) AS"
+	" SELECT t.id, h.key, m.switch, m.addr,"
+	" coalesce(t.first_ts, 0) + json_extract(h.value, '$[1]'),"
+	" t.first_hw_ts + json_extract(h.value, '$[2]'),"
+	" json_extract(h.value, '$[3]'), json_extract(h.value, '$[4]'),"
+	" json_extract(h.value, '$[5]') FROM traces t, json_each(t.hop_list) h"
+	" LEFT JOIN mirror_sources m ON m.id = json_extract(h.value, '$[0]');";
+
 /* what a version 8 history looked like: a hop's switch name and address
  * in its trace's hop list, no mirror sources, hw_ts in full */
 static const char undo_v9[] =
@@ -359,8 +377,8 @@ static const char undo_v8[] =
 	" PRIMARY KEY (trace, idx));"
 	"CREATE INDEX traces_by_outcome ON traces(outcome);";
 
-/* an empty history as version 8 left it */
-static void make_v8(const char *path)
+/* an empty history as version 11 left it */
+static void make_v11(const char *path)
 {
 	char err[512];
 	struct hs_store *st = hs_store_open(path, err, sizeof(err));
@@ -368,6 +386,14 @@ static void make_v8(const char *path)
 	if (!st)
 		fail_msg("%s", err);
 	hs_store_close(st);
+	exec(path, undo_v12);
+	exec(path, "PRAGMA user_version = 11");
+}
+
+/* an empty history as version 8 left it */
+static void make_v8(const char *path)
+{
+	make_v11(path);
 	exec(path, undo_v9);
 	exec(path, "PRAGMA user_version = 8");
 }
@@ -664,6 +690,7 @@ static void test_migrate_v5_control(void **state)
 	assert_int_equal(hs_store_commit(st), 1);
 	hs_store_close(st);
 	/* what version 5 wrote: everything but the control table */
+	exec(f->path, undo_v12);
 	exec(f->path, undo_v9);
 	exec(f->path, undo_v8);
 	exec(f->path, "DROP TABLE control; PRAGMA user_version = 5");
@@ -1004,6 +1031,46 @@ static void test_hop_list(void **state)
 	hs_topo_free(tp);
 }
 
+/* a version 11 history takes analyzer names: its rows stay, named by
+ * none, and the hops view names a hop's analyzer as its trace does */
+static void test_migrate_v11_analyzers(void **state)
+{
+	struct fixture *f = *state;
+	struct hs_store *st;
+
+	make_v11(f->path);
+	exec(f->path,
+	     "INSERT INTO sessions(id, started, source) VALUES (1, 1, 'old.pcap');"
+	     "INSERT INTO mirror_sources(id, switch, addr) VALUES (1, 'leaf1', '10.255.0.3');"
+	     "INSERT INTO traces(id, session, trace_no, src, dst, proto, first_ts, last_ts, outcome,"
+	     " nhops, flags, hop_list, first_hw_ts) VALUES"
+	     " (1, 1, 1, '10.0.0.1', '10.0.0.2', 6, 1000, 1000, 'dropped', 1, 0,"
+	     "  '[[1,0,0,64,0,1]]', 5);"
+	     "INSERT INTO flows(session, src, dst, proto, sport, dport, packets, bytes, syn, fin,"
+	     " rst, dropped, looped) VALUES (1, '10.0.0.1', '10.0.0.2', 6, 1, 2, 1, 60, 1, 0, 0,"
+	     " 1, 0);");
+	st = open_ok(f->path);
+	hs_store_close(st);
+	assert_int_equal(q1(f->path, "PRAGMA user_version"), HS_STORE_SCHEMA);
+	char *v = qtext(f->path, "SELECT group_concat(trace || ',' || idx || ',' || switch || ','"
+			" || ts || ',' || ifnull(analyzer, '-'), ';') FROM hops");
+	assert_string_equal(v, "1,0,leaf1,1000,-");
+	free(v);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM sessions s, traces t, flows w"
+			     " WHERE s.analyzer IS NULL AND t.analyzer IS NULL"
+			     " AND w.analyzer IS NULL"), 1);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM analyzers"), 0);
+	exec(f->path, "INSERT INTO events(session, ts, alert, cond, value, analyzer)"
+		      " VALUES (1, 1, 1, 'x', 1, 'a1');"
+		      "INSERT INTO control(session, ts, proto, kind, detail, analyzer)"
+		      " VALUES (1, 1, 'bgp', 'open', '', 'a1');"
+		      "INSERT INTO probes(probe_id, seq, kind, sent, outcome, analyzer)"
+		      " VALUES (1, 1, 'probe', 1, 'lost', 'a1');");
+	assert_int_equal(q1(f->path, "SELECT (SELECT count(*) FROM events WHERE analyzer = 'a1')"
+			     " + (SELECT count(*) FROM control WHERE analyzer = 'a1')"
+			     " + (SELECT count(*) FROM probes WHERE analyzer = 'a1')"), 3);
+}
+
 /* a signal during an upgrade rolls it back whole: the history stays at its
  * old version, and the next open upgrades it */
 static void test_migrate_interrupted(void **state)
@@ -1331,6 +1398,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hop_numbers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_sources, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_v8_sources, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_migrate_v11_analyzers, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
