@@ -9,7 +9,11 @@
  * text) and its own status per line. Lines of all consoles run one at a
  * time on the one engine, in turn: a pending verb (sleep, probe) holds
  * the others' lines until it ends. A console's interrupt or its going
- * away cancels its own pending verb, nothing else.
+ * away cancels its own pending verb, nothing else. A connection that
+ * says no hello is closed after HELLO_MS; a console that does not take
+ * its output holds only its own lines (past OUT_MAX), and is closed when
+ * it takes none for STALL_MS or leaves OUT_HARD waiting (send_frame is
+ * the one way out, so every kind of frame is bounded alike).
  */
 #include "config.h"
 
@@ -38,6 +42,10 @@
 
 #define MAX_QUEUED	64		/* lines a console may send ahead */
 #define FLUSH_MS	100		/* a pending verb's output reaches its console this often */
+#define HELLO_MS	5000		/* a connection says hello within this, or is closed */
+#define OUT_MAX		(4u << 20)	/* past this much output not taken, a console's lines wait */
+#define OUT_HARD	(64u << 20)	/* past this, it is closed at once */
+#define STALL_MS	10000		/* past OUT_MAX, it takes some within this, or is closed */
 
 /* what 'allow' gives */
 enum {
@@ -102,11 +110,14 @@ struct sink {
 
 struct client {
 	uv_pipe_t pipe;
+	uv_timer_t timer;		/* its hello is due; or, held, its output taken */
+	int handles;			/* of those, not closed yet */
 	unsigned id;
 	struct hs_proto_rd rd;
 	bool hello;			/* the versions agreed */
 	bool gone;			/* the connection is closing */
-	bool closed;			/* its handle is closed: free it when no line of its runs */
+	bool closed;			/* its handles are closed: free it when no line of its runs */
+	bool held;			/* past OUT_MAX: its lines wait, unread */
 	uid_t uid;
 	gid_t gid;
 	pid_t pid;
@@ -399,13 +410,27 @@ static const char *right_name(unsigned bit)
 
 /* ---- frames out --------------------------------------------------------------- */
 
-static void write_done(uv_write_t *req, int status)
+static size_t backlog(struct client *c)
 {
-	(void)status;
-	free(req->data);
-	free(req);
+	return uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe);
 }
 
+static void client_taken(struct client *c);
+
+static void write_done(uv_write_t *req, int status)
+{
+	struct client *c = req->handle->data;
+
+	free(req->data);
+	free(req);
+	if (status == 0 && c->held)
+		client_taken(c);
+}
+
+static void client_close_now(struct client *c, const char *why);
+
+/* a frame to a client, queued; past OUT_HARD of what it has not taken,
+ * the client is closed */
 static void send_frame(struct client *c, uint8_t type, const void *data, size_t len)
 {
 	do {
@@ -416,6 +441,13 @@ static void send_frame(struct client *c, uint8_t type, const void *data, size_t 
 
 		if (c->gone)
 			return;
+		if (backlog(c) + n > OUT_HARD) {
+			char why[80];
+			snprintf(why, sizeof(why), "closed: more than %u MiB of its output not taken",
+				 OUT_HARD >> 20);
+			client_close_now(c, why);
+			return;
+		}
 		b = hs_xcalloc(1, HS_PROTO_HDR + n);
 		hs_frame_header(b, type, n);
 		memcpy(b + HS_PROTO_HDR, data, n);
@@ -457,6 +489,17 @@ static FILE *sink_open(struct client *c, struct sink *s, uint8_t type)
 
 /* ---- clients ------------------------------------------------------------------ */
 
+static void clear_lines(struct client *c)
+{
+	while (c->lines) {
+		struct qline *q = c->lines;
+		c->lines = q->next;
+		free(q->text);
+		free(q);
+	}
+	c->nlines = 0;
+}
+
 static void client_free(struct client *c)
 {
 	struct client **p;
@@ -467,25 +510,29 @@ static void client_free(struct client *c)
 		*p = c->next;
 	if (sv.last == c)
 		sv.last = NULL;
-	while (c->lines) {
-		struct qline *q = c->lines;
-		c->lines = q->next;
-		free(q->text);
-		free(q);
-	}
+	clear_lines(c);
 	fclose(c->fp);
 	fclose(c->errfp);
 	hs_proto_rd_free(&c->rd);
 	free(c);
 }
 
+/* a handle of a client's closed: when both are, and no line of its runs,
+ * it goes; a line of its still pending is cancelled, which ends it */
 static void client_closed(uv_handle_t *h)
 {
 	struct client *c = h->data;
 
+	if (--c->handles > 0)
+		return;
 	c->closed = true;
-	if (sv.current != c)
+	if (sv.current != c) {
 		client_free(c);
+	} else if (sv.ctx->cancel) {
+		void (*cancel)(struct hs_ctx *) = sv.ctx->cancel;
+		sv.ctx->cancel = NULL;
+		cancel(sv.ctx);
+	}
 }
 
 static void client_shut(uv_shutdown_t *req, int status)
@@ -495,7 +542,60 @@ static void client_shut(uv_shutdown_t *req, int status)
 	free(req);
 }
 
+/* it does not take its output: closed at once, what was queued for it
+ * dropped (a shutdown would wait for it to read); its pending verb is
+ * cancelled when the close is done, outside the writing that got here */
+static void client_close_now(struct client *c, const char *why)
+{
+	char w[160];
+
+	slog("warning", "%s %s", who(c, w, sizeof(w)), why);
+	c->gone = true;
+	uv_read_stop((uv_stream_t *)&c->pipe);
+	clear_lines(c);
+	uv_close((uv_handle_t *)&c->timer, client_closed);
+	uv_close((uv_handle_t *)&c->pipe, client_closed);
+}
+
 static void run_next(void);
+
+static void stalled(uv_timer_t *t)
+{
+	char why[96];
+
+	snprintf(why, sizeof(why), "closed: it took none of its output for %d s (more than %u MiB "
+		 "waiting)", STALL_MS / 1000, OUT_MAX >> 20);
+	client_close_now(t->data, why);
+}
+
+/* past OUT_MAX after a line of its: its next lines wait, and are not
+ * read, until it takes its output; if it takes none for STALL_MS, it goes */
+static void client_hold(struct client *c)
+{
+	if (c->held || c->gone || backlog(c) <= OUT_MAX)
+		return;
+	c->held = true;
+	uv_read_stop((uv_stream_t *)&c->pipe);
+	uv_timer_start(&c->timer, stalled, STALL_MS, STALL_MS);
+}
+
+static void client_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf);
+static void client_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf);
+
+/* a write of a held client's done: back under OUT_MAX, its lines run again */
+static void client_taken(struct client *c)
+{
+	if (c->gone)
+		return;
+	if (backlog(c) > OUT_MAX) {
+		uv_timer_again(&c->timer);
+		return;
+	}
+	c->held = false;
+	uv_timer_stop(&c->timer);
+	uv_read_start((uv_stream_t *)&c->pipe, client_alloc, client_read);
+	run_next();
+}
 
 /* the connection ends (why: for the log); its pending verb is cancelled */
 static void client_drop(struct client *c, const char *level, const char *why)
@@ -511,13 +611,8 @@ static void client_drop(struct client *c, const char *level, const char *why)
 	fflush(c->errfp);
 	c->gone = true;
 	uv_read_stop((uv_stream_t *)&c->pipe);
-	while (c->lines) {
-		struct qline *q = c->lines;
-		c->lines = q->next;
-		free(q->text);
-		free(q);
-	}
-	c->nlines = 0;
+	uv_close((uv_handle_t *)&c->timer, client_closed);
+	clear_lines(c);
 	if (sv.current == c && sv.ctx->cancel) {
 		void (*cancel)(struct hs_ctx *) = sv.ctx->cancel;
 		sv.ctx->cancel = NULL;
@@ -571,6 +666,7 @@ static void on_hello(struct client *c, const struct hs_frame *f)
 		return;
 	}
 	c->hello = true;
+	uv_timer_stop(&c->timer);
 	c->json = flags & HS_HELLO_JSON;
 	c->out.json = c->json;
 	n = hs_hello_make(reply, sizeof(reply), 0, VERSION);
@@ -679,6 +775,14 @@ static void unaccepted(uv_handle_t *h)
 	free(h->data);
 }
 
+static void hello_late(uv_timer_t *t)
+{
+	char why[64];
+
+	snprintf(why, sizeof(why), "closed: no hello in %d s", HELLO_MS / 1000);
+	client_drop(t->data, "warning", why);
+}
+
 static void on_connection(uv_stream_t *server, int status)
 {
 	struct client *c;
@@ -699,6 +803,10 @@ static void on_connection(uv_stream_t *server, int status)
 		return;
 	}
 	c->id = ++sv.next_id;
+	c->handles = 2;
+	uv_timer_init(sv.ctx->loop, &c->timer);
+	c->timer.data = c;
+	uv_timer_start(&c->timer, hello_late, HELLO_MS, 0);
 	c->tail = &c->lines;
 	hs_proto_rd_init(&c->rd);
 	c->fp = sink_open(c, &c->out_sink, HS_FR_OUT);
@@ -772,6 +880,7 @@ static void line_end(int status)
 	 * the goodbye instead */
 	if (!sv.ctx->quit)
 		send_frame(c, HS_FR_DONE, &st, 1);
+	client_hold(c);
 	sv.current = NULL;
 	sv.last = c;
 	if (c->closed)
@@ -792,7 +901,7 @@ static struct client *next_client(void)
 
 	for (int pass = 0; pass < 2; pass++)
 		for (struct client *c = pass ? sv.clients : start; c; c = c->next)
-			if (c->lines && !c->gone)
+			if (c->lines && !c->gone && !c->held)
 				return c;
 	return NULL;
 }

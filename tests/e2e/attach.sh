@@ -217,6 +217,55 @@ check "malformed bytes and a line before hello close the connection, logged" \
 att -c 'traces limit 1'
 check "and the daemon serves on" eval '[ "$st" -eq 0 ] && has "^1:" "$tmp/out"'
 
+# --- a daemon that cannot be wedged: a silent connection, a console that never reads ----
+# one that never says hello is closed after a few seconds (measured meanwhile)
+python3 - "$SOCK" >"$tmp/silent" <<'EOF' &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.settimeout(30)
+t = time.time()
+try:
+	while s.recv(4096):
+		pass
+except OSError:
+	pass
+print(round(time.time() - t))
+EOF
+silent=$!
+# a line of about 11 MB of results: all of it reaches a console that reads
+big='sql WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000)'
+big="$big SELECT x, hex(zeroblob(50)) FROM c"
+att -c "$big"
+check "a console that reads takes a verb's output of 11 MB whole (status $st)" \
+	eval '[ "$st" -eq 0 ] && [ "$(grep -c "^[0-9]* | 0\{100\}$" "$tmp/out")" -eq 100000 ]'
+# one sends it twice, and reads none of it
+python3 - "$SOCK" "$VERSION" "$big" <<'EOF' &
+import socket, struct, sys, time
+def fr(t, p=b''):
+	return struct.pack('>IB', len(p) + 1, t) + p
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(fr(1, b"\x01\x00" + sys.argv[2].encode()))
+s.sendall(fr(2, sys.argv[3].encode()) * 2)
+time.sleep(30)
+EOF
+mute=$!
+cleanup="$cleanup kill $mute 2>/dev/null;"
+sleep 1
+att -c 'traces limit 1'
+check "another console is answered meanwhile (status $st)" eval '[ "$st" -eq 0 ] && has "^1:" "$tmp/out"'
+i=0
+while ! grep -q "closed: it took none of its output" "$tmp/log" && [ $i -lt 300 ]; do
+	sleep 0.05; i=$((i + 1)); done
+check "past 4 MiB not taken its lines wait; none taken for 10 s, it is closed, logged" \
+	has "^warning: client [0-9]* (user=root .* closed: it took none of its output for 10 s (more than 4 MiB waiting)" "$tmp/log"
+kill "$mute" 2>/dev/null
+wait "$silent"
+check "a connection that never says hello is closed after 5 s ($(cat "$tmp/silent") s), logged" \
+	eval '[ "$(cat "$tmp/silent")" -ge 4 ] && [ "$(cat "$tmp/silent")" -le 8 ] &&
+		has "^warning: client [0-9]* .* closed: no hello in 5 s" "$tmp/log"'
+
 # nobody may attach (allow nobody attach) but not probe; another user may not attach
 if setpriv --reuid=nobody --regid=nogroup --clear-groups true 2>/dev/null; then
 	setpriv --reuid=nobody --regid=nogroup --clear-groups "$HS" --attach "$SOCK" \
