@@ -1,5 +1,5 @@
-/* set.c - show or change a setting: format, db, trace-timeout, history, pager, tz,
- * retention (kept in the history itself) */
+/* set.c - show or change a setting: format, db, analyzer, trace-timeout, history,
+ * pager, tz, retention (kept in the history itself) */
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +40,16 @@ static void show(struct hs_ctx *ctx, const char *name)
 		out_str(o, "db", "%s", db_path(ctx));
 		out_bool(o, "db_open", NULL, ctx->store != NULL);
 		out_text(o, "%s\n", ctx->store ? " (open)" : "");
+	}
+	if (all || strcmp(name, "analyzer") == 0) {
+		const char *an = hs_ctx_analyzer(ctx);
+		out_text(o, "%-14s", "analyzer");
+		if (an) {
+			out_str(o, "analyzer", "%s\n", an);
+		} else {
+			out_null(o, "analyzer");
+			out_text(o, "none\n");
+		}
 	}
 	if (all || strcmp(name, "trace-timeout") == 0) {
 		out_text(o, "%-14s", "trace-timeout");
@@ -107,6 +117,21 @@ static int set_db(struct hs_ctx *ctx, const char *v)
 	return HS_CMD_OK;
 }
 
+static int set_analyzer(struct hs_ctx *ctx, const char *v)
+{
+	if (!hs_analyzer_name_ok(v))
+		return out_err(ctx->out, "bad analyzer name '%s' (1 to %d letters, digits, '.', "
+			       "'-' or '_')", v, HS_ANALYZER_MAX - 1);
+	if (hs_capture_running(ctx))
+		return out_err(ctx->out, "cannot rename the analyzer while a capture runs "
+			       "(capture stop first)");
+	free(ctx->set.analyzer);
+	ctx->set.analyzer = hs_xstrdup(v);
+	if (ctx->store)
+		hs_store_set_analyzer(ctx->store, v);
+	return HS_CMD_OK;
+}
+
 static int set_timeout(struct hs_ctx *ctx, const char *v)
 {
 	uint64_t ns;
@@ -156,6 +181,7 @@ static const struct {
 } settings[] = {
 	{ "format", set_format },
 	{ "db", set_db },
+	{ "analyzer", set_analyzer },
 	{ "trace-timeout", set_timeout },
 	{ "history", set_history },
 	{ "pager", set_pager },
@@ -225,6 +251,6 @@ int cmd_set(struct hs_ctx *ctx, int argc, char **argv)
 				       "value)", settings[i].name);
 		return settings[i].fn(ctx, argv[2]);
 	}
-	return out_err(ctx->out, "unknown setting '%s' (format, db, trace-timeout, history, pager, tz, "
-		       "retention)", argv[1]);
+	return out_err(ctx->out, "unknown setting '%s' (format, db, analyzer, trace-timeout, history, "
+		       "pager, tz, retention)", argv[1]);
 }

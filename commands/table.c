@@ -5,9 +5,8 @@
 static const char *const capture_words[] = { "start", "stop", "status", "buffer", "workers", "again",
 	"--for", NULL };
 static const char *const filter_words[] = { "add", "del", "list", NULL };
-static const char *const set_words[] = { "format", "db", "trace-timeout", "history", "pager",
-	"tz", "retention",
-	NULL };
+static const char *const set_words[] = { "format", "db", "analyzer", "trace-timeout", "history",
+	"pager", "tz", "retention", NULL };
 static const char *const traces_words[] = { "show", "flow", "switch", "outcome", "since",
 	"limit", NULL };
 static const char *const probe_words[] = { "tcp", "udp", "icmp", "link", "flags", "ttl",
@@ -41,7 +40,7 @@ const struct hs_cmd hs_cmds[] = {
 	{ "quit", cmd_quit, "",
 	  "leave the console (stops capture, commits history)", NULL, 0 },
 	{ "exit", cmd_quit, "", "same as quit", NULL, HS_CMDF_ALIAS },
-	{ "set", cmd_set, "[format|db|trace-timeout|history|pager|tz|retention] [VALUE...]",
+	{ "set", cmd_set, "[format|db|analyzer|trace-timeout|history|pager|tz|retention] [VALUE...]",
 	  "show or change a setting", set_words, 0 },
 	{ "source", cmd_source, "<FILE>",
 	  "run the commands of a runbook file", NULL, 0 },

@@ -31,6 +31,7 @@ struct hs_settings {
 	uint64_t trace_timeout_ns;	/* default 1 s */
 	enum hs_policy policy;
 	char *db_path;			/* default ./hopscope.db */
+	char *analyzer;			/* its rows' name: NULL, the host's (set analyzer) */
 	bool no_pager;			/* set pager off */
 	unsigned workers;		/* threads reading a file (--workers), 0: one */
 };
@@ -108,6 +109,9 @@ int hs_say_err(struct hs_ctx *ctx, const char *fmt, ...) __attribute__((format(p
 void hs_say_warn(struct hs_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void hs_say_info(struct hs_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* the analyzer's name its rows carry: 'set analyzer', else the host's
+ * (its first label), NULL when that is no name (hs_analyzer_name_ok) */
+const char *hs_ctx_analyzer(struct hs_ctx *ctx);
 /* open the history on first use; NULL with the error told (hs_say_err) */
 struct hs_store *hs_ctx_store(struct hs_ctx *ctx);
 /* the same without printing why not, before root is dropped: the verb that

@@ -25,6 +25,12 @@
 #define HS_STORE_APP_ID 0x48734331	/* "HsC1" */
 #define HS_STORE_SCHEMA 12
 
+/* An analyzer's name: what each row it writes says of who wrote it (and
+ * its heartbeat's key), 1 to HS_ANALYZER_MAX - 1 letters, digits, '.',
+ * '-' and '_' */
+#define HS_ANALYZER_MAX 64
+bool hs_analyzer_name_ok(const char *name);
+
 struct hs_session_stats {
 	uint64_t packets, bytes, decode_errors, kernel_drops, traces;
 	const char *input;	/* a file read to its end: its identity (hs_file_identity), else NULL */
@@ -44,6 +50,10 @@ struct hs_store *hs_store_open_notice(const char *path, char *err, size_t errlen
 void hs_store_close(struct hs_store *st);	/* commits what is queued */
 const char *hs_store_path(const struct hs_store *st);
 const char *hs_store_errmsg(struct hs_store *st);
+/* the analyzer every row written from now on names (NULL: none), and
+ * which it is; the name must be hs_analyzer_name_ok */
+void hs_store_set_analyzer(struct hs_store *st, const char *name);
+const char *hs_store_analyzer(const struct hs_store *st);
 
 /* returns the session id, or -1 */
 int64_t hs_store_session_begin(struct hs_store *st, const char *source,

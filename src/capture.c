@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "ctx.h"
 #include "probe.h"
@@ -142,8 +143,10 @@ static struct hs_store *ctx_store(struct hs_ctx *ctx, bool say)
 	if (store_current(ctx, path))
 		return ctx->store;
 	ctx->store = hs_store_open_notice(path, err, sizeof(err), store_notice, ctx);
-	if (ctx->store)
+	if (ctx->store) {
+		hs_store_set_analyzer(ctx->store, hs_ctx_analyzer(ctx));
 		return ctx->store;
+	}
 	if (!say) {
 		free(ctx->store_err);
 		free(ctx->store_err_path);
@@ -156,6 +159,19 @@ static struct hs_store *ctx_store(struct hs_ctx *ctx, bool say)
 		hs_say_err(ctx, "%s", err);
 	}
 	return NULL;
+}
+
+const char *hs_ctx_analyzer(struct hs_ctx *ctx)
+{
+	char host[256];
+
+	if (!ctx->set.analyzer && gethostname(host, sizeof(host)) == 0) {
+		host[sizeof(host) - 1] = '\0';
+		host[strcspn(host, ".")] = '\0';	/* its first label */
+		if (hs_analyzer_name_ok(host))
+			ctx->set.analyzer = hs_xstrdup(host);
+	}
+	return ctx->set.analyzer;
 }
 
 struct hs_store *hs_ctx_store(struct hs_ctx *ctx)

@@ -150,8 +150,8 @@ int sq_event(struct sq_store *st, int64_t session, uint64_t ts_ns, int64_t alert
 	sqlite3_stmt *s = NULL;
 
 	if (sqlite3_prepare_v2(db,
-		"INSERT INTO events(session, ts, alert, cond, value, wall)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6)", -1, &s, NULL) != SQLITE_OK)
+		"INSERT INTO events(session, ts, alert, cond, value, wall, analyzer)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)", -1, &s, NULL) != SQLITE_OK)
 		return -1;
 	if (session > 0)
 		sqlite3_bind_int64(s, 1, session);
@@ -160,6 +160,8 @@ int sq_event(struct sq_store *st, int64_t session, uint64_t ts_ns, int64_t alert
 	sqlite3_bind_text(s, 4, cond, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_double(s, 5, value);
 	sqlite3_bind_int64(s, 6, (sqlite3_int64)wall_ns);
+	if (hs_store_an((const struct hs_store *)st))
+		sqlite3_bind_text(s, 7, hs_store_an((const struct hs_store *)st), -1, SQLITE_STATIC);
 	int rc = sqlite3_step(s);
 	sqlite3_finalize(s);
 	return rc == SQLITE_DONE ? 0 : -1;
@@ -180,8 +182,8 @@ int sq_probe(struct sq_store *st, const struct hs_store_probe *run, unsigned n,
 		goto fail;
 	if (sqlite3_prepare_v2(db,
 		"INSERT OR REPLACE INTO probes(probe_id, seq, session, kind, spec, src, dst, proto,"
-		" sport, dport, ttl, sent, outcome, lost_after, rtt)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+		" sport, dport, ttl, sent, outcome, lost_after, rtt, analyzer)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
 		-1, &sp, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db,
 		"INSERT OR REPLACE INTO probe_hops(probe_id, seq, idx, switch, addr, ts, hw_ts, ttl)"
@@ -210,6 +212,8 @@ int sq_probe(struct sq_store *st, const struct hs_store_probe *run, unsigned n,
 			sqlite3_bind_text(sp, 14, p->lost_after, -1, SQLITE_STATIC);
 		if (p->have_rtt)
 			sqlite3_bind_int64(sp, 15, (sqlite3_int64)p->rtt_ns);
+		if (hs_store_an((const struct hs_store *)st))
+			sqlite3_bind_text(sp, 16, hs_store_an((const struct hs_store *)st), -1, SQLITE_STATIC);
 		rc = sqlite3_step(sp);
 		sqlite3_reset(sp);
 		sqlite3_clear_bindings(sp);

@@ -38,7 +38,7 @@ enum {
 
 static const char *const stmt_sql[S__COUNT] = {
 	[S_SESSION_BEGIN] =
-		"INSERT INTO sessions(started, source, filter) VALUES (?1, ?2, ?3)",
+		"INSERT INTO sessions(started, source, filter, analyzer) VALUES (?1, ?2, ?3, ?4)",
 	[S_SESSION_END] =
 		"UPDATE sessions SET ended = ?2, packets = ?3, bytes = ?4, decode_errors = ?5,"
 		" kernel_drops = ?6, traces = ?7, input = ?8 WHERE id = ?1",
@@ -48,11 +48,11 @@ static const char *const stmt_sql[S__COUNT] = {
 	[S_FLOW_UPDATE] =
 		"UPDATE flows SET first_ts = ?7, last_ts = ?8, packets = ?9, bytes = ?10,"
 		" syn = ?11, fin = ?12, rst = ?13, dropped = ?14, looped = ?15"
-		" WHERE rowid = ?16 AND session = ?1 AND src = ?2 AND dst = ?3 AND proto = ?4"
-		" AND sport = ?5 AND dport = ?6",
+		" WHERE rowid = ?17 AND session = ?1 AND src = ?2 AND dst = ?3 AND proto = ?4"
+		" AND sport = ?5 AND dport = ?6 AND analyzer IS ?16",
 	[S_CONTROL] =
 		"INSERT INTO control(session, ts, switch, proto, kind, src, dst, sport, dport,"
-		" detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+		" detail, analyzer) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
 	[S_SOURCE_FIND] = "SELECT id FROM mirror_sources WHERE addr = ?1 AND switch IS ?2",
 	[S_SOURCE_ADD] = "INSERT INTO mirror_sources(addr, switch) VALUES (?1, ?2)",
 };
@@ -340,8 +340,8 @@ static const struct migration {
 _Static_assert(HS_ARRAY_SIZE(migrations) == HS_STORE_SCHEMA,
 	       "one migration per schema version");
 
-#define TRACE_COLS 21
-#define FLOW_COLS 15
+#define TRACE_COLS 22
+#define FLOW_COLS 16
 #define BATCH_ROWS 16		/* trace or flow rows per INSERT */
 
 struct sq_store {
@@ -842,6 +842,7 @@ int64_t sq_session_begin(struct sq_store *st, const char *source, const char *fi
 	bind_u64(s, 1, wall_ns);
 	bind_text(s, 2, source);
 	bind_text(s, 3, filter);
+	bind_text(s, 4, hs_store_an(&st->base));
 	if (run(st, s) < 0)
 		return -1;
 	int64_t id = sqlite3_last_insert_rowid(st->db);
@@ -964,7 +965,8 @@ static sqlite3_stmt *trace_stmt(struct sq_store *st, unsigned n)
 	return batch_stmt(st, st->trace_stmt,
 			  "INSERT INTO traces(session, trace_no, src, dst, proto, sport, dport,"
 			  " ip_id, seq, tcp_flags, len, first_ts, last_ts, outcome, last_switch,"
-			  " expected_next, nhops, flags, probe_id, hop_list, first_hw_ts) VALUES ",
+			  " expected_next, nhops, flags, probe_id, hop_list, first_hw_ts, analyzer)"
+			  " VALUES ",
 			  TRACE_COLS, n);
 }
 
@@ -1029,6 +1031,7 @@ static int flush_traces(struct sq_store *st)
 			bind_u64(s, b + 21, r->first_hw);
 		else
 			sqlite3_bind_null(s, b + 21);
+		bind_static(s, b + 22, hs_store_an(&st->base));
 	}
 	if (run_bound(st, s) == 0)
 		return 0;
@@ -1059,13 +1062,14 @@ static sqlite3_stmt *flow_stmt(struct sq_store *st, unsigned n)
 {
 	return batch_stmt(st, st->flow_stmt,
 			  "INSERT INTO flows(session, src, dst, proto, sport, dport, first_ts,"
-			  " last_ts, packets, bytes, syn, fin, rst, dropped, looped) VALUES ",
+			  " last_ts, packets, bytes, syn, fin, rst, dropped, looped, analyzer)"
+			  " VALUES ",
 			  FLOW_COLS, n);
 }
 
 /* a flow's FLOW_COLS values from parameter b + 1 on */
 static void bind_flow(sqlite3_stmt *s, int b, int64_t session, const struct hs_flow *f,
-		      char *src, char *dst)
+		      char *src, char *dst, const char *analyzer)
 {
 	sqlite3_bind_int64(s, b + 1, session);
 	bind_static(s, b + 2, hs_addr_str(&f->key.src, src, HS_ADDRSTRLEN));
@@ -1082,6 +1086,7 @@ static void bind_flow(sqlite3_stmt *s, int b, int64_t session, const struct hs_f
 	sqlite3_bind_int64(s, b + 13, f->rst);
 	sqlite3_bind_int64(s, b + 14, f->dropped);
 	sqlite3_bind_int64(s, b + 15, f->looped);
+	bind_static(s, b + 16, analyzer);
 }
 
 /* Insert the queued flows, with the values they have now, and give each its
@@ -1101,7 +1106,7 @@ static int flush_flows(struct sq_store *st)
 	if ((s = flow_stmt(st, n)) != NULL) {
 		for (unsigned j = 0; j < n; j++)
 			bind_flow(s, (int)j * FLOW_COLS, st->frows[j].session, st->frows[j].f,
-				  src[j], dst[j]);
+				  src[j], dst[j], hs_store_an(&st->base));
 		if (run_bound(st, s) == 0) {
 			int64_t last = sqlite3_last_insert_rowid(st->db);
 			for (unsigned j = 0; j < n; j++)
@@ -1134,8 +1139,8 @@ int sq_flow(struct sq_store *st, int64_t session, struct hs_flow *f)
 	}
 	if (f->row > 0) {
 		s = st->stmt[S_FLOW_UPDATE];
-		bind_flow(s, 0, session, f, src, dst);
-		sqlite3_bind_int64(s, 16, f->row);
+		bind_flow(s, 0, session, f, src, dst, hs_store_an(&st->base));
+		sqlite3_bind_int64(s, 17, f->row);
 		if (run_bound(st, s) < 0)
 			return -1;
 		if (sqlite3_changes(st->db) == 1) {
@@ -1177,6 +1182,7 @@ int sq_control(struct sq_store *st, int64_t session, uint64_t ts_ns, const char 
 		sqlite3_bind_null(s, 9);
 	}
 	bind_static(s, 10, detail);
+	bind_static(s, 11, hs_store_an(&st->base));
 	if (run_bound(st, s) < 0)
 		return -1;
 	st->pending++;

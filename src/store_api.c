@@ -5,6 +5,7 @@
  * (store.c). Each call goes to the engine the history was opened on: no
  * caller knows which it is.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "store_int.h"
@@ -30,6 +31,30 @@ struct hs_store *hs_store_open_notice(const char *path, char *err, size_t errlen
 	if (hs_store_is_pg(path))
 		return (struct hs_store *)pg_open_notice(path, err, errlen, notice, arg);
 	return (struct hs_store *)sq_open_notice(path, err, errlen, notice, arg);
+}
+
+bool hs_analyzer_name_ok(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n >= HS_ANALYZER_MAX)
+		return false;
+	for (const char *c = name; *c; c++)
+		if (!(*c >= 'a' && *c <= 'z') && !(*c >= 'A' && *c <= 'Z') &&
+		    !(*c >= '0' && *c <= '9') && *c != '.' && *c != '-' && *c != '_')
+			return false;
+	return true;
+}
+
+void hs_store_set_analyzer(struct hs_store *st, const char *name)
+{
+	snprintf(st->analyzer, sizeof(st->analyzer), "%s",
+		 name && hs_analyzer_name_ok(name) ? name : "");
+}
+
+const char *hs_store_analyzer(const struct hs_store *st)
+{
+	return hs_store_an(st);
 }
 
 void hs_store_close(struct hs_store *st)

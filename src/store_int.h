@@ -16,7 +16,14 @@ enum hs_store_engine { HS_ENGINE_SQLITE, HS_ENGINE_PG };
 
 struct hs_store {
 	enum hs_store_engine engine;
+	char analyzer[HS_ANALYZER_MAX];	/* "" none: hs_store_set_analyzer */
 };
+
+/* the analyzer name a row is written with, NULL for none */
+static inline const char *hs_store_an(const struct hs_store *st)
+{
+	return st->analyzer[0] ? st->analyzer : NULL;
+}
 
 /* a traceroute path reader (hs_store_paths_open) begins the same way */
 struct hs_store_paths {

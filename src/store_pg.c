@@ -159,18 +159,18 @@ enum { C_TRACES, C_FLOWS, C_CONTROL, C__COUNT };
 static const char *const copy_sql[C__COUNT] = {
 	[C_TRACES] = "COPY traces(session, trace_no, src, dst, proto, sport, dport, ip_id, seq,"
 		     " tcp_flags, len, first_ts, last_ts, outcome, last_switch, expected_next,"
-		     " nhops, flags, probe_id, hop_list, first_hw_ts) FROM STDIN",
+		     " nhops, flags, probe_id, hop_list, first_hw_ts, analyzer) FROM STDIN",
 	[C_FLOWS] = "COPY flows_in(session, src, dst, proto, sport, dport, first_ts, last_ts,"
-		    " packets, bytes, syn, fin, rst, dropped, looped) FROM STDIN",
+		    " packets, bytes, syn, fin, rst, dropped, looped, analyzer) FROM STDIN",
 	[C_CONTROL] = "COPY control(session, ts, switch, proto, kind, src, dst, sport, dport,"
-		      " detail) FROM STDIN",
+		      " detail, analyzer) FROM STDIN",
 };
 
 /* the flows sent, the newest values of each: inserted, or updated in place */
 static const char flows_merge[] =
 	"INSERT INTO flows SELECT DISTINCT ON (session, src, dst, proto, sport, dport)"
 	" session, src, dst, proto, sport, dport, first_ts, last_ts, packets, bytes,"
-	" syn, fin, rst, dropped, looped FROM flows_in"
+	" syn, fin, rst, dropped, looped, analyzer FROM flows_in"
 	" ORDER BY session, src, dst, proto, sport, dport, n DESC"
 	" ON CONFLICT (session, src, dst, proto, sport, dport) DO UPDATE SET"
 	" first_ts = excluded.first_ts, last_ts = excluded.last_ts, packets = excluded.packets,"
@@ -596,10 +596,10 @@ int64_t pg_session_begin(struct pg_store *st, const char *source, const char *fi
 			 uint64_t wall_ns)
 {
 	char w[24];
-	const char *vals[] = { U64(w, wall_ns), source, filter };
+	const char *vals[] = { U64(w, wall_ns), source, filter, hs_store_an(&st->base) };
 	PGresult *r = exec_params(st, "cannot write to",
-				  "INSERT INTO sessions(started, source, filter) VALUES ($1, $2, $3)"
-				  " RETURNING id", 3, vals);
+				  "INSERT INTO sessions(started, source, filter, analyzer)"
+				  " VALUES ($1, $2, $3, $4) RETURNING id", 4, vals);
 
 	if (!r)
 		return -1;
@@ -714,6 +714,7 @@ int pg_trace(struct pg_store *st, int64_t session, const struct hs_trace *t,
 		put_u64(b, r->first_hw);
 	else
 		put_null(b);
+	put_text(b, hs_store_an(&st->base));
 	row_end(b);
 	st->pending++;
 	return 0;
@@ -739,6 +740,7 @@ int pg_flow(struct pg_store *st, int64_t session, struct hs_flow *f)
 	put_int(b, f->rst);
 	put_int(b, f->dropped);
 	put_int(b, f->looped);
+	put_text(b, hs_store_an(&st->base));
 	row_end(b);
 	f->row = 1;	/* found by its key, not by a row number */
 	st->pending++;
@@ -768,6 +770,7 @@ int pg_control(struct pg_store *st, int64_t session, uint64_t ts_ns, const char 
 		put_null(b);
 	}
 	put_text(b, detail);
+	put_text(b, hs_store_an(&st->base));
 	row_end(b);
 	st->pending++;
 	return 0;
@@ -1137,12 +1140,13 @@ int pg_event(struct pg_store *st, int64_t session, uint64_t ts_ns, int64_t alert
 {
 	char b[5][32];
 	const char *vals[] = { session > 0 ? I64(b[0], session) : NULL, U64(b[1], ts_ns),
-			       I64(b[2], alert), cond, b[3], U64(b[4], wall_ns) };
+			       I64(b[2], alert), cond, b[3], U64(b[4], wall_ns),
+			       hs_store_an(&st->base) };
 	PGresult *r = NULL;
 
 	snprintf(b[3], sizeof(b[3]), "%.17g", value);
 	r = exec_params(st, "cannot write to", "INSERT INTO events(session, ts, alert, cond,"
-			" value, wall) VALUES ($1, $2, $3, $4, $5, $6)", 6, vals);
+			" value, wall, analyzer) VALUES ($1, $2, $3, $4, $5, $6, $7)", 7, vals);
 	PQclear(r);
 	return r ? 0 : -1;
 }
@@ -1183,19 +1187,20 @@ int pg_probe(struct pg_store *st, const struct hs_store_probe *run_, unsigned n,
 			a1, a2, I64(b[3], run_->proto), I64(b[4], p->sport), I64(b[5], run_->dport),
 			I64(b[6], p->ttl), U64(b[7], p->sent_ns), p->outcome,
 			p->lost_after[0] ? p->lost_after : NULL,
-			p->have_rtt ? U64(b[8], p->rtt_ns) : NULL,
+			p->have_rtt ? U64(b[8], p->rtt_ns) : NULL, hs_store_an(&st->base),
 		};
 		/* what the history has of this packet is replaced, as SQLite's
 		 * INSERT OR REPLACE does */
 		if (step(st, what, "INSERT INTO probes(probe_id, seq, session, kind, spec, src, dst,"
-			 " proto, sport, dport, ttl, sent, outcome, lost_after, rtt)"
-			 " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
+			 " proto, sport, dport, ttl, sent, outcome, lost_after, rtt, analyzer)"
+			 " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,"
+			 " $16)"
 			 " ON CONFLICT (probe_id, seq) DO UPDATE SET session = excluded.session,"
 			 " kind = excluded.kind, spec = excluded.spec, src = excluded.src,"
 			 " dst = excluded.dst, proto = excluded.proto, sport = excluded.sport,"
 			 " dport = excluded.dport, ttl = excluded.ttl, sent = excluded.sent,"
 			 " outcome = excluded.outcome, lost_after = excluded.lost_after,"
-			 " rtt = excluded.rtt", 15, pv) < 0)
+			 " rtt = excluded.rtt, analyzer = excluded.analyzer", 16, pv) < 0)
 			goto fail;
 		for (int k = 0; k < p->nhops && k < HS_TRACE_MAX_HOPS; k++) {
 			const struct hs_store_probe_hop *h = &p->hops[k];

@@ -34,7 +34,8 @@ static void usage(FILE *fp)
 		"                [--json] [--keep-going] [VERB [ARG...]]\n"
 		"       hopscope --attach [SOCKET] [-f RUNBOOK] [-c 'CMD; CMD'] [--json]\n"
 		"                [--keep-going] [VERB [ARG...]]\n"
-		"       hopscope serve [--config FILE] [--socket PATH] [--db PATH] [--check]\n"
+		"       hopscope serve [--config FILE] [--socket PATH] [--db PATH] [--name NAME]\n"
+		"                      [--check]\n"
 		"       hopscope -h | --help | --version\n"
 		"\n"
 		"  -r, --read FILE       read mirrored packets from a capture file\n"
@@ -270,6 +271,7 @@ out:
 	uv_run(ctx->loop, UV_RUN_DEFAULT);
 	uv_loop_close(ctx->loop);
 	free(ctx->set.db_path);
+	free(ctx->set.analyzer);
 	free(o->batch);
 	if (out_check(ctx->out) < 0 && ctx->exit_status == 0)
 		ctx->exit_status = 1;
@@ -453,6 +455,7 @@ out:
 	if (ctx.topo)
 		hs_topo_free(ctx.topo);
 	free(ctx.set.db_path);
+	free(ctx.set.analyzer);
 	free(ctx.lab_state);
 	free(lab_topo);
 	free(o.batch);

@@ -1075,12 +1075,15 @@ static const struct hs_runner_front front = {
 static void usage(FILE *fp)
 {
 	fprintf(fp,
-		"usage: hopscope serve [--config FILE] [--socket PATH] [--db PATH] [--check]\n"
+		"usage: hopscope serve [--config FILE] [--socket PATH] [--db PATH] [--name NAME]\n"
+		"                      [--check]\n"
 		"\n"
 		"  --config FILE   the configuration, a runbook (default " HS_SERVE_CONFIG ")\n"
 		"  --socket PATH   where consoles attach (default: its 'listen' line, else\n"
 		"                  $HOPSCOPE_SOCKET, else " HS_SERVE_SOCKET ")\n"
 		"  --db PATH       history database (default $HOPSCOPE_DB, else ./hopscope.db)\n"
+		"  --name NAME     the analyzer's name in the rows it writes (default: the\n"
+		"                  host's); 'set analyzer NAME' in the configuration wins\n"
 		"  --check         check the configuration and exit\n"
 		"  -h, --help      this help\n"
 		"\n"
@@ -1100,12 +1103,13 @@ int hs_serve_main(int argc, char **argv)
 		{ "config", required_argument, NULL, 'C' },
 		{ "socket", required_argument, NULL, 'S' },
 		{ "db", required_argument, NULL, 'D' },
+		{ "name", required_argument, NULL, 'N' },
 		{ "check", no_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct hs_ctx ctx = { 0 };
-	const char *config = HS_SERVE_CONFIG, *sock = NULL, *db = NULL;
+	const char *config = HS_SERVE_CONFIG, *sock = NULL, *db = NULL, *name = NULL;
 	bool check = false;
 	char **lines = NULL, perr[512];
 	int nlines = 0, c;
@@ -1117,6 +1121,7 @@ int hs_serve_main(int argc, char **argv)
 		case 'C': config = optarg; break;
 		case 'S': sock = optarg; break;
 		case 'D': db = optarg; break;
+		case 'N': name = optarg; break;
 		case 'K': check = true; break;
 		case 'h':
 			usage(stdout);
@@ -1141,6 +1146,12 @@ int hs_serve_main(int argc, char **argv)
 		return 2;
 	}
 
+	if (name && !hs_analyzer_name_ok(name)) {
+		fprintf(stderr, "hopscope serve: bad analyzer name '%s' (1 to %d letters, digits, "
+			"'.', '-' or '_')\n", name, HS_ANALYZER_MAX - 1);
+		return 2;
+	}
+
 	/* a console gone while its answer is written: EPIPE, not the end */
 	signal(SIGPIPE, SIG_IGN);
 	memset(&sv, 0, sizeof(sv));
@@ -1155,6 +1166,7 @@ int hs_serve_main(int argc, char **argv)
 	ctx.set.trace_timeout_ns = HS_NS_PER_SEC;
 	ctx.set.policy = HS_POLICY_DEFAULT;
 	ctx.set.db_path = hs_xstrdup(db ? db : hs_db_default());
+	ctx.set.analyzer = name ? hs_xstrdup(name) : NULL;
 	ctx.set.no_pager = true;
 	hs_runner_init(&ctx);
 
@@ -1246,6 +1258,7 @@ out:
 	free(sv.sock_path);
 	free(sv.lab_dir);
 	free(ctx.set.db_path);
+	free(ctx.set.analyzer);
 	free(ctx.lab_state);
 	return ctx.exit_status;
 }

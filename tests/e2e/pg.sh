@@ -51,6 +51,17 @@ for t in 'traces order by id' 'hops order by trace, idx' 'mirror_sources order b
 done
 same "the same file read again adds nothing" -r "$PCAP" --topo "$TOPO" \
 	-c "sql 'select count(*) as sessions from sessions'"
+host=$(hostname | cut -d. -f1)
+check "an analyzer's rows name it, the host's name by default ($host)" \
+	[ "$(psql -c "select count(*) from sessions where analyzer = '$host'")" = 1 ]
+hs --db "$url" --topo "$TOPO" -c "set analyzer pgtest; capture start $PCAP again; sleep 1"
+for t in sessions traces flows hops; do
+	check "set analyzer: the rows of $t name it" \
+		[ "$(psql -c "select count(*) > 0 from $t where analyzer = 'pgtest'")" = t ]
+done
+check "set analyzer: as many traces as the first session" \
+	[ "$(psql -c "select count(*) from traces where analyzer = 'pgtest'")" = \
+	  "$(psql -c "select count(*) from traces where analyzer = '$host'")" ]
 
 # 007's votes on a fabric with a lossy link, kept by each history
 "$top_builddir/tests/tools/hs-synth" --flows 400 --seed 7 --drop-link leaf1-spine1:0.1 \

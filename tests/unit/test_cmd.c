@@ -452,7 +452,7 @@ static void test_run_line_habits(void **state)
 	assert_non_null(strstr(f->err, "error: 'trace' is ambiguous: traces, traceroute\n"));
 	assert_non_null(strstr(f->err, "error: unknown topo subcommand 'frob' (load, show)\n"));
 	assert_non_null(strstr(f->err, "error: capture: 'st' is ambiguous: start, stop, status\n"));
-	assert_non_null(strstr(f->out, "set [format|db|trace-timeout|history|pager|tz|retention] [VALUE...]\n  text  json\n"));
+	assert_non_null(strstr(f->out, "set [format|db|analyzer|trace-timeout|history|pager|tz|retention] [VALUE...]\n  text  json\n"));
 	assert_non_null(strstr(f->out, "  capture      start, stop or show the packet source\n"));
 	fake_free(f);
 }

@@ -1270,6 +1270,69 @@ static void test_migrate_v8_sources(void **state)
 	hs_topo_free(tp);
 }
 
+static void probe_pkt(void *arg, unsigned i, struct hs_store_probe_pkt *p)
+{
+	(void)arg;
+	p->seq = i + 1;
+	p->outcome = "lost";
+}
+
+/* every row an analyzer writes names it; a name it has not, or none,
+ * leaves the column null; a bad name is no name */
+static void test_analyzer_rows(void **state)
+{
+	struct fixture *f = *state;
+	struct hs_store *st = open_ok(f->path);
+	struct hs_trace t;
+	struct hs_flow fl;
+	struct hs_store_probe run = { .probe_id = 7, .kind = "probe", .spec = "x" };
+	char err[256];
+
+	assert_true(hs_analyzer_name_ok("an-1.pod_2"));
+	assert_false(hs_analyzer_name_ok(""));
+	assert_false(hs_analyzer_name_ok("a b"));
+	assert_false(hs_analyzer_name_ok("a'b"));
+	char longname[HS_ANALYZER_MAX + 1];
+	memset(longname, 'a', HS_ANALYZER_MAX);
+	longname[HS_ANALYZER_MAX] = '\0';
+	assert_false(hs_analyzer_name_ok(longname));
+	longname[HS_ANALYZER_MAX - 1] = '\0';
+	assert_true(hs_analyzer_name_ok(longname));
+
+	assert_null(hs_store_analyzer(st));
+	hs_store_set_analyzer(st, "an1");
+	assert_string_equal(hs_store_analyzer(st), "an1");
+	int64_t sess = hs_store_session_begin(st, "a.pcap", NULL, T0);
+	for (uint64_t i = 1; i <= 20; i++) {	/* more than one batch of rows */
+		mktrace(&t, i, NULL);
+		assert_int_equal(hs_store_trace(st, sess, &t, NULL), 0);
+	}
+	memset(&fl, 0, sizeof(fl));
+	fl.key = t.key;
+	fl.packets = 1;
+	assert_int_equal(hs_store_flow(st, sess, &fl), 0);
+	assert_int_equal(hs_store_control(st, sess, T0, "leaf1", "pfc", "pfc", NULL, "pfc"), 0);
+	assert_int_equal(hs_store_event(st, sess, T0, 1, "cond", 1.0, T0), 0);
+	assert_int_equal(hs_store_commit(st), 22);
+	fl.packets = 2;		/* its row again, updated in place */
+	assert_int_equal(hs_store_flow(st, sess, &fl), 0);
+	assert_int_equal(hs_store_probe(st, &run, 2, probe_pkt, NULL, err, sizeof(err)), 0);
+	hs_store_set_analyzer(st, "bad name");	/* none */
+	assert_null(hs_store_analyzer(st));
+	hs_store_session_begin(st, "b.pcap", NULL, T0);
+	hs_store_close(st);
+
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM sessions WHERE analyzer = 'an1'"), 1);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM sessions WHERE analyzer IS NULL"), 1);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM traces WHERE analyzer = 'an1'"), 20);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM hops WHERE analyzer = 'an1'"),
+			 q1(f->path, "SELECT count(*) FROM hops"));
+	assert_int_equal(q1(f->path, "SELECT packets FROM flows WHERE analyzer = 'an1'"), 2);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM control WHERE analyzer = 'an1'"), 1);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM events WHERE analyzer = 'an1'"), 1);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM probes WHERE analyzer = 'an1'"), 2);
+}
+
 /* a session that read a file to its end names it; another file, or a session
  * that ended without one, does not */
 static void test_input_session(void **state)
@@ -1399,6 +1462,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_many_sources, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_v8_sources, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_v11_analyzers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_analyzer_rows, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
