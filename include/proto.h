@@ -14,6 +14,9 @@
  *   DONE    daemon > console: the line ended; status (1 byte: 0 ok, 1 failed)
  *   INTR    console > daemon: cancel this console's pending line (Ctrl-C)
  *   BYE     either way: the end; an optional reason (text)
+ *   AUTH    console > daemon, over TCP only, once TLS is up and before
+ *           HELLO: the shared secret (its bytes), when the console has no
+ *           certificate that says who it is
  */
 #ifndef HS_PROTO_H
 #define HS_PROTO_H
@@ -34,6 +37,8 @@ enum hs_frame_type {
 	HS_FR_DONE,
 	HS_FR_INTR,
 	HS_FR_BYE,
+	HS_FR_AUTH,
+	HS_FR_LAST = HS_FR_AUTH,	/* the highest type */
 };
 
 /* HELLO flags */

@@ -18,9 +18,9 @@ esac
 # build tools and libraries, then what the tests and the lab drive
 PKGS="build-essential autoconf automake pkg-config
 libuv1-dev libedit-dev libncurses-dev libpcap-dev libnet1-dev libsqlite3-dev libpq-dev libcmocka-dev
-libnetfilter-log-dev libcap-ng-dev libhiredis-dev libjansson-dev
+libnetfilter-log-dev libcap-ng-dev libhiredis-dev libjansson-dev libssl-dev
 iproute2 iptables iputils-ping procps"
-TEST_PKGS="tshark tcpdump netsniff-ng mandoc python3 sqlite3 postgresql tmux util-linux clang libclang-rt-14-dev
+TEST_PKGS="tshark tcpdump netsniff-ng mandoc python3 sqlite3 postgresql tmux util-linux clang libclang-rt-14-dev openssl
 redis-server redis-tools libyang2-tools python3-jsonschema"
 
 need=""

@@ -9,7 +9,7 @@
 static const char *const names[] = {
 	[HS_FR_HELLO] = "hello", [HS_FR_LINE] = "line", [HS_FR_OUT] = "output",
 	[HS_FR_ERR] = "error output", [HS_FR_DONE] = "done", [HS_FR_INTR] = "interrupt",
-	[HS_FR_BYE] = "bye",
+	[HS_FR_BYE] = "bye", [HS_FR_AUTH] = "auth",
 };
 
 const char *hs_frame_name(uint8_t type)
@@ -92,7 +92,7 @@ int hs_proto_rd_next(struct hs_proto_rd *r, struct hs_frame *f, char *err, size_
 		}
 		return 0;
 	}
-	if (p[4] < HS_FR_HELLO || p[4] > HS_FR_BYE) {
+	if (p[4] < HS_FR_HELLO || p[4] > HS_FR_LAST) {
 		r->bad = true;
 		return hs_errf(err, errlen, "a frame of unknown type %u", p[4]);
 	}

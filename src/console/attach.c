@@ -7,11 +7,19 @@
  * runbook's FILE:LINE as a local line's would be. 'quit' and 'source'
  * run here: they are the console's. Ctrl-C sends an interrupt. When the
  * daemon goes away the console says so in one line and ends, status 1.
+ * Over TCP the same frames go through TLS, on a socket of the console's
+ * own: its handshake and the daemon's hello are awaited before the loop
+ * runs (with a deadline), then a uv_poll on the socket reads records;
+ * the secret, if any, goes first, once TLS is up.
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,11 +27,16 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
 #include "cmd.h"
 #include "console.h"
 #include "proto.h"
 #include "runner.h"
 #include "serve.h"
+#include "console/tls.h"
 
 #define HELLO_WAIT_MS	10000
 
@@ -37,7 +50,59 @@ static struct attach {
 	bool err_bol;			/* the daemon's error output is at a line's start */
 	char bye[128];			/* the daemon's goodbye, if it said one */
 	struct hs_proto_rd rd;
+	int fd;
+	SSL_CTX *sslctx;		/* over TCP */
+	SSL *ssl;
+	uv_poll_t poll;			/* over TCP: the socket is readable */
+	char tlserr[160];		/* what TLS said last */
 } at;
+
+/* ---- the connection's bytes: a unix socket's, or TLS's ----------------------------- */
+
+/* like send(2) and recv(2) on a non-blocking socket: -1 with EAGAIN when
+ * TLS wants the socket to be ready first; EPROTO with at.tlserr */
+/* what SSL_write or SSL_read's rc says, as send(2) or recv(2) would */
+static ssize_t tls_result(int rc)
+{
+	if (rc > 0)
+		return rc;
+	switch (SSL_get_error(at.ssl, rc)) {
+	case SSL_ERROR_WANT_READ:
+	case SSL_ERROR_WANT_WRITE:
+		errno = EAGAIN;
+		return -1;
+	case SSL_ERROR_ZERO_RETURN:
+		return 0;
+	default:
+		hs_tls_error(at.tlserr, sizeof(at.tlserr));
+		/* the daemon closed without TLS's goodbye: it went, as a socket's EOF */
+		if (!strcmp(at.tlserr, "unexpected eof while reading"))
+			return 0;
+		errno = EPROTO;
+		return -1;
+	}
+}
+
+static ssize_t conn_send(int fd, const void *p, size_t n)
+{
+	if (!at.ssl)
+		return send(fd, p, n, MSG_NOSIGNAL);
+	ERR_clear_error();
+	return tls_result(SSL_write(at.ssl, p, (int)n));
+}
+
+static ssize_t conn_recv(int fd, void *p, size_t n)
+{
+	if (!at.ssl)
+		return read(fd, p, n);
+	ERR_clear_error();
+	return tls_result(SSL_read(at.ssl, p, (int)n));
+}
+
+static const char *conn_error(int e)
+{
+	return e == EPROTO && at.ssl ? at.tlserr : strerror(e);
+}
 
 static int connect_to(const char *path)
 {
@@ -81,9 +146,12 @@ bool hs_attach_socket_there(const char *path)
 static int write_all(int fd, const uint8_t *p, size_t n)
 {
 	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
+		ssize_t w = conn_send(fd, p, n);
+		if (w < 0 && (errno == EINTR || errno == EAGAIN)) {
+			struct pollfd pf = { .fd = fd, .events = POLLIN | POLLOUT };
+			poll(&pf, 1, 100);
 			continue;
+		}
 		if (w <= 0)
 			return -1;
 		p += w;
@@ -104,22 +172,25 @@ static void send_frame(uint8_t type, const void *data, size_t len)
 	size_t off = 0;
 	uv_os_fd_t fd = -1;
 
-	if (!at.open || at.lost || len > HS_PROTO_MAX - 1 ||
-	    uv_fileno((uv_handle_t *)&at.pipe, &fd) < 0)
+	if (!at.open || at.lost || len > HS_PROTO_MAX - 1)
+		return;
+	if (at.ssl)
+		fd = at.fd;
+	else if (uv_fileno((uv_handle_t *)&at.pipe, &fd) < 0)
 		return;
 	b = hs_xcalloc(1, HS_PROTO_HDR + len);
 	hs_frame_header(b, type, len);
 	if (len)
 		memcpy(b + HS_PROTO_HDR, data, len);
 	while (off < HS_PROTO_HDR + len) {
-		ssize_t w = send(fd, b + off, HS_PROTO_HDR + len - off, MSG_NOSIGNAL);
+		ssize_t w = conn_send(fd, b + off, HS_PROTO_HDR + len - off);
 		if (w > 0) {
 			off += (size_t)w;
 		} else if (w < 0 && (errno == EAGAIN || errno == EINTR)) {
-			struct pollfd p = { .fd = fd, .events = POLLOUT };
+			struct pollfd p = { .fd = fd, .events = POLLIN | POLLOUT };
 			poll(&p, 1, 100);
 		} else {
-			lost(strerror(errno));
+			lost(w == 0 ? "the connection closed" : conn_error(errno));
 			break;
 		}
 	}
@@ -152,7 +223,10 @@ static void lost(const char *why)
 	if (at.lost)
 		return;
 	at.lost = true;
-	uv_read_stop((uv_stream_t *)&at.pipe);
+	if (at.ssl)
+		uv_poll_stop(&at.poll);
+	else
+		uv_read_stop((uv_stream_t *)&at.pipe);
 	/* at the prompt: the message on a line of its own */
 	if (ctx->interactive && !hs_runner_busy(ctx))
 		fputs("\n", ctx->out->fp);
@@ -215,18 +289,13 @@ static void read_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 	buf->len = sizeof(space);
 }
 
-static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+static void got(const void *data, size_t n)
 {
 	struct hs_frame f;
 	char err[128];
 	int rc;
 
-	(void)s;
-	if (n < 0) {
-		lost(n == UV_EOF ? "the connection closed" : uv_strerror((int)n));
-		return;
-	}
-	hs_proto_rd_feed(&at.rd, buf->base, (size_t)n);
+	hs_proto_rd_feed(&at.rd, data, n);
 	while (!at.lost && (rc = hs_proto_rd_next(&at.rd, &f, err, sizeof(err))) != 0) {
 		if (rc < 0) {
 			lost(err);
@@ -234,6 +303,40 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 		}
 		on_frame(&f);
 	}
+}
+
+static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+{
+	(void)s;
+	if (n < 0) {
+		lost(n == UV_EOF ? "the connection closed" : uv_strerror((int)n));
+		return;
+	}
+	got(buf->base, (size_t)n);
+}
+
+/* over TCP: TLS's records have come; all the plaintext they hold */
+static void on_poll(uv_poll_t *h, int status, int events)
+{
+	char buf[16384];
+	ssize_t n;
+
+	(void)h;
+	(void)events;
+	if (status < 0) {
+		lost(uv_strerror(status));
+		return;
+	}
+	while (!at.lost && (n = conn_recv(at.fd, buf, sizeof(buf))) != 0) {
+		if (n < 0) {
+			if (errno != EAGAIN && errno != EINTR)
+				lost(conn_error(errno));
+			return;
+		}
+		got(buf, (size_t)n);
+	}
+	if (!at.lost)
+		lost("the connection closed");
 }
 
 /* ---- lines ---------------------------------------------------------------------- */
@@ -281,18 +384,34 @@ static const struct hs_runner_front front = {
 
 /* ---- the connection --------------------------------------------------------------- */
 
+/* over TCP with a secret: it goes first, once TLS is up; 0, or -1 printed */
+static int send_secret(struct hs_ctx *ctx, int fd, const char *path)
+{
+	uint8_t b[HS_PROTO_HDR + HS_SECRET_MAX + 2];
+	char err[512];
+	int n = hs_tls_read_secret(path, (char *)b + HS_PROTO_HDR, sizeof(b) - HS_PROTO_HDR, err,
+				   sizeof(err));
+	int rc;
+
+	if (n < 0)
+		return out_err(ctx->out, "cannot attach to '%s': %s", at.path, err);
+	hs_frame_header(b, HS_FR_AUTH, (size_t)n);
+	rc = write_all(fd, b, HS_PROTO_HDR + (size_t)n);
+	OPENSSL_cleanse(b, sizeof(b));
+	return rc < 0 ? out_err(ctx->out, "cannot attach to '%s': %s", at.path, conn_error(errno)) : 0;
+}
+
 /* the daemon's hello: 0, or -1 with the error printed */
-static int handshake(struct hs_ctx *ctx, int fd)
+static int handshake(struct hs_ctx *ctx, int fd, uint64_t deadline)
 {
 	uint8_t hello[128], buf[4096];
 	size_t n = hs_hello_make(hello + HS_PROTO_HDR, sizeof(hello) - HS_PROTO_HDR,
 				 ctx->set.json ? HS_HELLO_JSON : 0, VERSION);
-	uint64_t deadline = hs_mono_ns() + (uint64_t)HELLO_WAIT_MS * 1000000ULL;
 	bool said = false;
 
 	hs_frame_header(hello, HS_FR_HELLO, n);
 	if (write_all(fd, hello, HS_PROTO_HDR + n) < 0)
-		return out_err(ctx->out, "cannot attach to '%s': %s", at.path, strerror(errno));
+		return out_err(ctx->out, "cannot attach to '%s': %s", at.path, conn_error(errno));
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		uint64_t now = hs_mono_ns();
@@ -323,14 +442,18 @@ static int handshake(struct hs_ctx *ctx, int fd)
 		if (now >= deadline)
 			return out_err(ctx->out, "cannot attach to '%s': no answer from the daemon in "
 				       "%d s", at.path, HELLO_WAIT_MS / 1000);
-		rc = poll(&p, 1, (int)((deadline - now) / 1000000ULL) + 1);
+		/* what TLS holds already needs no wait */
+		rc = at.ssl && SSL_pending(at.ssl) ? 1 :
+		     poll(&p, 1, (int)((deadline - now) / 1000000ULL) + 1);
 		if (rc < 0 && errno != EINTR)
 			return out_err(ctx->out, "cannot attach to '%s': %s", at.path, strerror(errno));
 		if (rc <= 0)
 			continue;
-		r = read(fd, buf, sizeof(buf));
-		if (r < 0 && errno == EINTR)
+		r = conn_recv(fd, buf, sizeof(buf));
+		if (r < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
+		if (r < 0 && !said)
+			return out_err(ctx->out, "cannot attach to '%s': %s", at.path, conn_error(errno));
 		if (r <= 0)
 			return said ? -1 : out_err(ctx->out, "cannot attach to '%s': the daemon closed "
 						   "the connection", at.path);
@@ -338,19 +461,129 @@ static int handshake(struct hs_ctx *ctx, int fd)
 	}
 }
 
-int hs_attach_open(struct hs_ctx *ctx, const char *path)
+bool hs_attach_is_tcp(const char *where)
 {
+	return !strchr(where, '/') && strchr(where, ':');
+}
+
+/* HOST:PORT, [V6]:PORT: a connected TCP socket, non-blocking; -1 with the
+ * error printed */
+static int connect_tcp(struct hs_ctx *ctx, const char *where, char *host, size_t hostlen)
+{
+	const char *colon = strrchr(where, ':');
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *ai, *a;
+	int fd = -1, rc, e = 0;
+
+	if (where[0] == '[' && colon > where + 1 && colon[-1] == ']')
+		snprintf(host, hostlen, "%.*s", (int)(colon - where - 2), where + 1);
+	else
+		snprintf(host, hostlen, "%.*s", (int)(colon - where), where);
+	if (!host[0] || !colon[1])
+		return out_err(ctx->out, "cannot attach to '%s': not a HOST:PORT", where);
+	rc = getaddrinfo(host, colon + 1, &hints, &ai);
+	if (rc != 0)
+		return out_err(ctx->out, "cannot attach to '%s': %s", where, gai_strerror(rc));
+	for (a = ai; a && fd < 0; a = a->ai_next) {
+		fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+		if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) < 0) {
+			e = errno;
+			close(fd);
+			fd = -1;
+		}
+	}
+	freeaddrinfo(ai);
+	if (fd < 0)
+		return out_err(ctx->out, "cannot attach to '%s': %s (is 'hopscope serve' listening "
+			       "there?)", where, strerror(e ? e : errno));
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	return fd;
+}
+
+/* TLS up on fd, the daemon's certificate checked against host; 0, or -1 printed */
+static int tls_start(struct hs_ctx *ctx, int fd, const char *host,
+		     const struct hs_attach_tls *tls, uint64_t deadline)
+{
+	char err[512];
+	struct in6_addr a6;
+	struct in_addr a4;
+	bool ip = inet_pton(AF_INET, host, &a4) == 1 || inet_pton(AF_INET6, host, &a6) == 1;
+
+	/* a daemon gone is EPIPE from TLS's writes, not SIGPIPE */
+	signal(SIGPIPE, SIG_IGN);
+	at.sslctx = hs_tls_client_ctx(tls->ca, tls->cert, tls->key, err, sizeof(err));
+	if (!at.sslctx)
+		return out_err(ctx->out, "cannot attach to '%s': %s", at.path, err);
+	at.ssl = SSL_new(at.sslctx);
+	if (!at.ssl || SSL_set_fd(at.ssl, fd) != 1)
+		abort();
+	if (ip) {
+		X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(at.ssl), host);
+	} else {
+		SSL_set_tlsext_host_name(at.ssl, host);
+		SSL_set1_host(at.ssl, host);
+	}
+	for (;;) {
+		uint64_t now = hs_mono_ns();
+		int rc, e;
+		struct pollfd p = { .fd = fd };
+
+		ERR_clear_error();
+		rc = SSL_connect(at.ssl);
+		if (rc == 1)
+			return 0;
+		e = SSL_get_error(at.ssl, rc);
+		if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) {
+			long v = SSL_get_verify_result(at.ssl);
+			if (v != X509_V_OK)
+				return out_err(ctx->out, "cannot attach to '%s': the daemon's certificate: "
+					       "%s", at.path, X509_verify_cert_error_string(v));
+			hs_tls_error(at.tlserr, sizeof(at.tlserr));
+			return out_err(ctx->out, "cannot attach to '%s': TLS handshake failed: %s",
+				       at.path, at.tlserr);
+		}
+		if (now >= deadline)
+			return out_err(ctx->out, "cannot attach to '%s': no answer from the daemon in "
+				       "%d s", at.path, HELLO_WAIT_MS / 1000);
+		p.events = e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
+		poll(&p, 1, (int)((deadline - now) / 1000000ULL) + 1);
+	}
+}
+
+int hs_attach_open(struct hs_ctx *ctx, const char *path, const struct hs_attach_tls *tls)
+{
+	uint64_t deadline = hs_mono_ns() + (uint64_t)HELLO_WAIT_MS * 1000000ULL;
+	char host[256];
 	int fd, rc;
 
 	memset(&at, 0, sizeof(at));
 	at.ctx = ctx;
+	at.fd = -1;
 	at.path = hs_xstrdup(path);
 	hs_proto_rd_init(&at.rd);
+	if (hs_attach_is_tcp(path)) {
+		if ((fd = connect_tcp(ctx, path, host, sizeof(host))) < 0)
+			return -1;
+		at.fd = fd;
+		if (tls_start(ctx, fd, host, tls, deadline) < 0 ||
+		    (tls->secret && send_secret(ctx, fd, tls->secret) < 0) ||
+		    handshake(ctx, fd, deadline) < 0)
+			return -1;
+		rc = uv_poll_init(ctx->loop, &at.poll, fd);
+		if (rc == 0)
+			rc = uv_poll_start(&at.poll, UV_READABLE, on_poll);
+		if (rc < 0)
+			return out_err(ctx->out, "cannot attach to '%s': %s", path, uv_strerror(rc));
+		at.open = true;
+		hs_runner_set_front(ctx, &front);
+		/* what TLS read with the hello is there already */
+		on_poll(&at.poll, 0, UV_READABLE);
+		return 0;
+	}
 	fd = connect_to(path);
 	if (fd < 0)
 		return out_err(ctx->out, "cannot attach to '%s': %s (is 'hopscope serve' running?)",
 			       path, strerror(errno));
-	if (handshake(ctx, fd) < 0) {
+	if (handshake(ctx, fd, deadline) < 0) {
 		close(fd);
 		return -1;
 	}
@@ -376,8 +609,21 @@ void hs_attach_close(struct hs_ctx *ctx)
 	(void)ctx;
 	/* the daemon hears the end of the connection: its pending verb of
 	 * ours, if any, is cancelled */
-	if (at.open && !uv_is_closing((uv_handle_t *)&at.pipe))
+	if (at.ssl) {
+		if (at.open && !uv_is_closing((uv_handle_t *)&at.poll))
+			uv_close((uv_handle_t *)&at.poll, NULL);
+		if (!at.lost)
+			SSL_shutdown(at.ssl);
+		SSL_free(at.ssl);
+		at.ssl = NULL;
+	} else if (at.open && !uv_is_closing((uv_handle_t *)&at.pipe)) {
 		uv_close((uv_handle_t *)&at.pipe, NULL);
+	}
+	SSL_CTX_free(at.sslctx);
+	at.sslctx = NULL;
+	if (at.fd >= 0)
+		close(at.fd);
+	at.fd = -1;
 	at.open = false;
 	hs_proto_rd_free(&at.rd);
 	free(at.path);

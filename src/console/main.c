@@ -32,8 +32,9 @@ static void usage(FILE *fp)
 		"usage: hopscope [-r FILE [--again] | -i IFACE | --lab [--state DIR]] [--workers N]\n"
 		"                [--topo FILE] [--db PATH] [-Z USER] [-f RUNBOOK] [-c 'CMD; CMD']\n"
 		"                [--json] [--keep-going] [VERB [ARG...]]\n"
-		"       hopscope --attach [SOCKET] [-f RUNBOOK] [-c 'CMD; CMD'] [--json]\n"
-		"                [--keep-going] [VERB [ARG...]]\n"
+		"       hopscope --attach [SOCKET|HOST:PORT] [--tls-ca FILE] [--tls-cert FILE\n"
+		"                --tls-key FILE] [--secret FILE] [-f RUNBOOK] [-c 'CMD; CMD']\n"
+		"                [--json] [--keep-going] [VERB [ARG...]]\n"
 		"       hopscope serve [--config FILE] [--socket PATH] [--db PATH] [--name NAME]\n"
 		"                      [--check]\n"
 		"       hopscope -h | --help | --version\n"
@@ -52,7 +53,13 @@ static void usage(FILE *fp)
 		"                        keeps root)\n"
 		"      --attach [SOCKET] run the commands in the daemon at SOCKET (a path\n"
 		"                        with a '/'; default $HOPSCOPE_SOCKET, else\n"
-		"                        " HS_SERVE_SOCKET ")\n"
+		"                        " HS_SERVE_SOCKET "), or over TCP with TLS at\n"
+		"                        HOST:PORT\n"
+		"      --tls-ca FILE     over TCP: the CA that signed the daemon's certificate\n"
+		"                        (default the system's)\n"
+		"      --tls-cert FILE, --tls-key FILE\n"
+		"                        over TCP: the console's certificate and key\n"
+		"      --secret FILE     over TCP: the daemon's shared secret (the file's first line)\n"
 		"  -f, --runbook FILE    run the commands of FILE, then exit\n"
 		"  -c, --command CMDS    run commands separated by ';', then exit\n"
 		"      --json            every verb prints one JSON document (hopscope-json(7))\n"
@@ -75,7 +82,7 @@ static int usage_error(const char *fmt, const char *arg)
 }
 
 enum { OPT_TOPO = 256, OPT_DB, OPT_JSON, OPT_KEEP, OPT_VERSION, OPT_LAB, OPT_STATE, OPT_AGAIN,
-       OPT_WORKERS, OPT_ATTACH };
+       OPT_WORKERS, OPT_ATTACH, OPT_TLS_CA, OPT_TLS_CERT, OPT_TLS_KEY, OPT_SECRET };
 
 static const struct option longopts[] = {
 	{ "read", required_argument, NULL, 'r' },
@@ -90,6 +97,10 @@ static const struct option longopts[] = {
 	{ "workers", required_argument, NULL, OPT_WORKERS },
 	{ "lab", no_argument, NULL, OPT_LAB },
 	{ "attach", no_argument, NULL, OPT_ATTACH },
+	{ "tls-ca", required_argument, NULL, OPT_TLS_CA },
+	{ "tls-cert", required_argument, NULL, OPT_TLS_CERT },
+	{ "tls-key", required_argument, NULL, OPT_TLS_KEY },
+	{ "secret", required_argument, NULL, OPT_SECRET },
 	{ "state", required_argument, NULL, OPT_STATE },
 	{ "user", required_argument, NULL, 'Z' },
 	{ "help", no_argument, NULL, 'h' },
@@ -106,7 +117,8 @@ struct batch_item {
 struct opts {
 	const char *read, *iface, *topo, *db, *state, *user;
 	bool json, keep_going, lab, again;
-	const char *attach;		/* --attach: the daemon's socket */
+	const char *attach;		/* --attach: the daemon's socket, or HOST:PORT */
+	struct hs_attach_tls tls;	/* over TCP */
 	unsigned workers;		/* 0: not given */
 	struct batch_item *batch;
 	int nbatch;
@@ -180,11 +192,16 @@ static int parse(int argc, char **argv, struct opts *o)
 		}
 		case OPT_LAB: o->lab = true; break;
 		case OPT_ATTACH:
-			/* its socket, when the next word is a path */
+			/* its socket, when the next word is a path; or HOST:PORT */
 			o->attach = hs_serve_socket();
-			if (optind < argc && strchr(argv[optind], '/') && argv[optind][0] != '-')
+			if (optind < argc && argv[optind][0] != '-' &&
+			    (strchr(argv[optind], '/') || hs_attach_is_tcp(argv[optind])))
 				o->attach = argv[optind++];
 			break;
+		case OPT_TLS_CA: o->tls.ca = optarg; break;
+		case OPT_TLS_CERT: o->tls.cert = optarg; break;
+		case OPT_TLS_KEY: o->tls.key = optarg; break;
+		case OPT_SECRET: o->tls.secret = optarg; break;
 		case OPT_STATE: o->state = optarg; break;
 		case 'Z': o->user = optarg; break;
 		case 'h':
@@ -217,6 +234,12 @@ static int parse(int argc, char **argv, struct opts *o)
 			  o->workers))
 		return usage_error("%s", "--attach runs commands in the daemon: -r, -i, --lab, "
 				   "--db, --topo, -Z and --workers are its configuration's");
+	if ((o->tls.ca || o->tls.cert || o->tls.key || o->tls.secret) &&
+	    !(o->attach && hs_attach_is_tcp(o->attach)))
+		return usage_error("%s", "--tls-ca, --tls-cert, --tls-key and --secret go with "
+				   "--attach HOST:PORT");
+	if (!o->tls.cert != !o->tls.key)
+		return usage_error("%s", "--tls-cert and --tls-key go together");
 	return -1;
 }
 
@@ -238,7 +261,7 @@ static int attach_run(struct opts *o, struct hs_ctx *ctx, bool automatic)
 {
 	bool batch = o->nbatch > 0 || o->nwords > 0;
 
-	if (hs_attach_open(ctx, o->attach) < 0) {
+	if (hs_attach_open(ctx, o->attach, &o->tls) < 0) {
 		ctx->exit_status = 1;
 		goto out;
 	}

@@ -4,8 +4,11 @@
  * daemon's own: 'listen unix PATH [group G] [mode MODE]' and 'allow
  * USER|@GROUP RIGHT...'. It is checked whole before anything runs; then
  * its verbs run through the runner as any runbook's, and once they have,
- * the daemon listens. Consoles speak frames (proto.h). Each has its own
- * output (a FILE whose writes become frames), its own settings (JSON or
+ * the daemon listens: at a unix socket, and with 'listen tcp ... tls ...'
+ * over TCP too, always through TLS (tls.h) driven by the loop's reads;
+ * there a console proves who it is, by a certificate the CA signed or by
+ * the shared secret, before its hello. Consoles speak frames (proto.h).
+ * Each has its own output (a FILE whose writes become frames), its own settings (JSON or
  * text) and its own status per line. Lines of all consoles run one at a
  * time on the one engine, in turn: a pending verb (sleep, probe) holds
  * the others' lines until it ends. A console's interrupt or its going
@@ -31,6 +34,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <openssl/ssl.h>
+
 #include "alert.h"
 #include "cmd.h"
 #include "console.h"
@@ -39,6 +44,7 @@
 #include "retention.h"
 #include "runner.h"
 #include "serve.h"
+#include "console/tls.h"
 
 #define MAX_QUEUED	64		/* lines a console may send ahead */
 #define FLUSH_MS	100		/* a pending verb's output reaches its console this often */
@@ -91,6 +97,8 @@ struct rule {
 	bool group;
 	uid_t uid;
 	gid_t gid;
+	char name[64];			/* the user's name: a console over TCP is matched by it */
+	int line;			/* no local user of that name: for TCP only; its line */
 	unsigned rights;
 	struct rule *next;
 };
@@ -108,8 +116,17 @@ struct sink {
 	uint8_t type;
 };
 
+#define CSTREAM(c)	(&(c)->h.stream)
+
 struct client {
-	uv_pipe_t pipe;
+	union {
+		uv_stream_t stream;
+		uv_pipe_t pipe;		/* attached at the unix socket */
+		uv_tcp_t tcp;		/* over TCP, with TLS */
+	} h;
+	struct hs_tls *tls;		/* over TCP: its TLS; else NULL */
+	bool authed;			/* over TCP: its certificate or the secret was good */
+	char peer[64];			/* over TCP: its address */
 	uv_timer_t timer;		/* its hello is due; or, held, its output taken */
 	int handles;			/* of those, not closed yet */
 	unsigned id;
@@ -118,6 +135,7 @@ struct client {
 	bool gone;			/* the connection is closing */
 	bool closed;			/* its handles are closed: free it when no line of its runs */
 	bool held;			/* past OUT_MAX: its lines wait, unread */
+	bool lingering;			/* refused: what it still sends is read and dropped */
 	uid_t uid;
 	gid_t gid;
 	pid_t pid;
@@ -143,6 +161,12 @@ static struct serve {
 	char *lab_dir;			/* 'lab DIR': the lab's state, for its driver */		/* some 'allow' names who may attach */
 	uv_pipe_t listener;
 	bool listening;
+	bool tcp;			/* 'listen tcp': consoles over TCP too, with TLS */
+	struct sockaddr_storage tcp_addr;
+	char tcp_name[80];		/* where, as said in the log ("127.0.0.1:4433") */
+	struct hs_tls_conf tls;
+	uv_tcp_t tcp_listener;
+	bool tcp_listening;
 	uv_timer_t flush;
 	bool flush_init;
 	struct client *clients;
@@ -173,6 +197,11 @@ static void slog(const char *level, const char *fmt, ...)
 /* "client 3 (user=alice uid=1000 pid=4242)" */
 static const char *who(const struct client *c, char *buf, size_t len)
 {
+	if (c->tls) {
+		snprintf(buf, len, "client %u (peer %s user=%s)", c->id, c->peer,
+			 c->user[0] ? c->user : "-");
+		return buf;
+	}
 	snprintf(buf, len, "client %u (user=%s uid=%u pid=%d)", c->id, c->user, (unsigned)c->uid,
 		 (int)c->pid);
 	return buf;
@@ -193,16 +222,67 @@ static int bad(struct hs_ctx *ctx, const char *fmt, ...)
 	return out_err(ctx->out, "%s", msg);
 }
 
+/* listen tcp ADDR:PORT tls cert FILE key FILE [ca FILE] [secret FILE] */
+static int conf_listen_tcp(struct hs_ctx *ctx, int argc, char **argv)
+{
+	const char *cert = NULL, *key = NULL, *ca = NULL, *secret = NULL;
+	char host[64], err[512];
+	const char *colon;
+	char *end;
+	unsigned long port;
+
+	if (sv.tcp)
+		return bad(ctx, "listen: tcp given twice (one address)");
+	if (argc < 4 || strcmp(argv[3], "tls") != 0)
+		return bad(ctx, "listen: tcp needs TLS (usage: listen tcp ADDR:PORT tls cert FILE key "
+			   "FILE [ca FILE] [secret FILE])");
+	colon = strrchr(argv[2], ':');
+	port = colon ? strtoul(colon + 1, &end, 10) : 0;
+	if (!colon || !colon[1] || *end || port > 65535 || (size_t)(colon - argv[2]) >= sizeof(host))
+		return bad(ctx, "listen: '%s' is not an ADDR:PORT (127.0.0.1:4433, [::]:4433)", argv[2]);
+	if (argv[2][0] == '[' && colon > argv[2] + 1 && colon[-1] == ']') {
+		snprintf(host, sizeof(host), "%.*s", (int)(colon - argv[2] - 2), argv[2] + 1);
+		if (uv_ip6_addr(host, (int)port, (struct sockaddr_in6 *)&sv.tcp_addr) != 0)
+			return bad(ctx, "listen: '%s' is not an IPv6 address", host);
+	} else {
+		snprintf(host, sizeof(host), "%.*s", (int)(colon - argv[2]), argv[2]);
+		if (uv_ip4_addr(host, (int)port, (struct sockaddr_in *)&sv.tcp_addr) != 0)
+			return bad(ctx, "listen: '%s' is not an IPv4 address (an IPv6 one in [ ])", host);
+	}
+	for (int i = 4; i < argc; i += 2) {
+		const char **slot = strcmp(argv[i], "cert") == 0 ? &cert : strcmp(argv[i], "key") == 0 ? &key :
+				    strcmp(argv[i], "ca") == 0 ? &ca : strcmp(argv[i], "secret") == 0 ? &secret :
+				    NULL;
+		if (!slot)
+			return bad(ctx, "listen: unknown option '%s' (cert, key, ca, secret)", argv[i]);
+		if (i + 1 >= argc || !argv[i + 1][0])
+			return bad(ctx, "listen: '%s' needs a file", argv[i]);
+		*slot = argv[i + 1];
+	}
+	if (!cert || !key)
+		return bad(ctx, "listen: tcp needs the daemon's certificate and key (cert FILE key FILE)");
+	if (!ca && !secret)
+		return bad(ctx, "listen: tcp needs a way for consoles to prove who they are: ca FILE "
+			   "(their certificates), secret FILE, or both");
+	if (hs_tls_conf_init(&sv.tls, cert, key, ca, secret, err, sizeof(err)) < 0)
+		return bad(ctx, "listen: %s", err);
+	sv.tcp = true;
+	snprintf(sv.tcp_name, sizeof(sv.tcp_name), "%s", argv[2]);
+	return 0;
+}
+
 /* listen unix PATH [group G] [mode MODE] */
 static int conf_listen(struct hs_ctx *ctx, int argc, char **argv, bool socket_given)
 {
+	if (argc >= 2 && strcmp(argv[1], "tcp") == 0)
+		return conf_listen_tcp(ctx, argc, argv);
 	if (sv.sock_path && !socket_given)
 		return bad(ctx, "listen: given twice (one socket)");
 	if (argc < 2)
 		return bad(ctx, "listen: too few arguments (usage: listen unix PATH [group G] [mode MODE])");
 	if (strcmp(argv[1], "unix") != 0)
 		return bad(ctx, "listen: '%s' is not supported: consoles attach over a unix socket "
-			   "(listen unix PATH)", argv[1]);
+			   "(listen unix PATH) or TCP with TLS (listen tcp ADDR:PORT tls ...)", argv[1]);
 	if (argc < 3 || !argv[2][0])
 		return bad(ctx, "listen: unix needs a socket path");
 	if (strlen(argv[2]) >= sizeof(((struct sockaddr_un *)0)->sun_path))
@@ -234,7 +314,7 @@ static int conf_listen(struct hs_ctx *ctx, int argc, char **argv, bool socket_gi
 }
 
 /* allow USER|@GROUP RIGHT... */
-static int conf_allow(struct hs_ctx *ctx, int argc, char **argv)
+static int conf_allow(struct hs_ctx *ctx, int argc, char **argv, int line)
 {
 	struct rule *r;
 	unsigned bits = 0;
@@ -262,11 +342,18 @@ static int conf_allow(struct hs_ctx *ctx, int argc, char **argv)
 		r->gid = g->gr_gid;
 	} else {
 		struct passwd *pw = getpwnam(argv[1]);
-		if (!pw) {
+		if (strlen(argv[1]) >= sizeof(r->name)) {
 			free(r);
-			return bad(ctx, "allow: no user '%s'", argv[1]);
+			return bad(ctx, "allow: user name '%s' is too long", argv[1]);
 		}
-		r->uid = pw->pw_uid;
+		snprintf(r->name, sizeof(r->name), "%s", argv[1]);
+		if (pw) {
+			r->uid = pw->pw_uid;
+		} else {
+			/* a console's certificate's name, or 'secret': checked below */
+			r->uid = (uid_t)-1;
+			r->line = line;
+		}
 	}
 	r->rights = bits;
 	r->next = sv.rules;
@@ -336,7 +423,7 @@ static int conf_read(struct hs_ctx *ctx, const char *path, bool socket_given, ch
 			rc = conf_listen(ctx, argc, argv, socket_given);
 			v[count - 1] = hs_xstrdup("");
 		} else if (argc > 0 && strcmp(argv[0], "allow") == 0) {
-			rc = conf_allow(ctx, argc, argv);
+			rc = conf_allow(ctx, argc, argv, count);
 			v[count - 1] = hs_xstrdup("");
 		} else if (argc > 0 && strcmp(argv[0], "lab") == 0) {
 			rc = conf_lab(ctx, argc, argv);
@@ -354,6 +441,13 @@ static int conf_read(struct hs_ctx *ctx, const char *path, bool socket_given, ch
 	}
 	if (rc == 0 && ferror(fp))
 		rc = out_err(ctx->out, "cannot read configuration '%s': %s", path, strerror(errno));
+	/* a name no local user has is a console's over TCP: there must be one */
+	for (const struct rule *r = sv.rules; rc == 0 && r; r = r->next)
+		if (r->line && !sv.tcp) {
+			snprintf(ctx->out->where, sizeof(ctx->out->where), "%s:%d: ", path, r->line);
+			rc = out_err(ctx->out, "allow: no user '%s' (a name of consoles over TCP needs "
+				     "'listen tcp')", r->name);
+		}
 	ctx->out->where[0] = '\0';
 	free(l);
 	fclose(fp);
@@ -389,14 +483,19 @@ static bool in_group(const struct client *c, gid_t gid)
 
 static bool may(const struct client *c, unsigned bit)
 {
-	/* root and the daemon's own user may do anything */
-	if (c->uid == 0 || c->uid == geteuid())
+	/* root and the daemon's own user may do anything; a console over TCP
+	 * is neither, whatever its name */
+	if (!c->tls && (c->uid == 0 || c->uid == geteuid()))
 		return true;
 	if (bit == R_ATTACH && !sv.attach_listed)
-		return true;	/* the socket's permissions decide */
-	for (const struct rule *r = sv.rules; r; r = r->next)
-		if ((r->rights & bit) && (r->group ? in_group(c, r->gid) : r->uid == c->uid))
+		return true;	/* the socket's permissions decide, or TLS's proof */
+	for (const struct rule *r = sv.rules; r; r = r->next) {
+		if (!(r->rights & bit))
+			continue;
+		if (c->tls ? !r->group && strcmp(r->name, c->user) == 0
+			   : r->group ? in_group(c, r->gid) : r->uid == c->uid)
 			return true;
+	}
 	return false;
 }
 
@@ -412,7 +511,7 @@ static const char *right_name(unsigned bit)
 
 static size_t backlog(struct client *c)
 {
-	return uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe);
+	return uv_stream_get_write_queue_size(CSTREAM(c));
 }
 
 static void client_taken(struct client *c);
@@ -428,6 +527,25 @@ static void write_done(uv_write_t *req, int status)
 }
 
 static void client_close_now(struct client *c, const char *why);
+
+/* what TLS has to send to a console over TCP (its handshake, its records), written */
+static void tls_flush(struct client *c)
+{
+	size_t n;
+	void *b;
+
+	while ((b = hs_tls_out(c->tls, &n)) != NULL) {
+		uv_write_t *req = hs_xcalloc(1, sizeof(*req));
+		uv_buf_t buf = uv_buf_init(b, (unsigned)n);
+
+		req->data = b;
+		if (uv_write(req, CSTREAM(c), &buf, 1, write_done) < 0) {
+			free(b);
+			free(req);
+			return;
+		}
+	}
+}
 
 /* a frame to a client, queued; past OUT_HARD of what it has not taken,
  * the client is closed */
@@ -451,10 +569,21 @@ static void send_frame(struct client *c, uint8_t type, const void *data, size_t 
 		b = hs_xcalloc(1, HS_PROTO_HDR + n);
 		hs_frame_header(b, type, n);
 		memcpy(b + HS_PROTO_HDR, data, n);
+		if (c->tls) {
+			/* sealed, and what TLS made of it written */
+			int rc = hs_tls_write(c->tls, b, HS_PROTO_HDR + n);
+			free(b);
+			if (rc < 0)
+				return;
+			tls_flush(c);
+			data = (const uint8_t *)data + n;
+			len -= n;
+			continue;
+		}
 		req = hs_xcalloc(1, sizeof(*req));
 		req->data = b;
 		buf = uv_buf_init((char *)b, (unsigned)(HS_PROTO_HDR + n));
-		if (uv_write(req, (uv_stream_t *)&c->pipe, &buf, 1, write_done) < 0) {
+		if (uv_write(req, CSTREAM(c), &buf, 1, write_done) < 0) {
 			free(b);
 			free(req);
 			return;
@@ -514,6 +643,10 @@ static void client_free(struct client *c)
 	fclose(c->fp);
 	fclose(c->errfp);
 	hs_proto_rd_free(&c->rd);
+	if (c->tls) {
+		hs_tls_free(c->tls);
+		free(c->tls);
+	}
 	free(c);
 }
 
@@ -551,10 +684,10 @@ static void client_close_now(struct client *c, const char *why)
 
 	slog("warning", "%s %s", who(c, w, sizeof(w)), why);
 	c->gone = true;
-	uv_read_stop((uv_stream_t *)&c->pipe);
+	uv_read_stop(CSTREAM(c));
 	clear_lines(c);
 	uv_close((uv_handle_t *)&c->timer, client_closed);
-	uv_close((uv_handle_t *)&c->pipe, client_closed);
+	uv_close((uv_handle_t *)&c->h, client_closed);
 }
 
 static void run_next(void);
@@ -575,7 +708,7 @@ static void client_hold(struct client *c)
 	if (c->held || c->gone || backlog(c) <= OUT_MAX)
 		return;
 	c->held = true;
-	uv_read_stop((uv_stream_t *)&c->pipe);
+	uv_read_stop(CSTREAM(c));
 	uv_timer_start(&c->timer, stalled, STALL_MS, STALL_MS);
 }
 
@@ -593,7 +726,7 @@ static void client_taken(struct client *c)
 	}
 	c->held = false;
 	uv_timer_stop(&c->timer);
-	uv_read_start((uv_stream_t *)&c->pipe, client_alloc, client_read);
+	uv_read_start(CSTREAM(c), client_alloc, client_read);
 	run_next();
 }
 
@@ -610,7 +743,7 @@ static void client_drop(struct client *c, const char *level, const char *why)
 	fflush(c->fp);
 	fflush(c->errfp);
 	c->gone = true;
-	uv_read_stop((uv_stream_t *)&c->pipe);
+	uv_read_stop(CSTREAM(c));
 	uv_close((uv_handle_t *)&c->timer, client_closed);
 	clear_lines(c);
 	if (sv.current == c && sv.ctx->cancel) {
@@ -618,12 +751,53 @@ static void client_drop(struct client *c, const char *level, const char *why)
 		sv.ctx->cancel = NULL;
 		cancel(sv.ctx);
 	}
+	if (c->tls && c->tls->ready) {
+		SSL_shutdown(c->tls->ssl);
+		tls_flush(c);
+	}
 	/* what was written reaches it before the close */
 	uv_shutdown_t *req = hs_xcalloc(1, sizeof(*req));
-	if (uv_shutdown(req, (uv_stream_t *)&c->pipe, client_shut) < 0) {
+	if (uv_shutdown(req, CSTREAM(c), client_shut) < 0) {
 		free(req);
-		uv_close((uv_handle_t *)&c->pipe, client_closed);
+		uv_close((uv_handle_t *)&c->h, client_closed);
 	}
+}
+
+static void linger_shut(uv_shutdown_t *req, int status)
+{
+	(void)status;
+	free(req);
+}
+
+/* refused before its hello (why: for the log): what it was sent, then the
+ * end of what the daemon sends; what it still sends is read and dropped
+ * until it closes or its hello would have been due. Closed at once, its
+ * next bytes would meet a reset that can cost it the reason it was sent. */
+static void client_linger(struct client *c, const char *why)
+{
+	char w[160];
+	uv_shutdown_t *req;
+
+	slog("warning", "%s %s", who(c, w, sizeof(w)), why);
+	c->gone = true;
+	c->lingering = true;
+	clear_lines(c);
+	req = hs_xcalloc(1, sizeof(*req));
+	if (uv_shutdown(req, CSTREAM(c), linger_shut) < 0) {
+		free(req);
+		c->lingering = false;
+		uv_read_stop(CSTREAM(c));
+		uv_close((uv_handle_t *)&c->timer, client_closed);
+		uv_close((uv_handle_t *)&c->h, client_closed);
+	}
+}
+
+static void linger_end(struct client *c)
+{
+	c->lingering = false;
+	uv_read_stop(CSTREAM(c));
+	uv_close((uv_handle_t *)&c->timer, client_closed);
+	uv_close((uv_handle_t *)&c->h, client_closed);
 }
 
 /* refused: one error the console prints, a goodbye, and a line in the log */
@@ -640,8 +814,10 @@ static void client_refuse(struct client *c, const char *fmt, ...)
 	snprintf(line, sizeof(line), "error: %s\n", msg);
 	send_frame(c, HS_FR_ERR, line, strlen(line));
 	send_frame(c, HS_FR_BYE, "refused", 7);
+	fflush(c->fp);
+	fflush(c->errfp);
 	snprintf(line, sizeof(line), "refused: %s", msg);
-	client_drop(c, "warning", line);
+	client_linger(c, line);
 }
 
 static void on_hello(struct client *c, const struct hs_frame *f)
@@ -721,24 +897,46 @@ static void client_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 	buf->len = sizeof(space);
 }
 
-static void client_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+/* over TCP, the frame before hello: the secret, unless a certificate
+ * said who the console is; false when the console was refused */
+static bool on_auth(struct client *c, const struct hs_frame *f)
 {
-	struct client *c = s->data;
+	if (f->type == HS_FR_AUTH && !c->authed && sv.tls.has_secret) {
+		if (!hs_tls_secret_ok(&sv.tls, f->data, f->len)) {
+			client_refuse(c, "the secret is not this daemon's");
+			return false;
+		}
+		c->authed = true;
+		snprintf(c->user, sizeof(c->user), "secret");
+		return true;
+	}
+	if (f->type == HS_FR_HELLO && !c->authed) {
+		client_refuse(c, "this daemon takes a console over TCP with %s",
+			      sv.tls.has_ca && sv.tls.has_secret ? "a certificate its CA signed, or its "
+			      "secret (--tls-cert and --tls-key, or --secret)" :
+			      sv.tls.has_ca ? "a certificate its CA signed (--tls-cert and --tls-key)" :
+			      "its secret (--secret FILE)");
+		return false;
+	}
+	return true;
+}
+
+static void client_frames(struct client *c)
+{
 	struct hs_frame f;
 	char err[128], msg[200];
 	int rc;
 
-	if (n < 0) {
-		client_drop(c, "info", n == UV_EOF ? "detached" : "detached: the connection failed");
-		return;
-	}
-	hs_proto_rd_feed(&c->rd, buf->base, (size_t)n);
 	while (!c->gone && (rc = hs_proto_rd_next(&c->rd, &f, err, sizeof(err))) != 0) {
 		if (rc < 0) {
 			snprintf(msg, sizeof(msg), "closed: %s", err);
 			client_drop(c, "warning", msg);
 			return;
 		}
+		if (c->tls && !c->hello && !on_auth(c, &f))
+			return;
+		if (f.type == HS_FR_AUTH && c->tls && !c->hello && c->authed)
+			continue;
 		if (!c->hello && f.type != HS_FR_HELLO) {
 			snprintf(msg, sizeof(msg), "closed: a %s frame before hello",
 				 hs_frame_name(f.type));
@@ -770,6 +968,61 @@ static void client_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 	}
 }
 
+/* over TCP: TLS's records in; its handshake advanced and answered, and
+ * once it is done, the plaintext's frames */
+static void tls_read(struct client *c, const char *data, size_t n)
+{
+	char err[160], msg[240], plain[16384];
+	bool was_ready = c->tls->ready;
+	long got;
+
+	if (hs_tls_in(c->tls, data, n, err, sizeof(err)) < 0) {
+		tls_flush(c);	/* its alert: the console hears why */
+		snprintf(msg, sizeof(msg), "refused: TLS handshake failed: %s", err);
+		client_linger(c, msg);
+		return;
+	}
+	tls_flush(c);
+	if (!c->tls->ready)
+		return;
+	if (!was_ready && c->tls->cert) {
+		c->authed = true;
+		snprintf(c->user, sizeof(c->user), "%s", c->tls->cn);
+	}
+	while (!c->gone && (got = hs_tls_read(c->tls, plain, sizeof(plain), err, sizeof(err))) != 0) {
+		if (got < 0) {
+			tls_flush(c);
+			snprintf(msg, sizeof(msg), "%s%s%s", c->hello ? "detached" : "closed",
+				 err[0] ? ": " : "", err);
+			client_drop(c, c->hello ? "info" : "warning", msg);
+			return;
+		}
+		hs_proto_rd_feed(&c->rd, plain, (size_t)got);
+		client_frames(c);
+	}
+}
+
+static void client_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+{
+	struct client *c = s->data;
+
+	if (c->lingering) {
+		if (n < 0)
+			linger_end(c);
+		return;
+	}
+	if (n < 0) {
+		client_drop(c, "info", n == UV_EOF ? "detached" : "detached: the connection failed");
+		return;
+	}
+	if (c->tls) {
+		tls_read(c, buf->base, (size_t)n);
+		return;
+	}
+	hs_proto_rd_feed(&c->rd, buf->base, (size_t)n);
+	client_frames(c);
+}
+
 static void unaccepted(uv_handle_t *h)
 {
 	free(h->data);
@@ -777,30 +1030,37 @@ static void unaccepted(uv_handle_t *h)
 
 static void hello_late(uv_timer_t *t)
 {
+	struct client *c = t->data;
 	char why[64];
 
-	snprintf(why, sizeof(why), "closed: no hello in %d s", HELLO_MS / 1000);
-	client_drop(t->data, "warning", why);
-}
-
-static void on_connection(uv_stream_t *server, int status)
-{
-	struct client *c;
-	struct ucred cred = { 0 };
-	socklen_t len = sizeof(cred);
-	uv_os_fd_t fd = -1;
-	struct passwd *pw;
-
-	if (status < 0) {
-		slog("warning", "cannot accept a console: %s", uv_strerror(status));
+	if (c->lingering) {
+		linger_end(c);
 		return;
 	}
+	snprintf(why, sizeof(why), "closed: no hello in %d s", HELLO_MS / 1000);
+	client_drop(c, "warning", why);
+}
+
+/* a connection accepted on server (status: the listener's), of a unix
+ * socket or over TCP: its client, or NULL */
+static struct client *client_accept(uv_stream_t *server, int status, bool tcp)
+{
+	struct client *c;
+
+	if (status < 0) {
+		slog("warning", "cannot accept a console%s: %s", tcp ? " over TCP" : "",
+		     uv_strerror(status));
+		return NULL;
+	}
 	c = hs_xcalloc(1, sizeof(*c));
-	uv_pipe_init(sv.ctx->loop, &c->pipe, 0);
-	c->pipe.data = c;
-	if (uv_accept(server, (uv_stream_t *)&c->pipe) < 0) {
-		uv_close((uv_handle_t *)&c->pipe, unaccepted);
-		return;
+	if (tcp)
+		uv_tcp_init(sv.ctx->loop, &c->h.tcp);
+	else
+		uv_pipe_init(sv.ctx->loop, &c->h.pipe, 0);
+	c->h.stream.data = c;
+	if (uv_accept(server, CSTREAM(c)) < 0) {
+		uv_close((uv_handle_t *)&c->h, unaccepted);
+		return NULL;
 	}
 	c->id = ++sv.next_id;
 	c->handles = 2;
@@ -814,7 +1074,20 @@ static void on_connection(uv_stream_t *server, int status)
 	out_init(&c->out, c->fp, c->errfp, false);
 	c->next = sv.clients;
 	sv.clients = c;
-	if (uv_fileno((uv_handle_t *)&c->pipe, &fd) == 0 &&
+	return c;
+}
+
+static void on_connection(uv_stream_t *server, int status)
+{
+	struct client *c;
+	struct ucred cred = { 0 };
+	socklen_t len = sizeof(cred);
+	uv_os_fd_t fd = -1;
+	struct passwd *pw;
+
+	if (!(c = client_accept(server, status, false)))
+		return;
+	if (uv_fileno((uv_handle_t *)&c->h, &fd) == 0 &&
 	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
 		c->uid = cred.uid;
 		c->gid = cred.gid;
@@ -828,7 +1101,40 @@ static void on_connection(uv_stream_t *server, int status)
 		snprintf(c->user, sizeof(c->user), "%s", pw->pw_name);
 	else
 		snprintf(c->user, sizeof(c->user), "#%u", (unsigned)c->uid);
-	uv_read_start((uv_stream_t *)&c->pipe, client_alloc, client_read);
+	uv_read_start(CSTREAM(c), client_alloc, client_read);
+}
+
+/* "192.0.2.7:4433", "[2001:db8::7]:4433" */
+static void addr_name(const struct sockaddr_storage *sa, char *buf, size_t len)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+
+	if (sa->ss_family == AF_INET6) {
+		uv_ip6_name((const struct sockaddr_in6 *)sa, host, sizeof(host));
+		snprintf(buf, len, "[%s]:%u", host, ntohs(((const struct sockaddr_in6 *)sa)->sin6_port));
+	} else {
+		uv_ip4_name((const struct sockaddr_in *)sa, host, sizeof(host));
+		snprintf(buf, len, "%s:%u", host, ntohs(((const struct sockaddr_in *)sa)->sin_port));
+	}
+}
+
+/* a console over TCP: nobody until its certificate or the secret says */
+static void on_tcp_connection(uv_stream_t *server, int status)
+{
+	struct sockaddr_storage sa;
+	int len = (int)sizeof(sa);
+	struct client *c;
+
+	if (!(c = client_accept(server, status, true)))
+		return;
+	c->uid = (uid_t)-1;
+	c->gid = (gid_t)-1;
+	if (uv_tcp_getpeername(&c->h.tcp, (struct sockaddr *)&sa, &len) == 0)
+		addr_name(&sa, c->peer, sizeof(c->peer));
+	c->tls = hs_xcalloc(1, sizeof(*c->tls));
+	hs_tls_init(c->tls, &sv.tls);
+	uv_tcp_nodelay(&c->h.tcp, 1);
+	uv_read_start(CSTREAM(c), client_alloc, client_read);
 }
 
 /* ---- lines, one at a time ------------------------------------------------------- */
@@ -1031,6 +1337,22 @@ static int listen_start(struct hs_ctx *ctx)
 		rc = uv_listen((uv_stream_t *)&sv.listener, 16, on_connection);
 	if (rc < 0)
 		return out_err(ctx->out, "cannot listen on '%s': %s", path, uv_strerror(rc));
+	if (sv.tcp) {
+		struct sockaddr_storage sa;
+		int len = (int)sizeof(sa);
+
+		uv_tcp_init(ctx->loop, &sv.tcp_listener);
+		sv.tcp_listening = true;
+		rc = uv_tcp_bind(&sv.tcp_listener, (struct sockaddr *)&sv.tcp_addr, 0);
+		if (rc == 0)
+			rc = uv_listen((uv_stream_t *)&sv.tcp_listener, 16, on_tcp_connection);
+		if (rc < 0)
+			return out_err(ctx->out, "cannot listen on TCP '%s': %s", sv.tcp_name,
+				       uv_strerror(rc));
+		/* port 0 is the kernel's choice: the log says which */
+		if (uv_tcp_getsockname(&sv.tcp_listener, (struct sockaddr *)&sa, &len) == 0)
+			addr_name(&sa, sv.tcp_name, sizeof(sv.tcp_name));
+	}
 	return 0;
 }
 
@@ -1044,8 +1366,12 @@ static void on_idle(struct hs_ctx *ctx)
 		hs_console_end(ctx);
 		return;
 	}
-	slog("info", "ready: configuration '%s' run, consoles attach at '%s'", sv.config,
-	     sv.sock_path);
+	if (sv.tcp)
+		slog("info", "ready: configuration '%s' run, consoles attach at '%s' and over TCP "
+		     "at %s (TLS)", sv.config, sv.sock_path, sv.tcp_name);
+	else
+		slog("info", "ready: configuration '%s' run, consoles attach at '%s'", sv.config,
+		     sv.sock_path);
 }
 
 static void on_event(void *arg, const struct hs_event *ev)
@@ -1230,6 +1556,8 @@ int hs_serve_main(int argc, char **argv)
 		uv_close((uv_handle_t *)&sv.listener, NULL);
 		unlink(sv.sock_path);
 	}
+	if (sv.tcp_listening)
+		uv_close((uv_handle_t *)&sv.tcp_listener, NULL);
 	ctx.out->fp = stderr;
 	if (sv.quiet)
 		fclose(sv.quiet);
@@ -1255,6 +1583,8 @@ out:
 		sv.rules = r->next;
 		free(r);
 	}
+	if (sv.tcp)
+		hs_tls_conf_free(&sv.tls);
 	free(sv.sock_path);
 	free(sv.lab_dir);
 	free(ctx.set.db_path);

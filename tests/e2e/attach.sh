@@ -105,13 +105,48 @@ check "a missing configuration is named (status $st)" \
 hs serve --bogus
 check "an unknown option is a usage error (status $st)" eval '[ "$st" -eq 2 ]'
 
+# certificates of the test's own, for consoles over TCP: a CA that signs the
+# daemon's (for 127.0.0.1) and alice's; mallory's is signed by another CA
+command -v openssl >/dev/null || hard "no openssl to make certificates (apt-get install openssl)"
+cert() { # NAME CN SIGNER|self [EXTENSION]
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$tmp/$1.key" \
+		-subj "/CN=$2" -out "$tmp/$1.csr" 2>/dev/null || return 1
+	printf '%s\n' "${4:-basicConstraints=CA:FALSE}" >"$tmp/$1.ext"
+	if [ "$3" = self ]; then
+		openssl x509 -req -in "$tmp/$1.csr" -signkey "$tmp/$1.key" -days 2 \
+			-extfile "$tmp/$1.ext" -out "$tmp/$1.pem" 2>/dev/null
+	else
+		openssl x509 -req -in "$tmp/$1.csr" -CA "$tmp/$3.pem" -CAkey "$tmp/$3.key" \
+			-CAcreateserial -days 2 -extfile "$tmp/$1.ext" -out "$tmp/$1.pem" 2>/dev/null
+	fi
+}
+cert ca hs-test-ca self basicConstraints=critical,CA:TRUE && cert other other-ca self basicConstraints=critical,CA:TRUE &&
+	cert daemon daemon ca subjectAltName=IP:127.0.0.1 && cert alice alice ca &&
+	cert mallory alice other || hard "openssl could not make the test's certificates"
+printf 's3cret of the test\n' >"$tmp/secret"
+printf 'not the secret\n' >"$tmp/wrong"
+for line in "listen tcp 127.0.0.1:0 tls cert $tmp/daemon.pem key $tmp/daemon.key" \
+	"listen tcp 127.0.0.1:0 tls cert $tmp/none.pem key $tmp/daemon.key secret $tmp/secret" \
+	"listen tcp 127.0.0.1:0 tls cert $tmp/daemon.pem key $tmp/alice.key secret $tmp/secret" \
+	"listen tcp 127.0.0.1:0 tls cert $tmp/daemon.pem key $tmp/daemon.key secret $tmp/none" \
+	"listen tcp localhost:99999 tls cert $tmp/daemon.pem key $tmp/daemon.key secret $tmp/secret"; do
+	printf '%s\n' "$line" >"$tmp/bad.conf"
+	hs serve --config "$tmp/bad.conf" --db "$H"
+	check "a bad 'listen tcp' is refused at line 1 (status $st):$(sed 's/.*error: listen://' "$tmp/err")" \
+		eval 'failed_cleanly && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+			has "^$tmp/bad.conf:1: error: listen: " "$tmp/err" && [ ! -e "$H" ]'
+done
+
 cat >"$tmp/hs.conf" <<EOF
 # the sample fabric, read once; consoles attach at a socket of the test's
 topo load $S/sample.topo
 alert add drops > 5/s
 capture start $S/sample.pcap
 listen unix $SOCK mode 0666
+listen tcp 127.0.0.1:0 tls cert $tmp/daemon.pem key $tmp/daemon.key ca $tmp/ca.pem secret $tmp/secret
 allow nobody attach
+allow alice attach
+allow secret attach
 EOF
 hs serve --config "$tmp/hs.conf" --db "$H" --check
 check "--check says a good configuration is good and runs nothing (status $st)" \
@@ -218,11 +253,15 @@ att -c 'traces limit 1'
 check "and the daemon serves on" eval '[ "$st" -eq 0 ] && has "^1:" "$tmp/out"'
 
 # --- a daemon that cannot be wedged: a silent connection, a console that never reads ----
-# one that never says hello is closed after a few seconds (measured meanwhile)
-python3 - "$SOCK" >"$tmp/silent" <<'EOF' &
+# one that never says hello is closed after a few seconds (measured meanwhile):
+# silent.py SOCKET|PORT prints how long the daemon kept it open
+cat >"$tmp/silent.py" <<'EOF'
 import socket, sys, time
-s = socket.socket(socket.AF_UNIX)
-s.connect(sys.argv[1])
+if sys.argv[1].isdigit():
+	s = socket.create_connection(('127.0.0.1', int(sys.argv[1])))
+else:
+	s = socket.socket(socket.AF_UNIX)
+	s.connect(sys.argv[1])
 s.settimeout(30)
 t = time.time()
 try:
@@ -232,6 +271,7 @@ except OSError:
 	pass
 print(round(time.time() - t))
 EOF
+python3 "$tmp/silent.py" "$SOCK" >"$tmp/silent" &
 silent=$!
 # a line of about 11 MB of results: all of it reaches a console that reads
 big='sql WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000)'
@@ -265,6 +305,69 @@ wait "$silent"
 check "a connection that never says hello is closed after 5 s ($(cat "$tmp/silent") s), logged" \
 	eval '[ "$(cat "$tmp/silent")" -ge 4 ] && [ "$(cat "$tmp/silent")" -le 8 ] &&
 		has "^warning: client [0-9]* .* closed: no hello in 5 s" "$tmp/log"'
+
+# --- over TCP, with TLS: a secret or a certificate its CA signed --------------------
+ADDR=$(sed -n 's/^info: ready: .* over TCP at \(127\.0\.0\.1:[0-9]*\) (TLS)$/\1/p' "$tmp/log" | tail -n 1)
+check "the daemon listens over TCP too, on the port the kernel chose, and says where" \
+	eval '[ -n "$ADDR" ] && [ "${ADDR#127.0.0.1:}" -gt 0 ]'
+tatt() { hs --attach "$ADDR" --tls-ca "$tmp/ca.pem" "$@"; }
+# a TCP connection that never says anything (measured meanwhile)
+python3 "$tmp/silent.py" "${ADDR#127.0.0.1:}" >"$tmp/silent_tcp" &
+silent=$!
+tatt --secret "$tmp/secret" -c 'traces limit 20; flows limit 5; drops'
+check "the right secret: the same answers as a console of its own (status $st)" \
+	eval '[ "$st" -eq 0 ] && cmp -s "$tmp/out" "$tmp/own.out" &&
+		has "^info: client [0-9]* (peer 127.0.0.1:[0-9]* user=secret) attached" "$tmp/log"'
+tatt --secret "$tmp/wrong" -c 'traces limit 1'
+check "a wrong secret is refused in one line (status $st), logged with the peer's address" \
+	eval 'failed_cleanly && [ "$(wc -l <"$tmp/err")" -eq 1 ] && [ ! -s "$tmp/out" ] &&
+		has "^error: the secret is not this daemon.s" "$tmp/err" &&
+		has "^warning: client [0-9]* (peer 127.0.0.1:[0-9]* user=-) refused: the secret is not this daemon.s" "$tmp/log"'
+tatt -c 'traces limit 1'
+check "neither a secret nor a certificate: refused, saying what the daemon takes (status $st)" \
+	eval 'failed_cleanly && [ "$(wc -l <"$tmp/err")" -eq 1 ] && has "certificate its CA signed, or its secret" "$tmp/err"'
+tatt --tls-cert "$tmp/alice.pem" --tls-key "$tmp/alice.key" -c 'traces limit 1; probe tcp > 10.1.4.12:5001 via leaf1'
+check "a certificate the CA signed: its name is the user, the allow lines its rights (status $st)" \
+	eval '[ "$st" -eq 1 ] && has "^1:" "$tmp/out" && has "probe tcp: user .alice. may not do this here" "$tmp/err" &&
+		has "^info: client [0-9]* (peer 127.0.0.1:[0-9]* user=alice) attached" "$tmp/log"'
+tatt --tls-cert "$tmp/mallory.pem" --tls-key "$tmp/mallory.key" --secret "$tmp/secret" -c 'traces limit 1'
+check "a certificate of another CA is refused, even with the secret (status $st), logged" \
+	eval 'failed_cleanly && [ "$(wc -l <"$tmp/err")" -eq 1 ] && has "^error: cannot attach to .$ADDR.: .*unknown ca" "$tmp/err" &&
+		has "^warning: client [0-9]* (peer 127.0.0.1:[0-9]* user=-) refused: TLS handshake failed: certificate verify failed" "$tmp/log"'
+hs --attach "$ADDR" --tls-ca "$tmp/other.pem" --secret "$tmp/secret" -c 'traces limit 1'
+check "a daemon whose certificate the console's CA did not sign: the console goes (status $st)" \
+	eval 'failed_cleanly && [ "$(wc -l <"$tmp/err")" -eq 1 ] && has "cannot attach to .$ADDR.: the daemon.s certificate: " "$tmp/err"'
+python3 - "${ADDR#127.0.0.1:}" >"$tmp/got" <<'EOF'
+import socket, sys
+s = socket.create_connection(('127.0.0.1', int(sys.argv[1])))
+s.settimeout(10)
+s.sendall(b'GET / HTTP/1.0\r\n\r\n' + b'\x00\x00\x00\x07\x02traces')
+got = b''
+try:
+	while True:
+		b = s.recv(4096)
+		if not b:
+			break
+		got += b
+except OSError:
+	pass
+print('closed', repr(got[:40]))
+EOF
+check "plaintext to the TLS port: closed, nothing answered in clear, logged" \
+	eval 'has "^closed " "$tmp/got" && hasnt "traces\|error" "$tmp/got" &&
+		has "refused: TLS handshake failed: http request" "$tmp/log"'
+tatt --secret "$tmp/secret" -c "$big"
+check "and the daemon answers on, 11 MB through TLS whole (status $st)" \
+	eval '[ "$st" -eq 0 ] && [ "$(grep -c "^[0-9]* | 0\{100\}$" "$tmp/out")" -eq 100000 ]'
+hs --attach "$ADDR" --tls-ca "$tmp/ca.pem" --secret "$tmp/none" -c 'traces limit 1'
+check "a secret file that is not there is named (status $st)" \
+	eval 'failed_cleanly && has "cannot open secret .$tmp/none." "$tmp/err"'
+hs --attach "$SOCK" --secret "$tmp/secret" -c 'traces limit 1'
+check "TLS options go with HOST:PORT only (status $st)" eval '[ "$st" -eq 2 ]'
+wait "$silent"
+check "a TCP connection that never says anything is closed after 5 s ($(cat "$tmp/silent_tcp") s), logged" \
+	eval '[ "$(cat "$tmp/silent_tcp")" -ge 4 ] && [ "$(cat "$tmp/silent_tcp")" -le 8 ] &&
+		has "^warning: client [0-9]* (peer 127.0.0.1:[0-9]* user=-) closed: no hello in 5 s" "$tmp/log"'
 
 # nobody may attach (allow nobody attach) but not probe; another user may not attach
 if setpriv --reuid=nobody --regid=nogroup --clear-groups true 2>/dev/null; then

@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		hs_proto_rd_feed(&r, data + i, size - i < chunk ? size - i : chunk);
 		int rc;
 		while ((rc = hs_proto_rd_next(&r, &f, err, sizeof(err))) == 1) {
-			if (bad || f.type < HS_FR_HELLO || f.type > HS_FR_BYE ||
+			if (bad || f.type < HS_FR_HELLO || f.type > HS_FR_LAST ||
 			    f.len > HS_PROTO_MAX - 1 || f.data < r.buf || f.data + f.len > r.buf + r.len)
 				abort();
 			if (f.type == HS_FR_HELLO &&

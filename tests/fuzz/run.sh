@@ -38,10 +38,10 @@ if ! "$CC" -fsanitize=fuzzer,address,undefined "$B/probe.c" -o "$B/probe" 2>"$B/
 fi
 
 # --- build -------------------------------------------------------------------
-PKGS="libuv libedit ncurses panel libpcap sqlite3 libpq libcap-ng jansson"
+PKGS="libuv libedit ncurses panel libpcap sqlite3 libpq libcap-ng jansson libssl libcrypto"
 PKG_CFLAGS=$(pkg-config --cflags $PKGS 2>/dev/null)
 PKG_LIBS=$(pkg-config --libs $PKGS 2>/dev/null) ||
-	PKG_LIBS="-luv -ledit -lpanel -lncurses -lpcap -lsqlite3 -lpq -lcap-ng -ljansson"
+	PKG_LIBS="-luv -ledit -lpanel -lncurses -lpcap -lsqlite3 -lpq -lcap-ng -ljansson -lssl -lcrypto"
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 CFLAGS="-std=c11 -g -O1 -Wall -Wextra -Wno-unused-parameter -Werror=implicit-function-declaration $SAN -fsanitize=fuzzer-no-link
 	-I$top_srcdir/include -I$top_srcdir/include/console -I$top_builddir -I$F -D_GNU_SOURCE
