@@ -23,16 +23,31 @@ static void aliases(struct hs_out *o, const struct hs_cmd *c)
 		out_arr_close(o);
 }
 
-static void one_json(struct hs_out *o, const struct hs_cmd *c)
+/* one verb: its line of the list (width: the synopsis column), or with
+ * width -1 its usage, summary and page */
+static void print_verb(struct hs_out *o, const struct hs_cmd *c, int width)
 {
-	char syn[512];
+	char syn[512], fmt[32], page[64];
 
 	snprintf(syn, sizeof(syn), "%s%s%s", c->name, *c->args ? " " : "", c->args);
 	out_obj_open(o, NULL);
 	out_str(o, "name", NULL, c->name);
-	out_str(o, "synopsis", NULL, syn);
+	if (width < 0) {
+		out_str(o, "synopsis", "usage: %s\n", syn);
+	} else if ((int)strlen(syn) > width) {
+		/* too long for the column: the summary goes below it */
+		out_str(o, "synopsis", "  %s\n", syn);
+		out_text(o, "  %*s  ", width, "");
+	} else {
+		snprintf(fmt, sizeof(fmt), "  %%-%ds  ", width);
+		out_str(o, "synopsis", fmt, syn);
+	}
 	out_str(o, "args", NULL, c->args);
-	out_str(o, "summary", NULL, c->summary);
+	out_str(o, "summary", "%s\n", c->summary);
+	if (width < 0) {
+		snprintf(page, sizeof(page), "hopscope-%s(1)", c->name);
+		out_str(o, "page", "see %s\n", page);
+	}
 	aliases(o, c);
 	out_obj_close(o);
 }
@@ -42,7 +57,6 @@ static int help_one(struct hs_ctx *ctx, const char *word)
 	struct hs_out *o = ctx->out;
 	int amb;
 	const struct hs_cmd *c = hs_cmd_lookup(word, &amb);
-	char usage[512];
 
 	if (!c) {
 		const char *near = hs_suggest_verb(word);
@@ -60,13 +74,7 @@ static int help_one(struct hs_ctx *ctx, const char *word)
 		for (unsigned i = 0; i < hs_ncmds; i++)
 			if (hs_cmds[i].fn == c->fn && !(hs_cmds[i].flags & HS_CMDF_ALIAS))
 				c = &hs_cmds[i];
-	if (o->json) {
-		one_json(o, c);
-		return HS_CMD_OK;
-	}
-	out_text(o, "%s\n", hs_cmd_usage(c, usage, sizeof(usage)));
-	out_text(o, "%s\n", c->summary);
-	out_text(o, "see hopscope-%s(1)\n", c->name);
+	print_verb(o, c, -1);
 	return HS_CMD_OK;
 }
 
@@ -85,20 +93,8 @@ int cmd_help(struct hs_ctx *ctx, int argc, char **argv)
 	}
 	out_list_open(o, "verbs");
 	for (unsigned i = 0; i < hs_ncmds; i++) {
-		const struct hs_cmd *c = &hs_cmds[i];
-		char syn[512];
-
-		if (c->flags & HS_CMDF_ALIAS)
-			continue;
-		if (o->json) {
-			one_json(o, c);
-			continue;
-		}
-		snprintf(syn, sizeof(syn), "%s%s%s", c->name, *c->args ? " " : "", c->args);
-		if ((int)strlen(syn) > width)
-			out_text(o, "  %s\n  %-*s  %s\n", syn, width, "", c->summary);
-		else
-			out_text(o, "  %-*s  %s\n", width, syn, c->summary);
+		if (!(hs_cmds[i].flags & HS_CMDF_ALIAS))
+			print_verb(o, &hs_cmds[i], width);
 	}
 	out_list_close(o);
 	out_text(o, "\n'help VERB' shows one verb; each verb has a page, hopscope-VERB(1)\n");
