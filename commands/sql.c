@@ -35,10 +35,8 @@ static void print_cell(struct hs_out *o, const char *key, const struct hs_value 
 		out_double(o, key, "%g", v->d);
 		break;
 	case HS_VAL_NULL:
-		if (o->json)
-			out_null(o, key);
-		else
-			out_text(o, "NULL");
+		out_null(o, key);
+		out_text(o, "NULL");
 		break;
 	case HS_VAL_BLOB:
 		print_blob(o, key, (const unsigned char *)v->s, v->len);
@@ -60,11 +58,11 @@ static void print_cols(void *arg, const char *const *names, int ncol)
 	struct sql_out *q = arg;
 
 	q->names = names;
-	if (!q->o->json && ncol > 0) {
-		for (int i = 0; i < ncol; i++)
-			out_text(q->o, "%s%s", i ? " | " : "", names[i]);
+	/* JSON names the columns in each row */
+	for (int i = 0; i < ncol; i++)
+		out_text(q->o, "%s%s", i ? " | " : "", names[i]);
+	if (ncol > 0)
 		out_text(q->o, "\n");
-	}
 	out_list_open(q->o, "rows");
 	q->opened = true;
 }
@@ -75,7 +73,7 @@ static void print_row(void *arg, const struct hs_value *v, int ncol)
 
 	out_obj_open(q->o, NULL);
 	for (int i = 0; i < ncol; i++) {
-		if (i && !q->o->json)
+		if (i)
 			out_text(q->o, " | ");
 		print_cell(q->o, q->names[i], &v[i]);
 	}

@@ -61,4 +61,22 @@ eq("lines", T, ["usage: " + J["synopsis"], J["summary"], "see " + J["page"]])
 eq("name", T[0].split()[1], J["name"])'
 done
 
+# a history of the sample, once: sql and history read it
+hs -r "$SAMPLE" --topo "$TOPO" --db "$tmp/h.db" -c "capture status"
+[ "$st" -eq 0 ] || hard "cannot store the sample: $(cat "$tmp/err")"
+
+# --- sql ---------------------------------------------------------------------
+# a cell of each type: the text's cells, parsed back, are the JSON's values
+both --db "$tmp/h.db" -c "sql SELECT 7 AS i, -2.5 AS r, NULL AS n, char(104, 105) AS s, zeroblob(2) AS b UNION ALL SELECT 8, 0.125, NULL, char(124), zeroblob(1)"
+same "sql: the header is the keys, each cell its value" '
+cell = lambda c: None if c == "NULL" else int(c) if re.fullmatch(r"-?[0-9]+", c) else \
+	float(c) if re.fullmatch(r"-?[0-9.]+", c) else c
+eq("header", T[0].split(" | "), list(J["rows"][0]))
+eq("rows", [[cell(c) for c in l.split(" | ")] for l in T[1:]],
+   [list(r.values()) for r in J["rows"]])'
+both --db "$tmp/h.db" -c "sql SELECT * FROM sessions WHERE 0"
+same "sql: no rows: the header alone, an empty array" '
+eq("rows", T[1:], J["rows"])
+eq("header", len(T), 1)'
+
 finish
