@@ -23,20 +23,16 @@
 /* the summary of one snapshot: one JSON object, or one text line */
 static void print_summary(struct hs_out *o, const struct hs_snap *s, bool close)
 {
-	char w[40], sp[32];
-
 	out_obj_open(o, NULL);
 	out_int(o, "id", "snapshot %" PRId64 ": ", s->id);
-	out_time(o, "target_ns", NULL, s->target_ns);
+	out_time(o, "target_ns", "%s, ", s->target_ns);
 	out_time(o, "taken_ns", NULL, s->taken_ns);
-	out_text(o, "%s, ", hs_fmt_time(s->target_ns, w, sizeof(w)));
 	out_uint(o, "switches", "%" PRIu64 " switches, ", s->nswitches);
 	out_uint(o, "ports", "%" PRIu64 " ports, ", s->nports);
-	out_uint(o, "spread_ns", NULL, s->spread_ns);
-	out_text(o, "read within %s", hs_fmt_duration(s->spread_ns, sp, sizeof(sp)));
+	out_dur(o, "spread_ns", "read within %s", (int64_t)s->spread_ns);
 	if (s->session > 0)
 		out_int(o, "session", " (capture session %" PRId64 ")", s->session);
-	else if (o->json)
+	else
 		out_null(o, "session");
 	if (close) {
 		out_obj_close(o);
@@ -238,10 +234,8 @@ static int show(struct hs_ctx *ctx, int64_t id)
 		return HS_CMD_FAIL;
 	print_summary(o, &s, false);
 	out_arr_open(o, "counters");
-	if (!o->json) {
-		out_text(o, "\n");
-		port_header(o);
-	}
+	out_text(o, "\n");
+	port_header(o);
 	for (size_t i = 0; i < s.nports; i++)
 		print_port(o, &s.ports[i]);
 	out_arr_close(o);
@@ -265,88 +259,82 @@ static const char *fmt_bits(double bytes_per_s, char *buf, size_t len)
 	return buf;
 }
 
+/* a port's deltas; text gives the rates in bit/s with a unit, and the
+ * drops of both directions summed */
 static void print_delta(struct hs_out *o, const struct hs_snap_delta *d)
 {
-	char r1[24], r2[24];
+	char r[24];
 
-	if (o->json) {
-		out_obj_open(o, NULL);
-		out_str(o, "switch", NULL, d->b->sw);
-		out_str(o, "port", NULL, d->b->port);
-		out_uint(o, "interval_ns", NULL, d->interval_ns);
-		for (int k = 0; k < HS_SNAP__NCOUNTERS; k++)
-			out_uint(o, hs_snap_counter_names[k], NULL, d->d[k]);
-		out_double(o, "rx_bps", NULL, 8 * d->rate[HS_SNAP_RX_BYTES]);
-		out_double(o, "tx_bps", NULL, 8 * d->rate[HS_SNAP_TX_BYTES]);
-		out_double(o, "rx_pps", NULL, d->rate[HS_SNAP_RX_PACKETS]);
-		out_double(o, "tx_pps", NULL, d->rate[HS_SNAP_TX_PACKETS]);
-		if (d->b->has_backlog)
-			out_uint(o, "backlog_bytes", NULL, d->b->backlog_bytes);
-		else
-			out_null(o, "backlog_bytes");
-		out_bool(o, "reset", NULL, d->reset);
-		out_obj_close(o);
-		return;
+	out_obj_open(o, NULL);
+	out_str(o, "switch", "%-12s ", d->b->sw);
+	out_str(o, "port", "%-12s", d->b->port);
+	out_uint(o, "interval_ns", NULL, d->interval_ns);
+	/* each direction: packets, bytes, drops, then its rates */
+	for (int dir = 0; dir < 2; dir++) {
+		const char *const *name = &hs_snap_counter_names[dir ? HS_SNAP_TX_PACKETS :
+								  HS_SNAP_RX_PACKETS];
+		const uint64_t *c = &d->d[dir ? HS_SNAP_TX_PACKETS : HS_SNAP_RX_PACKETS];
+		const double *rate = &d->rate[dir ? HS_SNAP_TX_PACKETS : HS_SNAP_RX_PACKETS];
+
+		out_uint(o, name[0], " %10" PRIu64, c[0]);
+		out_uint(o, name[1], " %12" PRIu64, c[1]);
+		out_uint(o, name[2], NULL, c[2]);
+		out_double(o, dir ? "tx_bps" : "rx_bps", NULL, 8 * rate[1]);
+		out_text(o, " %14s", fmt_bits(rate[1], r, sizeof(r)));
+		out_double(o, dir ? "tx_pps" : "rx_pps", NULL, rate[0]);
 	}
-	out_text(o, "%-12s %-12s %10" PRIu64 " %12" PRIu64 " %14s %10" PRIu64 " %12" PRIu64
-		 " %14s %8" PRIu64 "%s\n", d->b->sw, d->b->port, d->d[HS_SNAP_RX_PACKETS],
-		 d->d[HS_SNAP_RX_BYTES], fmt_bits(d->rate[HS_SNAP_RX_BYTES], r1, sizeof(r1)),
-		 d->d[HS_SNAP_TX_PACKETS], d->d[HS_SNAP_TX_BYTES],
-		 fmt_bits(d->rate[HS_SNAP_TX_BYTES], r2, sizeof(r2)),
-		 d->d[HS_SNAP_RX_DROPS] + d->d[HS_SNAP_TX_DROPS],
-		 d->reset ? "  (counter reset)" : "");
+	out_text(o, " %8" PRIu64, d->d[HS_SNAP_RX_DROPS] + d->d[HS_SNAP_TX_DROPS]);
+	if (d->b->has_backlog)
+		out_uint(o, "backlog_bytes", NULL, d->b->backlog_bytes);
+	else
+		out_null(o, "backlog_bytes");
+	out_bool(o, "reset", "  (counter reset)", d->reset);
+	out_obj_close(o);
+	out_nl(o);
 }
 
 static void print_group(struct hs_out *o, const struct hs_topo *t, const struct hs_snap_group *g,
 			double threshold)
 {
-	if (o->json) {
-		out_obj_open(o, NULL);
-		out_str(o, "switch", NULL, t->sw[g->sw].name);
-		out_str(o, "toward", NULL, g->toward);
-		out_arr_open(o, "members");
-		for (int j = 0; j < g->n; j++) {
-			out_obj_open(o, NULL);
-			out_str(o, "port", NULL, g->m[j].port[0] ? g->m[j].port :
-						 t->sw[g->m[j].neighbour].name);
-			out_str(o, "neighbour", NULL, t->sw[g->m[j].neighbour].name);
-			if (g->m[j].delta) {
-				out_uint(o, "tx_bytes", NULL, g->m[j].tx_bytes);
-				out_double(o, "share", NULL, g->m[j].share);
-			} else {
-				out_null(o, "tx_bytes");
-				out_null(o, "share");
-			}
-			out_obj_close(o);
-		}
-		out_arr_close(o);
-		out_uint(o, "tx_bytes", NULL, g->tx_bytes);
-		out_double(o, "imbalance", NULL, g->imbalance);
-		out_double(o, "threshold", NULL, threshold);
-		out_bool(o, "complete", NULL, g->complete);
-		out_bool(o, "flagged", NULL, g->flagged);
-		out_obj_close(o);
-		return;
-	}
-	out_text(o, "\n%s toward %s: %" PRIu64 " bytes sent, imbalance %.2f%s%s\n",
-		 t->sw[g->sw].name, g->toward, g->tx_bytes, g->imbalance,
-		 g->flagged ? "  FLAGGED" : "",
-		 g->complete ? "" : "  (ports missing from a snapshot)");
+	out_obj_open(o, NULL);
+	out_str(o, "switch", "\n%s", t->sw[g->sw].name);
+	out_str(o, "toward", " toward %s: ", g->toward);
+	out_uint(o, "tx_bytes", "%" PRIu64 " bytes sent, ", g->tx_bytes);
+	out_double(o, "imbalance", "imbalance %.2f", g->imbalance);
+	out_double(o, "threshold", NULL, threshold);
+	out_bool(o, "flagged", "  FLAGGED", g->flagged);
+	out_bool(o, "complete", NULL, g->complete);
+	if (!g->complete)
+		out_text(o, "  (ports missing from a snapshot)");
+	out_nl(o);
+	out_arr_open(o, "members");
 	for (int j = 0; j < g->n; j++) {
 		const struct hs_snap_member *m = &g->m[j];
+		const char *nb = t->sw[m->neighbour].name;
 		char who[2 * HS_NAME_MAX + 8];
 
-		if (strcmp(m->port, t->sw[m->neighbour].name) == 0)
+		/* the port, and the neighbour when its name is not the port's */
+		if (strcmp(m->port, nb) == 0)
 			snprintf(who, sizeof(who), "%s", m->port);
 		else
-			snprintf(who, sizeof(who), "%s (%s)", m->port[0] ? m->port : "?",
-				 t->sw[m->neighbour].name);
-		if (m->delta)
-			out_text(o, "    %-24s %12" PRIu64 " bytes %5.1f%%\n", who, m->tx_bytes,
-				 100.0 * m->share);
-		else
-			out_text(o, "    %-24s %12s\n", who, "not in both snapshots");
+			snprintf(who, sizeof(who), "%s (%s)", m->port[0] ? m->port : "?", nb);
+		out_obj_open(o, NULL);
+		out_str(o, "port", NULL, m->port[0] ? m->port : nb);
+		out_str(o, "neighbour", NULL, nb);
+		out_text(o, "    %-24s", who);
+		if (m->delta) {
+			out_uint(o, "tx_bytes", " %12" PRIu64 " bytes", m->tx_bytes);
+			out_share(o, "share", " %5.1f%%", m->share);
+		} else {
+			out_null(o, "tx_bytes");
+			out_null(o, "share");
+			out_text(o, " %12s", "not in both snapshots");
+		}
+		out_obj_close(o);
+		out_nl(o);
 	}
+	out_arr_close(o);
+	out_obj_close(o);
 }
 
 static int diff(struct hs_ctx *ctx, int64_t ida, int64_t idb, double threshold)
@@ -354,7 +342,7 @@ static int diff(struct hs_ctx *ctx, int64_t ida, int64_t idb, double threshold)
 	struct hs_out *o = ctx->out;
 	struct hs_snap a, b;
 	struct hs_snap_diff d;
-	char err[256], iv[32];
+	char err[256];
 	size_t flagged = 0;
 
 	if (ida == idb)
@@ -376,8 +364,7 @@ static int diff(struct hs_ctx *ctx, int64_t ida, int64_t idb, double threshold)
 	out_obj_open(o, NULL);
 	out_int(o, "a", "snapshot %" PRId64, a.id);
 	out_int(o, "b", " to %" PRId64, b.id);
-	out_uint(o, "interval_ns", NULL, d.interval_ns);
-	out_text(o, " over %s", hs_fmt_duration(d.interval_ns, iv, sizeof(iv)));
+	out_dur(o, "interval_ns", " over %s", (int64_t)d.interval_ns);
 	out_uint(o, "spread_a_ns", NULL, a.spread_ns);
 	out_uint(o, "spread_b_ns", NULL, b.spread_ns);
 	out_uint(o, "ports", ": %" PRIu64 " ports", d.nports);
@@ -388,19 +375,18 @@ static int diff(struct hs_ctx *ctx, int64_t ida, int64_t idb, double threshold)
 	if (ctx->topo) {
 		out_uint(o, "groups", ", %" PRIu64 " ECMP groups", d.ngroups);
 		out_uint(o, "flagged", ", %" PRIu64 " flagged", flagged);
-	} else if (!o->json) {
+	} else {
 		out_text(o, "; no topology, so no ECMP groups (topo load FILE)");
 	}
 	out_nl(o);
 	out_arr_open(o, "deltas");
-	if (!o->json)
-		out_text(o, "%-12s %-12s %10s %12s %14s %10s %12s %14s %8s\n", "SWITCH", "PORT",
+	out_text(o, "%-12s %-12s %10s %12s %14s %10s %12s %14s %8s\n", "SWITCH", "PORT",
 			 "RX_PKTS", "RX_BYTES", "RX_RATE", "TX_PKTS", "TX_BYTES", "TX_RATE", "DROPS");
 	for (size_t i = 0; i < d.nports; i++)
 		print_delta(o, &d.ports[i]);
 	out_arr_close(o);
 	out_arr_open(o, "ecmp_groups");
-	if (ctx->topo && !o->json)
+	if (ctx->topo)
 		out_text(o, "\nECMP groups: shares of the bytes sent toward the next hops; "
 			 "imbalance = max share / mean share - 1, flagged above %.2f\n", threshold);
 	for (size_t i = 0; i < d.ngroups; i++)

@@ -34,6 +34,15 @@ def eq(what, text, js):
             eq(f"{what}[{i}]", a, b)
     elif text != js:
         diffs.append(f"{what}: text {text!r:.200}, JSON {js!r:.200}")
+# the text's renderings of a JSON value (src/util.c)
+def fmt_time(ns):
+    import time
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ns // 10**9)) + \
+        ".%06d" % (ns % 10**9 // 1000)
+def fmt_dur(ns):
+    return ("-" + fmt_dur(-ns) if ns < 0 else "%dns" % ns if ns < 1000 else
+            "%.1fus" % (ns / 1e3) if ns < 10**6 else "%.3fms" % (ns / 1e6) if ns < 10**9
+            else "%.3fs" % (ns / 1e9))
 exec(sys.argv[3])
 for x in diffs[:5]:
     print(x)
@@ -78,5 +87,96 @@ both --db "$tmp/h.db" -c "sql SELECT * FROM sessions WHERE 0"
 same "sql: no rows: the header alone, an empty array" '
 eq("rows", T[1:], J["rows"])
 eq("header", len(T), 1)'
+
+# --- snapshot ----------------------------------------------------------------
+# a stand-in driver prints canned snapshots: the second a second later, one
+# port gone (only in the first), one counter gone back (a reset)
+python3 - "$tmp" <<'PY'
+import json, sys
+T = 1700000000 * 10**9
+ports = [("spine1", "leaf1"), ("spine1", "leaf2"), ("leaf1", "spine1"), ("leaf1", "spine2"),
+         ("leaf2", "spine1"), ("leaf2", "spine2"), ("leaf1", "h1")]
+def snap(name, dt, sent, skip=()):
+    out = [{"switch": s, "port": p, "read_ns": T + dt + 1000 * k, "rx_packets": sent(s, p) // 900,
+            "rx_bytes": sent(s, p), "rx_drops": k * (1 + dt // 10**9), "tx_packets": sent(s, p) // 1000,
+            "tx_bytes": sent(s, p), "tx_drops": 2 * k * (1 + dt // 10**9),
+            "backlog_bytes": 3000 if p == "h1" else None, "backlog_packets": 2 if p == "h1" else None}
+           for k, (s, p) in enumerate(ports) if (s, p) not in skip]
+    open(f"{sys.argv[1]}/{name}", "w").write(json.dumps({"snapshot_ns": T + dt, "switches": 3,
+                                                          "ports": out}) + "\n")
+snap("one", 0, lambda s, p: 10**6)
+snap("two", 10**9, lambda s, p: 10**5 if (s, p) == ("leaf1", "spine2") else 10**6 + 7 * 10**5,
+     skip=[("leaf2", "spine2")])
+PY
+printf '#!/bin/sh\ncat "$FAKE_SNAP"\n' >"$tmp/driver"
+chmod +x "$tmp/driver"
+S="--db $tmp/s.db --topo $TOPO"
+FAKE_SNAP=$tmp/one HOPSCOPE_DRIVER=$tmp/driver hs $S -c "snapshot take"
+FAKE_SNAP=$tmp/two HOPSCOPE_DRIVER=$tmp/driver hs $S -c "snapshot take"
+[ "$st" -eq 0 ] || hard "cannot take the snapshots: $(cat "$tmp/err")"
+
+SUMMARY='
+def summary(line, j):
+    m = re.fullmatch(r"snapshot (\d+): (.*), (\d+) switches, (\d+) ports, read within (\S+)"
+                     r"(?: \(capture session (\d+)\))?", line)
+    if not m:
+        return diffs.append(f"not a summary: {line!r}")
+    eq("summary", [int(m[1]), m[2], int(m[3]), int(m[4]), m[5], m[6] and int(m[6])],
+       [j["id"], fmt_time(j["target_ns"]), j["switches"], j["ports"], fmt_dur(j["spread_ns"]),
+        j["session"]])
+'
+both $S -c "snapshot list"
+same "snapshot list: id, time, switches, ports, spread of each" "$SUMMARY"'
+eq("count", len(T), len(J["snapshots"]))
+for l, j in zip(T, J["snapshots"]):
+    summary(l, j)'
+both $S -c "snapshot show 1"
+same "snapshot show: the summary, and each port's counters" "$SUMMARY"'
+summary(T[0], J)
+eq("header", T[1].split(), ["SWITCH", "PORT", "RX_PKTS", "RX_BYTES", "RX_DROPS", "TX_PKTS",
+                            "TX_BYTES", "TX_DROPS", "BACKLOG"])
+names = ["switch", "port", "rx_packets", "rx_bytes", "rx_drops", "tx_packets", "tx_bytes",
+         "tx_drops", "backlog_bytes"]
+eq("ports", [l.split() for l in T[2:]],
+   [[str(c[k]) if c[k] is not None else "-" for k in names] for c in J["counters"]])'
+both $S -c "snapshot diff 1 2 --threshold 10%"
+same "snapshot diff: the header, each port's deltas and rates, each ECMP group" '
+def bits(bps):
+    u = 0
+    while bps >= 1000 and u < 4:
+        bps /= 1000; u += 1
+    return "%.*f %s" % (2 if u else 0, bps, ["bit/s", "kbit/s", "Mbit/s", "Gbit/s", "Tbit/s"][u])
+m = re.fullmatch(r"snapshot (\d+) to (\d+) over (\S+): (\d+) ports"
+                 r"(?: \((\d+) only in the first, (\d+) only in the second\))?"
+                 r", (\d+) ECMP groups, (\d+) flagged", T[0])
+eq("header", m and [int(m[1]), int(m[2]), m[3], int(m[4]), int(m[5]), int(m[6]), int(m[7]),
+                    int(m[8])],
+   [J["a"], J["b"], fmt_dur(J["interval_ns"]), J["ports"], J["only_a"], J["only_b"],
+    J["groups"], J["flagged"]])
+rows = [re.fullmatch(r"(\S+) +(\S+) +(\d+) +(\d+) +(.+?/s) +(\d+) +(\d+) +(.+?/s) +(\d+)"
+                     r"(  \(counter reset\))?", l) for l in T[2:2 + len(J["deltas"])]]
+eq("deltas", [r and [r[1], r[2], int(r[3]), int(r[4]), r[5], int(r[6]), int(r[7]), r[8],
+                     int(r[9]), bool(r[10])] for r in rows],
+   [[d["switch"], d["port"], d["rx_packets"], d["rx_bytes"], bits(d["rx_bps"]),
+     d["tx_packets"], d["tx_bytes"], bits(d["tx_bps"]), d["rx_drops"] + d["tx_drops"],
+     d["reset"]] for d in J["deltas"]])
+groups, g = [], None
+for l in T[2 + len(J["deltas"]):]:
+    m = re.fullmatch(r"(\S+) toward (\S+): (\d+) bytes sent, imbalance ([0-9.]+)"
+                     r"(  FLAGGED)?(  \(ports missing from a snapshot\))?", l)
+    if m:
+        g = [m[1], m[2], int(m[3]), m[4], bool(m[5]), not m[6], []]
+        groups.append(g)
+        continue
+    m = re.fullmatch(r"    (\S+)(?: \((\S+)\))? +(?:(\d+) bytes +([0-9.]+)%|not in both snapshots)",
+                     l)
+    if m and g:
+        g[6].append([m[1], m[2] or m[1], m[3] and int(m[3]), m[4]])
+eq("groups", groups,
+   [[o["switch"], o["toward"], o["tx_bytes"], "%.2f" % o["imbalance"], o["flagged"],
+     o["complete"], [[m["port"], m["neighbour"], m["tx_bytes"],
+                      m["share"] is not None and "%.1f" % (100 * m["share"]) or None]
+                     for m in o["members"]]] for o in J["ecmp_groups"]])
+eq("a group per leaf", len(groups), 4)'
 
 finish
