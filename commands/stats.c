@@ -16,6 +16,7 @@
  * 'where' is a BPF filter on the inner packet, compiled like 'filter add'.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,26 +59,37 @@ static const char *sw_name(const struct hs_ctx *ctx, const struct hs_addr *a, ch
 	return hs_addr_str(a, buf, len);
 }
 
+/* the key columns, in the order of the text's: JSON key (the title too)
+ * and text width (negative: to the left) */
+static const struct {
+	unsigned bit;
+	const char *key;
+	int width;
+} key_cols[] = {
+	{ HS_WF_SWITCH, "switch", -16 },
+	{ HS_WF_SRC, "src", -16 },
+	{ HS_WF_DST, "dst", -16 },
+	{ HS_WF_PROTO, "proto", -5 },
+	{ HS_WF_SPORT, "sport", 5 },
+	{ HS_WF_DPORT, "dport", 5 },
+	{ HS_WF_DSCP, "dscp", 4 },
+};
+
+/* " %-16s" from -16 */
+static const char *col_fmt(int width, const char *conv, char *buf, size_t len)
+{
+	snprintf(buf, len, " %%%d%s", width, conv);
+	return buf;
+}
+
 static void print_header(struct hs_stats *s)
 {
 	struct hs_out *o = &s->o;
-	unsigned f = s->fields;
 
 	out_text(o, "%-26s", "window_start");
-	if (f & HS_WF_SWITCH)
-		out_text(o, " %-16s", "switch");
-	if (f & HS_WF_SRC)
-		out_text(o, " %-16s", "src");
-	if (f & HS_WF_DST)
-		out_text(o, " %-16s", "dst");
-	if (f & HS_WF_PROTO)
-		out_text(o, " %-5s", "proto");
-	if (f & HS_WF_SPORT)
-		out_text(o, " %5s", "sport");
-	if (f & HS_WF_DPORT)
-		out_text(o, " %5s", "dport");
-	if (f & HS_WF_DSCP)
-		out_text(o, " %4s", "dscp");
+	for (size_t i = 0; i < HS_ARRAY_SIZE(key_cols); i++)
+		if (s->fields & key_cols[i].bit)
+			out_text(o, " %*s", key_cols[i].width, key_cols[i].key);
 	out_text(o, " %10s %12s %7s %6s\n", "packets", "bytes", "flows", "drops");
 }
 
@@ -86,64 +98,48 @@ static void on_row(void *arg, const struct hs_win_row *r)
 	struct hs_stats *s = arg;
 	struct hs_out *o = &s->o;
 	const struct hs_win_key *k = r->key;
-	unsigned f = s->fields;
-	char ts[HS_TIMESTRLEN], a[HS_ADDRSTRLEN], p[8];
+	char a[HS_ADDRSTRLEN], fmt[16];
+	bool first = true;
 
-	if (o->json) {
-		out_obj_open(o, NULL);
-		out_time(o, "window_start_ns", NULL, r->window_start);
-		if (r->other) {
-			out_bool(o, "other", NULL, true);
-		} else {
-			if (f & HS_WF_SWITCH)
-				out_str(o, "switch", NULL, sw_name(s->ctx, &k->sw, a, sizeof(a)));
-			if (f & HS_WF_SRC)
-				out_str(o, "src", NULL, hs_addr_str(&k->src, a, sizeof(a)));
-			if (f & HS_WF_DST)
-				out_str(o, "dst", NULL, hs_addr_str(&k->dst, a, sizeof(a)));
-			if (f & HS_WF_PROTO)
-				out_str(o, "proto", NULL, hs_proto_name(k->proto, p, sizeof(p)));
-			if (f & HS_WF_SPORT)
-				out_uint(o, "sport", NULL, k->sport);
-			if (f & HS_WF_DPORT)
-				out_uint(o, "dport", NULL, k->dport);
-			if (f & HS_WF_DSCP)
-				out_uint(o, "dscp", NULL, k->dscp);
-		}
-		out_uint(o, "packets", NULL, r->packets);
-		out_uint(o, "bytes", NULL, r->bytes);
-		out_uint(o, "flows", NULL, r->flows);
-		out_uint(o, "drops", NULL, r->drops);
-		out_obj_close(o);
-		return;
-	}
 	if (!s->header_done) {
 		print_header(s);
 		s->header_done = true;
 	}
-	out_text(o, "%-26s", hs_fmt_time(r->window_start, ts, sizeof(ts)));
-	bool first = true;
-#define COL(bit, fmt, val) \
-	if (f & (bit)) { \
-		out_text(o, fmt, r->other ? (first ? "(other)" : "-") : (val)); \
-		first = false; \
+	out_obj_open(o, NULL);
+	out_time(o, "window_start_ns", "%-26s", r->window_start);
+	/* the row of what went over the key cap: no key in JSON ("other"
+	 * says so), "(other)" then "-" in text */
+	if (r->other)
+		out_bool(o, "other", NULL, true);
+	for (size_t i = 0; i < HS_ARRAY_SIZE(key_cols); i++) {
+		const char *key = key_cols[i].key, *str = NULL;
+		int w = key_cols[i].width;
+		uint64_t num = 0;
+
+		switch (s->fields & key_cols[i].bit) {
+		case 0: continue;
+		case HS_WF_SWITCH: str = sw_name(s->ctx, &k->sw, a, sizeof(a)); break;
+		case HS_WF_SRC: str = hs_addr_str(&k->src, a, sizeof(a)); break;
+		case HS_WF_DST: str = hs_addr_str(&k->dst, a, sizeof(a)); break;
+		case HS_WF_PROTO: str = hs_proto_name(k->proto, a, sizeof(a)); break;
+		case HS_WF_SPORT: num = k->sport; break;
+		case HS_WF_DPORT: num = k->dport; break;
+		default: num = k->dscp; break;
+		}
+		if (r->other)
+			out_str(o, NULL, col_fmt(w, "s", fmt, sizeof(fmt)), first ? "(other)" : "-");
+		else if (str)
+			out_str(o, key, col_fmt(w, "s", fmt, sizeof(fmt)), str);
+		else
+			out_uint(o, key, col_fmt(w, PRIu64, fmt, sizeof(fmt)), num);
+		first = false;
 	}
-	char num[3][8];
-	snprintf(num[0], sizeof(num[0]), "%u", k->sport);
-	snprintf(num[1], sizeof(num[1]), "%u", k->dport);
-	snprintf(num[2], sizeof(num[2]), "%u", k->dscp);
-	char sw[HS_ADDRSTRLEN], src[HS_ADDRSTRLEN], dst[HS_ADDRSTRLEN];
-	COL(HS_WF_SWITCH, " %-16s", sw_name(s->ctx, &k->sw, sw, sizeof(sw)));
-	COL(HS_WF_SRC, " %-16s", hs_addr_str(&k->src, src, sizeof(src)));
-	COL(HS_WF_DST, " %-16s", hs_addr_str(&k->dst, dst, sizeof(dst)));
-	COL(HS_WF_PROTO, " %-5s", hs_proto_name(k->proto, p, sizeof(p)));
-	COL(HS_WF_SPORT, " %5s", num[0]);
-	COL(HS_WF_DPORT, " %5s", num[1]);
-	COL(HS_WF_DSCP, " %4s", num[2]);
-#undef COL
-	out_text(o, " %10llu %12llu %7llu %6llu\n", (unsigned long long)r->packets,
-		 (unsigned long long)r->bytes, (unsigned long long)r->flows,
-		 (unsigned long long)r->drops);
+	out_uint(o, "packets", " %10" PRIu64, r->packets);
+	out_uint(o, "bytes", " %12" PRIu64, r->bytes);
+	out_uint(o, "flows", " %7" PRIu64, r->flows);
+	out_uint(o, "drops", " %6" PRIu64, r->drops);
+	out_obj_close(o);
+	out_nl(o);
 }
 
 /* what was left out, on stderr: never silently */

@@ -17,16 +17,24 @@ both() {
 }
 
 # same WHAT PYTHON: checks that PYTHON, given T (the text's lines) and J
-# (the one JSON document), returns no difference; prints the first ones
+# (the one JSON document; with docs=stream the list of the JSON lines of a
+# verb that streams, with docs=last the last of several commands' documents),
+# returns no difference; prints the first ones
+docs=one
 same() {
 	d=$1; shift
-	if python3 - "$tmp/text" "$tmp/json" "$1" >"$tmp/why" 2>&1 <<'PY'
+	if python3 - "$tmp/text" "$tmp/json" "$1" "$docs" >"$tmp/why" 2>&1 <<'PY'
 import json, re, sys
 T = open(sys.argv[1]).read().splitlines()
 docs = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
-if len(docs) != 1:
+if sys.argv[4] == "stream":
+    J = docs
+elif sys.argv[4] == "last" and docs:
+    J = docs[-1]
+elif len(docs) != 1:
     sys.exit(f"{len(docs)} JSON documents, not one")
-J = docs[0]
+else:
+    J = docs[0]
 diffs = []
 def eq(what, text, js):
     if isinstance(text, list) and isinstance(js, list) and len(text) == len(js):
@@ -178,5 +186,28 @@ eq("groups", groups,
                       m["share"] is not None and "%.1f" % (100 * m["share"]) or None]
                      for m in o["members"]]] for o in J["ecmp_groups"]])
 eq("a group per leaf", len(groups), 4)'
+
+# --- stats -------------------------------------------------------------------
+# a row per key and window; beyond 'keys' the rest is one row, "(other)"
+STATS='
+head = T[0].split()
+keys = head[1:-4]
+eq("head", [head[0]] + head[-4:], ["window_start", "packets", "bytes", "flows", "drops"])
+eq("rows", len(T) - 1, len(J))
+for i, (l, d) in enumerate(zip(T[1:], J)):
+    c = l.split()
+    want = [fmt_time(d["window_start_ns"])] + \
+        (["(other)"] + ["-"] * (len(keys) - 1) if d.get("other") else [str(d[k]) for k in keys]) + \
+        [str(d[k]) for k in ("packets", "bytes", "flows", "drops")]
+    eq(f"row {i + 1}", [c[0] + " " + c[1]] + c[2:], want)
+    eq(f"keys of row {i + 1}", list(d), ["window_start_ns"] + (["other"] if d.get("other") else keys) +
+       ["packets", "bytes", "flows", "drops"])
+eq("an other row", any(d.get("other") for d in J), True)'
+docs=stream
+both --topo "$TOPO" -c "stats by src,dst,proto,sport,dport,dscp window 500ms keys 3 file $SAMPLE"
+same "stats by every field: each row's window, keys and counts" "$STATS"
+both --topo "$TOPO" -c "stats by switch keys 4 file $SAMPLE"
+same "stats by switch: each row's window, switch and counts" "$STATS"
+docs=one
 
 finish
