@@ -57,21 +57,12 @@ static const char *list_sep(const char *name)
 	return NULL;
 }
 
-static char *cell_text(const char *name, const struct hs_value *v)
-{
-	char b[HS_TIMESTRLEN];
-
-	if (v->type == HS_VAL_INT && time_name(name))
-		return hs_xstrdup(hs_fmt_time((uint64_t)v->i, b, sizeof(b)));
-	if (v->type == HS_VAL_INT && dur_name(name))
-		return hs_xstrdup(hs_fmt_duration((uint64_t)v->i, b, sizeof(b)));
-	return hs_xstrdup(v->s ? v->s : "-");
-}
-
-static void json_cell(struct hs_out *o, const char *name, const struct hs_value *v)
+/* one cell: in JSON a member of the row, in text its value alone (the
+ * table aligns it); NULL is null, or "-" */
+static void put_cell(struct hs_out *o, const char *name, const struct hs_value *v)
 {
 	const char *sep = list_sep(name);
-	char key[64];
+	char key[64], fmt[16];
 
 	if (time_name(name) || dur_name(name)) {
 		/* "last_ts" is a time as "ts" is: last_ns */
@@ -79,39 +70,67 @@ static void json_cell(struct hs_out *o, const char *name, const struct hs_value 
 		if (n > 3 && strcmp(name + n - 3, "_ts") == 0)
 			n -= 3;
 		snprintf(key, sizeof(key), "%.*s_ns", (int)n, name);
-		if (v->type == HS_VAL_NULL)
+		if (v->type != HS_VAL_INT) {
 			out_null(o, key);
-		else
-			out_uint(o, key, NULL, (uint64_t)v->i);
+			out_text(o, "-");
+		} else if (time_name(name)) {
+			out_time(o, key, "%s", (uint64_t)v->i);
+		} else {
+			out_dur(o, key, "%s", v->i);
+		}
 		return;
 	}
 	if (sep) {
+		/* switch names joined by sep: an array of them */
 		const char *p = v->type == HS_VAL_NULL ? NULL : v->s, *end;
 		out_arr_open(o, name);
-		while (p && *p) {
+		snprintf(fmt, sizeof(fmt), "%s%%s", sep);
+		for (bool first = true; p && *p; first = false) {
 			char sw[HS_NAME_MAX + HS_ADDRSTRLEN];
 			end = strstr(p, sep);
 			size_t n = end ? (size_t)(end - p) : strlen(p);
 			snprintf(sw, sizeof(sw), "%.*s", (int)n, p);
-			out_str(o, NULL, NULL, sw);
+			out_str(o, NULL, first ? "%s" : fmt, sw);
 			p = end ? end + strlen(sep) : NULL;
 		}
 		out_arr_close(o);
+		if (v->type == HS_VAL_NULL)
+			out_text(o, "-");
 		return;
 	}
 	switch (v->type) {
 	case HS_VAL_INT:
-		out_int(o, name, NULL, v->i);
+		out_int(o, name, "%" PRId64, v->i);
 		break;
 	case HS_VAL_REAL:
+		/* the database's own rendering in text */
 		out_double(o, name, NULL, v->d);
+		out_text(o, "%s", v->s);
 		break;
 	case HS_VAL_NULL:
 		out_null(o, name);
+		out_text(o, "-");
 		break;
 	default:
-		out_str(o, name, NULL, v->s ? v->s : "");
+		out_str(o, name, "%s", v->s ? v->s : "");
 	}
+}
+
+/* a cell as text, to align */
+static char *cell_text(const char *name, const struct hs_value *v)
+{
+	struct hs_out o;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *ms = open_memstream(&buf, &len);
+
+	if (!ms)
+		abort();
+	out_init(&o, ms, NULL, false);
+	put_cell(&o, name, v);
+	if (fclose(ms) != 0)
+		abort();
+	return buf;
 }
 
 static void table_cols(void *arg, const char *const *names, int ncol)
@@ -132,7 +151,8 @@ static void table_cols(void *arg, const char *const *names, int ncol)
 		t->names[i] = hs_xstrdup(names[i]);
 }
 
-/* JSON rows go out as they come; text rows are kept to align the table */
+/* JSON rows go out as they come; text rows are kept, each cell rendered
+ * alone, to align the table */
 static void table_row(void *arg, const struct hs_value *v, int ncol)
 {
 	struct table *t = arg;
@@ -141,7 +161,7 @@ static void table_row(void *arg, const struct hs_value *v, int ncol)
 	if (o->json) {
 		out_obj_open(o, t->one ? t->key : NULL);
 		for (int i = 0; i < ncol; i++)
-			json_cell(o, t->names[i], &v[i]);
+			put_cell(o, t->names[i], &v[i]);
 		out_obj_close(o);
 		t->nrows++;
 		return;
@@ -267,21 +287,30 @@ static void retention_footer(struct hs_ctx *ctx, struct hs_store *st)
 	struct hs_retention r;
 	struct hs_prune p;
 	uint64_t when;
-	char age[32], size[32], t[HS_TIMESTRLEN];
+	char age[32], size[32];
 
-	if (o->json || hs_store_retention(st, &r) < 0 || (!r.age_ns && !r.max_bytes))
+	if (hs_store_retention(st, &r) < 0 || (!r.age_ns && !r.max_bytes))
 		return;
+	out_obj_open(o, "retention");
 	out_text(o, "retention:");
+	/* the age and the size as the 'set retention' that gave them */
 	if (r.age_ns)
 		out_text(o, " %s", hs_fmt_age(r.age_ns, age, sizeof(age)));
 	if (r.max_bytes)
 		out_text(o, " %s", hs_fmt_size(r.max_bytes, size, sizeof(size)));
-	out_text(o, " (%s in use)", hs_fmt_size(hs_store_used_bytes(st), size, sizeof(size)));
+	out_uint(o, "age_ns", NULL, r.age_ns);
+	out_uint(o, "max_bytes", NULL, r.max_bytes);
+	uint64_t used = hs_store_used_bytes(st);
+	out_uint(o, "used_bytes", NULL, used);
+	out_text(o, " (%s in use)", hs_fmt_size(used, size, sizeof(size)));
 	if (hs_retention_last(ctx, &p, &when)) {
-		out_text(o, "; at %s removed ", hs_fmt_time(when, t, sizeof(t)));
+		out_obj_open(o, "last_pass");
+		out_time(o, "at_ns", "; at %s removed ", when);
 		prune_counts(o, &p);
+		out_obj_close(o);
 	}
-	out_text(o, "\n");
+	out_nl(o);
+	out_obj_close(o);
 }
 
 /* history prune: enforce the retention now, and say what went */
@@ -303,9 +332,9 @@ static int prune(struct hs_ctx *ctx, struct hs_store *st)
 	out_obj_open(o, NULL);
 	out_text(o, "removed ");
 	prune_counts(o, &p);
-	out_bool(o, "interrupted", NULL, rc == 1);
-	out_text(o, "%s\n", rc == 1 ? " (interrupted)" : "");
+	out_bool(o, "interrupted", " (interrupted)", rc == 1);
 	out_obj_close(o);
+	out_nl(o);
 	return rc == 1 ? HS_CMD_FAIL : HS_CMD_OK;
 }
 

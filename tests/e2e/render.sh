@@ -210,4 +210,70 @@ both --topo "$TOPO" -c "stats by switch keys 4 file $SAMPLE"
 same "stats by switch: each row's window, switch and counts" "$STATS"
 docs=one
 
+# --- history -----------------------------------------------------------------
+# the text's table read back by the columns of its header: a time, a
+# duration, a path are what their JSON values print as
+TABLE='
+def table(lines, rows, where):
+    head = lines[0]
+    starts = [m.start() for m in re.finditer(r"\S+", head)]
+    names = head.split()
+    cells = [[l[a:b].rstrip() if b else l[a:] for a, b in zip(starts, starts[1:] + [None])]
+             for l in lines[1:1 + len(rows)]]
+    eq(f"{where}: rows", len(lines) - 1 >= len(rows), True)
+    for r, (c, j) in enumerate(zip(cells, rows)):
+        want, keys = [], []
+        for n in names:
+            if n in ("ts", "last_ts", "started", "ended", "sent"):
+                k = n[:-3] + "_ns" if n.endswith("_ts") else n + "_ns"
+                want.append("-" if j[k] is None else fmt_time(j[k]))
+            elif n in ("rtt", "latency"):
+                k = n + "_ns"
+                want.append("-" if j[k] is None else fmt_dur(j[k]))
+            elif n in ("path", "expected_next"):
+                k = n
+                want.append((" > " if n == "path" else "|").join(j[k]) or
+                            ("-" if c[names.index(n)] == "-" else ""))
+            else:
+                k = n
+                want.append("-" if j[k] is None else str(j[k]))
+            keys.append(k)
+        eq(f"{where}: keys", keys, list(j))
+        eq(f"{where}: row {r + 1}", c, want)
+'
+H="--db $tmp/h.db"
+for what in sessions "flows limit 7" "traces limit 9" probes events control; do
+	both $H -c "history $what"
+	same "history $what: the table's header and cells" "$TABLE"'
+rows = J[list(J)[0]]
+if rows:
+    table(T, rows, "history")
+else:
+    eq("empty", [T, rows], [[T[0]], []])
+    eq("says so", T[0].startswith("no "), True)'
+done
+hs $H --json -c "history traces limit 1"
+id=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["traces"][0]["trace"])' "$tmp/out")
+both $H -c "history show $id"
+same "history show: the trace's row and its hops" "$TABLE"'
+blank = T.index("")
+table(T[:blank], [J["trace"]], "trace")
+table(T[blank + 1:], J["hops"], "hops")
+eq("hops", len(T) - blank - 2, len(J["hops"]))'
+# the retention in force follows the sessions (and what its last pass
+# removed, when it removed any: tests/e2e/retention.sh)
+docs=last
+both $H -c "set retention 1000w; history prune; history"
+same "history: the retention in force" "$TABLE"'
+table(T[1:], J["sessions"], "sessions")
+m = re.fullmatch(r"retention: (\S+) \((.*) in use\)(?:; at (.*) removed (\d+) traces, (\d+) flows, "
+                 r"(\d+) probe packets, (\d+) other rows, (\d+) sessions)?", T[-1])
+r = J.get("retention", {})
+p = r.get("last_pass")
+eq("age", m and m[1], "1000w" if r.get("age_ns") == 1000 * 7 * 86400 * 10**9 else r.get("age_ns"))
+eq("in use", bool(m) and r.get("used_bytes", 0) > 0, True)
+eq("last pass", m and m[3] and [m[3], *map(int, m[4:9])],
+   p and [fmt_time(p["at_ns"]), *(p[k] for k in ("traces", "flows", "probes", "other", "sessions"))])'
+docs=one
+
 finish
