@@ -1,4 +1,5 @@
-/* history.c - history [sessions|flows|traces|probes|events|control|show ID|prune] [limit N]
+/* history.c - history [sessions|flows|traces|probes|events|control|show ID|prune|load]
+ *                [limit N]
  *
  * Reads the history through the store's listings (hs_store_list).
  * Text output is a table aligned over the (limited) rows; JSON is one
@@ -13,6 +14,7 @@
 
 #include "cmd.h"
 #include "console.h"
+#include "fabric.h"
 #include "retention.h"
 
 #define HISTORY_DEFAULT_LIMIT 50
@@ -338,6 +340,42 @@ static int prune(struct hs_ctx *ctx, struct hs_store *st)
 	return rc == 1 ? HS_CMD_FAIL : HS_CMD_OK;
 }
 
+static void load_one(void *arg, const struct hs_trace *t)
+{
+	struct hs_ctx *ctx = arg;
+
+	hs_tracer_adopt(ctx->tracer, t);
+}
+
+/* history load: the stored traces of every analyzer, joined by packet,
+ * become the console's traces, in place of its last capture's */
+static int load(struct hs_ctx *ctx, struct hs_store *st)
+{
+	struct hs_out *o = ctx->out;
+	struct hs_fabric_stats fs;
+	char err[512];
+	uint64_t window = ctx->set.trace_timeout_ns ? ctx->set.trace_timeout_ns : HS_NS_PER_SEC;
+
+	if (hs_capture_running(ctx))
+		return out_err(o, "history load: a capture runs, whose traces these are "
+			       "(capture stop first)");
+	hs_tracer_clear(ctx->tracer);
+	hs_flowtab_clear(ctx->flows);
+	ctx->ring_session = 0;
+	if (hs_fabric_load(st, ctx->topo, 0, window, load_one, ctx, &fs, err, sizeof(err)) < 0)
+		return out_err(o, "cannot read history '%s': %s", hs_store_path(st), err);
+	out_obj_open(o, NULL);
+	out_uint(o, "traces", "%" PRIu64 " traces loaded", fs.traces);
+	out_uint(o, "stored", " from %" PRIu64 " stored", fs.stored);
+	out_uint(o, "joined", " (%" PRIu64 " joined from parts that analyzers stored apart)\n",
+		 fs.joined);
+	out_obj_close(o);
+	if (!ctx->topo)
+		out_warn(o, "no topology: the traces' outcomes are unknown (topo load FILE, "
+			 "then history load again)");
+	return HS_CMD_OK;
+}
+
 int cmd_history(struct hs_ctx *ctx, int argc, char **argv)
 {
 	const char *what = "sessions";
@@ -352,14 +390,14 @@ int cmd_history(struct hs_ctx *ctx, int argc, char **argv)
 				return out_err(ctx->out, "history show needs a stored trace id "
 					       "(N, or SESSION:N)");
 			ref = argv[i++];
-		} else if (strcmp(what, "prune") == 0) {
+		} else if (strcmp(what, "prune") == 0 || strcmp(what, "load") == 0) {
 			if (i < argc)
-				return out_err(ctx->out, "history prune: unexpected '%s'", argv[i]);
+				return out_err(ctx->out, "history %s: unexpected '%s'", what, argv[i]);
 		} else if (strcmp(what, "sessions") && strcmp(what, "flows") &&
 			   strcmp(what, "traces") && strcmp(what, "probes") &&
 			   strcmp(what, "events") && strcmp(what, "control")) {
 			return out_err(ctx->out, "unknown history table '%s' (sessions, flows, "
-				       "traces, probes, events, control, show ID, prune)", what);
+				       "traces, probes, events, control, show ID, prune, load)", what);
 		}
 	}
 	if (i < argc) {
@@ -371,7 +409,8 @@ int cmd_history(struct hs_ctx *ctx, int argc, char **argv)
 
 	/* a list of nothing where there is no history; 'show ID' has nothing */
 	struct hs_store *st;
-	int have = hs_ctx_store_read(ctx, !ref && strcmp(what, "prune") != 0, &st);
+	int have = hs_ctx_store_read(ctx, !ref && strcmp(what, "prune") != 0 &&
+				     strcmp(what, "load") != 0, &st);
 	if (have < 0)
 		return HS_CMD_FAIL;
 	/* what the running capture queued is part of the answer */
@@ -394,6 +433,8 @@ int cmd_history(struct hs_ctx *ctx, int argc, char **argv)
 		return show_trace(ctx, st, ref);
 	if (strcmp(what, "prune") == 0)
 		return prune(ctx, st);
+	if (strcmp(what, "load") == 0)
+		return load(ctx, st);
 	out_obj_open(ctx->out, NULL);
 	for (size_t k = 0; k < HS_ARRAY_SIZE(tables); k++) {
 		if (strcmp(what, tables[k].what) != 0)

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "ctx.h"
+#include "fabric.h"
 #include "probe.h"
 #include "freader.h"
 #include "subs.h"
@@ -212,9 +213,10 @@ static bool policy_keeps(const struct hs_ctx *ctx, const struct hs_trace *t)
 		return true;
 	case HS_POLICY_OFF:
 		return false;
-	default:
+	default:	/* and a part of a trace: another analyzer may hold the rest */
 		return t->outcome == HS_OUT_DROPPED || t->outcome == HS_OUT_LOOPED ||
-		       (t->flags & (HS_TF_PROBE | HS_TF_MATCHED));
+		       (t->flags & (HS_TF_PROBE | HS_TF_MATCHED)) ||
+		       hs_fabric_partial(t, ctx->topo);
 	}
 }
 

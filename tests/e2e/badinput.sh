@@ -131,7 +131,7 @@ cat >"$tmp/catalogue" <<'EOF_CAT'
 = | source bad-inner.hs | bad-inner.hs:2: error: unknown verb 'nosuchverb'
 = | history show 999999 | no stored trace 999999
 = | history show x | history show needs a stored trace id
-= | history controls | unknown history table 'controls' (sessions, flows, traces, probes, events, control, show ID, prune)
+= | history controls | unknown history table 'controls' (sessions, flows, traces, probes, events, control, show ID, prune, load)
 = | history control limit 0 | bad limit '0'
 = | sql delete from flows | refused: the history is read-only here
 = | sql drop table hops | refused: the history is read-only here

@@ -89,6 +89,21 @@ wait_for() {
 	return 1
 }
 
+# pg_start: a PostgreSQL server of the test's own (share/lab/hs-pgserver: a
+# data directory and a Unix socket in $tmp, no TCP port), stopped at the
+# end; its URI in $url, and psql to query it. Skips where none is installed.
+PGS=$top_srcdir/share/lab/hs-pgserver
+pg_start() {
+	url=$("$PGS" start "$tmp" 2>"$tmp/pgerr")
+	case $? in
+	0) ;;
+	3) skip "no PostgreSQL server installed (apt-get install postgresql)" ;;
+	*) hard "cannot start a PostgreSQL server: $(cat "$tmp/pgerr")" ;;
+	esac
+	cleanup="$cleanup"'"$PGS" stop "$tmp";'
+}
+psql() { "$PGS" psql "$tmp" -qtA "$@"; }
+
 finish() {
 	echo "1..$n"
 	[ "$fails" -eq 0 ] || { echo "$fails of $n checks failed"; exit 1; }

@@ -11,17 +11,8 @@
 
 PCAP=$top_srcdir/share/sample/sample.pcap
 TOPO=$top_srcdir/share/sample/sample.topo
-PGS=$top_srcdir/share/lab/hs-pgserver
-
-url=$("$PGS" start "$tmp" 2>"$tmp/pgerr")
-case $? in
-0) ;;
-3) skip "no PostgreSQL server installed (apt-get install postgresql)" ;;
-*) hard "cannot start a PostgreSQL server: $(cat "$tmp/pgerr")" ;;
-esac
-cleanup="$cleanup"'"$PGS" stop "$tmp";'
+pg_start
 sock=$tmp/pg
-psql() { "$PGS" psql "$tmp" -qtA "$@"; }
 # the same commands on both histories: their outputs must be the same
 lite=$tmp/h.db
 same() { # same DESCRIPTION HOPSCOPE-ARGS...

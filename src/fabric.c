@@ -1,0 +1,229 @@
+/* fabric.c - one fabric's traces from a history many analyzers write
+ * (fabric.h)
+ *
+ * The stored traces come sorted by the packet's identity, then time, a row
+ * per hop (the hops view), so the parts of one packet are next to each
+ * other and are joined as they stream by: only the trace being joined is
+ * held, and the joined traces until they are handed on in time order.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fabric.h"
+
+enum {
+	C_ID, C_SRC, C_DST, C_PROTO, C_SPORT, C_DPORT, C_IPID, C_SEQ, C_FLAGS_TCP, C_LEN,
+	C_FLAGS, C_PROBE, C_FIRST, C_SW, C_ADDR, C_TS, C_HW, C_TTL, C_TOS, C_SESSION, C__COUNT
+};
+
+struct join {
+	const struct hs_topo *topo;
+	uint64_t window;
+	struct hs_fabric_stats *fs;
+	/* the trace being joined: its identity as stored, its first copy's time */
+	bool have;
+	int64_t part;			/* the stored trace whose hops come now */
+	unsigned parts;
+	char src[HS_ADDRSTRLEN], dst[HS_ADDRSTRLEN];
+	int64_t num[C_LEN + 1];		/* proto .. len, by column */
+	uint64_t first;
+	struct hs_trace t;
+	/* joined traces, to be handed on oldest first */
+	struct hs_trace *out;
+	size_t n, cap;
+	bool bad;
+};
+
+static int64_t ival(const struct hs_value *v)
+{
+	return v->type == HS_VAL_INT ? v->i : 0;
+}
+
+/* a before b in path order: TTL down, then time */
+static bool before(const struct hs_hop *a, const struct hs_hop *b)
+{
+	return a->ttl > b->ttl || (a->ttl == b->ttl && a->ts_ns < b->ts_ns);
+}
+
+static void order_hops(struct hs_trace *t)
+{
+	for (unsigned i = 1; i < t->nhops; i++) {
+		struct hs_hop h = t->hops[i];
+		unsigned j = i;
+		while (j > 0 && before(&h, &t->hops[j - 1])) {
+			t->hops[j] = t->hops[j - 1];
+			j--;
+		}
+		t->hops[j] = h;
+	}
+}
+
+static void finish(struct join *j)
+{
+	if (!j->have)
+		return;
+	j->have = false;
+	order_hops(&j->t);
+	hs_trace_classify(&j->t, j->topo);
+	j->fs->traces++;
+	if (j->parts > 1)
+		j->fs->joined++;
+	if (j->n == j->cap) {
+		j->cap = j->cap ? 2 * j->cap : 1024;
+		j->out = realloc(j->out, j->cap * sizeof(*j->out));
+		if (!j->out)
+			abort();
+	}
+	j->out[j->n++] = j->t;
+}
+
+/* the same packet as the trace being joined, within the window */
+static bool same_packet(const struct join *j, const struct hs_value *v)
+{
+	if (!j->have || strcmp(j->src, v[C_SRC].s ? v[C_SRC].s : "") != 0 ||
+	    strcmp(j->dst, v[C_DST].s ? v[C_DST].s : "") != 0)
+		return false;
+	for (int c = C_PROTO; c <= C_LEN; c++)
+		if (j->num[c] != ival(&v[c]))
+			return false;
+	return (uint64_t)ival(&v[C_FIRST]) - j->first <= j->window;
+}
+
+static void begin(struct join *j, const struct hs_value *v)
+{
+	struct hs_trace *t = &j->t;
+
+	memset(t, 0, sizeof(*t));
+	snprintf(j->src, sizeof(j->src), "%s", v[C_SRC].s ? v[C_SRC].s : "");
+	snprintf(j->dst, sizeof(j->dst), "%s", v[C_DST].s ? v[C_DST].s : "");
+	for (int c = C_PROTO; c <= C_LEN; c++)
+		j->num[c] = ival(&v[c]);
+	j->first = (uint64_t)ival(&v[C_FIRST]);
+	j->parts = 0;
+	j->have = true;
+	if (hs_addr_parse(j->src, &t->key.src) < 0 || hs_addr_parse(j->dst, &t->key.dst) < 0)
+		j->bad = true;
+	t->key.proto = (uint8_t)j->num[C_PROTO];
+	t->key.sport = (uint16_t)j->num[C_SPORT];
+	t->key.dport = (uint16_t)j->num[C_DPORT];
+	t->key_hash = hs_flowkey_hash(&t->key);
+	t->ip_id = (uint16_t)j->num[C_IPID];
+	t->seq = (uint32_t)j->num[C_SEQ];
+	t->tcp_flags = (uint8_t)j->num[C_FLAGS_TCP];
+	t->len = (uint32_t)j->num[C_LEN];
+}
+
+static void add_hop(struct join *j, const struct hs_value *v)
+{
+	struct hs_trace *t = &j->t;
+	struct hs_hop h = { .sw = -1 };
+
+	if (!v[C_ADDR].s || hs_addr_parse(v[C_ADDR].s, &h.addr) < 0) {
+		j->bad = true;
+		return;
+	}
+	if (j->topo)
+		h.sw = v[C_SW].s ? hs_topo_switch_by_name(j->topo, v[C_SW].s)
+				 : hs_topo_switch_by_addr(j->topo, &h.addr);
+	h.ts_ns = (uint64_t)ival(&v[C_TS]);
+	h.hw_ns = (uint64_t)ival(&v[C_HW]);
+	h.ttl = (uint8_t)ival(&v[C_TTL]);
+	h.tos = (uint8_t)ival(&v[C_TOS]);
+	h.session = (uint32_t)ival(&v[C_SESSION]);
+	/* a copy two analyzers both stored counts once */
+	for (unsigned i = 0; i < t->nhops; i++)
+		if (t->hops[i].ttl == h.ttl && t->hops[i].ts_ns == h.ts_ns &&
+		    hs_addr_eq(&t->hops[i].addr, &h.addr))
+			return;
+	if (t->nhops < HS_TRACE_MAX_HOPS) {
+		t->hops[t->nhops++] = h;
+		return;
+	}
+	/* full: the first hops of the path are kept, as one analyzer keeps
+	 * the first copies of a loop; each part kept its own first ones */
+	unsigned last = 0;
+	for (unsigned i = 1; i < t->nhops; i++)
+		if (before(&t->hops[last], &t->hops[i]))
+			last = i;
+	if (before(&h, &t->hops[last]))
+		t->hops[last] = h;
+	t->extra_hops++;
+}
+
+static void on_row(void *arg, const struct hs_value *v, int ncol)
+{
+	struct join *j = arg;
+
+	if (ncol != C__COUNT) {
+		j->bad = true;
+		return;
+	}
+	if (!j->have || ival(&v[C_ID]) != j->part) {
+		/* the next stored part: of the same packet, or of another */
+		if (!same_packet(j, v)) {
+			finish(j);
+			begin(j, v);
+		}
+		j->part = ival(&v[C_ID]);
+		j->parts++;
+		j->fs->stored++;
+		j->t.flags |= (uint8_t)ival(&v[C_FLAGS]);
+		if (v[C_PROBE].type == HS_VAL_INT)
+			j->t.probe_id = (uint32_t)v[C_PROBE].i;
+	}
+	add_hop(j, v);
+}
+
+bool hs_fabric_partial(const struct hs_trace *t, const struct hs_topo *topo)
+{
+	if (t->nhops == 0)
+		return false;
+	for (unsigned i = 1; i < t->nhops; i++)
+		if (t->hops[i - 1].ttl > t->hops[i].ttl + 1)
+			return true;
+	int leaf = topo ? hs_topo_leaf_for(topo, &t->key.src) : -1;
+	return leaf >= 0 && t->hops[0].sw >= 0 && t->hops[0].sw != leaf;
+}
+
+static int by_time(const void *a, const void *b)
+{
+	const struct hs_trace *x = a, *y = b;
+	uint64_t tx = x->nhops ? x->hops[0].ts_ns : 0, ty = y->nhops ? y->hops[0].ts_ns : 0;
+
+	return tx < ty ? -1 : tx > ty;
+}
+
+int hs_fabric_load(struct hs_store *st, const struct hs_topo *topo, uint64_t since_ns,
+		   uint64_t window_ns, void (*each)(void *arg, const struct hs_trace *t),
+		   void *arg, struct hs_fabric_stats *fs, char *err, size_t errlen)
+{
+	struct join j = { .topo = topo, .window = window_ns, .fs = fs };
+	struct hs_rows rows = { .row = on_row, .arg = &j };
+	char sql[1024];
+
+	memset(fs, 0, sizeof(*fs));
+	/* since is a number formatted here, not text from the user */
+	snprintf(sql, sizeof(sql),
+		 "SELECT t.id, t.src, t.dst, t.proto, t.sport, t.dport, t.ip_id, t.seq,"
+		 " t.tcp_flags, t.len, t.flags, t.probe_id, t.first_ts, h.switch, h.addr, h.ts,"
+		 " h.hw_ts, h.ttl, h.tos, h.session FROM traces t JOIN hops h ON h.trace = t.id"
+		 " WHERE t.first_ts >= %" PRIu64 " ORDER BY t.src, t.dst, t.proto, t.sport,"
+		 " t.dport, t.ip_id, t.seq, t.tcp_flags, t.len, t.first_ts, t.id, h.idx",
+		 since_ns > INT64_MAX ? (uint64_t)INT64_MAX : since_ns);
+	int rc = hs_store_query_ro(st, sql, &rows, err, errlen);
+	finish(&j);
+	if (rc == 0 && j.bad) {
+		snprintf(err, errlen, "'%s' holds a trace this hopscope cannot read back "
+			 "(a bad address in its row)", hs_store_path(st));
+		rc = -1;
+	}
+	if (rc == 0) {
+		qsort(j.out, j.n, sizeof(*j.out), by_time);
+		for (size_t i = 0; i < j.n; i++)
+			each(arg, &j.out[i]);
+	}
+	free(j.out);
+	return rc == 0 ? 0 : -1;
+}

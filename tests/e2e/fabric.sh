@@ -1,0 +1,112 @@
+#!/bin/sh
+# fabric.sh - two analyzers splitting a fabric's mirror sessions, one
+# shared history on PostgreSQL (a server of the test's own, from
+# share/lab/hs-pgserver), one console over it: 'history load' joins the
+# parts of each packet the analyzers stored apart, and the traces, drops,
+# loops and latency are those of one analyzer that saw every copy.
+. "$(dirname "$0")/lib.sh"
+
+pg_start
+
+# a fat-tree with a lossy link and a loop, every switch mirroring
+"$top_builddir/tests/tools/hs-synth" --shape fattree:4 --flows 300 --seed 3 \
+	--drop-link agg1-core1:0.2 --loop agg3-core2:edge3 --loop-flows 3 \
+	-w "$tmp/all.pcap" -t "$tmp/f.topo" 2>"$tmp/synth.err" ||
+	hard "hs-synth failed: $(cat "$tmp/synth.err")"
+
+# its copies split between two analyzers: by switch (odd and even mirror
+# addresses; nearly every packet's copies go to both), or by pod (pods 1
+# and 2 with core1 and core2, pods 3 and 4 with the rest)
+python3 - "$tmp" <<'PY' || hard "cannot split the capture"
+import struct, sys
+d = sys.argv[1]
+data = open(d + "/all.pcap", "rb").read()
+def by_switch(n): return n % 2
+def by_pod(n):
+    if n <= 4:
+        return 0 if n <= 2 else 1
+    pod = (n - 5) // 2 if n <= 12 else (n - 13) // 2
+    return 0 if pod < 2 else 1
+for name, side in (("sw", by_switch), ("pod", by_pod)):
+    outs = [open("%s/%s%d.pcap" % (d, name, i), "wb") for i in (1, 2)]
+    for o in outs:
+        o.write(data[:24])
+    off = 24
+    while off + 16 <= len(data):
+        incl = struct.unpack_from("<I", data, off + 8)[0]
+        rec = data[off:off + 16 + incl]
+        outs[side(rec[16 + 29])].write(rec)   # the mirror address's last byte
+        off += 16 + incl
+PY
+
+# a trace as the set compares it: identity, outcome, hops and their times
+norm() {
+	python3 -c 'import json, sys
+out = []
+for line in open(sys.argv[1]):
+    if not line.startswith("{"):
+        continue
+    r = json.loads(line)
+    if r.get("type") != "trace":
+        continue
+    out.append(json.dumps([r["src"], r["dst"], r["proto"], r.get("sport"), r.get("dport"),
+                           r.get("ip_id"), r["outcome"],
+                           [(h.get("switch"), h["ts_ns"], h.get("hw_ts_ns"), h["ttl"])
+                            for h in r["hops"]]]))
+out.sort()
+print("\n".join(out))' "$1"
+}
+
+# one analyzer that sees every copy
+hs --db "$tmp/one.db" --topo "$tmp/f.topo" \
+	-c "set history all; capture start $tmp/all.pcap; export ndjson -; drops; loops"
+[ "$st" -eq 0 ] || hard "one analyzer failed: $(cat "$tmp/err")"
+grep '^{' "$tmp/out" >"$tmp/one.ndjson"
+# (its traces are named SESSION:N; the console over the history has no session)
+sed -n '/dropped of/,$p' "$tmp/out" | sed 's/trace [0-9]*:/trace /' >"$tmp/one.drops"
+norm "$tmp/one.ndjson" >"$tmp/one.set"
+check "one analyzer: the fabric has drops and loops" \
+	eval 'has " dropped," "$tmp/out" && grep -q "\"outcome\":\"looped\"" "$tmp/one.ndjson"'
+
+for split in sw pod; do
+	psql -c 'drop schema public cascade' -c 'create schema public' 2>/dev/null
+	for i in 1 2; do
+		hs --db "$url" --topo "$tmp/f.topo" \
+			-c "set analyzer an$i; set history all; capture start $tmp/$split$i.pcap"
+		[ "$st" -eq 0 ] || hard "analyzer an$i failed: $(cat "$tmp/err")"
+	done
+	check "$split: each analyzer stored its part, named by it" \
+		[ "$(psql -c 'select count(distinct analyzer) from traces')" = 2 ]
+	hs --db "$url" --topo "$tmp/f.topo" -c 'history load; export ndjson -; drops; loops'
+	check "$split: history load joins the parts" \
+		eval '[ "$st" -eq 0 ] && has "traces loaded from .* stored (.* joined" "$tmp/out"'
+	grep '^{' "$tmp/out" >"$tmp/fab.ndjson"
+	sed -n '/dropped of/,$p' "$tmp/out" >"$tmp/fab.drops"
+	norm "$tmp/fab.ndjson" >"$tmp/fab.set"
+	check "$split: the traces are those one analyzer gives ($(wc -l <"$tmp/one.set"))" \
+		cmp -s "$tmp/one.set" "$tmp/fab.set"
+	check "$split: drops and loops read the same" cmp -s "$tmp/one.drops" "$tmp/fab.drops"
+
+	# with the default history each analyzer keeps the parts of traces
+	# that may go on at the other: the dropped and looped are all there
+	psql -c 'drop schema public cascade' -c 'create schema public' 2>/dev/null
+	for i in 1 2; do
+		hs --db "$url" --topo "$tmp/f.topo" \
+			-c "set analyzer an$i; capture start $tmp/$split$i.pcap"
+	done
+	hs --db "$url" --topo "$tmp/f.topo" -c 'history load; export ndjson - outcome dropped; export ndjson - outcome looped'
+	grep '^{' "$tmp/out" >"$tmp/fab.ndjson"
+	norm "$tmp/fab.ndjson" >"$tmp/fab.bad"
+	grep -E '"(dropped|looped)"' "$tmp/one.set" >"$tmp/one.bad"
+	check "$split, default history: the dropped and looped traces of one analyzer" \
+		eval '[ -s "$tmp/one.bad" ] && cmp -s "$tmp/one.bad" "$tmp/fab.bad"'
+done
+
+# what is refused
+hs --db "$url" -c 'history load extra'
+check "history load takes no argument" \
+	eval 'failed_cleanly && has "history load: unexpected .extra." "$tmp/err"'
+hs --db "$tmp/nothing.db" -c 'history load'
+check "history load of no history: said, none made" \
+	eval 'failed_cleanly && has "no history at" "$tmp/err" && [ ! -e "$tmp/nothing.db" ]'
+finish
