@@ -10,8 +10,7 @@
 #include "hs.h"
 
 #define HS_WRITER_TURN	1024	/* traces written per hold of the lock */
-#define HS_WRITER_NAP_NS 2000000	/* an empty queue is looked at again after 2 ms */
-#define HS_WRITER_WAIT_NAPS 10	/* a history not ready, again after 20 ms */
+#define HS_WRITER_NAP_NS 20000000	/* a history not ready is asked again after 20 ms */
 
 struct job {
 	int64_t session;
@@ -25,16 +24,51 @@ struct hs_writer {
 	pthread_cond_t done;	/* a turn of the writer ended */
 	bool held;		/* by the loop thread */
 	atomic_bool stop, commit;
+	/* With nothing to do the writer sleeps until woken: looking again
+	 * every few milliseconds cost a capture more CPU than its frames
+	 * when the history took few of them. Whoever finds it asleep (and
+	 * clears that) wakes it: one wake per sleep, none while it works. */
+	pthread_mutex_t idle_mu;
+	pthread_cond_t more;
+	atomic_bool asleep;
 	/* single producer (the loop), single consumer (the writer) */
 	_Atomic size_t head, tail;	/* next to write, next to fill */
 	struct job *jobs;
 };
 
-static void nap(unsigned n)
+static void nap(void)
 {
-	struct timespec ts = { 0, HS_WRITER_NAP_NS * (long)n };
+	struct timespec ts = { 0, HS_WRITER_NAP_NS };
 
 	nanosleep(&ts, NULL);
+}
+
+static bool has_work(struct hs_writer *w)
+{
+	return atomic_load(&w->head) != atomic_load(&w->tail) || atomic_load(&w->commit) ||
+	       atomic_load(&w->stop);
+}
+
+/* until a trace, a commit or a stop is asked for */
+static void sleep_idle(struct hs_writer *w)
+{
+	pthread_mutex_lock(&w->idle_mu);
+	atomic_store(&w->asleep, true);
+	/* what was asked for before it said so is seen here, the rest wakes it */
+	while (atomic_load(&w->asleep) && !has_work(w))
+		pthread_cond_wait(&w->more, &w->idle_mu);
+	atomic_store(&w->asleep, false);
+	pthread_mutex_unlock(&w->idle_mu);
+}
+
+static void wake(struct hs_writer *w)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load(&w->asleep) && atomic_exchange(&w->asleep, false)) {
+		pthread_mutex_lock(&w->idle_mu);
+		pthread_cond_signal(&w->more);
+		pthread_mutex_unlock(&w->idle_mu);
+	}
 }
 
 static void *writer_main(void *arg)
@@ -49,13 +83,13 @@ static void *writer_main(void *arg)
 		if (head == tail && !commit) {
 			if (atomic_load(&w->stop))
 				break;
-			nap(1);
+			sleep_idle(w);
 			continue;
 		}
 		pthread_mutex_lock(&w->mu);
 		if (head != tail && !w->ops.ready(w->ops.arg) && !atomic_load(&w->stop)) {
 			pthread_mutex_unlock(&w->mu);
-			nap(HS_WRITER_WAIT_NAPS);
+			nap();
 			continue;
 		}
 		for (unsigned n = 0; head != tail && n < HS_WRITER_TURN; n++, head++) {
@@ -79,7 +113,11 @@ struct hs_writer *hs_writer_new(const struct hs_writer_ops *ops)
 	w->jobs = hs_xcalloc(HS_WRITER_SLOTS, sizeof(*w->jobs));
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->done, NULL);
+	pthread_mutex_init(&w->idle_mu, NULL);
+	pthread_cond_init(&w->more, NULL);
 	if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
+		pthread_cond_destroy(&w->more);
+		pthread_mutex_destroy(&w->idle_mu);
 		pthread_cond_destroy(&w->done);
 		pthread_mutex_destroy(&w->mu);
 		free(w->jobs);
@@ -95,7 +133,10 @@ void hs_writer_free(struct hs_writer *w)
 		return;
 	hs_writer_release(w);
 	atomic_store(&w->stop, true);
+	wake(w);
 	pthread_join(w->thread, NULL);	/* it writes what is queued first */
+	pthread_cond_destroy(&w->more);
+	pthread_mutex_destroy(&w->idle_mu);
 	pthread_cond_destroy(&w->done);
 	pthread_mutex_destroy(&w->mu);
 	free(w->jobs);
@@ -113,12 +154,14 @@ bool hs_writer_put(struct hs_writer *w, int64_t session, const struct hs_trace *
 	j->session = session;
 	memcpy(&j->t, t, offsetof(struct hs_trace, hops) + n * sizeof(t->hops[0]));
 	atomic_store_explicit(&w->tail, tail + 1, memory_order_release);
+	wake(w);
 	return true;
 }
 
 void hs_writer_commit_soon(struct hs_writer *w)
 {
 	atomic_store(&w->commit, true);
+	wake(w);
 }
 
 void hs_writer_hold(struct hs_writer *w)

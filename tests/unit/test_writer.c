@@ -1,0 +1,127 @@
+/* test_writer.c - the history writer: every trace queued is written in
+ * order and a commit asked for is done; with nothing to do its thread
+ * sleeps until asked, and does not look again every few milliseconds */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "writer.h"
+
+struct sink {
+	int written, commits;
+	uint64_t last_id;
+	bool in_order;
+};
+
+static bool ready(void *arg)
+{
+	(void)arg;
+	return true;
+}
+
+static void write_one(void *arg, int64_t session, const struct hs_trace *t)
+{
+	struct sink *s = arg;
+
+	if (session != 7 || t->id != s->last_id + 1)
+		s->in_order = false;
+	s->last_id = t->id;
+	s->written++;
+}
+
+static void commit(void *arg)
+{
+	((struct sink *)arg)->commits++;
+}
+
+/* the context switches of this process's threads other than this one */
+static long others_switches(void)
+{
+	char path[300], line[128];
+	long sum = 0;
+	struct dirent *d;
+	DIR *dir = opendir("/proc/self/task");
+
+	assert_non_null(dir);
+	while ((d = readdir(dir))) {
+		if (d->d_name[0] == '.' || atol(d->d_name) == (long)gettid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status", d->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, "voluntary_ctxt_switches:", 24))
+				sum += atol(line + 24);
+		fclose(f);
+	}
+	closedir(dir);
+	return sum;
+}
+
+static void test_writes_and_sleeps(void **state)
+{
+	struct sink s = { .in_order = true };
+	struct hs_writer_ops ops = { ready, write_one, commit, &s };
+	struct hs_trace t;
+	struct timespec quiet = { 0, 300 * 1000 * 1000 };
+
+	(void)state;
+	alarm(20);	/* a writer that is never woken hangs the drain */
+	struct hs_writer *w = hs_writer_new(&ops);
+	assert_non_null(w);
+	nanosleep(&quiet, NULL);	/* it starts, and goes to sleep */
+
+	/* idle: it was looking every 2 ms, 150 times in these 0.3 s */
+	long before = others_switches();
+	nanosleep(&quiet, NULL);
+	assert_in_range(others_switches() - before, 0, 5);
+
+	memset(&t, 0, sizeof(t));
+	for (int i = 1; i <= 3; i++) {
+		t.id = (uint64_t)i;
+		assert_true(hs_writer_put(w, 7, &t));
+	}
+	hs_writer_drain(w);
+	assert_int_equal(s.written, 3);
+	assert_true(s.in_order);
+	assert_int_equal(hs_writer_queued(w), 0);
+	hs_writer_release(w);
+
+	hs_writer_commit_soon(w);
+	hs_writer_drain(w);
+	assert_int_equal(s.commits, 1);
+	hs_writer_release(w);
+
+	/* asleep again, and woken by the next trace */
+	nanosleep(&quiet, NULL);
+	t.id = 4;
+	assert_true(hs_writer_put(w, 7, &t));
+	hs_writer_drain(w);
+	assert_int_equal(s.written, 4);
+	hs_writer_release(w);
+
+	/* what is queued when it is freed is written first */
+	t.id = 5;
+	assert_true(hs_writer_put(w, 7, &t));
+	hs_writer_free(w);
+	assert_int_equal(s.written, 5);
+	assert_true(s.in_order);
+	alarm(0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_writes_and_sleeps),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
