@@ -9,9 +9,10 @@
  * marked as ours with PRAGMA application_id. Writes are queued into an
  * open transaction and committed in batches by hs_store_commit(): a kill
  * -9 loses at most the uncommitted batch. PostgreSQL: writes are buffered
- * and sent by hs_store_commit() in one transaction (COPY); while the
- * server cannot be reached they are held, within a bound, and sent when
- * it answers. Every value from the user or the wire is bound, never
+ * and sent by hs_store_commit() in one transaction (COPY), on a thread of
+ * their own while the caller goes on; the next commit or read waits for
+ * the server's answer. While the server cannot be reached they are held,
+ * within a bound, and sent when it answers. Every value from the user or the wire is bound, never
  * spliced into SQL.
  */
 #ifndef HS_STORE_H
@@ -77,9 +78,11 @@ int hs_store_flow(struct hs_store *st, int64_t session, struct hs_flow *f);
 int hs_store_control(struct hs_store *st, int64_t session, uint64_t ts_ns, const char *sw,
 		     const char *proto, const char *kind, const struct hs_flowkey *key,
 		     const char *detail);
-/* commit the batch; returns rows committed or -1. A batch that cannot be
- * committed (disk full, I/O error) is rolled back and its rows counted as
- * lost; -1 also when SQLite rolled back a batch after a failed write. */
+/* commit the batch; returns rows committed (PostgreSQL: handed to its
+ * sender) or -1. A batch that cannot be committed (disk full, I/O error,
+ * refused by the server) is rolled back and its rows counted as lost; -1
+ * also when SQLite rolled back a batch after a failed write, or when the
+ * batch PostgreSQL sent before was not written. */
 int hs_store_commit(struct hs_store *st);
 size_t hs_store_pending(const struct hs_store *st);
 /* open the next batch now, taking the file's write lock: waiting for it as

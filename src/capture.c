@@ -414,23 +414,21 @@ static void commit(struct hs_ctx *ctx)
 	int rc = ctx->store ? hs_store_commit(ctx->store) : 0;
 	uint64_t lost = ctx->store ? hs_store_lost(ctx->store) : c->lost_seen;
 
-	if (lost == c->lost_seen) {
-		/* a history server that went away holds the rows: they stay
-		 * queued, and are written when it answers */
-		if (rc < 0 && hs_store_pending(ctx->store)) {
-			c->warn_due = true;
-			return;
-		}
-		c->queued = 0;
-		if (rc >= 0)
-			return;
+	if (lost != c->lost_seen) {
+		/* rows rolled back (disk full, I/O error, refused by the
+		 * server), of this batch or of one sent before: not stored */
+		c->stored -= lost - c->lost_seen;
+		c->unstored += lost - c->lost_seen;
+		c->lost_seen = lost;
+		c->warn_due = true;	/* maybe on the writer thread: told by store_warn() */
 	}
-	/* a batch was rolled back (disk full, I/O error): its rows are not stored */
-	c->lost_seen = lost;
-	c->stored -= c->queued;
-	c->unstored += c->queued;
+	/* a history server that went away holds the rows: they stay
+	 * queued, and are written when it answers */
+	if (rc < 0)
+		c->warn_due = true;
+	if (rc < 0 && hs_store_pending(ctx->store))
+		return;
 	c->queued = 0;
-	c->warn_due = true;	/* maybe on the writer thread: told by store_warn() */
 }
 
 /* ---- the pipeline --------------------------------------------------------- */

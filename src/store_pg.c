@@ -8,9 +8,13 @@
  * before anything is written.
  *
  * Rows are not sent one at a time: each write appends the row to a buffer
- * in COPY's text format, and hs_store_commit() sends the buffers in one
- * transaction (COPY into traces and control; flows through a temporary
- * table into an upsert, as a flow's row is written again as it grows).
+ * in COPY's text format, and hs_store_commit() hands the buffers to a
+ * sender thread, which sends them in one transaction (COPY into traces
+ * and control, and into flows for a flow's first row; a flow's later rows
+ * through a temporary table into an upsert, as its row is rewritten as it
+ * grows) while the analyzer goes on filling the next batch. The next
+ * commit, and every other use of the connection, waits for that answer
+ * first: one batch in flight, so the rows held in memory stay bounded.
  * When the server cannot be reached the buffers are held, up to
  * PG_HOLD_MAX bytes, and sent when it answers again (a reconnection is
  * tried at most once a second); past that they are dropped and counted
@@ -21,6 +25,8 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,13 +159,16 @@ static const struct pg_step {
 	{ 11, 12, pg_schema_v12 },
 };
 
-/* the rows buffered for COPY, one buffer a table */
-enum { C_TRACES, C_FLOWS, C_CONTROL, C__COUNT };
+/* the rows buffered for COPY, one buffer a table; a flow's first row
+ * goes straight into flows, its later ones through flows_in */
+enum { C_TRACES, C_FLOWS_NEW, C_FLOWS, C_CONTROL, C__COUNT };
 
 static const char *const copy_sql[C__COUNT] = {
 	[C_TRACES] = "COPY traces(session, trace_no, src, dst, proto, sport, dport, ip_id, seq,"
 		     " tcp_flags, len, first_ts, last_ts, outcome, last_switch, expected_next,"
 		     " nhops, flags, probe_id, hop_list, first_hw_ts, analyzer) FROM STDIN",
+	[C_FLOWS_NEW] = "COPY flows(session, src, dst, proto, sport, dport, first_ts, last_ts,"
+			" packets, bytes, syn, fin, rst, dropped, looped, analyzer) FROM STDIN",
 	[C_FLOWS] = "COPY flows_in(session, src, dst, proto, sport, dport, first_ts, last_ts,"
 		    " packets, bytes, syn, fin, rst, dropped, looped, analyzer) FROM STDIN",
 	[C_CONTROL] = "COPY control(session, ts, switch, proto, kind, src, dst, sport, dport,"
@@ -187,7 +196,19 @@ struct pg_store {
 	PGconn *conn;
 	char *uri;		/* as named: hs_store_path() */
 	char *name;		/* the URI without its password, for messages */
-	struct pg_buf copy[C__COUNT];
+	struct pg_buf copy[C__COUNT];	/* rows written since the last commit */
+	/* The batch committed last, sent by the sender thread while the
+	 * analyzer goes on: only it uses the connection until the batch's
+	 * answer is taken (answer()), which each use of the connection
+	 * does first. Without the thread, a batch is sent as it is committed. */
+	struct pg_buf fly[C__COUNT];
+	size_t fly_rows;	/* rows in fly: 0 when no batch awaits its answer */
+	int fly_rc;		/* the batch's outcome: 0 or -1 (errmsg) */
+	bool fly_failed;	/* not written: the next commit says so */
+	bool sender_ok, busy, stop;
+	pthread_t sender;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;	/* busy or stop changed */
 	struct hs_sources src;
 	struct hs_store_row row;
 	size_t pending;		/* rows in the buffers */
@@ -373,6 +394,107 @@ static void drop_rows(struct pg_store *st)
 		st->copy[i].len = 0;
 }
 
+/* ---- the batch in flight ---------------------------------------------------------- */
+
+static int send_batch(struct pg_store *st);
+
+static bool on_sender(const struct pg_store *st)
+{
+	return st->sender_ok && pthread_equal(pthread_self(), st->sender);
+}
+
+/* Wait for the answer to the batch in flight: its rows are written; or
+ * the server went away and they wait for it again, before the rows
+ * written since; or it refused them and they are lost. 0, or -1 with
+ * errmsg set when they were not written (told by the next commit too). */
+static int answer(struct pg_store *st)
+{
+	size_t n = st->fly_rows;
+
+	if (!n || on_sender(st))
+		return 0;
+	if (st->sender_ok) {
+		pthread_mutex_lock(&st->mu);
+		while (st->busy)
+			pthread_cond_wait(&st->cv, &st->mu);
+		pthread_mutex_unlock(&st->mu);
+	}
+	st->fly_rows = 0;
+	if (st->fly_rc == 0) {
+		st->written += n;
+	} else if (PQstatus(st->conn) != CONNECTION_OK) {
+		for (int i = 0; i < C__COUNT; i++) {
+			struct pg_buf older = st->fly[i];
+
+			buf_need(&older, st->copy[i].len);
+			if (st->copy[i].len)
+				memcpy(older.p + older.len, st->copy[i].p, st->copy[i].len);
+			older.len += st->copy[i].len;
+			st->fly[i] = st->copy[i];
+			st->copy[i] = older;
+		}
+		st->pending += n;
+		st->retry_at = hs_mono_ns() + PG_RETRY_NS;
+		st->fly_failed = true;
+	} else {
+		st->lost += n;
+		st->fly_failed = true;
+	}
+	for (int i = 0; i < C__COUNT; i++)
+		st->fly[i].len = 0;
+	return st->fly_rc;
+}
+
+/* the sender thread: each batch handed to it (busy), through COPY */
+static void *sender_main(void *arg)
+{
+	struct pg_store *st = arg;
+
+	pthread_mutex_lock(&st->mu);
+	for (;;) {
+		while (!st->busy && !st->stop)
+			pthread_cond_wait(&st->cv, &st->mu);
+		if (!st->busy)
+			break;
+		pthread_mutex_unlock(&st->mu);
+		int rc = send_batch(st);
+		pthread_mutex_lock(&st->mu);
+		st->fly_rc = rc;
+		st->busy = false;
+		pthread_cond_broadcast(&st->cv);
+	}
+	pthread_mutex_unlock(&st->mu);
+	return NULL;
+}
+
+/* the thread, with no signal of the process's: those are the loop's */
+static void sender_start(struct pg_store *st)
+{
+	sigset_t all, old;
+
+	pthread_mutex_init(&st->mu, NULL);
+	pthread_cond_init(&st->cv, NULL);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	st->sender_ok = pthread_create(&st->sender, NULL, sender_main, st) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void sender_stop(struct pg_store *st)
+{
+	if (!st->sender_ok)
+		return;
+	answer(st);
+	pthread_mutex_lock(&st->mu);
+	st->stop = true;
+	pthread_cond_broadcast(&st->cv);
+	pthread_mutex_unlock(&st->mu);
+	pthread_join(st->sender, NULL);
+	st->sender_ok = false;
+	pthread_cond_destroy(&st->cv);
+	pthread_mutex_destroy(&st->mu);
+}
+
 /* ---- the connection ------------------------------------------------------------- */
 
 /* the connection, made again when it was lost (at most once a second);
@@ -402,6 +524,7 @@ static PGresult *exec_params(struct pg_store *st, const char *what, const char *
 {
 	PGresult *r = NULL;
 
+	answer(st);
 	if (connected(st) < 0)
 		return NULL;
 	r = PQexecParams(st->conn, sql, n, NULL, vals, NULL, NULL, 0);
@@ -424,6 +547,7 @@ static int exec_ok(struct pg_store *st, const char *what, const char *sql)
 /* statements separated by ';' (the simple protocol): the schema's own */
 static int exec_script(struct pg_store *st, const char *what, const char *sql)
 {
+	answer(st);
 	PGresult *r = PQexec(st->conn, sql);
 	int rc = PQresultStatus(r) == PGRES_COMMAND_OK ? 0 : pg_err(st, what, r);
 
@@ -433,6 +557,7 @@ static int exec_script(struct pg_store *st, const char *what, const char *sql)
 
 static void rollback(struct pg_store *st)
 {
+	answer(st);
 	if (PQstatus(st->conn) == CONNECTION_OK)
 		PQclear(PQexec(st->conn, "ROLLBACK"));
 }
@@ -558,6 +683,7 @@ struct pg_store *pg_open_notice(const char *uri, char *err, size_t errlen,
 	PQsetNoticeProcessor(st->conn, quiet, NULL);
 	if (setup(st, err, errlen, notice, arg) < 0)
 		goto fail;
+	sender_start(st);
 	return st;
 fail:
 	pg_close(st);
@@ -570,10 +696,14 @@ void pg_close(struct pg_store *st)
 		return;
 	if (st->pending && PQstatus(st->conn) == CONNECTION_OK)
 		pg_commit(st);
+	answer(st);
+	sender_stop(st);
 	st->lost += st->pending;
 	PQfinish(st->conn);
-	for (int i = 0; i < C__COUNT; i++)
+	for (int i = 0; i < C__COUNT; i++) {
 		free(st->copy[i].p);
+		free(st->fly[i].p);
+	}
 	hs_sources_free(&st->src);
 	free(st->uri);
 	free(st->name);
@@ -627,7 +757,7 @@ int pg_session_end(struct pg_store *st, int64_t session, const struct hs_session
 		return -1;
 	PQclear(r);
 	st->written++;
-	return rc;
+	return st->fly_failed ? -1 : rc;	/* the last rows were not written */
 }
 
 int64_t pg_input_session(struct pg_store *st, const char *input)
@@ -722,7 +852,7 @@ int pg_trace(struct pg_store *st, int64_t session, const struct hs_trace *t,
 
 int pg_flow(struct pg_store *st, int64_t session, struct hs_flow *f)
 {
-	struct pg_buf *b = &st->copy[C_FLOWS];
+	struct pg_buf *b = &st->copy[f->row ? C_FLOWS : C_FLOWS_NEW];
 	char src[HS_ADDRSTRLEN], dst[HS_ADDRSTRLEN];
 
 	put_int(b, session);
@@ -776,10 +906,10 @@ int pg_control(struct pg_store *st, int64_t session, uint64_t ts_ns, const char 
 	return 0;
 }
 
-/* one buffer through COPY; 0 or -1 */
+/* a buffer of the batch in flight through COPY; 0 or -1 */
 static int copy_in(struct pg_store *st, int table)
 {
-	struct pg_buf *b = &st->copy[table];
+	struct pg_buf *b = &st->fly[table];
 	PGresult *r = NULL;
 
 	if (!b->len)
@@ -802,38 +932,64 @@ static int copy_in(struct pg_store *st, int table)
 	return rc;
 }
 
-int pg_commit(struct pg_store *st)
+/* the batch in flight, in one transaction: 0, or -1 with errmsg set and
+ * the transaction rolled back */
+static int send_batch(struct pg_store *st)
 {
-	size_t n = st->pending;
-
-	if (!n)
-		return 0;
-	if (connected(st) < 0)
-		goto away;
-	if (exec_ok(st, "cannot write to", "BEGIN") < 0 ||
-	    copy_in(st, C_TRACES) < 0 || copy_in(st, C_CONTROL) < 0)
+	if (exec_ok(st, "cannot write to", "BEGIN") < 0 || copy_in(st, C_TRACES) < 0 ||
+	    copy_in(st, C_FLOWS_NEW) < 0 || copy_in(st, C_CONTROL) < 0)
 		goto failed;
-	if (st->copy[C_FLOWS].len &&
+	if (st->fly[C_FLOWS].len &&
 	    (exec_ok(st, "cannot write to", "CREATE TEMP TABLE IF NOT EXISTS flows_in"
 		     " (n bigserial, LIKE flows) ON COMMIT DELETE ROWS") < 0 ||
 	     copy_in(st, C_FLOWS) < 0 || exec_ok(st, "cannot write to", flows_merge) < 0))
 		goto failed;
 	if (exec_ok(st, "cannot commit to", "COMMIT") < 0)
 		goto failed;
-	for (int i = 0; i < C__COUNT; i++)
-		st->copy[i].len = 0;
-	st->pending = 0;
-	st->written += n;
-	return n > INT32_MAX ? INT32_MAX : (int)n;
+	return 0;
 failed:
 	rollback(st);
-	if (PQstatus(st->conn) != CONNECTION_OK) {
-		/* the server went away: the rows wait for it */
-		st->retry_at = hs_mono_ns() + PG_RETRY_NS;
-		goto away;
-	}
-	drop_rows(st);		/* refused by the server: sending them again would be too */
 	return -1;
+}
+
+/* The rows written since the last commit become the batch in flight,
+ * sent while the analyzer goes on; the answer to the one before is
+ * waited for first. The rows handed over, or -1 when they, or the batch
+ * before, could not be. */
+int pg_commit(struct pg_store *st)
+{
+	size_t n;
+	int prev = answer(st) < 0 || st->fly_failed ? -1 : 0;
+
+	st->fly_failed = false;
+	n = st->pending;
+	if (!n)
+		return prev;
+	if (connected(st) < 0)
+		goto away;
+	for (int i = 0; i < C__COUNT; i++) {
+		struct pg_buf b = st->fly[i];
+
+		st->fly[i] = st->copy[i];
+		st->copy[i] = b;
+	}
+	st->fly_rows = n;
+	st->pending = 0;
+	if (st->sender_ok) {
+		pthread_mutex_lock(&st->mu);
+		st->busy = true;
+		pthread_cond_broadcast(&st->cv);
+		pthread_mutex_unlock(&st->mu);
+	} else {
+		st->fly_rc = send_batch(st);
+		if (answer(st) < 0) {
+			st->fly_failed = false;
+			if (st->pending)
+				goto away;	/* the server went away: the rows wait for it */
+			return -1;	/* refused by the server: sending them again would be too */
+		}
+	}
+	return prev < 0 ? -1 : n > INT32_MAX ? INT32_MAX : (int)n;
 away:
 	if (held_bytes(st) > PG_HOLD_MAX) {
 		size_t rows = st->pending;
