@@ -321,6 +321,11 @@ static const char schema_v12[] =
 	" json_extract(h.value, '$[5]'), t.analyzer FROM traces t, json_each(t.hop_list) h"
 	" LEFT JOIN mirror_sources m ON m.id = json_extract(h.value, '$[0]');";
 
+/* version 13: PostgreSQL's traces are kept a day a table (store_pg.c);
+ * nothing changes here, where traces keep no index so that they are
+ * written fast (version 9) */
+static const char schema_v13[] = "";
+
 /* migrations[i] takes the schema from version i to i + 1: its sql, then
  * its fill over every trace (if any), then its after (if any) */
 static const struct migration {
@@ -330,7 +335,7 @@ static const struct migration {
 	{ schema_v4, NULL, NULL }, { schema_v5, NULL, NULL }, { schema_v6, NULL, NULL },
 	{ schema_v7, NULL, NULL }, { schema_v8, schema_v8_fill, schema_v8_after },
 	{ schema_v9, schema_v9_fill, schema_v9_after }, { schema_v10, NULL, NULL },
-	{ schema_v11, NULL, NULL }, { schema_v12, NULL, NULL },
+	{ schema_v11, NULL, NULL }, { schema_v12, NULL, NULL }, { schema_v13, NULL, NULL },
 };
 
 #define FILL_IDS 65536		/* trace ids per step of a fill */
@@ -1536,25 +1541,25 @@ int sq_prune(struct sq_store *st, uint64_t now_wall, int64_t live, unsigned budg
 	/* the rest by the same rule, each at most n rows a step */
 	static const struct {
 		const char *sql;
-		int what;		/* 0 flows, 1 probes, 2 other */
+		int what;		/* HS_PRUNE_... */
 	} del[] = {
 		{ "DELETE FROM flows WHERE rowid IN (SELECT rowid FROM flows WHERE session IN"
 		  " temp.prune_s OR (session = :live AND (last_ts < :cut OR :bound > 0 AND"
-		  " last_ts <= :bound)) LIMIT :n)", 0 },
+		  " last_ts <= :bound)) LIMIT :n)", HS_PRUNE_FLOWS },
 		{ "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE session IN"
 		  " temp.prune_s OR (session = :live AND (ts < :cut OR :bound > 0 AND ts <= :bound))"
-		  " LIMIT :n)", 2 },
+		  " LIMIT :n)", HS_PRUNE_OTHER },
 		{ "DELETE FROM control WHERE id IN (SELECT id FROM control WHERE session IN"
 		  " temp.prune_s OR (session = :live AND (ts < :cut OR :bound > 0 AND ts <= :bound))"
-		  " LIMIT :n)", 2 },
+		  " LIMIT :n)", HS_PRUNE_OTHER },
 		{ "DELETE FROM probe_hops WHERE (probe_id, seq) IN (SELECT probe_id, seq FROM probes"
-		  " WHERE session IN temp.prune_s OR sent < :wall LIMIT :n)", 3 },
+		  " WHERE session IN temp.prune_s OR sent < :wall LIMIT :n)", HS_PRUNE_UNCOUNTED },
 		{ "DELETE FROM probes WHERE (probe_id, seq) IN (SELECT probe_id, seq FROM probes"
-		  " WHERE session IN temp.prune_s OR sent < :wall LIMIT :n)", 1 },
+		  " WHERE session IN temp.prune_s OR sent < :wall LIMIT :n)", HS_PRUNE_PROBES },
 		{ "DELETE FROM snapshot_counters WHERE snapshot IN (SELECT id FROM snapshots"
-		  " WHERE session IN temp.prune_s OR taken < :wall LIMIT :n)", 3 },
+		  " WHERE session IN temp.prune_s OR taken < :wall LIMIT :n)", HS_PRUNE_UNCOUNTED },
 		{ "DELETE FROM snapshots WHERE id IN (SELECT id FROM snapshots"
-		  " WHERE session IN temp.prune_s OR taken < :wall LIMIT :n)", 2 },
+		  " WHERE session IN temp.prune_s OR taken < :wall LIMIT :n)", HS_PRUNE_OTHER },
 	};
 	/* the live session's flows, events and control over the size bound go
 	 * up to the capture time of the traces that went */
@@ -1564,12 +1569,7 @@ int sq_prune(struct sq_store *st, uint64_t now_wall, int64_t live, unsigned budg
 				 live, n, live_bound);
 		if (got < 0)
 			return -1;
-		if (del[i].what == 0)
-			res->flows += (uint64_t)got;
-		else if (del[i].what == 1)
-			res->probes += (uint64_t)got;
-		else if (del[i].what == 2)
-			res->other += (uint64_t)got;
+		hs_prune_add(res, del[i].what, (uint64_t)got);
 		more |= got == n;
 	}
 	/* 007's epochs that began before every trace kept, once traces went */

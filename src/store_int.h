@@ -69,6 +69,10 @@ struct hs_store_row {
 	char hops[HS_HOPLIST_MAX];
 };
 
+/* rows of a kind that retention removed, added to res */
+enum { HS_PRUNE_FLOWS, HS_PRUNE_PROBES, HS_PRUNE_OTHER, HS_PRUNE_UNCOUNTED, HS_PRUNE_SESSIONS };
+void hs_prune_add(struct hs_prune *res, int kind, uint64_t n);
+
 /* v in decimal at q; returns the end */
 char *hs_put_u64(char *q, uint64_t v);
 

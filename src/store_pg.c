@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <libpq-fe.h>
 
 #include "analyze.h"
@@ -38,7 +39,7 @@
 #include "snapshot.h"
 #include "store_int.h"
 
-#define PG_SCHEMA 12
+#define PG_SCHEMA 13
 _Static_assert(PG_SCHEMA == HS_STORE_SCHEMA,
 	       "a schema version of SQLite's is one of PostgreSQL's too: add its step to pg_steps");
 
@@ -46,6 +47,18 @@ _Static_assert(PG_SCHEMA == HS_STORE_SCHEMA,
 #define PG_RETRY_NS HS_NS_PER_SEC	/* a reconnection at most this often */
 #define PG_QUERY_TIMEOUT "30s"		/* 'sql': a query's statement_timeout */
 #define PG_LOCK_KEY 0x48734331		/* advisory lock around setting up the schema */
+
+/* the hops of every trace, as SQLite's table of them reads, each naming
+ * its trace's analyzer (from version 12 on) */
+#define PG_HOPS_VIEW \
+	"CREATE OR REPLACE VIEW hops(trace, idx, switch, addr, ts, hw_ts, ttl, tos, session," \
+	" analyzer) AS" \
+	" SELECT t.id, h.n - 1, m.switch, m.addr," \
+	" coalesce(t.first_ts, 0) + (h.v->>1)::bigint, t.first_hw_ts + (h.v->>2)::bigint," \
+	" (h.v->>3)::bigint, (h.v->>4)::bigint, (h.v->>5)::bigint, t.analyzer" \
+	" FROM traces t CROSS JOIN LATERAL json_array_elements(t.hop_list::json)" \
+	" WITH ORDINALITY AS h(v, n)" \
+	" LEFT JOIN mirror_sources m ON m.id = (h.v->>0)::bigint;"
 
 /* version 11, made at once: the tables, columns and views of store.c's
  * schema 11, in the same order. Integers are bigint (SQLite's INTEGER),
@@ -140,14 +153,42 @@ static const char pg_schema_v12[] =
 	" name text PRIMARY KEY, session bigint, seen bigint NOT NULL,"
 	" packets bigint NOT NULL, kernel_drops bigint NOT NULL, rate double precision NOT NULL,"
 	" queued bigint NOT NULL, lag bigint, lost bigint NOT NULL);"
-	"CREATE OR REPLACE VIEW hops(trace, idx, switch, addr, ts, hw_ts, ttl, tos, session,"
-	" analyzer) AS"
-	" SELECT t.id, h.n - 1, m.switch, m.addr,"
-	" coalesce(t.first_ts, 0) + (h.v->>1)::bigint, t.first_hw_ts + (h.v->>2)::bigint,"
-	" (h.v->>3)::bigint, (h.v->>4)::bigint, (h.v->>5)::bigint, t.analyzer"
-	" FROM traces t CROSS JOIN LATERAL json_array_elements(t.hop_list::json)"
-	" WITH ORDINALITY AS h(v, n)"
-	" LEFT JOIN mirror_sources m ON m.id = (h.v->>0)::bigint;";
+	PG_HOPS_VIEW;
+
+#define PG_NS_DAY (86400 * (int64_t)HS_NS_PER_SEC)
+
+/* version 13: traces partitioned by the day of their capture (first_ts,
+ * UTC), so that retention drops a day whole and a query of a time range
+ * reads its days only. A day's partition, traces_YYYYMMDD, is made before
+ * its rows are sent (make_day); a trace without a time goes to
+ * traces_undated. Ids come from a sequence (a partitioned table has no
+ * identity). The rows written in bulk keep no foreign key: each was a
+ * trigger a row, half of what COPY into traces cost. Drops and loops are
+ * found by a partial index, a small one. */
+static const char pg_schema_v13[] =
+	"DROP VIEW hops;"
+	"ALTER TABLE traces RENAME TO traces_unparted;"
+	"ALTER INDEX traces_by_session RENAME TO traces_unparted_by_session;"
+	"CREATE TABLE traces (LIKE traces_unparted INCLUDING DEFAULTS)"
+	" PARTITION BY RANGE (first_ts);"
+	"CREATE SEQUENCE traces_ids OWNED BY traces.id;"
+	"ALTER TABLE traces ALTER COLUMN id SET DEFAULT nextval('traces_ids');"
+	"SELECT setval('traces_ids', coalesce(max(id), 0) + 1, false) FROM traces_unparted;"
+	"CREATE INDEX traces_by_id ON traces(id);"
+	"CREATE INDEX traces_by_session ON traces(session, trace_no);"
+	"CREATE INDEX traces_not_delivered ON traces(first_ts) WHERE outcome <> 'delivered';"
+	"CREATE TABLE traces_undated PARTITION OF traces DEFAULT;"
+	"DO $$ DECLARE d bigint; BEGIN"
+	" FOR d IN SELECT DISTINCT first_ts / 86400000000000 FROM traces_unparted"
+	"  WHERE first_ts IS NOT NULL LOOP"
+	"  EXECUTE format('CREATE TABLE %I PARTITION OF traces FOR VALUES FROM (%s) TO (%s)',"
+	"   'traces_' || to_char(to_timestamp(d * 86400) AT TIME ZONE 'UTC', 'YYYYMMDD'),"
+	"   d * 86400000000000, (d + 1) * 86400000000000);"
+	" END LOOP; END $$;"
+	"INSERT INTO traces SELECT * FROM traces_unparted;"
+	"DROP TABLE traces_unparted;"
+	"ALTER TABLE flows DROP CONSTRAINT IF EXISTS flows_session_fkey;"
+	PG_HOPS_VIEW;
 
 /* the steps from one schema version to another, taken in turn; a database
  * made by this hopscope starts at 0 (no tables) and takes the first */
@@ -157,6 +198,7 @@ static const struct pg_step {
 } pg_steps[] = {
 	{ 0, 11, pg_schema_v11 },
 	{ 11, 12, pg_schema_v12 },
+	{ 12, 13, pg_schema_v13 },
 };
 
 /* the rows buffered for COPY, one buffer a table; a flow's first row
@@ -191,6 +233,12 @@ struct pg_buf {
 	size_t len, cap;
 };
 
+/* days (since the epoch, UTC) of traces: a set, small */
+struct pg_days {
+	int64_t *d;
+	size_t n, cap;
+};
+
 struct pg_store {
 	struct hs_store base;	/* first: the handle store.h's callers hold */
 	PGconn *conn;
@@ -202,6 +250,9 @@ struct pg_store {
 	 * answer is taken (answer()), which each use of the connection
 	 * does first. Without the thread, a batch is sent as it is committed. */
 	struct pg_buf fly[C__COUNT];
+	struct pg_days days, fly_days;	/* the days of copy's traces, of fly's */
+	int64_t last_day;		/* the day of the trace written last */
+	struct pg_days made;		/* sender: days whose partition is there */
 	size_t fly_rows;	/* rows in fly: 0 when no batch awaits its answer */
 	int fly_rc;		/* the batch's outcome: 0 or -1 (errmsg) */
 	bool fly_failed;	/* not written: the next commit says so */
@@ -377,6 +428,27 @@ static void row_end(struct pg_buf *b)
 	b->p[b->len - 1] = '\n';
 }
 
+static bool days_has(const struct pg_days *s, int64_t day)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->d[i] == day)
+			return true;
+	return false;
+}
+
+static void days_add(struct pg_days *s, int64_t day)
+{
+	if (days_has(s, day))
+		return;
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 8;
+		s->d = realloc(s->d, s->cap * sizeof(*s->d));
+		if (!s->d)
+			abort();
+	}
+	s->d[s->n++] = day;
+}
+
 static size_t held_bytes(const struct pg_store *st)
 {
 	size_t n = 0;
@@ -392,6 +464,8 @@ static void drop_rows(struct pg_store *st)
 	st->pending = 0;
 	for (int i = 0; i < C__COUNT; i++)
 		st->copy[i].len = 0;
+	st->days.n = 0;
+	st->last_day = INT64_MIN;
 }
 
 /* ---- the batch in flight ---------------------------------------------------------- */
@@ -433,6 +507,8 @@ static int answer(struct pg_store *st)
 			st->fly[i] = st->copy[i];
 			st->copy[i] = older;
 		}
+		for (size_t i = 0; i < st->fly_days.n; i++)
+			days_add(&st->days, st->fly_days.d[i]);
 		st->pending += n;
 		st->retry_at = hs_mono_ns() + PG_RETRY_NS;
 		st->fly_failed = true;
@@ -442,6 +518,7 @@ static int answer(struct pg_store *st)
 	}
 	for (int i = 0; i < C__COUNT; i++)
 		st->fly[i].len = 0;
+	st->fly_days.n = 0;
 	return st->fly_rc;
 }
 
@@ -668,6 +745,7 @@ struct pg_store *pg_open_notice(const char *uri, char *err, size_t errlen,
 	if (errlen)
 		err[0] = '\0';
 	st->base.engine = HS_ENGINE_PG;
+	st->last_day = INT64_MIN;
 	st->uri = hs_xstrdup(uri);
 	st->name = uri_shown(uri);
 	st->conn = PQconnectdbParams(keys, vals, 1);
@@ -704,6 +782,9 @@ void pg_close(struct pg_store *st)
 		free(st->copy[i].p);
 		free(st->fly[i].p);
 	}
+	free(st->days.d);
+	free(st->fly_days.d);
+	free(st->made.d);
 	hs_sources_free(&st->src);
 	free(st->uri);
 	free(st->name);
@@ -824,6 +905,12 @@ int pg_trace(struct pg_store *st, int64_t session, const struct hs_trace *t,
 	put_int(b, r->tcp_flags);
 	put_u64(b, r->len);
 	if (r->have_ts) {
+		int64_t day = (int64_t)(r->first / PG_NS_DAY);
+
+		if (day != st->last_day) {
+			st->last_day = day;
+			days_add(&st->days, day);
+		}
 		put_u64(b, r->first);
 		put_u64(b, r->last);
 	} else {
@@ -906,6 +993,57 @@ int pg_control(struct pg_store *st, int64_t session, uint64_t ts_ns, const char 
 	return 0;
 }
 
+/* the partition of traces of the day, and of the day after, made when
+ * they are not there, in a transaction of their own under the advisory
+ * lock (analyzers making the same day take turns). A trace of the day
+ * that went to traces_undated (its partition was dropped, then a late
+ * row came) moves into it. 0, or -1 with errmsg set. */
+static int make_day(struct pg_store *st, int64_t day)
+{
+	static const char what[] = "cannot make a day of traces in";
+	char lock[24], sql[512];
+	const char *lockp = I64(lock, PG_LOCK_KEY);
+	PGresult *r = NULL;
+
+	if (exec_ok(st, what, "BEGIN") < 0 ||
+	    !(r = exec_params(st, what, "SELECT pg_advisory_xact_lock($1)", 1, &lockp)))
+		goto fail;
+	PQclear(r);
+	if (exec_ok(st, what, "CREATE TEMP TABLE IF NOT EXISTS day_rows (LIKE traces)"
+		    " ON COMMIT DELETE ROWS") < 0)
+		goto fail;
+	for (int64_t d = day; d <= day + 1; d++) {
+		time_t t = (time_t)(d * 86400);
+		struct tm tm;
+		char name[32];
+		long long lo = (long long)(d * PG_NS_DAY), hi = (long long)((d + 1) * PG_NS_DAY);
+
+		if (!gmtime_r(&t, &tm) || !strftime(name, sizeof(name), "traces_%Y%m%d", &tm)) {
+			set_err(st, "%s '%s': no date for day %lld", what, st->name, (long long)d);
+			goto fail;
+		}
+		snprintf(sql, sizeof(sql), "WITH m AS (DELETE FROM traces_undated WHERE first_ts"
+			 " >= %lld AND first_ts < %lld RETURNING *) INSERT INTO day_rows"
+			 " SELECT * FROM m", lo, hi);
+		if (exec_ok(st, what, sql) < 0)
+			goto fail;
+		snprintf(sql, sizeof(sql), "CREATE TABLE IF NOT EXISTS %s PARTITION OF traces"
+			 " FOR VALUES FROM (%lld) TO (%lld)", name, lo, hi);
+		if (exec_ok(st, what, sql) < 0 ||
+		    exec_ok(st, what, "INSERT INTO traces SELECT * FROM day_rows") < 0 ||
+		    exec_ok(st, what, "DELETE FROM day_rows") < 0)
+			goto fail;
+	}
+	if (exec_ok(st, what, "COMMIT") < 0)
+		goto fail;
+	days_add(&st->made, day);
+	days_add(&st->made, day + 1);
+	return 0;
+fail:
+	rollback(st);
+	return -1;
+}
+
 /* a buffer of the batch in flight through COPY; 0 or -1 */
 static int copy_in(struct pg_store *st, int table)
 {
@@ -936,6 +1074,9 @@ static int copy_in(struct pg_store *st, int table)
  * the transaction rolled back */
 static int send_batch(struct pg_store *st)
 {
+	for (size_t i = 0; i < st->fly_days.n; i++)
+		if (!days_has(&st->made, st->fly_days.d[i]) && make_day(st, st->fly_days.d[i]) < 0)
+			return -1;
 	if (exec_ok(st, "cannot write to", "BEGIN") < 0 || copy_in(st, C_TRACES) < 0 ||
 	    copy_in(st, C_FLOWS_NEW) < 0 || copy_in(st, C_CONTROL) < 0)
 		goto failed;
@@ -973,6 +1114,10 @@ int pg_commit(struct pg_store *st)
 		st->fly[i] = st->copy[i];
 		st->copy[i] = b;
 	}
+	struct pg_days d = st->fly_days;
+	st->fly_days = st->days;
+	st->days = d;
+	st->last_day = INT64_MIN;	/* each batch names its days */
 	st->fly_rows = n;
 	st->pending = 0;
 	if (st->sender_ok) {
@@ -1613,14 +1758,28 @@ int pg_retention(struct pg_store *st, struct hs_retention *r)
 	return 0;
 }
 
-/* bounds are not enforced on PostgreSQL yet: none is taken rather than one
- * kept and never honoured */
+/* the bounds, kept as SQLite keeps them */
 int pg_set_retention(struct pg_store *st, const struct hs_retention *r)
 {
-	if (!r->age_ns && !r->max_bytes)
-		return 0;
-	return set_err(st, "retention is not enforced on a PostgreSQL history yet ('%s')",
-		       st->name);
+	static const char what[] = "cannot write to";
+	const char *names[] = { "retention_age_ns", "retention_bytes" };
+	uint64_t v[] = { r->age_ns, r->max_bytes };
+	char b[2][24];
+
+	if (exec_ok(st, what, "BEGIN") < 0)
+		return -1;
+	for (int i = 0; i < 2; i++) {
+		const char *vals[] = { names[i], U64(b[i], v[i]) };
+
+		if (step(st, what, "INSERT INTO settings(name, value) VALUES ($1, $2)"
+			 " ON CONFLICT (name) DO UPDATE SET value = excluded.value", 2, vals) < 0)
+			return -1;
+	}
+	if (exec_ok(st, what, "COMMIT") < 0) {
+		rollback(st);
+		return -1;
+	}
+	return 0;
 }
 
 uint64_t pg_used_bytes(struct pg_store *st)
@@ -1638,8 +1797,143 @@ uint64_t pg_used_bytes(struct pg_store *st)
 	return n;
 }
 
+/* rows of sql ($1 a time bound, $2 at most so many) deleted: how many, or
+ * -1 with the transaction rolled back */
+static int64_t prune_rows(struct pg_store *st, const char *sql, int64_t bound, int64_t n,
+			  int64_t live)
+{
+	char b[3][24];
+	const char *vals[] = { I64(b[0], bound), I64(b[1], n), I64(b[2], live) };
+	PGresult *r = exec_params(st, "cannot prune", sql, strstr(sql, "$3") ? 3 : 2, vals);
+	int64_t got;
+
+	if (!r) {
+		rollback(st);
+		return -1;
+	}
+	got = strtoll(PQcmdTuples(r), NULL, 10);
+	PQclear(r);
+	return got;
+}
+
+/* Retention on PostgreSQL. Traces go a day at a time, their day's
+ * partition dropped: a day goes once it ended longer ago than the age
+ * bound (by capture time, the time they are partitioned by); over the
+ * size bound the oldest day goes, one a step, but never the newest. The
+ * other rows go by their own times, up to the same bound, at most budget
+ * of each kind a step, in the same transaction; a session goes once it
+ * ended before the bound and has no rows left. */
 int pg_prune(struct pg_store *st, uint64_t now_wall_ns, int64_t live, unsigned budget,
 	     struct hs_prune *res)
 {
-	return 0;	/* no bounds can be set (pg_set_retention) */
+	static const char what[] = "cannot prune";
+	static const struct {
+		const char *sql;
+		int what;		/* HS_PRUNE_... */
+		bool wall;		/* by the age bound only */
+	} del[] = {
+		{ "DELETE FROM flows WHERE ctid IN (SELECT ctid FROM flows WHERE last_ts < $1"
+		  " LIMIT $2)", HS_PRUNE_FLOWS, false },
+		{ "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE ts < $1 LIMIT $2)",
+		  HS_PRUNE_OTHER, false },
+		{ "DELETE FROM control WHERE id IN (SELECT id FROM control WHERE ts < $1 LIMIT $2)",
+		  HS_PRUNE_OTHER, false },
+		{ "DELETE FROM blame WHERE ctid IN (SELECT ctid FROM blame WHERE epoch_start < $1"
+		  " LIMIT $2)", HS_PRUNE_OTHER, false },
+		/* a probe packet's hops, then the packet: the same ones, in order */
+		{ "DELETE FROM probe_hops WHERE (probe_id, seq) IN (SELECT probe_id, seq FROM probes"
+		  " WHERE sent < $1 ORDER BY probe_id, seq LIMIT $2)", HS_PRUNE_UNCOUNTED, true },
+		{ "DELETE FROM probes WHERE (probe_id, seq) IN (SELECT probe_id, seq FROM probes"
+		  " WHERE sent < $1 ORDER BY probe_id, seq LIMIT $2)", HS_PRUNE_PROBES, true },
+		{ "DELETE FROM snapshot_counters WHERE snapshot IN (SELECT id FROM snapshots"
+		  " WHERE taken < $1 ORDER BY id LIMIT $2)", HS_PRUNE_UNCOUNTED, true },
+		{ "DELETE FROM snapshots WHERE id IN (SELECT id FROM snapshots WHERE taken < $1"
+		  " ORDER BY id LIMIT $2)", HS_PRUNE_OTHER, true },
+		{ "DELETE FROM sessions s WHERE id IN (SELECT id FROM sessions"
+		  " WHERE coalesce(ended, started) < $1 AND id <> $3 LIMIT $2)"
+		  " AND NOT EXISTS (SELECT 1 FROM traces WHERE session = s.id)"
+		  " AND NOT EXISTS (SELECT 1 FROM flows WHERE session = s.id)"
+		  " AND NOT EXISTS (SELECT 1 FROM events WHERE session = s.id)"
+		  " AND NOT EXISTS (SELECT 1 FROM control WHERE session = s.id)",
+		  HS_PRUNE_SESSIONS, false },
+	};
+	struct hs_retention r;
+	int64_t cut = INT64_MIN, bound, n = budget ? budget : 1, got;
+	bool over, more = false;
+	PGresult *days = NULL;
+	char sql[128];
+
+	if (pg_retention(st, &r) < 0)
+		return -1;
+	if (!r.age_ns && !r.max_bytes)
+		return 0;
+	if (r.age_ns && r.age_ns < now_wall_ns)
+		cut = (int64_t)(now_wall_ns - r.age_ns);
+	over = r.max_bytes && pg_used_bytes(st) > r.max_bytes;
+	if (cut == INT64_MIN && !over)
+		return 0;
+	bound = cut;
+	pg_commit(st);
+	if (exec_ok(st, what, "BEGIN") < 0)
+		return -1;
+	/* the days there, oldest first, each with the capture time it ends at */
+	days = exec_params(st, what, "SELECT c.relname, (extract(epoch FROM"
+			   " to_date(substr(c.relname, 8), 'YYYYMMDD'))::bigint + 86400) * 1000000000"
+			   " FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid"
+			   " WHERE i.inhparent = 'traces'::regclass"
+			   " AND c.relname ~ '^traces_[0-9]{8}$' ORDER BY c.relname", 0, NULL);
+	if (!days)
+		goto fail;
+	for (int i = 0, nd = PQntuples(days); i < nd; i++) {
+		const char *name = PQgetvalue(days, i, 0);
+		int64_t end = strtoll(PQgetvalue(days, i, 1), NULL, 10);
+		PGresult *c;
+
+		if (end > cut && !(over && i == 0 && nd > 1))
+			break;
+		/* the name is the catalog's, of the form checked above */
+		snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s", name);
+		if (!(c = exec_params(st, what, sql, 0, NULL)))
+			goto fail;
+		res->traces += strtoull(PQgetvalue(c, 0, 0), NULL, 10);
+		PQclear(c);
+		snprintf(sql, sizeof(sql), "DROP TABLE %s", name);
+		if (exec_ok(st, what, sql) < 0)
+			goto fail;
+		st->made.n = 0;		/* made again when a late row comes */
+		if (end > bound)
+			bound = end;
+		if (end > cut) {	/* gone for its size: one day a step */
+			more = true;
+			break;
+		}
+	}
+	PQclear(days);
+	days = NULL;
+	/* traces without a time: by their session's end */
+	if (cut != INT64_MIN) {
+		got = prune_rows(st, "DELETE FROM traces_undated WHERE ctid IN (SELECT t.ctid"
+				 " FROM traces_undated t JOIN sessions s ON s.id = t.session"
+				 " WHERE coalesce(s.ended, s.started) < $1 AND s.id <> $3 LIMIT $2)",
+				 cut, n, live);
+		if (got < 0)
+			return -1;
+		res->traces += (uint64_t)got;
+		more |= got == n;
+	}
+	for (size_t i = 0; i < HS_ARRAY_SIZE(del) && bound != INT64_MIN; i++) {
+		if (del[i].wall && cut == INT64_MIN)
+			continue;
+		if ((got = prune_rows(st, del[i].sql, del[i].wall ? cut : bound, n, live)) < 0)
+			return -1;
+		hs_prune_add(res, del[i].what, (uint64_t)got);
+		more |= got == n;
+	}
+	if (exec_ok(st, "cannot commit to", "COMMIT") < 0)
+		goto fail;
+	return more ? 1 : 0;
+fail:
+	PQclear(days);
+	rollback(st);
+	return -1;
 }

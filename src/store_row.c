@@ -196,3 +196,14 @@ int hs_store_row_fill(struct hs_store_row *r, int64_t session, const struct hs_t
 	r->probe_id = t->probe_id;
 	return 0;
 }
+
+void hs_prune_add(struct hs_prune *res, int kind, uint64_t n)
+{
+	switch (kind) {
+	case HS_PRUNE_FLOWS: res->flows += n; break;
+	case HS_PRUNE_PROBES: res->probes += n; break;
+	case HS_PRUNE_OTHER: res->other += n; break;
+	case HS_PRUNE_SESSIONS: res->sessions += n; break;
+	default: break;
+	}
+}

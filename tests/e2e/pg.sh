@@ -40,6 +40,27 @@ for t in 'traces order by id' 'hops order by trace, idx' 'mirror_sources order b
 	'flows order by session, src, sport, dst, dport'; do
 	same "sql: every row of $t, JSON" -c "sql 'select * from $t' --json"
 done
+# a capture of 2023-11-14 (UTC): one SCTP packet seen at two switches
+python3 - "$tmp/sctp.pcap" <<'PY'
+# one SCTP packet (protocol 132) seen at two switches, each copy in GRE
+import struct, sys
+def csum(b):
+    s = sum(struct.unpack('!%dH' % (len(b) // 2), b))
+    s = (s >> 16) + (s & 0xffff)
+    return ~(s + (s >> 16)) & 0xffff
+def ip(src, dst, proto, ttl, payload):
+    h = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 20 + len(payload), 0x1234, 0, ttl, proto, 0,
+                    bytes(src), bytes(dst))
+    return h[:10] + struct.pack('!H', csum(h)) + h[12:] + payload
+out = [struct.pack('<IHHiIII', 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1)]
+for i, sw in enumerate(([192, 0, 2, 11], [192, 0, 2, 12])):
+    inner = ip([10, 1, 1, 10], [10, 2, 2, 20], 132, 62 - i, struct.pack('!HHII', 5000, 6000, 1, 0))
+    frame = bytes(12) + b'\x08\x00' + ip(sw, [192, 0, 2, 250], 47, 64,
+                                          struct.pack('!HH', 0, 0x0800) + inner)
+    out.append(struct.pack('<IIII', 1700000000, i * 1000, len(frame), len(frame)) + frame)
+open(sys.argv[1], 'wb').write(b''.join(out))
+PY
+
 same "the same file read again adds nothing" -r "$PCAP" --topo "$TOPO" \
 	-c "sql 'select count(*) as sessions from sessions'"
 host=$(hostname | cut -d. -f1)
@@ -126,11 +147,40 @@ check "SIGINT: sql says it was interrupted" has '^-c:1: error: sql: interrupted$
 check "SIGINT: the server runs it no more" \
 	[ "$(psql -c "select count(*) from pg_stat_activity where query like '%pg_sleep(30)%' and pid <> pg_backend_pid()")" = 0 ]
 
-# retention is not enforced on PostgreSQL yet: refused, not kept and ignored
-hs --db "$url" -c 'set retention 7d'
-check "set retention is refused on PostgreSQL" \
-	eval 'failed_cleanly && has "retention is not enforced on a PostgreSQL history yet" "$tmp/err"'
-check "and no bound is kept" [ -z "$(psql -c 'select * from settings')" ]
+# --- traces by day, retention by the day -----------------------------------------------
+# a trace is kept in the table of its day of capture (UTC), made with the
+# next day's before its rows were sent: hs-synth's captures are of
+# 2023-11-14
+days=$(psql -c "select string_agg(c.relname, ' ' order by c.relname) from pg_inherits i
+	join pg_class c on c.oid = i.inhrelid where i.inhparent = 'traces'::regclass")
+in_day="select count(*) from traces where tableoid::regclass::text <>
+	'traces_' || to_char(to_timestamp(first_ts / 1000000000) at time zone 'UTC', 'YYYYMMDD')"
+check "the traces' days, made as they came, the next one ahead ($days)" eval '
+	echo "$days" | grep -q "traces_20231114 traces_20231115 " &&
+	[ "$(psql -c "select count(*) from traces_20231115")" = 0 ]'
+check "every trace is in its day" eval '[ "$(psql -c "$in_day")" = 0 ] &&
+	[ "$(psql -c "select count(*) from traces_undated")" = 0 ]'
+plan=$(psql -c "explain select count(*) from traces where first_ts >= 1699920000000000000
+	and first_ts < 1699920000000000000 + 3600000000000")
+check "a time range reads its day only" eval 'echo "$plan" | grep -q "on traces_20231114" &&
+	! echo "$plan" | grep -q "traces_20231115\|traces_undated"'
+# in a database of its own: a week kept, hs-synth's day is long gone
+psql -c 'create database kept'
+kept="postgresql://hopscope@/kept?host=$sock"
+hs --db "$kept" -r "$tmp/lossy.pcap" --topo "$tmp/lossy.topo" -c 'set retention 7d; history sessions'
+check "set retention is kept on PostgreSQL" eval '[ "$st" -eq 0 ] &&
+	has "^retention: 1w" "$tmp/out" &&
+	[ "$(psql -d kept -c "select value from settings where name = '"'retention_age_ns'"'")" = 604800000000000 ]'
+hs --db "$kept" -c 'history prune; history sessions'
+check "history prune drops the days past the bound" eval '[ "$st" -eq 0 ] &&
+	has "^removed [1-9][0-9]* traces, [1-9][0-9]* flows, " "$tmp/out" &&
+	[ "$(psql -d kept -c "select count(*) from pg_class where relname like '"'traces_2023%'"'")" = 0 ] &&
+	[ "$(psql -d kept -c "select count(*) from traces")" = 0 ]'
+check "history says what the pass removed" has "^retention: 1w .*removed [1-9]" "$tmp/out"
+hs --db "$kept" -c "set retention off; set history all; capture start $tmp/sctp.pcap"
+check "traces of a day dropped before go to the day made again" eval '[ "$st" -eq 0 ] &&
+	[ "$(psql -d kept -c "select count(*) from traces_20231114")" -gt 0 ] &&
+	[ "$(psql -d kept -c "select count(*) from traces_undated")" = 0 ]'
 
 # --- what is refused: one error each, nothing else written -------------------------------
 mkdir "$tmp/cwd"
@@ -156,18 +206,30 @@ check "wrong password: the password is not shown" hasnt wrongpass "$tmp/err"
 refused "missing database" "postgresql://hopscope@/nosuchdb?host=$sock" \
 	'database "nosuchdb" does not exist'
 
+version=$(psql -c 'select version from hopscope_schema')
 psql -c 'update hopscope_schema set version = 99'
 refused "newer schema" "$url" "is from a newer hopscope (schema version 99, this one knows"
 check "newer schema: left as it was" [ "$(psql -c 'select version from hopscope_schema')" = 99 ]
-psql -c 'update hopscope_schema set version = 12'
+psql -c "update hopscope_schema set version = $version"
 
 # a history of schema 11 is upgraded in place: its rows stay, of no
-# analyzer named, and each table takes its analyzer's name
+# analyzer named, and each table takes its analyzer's name; its traces,
+# one table checking each row's session, are kept a day a table
 ntraces=$(psql -c 'select count(*) from traces')
 psql -c 'drop view hops' -c 'drop table analyzers' \
 	-c 'alter table sessions drop column analyzer' -c 'alter table traces drop column analyzer' \
 	-c 'alter table flows drop column analyzer' -c 'alter table probes drop column analyzer' \
 	-c 'alter table events drop column analyzer' -c 'alter table control drop column analyzer' \
+	-c 'create table traces_plain (like traces including defaults)' \
+	-c 'insert into traces_plain select * from traces' \
+	-c 'alter table traces_plain alter id drop default' -c 'drop table traces' \
+	-c 'alter table traces_plain rename to traces' \
+	-c 'alter table traces alter id add generated by default as identity' \
+	-c "select setval(pg_get_serial_sequence('traces', 'id'), max(id)) from traces" \
+	-c 'alter table traces add primary key (id)' \
+	-c 'create index traces_by_session on traces(session, trace_no)' \
+	-c 'alter table traces add foreign key (session) references sessions(id)' \
+	-c 'alter table flows add foreign key (session) references sessions(id)' \
 	-c "create view hops(trace, idx, switch, addr, ts, hw_ts, ttl, tos, session) as
 	    select t.id, h.n - 1, m.switch, m.addr, coalesce(t.first_ts, 0) + (h.v->>1)::bigint,
 	    t.first_hw_ts + (h.v->>2)::bigint, (h.v->>3)::bigint, (h.v->>4)::bigint,
@@ -175,15 +237,27 @@ psql -c 'drop view hops' -c 'drop table analyzers' \
 	    json_array_elements(t.hop_list::json) with ordinality as h(v, n)
 	    left join mirror_sources m on m.id = (h.v->>0)::bigint" \
 	-c 'update hopscope_schema set version = 11'
+check "schema 11: made as it was" eval '[ "$(psql -c "select relkind from pg_class
+	where relname = '"'traces'"'")" = r ] && [ "$(psql -c "select count(*) from traces")" = "$ntraces" ]'
+lastid=$(psql -c 'select max(id) from traces')
 hs --db "$url" -c 'history traces'
 check "schema 11: upgraded, with a notice" \
-	eval '[ "$st" -eq 0 ] && has "upgrading history .* from schema 11 to 12" "$tmp/err"'
-check "schema 11: its version is now 12" [ "$(psql -c 'select version from hopscope_schema')" = 12 ]
+	eval '[ "$st" -eq 0 ] && has "upgrading history .* from schema 11 to $version" "$tmp/err"'
+check "schema 11: its version is now $version" \
+	[ "$(psql -c 'select version from hopscope_schema')" = "$version" ]
 check "schema 11: its traces stay, of no analyzer named" \
 	[ "$(psql -c 'select count(*) from traces where analyzer is null')" = "$ntraces" ]
 check "schema 11: a hop names its trace's analyzer" \
 	[ "$(psql -c 'select count(*) from hops where analyzer is null')" -gt 0 ]
 check "schema 11: the heartbeats' table is made" [ "$(psql -c 'select count(*) from analyzers')" = 0 ]
+check "schema 11: its traces now a day a table, every one in its day" eval '
+	[ "$(psql -c "select relkind from pg_class where relname = '"'traces'"'")" = p ] &&
+	[ "$(psql -c "$in_day")" = 0 ] && [ "$(psql -c "select count(*) from traces_undated")" = 0 ]'
+check "schema 11: no row checks its session any more" \
+	[ "$(psql -c "select count(*) from pg_constraint where contype = 'f' and conrelid in
+		('traces'::regclass, 'flows'::regclass)")" = 0 ]
+check "schema 11: a trace written after it takes an id after theirs" \
+	[ "$(psql -c "select nextval('traces_ids')")" -gt "$lastid" ]
 
 psql -c 'create database other' && psql -d other -c 'create table theirs (x int)'
 other="postgresql://hopscope@/other?host=$sock"
