@@ -87,7 +87,6 @@ int sq_query_ro(struct sq_store *st, const char *sql, const struct hs_rows *out,
 /* ---- the listings ------------------------------------------------------------ */
 
 #define SQL_P1 "?1"
-#define SQL_TEXT(x) x
 #define SQL_JOIN(x, sep) "group_concat(" x ", " sep ")"
 #include "history_sql.h"
 

@@ -2,15 +2,16 @@
  * one text for every engine (history.c, store_pg.c). Where their SQL
  * differs, the file that includes this defines first:
  *   SQL_P1            its first parameter: "?1", "$1"
- *   SQL_TEXT(x)       x as it is where a column mixes numbers and text
  *   SQL_JOIN(x, sep)  the aggregate joining x with sep, in the order of
  *                     the rows it reads
  */
 #ifndef HS_HISTORY_SQL_H
 #define HS_HISTORY_SQL_H
 
+/* a protocol by its name, else its number as text: a column of one type,
+ * as PostgreSQL's CASE must be, and the same from both engines */
 #define SQL_PROTO(col) "CASE " col " WHEN 6 THEN 'tcp' WHEN 17 THEN 'udp' WHEN 1 THEN 'icmp' " \
-	"WHEN 58 THEN 'icmp6' ELSE " SQL_TEXT(col) " END"
+	"WHEN 58 THEN 'icmp6' ELSE CAST(" col " AS TEXT) END"
 
 /* a trace is named as everywhere else: SESSION:N, N its tracer's number */
 #define SQL_TRACE_REF "t.session || ':' || t.trace_no AS trace"

@@ -1283,7 +1283,6 @@ static int run(struct pg_store *st, const char *sql, int64_t param, const struct
 }
 
 #define SQL_P1 "$1"
-#define SQL_TEXT(x) x "::text"
 #define SQL_JOIN(x, sep) "string_agg(" x ", " sep ")"
 #include "history_sql.h"
 

@@ -40,7 +40,22 @@ for t in 'traces order by id' 'hops order by trace, idx' 'mirror_sources order b
 	'flows order by session, src, sport, dst, dport'; do
 	same "sql: every row of $t, JSON" -c "sql 'select * from $t' --json"
 done
-# a capture of 2023-11-14 (UTC): one SCTP packet seen at two switches
+same "the same file read again adds nothing" -r "$PCAP" --topo "$TOPO" \
+	-c "sql 'select count(*) as sessions from sessions'"
+host=$(hostname | cut -d. -f1)
+check "an analyzer's rows name it, the host's name by default ($host)" \
+	[ "$(psql -c "select count(*) from sessions where analyzer = '$host'")" = 1 ]
+hs --db "$url" --topo "$TOPO" -c "set analyzer pgtest; capture start $PCAP again; sleep 1"
+for t in sessions traces flows hops; do
+	check "set analyzer: the rows of $t name it" \
+		[ "$(psql -c "select count(*) > 0 from $t where analyzer = 'pgtest'")" = t ]
+done
+check "set analyzer: as many traces as the first session" \
+	[ "$(psql -c "select count(*) from traces where analyzer = 'pgtest'")" = \
+	  "$(psql -c "select count(*) from traces where analyzer = '$host'")" ]
+
+# a protocol with no name in the history: its number, as text on both
+# (a capture of 2023-11-14, UTC, of one SCTP packet seen at two switches)
 python3 - "$tmp/sctp.pcap" <<'PY'
 # one SCTP packet (protocol 132) seen at two switches, each copy in GRE
 import struct, sys
@@ -60,20 +75,12 @@ for i, sw in enumerate(([192, 0, 2, 11], [192, 0, 2, 12])):
     out.append(struct.pack('<IIII', 1700000000, i * 1000, len(frame), len(frame)) + frame)
 open(sys.argv[1], 'wb').write(b''.join(out))
 PY
-
-same "the same file read again adds nothing" -r "$PCAP" --topo "$TOPO" \
-	-c "sql 'select count(*) as sessions from sessions'"
-host=$(hostname | cut -d. -f1)
-check "an analyzer's rows name it, the host's name by default ($host)" \
-	[ "$(psql -c "select count(*) from sessions where analyzer = '$host'")" = 1 ]
-hs --db "$url" --topo "$TOPO" -c "set analyzer pgtest; capture start $PCAP again; sleep 1"
-for t in sessions traces flows hops; do
-	check "set analyzer: the rows of $t name it" \
-		[ "$(psql -c "select count(*) > 0 from $t where analyzer = 'pgtest'")" = t ]
-done
-check "set analyzer: as many traces as the first session" \
-	[ "$(psql -c "select count(*) from traces where analyzer = 'pgtest'")" = \
-	  "$(psql -c "select count(*) from traces where analyzer = '$host'")" ]
+psql -c 'create database proto'
+lite=$tmp/proto.db url="postgresql://hopscope@/proto?host=$sock"
+same "a protocol without a name" -c "set history all; capture start $tmp/sctp.pcap" \
+	-c 'history traces --json; history show 1:1 --json'
+lite=$tmp/h.db url=$("$PGS" url "$tmp")
+check "a protocol without a name is its number, as text" has '"proto":"132"' "$tmp/pg.out"
 
 # 007's votes on a fabric with a lossy link, kept by each history
 "$top_builddir/tests/tools/hs-synth" --flows 400 --seed 7 --drop-link leaf1-spine1:0.1 \
