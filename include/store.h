@@ -85,6 +85,9 @@ int hs_store_control(struct hs_store *st, int64_t session, uint64_t ts_ns, const
  * batch PostgreSQL sent before was not written. */
 int hs_store_commit(struct hs_store *st);
 size_t hs_store_pending(const struct hs_store *st);
+/* rows committed and not yet known written: PostgreSQL's batch in flight,
+ * the server still taking it (SQLite commits before it returns: 0) */
+size_t hs_store_in_flight(struct hs_store *st);
 /* open the next batch now, taking the file's write lock: waiting for it as
  * a write does (wait), or failing at once when another program holds it.
  * 0 or -1. */

@@ -1317,7 +1317,8 @@ bool hs_capture_info(struct hs_ctx *ctx, const char **source, bool *is_file,
 	*source = c->source;
 	*is_file = c->is_file;
 	*end_reason = c->end_reason;
-	*stored = c->stored - c->queued;	/* committed */
+	/* committed (and, on a history server, taken by it) */
+	*stored = c->stored - c->queued - (ctx->store ? hs_store_in_flight(ctx->store) : 0);
 	*unstored = c->unstored + c->behind;
 	return true;
 }
@@ -1327,7 +1328,7 @@ uint64_t hs_capture_waiting(struct hs_ctx *ctx)
 	struct hs_capture *c = ctx->cap;
 
 	hs_capture_hold_store(ctx);
-	return c ? c->queued : 0;
+	return c ? c->queued + (ctx->store ? hs_store_in_flight(ctx->store) : 0) : 0;
 }
 
 void hs_capture_writer(struct hs_ctx *ctx, uint64_t *queued, uint64_t *behind)

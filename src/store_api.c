@@ -126,6 +126,11 @@ size_t hs_store_pending(const struct hs_store *st)
 			 : sq_pending((const struct sq_store *)st);
 }
 
+size_t hs_store_in_flight(struct hs_store *st)
+{
+	return IS_PG(st) ? pg_in_flight(PG(st)) : 0;
+}
+
 int hs_store_begin(struct hs_store *st, bool wait)
 {
 	return IS_PG(st) ? pg_begin(PG(st), wait) : sq_begin(SQ(st), wait);

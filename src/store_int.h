@@ -165,6 +165,7 @@ int pg_control(struct pg_store *st, int64_t session, uint64_t ts_ns, const char 
 	       const char *detail);
 int pg_commit(struct pg_store *st);
 size_t pg_pending(const struct pg_store *st);
+size_t pg_in_flight(struct pg_store *st);
 int pg_begin(struct pg_store *st, bool wait);
 uint64_t pg_written(const struct pg_store *st);
 uint64_t pg_lost(const struct pg_store *st);

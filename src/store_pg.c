@@ -1154,6 +1154,20 @@ size_t pg_pending(const struct pg_store *st)
 	return st->pending;
 }
 
+/* the batch in flight while the sender has it */
+size_t pg_in_flight(struct pg_store *st)
+{
+	size_t n = 0;
+
+	if (!st->sender_ok)
+		return 0;
+	pthread_mutex_lock(&st->mu);
+	if (st->busy)
+		n = st->fly_rows;
+	pthread_mutex_unlock(&st->mu);
+	return n;
+}
+
 /* rows go to buffers, which need no lock: nothing to wait for */
 int pg_begin(struct pg_store *st, bool wait)
 {
