@@ -36,7 +36,7 @@ static void usage(FILE *fp)
 		"                --tls-key FILE] [--secret FILE] [-f RUNBOOK] [-c 'CMD; CMD']\n"
 		"                [--json] [--keep-going] [VERB [ARG...]]\n"
 		"       hopscope serve [--config FILE] [--socket PATH] [--db PATH] [--name NAME]\n"
-		"                      [--check]\n"
+		"                      [-Z USER] [--check]\n"
 		"       hopscope -h | --help | --version\n"
 		"\n"
 		"  -r, --read FILE       read mirrored packets from a capture file\n"

@@ -40,6 +40,8 @@
 #include "cmd.h"
 #include "console.h"
 #include "engine.h"
+#include "driver.h"
+#include "privsep.h"
 #include "proto.h"
 #include "retention.h"
 #include "runner.h"
@@ -167,6 +169,9 @@ static struct serve {
 	struct hs_tls_conf tls;
 	uv_tcp_t tcp_listener;
 	bool tcp_listening;
+	char *user;			/* -Z, else 'user': whom to become once listening */
+	struct hs_privs privs;
+	bool db_existed;		/* the history was there before the daemon */
 	uv_timer_t flush;
 	bool flush_init;
 	struct client *clients;
@@ -363,6 +368,23 @@ static int conf_allow(struct hs_ctx *ctx, int argc, char **argv, int line)
 	return 0;
 }
 
+/* user USER: once capturing and listening, run as USER (-Z wins) */
+static int conf_user(struct hs_ctx *ctx, int argc, char **argv, bool user_given)
+{
+	struct hs_privs p;
+	char err[256];
+
+	if (argc != 2)
+		return bad(ctx, "user: one argument, whom the daemon runs as (usage: user USER)");
+	if (hs_privs_plan(argv[1], &p, err, sizeof(err)) < 0)
+		return bad(ctx, "user: %s", err);
+	if (!user_given) {
+		free(sv.user);
+		sv.user = hs_xstrdup(argv[1]);
+	}
+	return 0;
+}
+
 /* lab DIR: mirror and snapshot drive the lab fabric whose state is DIR */
 static int conf_lab(struct hs_ctx *ctx, int argc, char **argv)
 {
@@ -380,8 +402,8 @@ static int conf_lab(struct hs_ctx *ctx, int argc, char **argv)
 /* read and check the whole file: its lines to run in *lines (the daemon's
  * own blanked, so a line keeps its number), 0; or -1 with one error
  * "FILE:LINE: error: ..." printed */
-static int conf_read(struct hs_ctx *ctx, const char *path, bool socket_given, char ***lines,
-		     int *nlines)
+static int conf_read(struct hs_ctx *ctx, const char *path, bool socket_given, bool user_given,
+		     char ***lines, int *nlines)
 {
 	FILE *fp = fopen(path, "r");
 	char *l = NULL, **v = NULL;
@@ -427,6 +449,9 @@ static int conf_read(struct hs_ctx *ctx, const char *path, bool socket_given, ch
 			v[count - 1] = hs_xstrdup("");
 		} else if (argc > 0 && strcmp(argv[0], "lab") == 0) {
 			rc = conf_lab(ctx, argc, argv);
+			v[count - 1] = hs_xstrdup("");
+		} else if (argc > 0 && strcmp(argv[0], "user") == 0) {
+			rc = conf_user(ctx, argc, argv, user_given);
 			v[count - 1] = hs_xstrdup("");
 		} else if (hs_check_line(ctx, l, &verb, &sub) < 0) {
 			rc = -1;
@@ -1356,12 +1381,41 @@ static int listen_start(struct hs_ctx *ctx)
 	return 0;
 }
 
+/* capturing and listening: root (or the capabilities it has) goes, as the
+ * console's -Z does, keeping CAP_NET_RAW; the history is opened first,
+ * and a new one given to the user. What needs more (the fabric's
+ * drivers) goes through a broker forked now. */
+static int drop_root(struct hs_ctx *ctx)
+{
+	char err[512];
+
+	if (!sv.privs.drop)
+		return 0;
+	if (ctx->topo) {
+		struct hs_driver_set ds;
+		const char *drivers[HS_DRIVER_MAX + 1] = { NULL };
+
+		hs_driver_set(ctx->topo, &ds);
+		for (int i = 0; i < ds.n; i++)
+			drivers[i] = ds.path[i];
+		if (hs_broker_start(ctx->loop, drivers, ctx->lab_state, err, sizeof(err)) < 0)
+			return out_err(ctx->out, "%s", err);
+	}
+	if (hs_ctx_store_early(ctx) && !sv.db_existed && !hs_store_is_pg(ctx->set.db_path))
+		hs_privs_give(&sv.privs, ctx->set.db_path, NULL, NULL);
+	if (hs_privs_drop(&sv.privs, err, sizeof(err)) < 0)
+		return out_err(ctx->out, "%s", err);
+	slog("info", "running as user '%s' (uid %u), keeping CAP_NET_RAW only", sv.privs.user,
+	     (unsigned)sv.privs.uid);
+	return 0;
+}
+
 /* the configuration has run: consoles may come */
 static void on_idle(struct hs_ctx *ctx)
 {
 	if (sv.listening)
 		return;
-	if (listen_start(ctx) < 0) {
+	if (listen_start(ctx) < 0 || drop_root(ctx) < 0) {
 		ctx->exit_status = 1;
 		hs_console_end(ctx);
 		return;
@@ -1402,7 +1456,7 @@ static void usage(FILE *fp)
 {
 	fprintf(fp,
 		"usage: hopscope serve [--config FILE] [--socket PATH] [--db PATH] [--name NAME]\n"
-		"                      [--check]\n"
+		"                      [-Z USER] [--check]\n"
 		"\n"
 		"  --config FILE   the configuration, a runbook (default " HS_SERVE_CONFIG ")\n"
 		"  --socket PATH   where consoles attach (default: its 'listen' line, else\n"
@@ -1410,6 +1464,8 @@ static void usage(FILE *fp)
 		"  --db PATH       history database (default $HOPSCOPE_DB, else ./hopscope.db)\n"
 		"  --name NAME     the analyzer's name in the rows it writes (default: the\n"
 		"                  host's); 'set analyzer NAME' in the configuration wins\n"
+		"  -Z, --user USER once capturing and listening, run as USER keeping\n"
+		"                  CAP_NET_RAW (default: its 'user' line, else stay)\n"
 		"  --check         check the configuration and exit\n"
 		"  -h, --help      this help\n"
 		"\n"
@@ -1431,24 +1487,26 @@ int hs_serve_main(int argc, char **argv)
 		{ "db", required_argument, NULL, 'D' },
 		{ "name", required_argument, NULL, 'N' },
 		{ "check", no_argument, NULL, 'K' },
+		{ "user", required_argument, NULL, 'Z' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct hs_ctx ctx = { 0 };
-	const char *config = HS_SERVE_CONFIG, *sock = NULL, *db = NULL, *name = NULL;
+	const char *config = HS_SERVE_CONFIG, *sock = NULL, *db = NULL, *name = NULL, *user = NULL;
 	bool check = false;
 	char **lines = NULL, perr[512];
 	int nlines = 0, c;
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:hZ:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'C': config = optarg; break;
 		case 'S': sock = optarg; break;
 		case 'D': db = optarg; break;
 		case 'N': name = optarg; break;
 		case 'K': check = true; break;
+		case 'Z': user = optarg; break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -1497,12 +1555,23 @@ int hs_serve_main(int argc, char **argv)
 	hs_runner_init(&ctx);
 
 	/* the whole file first: a bad line changes nothing */
-	if (conf_read(&ctx, config, sock != NULL, &lines, &nlines) < 0) {
+	if (user)
+		sv.user = hs_xstrdup(user);
+	if (conf_read(&ctx, config, sock != NULL, user != NULL, &lines, &nlines) < 0) {
 		ctx.exit_status = 1;
 		goto out;
 	}
 	if (!sv.sock_path)
 		sv.sock_path = hs_xstrdup(hs_serve_socket());
+	if (sv.user) {
+		if (hs_privs_plan(sv.user, &sv.privs, perr, sizeof(perr)) < 0) {
+			fprintf(stderr, "hopscope serve: -Z: %s\n", perr);
+			ctx.exit_status = 2;
+			goto out;
+		}
+		if (sv.privs.note[0])
+			slog("warning", "%s", sv.privs.note);
+	}
 	if (check) {
 		printf("configuration '%s' is good: consoles would attach at '%s'\n", config,
 		       sv.sock_path);
@@ -1510,6 +1579,7 @@ int hs_serve_main(int argc, char **argv)
 	}
 	ctx.lab_state = sv.lab_dir;
 	sv.lab_dir = NULL;
+	sv.db_existed = access(ctx.set.db_path, F_OK) == 0;
 	if (hs_engine_init(&ctx, perr, sizeof(perr)) < 0) {
 		if (perr[0])
 			out_err(ctx.out, "%s", perr);
@@ -1566,6 +1636,7 @@ fini:
 	hs_retention_stop(&ctx);
 	hs_unsub_events(&ctx.subs, on_event, &ctx);
 	hs_engine_fini(&ctx);
+	hs_broker_stop();
 	uv_walk(ctx.loop, close_handle, NULL);
 	uv_run(ctx.loop, UV_RUN_NOWAIT);
 	uv_run(ctx.loop, UV_RUN_DEFAULT);
@@ -1587,6 +1658,7 @@ out:
 		hs_tls_conf_free(&sv.tls);
 	free(sv.sock_path);
 	free(sv.lab_dir);
+	free(sv.user);
 	free(ctx.set.db_path);
 	free(ctx.set.analyzer);
 	free(ctx.lab_state);

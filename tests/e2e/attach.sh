@@ -85,7 +85,8 @@ check "with one line naming the file and the line" \
 	eval '[ "$(wc -l <"$tmp/err")" -eq 1 ] && has "^$tmp/bad.conf:3: error: unknown verb .tracez." "$tmp/err"'
 check "before anything ran: no history, no socket" eval '[ ! -e "$H" ] && [ ! -e "$SOCK" ]'
 for line in 'listen tcp 127.0.0.1:4000' 'allow no-such-user-here attach' 'allow root fly' \
-	'listen unix /x group no-such-group-here' 'listen unix /x mode 0400' 'watch' 'quit'; do
+	'listen unix /x group no-such-group-here' 'listen unix /x mode 0400' 'watch' 'quit' \
+	'user no-such-user-here' 'user'; do
 	printf '%s\n' "$line" >"$tmp/bad.conf"
 	hs serve --config "$tmp/bad.conf" --db "$H"
 	check "'$line' is refused at line 1 (status $st)" \
@@ -432,5 +433,27 @@ check "SIGTERM stops the daemon cleanly, the socket removed" \
 check "its console hears it is stopping (status $ast)" \
 	eval '[ "$ast" -eq 1 ] && has "lost the daemon at .$SOCK.: the daemon is stopping" "$tmp/a.err"'
 check "the session was ended" eval '[ "$(sqlite3 "$H" "select count(*) from sessions where ended is null")" -eq 0 ]'
+
+# --- -Z: root goes once it captures and listens; CAP_NET_RAW stays --------------------
+hs serve --config "$tmp/hs.conf" --db "$tmp/z.db" -Z no-such-user-here
+check "-Z with an unknown user is a usage error, nothing touched (status $st)" \
+	eval '[ "$st" -eq 2 ] && has "no-such-user-here" "$tmp/err" && [ ! -e "$tmp/z.db" ]'
+if id nobody >/dev/null 2>&1; then
+	serve "$tmp/hs.conf" --db "$tmp/z.db" -Z nobody || hard "the daemon did not start with -Z: $(cat "$tmp/log")"
+	check "-Z nobody: it runs as nobody, CAP_NET_RAW its only capability, and says so" \
+		eval 'has "^info: running as user .nobody. (uid $(id -u nobody)), keeping CAP_NET_RAW only" "$tmp/log" &&
+			grep -q "^Uid:[[:space:]]*$(id -u nobody)[[:space:]]*$(id -u nobody)[[:space:]]*$(id -u nobody)" /proc/$dpid/status &&
+			grep -q "^CapEff:[[:space:]]*0*2000$" /proc/$dpid/status'
+	att -c 'traces limit 1; history sessions'
+	check "its history, made as root and given to nobody, is written and answered (status $st)" \
+		eval '[ "$st" -eq 0 ] && has "^1:" "$tmp/out" && has "sample.pcap" "$tmp/out" &&
+			[ "$(stat -c %U "$tmp/z.db")" = nobody ]'
+	kill -TERM "$dpid"
+	i=0
+	while kill -0 "$dpid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	check "and it stops cleanly, its session ended" \
+		eval 'has "^info: stopped: exit status 0" "$tmp/log" &&
+			[ "$(sqlite3 "$tmp/z.db" "select count(*) from sessions where ended is null")" -eq 0 ]'
+fi
 
 finish
