@@ -282,6 +282,28 @@ static void tr_draw(struct hs_probe_view *v, const struct hs_probe_run *r)
 	free(buf);
 }
 
+/* typed at watch's ':' line: the table is a block of the events pane,
+ * drawn again there after each round */
+static bool tr_in_watch(const struct hs_probe_view *v, const struct hs_probe_run *r)
+{
+	return hs_watch_active(v->ctx) && !r->s.report && !hs_probe_json(v, r);
+}
+
+static void tr_block(struct hs_probe_view *v, const struct hs_probe_run *r)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	struct hs_out o;
+	FILE *fp = hs_probe_mem_open(&buf, &len, &o, false);
+
+	if (!fp)
+		return;
+	tr_render(r, &o);
+	fclose(fp);
+	hs_watch_block(v->ctx, &v->block, buf);
+	free(buf);
+}
+
 /* a round was sent: the live table drawn again */
 static void on_round(void *arg, const struct hs_probe_run *r)
 {
@@ -289,6 +311,8 @@ static void on_round(void *arg, const struct hs_probe_run *r)
 
 	if (tr_live(v, r))
 		tr_draw(v, r);
+	else if (tr_in_watch(v, r))
+		tr_block(v, r);
 }
 
 /* the run's end: the table of the rounds, or the path */
@@ -303,6 +327,8 @@ static void on_end(void *arg, const struct hs_probe_run *r)
 		if (r->stopped && v->drawn)
 			v->drawn++;
 		tr_draw(v, r);
+	} else if (r->tr && tr_in_watch(v, r)) {
+		tr_block(v, r);
 	} else if (r->tr) {
 		bool saved = ctx->out->json;
 		ctx->out->json = hs_probe_json(v, r);

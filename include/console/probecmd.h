@@ -9,6 +9,7 @@
 #include "ctx.h"
 #include "out.h"
 #include "probe.h"
+#include "watch.h"
 
 /* Parse the words after 'probe' (or 'traceroute' with hs_traceroute_parse).
  * topo may be NULL. Returns 0, or -1 with one message naming the bad word in
@@ -22,6 +23,7 @@ int hs_traceroute_parse(int argc, char **argv, const struct hs_topo *topo,
 struct hs_probe_view {
 	struct hs_ctx *ctx;
 	int drawn;		/* traceroute: lines of the live table on the terminal */
+	struct hs_wblock block;	/* traceroute: the live table in watch's events pane */
 };
 
 /* run s for the verb with the renderers of cb (its error, done and arg are

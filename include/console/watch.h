@@ -220,6 +220,14 @@ void hs_wlink_votes_text(const struct hs_wmodel *m, int i, char *buf, size_t len
 /* append a line (newlines split it; tabs become blanks) to the events */
 void hs_wmodel_event(struct hs_wmodel *m, const char *line);
 const char *hs_wmodel_event_at(const struct hs_wmodel *m, size_t i);	/* 0 = oldest */
+/* a block of lines drawn again in place (a live table): text replaces the
+ * block b's last call appended while those are still the newest lines, and
+ * is appended after whatever came since otherwise; b starts zeroed */
+struct hs_wblock {
+	uint64_t end;		/* ev_total after the block */
+	size_t lines;		/* its lines, 0 none yet */
+};
+void hs_wmodel_event_block(struct hs_wmodel *m, struct hs_wblock *b, const char *text);
 
 /* keys a pane understands, as hs_wmodel_scroll's key */
 enum { HS_WK_UP = 1, HS_WK_DOWN, HS_WK_PGUP, HS_WK_PGDN, HS_WK_HOME, HS_WK_END };
@@ -231,6 +239,9 @@ int hs_watch_start(struct hs_ctx *ctx);
 bool hs_watch_active(struct hs_ctx *ctx);
 /* an asynchronous message while the view is active goes to the events pane */
 void hs_watch_event(struct hs_ctx *ctx, const char *line);
+/* a block of the events pane drawn again in place (hs_wmodel_event_block):
+ * false when the view is not active */
+bool hs_watch_block(struct hs_ctx *ctx, struct hs_wblock *b, const char *text);
 /* A verb run at the view's ':' line that returned HS_CMD_PENDING finishes
  * inside the view, not as the runner's pending verb (the view is that):
  * hs_cmd_finish() asks this first and returns when it says true. */

@@ -126,6 +126,19 @@ void hs_watch_event(struct hs_ctx *ctx, const char *line)
 	ctx->watch.view->dirty = true;
 }
 
+static void capture_drain(struct hs_watch *w);
+
+bool hs_watch_block(struct hs_ctx *ctx, struct hs_wblock *b, const char *text)
+{
+	if (!hs_watch_active(ctx))
+		return false;
+	/* what was printed before stays above the block */
+	capture_drain(ctx->watch.view);
+	hs_wmodel_event_block(ctx->watch.view->m, b, text);
+	ctx->watch.view->dirty = true;
+	return true;
+}
+
 /* ---- output capture ------------------------------------------------------------ */
 
 static int capture_open(struct hs_watch *w)

@@ -979,9 +979,11 @@ static void event_push(struct hs_wmodel *m, const char *s, size_t len)
 	hs_wview_set(v, m->ev_count, v->height);
 }
 
-void hs_wmodel_event(struct hs_wmodel *m, const char *line)
+/* the lines of text appended; returns how many */
+static size_t event_lines(struct hs_wmodel *m, const char *line)
 {
 	const char *p = line;
+	size_t n = 0;
 
 	for (;;) {
 		const char *nl = strchr(p, '\n');
@@ -989,15 +991,42 @@ void hs_wmodel_event(struct hs_wmodel *m, const char *line)
 		if (len && p[len - 1] == '\r')
 			len--;
 		if (!nl) {
-			if (len || p == line)
+			if (len || p == line) {
 				event_push(m, p, len);
+				n++;
+			}
 			break;
 		}
 		event_push(m, p, len);
+		n++;
 		p = nl + 1;
 		if (!*p)
 			break;
 	}
+	return n;
+}
+
+void hs_wmodel_event(struct hs_wmodel *m, const char *line)
+{
+	event_lines(m, line);
+}
+
+void hs_wmodel_event_block(struct hs_wmodel *m, struct hs_wblock *b, const char *text)
+{
+	struct hs_wview *v = &m->view[HS_WP_EVENTS];
+
+	/* still the newest lines, all of them kept: taken back to be replaced */
+	if (b->lines && b->end == m->ev_total && b->lines <= m->ev_count) {
+		bool at_end = v->count == 0 || v->sel + 1 >= v->count;
+		m->ev_count -= b->lines;
+		m->ev_total -= b->lines;
+		v->count = m->ev_count;
+		if (at_end || v->sel >= v->count)
+			v->sel = v->count ? v->count - 1 : 0;
+		hs_wview_set(v, m->ev_count, v->height);
+	}
+	b->lines = event_lines(m, text);
+	b->end = m->ev_total;
 }
 
 const char *hs_wmodel_event_at(const struct hs_wmodel *m, size_t i)

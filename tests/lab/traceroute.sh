@@ -59,15 +59,24 @@ if command -v tmux >/dev/null 2>&1; then
 		fail "Ctrl-C does not leave the last table with the packets in flight left out"
 	[ "$(awk '{ if (length($0) > 80) n++ } END { print n + 0 }' "$screen")" = 0 ] ||
 		fail "the table is wider than 80 columns"
-	# in watch, the ':' line's traceroute prints its table into Events once
+	# in watch, the ':' line's traceroute draws its table in Events again
+	# after each round, in place: while it runs, hop 1's packets grow in the
+	# one row it has
 	$T send-keys -t hs "watch" Enter
 	for i in $(seq 50); do $T capture-pane -p -t hs >"$screen"; grep -q ' Events ' "$screen" && break; sleep 0.2; done
-	$T send-keys -t hs ":traceroute h8 count 2 interval 200ms" Enter
-	for i in $(seq 60); do $T capture-pane -p -t hs >"$screen"; grep -q '│  3  leaf4 ' "$screen" && break; sleep 0.2; done
+	hop1() { grep -Eo '│  1  leaf1 +[0-9.]+% +[0-9]+ ' "$screen" | awk '{ print $(NF) }'; }
+	$T send-keys -t hs ":traceroute h8 count 8 interval 400ms" Enter
+	for i in $(seq 60); do $T capture-pane -p -t hs >"$screen"; [ -n "$(hop1)" ] && break; sleep 0.1; done
 	cat "$screen"
-	grep -q '│  3  leaf4 ' "$screen" && ! grep -q '\[[0-9]*A' "$screen" ||
-		fail "traceroute in watch does not print its table in Events"
-	ok "traceroute h8 in watch: the table lands in Events, without terminal escapes"
+	first=$(hop1)
+	[ "$(hop1 | wc -l)" = 1 ] && ! grep -q "'traceroute h8 count 8 interval 400ms' finished" "$screen" ||
+		fail "traceroute in watch shows no table while it runs (hop 1: '$first')"
+	for i in $(seq 100); do $T capture-pane -p -t hs >"$screen"; grep -q "'traceroute h8 count 8 interval 400ms' finished" "$screen" && break; sleep 0.1; done
+	cat "$screen"
+	[ "$(hop1 | wc -l)" = 1 ] && [ "$(hop1)" = 120 ] && [ "$first" -lt 120 ] &&
+		grep -q '│  3  leaf4 ' "$screen" && ! grep -q '\[[0-9]*A' "$screen" ||
+		fail "traceroute in watch does not redraw its table in place (hop 1 sent $first, then $(hop1))"
+	ok "traceroute h8 in watch at 80x24: the table redrawn in Events each round ($first, then 120 sent)"
 	# its packets that ran out of TTL on the way are no link's drops: every
 	# link the rounds crossed shows packets and no drop
 	$T resize-window -t hs -x 200 -y 50
@@ -79,6 +88,19 @@ if command -v tmux >/dev/null 2>&1; then
 	! grep -Eq '(leaf|spine)[0-9] > (leaf|spine)[0-9] +[0-9]+ +[1-9]' "$screen" ||
 		fail "the Links pane counts traceroute's expired packets as drops"
 	ok "traceroute h8 in watch: no drops in the Links pane from the packets that ran out of TTL"
+	# at 200x50 the whole table shows, its rounds counting up in one header
+	$T send-keys -t hs ":traceroute h8 count 4 interval 400ms" Enter
+	for i in $(seq 60); do $T capture-pane -p -t hs >"$screen"; grep -Eq '│traceroute .* tcp, [1-3] rounds? ' "$screen" && break; sleep 0.1; done
+	cat "$screen"
+	grep -Eq '│traceroute .* tcp, [1-3] rounds? ' "$screen" ||
+		fail "traceroute in watch at 200x50 shows no table while it runs"
+	for i in $(seq 60); do $T capture-pane -p -t hs >"$screen"; grep -q "'traceroute h8 count 4 interval 400ms' finished" "$screen" && break; sleep 0.1; done
+	cat "$screen"
+	[ "$(grep -Ec '│traceroute .* tcp, 4 rounds ' "$screen")" = 1 ] &&
+		! grep -Eq '│traceroute .* tcp, [1-3] rounds? ' "$screen" &&
+		grep -Eq '│  1  leaf1 +0\.0% +60 ' "$screen" ||
+		fail "traceroute in watch at 200x50 does not redraw its table in place"
+	ok "traceroute h8 in watch at 200x50: one table, its rounds counted up in place"
 	$T kill-server 2>/dev/null || true
 	trap lab_cleanup EXIT
 	ok "traceroute h8 live at 80x24: redrawn in place, Ctrl-C keeps the last table"
@@ -136,4 +158,4 @@ grep -q "^traceroute .* > $h8:80 tcp, 2 rounds" "$out" &&
 	grep -Eq '^  3  leaf4 +[0-9.]+% +26 ' "$out" ||
 	fail "traceroute --report does not print the table"
 ok "traceroute h8 --report prints the table once"
-echo "1..8"
+echo "1..9"

@@ -670,6 +670,47 @@ static void test_events(void **state)
 	hs_wmodel_free(m);
 }
 
+/* a live table: each round replaces its block while nothing came after it */
+static void test_event_block(void **state)
+{
+	struct hs_wmodel *m = hs_wmodel_new(1, 8);
+	struct hs_wblock b = { 0 };
+
+	hs_wmodel_event(m, "> :traceroute h8");
+	hs_wmodel_event_block(m, &b, "1 round\n  1  leaf1\n");
+	hs_wmodel_event_block(m, &b, "2 rounds\n  1  leaf1\n  2  spine1\n");
+	assert_int_equal(m->ev_count, 4);
+	assert_string_equal(hs_wmodel_event_at(m, 1), "2 rounds");
+	assert_string_equal(hs_wmodel_event_at(m, 3), "  2  spine1");
+	assert_int_equal(m->view[HS_WP_EVENTS].sel, 3);	/* still on the newest */
+	/* a shorter table leaves no line of the longer one behind */
+	hs_wmodel_event_block(m, &b, "3 rounds\n");
+	assert_int_equal(m->ev_count, 2);
+	assert_string_equal(hs_wmodel_event_at(m, 1), "3 rounds");
+	assert_int_equal(m->view[HS_WP_EVENTS].sel, 1);
+
+	/* something else printed since: the table starts again below it */
+	hs_wmodel_event(m, "alert: loss");
+	hs_wmodel_event_block(m, &b, "4 rounds\n");
+	assert_int_equal(m->ev_count, 4);
+	assert_string_equal(hs_wmodel_event_at(m, 1), "3 rounds");
+	assert_string_equal(hs_wmodel_event_at(m, 2), "alert: loss");
+	assert_string_equal(hs_wmodel_event_at(m, 3), "4 rounds");
+	hs_wmodel_event_block(m, &b, "5 rounds\n");
+	assert_int_equal(m->ev_count, 4);
+	assert_string_equal(hs_wmodel_event_at(m, 3), "5 rounds");
+
+	/* another block of its own is appended, the first one left as it was */
+	struct hs_wblock b2 = { 0 };
+	hs_wmodel_event_block(m, &b2, "other\n");
+	hs_wmodel_event_block(m, &b, "6 rounds\n");
+	assert_int_equal(m->ev_count, 6);
+	assert_string_equal(hs_wmodel_event_at(m, 3), "5 rounds");
+	assert_string_equal(hs_wmodel_event_at(m, 4), "other");
+	assert_string_equal(hs_wmodel_event_at(m, 5), "6 rounds");
+	hs_wmodel_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -687,6 +728,7 @@ int main(void)
 		cmocka_unit_test(test_fit),
 		cmocka_unit_test(test_path_fit),
 		cmocka_unit_test(test_events),
+		cmocka_unit_test(test_event_block),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
