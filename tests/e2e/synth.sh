@@ -2,7 +2,8 @@
 # synth.sh - a capture made by hs-synth reads back as the traffic that was
 # generated: every original packet becomes one trace with the hops it took
 # (leaf > spine > leaf), its per-hop times and the outcome hs-synth planted
-# (delivered, dropped on the lossy link with the switch expected next, looped);
+# (delivered, dropped on the lossy link with the switch expected next, looped,
+# expired when a small TTL ran out on the way);
 # the history then holds the flows and the anomalous traces.
 #
 # The generator is deterministic: the same seed makes the same bytes.
@@ -158,6 +159,31 @@ check "without the topology the $looped looped packets are looped traces" \
 	[ "$(grep -o '"outcome":"looped"' "$tmp/notopo" | wc -l)" -eq "$looped" ]
 check "without the topology 'loops' lists them, by mirror address" \
 	grep -q "^$looped looped of [0-9]* traces, 1 cycle$" "$tmp/notopo"
+
+# --- a TTL that runs out on a loop-free path is no loop -------------------------
+# packets sent with a small TTL (a traceroute's) expire on the way: the
+# truth calls them expired, as 'drops' counts them, and none looped
+"$SYNTH" --ttl 2 --packets 300 --seed 3 -w "$tmp/ttl.pcap" -t "$tmp/ttl.topo" \
+	--truth "$tmp/ttl.truth" 2>>"$tmp/synth.err"
+check "hs-synth --ttl 2 runs" [ $? -eq 0 ]
+expired=$(grep -c '"outcome":"expired"' "$tmp/ttl.truth")
+sent=$(wc -l <"$tmp/ttl.truth")
+check "--ttl 2: the truth calls every packet expired ($expired of $sent), none looped" \
+	eval '[ "$expired" -gt 0 ] && [ "$expired" -eq "$sent" ]'
+timeout 120 "$HS" --db "$tmp/ttl.db" -r "$tmp/ttl.pcap" --topo "$tmp/ttl.topo" \
+	-c 'drops --json; traces outcome looped --json' >"$tmp/ttl.out" 2>"$tmp/err" </dev/null
+check "--ttl 2: 'drops' counts as expired what the truth does, and no trace is looped" \
+	python3 - "$tmp/ttl.out" "$tmp/ttl.truth" <<'PY'
+import json, sys
+docs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+truth = [json.loads(l) for l in open(sys.argv[2])]
+d = [x for x in docs if isinstance(x, dict) and "expired" in x][0]
+want = sum(1 for p in truth if p["outcome"] == "expired")
+looped = [x for x in docs if isinstance(x, list) or (isinstance(x, dict) and x.get("outcome") == "looped")]
+looped = sum(len(x) if isinstance(x, list) else 1 for x in looped)
+print("# expired %d (truth %d), dropped %d, looped traces %d" % (d["expired"], want, d["dropped"], looped))
+sys.exit(0 if d["expired"] == want and d["dropped"] == 0 and looped == 0 else 1)
+PY
 
 echo "1..$n"
 [ "$fails" -eq 0 ]

@@ -20,7 +20,9 @@
  * mirrors from 10.255.0.N and has loopback 10.254.0.N, the analyzer is
  * 10.255.0.254. Output is deterministic for a given seed. --truth writes one
  * JSON line per original packet: its identity, the switches that saw it and
- * what became of it (delivered, dropped, looped), for tests to compare with.
+ * what became of it (delivered, dropped, looped, or expired: its TTL ran out
+ * on a path without a loop, as a traceroute's does), for tests to compare
+ * with.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -366,7 +368,7 @@ static int loop_a = -1, loop_b = -1, loop_leaf = -1, loop_host = -1;
 static uint32_t mss = 1448;
 static uint8_t host_ttl = 64;	/* --ttl: what the hosts send with */
 static struct {
-	uint64_t packets, delivered, dropped, looped, abandoned, retrans;
+	uint64_t packets, delivered, dropped, looped, expired, abandoned, retrans;
 } stat;
 
 static void fheap_push(size_t f)
@@ -428,10 +430,27 @@ static double drop_p(int a, int b)
 	return 0;
 }
 
+enum fate { F_EXPIRED = -2, F_LOOPED = -1, F_DROPPED = 0, F_DELIVERED = 1 };
+
+static const char *fate_name(int r)
+{
+	return r == F_DELIVERED ? "delivered" : r == F_DROPPED ? "dropped" :
+	       r == F_LOOPED ? "looped" : "expired";
+}
+
+/* the TTL ran out at path[n - 1]: in a loop when a switch came twice */
+static int ran_out(const int *path, int n)
+{
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++)
+			if (path[i] == path[j])
+				return F_LOOPED;
+	return F_EXPIRED;
+}
+
 /*
  * Forward one packet from host src to host dst. Fills the switches it
- * reaches with their TTL as received; returns 1 delivered, 0 dropped,
- * -1 looped (TTL ran out).
+ * reaches with their TTL as received; returns its fate.
  */
 static int walk(const struct flow *f, int src, int dst, uint16_t sport, uint16_t dport,
 		int *path, uint8_t *ttls, int *n, int *lost_to)
@@ -443,22 +462,22 @@ static int walk(const struct flow *f, int src, int dst, uint16_t sport, uint16_t
 	*n = 0;
 	for (;;) {
 		if (*n == MAX_HOPS)
-			return -1;
+			return ran_out(path, *n);
 		path[*n] = at;
 		ttls[(*n)++] = ttl;
 		if (ttl <= 1)
-			return -1;	/* would go out with TTL 0: time exceeded */
+			return ran_out(path, *n);	/* would go out with TTL 0: time exceeded */
 		ttl--;
 		int next;
 		if (looping && (at == loop_a || at == loop_b)) {
 			next = at == loop_a ? loop_b : loop_a;
 		} else if (at == goal) {
-			return 1;
+			return F_DELIVERED;
 		} else {
 			int nh[64];
 			int k = hs_topo_next_hops(topo, at, goal, nh, 64);
 			if (k <= 0)
-				return 0;
+				return F_DROPPED;
 			next = nh[flow_hash(&hosts[src].addr, &hosts[dst].addr, sport, dport, at) %
 				  (uint64_t)k];
 			/* a flow planted on the loop is steered into it when it can be */
@@ -469,7 +488,7 @@ static int walk(const struct flow *f, int src, int dst, uint16_t sport, uint16_t
 		double p = drop_p(at, next);
 		if (p > 0 && rnd_unit() < p) {
 			*lost_to = next;
-			return 0;
+			return F_DROPPED;
 		}
 		at = next;
 	}
@@ -543,7 +562,7 @@ static bool send_step(struct flow *f)
 		fprintf(truth, "{\"src\":\"%s\",\"sport\":%u,\"dst\":\"%s\",\"dport\":%u,"
 			"\"ip_id\":%u,\"seq\":%u,\"tcp_flags\":%u,\"outcome\":\"%s\",\"path\":[",
 			hs_addr_str(&in.key.src, a, sizeof(a)), sport, hs_addr_str(&in.key.dst, b, sizeof(b)),
-			dport, in.ip_id, in.seq, flags, r > 0 ? "delivered" : r < 0 ? "looped" : "dropped");
+			dport, in.ip_id, in.seq, flags, fate_name(r));
 		for (int i = 0; i < n; i++)
 			fprintf(truth, "%s\"%s\"", i ? "," : "", topo->sw[path[i]].name);
 		fputs("]", truth);
@@ -578,8 +597,10 @@ static bool send_step(struct flow *f)
 	stat.packets++;
 
 	if (r <= 0) {
-		if (r < 0)
+		if (r == F_LOOPED)
 			stat.looped++;
+		else if (r == F_EXPIRED)
+			stat.expired++;
 		else
 			stat.dropped++;
 		if (++f->tries >= MAX_TRIES) {
@@ -875,11 +896,13 @@ int main(int argc, char **argv)
 
 	fprintf(stderr,
 		"hs-synth: %llu frames (%llu bytes) of %llu packets in %llu flows: "
-		"%llu delivered, %llu dropped, %llu looped, %llu retransmitted, %llu flows abandoned\n",
+		"%llu delivered, %llu dropped, %llu looped, %llu expired, %llu retransmitted, "
+		"%llu flows abandoned\n",
 		(unsigned long long)frames_written, (unsigned long long)bytes_written,
 		(unsigned long long)stat.packets, (unsigned long long)started,
 		(unsigned long long)stat.delivered, (unsigned long long)stat.dropped,
-		(unsigned long long)stat.looped, (unsigned long long)stat.retrans,
+		(unsigned long long)stat.looped, (unsigned long long)stat.expired,
+		(unsigned long long)stat.retrans,
 		(unsigned long long)stat.abandoned);
 	hs_topo_free(topo);
 	free(topo_text.text);
