@@ -517,8 +517,9 @@ static bool may(const struct client *c, unsigned bit)
 	for (const struct rule *r = sv.rules; r; r = r->next) {
 		if (!(r->rights & bit))
 			continue;
+		/* a name no local user has is for consoles over TCP alone */
 		if (c->tls ? !r->group && strcmp(r->name, c->user) == 0
-			   : r->group ? in_group(c, r->gid) : r->uid == c->uid)
+			   : r->group ? in_group(c, r->gid) : !r->line && r->uid == c->uid)
 			return true;
 	}
 	return false;
@@ -1573,8 +1574,9 @@ int hs_serve_main(int argc, char **argv)
 			slog("warning", "%s", sv.privs.note);
 	}
 	if (check) {
-		printf("configuration '%s' is good: consoles would attach at '%s'\n", config,
-		       sv.sock_path);
+		printf("configuration '%s' is good: consoles would attach at '%s'%s%s%s\n", config,
+		       sv.sock_path, sv.tcp ? " and over TCP at " : "", sv.tcp ? sv.tcp_name : "",
+		       sv.tcp ? " (TLS)" : "");
 		goto out;
 	}
 	ctx.lab_state = sv.lab_dir;

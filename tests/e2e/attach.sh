@@ -151,7 +151,8 @@ allow secret attach
 EOF
 hs serve --config "$tmp/hs.conf" --db "$H" --check
 check "--check says a good configuration is good and runs nothing (status $st)" \
-	eval '[ "$st" -eq 0 ] && has "is good" "$tmp/out" && [ ! -e "$H" ] && [ ! -e "$SOCK" ]'
+	eval '[ "$st" -eq 0 ] && has "is good: consoles would attach at .$SOCK. and over TCP at 127.0.0.1:0 (TLS)" "$tmp/out" &&
+		[ ! -e "$H" ] && [ ! -e "$SOCK" ]'
 
 # --- the daemon; consoles attached give what a console of its own gives --------------
 serve "$tmp/hs.conf" --db "$H" || hard "the daemon did not start: $(cat "$tmp/log")"
