@@ -128,6 +128,7 @@ struct client {
 	} h;
 	struct hs_tls *tls;		/* over TCP: its TLS; else NULL */
 	bool authed;			/* over TCP: its certificate or the secret was good */
+	bool by_secret;			/* by the secret, which is itself the right to attach */
 	char peer[64];			/* over TCP: its address */
 	uv_timer_t timer;		/* its hello is due; or, held, its output taken */
 	int handles;			/* of those, not closed yet */
@@ -512,7 +513,7 @@ static bool may(const struct client *c, unsigned bit)
 	 * is neither, whatever its name */
 	if (!c->tls && (c->uid == 0 || c->uid == geteuid()))
 		return true;
-	if (bit == R_ATTACH && !sv.attach_listed)
+	if (bit == R_ATTACH && (!sv.attach_listed || c->by_secret))
 		return true;	/* the socket's permissions decide, or TLS's proof */
 	for (const struct rule *r = sv.rules; r; r = r->next) {
 		if (!(r->rights & bit))
@@ -933,6 +934,7 @@ static bool on_auth(struct client *c, const struct hs_frame *f)
 			return false;
 		}
 		c->authed = true;
+		c->by_secret = true;
 		snprintf(c->user, sizeof(c->user), "secret");
 		return true;
 	}

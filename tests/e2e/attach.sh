@@ -147,7 +147,6 @@ listen unix $SOCK mode 0666
 listen tcp 127.0.0.1:0 tls cert $tmp/daemon.pem key $tmp/daemon.key ca $tmp/ca.pem secret $tmp/secret
 allow nobody attach
 allow alice attach
-allow secret attach
 EOF
 hs serve --config "$tmp/hs.conf" --db "$H" --check
 check "--check says a good configuration is good and runs nothing (status $st)" \
@@ -317,7 +316,7 @@ tatt() { hs --attach "$ADDR" --tls-ca "$tmp/ca.pem" "$@"; }
 python3 "$tmp/silent.py" "${ADDR#127.0.0.1:}" >"$tmp/silent_tcp" &
 silent=$!
 tatt --secret "$tmp/secret" -c 'traces limit 20; flows limit 5; drops'
-check "the right secret: the same answers as a console of its own (status $st)" \
+check "the right secret, which is the right to attach: the same answers as a console of its own (status $st)" \
 	eval '[ "$st" -eq 0 ] && cmp -s "$tmp/out" "$tmp/own.out" &&
 		has "^info: client [0-9]* (peer 127.0.0.1:[0-9]* user=secret) attached" "$tmp/log"'
 tatt --secret "$tmp/wrong" -c 'traces limit 1'
