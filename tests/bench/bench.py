@@ -27,6 +27,10 @@ run the same way, so the figures are read as ratios and not as absolutes:
            bench's own, share/lab/hs-pgserver) and into SQLite, default
            history then 'set history all', in turn: the rate of each and
            PostgreSQL's over SQLite's
+  pgquery  10 million hops in a history on PostgreSQL (a fat-tree capture
+           read once, its traces copied on the server a day apart each time):
+           'history traces', 'history load; drops' and queries of drops
+           ('sql'), each under a second
   live     a burst of ERSPAN II copies sent by trafgen at its top speed into
            a veth pair in a network namespace of its own, captured on the
            other end by tcpdump -w /dev/null and by hopscope ('capture start',
@@ -50,6 +54,7 @@ Environment (defaults in brackets):
   BENCH_CPU       the core everything is pinned to [1]
   BENCH_ONLY      comma-separated sections to run [all]
   BENCH_LIVE_FRAMES  frames in each live burst [1000000]
+  BENCH_PG_HOPS   hops stored for the PostgreSQL queries [10000000]
 """
 import argparse
 import hashlib
@@ -496,6 +501,97 @@ sys.stdin.read()
             subprocess.call([pgs, "stop", d])
             shutil.rmtree(d, ignore_errors=True)
 
+    DAY_NS = 86400 * 10**9
+
+    def section_pgquery(self):
+        """10 million hops on PostgreSQL: a fat-tree capture (hs-synth) read
+        into a history of the bench's own server once ('history all'), its
+        traces then copied on the server (INSERT ... SELECT), each copy a
+        day later, until the history holds BENCH_PG_HOPS hops over as many days;
+        then 'history traces', 'history load; drops' and two queries of
+        drops ('sql'), each timed whole, the console started to its answer,
+        median of the runs."""
+        want = env_int("BENCH_PG_HOPS", 10 * 1000 * 1000)
+        pgs = os.path.join(self.src, "share", "lab", "hs-pgserver")
+        d = tempfile.mkdtemp(prefix="hs-bench-pgq.")
+        p = subprocess.run([pgs, "start", d], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+        if p.returncode != 0:
+            self.note("no PostgreSQL server for the bench: %s" % p.stderr.strip()[-300:])
+            shutil.rmtree(d, ignore_errors=True)
+            return
+        url = p.stdout.strip()
+
+        def psql(sql):
+            return subprocess.check_output([pgs, "psql", d, "-qtA", "-c",
+                                            "SET client_min_messages = warning", "-c", sql],
+                                           text=True).strip()
+        try:
+            cap, topo = os.path.join(d, "q.pcap"), os.path.join(d, "q.topo")
+            subprocess.check_call([self.prog("tests", "tools", "hs-synth"), "--shape",
+                                   "fattree:8", "--packets", "200000", "--seed", "7",
+                                   "--drop-link", "edge3-agg1:0.05", "-w", cap, "-t", topo],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            wall, _, _, rc, _, err = self.timed([self.prog("hopscope"), "--db", url, "--topo",
+                                                 topo, "-c", "set history all; capture start "
+                                                 + cap])
+            if rc != 0:
+                self.note("hopscope > PostgreSQL failed (exit %d): %s" % (rc, err[-300:]))
+                return
+            hops0 = int(psql("SELECT sum(nhops) FROM traces"))
+            first, end = (int(v) for v in psql(
+                "SELECT min(first_ts) / %d, max(first_ts) / %d FROM traces" %
+                (self.DAY_NS, self.DAY_NS)).split("|"))
+            cols = psql("SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum)"
+                        " FROM pg_attribute WHERE attrelid = 'traces'::regclass"
+                        " AND attnum > 0 AND NOT attisdropped AND attname <> 'id'")
+            shifted = cols.replace("first_ts", "first_ts + %(k)d * %(day)d").replace(
+                "last_ts", "last_ts + %(k)d * %(day)d")
+            copies = -(-want // hops0) - 1
+            t0 = time.perf_counter()
+            for k in range(1, copies + 1):
+                for day in range(first + k, end + k + 1):
+                    name = time.strftime("traces_%Y%m%d", time.gmtime(day * 86400))
+                    psql("CREATE TABLE IF NOT EXISTS %s PARTITION OF traces FOR VALUES"
+                         " FROM (%d) TO (%d)" % (name, day * self.DAY_NS,
+                                                 (day + 1) * self.DAY_NS))
+                psql("INSERT INTO traces(%s) SELECT %s FROM traces WHERE first_ts < %d" %
+                     (cols, shifted % {"k": k, "day": self.DAY_NS}, (end + 1) * self.DAY_NS))
+            psql("ANALYZE")
+            copy_s = time.perf_counter() - t0
+            hops = int(psql("SELECT sum(nhops) FROM traces"))
+            days = int(psql("SELECT count(*) FROM pg_inherits"
+                            " WHERE inhparent = 'traces'::regclass")) - 1
+            self.add("pgq.load.hops_s", "hopscope > PostgreSQL, hops/s (history all)",
+                     hops0 / wall, "hops/s")
+            self.add("pgq.copy.hops_s", "  copied on the server to %d days" % days,
+                     (hops - hops0) / copy_s, "hops/s")
+            self.add("pgq.hops", "hops stored", hops, "hops", ">= %s" % fmt(want),
+                     hops >= want)
+            last = (end + copies) * self.DAY_NS
+            queries = [
+                ("pgq.traces", "history traces (the newest)", "history traces"),
+                ("pgq.drops_day", "drops of the newest day (sql)",
+                 "sql \"SELECT session, trace_no, first_ts, src, dst, last_switch FROM traces"
+                 " WHERE outcome = 'dropped' AND first_ts >= %d AND first_ts < %d"
+                 " ORDER BY first_ts DESC LIMIT 100\"" % (last, last + self.DAY_NS)),
+                ("pgq.load_drops", "history load; drops (the newest traces)",
+                 "history load; drops"),
+                ("pgq.drops_all", "drops by switch, every day (sql)",
+                 "sql \"SELECT last_switch, count(*) AS drops FROM traces"
+                 " WHERE outcome <> 'delivered' GROUP BY last_switch ORDER BY 2 DESC\""),
+            ]
+            runs = self.median_runs([(key, [self.prog("hopscope"), "--db", url, "--topo", topo,
+                                            "-c", cmd],
+                                      None, None) for key, _, cmd in queries])
+            for key, label, _ in queries:
+                r = runs[key]
+                self.add(key + ".s", label, r["wall"] if r else None, "s", "< 1",
+                         bool(r) and r["wall"] < 1.0)
+        finally:
+            subprocess.call([pgs, "stop", d])
+            shutil.rmtree(d, ignore_errors=True)
+
     def section_workers(self):
         """The file read with one worker and with two, on every core (not
         pinned), history off: the rate of each and their ratio, the median
@@ -738,11 +834,13 @@ sys.stdin.read()
          section_respond),
         ("pg", "ingest into PostgreSQL and into SQLite, one core (median of %(runs)d runs)",
          section_pg),
+        ("pgquery", "10 million hops on PostgreSQL: queries (median of %(runs)d runs)",
+         section_pgquery),
         ("sim007", "007: blame of lossy links", section_sim007),
         ("live", "live capture: a burst into a veth, tcpdump and hopscope in turn",
          section_live),
     )
-    NO_INPUT = ("sim007", "live")    # sections that do not read the capture
+    NO_INPUT = ("sim007", "live", "pgquery")    # sections that do not read the capture
 
     def run(self):
         only = [s for s in os.environ.get("BENCH_ONLY", "").split(",") if s]
