@@ -3,7 +3,8 @@
  * The store runs it (hs_store_query_ro), refusing writes, ATTACH, PRAGMA
  * changes and extensions. Rows stream out:
  * text is a header line and one line per row, columns joined by " | ";
- * JSON is one document, {"rows":[...]}, each row keyed by column name.
+ * JSON is one document, {"columns":[...],"rows":[...]}, each row keyed by
+ * column name.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -52,18 +53,21 @@ struct sql_out {
 	bool opened;		/* the list of rows */
 };
 
-/* the header line: before the rows, even when none come */
+/* the header line: before the rows, even when none come; in JSON the
+ * array "columns" */
 static void print_cols(void *arg, const char *const *names, int ncol)
 {
 	struct sql_out *q = arg;
 
 	q->names = names;
-	/* JSON names the columns in each row */
+	out_obj_open(q->o, NULL);
+	out_arr_open(q->o, "columns");
 	for (int i = 0; i < ncol; i++)
-		out_text(q->o, "%s%s", i ? " | " : "", names[i]);
+		out_str(q->o, NULL, i ? " | %s" : "%s", names[i]);
+	out_arr_close(q->o);
 	if (ncol > 0)
-		out_text(q->o, "\n");
-	out_list_open(q->o, "rows");
+		out_nl(q->o);
+	out_arr_open(q->o, "rows");
 	q->opened = true;
 }
 

@@ -88,13 +88,15 @@ both --db "$tmp/h.db" -c "sql SELECT 7 AS i, -2.5 AS r, NULL AS n, char(104, 105
 same "sql: the header is the keys, each cell its value" '
 cell = lambda c: None if c == "NULL" else int(c) if re.fullmatch(r"-?[0-9]+", c) else \
 	float(c) if re.fullmatch(r"-?[0-9.]+", c) else c
-eq("header", T[0].split(" | "), list(J["rows"][0]))
+eq("header", T[0].split(" | "), J["columns"])
+eq("keys", [list(r) for r in J["rows"]], [J["columns"]] * len(J["rows"]))
 eq("rows", [[cell(c) for c in l.split(" | ")] for l in T[1:]],
    [list(r.values()) for r in J["rows"]])'
 both --db "$tmp/h.db" -c "sql SELECT * FROM sessions WHERE 0"
 same "sql: no rows: the header alone, an empty array" '
 eq("rows", T[1:], J["rows"])
-eq("header", len(T), 1)'
+eq("header", T[0].split(" | "), J["columns"])
+eq("columns", "id" in J["columns"], True)'
 
 # --- snapshot ----------------------------------------------------------------
 # a stand-in driver prints canned snapshots: the second a second later, one

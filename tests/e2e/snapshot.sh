@@ -63,7 +63,7 @@ PY
 }
 stored() { # stored N: the history holds N snapshots and their 24 ports each
 	hs --db "$DB" --json sql "SELECT (SELECT count(*) FROM snapshots) AS s, (SELECT count(*) FROM snapshot_counters) AS c"
-	json "L == [{'rows': [{'s': $1, 'c': 24 * $1}]}]"
+	json "L == [{'columns': ['s', 'c'], 'rows': [{'s': $1, 'c': 24 * $1}]}]"
 }
 
 # --- take ------------------------------------------------------------------------

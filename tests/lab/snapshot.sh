@@ -135,7 +135,7 @@ HOPSCOPE_SNAP=$LAB_STATE/bad-reader HS_SNAP_REAL=$(cd "$top_builddir" && pwd)/hs
 grep -q "error: cannot read switch 'leaf2': cannot read the link counters: boom" "$LAB_STATE/bad.err" ||
 	fail "a failed reader's error: $(cat "$LAB_STATE/bad.err")"
 n=$("$HOPSCOPE" --db "$LAB_STATE/history.db" --json -c "sql SELECT count(*) AS n FROM snapshots" </dev/null)
-[ "$n" = '{"rows":[{"n":6}]}' ] || fail "a failed snapshot changed the history: $n, not 6 snapshots"
+[ "$n" = '{"columns":["n"],"rows":[{"n":6}]}' ] || fail "a failed snapshot changed the history: $n, not 6 snapshots"
 ok "a reader failing in leaf2 fails the snapshot with its error; nothing stored"
 
 # dropped to nobody, the console asks the privileged helper to run the driver
