@@ -136,6 +136,11 @@ int hs_decode(int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
  * mirrored frame (ERSPAN III of IPv4 TCP) in one pass, to the same result */
 int hs_decode_general(int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
 		      uint64_t ts_ns, struct hs_pkt *pkt);
+/* hs_decode for worker shard of n (workers.h, hs_shard): 1, pkt not
+ * written, for a frame of the common shape whose identity hash (fanout.h),
+ * read from its bytes, gives it to another worker; else hs_decode's answer */
+int hs_decode_share(int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
+		    uint64_t ts_ns, struct hs_pkt *pkt, unsigned shard, unsigned n);
 
 const char *hs_encap_name(int encap);	/* "erspan3", "none", ... */
 

@@ -47,21 +47,8 @@ static inline uint32_t hs_ident_be32(const uint8_t *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-/* the identity hash of a decoded frame with an inner IP packet */
-static inline uint32_t hs_ident_hash(const struct hs_pkt *p)
+static inline uint32_t hs_ident_mix(uint32_t h)
 {
-	uint32_t h = HS_IDENT_SEED;
-
-	if (p->key.src.af == 6) {
-		for (int i = 0; i < 16; i += 4)
-			h = hs_ident_fold(h, hs_ident_be32(p->key.src.a + i));
-		for (int i = 0; i < 16; i += 4)
-			h = hs_ident_fold(h, hs_ident_be32(p->key.dst.a + i));
-	} else {
-		h = hs_ident_fold(h, hs_ident_be32(p->key.src.a));
-		h = hs_ident_fold(h, hs_ident_be32(p->key.dst.a));
-		h = hs_ident_fold(h, (uint32_t)p->key.proto << 16 | p->ip_id);
-	}
 	h ^= h >> 16;
 	h *= HS_IDENT_MIX1;
 	h ^= h >> 15;
@@ -69,6 +56,34 @@ static inline uint32_t hs_ident_hash(const struct hs_pkt *p)
 	h ^= h >> 16;
 	return h;
 }
+
+/* the identity hash of an IPv4 packet: its addresses (4 bytes each, as
+ * on the wire), protocol and IP ID */
+static inline uint32_t hs_ident_hash4(const uint8_t *src, const uint8_t *dst, uint8_t proto,
+				      uint16_t ip_id)
+{
+	uint32_t h = HS_IDENT_SEED;
+
+	h = hs_ident_fold(h, hs_ident_be32(src));
+	h = hs_ident_fold(h, hs_ident_be32(dst));
+	h = hs_ident_fold(h, (uint32_t)proto << 16 | ip_id);
+	return hs_ident_mix(h);
+}
+
+/* the identity hash of a decoded frame with an inner IP packet */
+static inline uint32_t hs_ident_hash(const struct hs_pkt *p)
+{
+	uint32_t h = HS_IDENT_SEED;
+
+	if (p->key.src.af != 6)
+		return hs_ident_hash4(p->key.src.a, p->key.dst.a, p->key.proto, p->ip_id);
+	for (int i = 0; i < 16; i += 4)
+		h = hs_ident_fold(h, hs_ident_be32(p->key.src.a + i));
+	for (int i = 0; i < 16; i += 4)
+		h = hs_ident_fold(h, hs_ident_be32(p->key.dst.a + i));
+	return hs_ident_mix(h);
+}
+
 
 /* The program for frames of link type dlt (Ethernet, or raw IP), its loads
  * at base + offset: 0 reads the frame as libpcap's bpf_filter() gets it,

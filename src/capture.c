@@ -482,9 +482,12 @@ void hs_lane_frame(struct hs_lane *l, int dlt, const uint8_t *data, uint32_t cap
 	if (ts_ns > l->last_ts)
 		l->last_ts = ts_ns;
 
-	int drc = hs_decode(dlt, data, caplen, wirelen, ts_ns, p);
-	/* another worker's copy: only the capture time moves */
-	if (l->nshards > 1 && hs_shard(p, drc, l->nshards) != l->shard)
+	/* another worker's copy: only the capture time moves. One of the
+	 * common shape is known for another's from its bytes, not decoded */
+	int drc = l->nshards > 1 ?
+		  hs_decode_share(dlt, data, caplen, wirelen, ts_ns, p, l->shard, l->nshards) :
+		  hs_decode(dlt, data, caplen, wirelen, ts_ns, p);
+	if (drc > 0 || (l->nshards > 1 && hs_shard(p, drc, l->nshards) != l->shard))
 		goto queued;
 	s->packets++;
 	s->bytes += wirelen;

@@ -78,15 +78,20 @@ bool dec_set_mirror(struct dctx *c, int encap)
 	return true;
 }
 
+void dec_clear(struct hs_pkt *pkt, uint64_t ts_ns, uint32_t caplen, uint32_t wirelen)
+{
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->ts_ns = ts_ns;
+	pkt->caplen = caplen;
+	pkt->wirelen = wirelen;
+}
+
 static int decode(int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
 		  uint64_t ts_ns, struct hs_pkt *pkt, bool predict)
 {
 	struct dctx c = { .pkt = pkt, .depth = 0 };
 
-	memset(pkt, 0, sizeof(*pkt));
-	pkt->ts_ns = ts_ns;
-	pkt->caplen = caplen;
-	pkt->wirelen = wirelen;
+	dec_clear(pkt, ts_ns, caplen, wirelen);
 	if (!data)
 		caplen = 0;
 	if (predict && dlt == DLT_EN10MB && data && dec_predicted(data, caplen, pkt))

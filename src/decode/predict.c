@@ -12,7 +12,12 @@
  * the general decoder takes it. The result is the general decoder's to the
  * byte: the unit tests decode every frame of the test captures both ways,
  * and every cut and many corruptions of frames of this shape.
+ *
+ * A worker of several (hs_decode_share) needs only the identity of a frame
+ * that is another's: once the shape holds, its inner addresses and IP ID
+ * say whose it is, and the fields are stored only for its own.
  */
+#include "fanout.h"
 #include "rd.h"
 
 #define ETH_HLEN 14
@@ -42,7 +47,18 @@ static void put_ip4(struct hs_addr *a, const uint8_t *p)
 	memcpy(a->a, p, 4);
 }
 
-bool dec_predicted(const uint8_t *d, uint32_t caplen, struct hs_pkt *k)
+/* where the layers of a frame of the common shape are */
+struct shape {
+	const uint8_t *oip, *ers, *ip, *tcp;
+	uint32_t elen, ilen, tlen, doff, tot;
+	uint16_t bits;
+	uint64_t hi;		/* the upper timestamp bits of platform 3 */
+};
+
+/* the frame's layers when it has the common shape, as the general decoder
+ * would take it; false otherwise */
+static inline __attribute__((always_inline)) bool shape_of(const uint8_t *d, uint32_t caplen,
+							  struct shape *sh)
 {
 	/* the outer IP header's view ends with its total length */
 	if (caplen < ETH_HLEN + IP4_HLEN || be16(d + 12) != ETHERTYPE_IP)
@@ -92,6 +108,18 @@ bool dec_predicted(const uint8_t *d, uint32_t caplen, struct hs_pkt *k)
 	uint32_t tlen = ilen - IP4_HLEN, doff = (uint32_t)(tcp[12] >> 4) * 4;
 	if (doff < TCP_MIN || doff > tlen)
 		return false;
+	*sh = (struct shape){ oip, ers, ip, tcp, elen, ilen, tlen, doff, tot, bits, hi };
+	return true;
+}
+
+/* the result, each field stored once into a cleared k */
+static inline __attribute__((always_inline)) void store(const struct shape *s, struct hs_pkt *k)
+{
+	const struct shape sh = *s;
+	const uint8_t *oip = sh.oip, *ers = sh.ers, *ip = sh.ip, *tcp = sh.tcp;
+	uint32_t ilen = sh.ilen, tlen = sh.tlen, doff = sh.doff, tot = sh.tot;
+	uint16_t bits = sh.bits;
+	uint64_t hi = sh.hi;
 
 	/* the shape holds: store the result */
 	k->encap = HS_ENCAP_ERSPAN3;
@@ -139,5 +167,29 @@ bool dec_predicted(const uint8_t *d, uint32_t caplen, struct hs_pkt *k)
 	k->l4_payload_caplen = tlen - doff;
 	if (k->key.sport == HS_PORT_BGP || k->key.dport == HS_PORT_BGP)
 		k->ctl = HS_CTL_BGP;
+}
+
+bool dec_predicted(const uint8_t *d, uint32_t caplen, struct hs_pkt *k)
+{
+	struct shape sh;
+
+	if (!shape_of(d, caplen, &sh))
+		return false;
+	store(&sh, k);
 	return true;
+}
+
+int hs_decode_share(int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
+		    uint64_t ts_ns, struct hs_pkt *pkt, unsigned shard, unsigned n)
+{
+	struct shape sh;
+
+	if (n <= 1 || dlt != DLT_EN10MB || !data || !shape_of(data, caplen, &sh))
+		return hs_decode(dlt, data, caplen, wirelen, ts_ns, pkt);
+	/* hs_ident_hash() of what storing it makes (fanout.h) */
+	if (hs_ident_hash4(sh.ip + 12, sh.ip + 16, PROTO_TCP, be16(sh.ip + 4)) % n != shard)
+		return 1;
+	dec_clear(pkt, ts_ns, caplen, wirelen);
+	store(&sh, pkt);
+	return 0;
 }

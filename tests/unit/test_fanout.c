@@ -1,7 +1,9 @@
 /* test_fanout.c - the kernel's fanout program against the decoder: run by
  * libpcap's BPF interpreter over frames of every encapsulation it reads and
  * over the bundled, golden and conformance captures, it gives every frame
- * the worker hs_shard() gives it, and every copy of one packet one worker */
+ * the worker hs_shard() gives it, and every copy of one packet one worker;
+ * a worker's decoder leaves undecoded only frames the decoder gives
+ * another worker, and decodes the rest as the decoder does */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -188,9 +190,30 @@ static void test_not_read(void **state)
 
 struct tally {
 	unsigned frames, read, unread;
+	unsigned quick;		/* frames a worker of two left undecoded */
 	uint32_t *read_h, *unread_h;	/* identity hashes of each kind */
 	size_t nr, nu, cap;
 };
+
+static void check_share(const char *path, struct tally *t, const u_char *d, uint32_t cut,
+			uint32_t len, unsigned shard, unsigned n)
+{
+	struct hs_pkt p, q;
+	int want = hs_decode(DLT_EN10MB, d, cut, len, 5, &p);
+
+	memset(&q, 0xa5, sizeof(q));
+	int got = hs_decode_share(DLT_EN10MB, d, cut, len, 5, &q, shard, n);
+	if (got == 1) {
+		if (want < 0 || hs_ident_hash(&p) % n == shard)
+			fail_msg("%s: frame %u cut at %u: called another's, the decoder's "
+				 "worker is %u of %u", path, t->frames, cut, shard, n);
+		if (cut == len && n == 2)
+			t->quick++;
+	} else if (got != want || memcmp(&p, &q, sizeof(p)) != 0) {
+		fail_msg("%s: frame %u cut at %u: decoded for worker %u of %u not as the "
+			 "decoder does", path, t->frames, cut, shard, n);
+	}
+}
 
 static void tally_file(const char *path, struct tally *t)
 {
@@ -205,6 +228,13 @@ static void tally_file(const char *path, struct tally *t)
 	/* the program of Ethernet: a live capture's link type */
 	while (pcap_datalink(pc) == DLT_EN10MB && pcap_next_ex(pc, &h, &d) == 1) {
 		t->frames++;
+		/* a worker's decoder, of 2 or 3: a frame it calls another's
+		 * is one the decoder gives another, the rest it decodes as
+		 * the decoder does; the whole frame and its cuts */
+		for (uint32_t cut = h->caplen; cut > 0; cut = cut > 40 ? cut - 7 : 0)
+			for (unsigned n = 2; n <= 3; n++)
+				for (unsigned shard = 0; shard < n; shard++)
+					check_share(path, t, d, cut, h->len, shard, n);
 		if (hs_decode(DLT_EN10MB, d, h->caplen, h->len, 0, &p) < 0)
 			continue;	/* no copy of a trace: any worker */
 		uint32_t r = run(d, h->caplen), want = hs_ident_hash(&p);
@@ -256,9 +286,11 @@ static void test_files(void **state)
 	(void)state;
 	snprintf(path, sizeof(path), "%s/share/sample/sample.pcap", HS_SRCDIR);
 	tally_file(path, &t);
-	/* the sample is ERSPAN III: every frame read */
+	/* the sample is ERSPAN III: every frame read, and most of them
+	 * (TCP) known for the other's by a worker of two without decoding */
 	assert_true(t.read > 1000);
 	assert_int_equal(t.unread, 0);
+	assert_true(t.quick > t.frames / 4);
 	for (size_t k = 0; k < sizeof(dirs) / sizeof(dirs[0]); k++) {
 		DIR *dir;
 		struct dirent *e;
@@ -284,8 +316,9 @@ static void test_files(void **state)
 		}
 		closedir(dir);
 	}
-	print_message("%u frames, %u with an inner packet read, %u not read (worker 0)\n",
-		      t.frames, t.read, t.unread);
+	print_message("%u frames, %u with an inner packet read, %u not read (worker 0), "
+		      "%u known for one worker's of two without decoding\n", t.frames, t.read,
+		      t.unread, t.quick);
 	assert_true(t.read > 10 * t.unread);
 	free(t.read_h);
 	free(t.unread_h);
