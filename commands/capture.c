@@ -151,6 +151,66 @@ static uint64_t worker_rate(const struct hs_worker_stats *w, uint64_t el)
 	return el ? (uint64_t)((double)w->packets * 1e9 / (double)el) : 0;
 }
 
+/* one analyzer's heartbeat row (the analyzers table, in its column order) */
+enum { A_NAME, A_SESSION, A_SEEN, A_PACKETS, A_KDROPS, A_RATE, A_QUEUED, A_LAG, A_LOST, A__N };
+
+static uint64_t uval(const struct hs_value *v)
+{
+	return v->type == HS_VAL_INT && v->i > 0 ? (uint64_t)v->i : 0;
+}
+
+static void analyzer_row(void *arg, const struct hs_value *v, int ncol)
+{
+	struct hs_out *o = arg;
+	uint64_t now = hs_wall_ns(), seen = uval(&v[A_SEEN]);
+	char age[32], lag[32];
+
+	if (ncol != A__N)
+		return;
+	double rate = v[A_RATE].type == HS_VAL_REAL ? v[A_RATE].d :
+		      v[A_RATE].type == HS_VAL_INT ? (double)v[A_RATE].i : 0;
+	out_obj_open(o, NULL);
+	out_str(o, "name", "  %-12s", v[A_NAME].s ? v[A_NAME].s : "?");
+	out_time(o, "seen_ns", NULL, seen);
+	out_text(o, " seen %s ago", hs_fmt_duration(now > seen ? now - seen : 0, age, sizeof(age)));
+	if (v[A_SESSION].type == HS_VAL_INT)
+		out_int(o, "session", ", capturing (session %" PRId64 ")", v[A_SESSION].i);
+	else
+		out_null(o, "session");
+	out_uint(o, "packets", ", %" PRIu64 " packets", uval(&v[A_PACKETS]));
+	out_uint(o, "packets_per_sec", " (%" PRIu64 "/s)", (uint64_t)(rate + 0.5));
+	out_uint(o, "kernel_drops", ", %" PRIu64 " kernel drops", uval(&v[A_KDROPS]));
+	out_uint(o, "history_waiting", ", %" PRIu64 " rows waiting", uval(&v[A_QUEUED]));
+	out_uint(o, "history_lag_ns", NULL, uval(&v[A_LAG]));
+	if (uval(&v[A_LAG]))
+		out_text(o, " (for %s)", hs_fmt_duration(uval(&v[A_LAG]), lag, sizeof(lag)));
+	out_uint(o, "history_unstored", ", %" PRIu64 " not stored\n", uval(&v[A_LOST]));
+	out_obj_close(o);
+}
+
+/* every analyzer writing the history, by its last heartbeat: of a shared
+ * history (PostgreSQL), or of the one already open */
+static void analyzers(struct hs_ctx *ctx)
+{
+	struct hs_out *o = ctx->out;
+	struct hs_store *st = ctx->store;
+	struct hs_rows rows = { .row = analyzer_row, .arg = o };
+	char err[256];
+
+	if (!st && hs_store_is_pg(ctx->set.db_path))
+		st = hs_ctx_store(ctx);
+	if (!st)
+		return;
+	hs_capture_hold_store(ctx);
+	out_text(o, "analyzers      (their last heartbeats, in the history)\n");
+	out_arr_open(o, "analyzers");
+	if (hs_store_query_ro(st, "SELECT name, session, seen, packets, kernel_drops, rate,"
+			      " queued, lag, lost FROM analyzers ORDER BY name", &rows,
+			      err, sizeof(err)) != 0)
+		out_warn(o, "cannot read the analyzers of '%s': %s", hs_store_path(st), err);
+	out_arr_close(o);
+}
+
 static int capture_status(struct hs_ctx *ctx)
 {
 	struct hs_capture_stats *s = &ctx->last_stats;
@@ -165,6 +225,7 @@ static int capture_status(struct hs_ctx *ctx)
 	if (!hs_capture_info(ctx, &source, &is_file, &reason, &stored, &unstored)) {
 		out_null(o, "source");
 		out_str(o, "state", "no capture yet\n", "none");
+		analyzers(ctx);
 		out_obj_close(o);
 		return HS_CMD_OK;
 	}
@@ -279,6 +340,7 @@ static int capture_status(struct hs_ctx *ctx)
 	/* SQLite's page cache is the largest bounded part of the console's memory */
 	out_uint(o, "history_memory", "history memory %" PRIu64 " KiB\n",
 		 hs_store_memory() / 1024);
+	analyzers(ctx);
 	out_obj_close(o);
 	return HS_CMD_OK;
 }

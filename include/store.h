@@ -155,6 +155,19 @@ int hs_store_trace_show(struct hs_store *st, uint64_t session, uint64_t no, int6
 int hs_store_event(struct hs_store *st, int64_t session, uint64_t ts_ns, int64_t alert,
 		   const char *cond, double value, uint64_t wall_ns);
 
+/* An analyzer's heartbeat: its row of analyzers, under its name (none is
+ * written without one), replaced each time. 0 or -1. */
+struct hs_heartbeat {
+	int64_t session;		/* its running capture's, 0 none */
+	uint64_t seen_ns;		/* wall clock */
+	uint64_t packets, kernel_drops;
+	double rate;			/* packets a second since the last heartbeat */
+	uint64_t queued;		/* rows not yet written */
+	uint64_t lag_ns;		/* since the history last took them, 0: none wait */
+	uint64_t lost;			/* rows it could not store */
+};
+int hs_store_heartbeat(struct hs_store *st, const struct hs_heartbeat *hb);
+
 /* a probe run kept (probe.c): the run, then its packets and their hops */
 #define HS_STORE_SW_MAX (HS_ADDRSTRLEN > HS_NAME_MAX ? HS_ADDRSTRLEN : HS_NAME_MAX)
 

@@ -48,6 +48,7 @@ static size_t table_max(const char *env_name, size_t max)
  * 'history all', held the prompt for 100 ms and more) */
 #define HS_COMMIT_ROWS	8192
 #define HS_FLOW_FLUSH_TICKS 4	/* dirty flows are written every 2 s */
+#define HS_HEARTBEAT_TICKS 10	/* the analyzer's heartbeat, every 5 s */
 /* ... a bounded number per loop turn, so the prompt never waits for all of
  * them (writing 180k flows at once held the loop for a good part of a second) */
 #define HS_FLUSH_CHUNK	1024	/* dirty flows written per loop turn */
@@ -104,6 +105,8 @@ struct hs_capture {
 	uv_prepare_t release_prepare;	/* let the writer have the lock ... */
 	uv_check_t release_check;	/* ... twice a loop turn */
 	unsigned ticks;
+	uint64_t hb_ns, hb_packets;	/* the last heartbeat: when, the packets then */
+	uint64_t took_ns;	/* when the history last took every row queued */
 	hs_capture_done_cb done;
 };
 
@@ -221,6 +224,7 @@ static bool policy_keeps(const struct hs_ctx *ctx, const struct hs_trace *t)
 }
 
 static void commit(struct hs_ctx *ctx);
+static void read_kernel_stats(struct hs_capture *c);
 
 static void on_trace_close(void *arg, const struct hs_trace *t)
 {
@@ -329,6 +333,34 @@ static void store_warn(struct hs_ctx *ctx)
 		history_failed(ctx, hs_store_path(ctx->store), hs_store_errmsg(ctx->store));
 }
 
+/* The analyzer's heartbeat in the history it writes (the store held):
+ * what its capture read, how fast, what waits to be written and since
+ * when, what could not be. */
+static void heartbeat(struct hs_ctx *ctx, int64_t session)
+{
+	struct hs_capture *c = ctx->cap;
+	const struct hs_capture_stats *s = &ctx->last_stats;
+	uint64_t now = hs_mono_ns(), wq = c->use_writer ? hs_writer_queued(c->writer) : 0;
+	struct hs_heartbeat hb = {
+		.session = session,
+		.seen_ns = hs_wall_ns(),
+		.packets = s->packets,
+		.kernel_drops = s->kernel_drops,
+		.queued = c->queued + (ctx->store ? hs_store_in_flight(ctx->store) : 0) + wq,
+		.lost = c->unstored + c->behind,
+	};
+
+	if (!ctx->store || !hs_store_analyzer(ctx->store))
+		return;
+	if (c->hb_ns && now > c->hb_ns && s->packets >= c->hb_packets)
+		hb.rate = (double)(s->packets - c->hb_packets) * 1e9 / (double)(now - c->hb_ns);
+	if (hb.queued && c->took_ns && now > c->took_ns)
+		hb.lag_ns = now - c->took_ns;
+	c->hb_ns = now;
+	c->hb_packets = s->packets;
+	hs_store_heartbeat(ctx->store, &hb);	/* a missed one is followed by the next */
+}
+
 /* write the end of the session that ended, if it is still due: false while
  * it cannot be (the history full), true once it is or cannot be any more */
 static bool end_due(struct hs_ctx *ctx)
@@ -429,6 +461,7 @@ static void commit(struct hs_ctx *ctx)
 	if (rc < 0 && hs_store_pending(ctx->store))
 		return;
 	c->queued = 0;
+	c->took_ns = hs_mono_ns();
 }
 
 /* ---- the pipeline --------------------------------------------------------- */
@@ -577,14 +610,25 @@ static void commit_tick(uv_timer_t *t)
 		c->flush_again = false;
 		uv_idle_start(&c->flush_idle, flush_step);
 	}
+	bool beat = c->running && ctx->session > 0 && c->ticks % HS_HEARTBEAT_TICKS == 1 &&
+		    ctx->set.policy != HS_POLICY_OFF;
 	if (!c->use_writer) {
+		if (beat) {
+			read_kernel_stats(c);
+			heartbeat(ctx, ctx->session);
+		}
 		commit(ctx);
 		store_warn(ctx);
 		end_due(ctx);
 	} else {
-		hs_writer_commit_soon(c->writer);
-		if (hs_writer_try_hold(c->writer))
+		if (hs_writer_try_hold(c->writer)) {
+			if (beat) {
+				read_kernel_stats(c);
+				heartbeat(ctx, ctx->session);
+			}
 			store_warn(ctx);
+		}
+		hs_writer_commit_soon(c->writer);
 	}
 }
 
@@ -1268,6 +1312,8 @@ void hs_capture_stop(struct hs_ctx *ctx, const char *why)
 	 * batch that does not fit (a full disk) does not take the end with it */
 	commit(ctx);
 	store_warn(ctx);
+	if (ctx->session > 0 && ctx->store && !c->use_writer)
+		heartbeat(ctx, 0);	/* the last: its capture over */
 	if (ctx->session > 0 && ctx->store) {
 		end_due(ctx);	/* an earlier session's, if it is still due */
 		c->end_ss = (struct hs_session_stats){

@@ -166,6 +166,29 @@ int sq_event(struct sq_store *st, int64_t session, uint64_t ts_ns, int64_t alert
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
+int sq_heartbeat(struct sq_store *st, const struct hs_heartbeat *hb)
+{
+	sqlite3 *db = sq_db(st);
+	sqlite3_stmt *s = NULL;
+
+	if (sqlite3_prepare_v2(db, HS_HEARTBEAT_SQL("?"), -1, &s, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_text(s, 1, hs_store_an((const struct hs_store *)st), -1, SQLITE_STATIC);
+	if (hb->session > 0)
+		sqlite3_bind_int64(s, 2, hb->session);
+	sqlite3_bind_int64(s, 3, (sqlite3_int64)hb->seen_ns);
+	sqlite3_bind_int64(s, 4, (sqlite3_int64)hb->packets);
+	sqlite3_bind_int64(s, 5, (sqlite3_int64)hb->kernel_drops);
+	sqlite3_bind_double(s, 6, hb->rate);
+	sqlite3_bind_int64(s, 7, (sqlite3_int64)hb->queued);
+	if (hb->lag_ns)
+		sqlite3_bind_int64(s, 8, (sqlite3_int64)hb->lag_ns);
+	sqlite3_bind_int64(s, 9, (sqlite3_int64)hb->lost);
+	int rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
 int sq_probe(struct sq_store *st, const struct hs_store_probe *run, unsigned n,
 		   void (*pkt)(void *arg, unsigned i, struct hs_store_probe_pkt *p), void *arg,
 		   char *err, size_t errlen)

@@ -177,6 +177,13 @@ int hs_store_trace_show(struct hs_store *st, uint64_t session, uint64_t no, int6
 			 : sq_trace_show(SQ(st), session, no, prefer, trace, hops, err, errlen);
 }
 
+int hs_store_heartbeat(struct hs_store *st, const struct hs_heartbeat *hb)
+{
+	if (!hs_store_an(st))
+		return -1;
+	return IS_PG(st) ? pg_heartbeat(PG(st), hb) : sq_heartbeat(SQ(st), hb);
+}
+
 int hs_store_event(struct hs_store *st, int64_t session, uint64_t ts_ns, int64_t alert,
 		   const char *cond, double value, uint64_t wall_ns)
 {

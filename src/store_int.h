@@ -25,6 +25,16 @@ static inline const char *hs_store_an(const struct hs_store *st)
 	return st->analyzer[0] ? st->analyzer : NULL;
 }
 
+/* an analyzer's heartbeat, the same on both engines but for how its
+ * parameters are written (?N or $N) */
+#define HS_HEARTBEAT_SQL(P) \
+	"INSERT INTO analyzers(name, session, seen, packets, kernel_drops, rate, queued, lag," \
+	" lost) VALUES (" P "1, " P "2, " P "3, " P "4, " P "5, " P "6, " P "7, " P "8, " P "9)" \
+	" ON CONFLICT (name) DO UPDATE SET session = excluded.session, seen = excluded.seen," \
+	" packets = excluded.packets, kernel_drops = excluded.kernel_drops," \
+	" rate = excluded.rate, queued = excluded.queued, lag = excluded.lag," \
+	" lost = excluded.lost"
+
 /* a traceroute path reader (hs_store_paths_open) begins the same way */
 struct hs_store_paths {
 	enum hs_store_engine engine;
@@ -119,6 +129,7 @@ int sq_trace_show(struct sq_store *st, uint64_t session, uint64_t no, int64_t pr
 		  size_t errlen);
 int sq_event(struct sq_store *st, int64_t session, uint64_t ts_ns, int64_t alert,
 	     const char *cond, double value, uint64_t wall_ns);
+int sq_heartbeat(struct sq_store *st, const struct hs_heartbeat *hb);
 int sq_probe(struct sq_store *st, const struct hs_store_probe *run, unsigned n,
 	     void (*pkt)(void *arg, unsigned i, struct hs_store_probe_pkt *p), void *arg,
 	     char *err, size_t errlen);
@@ -180,6 +191,7 @@ int pg_trace_show(struct pg_store *st, uint64_t session, uint64_t no, int64_t pr
 		  size_t errlen);
 int pg_event(struct pg_store *st, int64_t session, uint64_t ts_ns, int64_t alert,
 	     const char *cond, double value, uint64_t wall_ns);
+int pg_heartbeat(struct pg_store *st, const struct hs_heartbeat *hb);
 int pg_probe(struct pg_store *st, const struct hs_store_probe *run, unsigned n,
 	     void (*pkt)(void *arg, unsigned i, struct hs_store_probe_pkt *p), void *arg,
 	     char *err, size_t errlen);

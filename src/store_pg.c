@@ -1465,6 +1465,21 @@ int pg_event(struct pg_store *st, int64_t session, uint64_t ts_ns, int64_t alert
 	return r ? 0 : -1;
 }
 
+int pg_heartbeat(struct pg_store *st, const struct hs_heartbeat *hb)
+{
+	char b[8][32];
+	const char *vals[] = { hs_store_an(&st->base), hb->session > 0 ? I64(b[0], hb->session) : NULL,
+			       U64(b[1], hb->seen_ns), U64(b[2], hb->packets),
+			       U64(b[3], hb->kernel_drops), b[4], U64(b[5], hb->queued),
+			       hb->lag_ns ? U64(b[6], hb->lag_ns) : NULL, U64(b[7], hb->lost) };
+	PGresult *r;
+
+	snprintf(b[4], sizeof(b[4]), "%.17g", hb->rate);
+	r = exec_params(st, "cannot write to", HS_HEARTBEAT_SQL("$"), 9, vals);
+	PQclear(r);
+	return r ? 0 : -1;
+}
+
 /* a statement of a transaction: 0, or -1 with the transaction rolled back */
 static int step(struct pg_store *st, const char *what, const char *sql, int n,
 		const char *const *vals)

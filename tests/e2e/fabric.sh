@@ -3,7 +3,8 @@
 # shared history on PostgreSQL (a server of the test's own, from
 # share/lab/hs-pgserver), one console over it: 'history load' joins the
 # parts of each packet the analyzers stored apart, and the traces, drops,
-# loops and latency are those of one analyzer that saw every copy.
+# loops and latency are those of one analyzer that saw every copy; capture
+# status lists each analyzer by the heartbeat it wrote.
 . "$(dirname "$0")/lib.sh"
 
 pg_start
@@ -74,9 +75,22 @@ for split in sw pod; do
 		hs --db "$url" --topo "$tmp/f.topo" \
 			-c "set analyzer an$i; set history all; capture start $tmp/$split$i.pcap"
 		[ "$st" -eq 0 ] || hard "analyzer an$i failed: $(cat "$tmp/err")"
+		sed -n 's/.*ended (end of file): \([0-9]*\) packets.*/\1/p' "$tmp/out" >"$tmp/n$i"
 	done
 	check "$split: each analyzer stored its part, named by it" \
 		[ "$(psql -c 'select count(distinct analyzer) from traces')" = 2 ]
+	hs --db "$url" -c 'capture status'
+	check "$split: capture status over the history lists both analyzers' heartbeats" \
+		eval '[ "$st" -eq 0 ] && has "no capture yet" "$tmp/out" &&
+			has "^  an1 .* seen .* ago, $(cat "$tmp/n1") packets" "$tmp/out" &&
+			has "^  an2 .* seen .* ago, $(cat "$tmp/n2") packets" "$tmp/out"'
+	hs --db "$url" -c 'capture status --json'
+	check "$split: capture status --json: the analyzers' rows" \
+		eval 'python3 -c "import json, sys
+a = json.load(open(sys.argv[1]))[\"analyzers\"]
+assert [r[\"name\"] for r in a] == [\"an1\", \"an2\"], a
+assert [r[\"packets\"] for r in a] == [int(sys.argv[2]), int(sys.argv[3])], a
+assert all(r[\"session\"] is None for r in a), a" "$tmp/out" "$(cat "$tmp/n1")" "$(cat "$tmp/n2")"' 
 	hs --db "$url" --topo "$tmp/f.topo" -c 'history load; export ndjson -; drops; loops'
 	check "$split: history load joins the parts" \
 		eval '[ "$st" -eq 0 ] && has "traces loaded from .* stored (.* joined" "$tmp/out"'

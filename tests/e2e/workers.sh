@@ -49,7 +49,7 @@ for line in open(sys.argv[1]):
                 t.pop(k, None)
             traces.append(json.dumps(t, sort_keys=True))
     elif "end_reason" in o:
-        for k in ("elapsed_ns", "workers", "history_memory"):
+        for k in ("elapsed_ns", "workers", "history_memory", "analyzers"):
             o.pop(k, None)
         out += sorted(traces) + [json.dumps(o, sort_keys=True)]
         traces = []
@@ -85,7 +85,7 @@ size=$(wc -c <"$tmp/fat.pcap")
 head -c $((size - 100)) "$tmp/fat.pcap" >"$tmp/cut.pcap"
 for w in 1 2; do
 	hs --db "$tmp/cut$w.db" --workers $w -r "$tmp/cut.pcap" -c 'capture status'
-	grep -v '^elapsed\|^workers\|^history memory' "$tmp/out" >"$tmp/cut.$w"
+	grep -v '^elapsed\|^workers\|^history memory\|^analyzers\| seen .* ago, ' "$tmp/out" >"$tmp/cut.$w"
 	cp "$tmp/err" "$tmp/cuterr.$w"
 done
 check "a damaged file: 2 workers keep the frames before the damage, as one does" \
