@@ -26,6 +26,9 @@ struct table {
 	struct hs_out *o;
 	const char *key;
 	bool one, doc, opened, doc_opened;
+	/* the sessions: which are running, which were never ended */
+	bool sessions, sole_writer;
+	int64_t live;		/* this console's running capture's session, 0 none */
 	char **names;
 	int ncol;
 	char **cells;
@@ -147,10 +150,35 @@ static void table_cols(void *arg, const char *const *names, int ncol)
 		out_arr_open(t->o, t->key);
 		t->opened = true;
 	}
-	t->ncol = ncol;
-	t->names = hs_xcalloc(ncol > 0 ? (size_t)ncol : 1, sizeof(*t->names));
+	/* the sessions have one more: their state */
+	t->ncol = ncol + (t->sessions ? 1 : 0);
+	t->names = hs_xcalloc(t->ncol > 0 ? (size_t)t->ncol : 1, sizeof(*t->names));
 	for (int i = 0; i < ncol; i++)
 		t->names[i] = hs_xstrdup(names[i]);
+	if (t->sessions)
+		t->names[ncol] = hs_xstrdup("state");
+}
+
+/* A session with no end is running when it is this console's capture; on
+ * a history only one console writes (SQLite's lock), any other one was
+ * never ended: its console was killed, or could not write its end. NULL
+ * when that cannot be told (another analyzer sharing the history may be
+ * running it). */
+static const char *session_state(const struct table *t, const struct hs_value *v, int ncol)
+{
+	const struct hs_value *id = NULL, *ended = NULL;
+
+	for (int i = 0; i < ncol; i++) {
+		if (strcmp(t->names[i], "id") == 0)
+			id = &v[i];
+		else if (strcmp(t->names[i], "ended") == 0)
+			ended = &v[i];
+	}
+	if (!ended || ended->type != HS_VAL_NULL)
+		return "ended";
+	if (id && id->type == HS_VAL_INT && t->live && id->i == t->live)
+		return "running";
+	return t->sole_writer ? "unended" : NULL;
 }
 
 /* JSON rows go out as they come; text rows are kept, each cell rendered
@@ -159,24 +187,31 @@ static void table_row(void *arg, const struct hs_value *v, int ncol)
 {
 	struct table *t = arg;
 	struct hs_out *o = t->o;
+	/* the sessions' last column, of hopscope's own making */
+	const char *state = t->sessions ? session_state(t, v, ncol) : NULL;
+	struct hs_value sv = { .type = state ? HS_VAL_TEXT : HS_VAL_NULL, .s = state };
 
 	if (o->json) {
 		out_obj_open(o, t->one ? t->key : NULL);
 		for (int i = 0; i < ncol; i++)
 			put_cell(o, t->names[i], &v[i]);
+		if (t->sessions)
+			put_cell(o, "state", &sv);
 		out_obj_close(o);
 		t->nrows++;
 		return;
 	}
 	if (t->nrows == t->cap) {
 		t->cap = t->cap ? t->cap * 2 : 64;
-		char **grown = realloc(t->cells, t->cap * (size_t)ncol * sizeof(*t->cells));
+		char **grown = realloc(t->cells, t->cap * (size_t)t->ncol * sizeof(*t->cells));
 		if (!grown)
 			abort();
 		t->cells = grown;
 	}
 	for (int i = 0; i < ncol; i++)
-		t->cells[t->nrows * (size_t)ncol + (size_t)i] = cell_text(t->names[i], &v[i]);
+		t->cells[t->nrows * (size_t)t->ncol + (size_t)i] = cell_text(t->names[i], &v[i]);
+	if (t->sessions)
+		t->cells[t->nrows * (size_t)t->ncol + (size_t)ncol] = cell_text("state", &sv);
 	t->nrows++;
 }
 
@@ -230,7 +265,9 @@ static void table_print(struct table *t, const char *empty)
 static int list(struct hs_ctx *ctx, struct hs_store *st, enum hs_listing what, uint64_t limit,
 		const char *key, const char *empty)
 {
-	struct table t = { .o = ctx->out, .key = key };
+	struct table t = { .o = ctx->out, .key = key, .sessions = what == HS_LIST_SESSIONS,
+			   .sole_writer = !hs_store_is_pg(hs_store_path(st)),
+			   .live = ctx->session };
 	struct hs_rows rows = { table_cols, table_row, &t };
 	char err[512];
 

@@ -77,6 +77,16 @@ rows=$(q "$db" 'select (select count(*) from traces where session = 2) + (select
 check "capture status reports the rows written (${written:-?}) and they are there ($rows)" \
 	[ "${written:-0}" -gt 0 ] && [ "$rows" -ge "${written:-0}" ]
 check "integrity_check is ok after the second run" integrity "$db"
+# the killed session says it was never ended, the finished one has its end
+hs --db "$db" -c 'history sessions'
+check "history sessions: the killed session is unended, the next one ended" \
+	eval 'grep -Eq "^1 +[0-9-]+ [0-9:.]+ +- .* unended$" "$tmp/out" &&
+		grep -Eq "^2 +[0-9-]+ [0-9:.]+ +[0-9-]+ [0-9:.]+ .* ended$" "$tmp/out"'
+hs --db "$db" --json -c 'history sessions'
+check "history sessions --json: the killed session's state is unended" \
+	python3 -c 'import json, sys
+s = {r["id"]: r for r in json.load(open(sys.argv[1]))["sessions"]}
+sys.exit(not (s[1]["state"] == "unended" and s[1]["ended_ns"] is None and s[2]["state"] == "ended"))' "$tmp/out"
 
 # --- a second console on the same file while the first ingests ------------------
 db=$tmp/two.db

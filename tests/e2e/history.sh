@@ -322,4 +322,14 @@ hs --db "$tmp/id.db" -r "$PCAP" --again --topo "$TOPO" -c "traces show 1:$no"
 check "traces show of another session's trace fails, pointing to history show" \
 	has "'history show 1:$no' reads the history" "$tmp/err"
 
+# a session with no end: running while its capture is, ended after
+if [ "$(id -u)" -eq 0 ]; then
+	hs --db "$tmp/live.db" -c 'capture start lo; history sessions; capture stop; history sessions --json'
+	check "history sessions: the running capture's session is running, then ended" \
+		eval 'grep -Eq "^1 +[0-9-]+ [0-9:.]+ +- +lo .* running$" "$tmp/out" &&
+			grep -q "\"ended_ns\":[0-9]*,.*\"state\":\"ended\"" "$tmp/out"'
+else
+	echo "# SKIP running session: capturing on 'lo' needs root"
+fi
+
 finish
