@@ -87,7 +87,7 @@ before=$(sqlite3 "$db2" 'select count(*) from sessions')
 hs -Z nobody --db "$db2" -i lo -c 'sleep 0.5'
 after=$(sqlite3 "$db2" 'select count(*) from sessions')
 check "root's history: written after the drop ($before -> $after sessions, status $st)" \
-	[ "$st" -eq 0 ] && [ "${after:-0}" -eq $((before + 1)) ]
+	eval '[ "$st" -eq 0 ] && [ "${after:-0}" -eq $((before + 1)) ]'
 check "root's history: still root's" [ "$(stat -c %U "$db2")" = root ]
 
 # links planted beside a new history are never followed when it is given away

@@ -116,13 +116,13 @@ cat "$tmp/fifo" >"$tmp/fifo.out" &
 reader=$!
 hs --db "$db" -r "$tmp/in.pcap" -c "export ndjson $tmp/fifo records traces"
 wait "$reader"
-check "FIFO: streamed (status $st)" [ "$st" -eq 0 ] && has '"type":"trace"' "$tmp/fifo.out"
+check "FIFO: streamed (status $st)" eval '[ "$st" -eq 0 ] && has "\"type\":\"trace\"" "$tmp/fifo.out"'
 check "FIFO: still a FIFO" [ -p "$tmp/fifo" ]
 hs --db "$db" -r "$tmp/in.pcap" -c 'export ndjson - records traces'
-check "standard output: streamed (status $st)" [ "$st" -eq 0 ] && has '"type":"trace"' "$tmp/out"
+check "standard output: streamed (status $st)" eval '[ "$st" -eq 0 ] && has "\"type\":\"trace\"" "$tmp/out"'
 hs --db "$db" -r "$tmp/in.pcap" -c 'export ndjson /dev/null'
-check "/dev/null: written (status $st)" [ "$st" -eq 0 ] && [ -c /dev/null ]
+check "/dev/null: written (status $st)" eval '[ "$st" -eq 0 ] && [ -c /dev/null ]'
 hs --db "$db" -r "$tmp/in.pcap" -c "export ndjson $tmp"
-check "a directory: refused (status $st)" [ "$st" -eq 1 ] && has 'Is a directory' "$tmp/err"
+check "a directory: refused (status $st)" eval '[ "$st" -eq 1 ] && has "Is a directory" "$tmp/err"'
 
 finish
