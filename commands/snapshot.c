@@ -368,14 +368,16 @@ static int diff(struct hs_ctx *ctx, int64_t ida, int64_t idb, double threshold)
 	out_uint(o, "spread_a_ns", NULL, a.spread_ns);
 	out_uint(o, "spread_b_ns", NULL, b.spread_ns);
 	out_uint(o, "ports", ": %" PRIu64 " ports", d.nports);
-	if (d.only_a || d.only_b) {
-		out_uint(o, "only_a", " (%" PRIu64 " only in the first", d.only_a);
-		out_uint(o, "only_b", ", %" PRIu64 " only in the second)", d.only_b);
-	}
+	/* JSON has every key, whatever the text leaves out */
+	bool unpaired = d.only_a || d.only_b;
+	out_uint(o, "only_a", unpaired ? " (%" PRIu64 " only in the first" : NULL, d.only_a);
+	out_uint(o, "only_b", unpaired ? ", %" PRIu64 " only in the second)" : NULL, d.only_b);
 	if (ctx->topo) {
 		out_uint(o, "groups", ", %" PRIu64 " ECMP groups", d.ngroups);
 		out_uint(o, "flagged", ", %" PRIu64 " flagged", flagged);
 	} else {
+		out_null(o, "groups");
+		out_null(o, "flagged");
 		out_text(o, "; no topology, so no ECMP groups (topo load FILE)");
 	}
 	out_nl(o);

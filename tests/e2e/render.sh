@@ -188,6 +188,13 @@ eq("groups", groups,
                       m["share"] is not None and "%.1f" % (100 * m["share"]) or None]
                      for m in o["members"]]] for o in J["ecmp_groups"]])
 eq("a group per leaf", len(groups), 4)'
+both --db "$tmp/s.db" -c "snapshot diff 1 2"
+same "snapshot diff without a topology: no groups, and says why" '
+m = re.fullmatch(r"snapshot (\d+) to (\d+) over \S+: (\d+) ports \((\d+) only in the first, (\d+) only "
+                 r"in the second\)(; no topology, so no ECMP groups \(topo load FILE\))", T[0])
+eq("header", m and [int(m[3]), int(m[4]), int(m[5]), bool(m[6])],
+   [J["ports"], J["only_a"], J["only_b"], J["groups"] is None and J["flagged"] is None])
+eq("no groups", J["ecmp_groups"], [])'
 
 # --- stats -------------------------------------------------------------------
 # a row per key and window; beyond 'keys' the rest is one row, "(other)"
