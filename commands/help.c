@@ -6,21 +6,17 @@
 #include "console.h"
 #include "runner.h"
 
+/* the other names of c's verb: an array, empty when it has none (the
+ * text shows none) */
 static void aliases(struct hs_out *o, const struct hs_cmd *c)
 {
-	bool any = false;
-
+	out_arr_open(o, "aliases");
 	for (unsigned i = 0; i < hs_ncmds; i++) {
 		const struct hs_cmd *a = &hs_cmds[i];
-		if (!(a->flags & HS_CMDF_ALIAS) || a->fn != c->fn)
-			continue;
-		if (!any)
-			out_arr_open(o, "aliases");
-		any = true;
-		out_str(o, NULL, NULL, a->name);
+		if ((a->flags & HS_CMDF_ALIAS) && a->fn == c->fn)
+			out_str(o, NULL, NULL, a->name);
 	}
-	if (any)
-		out_arr_close(o);
+	out_arr_close(o);
 }
 
 /* one verb: its line of the list (width: the synopsis column), or with

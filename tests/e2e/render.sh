@@ -70,7 +70,10 @@ while i < len(T) and T[i].startswith("  "):
     else:        # too long for its column: the summary on the next line
         rows.append((T[i].strip(), T[i + 1].strip())); i += 2
 eq("verbs", rows, [(v["synopsis"], v["summary"]) for v in J["verbs"]])
-eq("names", [r[0].split()[0] for r in rows], [v["name"] for v in J["verbs"]])'
+eq("names", [r[0].split()[0] for r in rows], [v["name"] for v in J["verbs"]])
+# (the text shows no aliases: each verb has the array, empty or not)
+eq("aliases", [type(v.get("aliases")) for v in J["verbs"]], [list] * len(J["verbs"]))
+eq("exit", [v["aliases"] for v in J["verbs"] if v["name"] == "quit"], [["exit"]])'
 for v in traces exit; do
 	both -c "help $v"
 	same "help $v: usage, summary and page" '
