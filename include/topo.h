@@ -73,6 +73,9 @@ struct hs_topo {
 struct hs_topo *hs_topo_load(const char *path, char *err, size_t errlen);
 struct hs_topo *hs_topo_parse(const char *text, const char *name, char *err, size_t errlen);
 void hs_topo_free(struct hs_topo *t);
+/* t written in the file format, so hs_topo_parse() gives it back: a new
+ * string (free it), *len its length */
+char *hs_topo_text(const struct hs_topo *t, size_t *len);
 
 int hs_topo_switch_by_name(const struct hs_topo *t, const char *name);
 /* switch whose mirror (or, failing that, loopback) address is a; -1 if none */

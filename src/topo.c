@@ -772,3 +772,45 @@ int hs_topo_link(const struct hs_topo *t, int a, int b)
 			return l;
 	return -1;
 }
+
+char *hs_topo_text(const struct hs_topo *t, size_t *len)
+{
+	char *buf = NULL, a[HS_ADDRSTRLEN], b[HS_ADDRSTRLEN];
+	FILE *fp = open_memstream(&buf, len);
+
+	if (!fp)
+		abort();
+	for (int i = 0; i < t->nsw; i++) {
+		const struct hs_switch *s = &t->sw[i];
+		fprintf(fp, "switch %s role %s mirror %s", s->name, s->role,
+			hs_addr_str(&s->mirror, a, sizeof(a)));
+		if (s->loopback.af)
+			fprintf(fp, " loopback %s", hs_addr_str(&s->loopback, a, sizeof(a)));
+		if (strcmp(s->driver, "sonic") == 0)
+			fprintf(fp, " driver sonic redis %s", s->redis);
+		fputc('\n', fp);
+	}
+	for (int i = 0; i < t->nlinks; i++) {
+		const struct hs_link *l = &t->links[i];
+		fprintf(fp, "link %s %s %s %s", t->sw[l->a].name, l->a_port, t->sw[l->b].name,
+			l->b_port);
+		if (l->speed >= 1)
+			fprintf(fp, " speed %.0f", l->speed);
+		fputc('\n', fp);
+	}
+	for (int i = 0; i < t->nhosts; i++)
+		fprintf(fp, "host %s addr %s leaf %s\n", t->hosts[i].name,
+			hs_addr_str(&t->hosts[i].addr, a, sizeof(a)), t->sw[t->hosts[i].leaf].name);
+	for (int i = 0; i < t->nsubnets; i++)
+		fprintf(fp, "subnet %s %s/%d\n", t->sw[t->subnets[i].leaf].name,
+			hs_addr_str(&t->subnets[i].net, b, sizeof(b)), t->subnets[i].plen);
+	if (t->analyzer.af) {
+		fprintf(fp, "analyzer %s", hs_addr_str(&t->analyzer, a, sizeof(a)));
+		if (t->analyzer_iface[0])
+			fprintf(fp, " iface %s", t->analyzer_iface);
+		fputc('\n', fp);
+	}
+	if (fclose(fp) != 0)
+		abort();
+	return buf;
+}

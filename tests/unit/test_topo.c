@@ -385,6 +385,42 @@ static void test_load_file(void **state)
 	assert_string_equal(err, "cannot open '/nonexistent/x.topo': No such file or directory");
 }
 
+/* written out and read back, a topology is the same; twice, the same text */
+static void test_text_round_trip(void **state)
+{
+	struct hs_topo *t = load(), *u;
+	char err[256], *text, *again;
+	size_t len, len2;
+
+	(void)state;
+	text = hs_topo_text(t, &len);
+	assert_int_equal(strlen(text), len);
+	u = hs_topo_parse(text, "daemon", err, sizeof(err));
+	if (!u)
+		fail_msg("%s in:\n%s", err, text);
+	assert_int_equal(u->nsw, t->nsw);
+	assert_int_equal(u->nlinks, t->nlinks);
+	assert_int_equal(u->nhosts, t->nhosts);
+	assert_int_equal(u->nsubnets, t->nsubnets);
+	for (int i = 0; i < t->nsw; i++) {
+		assert_string_equal(u->sw[i].name, t->sw[i].name);
+		assert_memory_equal(&u->sw[i].loopback, &t->sw[i].loopback, sizeof(struct hs_addr));
+	}
+	for (int i = 0; i < t->nlinks; i++) {
+		assert_int_equal(u->links[i].a, t->links[i].a);
+		assert_string_equal(u->links[i].b_port, t->links[i].b_port);
+		assert_true(u->links[i].speed == t->links[i].speed);
+	}
+	assert_int_equal(u->subnets[2].plen, 16);
+	assert_string_equal(u->analyzer_iface, "hs-mirror");
+	again = hs_topo_text(u, &len2);
+	assert_string_equal(again, text);
+	free(again);
+	free(text);
+	hs_topo_free(u);
+	hs_topo_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -398,6 +434,7 @@ int main(void)
 		cmocka_unit_test(test_too_many_switches),
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_load_file),
+		cmocka_unit_test(test_text_round_trip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
