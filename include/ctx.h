@@ -49,6 +49,7 @@ struct hs_control;
 struct hs_probe_run;
 struct hs_out;
 struct hs_watch;
+struct hs_wfeed;
 struct screen;		/* curses' SCREEN */
 
 struct hs_ctx {
@@ -91,6 +92,8 @@ struct hs_ctx {
 		struct screen *screen;	/* curses', made once and kept */
 		bool nested_pending;	/* a ':' verb is pending: its hs_cmd_finish is ours */
 		char nested_line[64];	/* ... that verb */
+		const struct hs_wfeed *feed;	/* what it shows: NULL the pipeline's
+						 * own, else a daemon's (watch.h) */
 	} watch;
 	char *lab_state;		/* --lab state directory, NULL otherwise */
 	/* how the front end renders what the engine says (one line, no

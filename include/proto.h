@@ -17,6 +17,18 @@
  *   AUTH    console > daemon, over TCP only, once TLS is up and before
  *           HELLO: the shared secret (its bytes), when the console has no
  *           certificate that says who it is
+ *   WATCH   console > daemon: send this console the feed (watch is up)
+ *   UNWATCH console > daemon: stop sending it
+ *   TRACE   daemon > console, fed: one closed trace (hs_feed_trace_pack);
+ *           an empty one: a new capture began, the traces before are gone
+ *   EVENT   daemon > console, fed: one line of what happened (text)
+ *   STATUS  daemon > console, fed: capture status (hs_feed_status_pack)
+ *   TOPO    daemon > console: the topology as a file would give it (text;
+ *           empty: none), after hello and whenever it changes
+ *
+ * The feed is what the daemon streams to a console while its watch is up;
+ * it is best effort: a console that does not read fast enough is sent
+ * fewer traces, and STATUS says how many it was not sent.
  */
 #ifndef HS_PROTO_H
 #define HS_PROTO_H
@@ -25,7 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HS_PROTO_VERSION	1
+#define HS_PROTO_VERSION	2
 #define HS_PROTO_HDR		5		/* length and type */
 #define HS_PROTO_MAX		(1u << 20)	/* type and payload, at most */
 
@@ -38,7 +50,13 @@ enum hs_frame_type {
 	HS_FR_INTR,
 	HS_FR_BYE,
 	HS_FR_AUTH,
-	HS_FR_LAST = HS_FR_AUTH,	/* the highest type */
+	HS_FR_WATCH,
+	HS_FR_UNWATCH,
+	HS_FR_TRACE,
+	HS_FR_EVENT,
+	HS_FR_STATUS,
+	HS_FR_TOPO,
+	HS_FR_LAST = HS_FR_TOPO,	/* the highest type */
 };
 
 /* HELLO flags */
@@ -78,5 +96,37 @@ size_t hs_hello_make(uint8_t *buf, size_t len, uint8_t flags, const char *versio
  * cut to vlen), or -1 when it is too short or its version is not text */
 int hs_hello_parse(const struct hs_frame *f, uint8_t *proto, uint8_t *flags, char *version,
 		   size_t vlen);
+
+/* ---- the feed ---------------------------------------------------------------- */
+
+struct hs_trace;
+
+/* a packed trace is at most this long */
+#define HS_FEED_TRACE_MAX	1024
+
+/* t packed into buf (at least HS_FEED_TRACE_MAX bytes): its length */
+size_t hs_feed_trace_pack(uint8_t *buf, const struct hs_trace *t);
+/* a TRACE's payload into *t: 0, or -1 when it is not a whole trace (a
+ * length, a count or a value out of range); nsw: switches of the console's
+ * topology, a hop's switch beyond it is unknown (-1) */
+int hs_feed_trace_unpack(const uint8_t *p, size_t n, int nsw, struct hs_trace *t);
+
+/* the capture's status, as the watch's status line shows it */
+#define HS_FS_CAPTURE	0x01	/* there is or was a capture: source names it */
+#define HS_FS_FILE	0x02	/* it reads a file */
+#define HS_FS_ENDED	0x04	/* it ended */
+
+struct hs_feed_status {
+	uint8_t flags;
+	uint64_t packets, kernel_drops, decode_errors, not_ip, open, stored, unstored;
+	uint64_t not_shown;	/* traces the daemon did not send this console */
+	int64_t session;	/* history session of the traces (0 none) */
+	char source[256];
+};
+
+/* into buf (at least sizeof(struct hs_feed_status) + 16 bytes): its length */
+size_t hs_feed_status_pack(uint8_t *buf, const struct hs_feed_status *s);
+/* 0, or -1 when the payload is not a status */
+int hs_feed_status_unpack(const uint8_t *p, size_t n, struct hs_feed_status *s);
 
 #endif

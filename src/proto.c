@@ -5,11 +5,14 @@
 
 #include "hs.h"
 #include "proto.h"
+#include "tracer.h"
 
 static const char *const names[] = {
 	[HS_FR_HELLO] = "hello", [HS_FR_LINE] = "line", [HS_FR_OUT] = "output",
 	[HS_FR_ERR] = "error output", [HS_FR_DONE] = "done", [HS_FR_INTR] = "interrupt",
-	[HS_FR_BYE] = "bye", [HS_FR_AUTH] = "auth",
+	[HS_FR_BYE] = "bye", [HS_FR_AUTH] = "auth", [HS_FR_WATCH] = "watch",
+	[HS_FR_UNWATCH] = "unwatch", [HS_FR_TRACE] = "trace", [HS_FR_EVENT] = "event",
+	[HS_FR_STATUS] = "status", [HS_FR_TOPO] = "topology",
 };
 
 const char *hs_frame_name(uint8_t type)
@@ -134,5 +137,200 @@ int hs_hello_parse(const struct hs_frame *f, uint8_t *proto, uint8_t *flags, cha
 		n = vlen - 1;
 	memcpy(version, f->data + 2, n);
 	version[n] = '\0';
+	return 0;
+}
+
+/* ---- the feed: fixed fields, big-endian ---------------------------------------------- */
+
+struct wr {
+	uint8_t *p;
+	size_t n;
+};
+
+static void put(struct wr *w, uint64_t v, int bytes)
+{
+	for (int i = bytes - 1; i >= 0; i--)
+		w->p[w->n++] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_addr(struct wr *w, const struct hs_addr *a)
+{
+	w->p[w->n++] = a->af;
+	memcpy(w->p + w->n, a->a, sizeof(a->a));
+	w->n += sizeof(a->a);
+}
+
+struct rd {
+	const uint8_t *p;
+	size_t n, off;
+	bool bad;
+};
+
+static uint64_t get(struct rd *r, int bytes)
+{
+	uint64_t v = 0;
+
+	if (r->bad || r->n - r->off < (size_t)bytes) {
+		r->bad = true;
+		return 0;
+	}
+	for (int i = 0; i < bytes; i++)
+		v = v << 8 | r->p[r->off++];
+	return v;
+}
+
+static void get_addr(struct rd *r, struct hs_addr *a)
+{
+	a->af = (uint8_t)get(r, 1);
+	if (a->af != 0 && a->af != 4 && a->af != 6)	/* hs_addr's families */
+		r->bad = true;
+	if (r->bad || r->n - r->off < sizeof(a->a)) {
+		r->bad = true;
+		return;
+	}
+	memcpy(a->a, r->p + r->off, sizeof(a->a));
+	r->off += sizeof(a->a);
+}
+
+/* a switch index: -1 unknown, else below nsw */
+static int get_sw(struct rd *r, int nsw)
+{
+	int32_t v = (int32_t)(uint32_t)get(r, 4);
+
+	if (v < -1)
+		r->bad = true;
+	return v >= nsw ? -1 : v;
+}
+
+size_t hs_feed_trace_pack(uint8_t *buf, const struct hs_trace *t)
+{
+	struct wr w = { buf, 0 };
+	int nn = t->n_next < 0 ? 0 : t->n_next > HS_TRACE_MAX_NEXT ? HS_TRACE_MAX_NEXT : t->n_next;
+	unsigned nh = t->nhops > HS_TRACE_MAX_HOPS ? HS_TRACE_MAX_HOPS : t->nhops;
+
+	put(&w, t->id, 8);
+	put_addr(&w, &t->key.src);
+	put_addr(&w, &t->key.dst);
+	put(&w, t->key.sport, 2);
+	put(&w, t->key.dport, 2);
+	put(&w, t->key.proto, 1);
+	put(&w, t->ip_id, 2);
+	put(&w, t->seq, 4);
+	put(&w, t->tcp_flags, 1);
+	put(&w, t->len, 4);
+	put(&w, t->outcome, 1);
+	put(&w, t->flags, 1);
+	put(&w, t->probe_id, 4);
+	put(&w, (uint32_t)t->last_sw, 4);
+	put(&w, (uint64_t)nn, 1);
+	for (int i = 0; i < nn; i++)
+		put(&w, (uint32_t)t->expected_next[i], 4);
+	put(&w, t->extra_hops, 2);
+	put(&w, nh, 1);
+	for (unsigned i = 0; i < nh; i++) {
+		const struct hs_hop *h = &t->hops[i];
+		put(&w, (uint32_t)h->sw, 4);
+		put_addr(&w, &h->addr);
+		put(&w, h->ts_ns, 8);
+		put(&w, h->hw_ns, 8);
+		put(&w, h->ttl, 1);
+		put(&w, h->tos, 1);
+		put(&w, h->session, 4);
+	}
+	return w.n;
+}
+
+int hs_feed_trace_unpack(const uint8_t *p, size_t n, int nsw, struct hs_trace *t)
+{
+	struct rd r = { p, n, 0, false };
+	unsigned nn, nh;
+
+	memset(t, 0, sizeof(*t));
+	t->id = get(&r, 8);
+	get_addr(&r, &t->key.src);
+	get_addr(&r, &t->key.dst);
+	t->key.sport = (uint16_t)get(&r, 2);
+	t->key.dport = (uint16_t)get(&r, 2);
+	t->key.proto = (uint8_t)get(&r, 1);
+	t->ip_id = (uint16_t)get(&r, 2);
+	t->seq = (uint32_t)get(&r, 4);
+	t->tcp_flags = (uint8_t)get(&r, 1);
+	t->len = (uint32_t)get(&r, 4);
+	t->outcome = (uint8_t)get(&r, 1);
+	t->flags = (uint8_t)get(&r, 1);
+	t->probe_id = (uint32_t)get(&r, 4);
+	t->last_sw = get_sw(&r, nsw);
+	nn = (unsigned)get(&r, 1);
+	if (nn > HS_TRACE_MAX_NEXT || t->outcome >= HS_OUT__COUNT)
+		return -1;
+	t->n_next = (int)nn;
+	for (unsigned i = 0; i < nn; i++)
+		t->expected_next[i] = get_sw(&r, nsw);
+	t->extra_hops = (uint16_t)get(&r, 2);
+	nh = (unsigned)get(&r, 1);
+	if (nh > HS_TRACE_MAX_HOPS)
+		return -1;
+	t->nhops = (uint16_t)nh;
+	for (unsigned i = 0; i < nh; i++) {
+		struct hs_hop *h = &t->hops[i];
+		h->sw = get_sw(&r, nsw);
+		get_addr(&r, &h->addr);
+		h->ts_ns = get(&r, 8);
+		h->hw_ns = get(&r, 8);
+		h->ttl = (uint8_t)get(&r, 1);
+		h->tos = (uint8_t)get(&r, 1);
+		h->session = (uint32_t)get(&r, 4);
+	}
+	if (r.bad || r.off != n)
+		return -1;
+	t->key_hash = hs_flowkey_hash(&t->key);
+	return 0;
+}
+
+size_t hs_feed_status_pack(uint8_t *buf, const struct hs_feed_status *s)
+{
+	struct wr w = { buf, 0 };
+	size_t len = strnlen(s->source, sizeof(s->source) - 1);
+
+	put(&w, s->flags, 1);
+	put(&w, s->packets, 8);
+	put(&w, s->kernel_drops, 8);
+	put(&w, s->decode_errors, 8);
+	put(&w, s->not_ip, 8);
+	put(&w, s->open, 8);
+	put(&w, s->stored, 8);
+	put(&w, s->unstored, 8);
+	put(&w, s->not_shown, 8);
+	put(&w, (uint64_t)s->session, 8);
+	memcpy(w.p + w.n, s->source, len);
+	return w.n + len;
+}
+
+int hs_feed_status_unpack(const uint8_t *p, size_t n, struct hs_feed_status *s)
+{
+	struct rd r = { p, n, 0, false };
+	size_t len;
+
+	memset(s, 0, sizeof(*s));
+	s->flags = (uint8_t)get(&r, 1);
+	s->packets = get(&r, 8);
+	s->kernel_drops = get(&r, 8);
+	s->decode_errors = get(&r, 8);
+	s->not_ip = get(&r, 8);
+	s->open = get(&r, 8);
+	s->stored = get(&r, 8);
+	s->unstored = get(&r, 8);
+	s->not_shown = get(&r, 8);
+	s->session = (int64_t)get(&r, 8);
+	if (r.bad)
+		return -1;
+	len = n - r.off;
+	if (len >= sizeof(s->source))
+		return -1;
+	for (size_t i = 0; i < len; i++)
+		if (p[r.off + i] < 0x20 || p[r.off + i] > 0x7e)
+			return -1;
+	memcpy(s->source, p + r.off, len);
+	s->source[len] = '\0';
 	return 0;
 }

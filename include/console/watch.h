@@ -234,6 +234,27 @@ enum { HS_WK_UP = 1, HS_WK_DOWN, HS_WK_PGUP, HS_WK_PGDN, HS_WK_HOME, HS_WK_END }
 
 /* ---- the UI (watch.c) ---------------------------------------------------------- */
 
+/* Where the view's traces and status come from: the pipeline of this
+ * process when ctx->watch.feed is NULL, else a daemon's feed (attach.c),
+ * which the view starts as it comes up and stops as it leaves; what the
+ * feed brings is told with hs_watch_fed(). ':' lines run through run. */
+struct hs_feed_status;
+struct hs_wfeed {
+	void (*start)(struct hs_ctx *ctx);
+	void (*stop)(struct hs_ctx *ctx);
+	/* closed traces, newest first, as hs_tracer_recent() gives them */
+	size_t (*recent)(struct hs_ctx *ctx, const struct hs_trace **out, size_t max);
+	void (*status)(struct hs_ctx *ctx, struct hs_feed_status *st);
+	int (*run)(struct hs_ctx *ctx, const char *line);	/* HS_CMD_* */
+};
+/* traces or a status came (the model is read at the next tick), or the
+ * topology changed (now: the old one is freed after this returns) */
+void hs_watch_fed(struct hs_ctx *ctx, bool topology);
+
+/* the status line's figures of this process's pipeline (what a daemon
+ * sends its fed consoles) */
+void hs_watch_status(struct hs_ctx *ctx, struct hs_feed_status *st);
+
 /* enter the full-screen view; HS_CMD_PENDING while it runs, or -1 */
 int hs_watch_start(struct hs_ctx *ctx);
 bool hs_watch_active(struct hs_ctx *ctx);

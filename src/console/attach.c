@@ -11,6 +11,13 @@
  * own: its handshake and the daemon's hello are awaited before the loop
  * runs (with a deadline), then a uv_poll on the socket reads records;
  * the secret, if any, goes first, once TLS is up.
+ *
+ * 'watch' runs here too, on the daemon's feed: while it is up the console
+ * keeps the traces the daemon sends in a ring and its last status, and
+ * the view reads those (watch.h, struct hs_wfeed). The topology the
+ * daemon sends after hello, and again when it changes, is the console's
+ * ctx->topo: the view draws the links from it and TAB completes switch
+ * names from it.
  */
 #include "config.h"
 
@@ -37,8 +44,10 @@
 #include "runner.h"
 #include "serve.h"
 #include "console/tls.h"
+#include "watch.h"
 
 #define HELLO_WAIT_MS	10000
+#define FEED_RING	8192		/* traces of the feed kept, as the view reads at most */
 
 static struct attach {
 	struct hs_ctx *ctx;
@@ -55,6 +64,10 @@ static struct attach {
 	SSL *ssl;
 	uv_poll_t poll;			/* over TCP: the socket is readable */
 	char tlserr[160];		/* what TLS said last */
+	bool fed;			/* the watch is up: the daemon feeds it */
+	struct hs_trace *ring;		/* FEED_RING traces it sent, the newest at next - 1 */
+	size_t ring_n, ring_next;
+	struct hs_feed_status st;	/* the last status it sent */
 } at;
 
 /* ---- the connection's bytes: a unix socket's, or TLS's ----------------------------- */
@@ -227,6 +240,9 @@ static void lost(const char *why)
 		uv_poll_stop(&at.poll);
 	else
 		uv_read_stop((uv_stream_t *)&at.pipe);
+	/* the terminal back from the view first: the message is the prompt's */
+	if (hs_watch_active(ctx) && ctx->cancel)
+		ctx->cancel(ctx);
 	/* at the prompt: the message on a line of its own */
 	if (ctx->interactive && !hs_runner_busy(ctx))
 		fputs("\n", ctx->out->fp);
@@ -240,11 +256,149 @@ static void lost(const char *why)
 	hs_console_end(ctx);
 }
 
+/* ---- the feed -------------------------------------------------------------------- */
+
+/* a new topology: the console's; hops of switches it does not have are unknown */
+static void on_topo(const struct hs_frame *f)
+{
+	struct hs_ctx *ctx = at.ctx;
+	struct hs_topo *t = NULL, *old = ctx->topo;
+	char err[256], msg[300];
+
+	if (f->len) {
+		char *text;
+		if (memchr(f->data, '\0', f->len)) {
+			lost("its topology has a NUL byte");
+			return;
+		}
+		text = hs_xcalloc(1, (size_t)f->len + 1);
+		memcpy(text, f->data, f->len);
+		t = hs_topo_parse(text, "topology", err, sizeof(err));
+		free(text);
+		if (!t) {
+			snprintf(msg, sizeof(msg), "its topology: %s", err);
+			lost(msg);
+			return;
+		}
+	}
+	ctx->topo = t;
+	for (size_t i = 0; i < at.ring_n; i++) {
+		struct hs_trace *tr = &at.ring[i];
+		int nsw = t ? t->nsw : 0;
+		if (tr->last_sw >= nsw)
+			tr->last_sw = -1;
+		for (int k = 0; k < tr->n_next; k++)
+			if (tr->expected_next[k] >= nsw)
+				tr->expected_next[k] = -1;
+		for (int k = 0; k < tr->nhops; k++)
+			if (tr->hops[k].sw >= nsw)
+				tr->hops[k].sw = -1;
+	}
+	hs_watch_fed(ctx, true);
+	if (old)
+		hs_topo_free(old);
+}
+
+static void on_feed(const struct hs_frame *f)
+{
+	struct hs_ctx *ctx = at.ctx;
+	char line[HS_WEVENT_LEN];
+	size_t n;
+
+	if (!at.fed)
+		return;		/* sent before the daemon heard the view left */
+	switch (f->type) {
+	case HS_FR_TRACE:
+		if (f->len == 0) {
+			at.ring_n = at.ring_next = 0;	/* a new capture */
+			break;
+		}
+		if (hs_feed_trace_unpack(f->data, f->len, ctx->topo ? ctx->topo->nsw : 0,
+					 &at.ring[at.ring_next]) < 0) {
+			lost("it sent a trace that is not one");
+			return;
+		}
+		at.ring_next = (at.ring_next + 1) % FEED_RING;
+		if (at.ring_n < FEED_RING)
+			at.ring_n++;
+		break;
+	case HS_FR_STATUS:
+		if (hs_feed_status_unpack(f->data, f->len, &at.st) < 0) {
+			lost("it sent a status that is not one");
+			return;
+		}
+		break;
+	case HS_FR_EVENT:
+		n = f->len < sizeof(line) - 1 ? f->len : sizeof(line) - 1;
+		for (size_t i = 0; i < n; i++)
+			line[i] = f->data[i] < 0x20 || f->data[i] > 0x7e ? '?' : (char)f->data[i];
+		line[n] = '\0';
+		hs_watch_event(ctx, line);
+		break;
+	}
+	hs_watch_fed(ctx, false);
+}
+
+static void send_frame(uint8_t type, const void *data, size_t len);
+
+static void feed_start(struct hs_ctx *ctx)
+{
+	(void)ctx;
+	if (!at.ring)
+		at.ring = hs_xcalloc(FEED_RING, sizeof(*at.ring));
+	/* the daemon sends its recent traces first */
+	at.ring_n = at.ring_next = 0;
+	memset(&at.st, 0, sizeof(at.st));
+	at.fed = true;
+	send_frame(HS_FR_WATCH, NULL, 0);
+}
+
+static void feed_stop(struct hs_ctx *ctx)
+{
+	(void)ctx;
+	at.fed = false;
+	send_frame(HS_FR_UNWATCH, NULL, 0);
+}
+
+static size_t feed_recent(struct hs_ctx *ctx, const struct hs_trace **out, size_t max)
+{
+	size_t n = at.ring_n < max ? at.ring_n : max;
+
+	(void)ctx;
+	for (size_t i = 0; i < n; i++)
+		out[i] = &at.ring[(at.ring_next + FEED_RING - 1 - i) % FEED_RING];
+	return n;
+}
+
+static void feed_status(struct hs_ctx *ctx, struct hs_feed_status *st)
+{
+	(void)ctx;
+	*st = at.st;
+}
+
+static int exec_line(struct hs_ctx *ctx, const char *line);
+
+static const struct hs_wfeed feed = {
+	.start = feed_start,
+	.stop = feed_stop,
+	.recent = feed_recent,
+	.status = feed_status,
+	.run = exec_line,
+};
+
 static void on_frame(const struct hs_frame *f)
 {
 	struct hs_ctx *ctx = at.ctx;
 
 	switch (f->type) {
+	case HS_FR_TOPO:
+		on_topo(f);
+		break;
+	case HS_FR_TRACE:
+	case HS_FR_STATUS:
+	case HS_FR_EVENT:
+		on_feed(f);
+		break;
 	case HS_FR_OUT:
 		fwrite(f->data, 1, f->len, ctx->out->fp);
 		break;
@@ -289,13 +443,13 @@ static void read_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 	buf->len = sizeof(space);
 }
 
-static void got(const void *data, size_t n)
+/* the frames read and not taken yet */
+static void take_frames(void)
 {
 	struct hs_frame f;
 	char err[128];
 	int rc;
 
-	hs_proto_rd_feed(&at.rd, data, n);
 	while (!at.lost && (rc = hs_proto_rd_next(&at.rd, &f, err, sizeof(err))) != 0) {
 		if (rc < 0) {
 			lost(err);
@@ -303,6 +457,12 @@ static void got(const void *data, size_t n)
 		}
 		on_frame(&f);
 	}
+}
+
+static void got(const void *data, size_t n)
+{
+	hs_proto_rd_feed(&at.rd, data, n);
+	take_frames();
 }
 
 static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
@@ -354,7 +514,8 @@ static bool local_verb(const char *line)
 	char *buf = hs_xstrdup(line), *argv[HS_MAX_WORDS + 1];
 	int col, argc = hs_split_words(buf, argv, HS_MAX_WORDS, &col);
 	const struct hs_cmd *c = argc > 0 ? hs_cmd_lookup(argv[0], NULL) : NULL;
-	bool local = c && (strcmp(c->name, "quit") == 0 || strcmp(c->name, "source") == 0);
+	bool local = c && (strcmp(c->name, "quit") == 0 || strcmp(c->name, "source") == 0 ||
+			   strcmp(c->name, "watch") == 0);
 
 	free(buf);
 	return local;
@@ -575,6 +736,8 @@ int hs_attach_open(struct hs_ctx *ctx, const char *path, const struct hs_attach_
 			return out_err(ctx->out, "cannot attach to '%s': %s", path, uv_strerror(rc));
 		at.open = true;
 		hs_runner_set_front(ctx, &front);
+		ctx->watch.feed = &feed;
+		take_frames();	/* what came with the hello (the topology) */
 		/* what TLS read with the hello is there already */
 		on_poll(&at.poll, 0, UV_READABLE);
 		return 0;
@@ -601,12 +764,13 @@ int hs_attach_open(struct hs_ctx *ctx, const char *path, const struct hs_attach_
 	}
 	at.open = true;
 	hs_runner_set_front(ctx, &front);
+	ctx->watch.feed = &feed;
+	take_frames();		/* what came with the hello (the topology) */
 	return 0;
 }
 
 void hs_attach_close(struct hs_ctx *ctx)
 {
-	(void)ctx;
 	/* the daemon hears the end of the connection: its pending verb of
 	 * ours, if any, is cancelled */
 	if (at.ssl) {
@@ -628,4 +792,10 @@ void hs_attach_close(struct hs_ctx *ctx)
 	hs_proto_rd_free(&at.rd);
 	free(at.path);
 	at.path = NULL;
+	free(at.ring);
+	at.ring = NULL;
+	ctx->watch.feed = NULL;
+	if (ctx->topo)
+		hs_topo_free(ctx->topo);
+	ctx->topo = NULL;
 }

@@ -15,8 +15,17 @@
  * away cancels its own pending verb, nothing else. A connection that
  * says no hello is closed after HELLO_MS; a console that does not take
  * its output holds only its own lines (past OUT_MAX), and is closed when
- * it takes none for STALL_MS or leaves OUT_HARD waiting (send_frame is
+ * it takes none for STALL_MS or leaves OUT_HARD waiting (write_bytes is
  * the one way out, so every kind of frame is bounded alike).
+ *
+ * A console whose watch is up is fed (proto.h): the daemon subscribes to
+ * the pipeline's closed traces and events once for all such consoles,
+ * packs each trace into every fed console's buffer, and writes the
+ * buffers out a few times a second with a status; the topology goes to
+ * every console after hello and whenever a line changed it. The feed never
+ * holds the daemon up: a console whose socket has more than FEED_BEHIND
+ * bytes not taken yet, or whose buffer is full, is not sent the trace and
+ * is told how many it missed.
  */
 #include "config.h"
 
@@ -47,6 +56,7 @@
 #include "runner.h"
 #include "serve.h"
 #include "console/tls.h"
+#include "watch.h"
 
 #define MAX_QUEUED	64		/* lines a console may send ahead */
 #define FLUSH_MS	100		/* a pending verb's output reaches its console this often */
@@ -54,6 +64,11 @@
 #define OUT_MAX		(4u << 20)	/* past this much output not taken, a console's lines wait */
 #define OUT_HARD	(64u << 20)	/* past this, it is closed at once */
 #define STALL_MS	10000		/* past OUT_MAX, it takes some within this, or is closed */
+#define FEED_MS		100		/* the feed goes out this often */
+#define FEED_STATUS	10		/* ... and its status every this many times */
+#define FEED_BUF	(256u << 10)	/* frames of a fed console's, until they go out */
+#define FEED_BEHIND	(1u << 20)	/* past this much not taken, a fed console is sent no trace */
+#define FEED_BACKLOG	2000		/* the recent traces a console is sent as watch starts */
 
 /* what 'allow' gives */
 enum {
@@ -149,6 +164,12 @@ struct client {
 	bool json;
 	struct qline *lines, **tail;
 	unsigned nlines;
+	bool fed;			/* its watch is up: it is sent the feed */
+	uint8_t *feed;			/* FEED_BUF: frames for it, until the next tick */
+	size_t feed_len;
+	uint64_t not_shown;		/* traces it was not sent, being behind */
+	const struct hs_topo *topo_sent;	/* the topology it was sent last */
+	bool topo_told;			/* ... it was sent one (or that there is none) */
 	struct client *next;
 };
 
@@ -182,6 +203,13 @@ static struct serve {
 	struct hs_out log_out;		/* the daemon's own output: its log */
 	struct hs_out *saved;		/* that, while a client's line runs */
 	FILE *quiet;			/* its results once serving: the log says what matters */
+	uv_timer_t feed_timer;
+	bool feed_init;
+	unsigned nfed;			/* consoles fed */
+	bool subscribed;		/* to the pipeline, for them: until the tick after the last */
+	unsigned feed_ticks;
+	bool status_due;		/* a capture started or ended: a status at the next tick */
+	const struct hs_trace **recent;	/* FEED_BACKLOG: scratch for the backlog */
 } sv;
 
 /* ---- the log: one line each, on standard error ------------------------------ */
@@ -574,47 +602,55 @@ static void tls_flush(struct client *c)
 	}
 }
 
-/* a frame to a client, queued; past OUT_HARD of what it has not taken,
+/* n bytes of frames to c, queued (b was allocated and is the write's
+ * now: sealed first over TLS); past OUT_HARD of what it has not taken,
  * the client is closed */
+static void write_bytes(struct client *c, uint8_t *b, size_t n)
+{
+	uv_write_t *req;
+	uv_buf_t buf;
+
+	if (c->gone) {
+		free(b);
+		return;
+	}
+	if (backlog(c) + n > OUT_HARD) {
+		char why[80];
+		free(b);
+		snprintf(why, sizeof(why), "closed: more than %u MiB of its output not taken",
+			 OUT_HARD >> 20);
+		client_close_now(c, why);
+		return;
+	}
+	if (c->tls) {
+		/* sealed, and what TLS made of it written */
+		int rc = hs_tls_write(c->tls, b, n);
+		free(b);
+		if (rc == 0)
+			tls_flush(c);
+		return;
+	}
+	req = hs_xcalloc(1, sizeof(*req));
+	req->data = b;
+	buf = uv_buf_init((char *)b, (unsigned)n);
+	if (uv_write(req, CSTREAM(c), &buf, 1, write_done) < 0) {
+		free(b);
+		free(req);
+	}
+}
+
 static void send_frame(struct client *c, uint8_t type, const void *data, size_t len)
 {
 	do {
 		size_t n = len < HS_PROTO_MAX - 1 ? len : HS_PROTO_MAX - 1;
 		uint8_t *b;
-		uv_write_t *req;
-		uv_buf_t buf;
 
 		if (c->gone)
 			return;
-		if (backlog(c) + n > OUT_HARD) {
-			char why[80];
-			snprintf(why, sizeof(why), "closed: more than %u MiB of its output not taken",
-				 OUT_HARD >> 20);
-			client_close_now(c, why);
-			return;
-		}
 		b = hs_xcalloc(1, HS_PROTO_HDR + n);
 		hs_frame_header(b, type, n);
 		memcpy(b + HS_PROTO_HDR, data, n);
-		if (c->tls) {
-			/* sealed, and what TLS made of it written */
-			int rc = hs_tls_write(c->tls, b, HS_PROTO_HDR + n);
-			free(b);
-			if (rc < 0)
-				return;
-			tls_flush(c);
-			data = (const uint8_t *)data + n;
-			len -= n;
-			continue;
-		}
-		req = hs_xcalloc(1, sizeof(*req));
-		req->data = b;
-		buf = uv_buf_init((char *)b, (unsigned)(HS_PROTO_HDR + n));
-		if (uv_write(req, CSTREAM(c), &buf, 1, write_done) < 0) {
-			free(b);
-			free(req);
-			return;
-		}
+		write_bytes(c, b, HS_PROTO_HDR + n);
 		data = (const uint8_t *)data + n;
 		len -= n;
 	} while (len > 0);
@@ -641,6 +677,216 @@ static FILE *sink_open(struct client *c, struct sink *s, uint8_t type)
 		abort();
 	setvbuf(fp, NULL, _IOFBF, 65536);
 	return fp;
+}
+
+/* ---- the feed ------------------------------------------------------------------- */
+
+/* the topology, to a console that was not sent the one there is now */
+static void topo_tell(struct client *c)
+{
+	const struct hs_topo *t = sv.ctx->topo;
+	char *text, w[160];
+	size_t len = 0;
+
+	if (c->gone || !c->hello || (c->topo_told && c->topo_sent == t))
+		return;
+	c->topo_told = true;
+	c->topo_sent = t;
+	if (!t) {
+		send_frame(c, HS_FR_TOPO, "", 0);
+		return;
+	}
+	text = hs_topo_text(t, &len);
+	if (len > HS_PROTO_MAX - 1)
+		slog("warning", "%s is not sent the topology: %zu bytes is more than a frame takes "
+		     "(%u)", who(c, w, sizeof(w)), len, HS_PROTO_MAX - 1);
+	else
+		send_frame(c, HS_FR_TOPO, text, len);
+	free(text);
+}
+
+static void topo_tell_all(void)
+{
+	for (struct client *c = sv.clients; c; c = c->next)
+		topo_tell(c);
+}
+
+/* a frame into c's feed: false when its buffer has no room */
+static bool feed_put(struct client *c, uint8_t type, const void *data, size_t len)
+{
+	if (c->feed_len + HS_PROTO_HDR + len > FEED_BUF)
+		return false;
+	hs_frame_header(c->feed + c->feed_len, type, len);
+	memcpy(c->feed + c->feed_len + HS_PROTO_HDR, data, len);
+	c->feed_len += HS_PROTO_HDR + len;
+	return true;
+}
+
+/* a closed trace, to each fed console not behind: packed once */
+static void feed_trace(void *arg, const struct hs_trace *t)
+{
+	uint8_t packed[HS_FEED_TRACE_MAX];
+	size_t n = 0;
+
+	(void)arg;
+	for (struct client *c = sv.clients; c; c = c->next) {
+		if (!c->fed || c->gone)
+			continue;
+		if (backlog(c) > FEED_BEHIND ||
+		    c->feed_len + HS_PROTO_HDR + HS_FEED_TRACE_MAX > FEED_BUF) {
+			c->not_shown++;
+			continue;
+		}
+		if (!n)
+			n = hs_feed_trace_pack(packed, t);
+		feed_put(c, HS_FR_TRACE, packed, n);
+	}
+}
+
+/* what the log says of an event, its level in *level; "" for none */
+static void event_text(const struct hs_event *ev, const char **level, char *buf, size_t len)
+{
+	char val[32], when[HS_TIMESTRLEN];
+
+	*level = "info";
+	buf[0] = '\0';
+	if (ev->kind == HS_EV_ALERT) {
+		*level = "warning";
+		snprintf(buf, len, "alert %u: %s (%s) at %s", ev->alert->id, ev->alert->text,
+			 hs_acond_fmt(&ev->alert->c, ev->value, val, sizeof(val)),
+			 hs_fmt_time(ev->ts, when, sizeof(when)));
+	} else if (ev->kind == HS_EV_CAPTURE_STARTED) {
+		snprintf(buf, len, "capture started on '%s'", ev->source);
+	} else if (ev->kind == HS_EV_CAPTURE_ENDED) {
+		*level = ev->status ? "error" : "info";
+		snprintf(buf, len, "capture of '%s' ended: %s", ev->source, ev->text ? ev->text : "");
+	}
+}
+
+static void feed_event(void *arg, const struct hs_event *ev)
+{
+	const char *level;
+	char text[512];
+
+	(void)arg;
+	event_text(ev, &level, text, sizeof(text));
+	sv.status_due = true;
+	for (struct client *c = sv.clients; c; c = c->next) {
+		if (!c->fed || c->gone)
+			continue;
+		/* its traces replace the last capture's, as in the tracer */
+		if (ev->kind == HS_EV_CAPTURE_STARTED)
+			feed_put(c, HS_FR_TRACE, "", 0);
+		if (text[0])
+			feed_put(c, HS_FR_EVENT, text, strlen(text));
+	}
+}
+
+/* c's frames go out; with status, a status first */
+static void feed_flush(struct client *c, bool status)
+{
+	if (status) {
+		struct hs_feed_status st;
+		uint8_t buf[sizeof(st) + 16];
+		hs_watch_status(sv.ctx, &st);
+		st.not_shown = c->not_shown;
+		/* room kept for it: a full buffer is traces */
+		if (!feed_put(c, HS_FR_STATUS, buf, hs_feed_status_pack(buf, &st))) {
+			uint8_t *b = hs_xcalloc(1, HS_PROTO_HDR + sizeof(buf));
+			size_t n = hs_feed_status_pack(b + HS_PROTO_HDR, &st);
+			hs_frame_header(b, HS_FR_STATUS, n);
+			write_bytes(c, b, HS_PROTO_HDR + n);
+		}
+	}
+	if (!c->feed_len)
+		return;
+	uint8_t *b = hs_xcalloc(1, c->feed_len);
+	memcpy(b, c->feed, c->feed_len);
+	write_bytes(c, b, c->feed_len);
+	c->feed_len = 0;
+}
+
+static void feed_tick(uv_timer_t *t)
+{
+	bool status = ++sv.feed_ticks % FEED_STATUS == 0 || sv.status_due;
+
+	(void)t;
+	sv.status_due = false;
+	if (sv.nfed == 0) {
+		hs_unsub_traces(&sv.ctx->subs, feed_trace, &sv);
+		hs_unsub_events(&sv.ctx->subs, feed_event, &sv);
+		uv_timer_stop(&sv.feed_timer);
+		sv.subscribed = false;
+		return;
+	}
+	topo_tell_all();
+	for (struct client *c = sv.clients; c; c = c->next)
+		if (c->fed && !c->gone)
+			feed_flush(c, status);
+}
+
+/* c's watch is up: the recent traces, oldest first, then what closes */
+static void feed_start(struct client *c)
+{
+	struct hs_ctx *ctx = sv.ctx;
+	char w[160];
+	size_t n;
+	uint8_t *b;
+	size_t len = 0;
+
+	if (c->fed || c->gone)
+		return;
+	if (!sv.subscribed) {
+		if (hs_sub_traces(&ctx->subs, HS_TRACES_ALL, feed_trace, NULL, &sv) < 0) {
+			static const char no[] = "error: the daemon has no room for another "
+						 "subscriber: no traces will come";
+			send_frame(c, HS_FR_EVENT, no, sizeof(no) - 1);
+			return;
+		}
+		if (hs_sub_events(&ctx->subs, feed_event, &sv) < 0) {
+			static const char no[] = "error: the daemon has no room for another "
+						 "subscriber: no events will come";
+			send_frame(c, HS_FR_EVENT, no, sizeof(no) - 1);
+		}
+		uv_timer_start(&sv.feed_timer, feed_tick, FEED_MS, FEED_MS);
+		sv.subscribed = true;
+	}
+	sv.nfed++;
+	c->fed = true;
+	slog("info", "%s watches: it is fed", who(c, w, sizeof(w)));
+	c->not_shown = 0;
+	c->feed_len = 0;
+	if (!c->feed)
+		c->feed = hs_xcalloc(1, FEED_BUF);
+	topo_tell(c);
+	n = ctx->tracer ? hs_tracer_recent(ctx->tracer, sv.recent, FEED_BACKLOG) : 0;
+	b = hs_xcalloc(1, n * (HS_PROTO_HDR + HS_FEED_TRACE_MAX) + 1);
+	for (size_t i = n; i-- > 0;) {
+		size_t k = hs_feed_trace_pack(b + len + HS_PROTO_HDR, sv.recent[i]);
+		hs_frame_header(b + len, HS_FR_TRACE, k);
+		len += HS_PROTO_HDR + k;
+	}
+	if (len)
+		write_bytes(c, b, len);
+	else
+		free(b);
+	feed_flush(c, true);
+}
+
+static void feed_stop(struct client *c)
+{
+	char w[160];
+
+	if (!c->fed)
+		return;
+	if (c->not_shown)
+		slog("info", "%s stopped watching: %llu traces not sent, it was behind",
+		     who(c, w, sizeof(w)), (unsigned long long)c->not_shown);
+	else
+		slog("info", "%s stopped watching", who(c, w, sizeof(w)));
+	c->fed = false;
+	c->feed_len = 0;
+	sv.nfed--;	/* the subscription ends at the next tick: this may be inside a publish */
 }
 
 /* ---- clients ------------------------------------------------------------------ */
@@ -674,6 +920,7 @@ static void client_free(struct client *c)
 		hs_tls_free(c->tls);
 		free(c->tls);
 	}
+	free(c->feed);
 	free(c);
 }
 
@@ -710,6 +957,7 @@ static void client_close_now(struct client *c, const char *why)
 	char w[160];
 
 	slog("warning", "%s %s", who(c, w, sizeof(w)), why);
+	feed_stop(c);
 	c->gone = true;
 	uv_read_stop(CSTREAM(c));
 	clear_lines(c);
@@ -769,6 +1017,7 @@ static void client_drop(struct client *c, const char *level, const char *why)
 	/* what it was sent goes first: an error, a goodbye */
 	fflush(c->fp);
 	fflush(c->errfp);
+	feed_stop(c);
 	c->gone = true;
 	uv_read_stop(CSTREAM(c));
 	uv_close((uv_handle_t *)&c->timer, client_closed);
@@ -874,6 +1123,7 @@ static void on_hello(struct client *c, const struct hs_frame *f)
 	c->out.json = c->json;
 	n = hs_hello_make(reply, sizeof(reply), 0, VERSION);
 	send_frame(c, HS_FR_HELLO, reply, n);
+	topo_tell(c);	/* for its completion */
 	slog("info", "%s attached", who(c, w, sizeof(w)));
 }
 
@@ -983,6 +1233,12 @@ static void client_frames(struct client *c)
 			break;
 		case HS_FR_INTR:
 			on_interrupt(c);
+			break;
+		case HS_FR_WATCH:
+			feed_start(c);
+			break;
+		case HS_FR_UNWATCH:
+			feed_stop(c);
 			break;
 		case HS_FR_BYE:
 			client_drop(c, "info", "detached");
@@ -1219,6 +1475,7 @@ static void line_end(int status)
 	sv.last = c;
 	if (c->closed)
 		client_free(c);
+	topo_tell_all();	/* the line may have loaded one */
 }
 
 static void on_finish(struct hs_ctx *ctx, int status)
@@ -1281,11 +1538,9 @@ static int run_client_line(struct client *c, const char *line)
 
 	if (hs_check_line(ctx, line, &verb, &sub) < 0)
 		return HS_CMD_FAIL;
-	if (verb && (strcmp(verb->name, "quit") == 0 || strcmp(verb->name, "source") == 0))
+	if (verb && (strcmp(verb->name, "quit") == 0 || strcmp(verb->name, "source") == 0 ||
+		     strcmp(verb->name, "watch") == 0))
 		return out_err(ctx->out, "'%s' runs in the console, not in the daemon", verb->name);
-	if (verb && strcmp(verb->name, "watch") == 0)
-		return out_err(ctx->out, "'watch' is not available in an attached console yet: "
-			       "run it in a console of its own (hopscope -r FILE, -i IFACE or --lab)");
 	bit = verb ? needs_right(verb, sub, line) : 0;
 	if (bit && !may(c, bit)) {
 		char w[160];
@@ -1433,19 +1688,14 @@ static void on_idle(struct hs_ctx *ctx)
 
 static void on_event(void *arg, const struct hs_event *ev)
 {
-	char val[32], when[HS_TIMESTRLEN];
+	const char *level;
+	char text[512];
 
 	(void)arg;
 	/* an alert is the operator's whoever's line runs as it fires */
-	if (ev->kind == HS_EV_ALERT)
-		slog("warning", "alert %u: %s (%s) at %s", ev->alert->id, ev->alert->text,
-		     hs_acond_fmt(&ev->alert->c, ev->value, val, sizeof(val)),
-		     hs_fmt_time(ev->ts, when, sizeof(when)));
-	else if (ev->kind == HS_EV_CAPTURE_STARTED)
-		slog("info", "capture started on '%s'", ev->source);
-	else if (ev->kind == HS_EV_CAPTURE_ENDED)
-		slog(ev->status ? "error" : "info", "capture of '%s' ended: %s", ev->source,
-		     ev->text ? ev->text : "");
+	event_text(ev, &level, text, sizeof(text));
+	if (text[0])
+		slog(level, "%s", text);
 }
 
 static const struct hs_runner_front front = {
@@ -1593,6 +1843,9 @@ int hs_serve_main(int argc, char **argv)
 	hs_sub_events(&ctx.subs, on_event, &ctx);
 	uv_timer_init(ctx.loop, &sv.flush);
 	sv.flush_init = true;
+	uv_timer_init(ctx.loop, &sv.feed_timer);
+	sv.feed_init = true;
+	sv.recent = hs_xcalloc(FEED_BACKLOG, sizeof(*sv.recent));
 	hs_runner_add_lines(&ctx, config, lines, nlines);
 	hs_runner_add_input(&ctx, "consoles", true);
 	hs_runner_set_front(&ctx, &front);
@@ -1663,6 +1916,7 @@ out:
 	free(sv.sock_path);
 	free(sv.lab_dir);
 	free(sv.user);
+	free(sv.recent);
 	free(ctx.set.db_path);
 	free(ctx.set.analyzer);
 	free(ctx.lab_state);

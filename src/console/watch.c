@@ -11,6 +11,12 @@
  * commands, capture errors) is caught in a memory stream and shown in the
  * events pane. 'q' gives the terminal back with endwin() and
  * hs_console_resume.
+ *
+ * Attached to a daemon, the view is the same: only what it reads comes
+ * from elsewhere. ctx->watch.feed names the daemon's feed, which brings
+ * the closed traces, the status, the topology and the events in frames;
+ * the view reads the feed where it would read the pipeline, and its ':'
+ * lines go to the daemon.
  */
 #include <errno.h>
 #include <langinfo.h>
@@ -28,6 +34,7 @@
 #include "console.h"
 #include "watch.h"
 #include "planck.h"
+#include "proto.h"
 
 #define HS_WATCH_FPS 20
 #define HS_WATCH_TRACES 1000	/* rows the traces pane keeps */
@@ -41,6 +48,8 @@ struct hs_watch {
 	struct hs_ctx *ctx;
 	struct hs_wmodel *m;
 	bool color;
+	const struct hs_wfeed *feed;	/* the pipeline's, or a daemon's */
+	struct hs_feed_status st;	/* as of the last refresh */
 
 	uv_poll_t poll;		/* stdin while the view is up */
 	uv_timer_t timer;	/* refresh + redraw */
@@ -116,6 +125,19 @@ bool hs_watch_take_finish(struct hs_ctx *ctx, int status)
 		ctx->cancel = watch_cancel;
 	}
 	return true;
+}
+
+static void refresh_model(struct hs_watch *w);
+
+void hs_watch_fed(struct hs_ctx *ctx, bool topology)
+{
+	struct hs_watch *w = ctx->watch.view;
+
+	if (!hs_watch_active(ctx))
+		return;
+	w->fresh = true;
+	if (topology)
+		refresh_model(w);	/* the model lets go of the old topology now */
 }
 
 void hs_watch_event(struct hs_ctx *ctx, const char *line)
@@ -428,7 +450,7 @@ static void draw_status(struct hs_watch *w)
 	struct hs_ctx *ctx = w->ctx;
 	WINDOW *win = w->status;
 	int cols = getmaxx(win);
-	char buf[512];
+	char buf[1024];
 
 	werase(win);
 	wbkgdset(win, ' ' | (w->color ? COLOR_PAIR(CP_STATUS) : A_REVERSE));
@@ -443,29 +465,28 @@ static void draw_status(struct hs_watch *w)
 		mvwaddstr(win, 0, 0, s);
 		return;
 	}
-	const char *src = NULL, *why = "";
-	bool is_file = false;
-	uint64_t stored = 0, unstored = 0;
-	struct hs_tracer_stats ts = { 0 };
+	const struct hs_feed_status *st = &w->st;
+	const char *src = st->flags & HS_FS_CAPTURE ? st->source : NULL;
+	char shown[48] = "";
 
-	if (!hs_capture_info(ctx, &src, &is_file, &why, &stored, &unstored))
-		src = NULL;
+	(void)ctx;
 	/* a file by its name: the counters matter more than the directory */
-	if (src && is_file && strrchr(src, '/') && strrchr(src, '/')[1])
+	if (src && (st->flags & HS_FS_FILE) && strrchr(src, '/') && strrchr(src, '/')[1])
 		src = strrchr(src, '/') + 1;
-	if (ctx->tracer)
-		hs_tracer_get_stats(ctx->tracer, &ts);
+	/* a console too slow for the daemon's feed is sent fewer traces */
+	if (st->not_shown)
+		snprintf(shown, sizeof(shown), " | %llu traces not shown",
+			 (unsigned long long)st->not_shown);
 	snprintf(buf, sizeof(buf),
 		 " %s%s%s | %.0f pkt/s | kernel drops %llu | decode errors %llu | not IP %llu | "
-		 "open %llu | history %llu%s%s%s | ? keys  q back",
-		 src ? src : "no capture", src && why && why[0] ? " (ended)" : "",
+		 "open %llu | history %llu%s%s%s%s | ? keys  q back",
+		 src ? src : "no capture", src && (st->flags & HS_FS_ENDED) ? " (ended)" : "",
 		 w->m->paused ? " PAUSED" : "", w->rate,
-		 (unsigned long long)ctx->last_stats.kernel_drops,
-		 (unsigned long long)ctx->last_stats.decode_errors,
-		 (unsigned long long)ctx->last_stats.not_ip,
-		 (unsigned long long)ts.open, (unsigned long long)stored,
+		 (unsigned long long)st->kernel_drops, (unsigned long long)st->decode_errors,
+		 (unsigned long long)st->not_ip, (unsigned long long)st->open,
+		 (unsigned long long)st->stored,
 		 w->m->filter_text[0] ? " | filter: " : "", w->m->filter_text,
-		 unstored ? " (some unstored)" : "");
+		 st->unstored ? " (some unstored)" : "", shown);
 	put(win, 0, 0, cols, buf, false);
 }
 
@@ -618,6 +639,41 @@ static void on_event(void *arg, const struct hs_event *ev)
 	w->dirty = true;	/* the status line */
 }
 
+/* ---- the pipeline's own feed -------------------------------------------------------- */
+
+static size_t local_recent(struct hs_ctx *ctx, const struct hs_trace **out, size_t max)
+{
+	return ctx->tracer ? hs_tracer_recent(ctx->tracer, out, max) : 0;
+}
+
+void hs_watch_status(struct hs_ctx *ctx, struct hs_feed_status *st)
+{
+	const char *src = NULL, *why = "";
+	bool is_file = false;
+	struct hs_tracer_stats ts = { 0 };
+
+	memset(st, 0, sizeof(*st));
+	if (hs_capture_info(ctx, &src, &is_file, &why, &st->stored, &st->unstored) && src) {
+		st->flags = HS_FS_CAPTURE | (is_file ? HS_FS_FILE : 0) |
+			    (why && why[0] ? HS_FS_ENDED : 0);
+		snprintf(st->source, sizeof(st->source), "%s", src);
+	}
+	if (ctx->tracer)
+		hs_tracer_get_stats(ctx->tracer, &ts);
+	st->open = ts.open;
+	st->packets = ctx->last_stats.packets;
+	st->kernel_drops = ctx->last_stats.kernel_drops;
+	st->decode_errors = ctx->last_stats.decode_errors;
+	st->not_ip = ctx->last_stats.not_ip;
+	st->session = ctx->ring_session;
+}
+
+static const struct hs_wfeed local_feed = {
+	.recent = local_recent,
+	.status = hs_watch_status,
+	.run = hs_run_line,
+};
+
 static void refresh_model(struct hs_watch *w)
 {
 	struct hs_ctx *ctx = w->ctx;
@@ -634,8 +690,12 @@ static void refresh_model(struct hs_watch *w)
 		w->dirty = true;
 	}
 	uint64_t now = hs_mono_ns();
-	if (now - w->rate_at >= HS_NS_PER_SEC) {
-		uint64_t p = ctx->last_stats.packets;
+	w->feed->status(ctx, &w->st);
+	if (!w->rate_at) {
+		w->rate_pkts = w->st.packets;
+		w->rate_at = now;
+	} else if (now - w->rate_at >= HS_NS_PER_SEC) {
+		uint64_t p = w->st.packets;
 		w->rate = p >= w->rate_pkts ? (double)(p - w->rate_pkts) * 1e9 / (double)(now - w->rate_at)
 					   : 0;
 		w->rate_pkts = p;
@@ -645,8 +705,8 @@ static void refresh_model(struct hs_watch *w)
 	if (!w->fresh && w->heard && !links_due)
 		return;		/* nothing published, nothing due */
 	w->fresh = false;
-	size_t n = ctx->tracer ? hs_tracer_recent(ctx->tracer, w->recent, HS_WATCH_RECENT) : 0;
-	m->session = ctx->ring_session;
+	size_t n = w->feed->recent(ctx, w->recent, HS_WATCH_RECENT);
+	m->session = w->st.session;
 	hs_wmodel_update(m, w->recent, n);
 	if (m->ntraces != before_n || (m->ntraces && m->traces[0].id != before_id))
 		w->dirty = true;
@@ -705,7 +765,7 @@ static void run_command(struct hs_watch *w, const char *line)
 	ctx->watch.nested_pending = true;
 	snprintf(ctx->watch.nested_line, sizeof(ctx->watch.nested_line), "%.*s",
 		 (int)sizeof(ctx->watch.nested_line) - 1, line);
-	int rc = hs_run_line(ctx, line);
+	int rc = w->feed->run(ctx, line);
 	if (rc == HS_CMD_PENDING && ctx->watch.nested_pending) {
 		w->nested_cancel = ctx->cancel;
 	} else {
@@ -926,6 +986,8 @@ static void leave(struct hs_watch *w)
 	w->leaving = true;
 	hs_unsub_traces(&ctx->subs, on_trace, w);
 	hs_unsub_events(&ctx->subs, on_event, w);
+	if (w->feed->stop)
+		w->feed->stop(ctx);
 	uv_poll_stop(&w->poll);
 	uv_timer_stop(&w->timer);
 	uv_signal_stop(&w->winch);
@@ -1026,8 +1088,7 @@ int hs_watch_start(struct hs_ctx *ctx)
 	w->recent = hs_xcalloc(HS_WATCH_RECENT, sizeof(*w->recent));
 	w->saved_fp = ctx->out->fp;
 	w->saved_err = ctx->out->err;
-	w->rate_at = hs_mono_ns();
-	w->rate_pkts = ctx->last_stats.packets;
+	w->feed = ctx->watch.feed ? ctx->watch.feed : &local_feed;
 
 	set_term(ctx->watch.screen);
 	raw();
@@ -1067,14 +1128,21 @@ int hs_watch_start(struct hs_ctx *ctx)
 	w->open_handles++;
 	uv_timer_start(&w->timer, on_tick, 1000 / HS_WATCH_FPS, 1000 / HS_WATCH_FPS);
 	uv_signal_start(&w->winch, on_winch, SIGWINCH);
-	/* a full list of subscribers: the model is read on every tick instead */
-	w->heard = hs_sub_traces(&ctx->subs, HS_TRACES_ALL, on_trace, NULL, w) == 0;
-	if (w->heard && hs_sub_events(&ctx->subs, on_event, w) < 0) {
-		hs_unsub_traces(&ctx->subs, on_trace, w);
-		w->heard = false;
+	if (w->feed != &local_feed) {
+		/* what the daemon sends is told (hs_watch_fed) */
+		w->heard = true;
+	} else {
+		/* a full list of subscribers: the model is read on every tick instead */
+		w->heard = hs_sub_traces(&ctx->subs, HS_TRACES_ALL, on_trace, NULL, w) == 0;
+		if (w->heard && hs_sub_events(&ctx->subs, on_event, w) < 0) {
+			hs_unsub_traces(&ctx->subs, on_trace, w);
+			w->heard = false;
+		}
 	}
 
 	ctx->watch.view = w;
+	if (w->feed->start)
+		w->feed->start(ctx);
 	if (capture_open(w) < 0) {
 		w->ctx->out->fp = w->saved_fp;
 		w->ctx->out->err = w->saved_err;

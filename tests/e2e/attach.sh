@@ -237,12 +237,12 @@ check "Ctrl-C ends the interrupted console (status $ast), the other's line then 
 	eval '[ "$ast" -eq 130 ] && [ "$bst" -eq 0 ] && has "^10\." "$tmp/b.out"'
 
 # --- refused: another version, another user, bad bytes ---------------------------------
-frames 'fr(1, b"\x01\x00" + b"0.0.0-other")' >"$tmp/got"
+frames 'fr(1, b"\x02\x00" + b"0.0.0-other")' >"$tmp/got"
 check "a console of another version is refused, both versions named" \
-	eval 'has "the console is hopscope 0.0.0-other (protocol 1), the daemon hopscope $VERSION (protocol 1)" "$tmp/got" &&
+	eval 'has "the console is hopscope 0.0.0-other (protocol 2), the daemon hopscope $VERSION (protocol 2)" "$tmp/got" &&
 		has "refused: the console is hopscope 0.0.0-other" "$tmp/log"'
-frames 'fr(1, b"\x02\x00" + b"'"$VERSION"'")' >"$tmp/got"
-check "and one of another protocol" has "(protocol 2), the daemon" "$tmp/got"
+frames 'fr(1, b"\x01\x00" + b"'"$VERSION"'")' >"$tmp/got"
+check "and one of another protocol" has "(protocol 1), the daemon" "$tmp/got"
 frames 'struct.pack(">IB", 0x7fffffff, 2) + b"x" * 100' >"$tmp/got"
 check "an oversized frame closes the connection, logged in one line" \
 	eval 'has "^warning: client [0-9]* .* closed: a frame of 2147483647 bytes" "$tmp/log"'
@@ -287,7 +287,7 @@ def fr(t, p=b''):
 	return struct.pack('>IB', len(p) + 1, t) + p
 s = socket.socket(socket.AF_UNIX)
 s.connect(sys.argv[1])
-s.sendall(fr(1, b"\x01\x00" + sys.argv[2].encode()))
+s.sendall(fr(1, b"\x02\x00" + sys.argv[2].encode()))
 s.sendall(fr(2, sys.argv[3].encode()) * 2)
 time.sleep(30)
 EOF
@@ -455,5 +455,104 @@ if id nobody >/dev/null 2>&1; then
 		eval 'has "^info: stopped: exit status 0" "$tmp/log" &&
 			[ "$(sqlite3 "$tmp/z.db" "select count(*) from sessions where ended is null")" -eq 0 ]'
 fi
+
+# --- watch in an attached console: the daemon's feed -------------------------------------
+# a daemon that captures nothing yet: what the view shows arrives while it is up
+cat >"$tmp/feed.conf" <<EOF
+topo load $S/sample.topo
+listen unix $SOCK
+EOF
+rm -f "$H" "$H-wal" "$H-shm"
+serve "$tmp/feed.conf" --db "$H" || hard "the fed daemon did not start: $(cat "$tmp/log")"
+check "tmux is there for the attached view" command -v tmux
+rm -f "$tmp/hs.pid"
+term_start 160 45 "sh -c 'echo \$\$ >$tmp/hs.pid; exec $HS --attach $SOCK'"
+a=$(sig_pid)
+wait_for '^hopscope> ' || true
+$T send-keys -t hs 'traces switch sp' Tab
+wait_for 'traces switch spine' || true
+check "TAB completes a switch name from the daemon's topology" has 'hopscope> traces switch spine$' "$tmp/screen"
+$T send-keys -t hs C-u 'watch' Enter
+wait_for 'no closed traces yet' || true
+check "watch comes up attached, on the daemon's (empty) feed" \
+	eval 'has "Traces 0" "$tmp/screen" && has "no capture" "$tmp/screen" && has "pid=$a) watches" "$tmp/log"'
+att -c "capture start $S/sample.pcap"
+wait_for 'sample.pcap \(ended\)' || true
+check "the traces another console's capture closes arrive in the view" \
+	eval 'has "Traces 589" "$tmp/screen" && has "leaf1 .* spine1 .* leaf4 .*delivered" "$tmp/screen" &&
+		has "sample.pcap .ended." "$tmp/screen" && has "capture of .$S/sample.pcap. ended" "$tmp/screen"'
+$T send-keys -t hs ':' 'flows limit 1' Enter
+wait_for "done: 'flows limit 1' finished" || true
+check "a ':' line runs in the daemon, its output in the events pane" has '(1 of 320 flows' "$tmp/screen"
+$T send-keys -t hs q
+wait_for '^hopscope> ?$' || true
+check "q gives the prompt back and the daemon stops feeding it" \
+	eval 'has "^hopscope> *$" "$tmp/screen" && has "pid=$a) stopped watching$" "$tmp/log"'
+$T send-keys -t hs 'watch' Enter
+wait_for 'Traces 589' || true
+check "watch again: the recent traces come first" has 'Traces 589' "$tmp/screen"
+kill -9 "$a"
+i=0
+while ! grep -q "pid=$a) detached" "$tmp/log" && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+att -c 'traces limit 1'
+check "the watching console killed: the daemon lives on and answers (status $st)" \
+	eval '[ "$st" -eq 0 ] && kill -0 $dpid && has "^1:589 " "$tmp/out" && has "pid=$a) detached" "$tmp/log"'
+
+# a console that does not read: the traces it is not sent are counted, the daemon goes on
+"$top_builddir/tests/tools/hs-synth" --packets 40000 --seed 2 -w "$tmp/big.pcap" -t "$tmp/big.topo" \
+	>/dev/null 2>&1 || hard "hs-synth failed"
+cat >"$tmp/slow.py" <<'PY'
+import socket, struct, sys, time
+sock, version, log, pcap = sys.argv[1:]
+def fr(t, p=b''):
+	return struct.pack('>IB', len(p) + 1, t) + p
+s = socket.socket(socket.AF_UNIX)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.connect(sock)
+s.sendall(fr(1, b'\x02\x00' + version.encode()) + fr(9))	# hello, watch
+# not reading while the capture runs
+t0 = time.time()
+while not any(pcap in l and 'ended' in l for l in open(log)) and time.time() - t0 < 60:
+	time.sleep(0.1)
+s.settimeout(0.5)
+got, t0 = b'', time.time()
+while time.time() - t0 < 3:
+	try:
+		b = s.recv(1 << 20)
+	except socket.timeout:
+		continue
+	if not b:
+		break
+	got += b
+traces, missed, off, fresh = 0, -1, 0, False
+while off + 5 <= len(got):
+	n, t = struct.unpack('>IB', got[off:off + 5])
+	p = got[off + 5:off + 4 + n]
+	off += 4 + n
+	if t == 11 and n == 1:	# an empty trace: a new capture began
+		fresh, traces = True, 0
+	elif t == 11:
+		traces += 1
+	elif t == 13 and fresh:	# status: the traces not sent after the flags and 7 counters
+		missed = struct.unpack('>Q', p[57:65])[0]
+print(traces, missed)
+PY
+python3 "$tmp/slow.py" "$SOCK" "$VERSION" "$tmp/log" "$tmp/big.pcap" >"$tmp/slow" 2>&1 &
+pj=$!
+i=0
+while ! grep -q "pid=$pj) watches" "$tmp/log" && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+t0=$(date +%s)
+att -c "capture start $tmp/big.pcap"
+i=0
+while ! grep -q "capture of .*big.pcap.* ended" "$tmp/log" && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+att -c 'traces limit 1'
+t1=$(date +%s)
+wait $pj
+read -r sent missed <"$tmp/slow"
+check "a console that does not read does not hold the daemon up (status $st, $((t1 - t0)) s)" \
+	eval '[ "$st" -eq 0 ] && has "^2:40589 " "$tmp/out" && [ $((t1 - t0)) -lt 30 ]'
+check "it is told how many traces it was not sent; with those sent, all of them ($sent sent, $missed not)" \
+	eval '[ "${missed:-0}" -gt 0 ] && [ $((sent + missed)) -eq 40000 ]'
+kill -TERM "$dpid"
 
 finish

@@ -3,11 +3,46 @@
  * The first byte sets how many bytes arrive per read (1 to 256), as a
  * socket hands them over; the rest is the stream. Every frame taken must
  * be whole and of a known type; after a malformed one nothing is taken.
+ * The feed's payloads (a trace, a status) go through their readers: what
+ * they take is in range, and packed again it reads back the same.
  */
 #include <stdio.h>
 
 #include "fuzz.h"
 #include "proto.h"
+#include "tracer.h"
+
+static void feed_trace(const struct hs_frame *f)
+{
+	struct hs_trace t, u;
+	uint8_t buf[HS_FEED_TRACE_MAX];
+	int nsw = 8;
+
+	if (hs_feed_trace_unpack(f->data, f->len, nsw, &t) < 0)
+		return;
+	if (t.nhops > HS_TRACE_MAX_HOPS || t.n_next < 0 || t.n_next > HS_TRACE_MAX_NEXT ||
+	    t.outcome >= HS_OUT__COUNT || t.last_sw < -1 || t.last_sw >= nsw)
+		abort();
+	for (int i = 0; i < t.nhops; i++)
+		if (t.hops[i].sw < -1 || t.hops[i].sw >= nsw)
+			abort();
+	size_t n = hs_feed_trace_pack(buf, &t);
+	if (n > HS_FEED_TRACE_MAX || hs_feed_trace_unpack(buf, n, nsw, &u) < 0 ||
+	    memcmp(&t, &u, sizeof(t)) != 0)
+		abort();
+}
+
+static void feed_status(const struct hs_frame *f)
+{
+	struct hs_feed_status s;
+	uint8_t buf[sizeof(s) + 16];
+
+	if (hs_feed_status_unpack(f->data, f->len, &s) < 0)
+		return;
+	if (strlen(s.source) >= sizeof(s.source) ||
+	    hs_feed_status_pack(buf, &s) != f->len || memcmp(buf, f->data, f->len) != 0)
+		abort();
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -34,6 +69,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    hs_hello_parse(&f, &proto, &flags, version, sizeof(version)) == 0 &&
 			    strlen(version) >= sizeof(version))
 				abort();
+			if (f.type == HS_FR_TRACE)
+				feed_trace(&f);
+			else if (f.type == HS_FR_STATUS)
+				feed_status(&f);
 		}
 		if (rc < 0) {
 			if (!strstr(err, "frame"))

@@ -10,6 +10,7 @@
 
 #include "hs.h"
 #include "proto.h"
+#include "tracer.h"
 
 /* a frame as a writer sends it: header, then payload */
 static size_t frame(uint8_t *buf, uint8_t type, const void *data, size_t len)
@@ -141,6 +142,100 @@ static void test_hello(void **state)
 	assert_string_equal(hs_frame_name(200), "?");
 }
 
+/* the feed's frames: what is packed unpacks the same; a cut or a value out
+ * of range is refused; a switch beyond the console's topology is unknown */
+static void test_feed_trace(void **state)
+{
+	struct hs_trace t, u;
+	uint8_t buf[HS_FEED_TRACE_MAX];
+	size_t n;
+
+	(void)state;
+	memset(&t, 0, sizeof(t));
+	t.id = 77;
+	t.key.src.af = t.key.dst.af = 4;
+	t.key.src.a[0] = 10;
+	t.key.dst.a[3] = 12;
+	t.key.sport = 40000;
+	t.key.dport = 5001;
+	t.key.proto = 6;
+	t.outcome = HS_OUT_DROPPED;
+	t.flags = HS_TF_PROBE;
+	t.probe_id = 0xdeadbeef;
+	t.last_sw = 3;
+	t.n_next = 2;
+	t.expected_next[0] = 1;
+	t.expected_next[1] = 9;
+	t.nhops = HS_TRACE_MAX_HOPS;
+	for (int i = 0; i < HS_TRACE_MAX_HOPS; i++) {
+		t.hops[i].sw = i % 5 - 1;
+		t.hops[i].addr.af = 6;
+		t.hops[i].addr.a[15] = (uint8_t)i;
+		t.hops[i].ts_ns = 1700000000000000000ULL + (uint64_t)i;
+		t.hops[i].ttl = (uint8_t)(64 - i);
+		t.hops[i].session = 1000u + (unsigned)i;
+	}
+	t.extra_hops = 3;
+	t.key_hash = hs_flowkey_hash(&t.key);
+	n = hs_feed_trace_pack(buf, &t);
+	assert_true(n <= HS_FEED_TRACE_MAX);
+	assert_int_equal(hs_feed_trace_unpack(buf, n, 10, &u), 0);
+	assert_memory_equal(&u.key, &t.key, sizeof(t.key));
+	assert_int_equal(u.id, 77);
+	assert_int_equal(u.key_hash, t.key_hash);
+	assert_int_equal(u.probe_id, 0xdeadbeef);
+	assert_int_equal(u.n_next, 2);
+	assert_int_equal(u.expected_next[1], 9);
+	assert_int_equal(u.nhops, HS_TRACE_MAX_HOPS);
+	assert_int_equal(u.extra_hops, 3);
+	for (int i = 0; i < HS_TRACE_MAX_HOPS; i++) {
+		assert_int_equal(u.hops[i].sw, t.hops[i].sw);
+		assert_memory_equal(&u.hops[i].addr, &t.hops[i].addr, sizeof(t.hops[i].addr));
+		assert_int_equal(u.hops[i].ts_ns, t.hops[i].ts_ns);
+		assert_int_equal(u.hops[i].session, t.hops[i].session);
+	}
+	/* a console that knows 4 switches: 9 is not one of them */
+	assert_int_equal(hs_feed_trace_unpack(buf, n, 4, &u), 0);
+	assert_int_equal(u.expected_next[1], -1);
+	assert_int_equal(u.last_sw, 3);
+	/* cut anywhere, or longer: refused */
+	for (size_t k = 0; k < n; k++)
+		assert_int_equal(hs_feed_trace_unpack(buf, k, 10, &u), -1);
+	buf[n] = 0;
+	assert_int_equal(hs_feed_trace_unpack(buf, n + 1, 10, &u), -1);
+	/* an outcome, a hop count or an address family out of range */
+	t.outcome = HS_OUT__COUNT;
+	n = hs_feed_trace_pack(buf, &t);
+	assert_int_equal(hs_feed_trace_unpack(buf, n, 10, &u), -1);
+	t.outcome = HS_OUT_DELIVERED;
+	n = hs_feed_trace_pack(buf, &t);
+	buf[8] = 99;		/* the source's family */
+	assert_int_equal(hs_feed_trace_unpack(buf, n, 10, &u), -1);
+}
+
+static void test_feed_status(void **state)
+{
+	struct hs_feed_status s = { 0 }, u;
+	uint8_t buf[sizeof(s) + 16];
+	size_t n;
+
+	(void)state;
+	s.flags = HS_FS_CAPTURE | HS_FS_FILE;
+	s.packets = 12345;
+	s.not_shown = 7;
+	s.session = 4;
+	snprintf(s.source, sizeof(s.source), "/tmp/sample.pcap");
+	n = hs_feed_status_pack(buf, &s);
+	assert_int_equal(hs_feed_status_unpack(buf, n, &u), 0);
+	assert_int_equal(u.packets, 12345);
+	assert_int_equal(u.not_shown, 7);
+	assert_int_equal(u.session, 4);
+	assert_string_equal(u.source, "/tmp/sample.pcap");
+	assert_int_equal(hs_feed_status_unpack(buf, 20, &u), -1);
+	buf[n - 1] = '\n';
+	assert_int_equal(hs_feed_status_unpack(buf, n, &u), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -148,6 +243,8 @@ int main(void)
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_largest_frame),
 		cmocka_unit_test(test_hello),
+		cmocka_unit_test(test_feed_trace),
+		cmocka_unit_test(test_feed_status),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
