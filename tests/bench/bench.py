@@ -43,6 +43,12 @@ Each figure is printed with PASS or MISS against its target; a miss never
 fails the build. Results go to tests/bench/results/last.tsv (and last.json);
 the previous results, when there are any, are shown as a change.
 
+Given two programs (--hopscope NAME=PROGRAM twice, the first as before;
+tests/bench/compare.sh builds two revisions and gives them), only the
+ingest and live figures are measured, the two builds taking turns within
+each round, and each figure is printed as both medians, the median of the
+rounds' ratios and their spread; results go to tests/bench/results/compare.tsv.
+
 Environment (defaults in brackets):
   BENCH_PACKETS   original packets in the capture [1000000] (about 5 copies each)
   BENCH_SHAPE     hs-synth fabric [fattree:16]
@@ -57,12 +63,15 @@ Environment (defaults in brackets):
   BENCH_PG_HOPS   hops stored for the PostgreSQL queries [10000000]
 """
 import argparse
+import contextlib
+import fcntl
 import hashlib
 import json
 import mmap
 import os
 import re
 import shutil
+import signal
 import sqlite3
 import statistics
 import subprocess
@@ -85,9 +94,13 @@ def env_int(name, default):
 
 
 class Bench:
-    def __init__(self, srcdir, builddir):
+    def __init__(self, srcdir, builddir, hopscopes=None, live_lock=None):
         self.src = srcdir
         self.build = builddir
+        # (name, program) of each build measured; two or more: compared
+        self.hopscopes = hopscopes or [("hopscope", self.prog("hopscope"))]
+        self.bin = self.hopscopes[0][1]
+        self.live_lock = live_lock
         self.cpu = env_int("BENCH_CPU", 1)
         self.runs = max(1, env_int("BENCH_RUNS", 5))
         self.rows = []          # (key, label, value, unit, target, verdict)
@@ -100,7 +113,8 @@ class Bench:
         self.frames = 0
         self.config = {k: v for k, v in sorted(os.environ.items())
                        if k.startswith("BENCH_") and k not in ("BENCH_ONLY", "BENCH_CFLAGS")}
-        self.prev = self.load_prev()
+        self.compare = len(self.hopscopes) > 1
+        self.prev = {} if self.compare else self.load_prev()
 
     # ---- helpers ------------------------------------------------------------
 
@@ -142,6 +156,29 @@ class Bench:
             text = out.read().decode("utf-8", "replace")
             out.close()
         return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss, p.returncode, text, err
+
+    @contextlib.contextmanager
+    def holding_live_lock(self):
+        """the --live-lock file locked (flock, as the lab tests take it);
+        nothing without the option"""
+        if not self.live_lock:
+            yield
+            return
+        def waited(signum, frame):
+            raise RuntimeError("%s stayed locked for 15 minutes" % self.live_lock)
+        with open(self.live_lock, "a") as f:
+            # waits in line with the lab tests' flock(1), at most 15 minutes
+            old = signal.signal(signal.SIGALRM, waited)
+            signal.alarm(900)
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX)
+            finally:
+                signal.alarm(0)
+                signal.signal(signal.SIGALRM, old)
+            try:
+                yield
+            finally:
+                fcntl.flock(f, fcntl.LOCK_UN)
 
     WARM_MB = 256
 
@@ -193,7 +230,8 @@ class Bench:
         for name, a in acc.items():
             res[name] = None if name in failed else {
                 "wall": statistics.median(a["walls"]), "cpu": statistics.median(a["cpus"]),
-                "rss_kb": a["rss_kb"], "out": a["out"], "walls": a["walls"]}
+                "rss_kb": a["rss_kb"], "out": a["out"], "walls": a["walls"],
+                "cpus": a["cpus"]}
         return res
 
     def load_prev(self):
@@ -223,7 +261,8 @@ class Bench:
 
     def save(self):
         os.makedirs(self.results, exist_ok=True)
-        tsv = os.path.join(self.results, "last.tsv")
+        stem = "compare" if self.compare else "last"
+        tsv = os.path.join(self.results, stem + ".tsv")
         with open(tsv + ".tmp", "w") as f:
             f.write("key\tlabel\tvalue\tunit\ttarget\tverdict\n")
             for key, label, value, unit, target, verdict in self.rows:
@@ -235,11 +274,12 @@ class Bench:
             "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "capture": self.capture, "frames": self.frames,
             "runs": self.runs, "cpu": self.cpu, "config": self.config,
+            "hopscopes": self.hopscopes,
             "results": [dict(zip(("key", "label", "value", "unit", "target", "verdict"), r))
                         for r in self.rows],
             "notes": self.notes,
         }
-        with open(os.path.join(self.results, "last.json"), "w") as f:
+        with open(os.path.join(self.results, stem + ".json"), "w") as f:
             json.dump(doc, f, indent=1)
         print("\nresults written to %s" % os.path.relpath(tsv, self.src))
 
@@ -331,8 +371,8 @@ sys.stdin.read()
 
     # ---- ingest ---------------------------------------------------------------
 
-    def hopscope_argv(self, policy, db):
-        return self.pin([self.prog("hopscope"), "--db", db, "--topo", self.topo, "-c",
+    def hopscope_argv(self, policy, db, prog=None):
+        return self.pin([prog or self.bin, "--db", db, "--topo", self.topo, "-c",
                          "set history %s; capture start %s; capture status" %
                          (policy, self.capture)])
 
@@ -532,7 +572,7 @@ sys.stdin.read()
                                    "fattree:8", "--packets", "200000", "--seed", "7",
                                    "--drop-link", "edge3-agg1:0.05", "-w", cap, "-t", topo],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            wall, _, _, rc, _, err = self.timed([self.prog("hopscope"), "--db", url, "--topo",
+            wall, _, _, rc, _, err = self.timed([self.bin, "--db", url, "--topo",
                                                  topo, "-c", "set history all; capture start "
                                                  + cap])
             if rc != 0:
@@ -581,7 +621,7 @@ sys.stdin.read()
                  "sql \"SELECT last_switch, count(*) AS drops FROM traces"
                  " WHERE outcome <> 'delivered' GROUP BY last_switch ORDER BY 2 DESC\""),
             ]
-            runs = self.median_runs([(key, [self.prog("hopscope"), "--db", url, "--topo", topo,
+            runs = self.median_runs([(key, [self.bin, "--db", url, "--topo", topo,
                                             "-c", cmd],
                                       None, None) for key, _, cmd in queries])
             for key, label, _ in queries:
@@ -602,7 +642,7 @@ sys.stdin.read()
         jobs = []
         for w in (1, 2):
             db = os.path.join(self.tmp, "workers-%d.db" % w)
-            jobs.append(("%d" % w, [self.prog("hopscope"), "--db", db, "--topo", self.topo,
+            jobs.append(("%d" % w, [self.bin, "--db", db, "--topo", self.topo,
                                     "--workers", str(w), "-c",
                                     "set history off; capture start %s; capture status" %
                                     self.capture], None, None))
@@ -688,7 +728,7 @@ sys.stdin.read()
         # started at the prompt: the difference is what history costs the prompt
         for key, label, policy in (("respond", "hopscope -r FILE", None),
                                    ("respond.history_off", "with 'set history off'", "off")):
-            res = respond.measure(self.prog("hopscope"), self.topo, self.capture, self.cpu,
+            res = respond.measure(self.bin, self.topo, self.capture, self.cpu,
                                   env_int("BENCH_SAMPLES", 40), workdir=self.tmp,
                                   policy=policy)
             if res["error"]:
@@ -749,19 +789,24 @@ sys.stdin.read()
 
     # ---- live capture -----------------------------------------------------------
 
+    @staticmethod
+    def live_unfit():
+        """why the live section cannot run here, or None"""
+        if os.geteuid() != 0:
+            return "needs root (a network namespace and packet sockets)"
+        for tool, pkg in (("ip", "iproute2"), ("trafgen", "netsniff-ng"),
+                          ("tcpdump", "tcpdump")):
+            if not shutil.which(tool):
+                return "needs %s (Debian package %s)" % (tool, pkg)
+        return None
+
     def section_live(self):
         """Live capture against tcpdump on the same bursts. Not pinned: the
         sender and the capture need a core each. A tool's CPU is what all
         its threads ran (/proc/PID/task/*/schedstat) from just before the
         burst to a second after it: reading the burst, not starting up."""
         n = env_int("BENCH_LIVE_FRAMES", 1000000)
-        why = None
-        if os.geteuid() != 0:
-            why = "needs root (a network namespace and packet sockets)"
-        for tool, pkg in (("ip", "iproute2"), ("trafgen", "netsniff-ng"),
-                          ("tcpdump", "tcpdump")):
-            if not why and not shutil.which(tool):
-                why = "needs %s (Debian package %s)" % (tool, pkg)
+        why = self.live_unfit()
         if why:
             self.note("live: skipped, " + why)
             return
@@ -822,6 +867,155 @@ sys.stdin.read()
             if tcpu:
                 self.add("live.%s.cpu_ratio" % name, "  CPU, times tcpdump's", cpu_m / tcpu, "x")
 
+    # ---- two builds compared -----------------------------------------------------
+
+    def compare_head(self, unit):
+        (na, _), (nb, _) = self.hopscopes
+        print("  %-36s %10s %10s %7s %13s  %s" % (unit, na[:10], nb[:10], "ratio",
+                                                  "spread", "(median of rounds)"))
+
+    def compare_row(self, key, label, unit, before, after, ratios, higher):
+        """One figure of the two builds: the median of each, the median of
+        the rounds' ratios (after over before, each ratio of two runs made
+        one after the other) and their spread, lowest to highest. 'higher'
+        says which way is better; a change of more than 3% either way is
+        named."""
+        med = statistics.median(ratios) if ratios else None
+        spread = "%.3f-%.3f" % (min(ratios), max(ratios)) if ratios else "-"
+        verdict = ""
+        if med is not None:
+            gain = (med - 1.0) if higher else (1.0 - med)
+            verdict = ("within 3%" if abs(gain) <= 0.03 else
+                       "%s by %.1f%%" % ("better" if gain > 0 else "WORSE", abs(gain) * 100))
+        def num(v):     # three digits for seconds and percents
+            return "%.3f" % v if v is not None and abs(v) < 10 else fmt(v)
+        print("  %-36s %10s %10s %7s %13s  %s" % (
+            label, num(before), num(after), "-" if med is None else "%.3f" % med, spread,
+            verdict))
+        for suffix, v in (("before", before), ("after", after), ("ratio", med),
+                          ("ratio_min", min(ratios) if ratios else None),
+                          ("ratio_max", max(ratios) if ratios else None)):
+            self.rows.append(("%s.%s" % (key, suffix), label, v, unit, "", verdict))
+
+    def section_compare_ingest(self):
+        """The capture read by each build on one core, history off, default
+        and all, from an empty history. A round reads it once per build and
+        figure, the builds one after the other (A B A B ...), so a slow spell
+        of the machine weighs on both sides of a round's ratio."""
+        F = self.frames
+        self.compare_head("copies/s")
+        jobs = []
+        for policy in ("off", "default", "all"):
+            for name, prog in self.hopscopes:
+                db = os.path.join(self.tmp, "compare-%s-%s.db" % (name, policy))
+                jobs.append(("%s, history %s" % (name, policy),
+                             self.hopscope_argv(policy, db, prog),
+                             lambda db=db: remove_db(db), None))
+        runs = self.median_runs(jobs)
+        (na, _), (nb, _) = self.hopscopes
+        for policy in ("off", "default", "all"):
+            ra, rb = runs["%s, history %s" % (na, policy)], runs["%s, history %s" % (nb, policy)]
+            for name, r in ((na, ra), (nb, rb)):
+                if r and parse_status(r["out"]).get("packets") != F:
+                    self.note("%s (history %s) read %s frames of %d" % (
+                        name, policy, parse_status(r["out"]).get("packets"), F))
+                if r and (max(r["walls"]) - min(r["walls"])) / r["wall"] > 0.15:
+                    self.note("runs of %s (history %s) varied by %.0f%% (machine busy?)" % (
+                        name, policy, (max(r["walls"]) - min(r["walls"])) / r["wall"] * 100))
+            both = ra and rb
+            self.compare_row("compare.ingest_%s.pps" % policy, "file, history %s" % policy,
+                             "pps", F / ra["wall"] if ra else None,
+                             F / rb["wall"] if rb else None,
+                             [wa / wb for wa, wb in zip(ra["walls"], rb["walls"])]
+                             if both else [], True)
+            # the CPU time of all its threads: what a busy machine's waits leave out
+            self.compare_row("compare.ingest_%s.cpu_s_per_m" % policy,
+                             "  CPU s per M copies", "s",
+                             ra["cpu"] * MILLION / F if ra else None,
+                             rb["cpu"] * MILLION / F if rb else None,
+                             [cb / ca for ca, cb in zip(ra["cpus"], rb["cpus"])]
+                             if both else [], False)
+
+    @staticmethod
+    def knows_workers(prog):
+        """whether a build's capture takes 'workers N' (its --help names it)"""
+        r = subprocess.run([prog, "--help"], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        return "--workers" in r.stdout
+
+    def compare_live_rounds(self, live, workers, runs, gauge):
+        """the rounds of section_compare_live, in the bench's namespace;
+        RuntimeError when it cannot be made"""
+        try:
+            live.up()
+        except RuntimeError:
+            live.down()
+            raise
+        try:
+            for _ in range(self.runs):
+                gauge.append(live.tcpdump())
+                for policy in ("default", "all"):
+                    for name, prog in self.hopscopes:
+                        runs[(name, policy)].append(
+                            live.hopscope(policy, workers[name], prog, name))
+        except RuntimeError as e:
+            self.note("live: %s" % e)
+        finally:
+            live.down()
+
+    def section_compare_live(self):
+        """Live capture by each build on the same bursts, default history
+        and 'set history all', one worker; a round sends a burst to tcpdump
+        (the machine's gauge) and one per build and figure, the builds one
+        after the other. CPU per million frames as in the live section."""
+        n = env_int("BENCH_LIVE_FRAMES", 1000000)
+        why = self.live_unfit()
+        if why:
+            self.note("live: skipped, " + why)
+            return
+        workers = {name: 1 if self.knows_workers(prog) else None
+                   for name, prog in self.hopscopes}
+        for name, w in workers.items():
+            if w is None:
+                self.note("live: %s takes no 'workers N': its capture is started "
+                          "without (one worker)" % name)
+        runs = {(name, policy): [] for name, _ in self.hopscopes for policy in ("default", "all")}
+        gauge = []
+        try:
+            with self.holding_live_lock():
+                self.compare_live_rounds(Live(self, n), workers, runs, gauge)
+        except RuntimeError as e:
+            self.note("live: skipped, %s" % e)
+            return
+        for (name, policy), rs in runs.items():
+            for r in rs:
+                if r.get("error"):
+                    self.note("live %s, history %s: %s" % (name, policy, r["error"]))
+        (na, _), (nb, _) = self.hopscopes
+        self.compare_head("")
+        td = [r["cpu"] * MILLION / n for r in gauge if r.get("error") is None]
+        if td:
+            print("  %-36s %10s  spread %.2f-%.2f s (the machine's load)" % (
+                "tcpdump, CPU per million frames", fmt(statistics.median(td)), min(td), max(td)))
+        for policy in ("default", "all"):
+            pairs = [(a, b) for a, b in zip(runs[(na, policy)], runs[(nb, policy)])
+                     if a.get("error") is None and b.get("error") is None]
+            if not pairs:
+                self.compare_row("compare.live_%s.cpu_s_per_m" % policy,
+                                 "live, history %s: failed" % policy, "s", None, None, [], False)
+                continue
+            cpu = [(a["cpu"] * MILLION / n, b["cpu"] * MILLION / n) for a, b in pairs]
+            lost = [(100.0 * a["lost"] / n, 100.0 * b["lost"] / n) for a, b in pairs]
+            self.compare_row("compare.live_%s.cpu_s_per_m" % policy,
+                             "live, history %s: CPU s per M" % policy, "s",
+                             statistics.median(c[0] for c in cpu),
+                             statistics.median(c[1] for c in cpu),
+                             [b / a for a, b in cpu if a > 0], False)
+            self.compare_row("compare.live_%s.loss_pct" % policy, "  lost, %", "%",
+                             statistics.median(x[0] for x in lost),
+                             statistics.median(x[1] for x in lost),
+                             [b / a for a, b in lost if a > 0], False)
+
     # ---- driver -----------------------------------------------------------------
 
     SECTIONS = (
@@ -841,6 +1035,14 @@ sys.stdin.read()
          section_live),
     )
     NO_INPUT = ("sim007", "live", "pgquery")    # sections that do not read the capture
+    # two builds compared: their file and live figures only
+    COMPARE_SECTIONS = (
+        ("input", "input", section_input),
+        ("ingest", "file: ingest, one core, the builds in turn (%(runs)d rounds)",
+         section_compare_ingest),
+        ("live", "live: a burst into a veth per build in turn (%(runs)d rounds)",
+         section_compare_live),
+    )
 
     def run(self):
         only = [s for s in os.environ.get("BENCH_ONLY", "").split(",") if s]
@@ -850,20 +1052,24 @@ sys.stdin.read()
         if "-fsanitize" in cflags or "-O0" in cflags:
             print("warning: built with '%s': figures are not comparable to an "
                   "optimized build" % cflags.strip())
-        elif "-fprofile-use" not in cflags:
+        elif "-fprofile-use" not in cflags and not self.compare:
             print("note: hopscope was built without a profile of its packet path "
                   "(configure --disable-pgo, or a compiler without it)")
-        for name, title, fn in self.SECTIONS:
-            if only and name not in only and (
-                    name != "input" or all(o in self.NO_INPUT for o in only)):
-                continue
-            print("\n== %s" % (title % {"runs": self.runs}))
-            fn(self)
-        self.save()
-        if self.holder:
-            self.holder.stdin.close()
-            self.holder.wait()
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        if self.compare:
+            print("comparing " + ", then ".join("%s (%s)" % h for h in self.hopscopes))
+        try:
+            for name, title, fn in self.COMPARE_SECTIONS if self.compare else self.SECTIONS:
+                if only and name not in only and (
+                        name != "input" or all(o in self.NO_INPUT for o in only)):
+                    continue
+                print("\n== %s" % (title % {"runs": self.runs}))
+                fn(self)
+            self.save()
+        finally:
+            if self.holder:
+                self.holder.stdin.close()
+                self.holder.wait()
+            shutil.rmtree(self.tmp, ignore_errors=True)
         return 0
 
 
@@ -957,15 +1163,17 @@ class Live:
         return {"read": read, "lost": self.n - read, "cpu": cpu, "kpps": kpps,
                 "error": None}
 
-    def hopscope(self, policy, workers=1):
-        db = os.path.join(self.b.tmp, "live-%s-%d.db" % (policy, workers))
+    def hopscope(self, policy, workers=1, prog=None, tag="hopscope"):
+        """workers None: the capture is started without saying how many
+        (a build older than the option)"""
+        db = os.path.join(self.b.tmp, "live-%s-%s-%s.db" % (tag, policy, workers))
         for suffix in ("", "-wal", "-shm"):
             if os.path.exists(db + suffix):
                 os.unlink(db + suffix)
-        p = self.start([self.b.prog("hopscope"), "--db", db], stdin=subprocess.PIPE,
+        p = self.start([prog or self.b.bin, "--db", db], stdin=subprocess.PIPE,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        p.stdin.write("set history %s\ncapture start rxa workers %d\ncapture status\n" %
-                      (policy, workers))
+        p.stdin.write("set history %s\ncapture start rxa%s\ncapture status\n" %
+                      (policy, "" if workers is None else " workers %d" % workers))
         p.stdin.flush()
         while True:     # until the capture runs
             line = p.stdout.readline()
@@ -988,6 +1196,13 @@ class Live:
             return {"error": "exit %d: %s" % (p.returncode, p.stderr.read().strip()[-200:])}
         return {"read": st["packets"], "lost": self.n - st["packets"], "cpu": cpu,
                 "kpps": kpps, "drops": st["kernel_drops"], "error": None}
+
+
+def remove_db(path):
+    """a SQLite history and its write-ahead files"""
+    for sfx in ("", "-wal", "-shm"):
+        if os.path.exists(path + sfx):
+            os.unlink(path + sfx)
 
 
 def parse_status(text):
@@ -1025,8 +1240,26 @@ def main():
     top = os.path.dirname(os.path.dirname(here))
     ap.add_argument("--srcdir", default=top)
     ap.add_argument("--builddir", default=top)
+    ap.add_argument("--live-lock", metavar="FILE",
+                    help="with two --hopscope: hold this lock (flock) while their live "
+                    "bursts run")
+    ap.add_argument("--hopscope", action="append", metavar="[NAME=]PROGRAM",
+                    help="the hopscope measured (default: the build directory's); "
+                    "given twice, the two are compared, the first as before, "
+                    "on their file and live figures")
     a = ap.parse_args()
-    return Bench(a.srcdir, a.builddir).run()
+    # ended: the namespace, the capture's holder and the files go as well
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    progs = []
+    for arg in a.hopscope or []:
+        name, _, prog = arg.rpartition("=")
+        prog = os.path.abspath(prog)
+        if not os.access(prog, os.X_OK):
+            sys.exit("bench: --hopscope %s: not an executable program" % arg)
+        progs.append((name or os.path.basename(os.path.dirname(prog)), prog))
+    if len(progs) > 2:
+        sys.exit("bench: --hopscope: at most two programs are compared, got %d" % len(progs))
+    return Bench(a.srcdir, a.builddir, progs, a.live_lock).run()
 
 
 if __name__ == "__main__":
