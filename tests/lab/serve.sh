@@ -2,7 +2,8 @@
 # serve: the lab's analyzer as a daemon (up --serve). A console attaches,
 # leaves; a fault drops packets while none is attached; a console that
 # attaches later finds the fault's dropped traces, in memory and in the
-# history; down stops the daemon.
+# history; 'watch' attached shows flows' traces as they run; down stops the
+# daemon.
 set -euo pipefail
 . "${top_srcdir:-.}/tests/lab/lib.sh"
 lab_init
@@ -46,6 +47,32 @@ out=$(att -c "sql \"select count(*) from traces where outcome = 'dropped' and dp
 n=$(grep -Eo '^ *[0-9]+ *$' <<<"$out" | tr -d ' ' | tail -n 1)
 [ "${n:-0}" -gt 0 ] || fail "the history holds no dropped trace of the fault: $out"
 ok "and the daemon's history holds them ($n)"
+
+# watch attached, in a terminal: the traces of flows that run now arrive in the view
+command -v tmux >/dev/null || fail "tmux is needed to watch attached"
+T="tmux -S $LAB_STATE/tmux.sock"
+$T new-session -d -s hs -x 160 -y 45 "$HOPSCOPE --attach $SOCK"
+screen_has() {	# ERE: waits up to 15 s for the screen to match
+	local i=0
+	while [ $i -lt 150 ]; do
+		$T capture-pane -p -t hs >"$LAB_STATE/screen" 2>/dev/null || true
+		grep -Eq -- "$1" "$LAB_STATE/screen" && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+tfail() { $T kill-server; fail "$@"; }
+screen_has '^hopscope>' || tfail "no prompt attached: $(cat "$LAB_STATE/screen")"
+$T send-keys -t hs 'watch' Enter
+screen_has 'Traces [0-9]+' || tfail "watch did not come up attached: $(cat "$LAB_STATE/screen")"
+flows h1 h8 5103 4
+screen_has ":5103 .*leaf1 .*delivered" ||
+	tfail "the flows' traces did not arrive in the view: $(cat "$LAB_STATE/screen")"
+$T send-keys -t hs q
+screen_has '^hopscope> ?$' || tfail "q did not give the prompt back: $(cat "$LAB_STATE/screen")"
+$T kill-server
+ok "watch attached shows the traces of flows as they run; q gives the prompt back"
 
 pid=$(cat "$LAB_STATE/serve.pid")
 lab down >/dev/null || fail "down failed"
