@@ -1074,9 +1074,13 @@ static int copy_in(struct pg_store *st, int table)
  * the transaction rolled back */
 static int send_batch(struct pg_store *st)
 {
-	for (size_t i = 0; i < st->fly_days.n; i++)
-		if (!days_has(&st->made, st->fly_days.d[i]) && make_day(st, st->fly_days.d[i]) < 0)
+	/* the days of its traces, and each one's next day ahead */
+	for (size_t i = 0; i < st->fly_days.n; i++) {
+		int64_t d = st->fly_days.d[i];
+
+		if ((!days_has(&st->made, d) || !days_has(&st->made, d + 1)) && make_day(st, d) < 0)
 			return -1;
+	}
 	if (exec_ok(st, "cannot write to", "BEGIN") < 0 || copy_in(st, C_TRACES) < 0 ||
 	    copy_in(st, C_FLOWS_NEW) < 0 || copy_in(st, C_CONTROL) < 0)
 		goto failed;

@@ -167,6 +167,18 @@ check "the traces' days, made as they came, the next one ahead ($days)" eval '
 	[ "$(psql -c "select count(*) from traces_20231115")" = 0 ]'
 check "every trace is in its day" eval '[ "$(psql -c "$in_day")" = 0 ] &&
 	[ "$(psql -c "select count(*) from traces_undated")" = 0 ]'
+# a day made ahead that rows then come to: its next day is made ahead in turn
+for d in 14 15; do
+	"$top_builddir/tests/tools/hs-synth" --flows 20 --seed 3 --start $((1700000000 + (d - 14) * 86400)) \
+		-w "$tmp/day$d.pcap" -t "$tmp/day.topo" 2>"$tmp/synth.err" ||
+		hard "hs-synth failed: $(cat "$tmp/synth.err")"
+done
+psql -c 'create database ahead'
+hs --db "postgresql://hopscope@/ahead?host=$sock" --topo "$tmp/day.topo" \
+	-c "set history all; capture start $tmp/day14.pcap; capture start $tmp/day15.pcap"
+check "rows of the day made ahead: the day after it made ahead too" eval '[ "$st" -eq 0 ] &&
+	[ "$(psql -d ahead -c "select count(*) from traces_20231115")" -gt 0 ] &&
+	[ "$(psql -d ahead -c "select count(*) from traces_20231116")" = 0 ]'
 plan=$(psql -c "explain select count(*) from traces where first_ts >= 1699920000000000000
 	and first_ts < 1699920000000000000 + 3600000000000")
 check "a time range reads its day only" eval 'echo "$plan" | grep -q "on traces_20231114" &&
