@@ -428,6 +428,20 @@ static void row_end(struct pg_buf *b)
 	b->p[b->len - 1] = '\n';
 }
 
+/* a's rows, then b's, become b's; a is left empty */
+static void join_bufs(struct pg_buf *a, struct pg_buf *b)
+{
+	struct pg_buf both = *a;
+
+	buf_need(&both, b->len);
+	if (b->len)
+		memcpy(both.p + both.len, b->p, b->len);
+	both.len += b->len;
+	*a = *b;
+	a->len = 0;
+	*b = both;
+}
+
 static bool days_has(const struct pg_days *s, int64_t day)
 {
 	for (size_t i = 0; i < s->n; i++)
@@ -497,16 +511,11 @@ static int answer(struct pg_store *st)
 	if (st->fly_rc == 0) {
 		st->written += n;
 	} else if (PQstatus(st->conn) != CONNECTION_OK) {
-		for (int i = 0; i < C__COUNT; i++) {
-			struct pg_buf older = st->fly[i];
-
-			buf_need(&older, st->copy[i].len);
-			if (st->copy[i].len)
-				memcpy(older.p + older.len, st->copy[i].p, st->copy[i].len);
-			older.len += st->copy[i].len;
-			st->fly[i] = st->copy[i];
-			st->copy[i] = older;
-		}
+		/* whether their flows' first rows reached the server before it
+		 * went is not known: they go again through the upsert */
+		join_bufs(&st->fly[C_FLOWS_NEW], &st->fly[C_FLOWS]);
+		for (int i = 0; i < C__COUNT; i++)
+			join_bufs(&st->fly[i], &st->copy[i]);
 		for (size_t i = 0; i < st->fly_days.n; i++)
 			days_add(&st->days, st->fly_days.d[i]);
 		st->pending += n;
@@ -549,6 +558,7 @@ static void sender_start(struct pg_store *st)
 {
 	sigset_t all, old;
 
+	sigemptyset(&old);
 	pthread_mutex_init(&st->mu, NULL);
 	pthread_cond_init(&st->cv, NULL);
 	sigfillset(&all);
@@ -583,7 +593,8 @@ static int connected(struct pg_store *st)
 	if (PQstatus(st->conn) == CONNECTION_OK)
 		return 0;
 	if (hs_mono_ns() < st->retry_at)
-		return -1;
+		return set_err(st, "cannot reach '%s': %s", st->name,
+			       first_line(PQerrorMessage(st->conn), why, sizeof(why)));
 	PQreset(st->conn);
 	if (PQstatus(st->conn) == CONNECTION_OK) {
 		st->retry_at = 0;
@@ -1014,8 +1025,8 @@ static int make_day(struct pg_store *st, int64_t day)
 		goto fail;
 	for (int64_t d = day; d <= day + 1; d++) {
 		time_t t = (time_t)(d * 86400);
-		struct tm tm;
-		char name[32];
+		struct tm tm = { 0 };
+		char name[32] = "";
 		long long lo = (long long)(d * PG_NS_DAY), hi = (long long)((d + 1) * PG_NS_DAY);
 
 		if (!gmtime_r(&t, &tm) || !strftime(name, sizeof(name), "traces_%Y%m%d", &tm)) {
@@ -1890,7 +1901,7 @@ int pg_prune(struct pg_store *st, uint64_t now_wall_ns, int64_t live, unsigned b
 		  HS_PRUNE_SESSIONS, false },
 	};
 	struct hs_retention r;
-	int64_t cut = INT64_MIN, bound, n = budget ? budget : 1, got;
+	int64_t cut = INT64_MIN, bound = INT64_MIN, n = budget ? budget : 1, got = 0;
 	bool over, more = false;
 	PGresult *days = NULL;
 	char sql[128];
@@ -1919,7 +1930,7 @@ int pg_prune(struct pg_store *st, uint64_t now_wall_ns, int64_t live, unsigned b
 	for (int i = 0, nd = PQntuples(days); i < nd; i++) {
 		const char *name = PQgetvalue(days, i, 0);
 		int64_t end = strtoll(PQgetvalue(days, i, 1), NULL, 10);
-		PGresult *c;
+		PGresult *c = NULL;
 
 		if (end > cut && !(over && i == 0 && nd > 1))
 			break;
