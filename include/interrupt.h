@@ -32,5 +32,10 @@ int hs_interrupt_sqlite(void *arg);
  * and a FIFO's writes wait for its reader the same way, a reader gone
  * being EPIPE, not SIGPIPE. NULL with errno set, EINTR for a signal. */
 FILE *hs_fopen_write(const char *path);
+/* fopen(path, "r") that a signal can stop: a FIFO is waited for, its
+ * first writer and then each of its reads, by looks every tenth of a
+ * second. NULL with errno set, EINTR for a signal; a read a signal
+ * stopped fails with EINTR. */
+FILE *hs_fopen_read(const char *path);
 
 #endif

@@ -121,10 +121,73 @@ static int fifo_close(void *cookie)
 	return close((int)(intptr_t)cookie);
 }
 
+/* a file that is no FIFO, opened without blocking: a stream that blocks
+ * as any other */
+static FILE *fdopen_blocking(int fd, const char *mode)
+{
+	int flags = fcntl(fd, F_GETFL);
+
+	if (flags >= 0)
+		fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+	return fdopen(fd, mode);
+}
+
+static ssize_t fifo_read(void *cookie, char *buf, size_t n)
+{
+	int fd = (int)(intptr_t)cookie;
+
+	for (;;) {
+		ssize_t k = read(fd, buf, n);
+		if (k >= 0)
+			return k;	/* 0: every writer gone, the end */
+		if (errno != EAGAIN && errno != EINTR)
+			return -1;
+		if (wait_fd(fd, POLLIN) < 0)
+			return -1;
+	}
+}
+
+FILE *hs_fopen_read(const char *path)
+{
+	static const cookie_io_functions_t fifo = { .read = fifo_read, .close = fifo_close };
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	FILE *fp = NULL;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
+		/* before its first writer a FIFO reads as ended: wait for it
+		 * (Linux says POLLHUP only once a writer came and went) */
+		for (;;) {
+			struct pollfd p = { .fd = fd, .events = POLLIN };
+			int r;
+			if (hs_interrupted()) {
+				errno = EINTR;
+				goto fail;
+			}
+			if ((r = poll(&p, 1, 100)) > 0)
+				break;
+			if (r < 0 && errno != EINTR)
+				goto fail;
+		}
+		fp = fopencookie((void *)(intptr_t)fd, "r", fifo);
+	} else {
+		fp = fdopen_blocking(fd, "r");
+	}
+	if (fp)
+		return fp;
+fail:;
+	int e = errno;
+	close(fd);
+	errno = e;
+	return NULL;
+}
+
 FILE *hs_fopen_write(const char *path)
 {
 	static const cookie_io_functions_t fifo = { .write = fifo_write, .close = fifo_close };
-	int fd, flags;
+	int fd;
 	struct stat st;
 	FILE *fp;
 
@@ -137,10 +200,7 @@ FILE *hs_fopen_write(const char *path)
 	if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
 		fp = fopencookie((void *)(intptr_t)fd, "w", fifo);
 	} else {
-		flags = fcntl(fd, F_GETFL);
-		if (flags >= 0)
-			fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-		fp = fdopen(fd, "w");
+		fp = fdopen_blocking(fd, "w");
 	}
 	if (!fp) {
 		int e = errno;

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "decode.h"
+#include "interrupt.h"
 #include "pfile.h"
 
 #define BT_SHB		0x0A0D0D0AU
@@ -335,7 +336,8 @@ struct hs_pfile *hs_pfile_open(const char *path, char *buf, size_t buflen, char 
 		snprintf(err, errlen, "cannot open '%s': out of memory", path);
 		return NULL;
 	}
-	f->fp = fopen(path, "rb");
+	/* a FIFO's writer may be slow to come: waited for so a signal ends it */
+	f->fp = hs_fopen_read(path);
 	if (!f->fp) {
 		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
 		free(f);

@@ -92,6 +92,26 @@ wait "$reader"
 check "an export into a FIFO with a reader works (status $st)" [ "$st" -eq 0 ]
 check "the reader got every trace" [ "$(wc -l <"$tmp/fifo.out")" -gt 500 ]
 
+# --- a capture from a FIFO -------------------------------------------------------------
+# no writer yet: the open waits, and a signal ends the wait
+mkfifo "$tmp/in.fifo" || hard "mkfifo failed"
+signal_run TERM 0.5 --db "$tmp/fifo.db" -c "capture start $tmp/in.fifo; help quit"
+check "SIGTERM stops a capture waiting for a FIFO's writer, status 143 (status $st, ${ms}ms)" \
+	sh -c "[ $st -eq 143 ] && [ $ms -lt 1000 ]"
+check "the capture says it was interrupted opening the FIFO" \
+	has "^-c:1: error: cannot open '$tmp/in.fifo': Interrupted system call$" "$tmp/err"
+# a writer that stops half-way: the reads wait, a signal ends them, and
+# what was read is kept with the session ended
+(head -c 30000 "$sample"; sleep 10) >"$tmp/in.fifo" &
+writer=$!
+cleanup="kill $writer 2>/dev/null;"
+signal_run INT 1.5 --db "$tmp/fifo.db" -c "capture start $tmp/in.fifo; help quit"
+kill "$writer" 2>/dev/null
+check "Ctrl-C stops a capture waiting for its FIFO's writer to go on, status 130 (status $st, ${ms}ms)" \
+	sh -c "[ $st -eq 130 ] && [ $ms -lt 1000 ]"
+check "what the FIFO gave is stored, its session ended" \
+	[ "$(sqlite3 "$tmp/fifo.db" 'select count(*) from sessions where ended is not null and packets > 0')" = 1 ]
+
 # --- an ingest ------------------------------------------------------------------------
 SYNTH=$top_builddir/tests/tools/hs-synth
 "$SYNTH" --packets 300000 --seed 5 -w "$tmp/big.pcap" -t "$tmp/big.topo" >/dev/null 2>&1 ||
