@@ -461,6 +461,7 @@ fi
 cat >"$tmp/feed.conf" <<EOF
 topo load $S/sample.topo
 listen unix $SOCK
+listen tcp 127.0.0.1:0 tls cert $tmp/daemon.pem key $tmp/daemon.key ca $tmp/ca.pem secret $tmp/secret
 EOF
 rm -f "$H" "$H-wal" "$H-shm"
 serve "$tmp/feed.conf" --db "$H" || hard "the fed daemon did not start: $(cat "$tmp/log")"
@@ -491,6 +492,20 @@ check "q gives the prompt back and the daemon stops feeding it" \
 $T send-keys -t hs 'watch' Enter
 wait_for 'Traces 589' || true
 check "watch again: the recent traces come first" has 'Traces 589' "$tmp/screen"
+# the same over TCP and TLS, in a second terminal
+ADDR=$(sed -n 's/^info: ready: .* over TCP at \(127\.0\.0\.1:[0-9]*\) (TLS)$/\1/p' "$tmp/log" | tail -n 1)
+$T new-session -d -s tls -x 160 -y 45 \
+	"$HS --attach $ADDR --tls-ca $tmp/ca.pem --secret $tmp/secret -c watch"
+i=0
+while [ $i -lt 150 ]; do
+	$T capture-pane -p -t tls >"$tmp/screen" 2>/dev/null
+	grep -q 'sample.pcap (ended)' "$tmp/screen" && break
+	sleep 0.1
+	i=$((i + 1))
+done
+check "a console over TLS watches the same feed" \
+	eval 'has "Traces 589" "$tmp/screen" && has "leaf1 .* spine1 .* leaf4 .*delivered" "$tmp/screen"'
+$T kill-session -t tls
 kill -9 "$a"
 i=0
 while ! grep -q "pid=$a) detached" "$tmp/log" && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
