@@ -125,6 +125,15 @@ cert ca hs-test-ca self basicConstraints=critical,CA:TRUE && cert other other-ca
 	cert daemon daemon ca subjectAltName=IP:127.0.0.1 && cert alice alice ca &&
 	cert mallory alice other || hard "openssl could not make the test's certificates"
 printf 's3cret of the test\n' >"$tmp/secret"
+cp "$tmp/secret" "$tmp/secret644"
+chmod 600 "$tmp/secret"
+chmod 644 "$tmp/secret644"
+printf 'listen tcp 127.0.0.1:0 tls cert %s key %s secret %s\n' "$tmp/daemon.pem" "$tmp/daemon.key" \
+	"$tmp/secret644" >"$tmp/bad.conf"
+hs serve --config "$tmp/bad.conf" --db "$H" --check
+check "a secret other users may read: a warning at its line, nothing refused (status $st)" \
+	eval '[ "$st" -eq 0 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+		has "^$tmp/bad.conf:1: warning: listen: secret .$tmp/secret644. may be read by other users" "$tmp/err"'
 printf 'not the secret\n' >"$tmp/wrong"
 for line in "listen tcp 127.0.0.1:0 tls cert $tmp/daemon.pem key $tmp/daemon.key" \
 	"listen tcp 127.0.0.1:0 tls cert $tmp/none.pem key $tmp/daemon.key secret $tmp/secret" \
