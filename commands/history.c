@@ -389,7 +389,7 @@ static void load_one(void *arg, const struct hs_trace *t)
 static int load(struct hs_ctx *ctx, struct hs_store *st)
 {
 	struct hs_out *o = ctx->out;
-	struct hs_fabric_stats fs;
+	struct hs_fabric_stats fs = { 0 };
 	char err[512];
 	uint64_t window = ctx->set.trace_timeout_ns ? ctx->set.trace_timeout_ns : HS_NS_PER_SEC;
 

@@ -219,7 +219,7 @@ int hs_fabric_load(struct hs_store *st, const struct hs_topo *topo, uint64_t sin
 			 "(a bad address in its row)", hs_store_path(st));
 		rc = -1;
 	}
-	if (rc == 0) {
+	if (rc == 0 && j.n) {	/* (qsort takes no NULL, even for nothing) */
 		qsort(j.out, j.n, sizeof(*j.out), by_time);
 		for (size_t i = 0; i < j.n; i++)
 			each(arg, &j.out[i]);
