@@ -932,12 +932,15 @@ static int64_t source_id(struct sq_store *st, const struct hs_addr *a, const cha
 	return id;
 }
 
-/* "INSERT INTO table(cols) VALUES " and n rows of ncols parameters,
- * prepared once for each n and kept in cache[n] */
+/* "INSERT INTO table(cols) VALUES " and n rows of ncols columns, prepared
+ * once for each n and kept in cache[n]. The first column, the same in every
+ * row (the analyzer), is parameter 1 of every row, bound once per INSERT;
+ * row j's other columns are parameters 2 + j * (ncols - 1) on (a bare '?'
+ * numbers one past the largest before it). */
 static sqlite3_stmt *batch_stmt(struct sq_store *st, sqlite3_stmt **cache, const char *head,
 				unsigned ncols, unsigned n)
 {
-	size_t hlen = strlen(head), len = hlen, row = 2 * ncols + 1;
+	size_t hlen = strlen(head), len = hlen, row = 2 * ncols + 2;
 	char *sql;
 
 	if (cache[n])
@@ -947,10 +950,10 @@ static sqlite3_stmt *batch_stmt(struct sq_store *st, sqlite3_stmt **cache, const
 	for (unsigned i = 0; i < n; i++) {
 		if (i)
 			sql[len++] = ',';
-		sql[len++] = '(';
-		for (unsigned c = 0; c < ncols; c++) {
-			if (c)
-				sql[len++] = ',';
+		memcpy(sql + len, "(?1", 3);
+		len += 3;
+		for (unsigned c = 1; c < ncols; c++) {
+			sql[len++] = ',';
 			sql[len++] = '?';
 		}
 		sql[len++] = ')';
@@ -968,9 +971,9 @@ static sqlite3_stmt *batch_stmt(struct sq_store *st, sqlite3_stmt **cache, const
 static sqlite3_stmt *trace_stmt(struct sq_store *st, unsigned n)
 {
 	return batch_stmt(st, st->trace_stmt,
-			  "INSERT INTO traces(session, trace_no, src, dst, proto, sport, dport,"
-			  " ip_id, seq, tcp_flags, len, first_ts, last_ts, outcome, last_switch,"
-			  " expected_next, nhops, flags, probe_id, hop_list, first_hw_ts, analyzer)"
+			  "INSERT INTO traces(analyzer, session, trace_no, src, dst, proto, sport,"
+			  " dport, ip_id, seq, tcp_flags, len, first_ts, last_ts, outcome,"
+			  " last_switch, expected_next, nhops, flags, probe_id, hop_list, first_hw_ts)"
 			  " VALUES ",
 			  TRACE_COLS, n);
 }
@@ -1001,9 +1004,10 @@ static int flush_traces(struct sq_store *st)
 	st->ntrows = 0;
 	if (!(s = trace_stmt(st, n)))
 		goto lost;
+	bind_static(s, 1, hs_store_an(&st->base));
 	for (unsigned j = 0; j < n; j++) {
 		const struct hs_store_row *r = &st->trows[j];
-		int b = (int)j * TRACE_COLS;
+		int b = 1 + (int)j * (TRACE_COLS - 1);
 		sqlite3_bind_int64(s, b + 1, r->session);
 		bind_u64(s, b + 2, r->id);
 		bind_static(s, b + 3, r->src);
@@ -1036,7 +1040,6 @@ static int flush_traces(struct sq_store *st)
 			bind_u64(s, b + 21, r->first_hw);
 		else
 			sqlite3_bind_null(s, b + 21);
-		bind_static(s, b + 22, hs_store_an(&st->base));
 	}
 	if (run_bound(st, s) == 0)
 		return 0;
@@ -1055,7 +1058,8 @@ int sq_trace(struct sq_store *st, int64_t session, const struct hs_trace *t,
 {
 	if (begin(st) < 0)
 		return -1;
-	if (hs_store_row_fill(&st->trows[st->ntrows], session, t, topo, source_of, st) < 0)
+	if (hs_store_row_fill(&st->trows[st->ntrows], session, t, topo, &st->src, source_of,
+			      st) < 0)
 		return -1;
 	st->pending++;
 	if (++st->ntrows == BATCH_ROWS)
@@ -1066,15 +1070,16 @@ int sq_trace(struct sq_store *st, int64_t session, const struct hs_trace *t,
 static sqlite3_stmt *flow_stmt(struct sq_store *st, unsigned n)
 {
 	return batch_stmt(st, st->flow_stmt,
-			  "INSERT INTO flows(session, src, dst, proto, sport, dport, first_ts,"
-			  " last_ts, packets, bytes, syn, fin, rst, dropped, looped, analyzer)"
+			  "INSERT INTO flows(analyzer, session, src, dst, proto, sport, dport,"
+			  " first_ts, last_ts, packets, bytes, syn, fin, rst, dropped, looped)"
 			  " VALUES ",
 			  FLOW_COLS, n);
 }
 
-/* a flow's FLOW_COLS values from parameter b + 1 on */
+/* a flow's values but the analyzer, FLOW_COLS - 1 of them from parameter
+ * b + 1 on */
 static void bind_flow(sqlite3_stmt *s, int b, int64_t session, const struct hs_flow *f,
-		      char *src, char *dst, const char *analyzer)
+		      char *src, char *dst)
 {
 	sqlite3_bind_int64(s, b + 1, session);
 	bind_static(s, b + 2, hs_addr_str(&f->key.src, src, HS_ADDRSTRLEN));
@@ -1091,7 +1096,6 @@ static void bind_flow(sqlite3_stmt *s, int b, int64_t session, const struct hs_f
 	sqlite3_bind_int64(s, b + 13, f->rst);
 	sqlite3_bind_int64(s, b + 14, f->dropped);
 	sqlite3_bind_int64(s, b + 15, f->looped);
-	bind_static(s, b + 16, analyzer);
 }
 
 /* Insert the queued flows, with the values they have now, and give each its
@@ -1109,9 +1113,10 @@ static int flush_flows(struct sq_store *st)
 	if (n == 0)
 		return 0;
 	if ((s = flow_stmt(st, n)) != NULL) {
+		bind_static(s, 1, hs_store_an(&st->base));
 		for (unsigned j = 0; j < n; j++)
-			bind_flow(s, (int)j * FLOW_COLS, st->frows[j].session, st->frows[j].f,
-				  src[j], dst[j], hs_store_an(&st->base));
+			bind_flow(s, 1 + (int)j * (FLOW_COLS - 1), st->frows[j].session,
+				  st->frows[j].f, src[j], dst[j]);
 		if (run_bound(st, s) == 0) {
 			int64_t last = sqlite3_last_insert_rowid(st->db);
 			for (unsigned j = 0; j < n; j++)
@@ -1144,7 +1149,8 @@ int sq_flow(struct sq_store *st, int64_t session, struct hs_flow *f)
 	}
 	if (f->row > 0) {
 		s = st->stmt[S_FLOW_UPDATE];
-		bind_flow(s, 0, session, f, src, dst, hs_store_an(&st->base));
+		bind_flow(s, 0, session, f, src, dst);
+		bind_static(s, 16, hs_store_an(&st->base));
 		sqlite3_bind_int64(s, 17, f->row);
 		if (run_bound(st, s) < 0)
 			return -1;

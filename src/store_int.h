@@ -86,10 +86,11 @@ void hs_prune_add(struct hs_prune *res, int kind, uint64_t n);
 /* v in decimal at q; returns the end */
 char *hs_put_u64(char *q, uint64_t v);
 
-/* fill r with trace t of session; source(arg, addr, name) gives the row of
- * a hop's mirror source, -1 on error. 0, or -1 when a source had none. */
+/* fill r with trace t of session; a hop's mirror source is looked up in
+ * known, and only when it is not there source(arg, addr, name) gives its
+ * row, -1 on error. 0, or -1 when a source had none. */
 int hs_store_row_fill(struct hs_store_row *r, int64_t session, const struct hs_trace *t,
-		      const struct hs_topo *topo,
+		      const struct hs_topo *topo, const struct hs_sources *known,
 		      int64_t (*source)(void *arg, const struct hs_addr *a, const char *name),
 		      void *arg);
 

@@ -902,7 +902,7 @@ int pg_trace(struct pg_store *st, int64_t session, const struct hs_trace *t,
 	struct hs_store_row *r = &st->row;
 	struct pg_buf *b = &st->copy[C_TRACES];
 
-	if (hs_store_row_fill(r, session, t, topo, source_id, st) < 0)
+	if (hs_store_row_fill(r, session, t, topo, &st->src, source_id, st) < 0)
 		return -1;
 	put_int(b, r->session);
 	put_u64(b, r->id);

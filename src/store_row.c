@@ -104,7 +104,7 @@ void hs_sources_free(struct hs_sources *c)
 
 /* the hop list of the first n hops of t; its length, -1 on error */
 static int hop_list(char *buf, const struct hs_trace *t, unsigned n, uint64_t first,
-		    uint64_t first_hw, const struct hs_topo *topo,
+		    uint64_t first_hw, const struct hs_topo *topo, const struct hs_sources *known,
 		    int64_t (*source)(void *arg, const struct hs_addr *a, const char *name),
 		    void *arg)
 {
@@ -114,7 +114,10 @@ static int hop_list(char *buf, const struct hs_trace *t, unsigned n, uint64_t fi
 	for (unsigned i = 0; i < n; i++) {
 		const struct hs_hop *h = &t->hops[i];
 		bool named = topo && h->sw >= 0 && h->sw < topo->nsw;
-		int64_t id = source(arg, &h->addr, named ? topo->sw[h->sw].name : NULL);
+		const char *name = named ? topo->sw[h->sw].name : NULL;
+		int64_t id = hs_sources_get(known, &h->addr, name);
+		if (!id)
+			id = source(arg, &h->addr, name);
 		if (id < 0)
 			return -1;
 		if (i)
@@ -141,7 +144,7 @@ static int hop_list(char *buf, const struct hs_trace *t, unsigned n, uint64_t fi
 }
 
 int hs_store_row_fill(struct hs_store_row *r, int64_t session, const struct hs_trace *t,
-		      const struct hs_topo *topo,
+		      const struct hs_topo *topo, const struct hs_sources *known,
 		      int64_t (*source)(void *arg, const struct hs_addr *a, const char *name),
 		      void *arg)
 {
@@ -157,7 +160,7 @@ int hs_store_row_fill(struct hs_store_row *r, int64_t session, const struct hs_t
 		if (hw && (!first_hw || hw < first_hw))
 			first_hw = hw;
 	}
-	if ((r->hops_len = hop_list(r->hops, t, n, first, first_hw, topo, source, arg)) < 0)
+	if ((r->hops_len = hop_list(r->hops, t, n, first, first_hw, topo, known, source, arg)) < 0)
 		return -1;
 	r->next[0] = '\0';
 	for (int i = 0; topo && i < t->n_next && i < HS_TRACE_MAX_NEXT; i++) {
