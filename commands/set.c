@@ -149,7 +149,7 @@ static int set_history(struct hs_ctx *ctx, const char *v)
 {
 	for (size_t i = 0; i < HS_ARRAY_SIZE(policy_names); i++) {
 		if (strcmp(v, policy_names[i]) == 0) {
-			ctx->set.policy = (enum hs_policy)i;
+			hs_capture_set_policy(ctx, (int)i);
 			return HS_CMD_OK;
 		}
 	}

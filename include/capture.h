@@ -95,6 +95,9 @@ void hs_capture_set_topo(struct hs_ctx *ctx, const struct hs_topo *t);
 /* 'set trace-timeout': the tracers, the workers' too (paused), close a
  * trace after ns of quiet from now on */
 void hs_capture_set_timeout(struct hs_ctx *ctx, uint64_t ns);
+/* 'set history': the traces the history keeps from now on (an
+ * HS_POLICY_*); with off the history writer is not even told of them */
+void hs_capture_set_policy(struct hs_ctx *ctx, int policy);
 /* the workers of the current or last capture, and each one's figures
  * (read by one: 1, and no figures) */
 unsigned hs_capture_workers(struct hs_ctx *ctx, const struct hs_worker_stats **per);

@@ -102,6 +102,9 @@ int hs_sub_packets(struct hs_subs *s, unsigned mask, hs_packet_fn fn, void *arg)
 int hs_sub_traces(struct hs_subs *s, struct hs_trace_cond cond, hs_trace_fn fn,
 		  hs_soon_fn soon, void *arg);
 int hs_sub_events(struct hs_subs *s, hs_event_fn fn, void *arg);
+/* the trace subscription of (fn, arg), if there is one, is published the
+ * traces that meet cond from now on */
+void hs_sub_traces_cond(struct hs_subs *s, hs_trace_fn fn, void *arg, struct hs_trace_cond cond);
 /* the subscription of (fn, arg), if there is one, ends */
 void hs_unsub_packets(struct hs_subs *s, hs_packet_fn fn, void *arg);
 void hs_unsub_traces(struct hs_subs *s, hs_trace_fn fn, void *arg);

@@ -234,7 +234,14 @@ static void on_trace_close(void *arg, const struct hs_trace *t)
 	hs_publish_trace(&ctx->subs, t);
 }
 
-/* the history writer: a subscriber of every closed trace */
+/* the traces the history writer is told of: none with history off, else
+ * all (policy_keeps chooses, by more than outcome and flags) */
+static struct hs_trace_cond history_cond(enum hs_policy policy)
+{
+	return policy == HS_POLICY_OFF ? (struct hs_trace_cond){ 0, 0 } : HS_TRACES_ALL;
+}
+
+/* the history writer: a subscriber of the closed traces */
 static void history_trace(void *arg, const struct hs_trace *t)
 {
 	struct hs_ctx *ctx = arg;
@@ -694,7 +701,7 @@ int hs_pipeline_init(struct hs_ctx *ctx)
 		return hs_say_err(ctx, "cannot set up the packet pipeline");
 	}
 	ctx->cap = c;
-	hs_sub_traces(&ctx->subs, HS_TRACES_ALL, history_trace, NULL, ctx);
+	hs_sub_traces(&ctx->subs, history_cond(ctx->set.policy), history_trace, NULL, ctx);
 	c->lane.tracer = ctx->tracer;
 	uv_async_init(ctx->loop, &c->wake, on_wake);
 	c->wake.data = ctx;
@@ -1404,6 +1411,12 @@ void hs_capture_set_timeout(struct hs_ctx *ctx, uint64_t ns)
 		hs_tracer_set_timeout(ctx->tracer, ns);
 	if (ctx->cap)
 		hs_workers_set_timeout(ctx->cap->workers, ns);
+}
+
+void hs_capture_set_policy(struct hs_ctx *ctx, int policy)
+{
+	ctx->set.policy = (enum hs_policy)policy;
+	hs_sub_traces_cond(&ctx->subs, history_trace, ctx, history_cond(policy));
 }
 
 unsigned hs_capture_workers(struct hs_ctx *ctx, const struct hs_worker_stats **per)

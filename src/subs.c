@@ -24,6 +24,13 @@ int hs_sub_traces(struct hs_subs *s, struct hs_trace_cond cond, hs_trace_fn fn,
 	return 0;
 }
 
+void hs_sub_traces_cond(struct hs_subs *s, hs_trace_fn fn, void *arg, struct hs_trace_cond cond)
+{
+	for (unsigned i = 0; i < s->ntrace; i++)
+		if (s->trace[i].fn == fn && s->trace[i].arg == arg)
+			s->trace[i].cond = cond;
+}
+
 int hs_sub_events(struct hs_subs *s, hs_event_fn fn, void *arg)
 {
 	if (s->nevent == HS_SUBS_MAX)

@@ -171,6 +171,40 @@ static void test_traces_by_condition(void **state)
 	assert_int_equal(drops.soons, 3);
 }
 
+/* a subscription's condition changed in place: told by the new one, in
+ * the same turn, and no other subscription's changes */
+static void test_trace_condition_changed(void **state)
+{
+	struct hs_subs s;
+	struct hs_trace t;
+	struct rec a = { .name = 'a' }, b = { .name = 'b' };
+	struct hs_trace_cond none = { 0, 0 }, dropped = { .outcomes = 1u << HS_OUT_DROPPED };
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(hs_sub_traces(&s, HS_TRACES_ALL, on_trace, NULL, &a), 0);
+	assert_int_equal(hs_sub_traces(&s, HS_TRACES_ALL, on_trace, NULL, &b), 0);
+	hs_sub_traces_cond(&s, on_trace, &a, none);
+	reset();
+	t.outcome = HS_OUT_DROPPED;
+	hs_publish_trace(&s, &t);
+	assert_string_equal(order, "b");
+	hs_sub_traces_cond(&s, on_trace, &a, dropped);
+	reset();
+	hs_publish_trace(&s, &t);
+	assert_string_equal(order, "ab");
+	reset();
+	t.outcome = HS_OUT_DELIVERED;
+	hs_publish_trace(&s, &t);
+	assert_string_equal(order, "b");
+	/* one not subscribed changes nothing */
+	hs_sub_traces_cond(&s, on_trace_too, &a, HS_TRACES_ALL);
+	reset();
+	hs_publish_trace(&s, &t);
+	assert_string_equal(order, "b");
+}
+
 static void test_events_leave_while_told(void **state)
 {
 	struct hs_subs s;
@@ -234,6 +268,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_packets_by_class),
 		cmocka_unit_test(test_traces_by_condition),
+		cmocka_unit_test(test_trace_condition_changed),
 		cmocka_unit_test(test_events_leave_while_told),
 		cmocka_unit_test(test_full),
 	};
