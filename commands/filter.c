@@ -49,9 +49,10 @@ static int filter_del(struct hs_ctx *ctx, int argc, char **argv)
 	if (hs_filter_del(ctx->filters, (int)id) < 0)
 		return out_err(ctx->out, "no filter %s", argv[0]);
 	out_obj_open(ctx->out, NULL);
-	out_uint(ctx->out, "id", NULL, id);
-	out_bool(ctx->out, "deleted", NULL, true);
+	out_uint(ctx->out, "id", "filter %" PRIu64, id);
+	out_bool(ctx->out, "deleted", " deleted", true);
 	out_obj_close(ctx->out);
+	out_nl(ctx->out);
 	return HS_CMD_OK;
 }
 

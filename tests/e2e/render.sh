@@ -81,6 +81,13 @@ eq("lines", T, ["usage: " + J["synopsis"], J["summary"], "see " + J["page"]])
 eq("name", T[0].split()[1], J["name"])'
 done
 
+# --- filter del --------------------------------------------------------------
+docs=last
+both -c "filter add tcp; filter del 1"
+same "filter del: the text says what JSON does" '
+eq("deleted", T[-1], "filter %d deleted" % J["id"] if J.get("deleted") else None)'
+docs=one
+
 # a history of the sample, once: sql and history read it
 hs -r "$SAMPLE" --topo "$TOPO" --db "$tmp/h.db" -c "capture status"
 [ "$st" -eq 0 ] || hard "cannot store the sample: $(cat "$tmp/err")"
