@@ -33,109 +33,79 @@ static int topo_load(struct hs_ctx *ctx, const char *path)
 	return HS_CMD_OK;
 }
 
-static void show_json(struct hs_ctx *ctx, const struct hs_topo *t)
+/* topo show: the tables of the file, one object with an array of each */
+static void show(struct hs_ctx *ctx, const struct hs_topo *t)
 {
 	struct hs_out *o = ctx->out;
-	char a[HS_ADDRSTRLEN], p[HS_ADDRSTRLEN + 8];
+	char a[HS_ADDRSTRLEN], p[HS_ADDRSTRLEN + 8], sp[24];
 
 	out_obj_open(o, NULL);
 	if (t->path)
-		out_str(o, "file", NULL, t->path);
+		out_str(o, "file", "topology '%s'\n", t->path);
+	out_text(o, "\n%-16s %-6s %-18s %s\n", "switch", "role", "mirror", "loopback");
 	out_arr_open(o, "switches");
 	for (int i = 0; i < t->nsw; i++) {
 		out_obj_open(o, NULL);
-		out_str(o, "name", NULL, t->sw[i].name);
-		out_str(o, "role", NULL, t->sw[i].role);
-		out_str(o, "mirror", NULL, hs_addr_str(&t->sw[i].mirror, a, sizeof(a)));
-		out_str(o, "loopback", NULL, hs_addr_str(&t->sw[i].loopback, a, sizeof(a)));
+		out_str(o, "name", "%-16s ", t->sw[i].name);
+		out_str(o, "role", "%-6s ", t->sw[i].role);
+		out_str(o, "mirror", "%-18s ", hs_addr_str(&t->sw[i].mirror, a, sizeof(a)));
+		out_str(o, "loopback", "%s\n", hs_addr_str(&t->sw[i].loopback, a, sizeof(a)));
 		out_obj_close(o);
 	}
 	out_arr_close(o);
+	if (t->nlinks)
+		out_text(o, "\n%-16s %-10s %-16s %-10s %s\n", "link a", "port", "link b", "port",
+			 "speed");
 	out_arr_open(o, "links");
 	for (int i = 0; i < t->nlinks; i++) {
+		const struct hs_link *l = &t->links[i];
+
 		out_obj_open(o, NULL);
-		out_str(o, "a", NULL, sw_name(t, t->links[i].a));
-		out_str(o, "a_port", NULL, t->links[i].a_port);
-		out_str(o, "b", NULL, sw_name(t, t->links[i].b));
-		out_str(o, "b_port", NULL, t->links[i].b_port);
-		if (t->links[i].speed > 0)
-			out_double(o, "speed", NULL, t->links[i].speed);
+		out_str(o, "a", "%-16s ", sw_name(t, l->a));
+		out_str(o, "a_port", "%-10s ", l->a_port);
+		out_str(o, "b", "%-16s ", sw_name(t, l->b));
+		out_str(o, "b_port", "%-10s ", l->b_port);
+		/* bits per second in JSON, with a unit in text */
+		if (l->speed > 0)
+			out_double(o, "speed", NULL, l->speed);
 		else
 			out_null(o, "speed");
+		out_text(o, "%s\n", l->speed > 0 ? hs_fmt_bps(l->speed, sp, sizeof(sp)) : "-");
 		out_obj_close(o);
 	}
 	out_arr_close(o);
+	if (t->nhosts)
+		out_text(o, "\n%-16s %-18s %s\n", "host", "addr", "leaf");
 	out_arr_open(o, "hosts");
 	for (int i = 0; i < t->nhosts; i++) {
 		out_obj_open(o, NULL);
-		out_str(o, "name", NULL, t->hosts[i].name);
-		out_str(o, "addr", NULL, hs_addr_str(&t->hosts[i].addr, a, sizeof(a)));
-		out_str(o, "leaf", NULL, sw_name(t, t->hosts[i].leaf));
+		out_str(o, "name", "%-16s ", t->hosts[i].name);
+		out_str(o, "addr", "%-18s ", hs_addr_str(&t->hosts[i].addr, a, sizeof(a)));
+		out_str(o, "leaf", "%s\n", sw_name(t, t->hosts[i].leaf));
 		out_obj_close(o);
 	}
 	out_arr_close(o);
+	if (t->nsubnets)
+		out_text(o, "\n%-24s %s\n", "subnet", "leaf");
 	out_arr_open(o, "subnets");
 	for (int i = 0; i < t->nsubnets; i++) {
 		snprintf(p, sizeof(p), "%s/%d", hs_addr_str(&t->subnets[i].net, a, sizeof(a)),
 			 t->subnets[i].plen);
 		out_obj_open(o, NULL);
-		out_str(o, "prefix", NULL, p);
-		out_str(o, "leaf", NULL, sw_name(t, t->subnets[i].leaf));
+		out_str(o, "prefix", "%-24s ", p);
+		out_str(o, "leaf", "%s\n", sw_name(t, t->subnets[i].leaf));
 		out_obj_close(o);
 	}
 	out_arr_close(o);
 	if (t->analyzer.af) {
 		out_obj_open(o, "analyzer");
-		out_str(o, "addr", NULL, hs_addr_str(&t->analyzer, a, sizeof(a)));
+		out_str(o, "addr", "\nanalyzer %s", hs_addr_str(&t->analyzer, a, sizeof(a)));
 		if (t->analyzer_iface[0])
-			out_str(o, "iface", NULL, t->analyzer_iface);
+			out_str(o, "iface", " iface %s", t->analyzer_iface);
+		out_nl(o);
 		out_obj_close(o);
 	}
 	out_obj_close(o);
-}
-
-static void show_text(struct hs_ctx *ctx, const struct hs_topo *t)
-{
-	struct hs_out *o = ctx->out;
-	char a[HS_ADDRSTRLEN], b[HS_ADDRSTRLEN];
-
-	if (t->path)
-		out_text(o, "topology '%s'\n", t->path);
-	out_text(o, "\n%-16s %-6s %-18s %s\n", "switch", "role", "mirror", "loopback");
-	for (int i = 0; i < t->nsw; i++)
-		out_text(o, "%-16s %-6s %-18s %s\n", t->sw[i].name, t->sw[i].role,
-			 hs_addr_str(&t->sw[i].mirror, a, sizeof(a)),
-			 hs_addr_str(&t->sw[i].loopback, b, sizeof(b)));
-	if (t->nlinks) {
-		char sp[24];
-		out_text(o, "\n%-16s %-10s %-16s %-10s %s\n", "link a", "port", "link b", "port",
-			 "speed");
-		for (int i = 0; i < t->nlinks; i++)
-			out_text(o, "%-16s %-10s %-16s %-10s %s\n", sw_name(t, t->links[i].a),
-				 t->links[i].a_port, sw_name(t, t->links[i].b),
-				 t->links[i].b_port,
-				 t->links[i].speed > 0 ? hs_fmt_bps(t->links[i].speed, sp, sizeof(sp))
-						       : "-");
-	}
-	if (t->nhosts) {
-		out_text(o, "\n%-16s %-18s %s\n", "host", "addr", "leaf");
-		for (int i = 0; i < t->nhosts; i++)
-			out_text(o, "%-16s %-18s %s\n", t->hosts[i].name,
-				 hs_addr_str(&t->hosts[i].addr, a, sizeof(a)),
-				 sw_name(t, t->hosts[i].leaf));
-	}
-	if (t->nsubnets) {
-		out_text(o, "\n%-24s %s\n", "subnet", "leaf");
-		for (int i = 0; i < t->nsubnets; i++) {
-			char p[HS_ADDRSTRLEN + 8];
-			snprintf(p, sizeof(p), "%s/%d",
-				 hs_addr_str(&t->subnets[i].net, a, sizeof(a)), t->subnets[i].plen);
-			out_text(o, "%-24s %s\n", p, sw_name(t, t->subnets[i].leaf));
-		}
-	}
-	if (t->analyzer.af)
-		out_text(o, "\nanalyzer %s%s%s\n", hs_addr_str(&t->analyzer, a, sizeof(a)),
-			 t->analyzer_iface[0] ? " iface " : "", t->analyzer_iface);
 }
 
 int cmd_topo(struct hs_ctx *ctx, int argc, char **argv)
@@ -152,10 +122,7 @@ int cmd_topo(struct hs_ctx *ctx, int argc, char **argv)
 			return out_err(ctx->out, "topo show: unexpected '%s'", argv[2]);
 		if (!ctx->topo)
 			return out_err(ctx->out, "no topology loaded (topo load FILE)");
-		if (ctx->out->json)
-			show_json(ctx, ctx->topo);
-		else
-			show_text(ctx, ctx->topo);
+		show(ctx, ctx->topo);
 		return HS_CMD_OK;
 	}
 	return out_err(ctx->out, "unknown topo subcommand '%s' (load, show)", argv[1]);

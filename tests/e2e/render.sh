@@ -295,4 +295,40 @@ eq("last pass", m and m[3] and [m[3], *map(int, m[4:9])],
    p and [fmt_time(p["at_ns"]), *(p[k] for k in ("traces", "flows", "probes", "other", "sessions"))])'
 docs=one
 
+# --- topo --------------------------------------------------------------------
+# every table of a topology file, with a link speed and an analyzer
+cat >"$tmp/t.topo" <<'TOPO'
+switch s1 role spine mirror 10.255.0.1 loopback 10.254.0.1
+switch l1 role leaf mirror 10.255.0.2 loopback 10.254.0.2
+link s1 eth1 l1 eth9 speed 10G
+link s1 eth2 l1 eth8
+host h1 addr 10.1.1.11 leaf l1
+subnet l1 10.1.1.0/24
+analyzer 10.255.0.100 iface hs-an0
+TOPO
+for f in "$tmp/t.topo" "$TOPO"; do
+	both --topo "$f" -c "topo show"
+	same "topo show $(basename "$f"): each table's rows" '
+eq("file", T[0], "topology %r" % J["file"])
+tables, cur = {}, None
+for l in T[1:]:
+    if not l:
+        cur = None
+    elif cur is None and not l.startswith("analyzer "):
+        cur = tables.setdefault(l.split()[0], [])
+    elif cur is not None:
+        cur.append(l.split())
+def speed(v):
+    return "-" if v is None else "%.1fG" % (v / 1e9) if v >= 1e9 else str(v)
+eq("switches", tables.get("switch"), [[s["name"], s["role"], s["mirror"], s["loopback"]]
+                                     for s in J["switches"]])
+eq("links", tables.get("link", []), [[l["a"], l["a_port"], l["b"], l["b_port"], speed(l["speed"])]
+                                     for l in J["links"]])
+eq("hosts", tables.get("host", []), [[h["name"], h["addr"], h["leaf"]] for h in J["hosts"]])
+eq("subnets", tables.get("subnet", []), [[s["prefix"], s["leaf"]] for s in J["subnets"]])
+an = J.get("analyzer")
+eq("analyzer", [l for l in T if l.startswith("analyzer ")],
+   ["analyzer " + an["addr"] + (" iface " + an["iface"] if "iface" in an else "")] if an else [])'
+done
+
 finish
