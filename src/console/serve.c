@@ -1054,16 +1054,15 @@ static void linger_shut(uv_shutdown_t *req, int status)
 	free(req);
 }
 
-/* refused before its hello (why: for the log): what it was sent, then the
- * end of what the daemon sends; what it still sends is read and dropped
+/* refused before its hello (logged already, before the console could hear
+ * why: it may look at the log as soon as it has): what it was sent, then
+ * the end of what the daemon sends; what it still sends is read and dropped
  * until it closes or its hello would have been due. Closed at once, its
  * next bytes would meet a reset that can cost it the reason it was sent. */
-static void client_linger(struct client *c, const char *why)
+static void client_linger(struct client *c)
 {
-	char w[160];
 	uv_shutdown_t *req;
 
-	slog("warning", "%s %s", who(c, w, sizeof(w)), why);
 	c->gone = true;
 	c->lingering = true;
 	clear_lines(c);
@@ -1090,19 +1089,19 @@ static void client_refuse(struct client *c, const char *fmt, ...) __attribute__(
 
 static void client_refuse(struct client *c, const char *fmt, ...)
 {
-	char msg[512], line[600];
+	char msg[512], line[600], w[160];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	slog("warning", "%s refused: %s", who(c, w, sizeof(w)), msg);
 	snprintf(line, sizeof(line), "error: %s\n", msg);
 	send_frame(c, HS_FR_ERR, line, strlen(line));
 	send_frame(c, HS_FR_BYE, "refused", 7);
 	fflush(c->fp);
 	fflush(c->errfp);
-	snprintf(line, sizeof(line), "refused: %s", msg);
-	client_linger(c, line);
+	client_linger(c);
 }
 
 static void on_hello(struct client *c, const struct hs_frame *f)
@@ -1265,14 +1264,14 @@ static void client_frames(struct client *c)
  * once it is done, the plaintext's frames */
 static void tls_read(struct client *c, const char *data, size_t n)
 {
-	char err[160], msg[240], plain[16384];
+	char err[160], msg[240], plain[16384], w[160];
 	bool was_ready = c->tls->ready;
 	long got;
 
 	if (hs_tls_in(c->tls, data, n, err, sizeof(err)) < 0) {
+		slog("warning", "%s refused: TLS handshake failed: %s", who(c, w, sizeof(w)), err);
 		tls_flush(c);	/* its alert: the console hears why */
-		snprintf(msg, sizeof(msg), "refused: TLS handshake failed: %s", err);
-		client_linger(c, msg);
+		client_linger(c);
 		return;
 	}
 	tls_flush(c);
