@@ -7,7 +7,9 @@
 
 # signal_run SIG DELAY ARGS...: run the console, send SIG after DELAY
 # seconds; $st is its status, $ms the milliseconds from the signal to its exit
-# (DELAY "session:DB": as soon as DB holds a session, i.e. the ingest began)
+# (DELAY "session:DB": as soon as DB holds a session, i.e. the ingest began;
+# "wchan:NAME": as soon as it waits in the kernel at NAME, e.g.
+# wait_for_partner: in open(2) of a FIFO, for its other end)
 signal_run() {
 	sig=$1 delay=$2
 	shift 2
@@ -20,6 +22,13 @@ signal_run() {
 		i=0
 		while [ $i -lt 2000 ] &&
 		      [ "$(sqlite3 "${delay#session:}" 'select count(*) from sessions' 2>/dev/null)" != 1 ]; do
+			sleep 0.005
+			i=$((i + 1))
+		done ;;
+	wchan:*)
+		i=0
+		while [ $i -lt 2000 ] &&
+		      [ "$(cat "/proc/$(sig_pid)/wchan" 2>/dev/null)" != "${delay#wchan:}" ]; do
 			sleep 0.005
 			i=$((i + 1))
 		done ;;
@@ -68,7 +77,7 @@ check "and is listed" has 'tcp port 80 or udp port 53' "$tmp/out"
 # --- an export into a FIFO ------------------------------------------------------------
 sample=$top_srcdir/share/sample/sample.pcap
 mkfifo "$tmp/fifo" || hard "mkfifo failed"
-signal_run INT 0.5 -r "$sample" --db "$tmp/f.db" -c "export ndjson $tmp/fifo; help quit"
+signal_run INT wchan:wait_for_partner -r "$sample" --db "$tmp/f.db" -c "export ndjson $tmp/fifo; help quit"
 check "Ctrl-C stops an export waiting for a FIFO's reader, status 130 (status $st, ${ms}ms)" \
 	sh -c "[ $st -eq 130 ] && [ $ms -lt 1000 ]"
 check "the export says it waited for a reader" \
@@ -95,7 +104,7 @@ check "the reader got every trace" [ "$(wc -l <"$tmp/fifo.out")" -gt 500 ]
 # --- a capture from a FIFO -------------------------------------------------------------
 # no writer yet: the open waits, and a signal ends the wait
 mkfifo "$tmp/in.fifo" || hard "mkfifo failed"
-signal_run TERM 0.5 --db "$tmp/fifo.db" -c "capture start $tmp/in.fifo; help quit"
+signal_run TERM wchan:wait_for_partner --db "$tmp/fifo.db" -c "capture start $tmp/in.fifo; help quit"
 check "SIGTERM stops a capture waiting for a FIFO's writer, status 143 (status $st, ${ms}ms)" \
 	sh -c "[ $st -eq 143 ] && [ $ms -lt 1000 ]"
 check "the capture says it was interrupted opening the FIFO" \
