@@ -135,7 +135,12 @@ uint32_t hs_addr_hash(const struct hs_addr *a)
 {
 	uint64_t w[2] = { 0, 0 };
 
-	memcpy(w, a->a, a->af == 4 ? 4 : 16);
+	/* two copies of a constant size, each a load or two, where one of a
+	 * size known at run time is a call into the C library */
+	if (a->af == 4)
+		memcpy(w, a->a, 4);
+	else
+		memcpy(w, a->a, 16);
 	w[0] ^= w[1] * 0xc2b2ae3d27d4eb4fULL ^ a->af;
 	w[0] *= 0x9e3779b97f4a7c15ULL;
 	return (uint32_t)(w[0] >> 32);
