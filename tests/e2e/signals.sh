@@ -8,8 +8,9 @@
 # signal_run SIG DELAY ARGS...: run the console, send SIG after DELAY
 # seconds; $st is its status, $ms the milliseconds from the signal to its exit
 # (DELAY "session:DB": as soon as DB holds a session, i.e. the ingest began;
-# "wchan:NAME": as soon as it waits in the kernel at NAME, e.g.
-# wait_for_partner: in open(2) of a FIFO, for its other end)
+# "wchan:PATTERN": as soon as it waits in the kernel where PATTERN says, e.g.
+# poll_schedule_timeout*: in poll(2), where a FIFO's other end is awaited,
+# not in the event loop's epoll)
 signal_run() {
 	sig=$1 delay=$2
 	shift 2
@@ -27,8 +28,10 @@ signal_run() {
 		done ;;
 	wchan:*)
 		i=0
-		while [ $i -lt 2000 ] &&
-		      [ "$(cat "/proc/$(sig_pid)/wchan" 2>/dev/null)" != "${delay#wchan:}" ]; do
+		while [ $i -lt 2000 ]; do
+			case $(cat "/proc/$(sig_pid)/wchan" 2>/dev/null) in
+			${delay#wchan:}) break ;;
+			esac
 			sleep 0.005
 			i=$((i + 1))
 		done ;;
@@ -77,7 +80,7 @@ check "and is listed" has 'tcp port 80 or udp port 53' "$tmp/out"
 # --- an export into a FIFO ------------------------------------------------------------
 sample=$top_srcdir/share/sample/sample.pcap
 mkfifo "$tmp/fifo" || hard "mkfifo failed"
-signal_run INT wchan:wait_for_partner -r "$sample" --db "$tmp/f.db" -c "export ndjson $tmp/fifo; help quit"
+signal_run INT wchan:poll_schedule_timeout* -r "$sample" --db "$tmp/f.db" -c "export ndjson $tmp/fifo; help quit"
 check "Ctrl-C stops an export waiting for a FIFO's reader, status 130 (status $st, ${ms}ms)" \
 	sh -c "[ $st -eq 130 ] && [ $ms -lt 1000 ]"
 check "the export says it waited for a reader" \
@@ -104,7 +107,7 @@ check "the reader got every trace" [ "$(wc -l <"$tmp/fifo.out")" -gt 500 ]
 # --- a capture from a FIFO -------------------------------------------------------------
 # no writer yet: the open waits, and a signal ends the wait
 mkfifo "$tmp/in.fifo" || hard "mkfifo failed"
-signal_run TERM wchan:wait_for_partner --db "$tmp/fifo.db" -c "capture start $tmp/in.fifo; help quit"
+signal_run TERM wchan:poll_schedule_timeout* --db "$tmp/fifo.db" -c "capture start $tmp/in.fifo; help quit"
 check "SIGTERM stops a capture waiting for a FIFO's writer, status 143 (status $st, ${ms}ms)" \
 	sh -c "[ $st -eq 143 ] && [ $ms -lt 1000 ]"
 check "the capture says it was interrupted opening the FIFO" \
