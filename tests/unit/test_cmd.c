@@ -59,6 +59,7 @@ static void fake_free(struct fake *f)
 	free(f->out);
 	free(f->err);
 	free(f->ctx.set.db_path);
+	free(f->ctx.set.analyzer);
 	free(f);
 }
 

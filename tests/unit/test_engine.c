@@ -115,6 +115,7 @@ static int teardown(void **state)
 	snprintf(side, sizeof(side), "%s-shm", f->db);
 	unlink(side);
 	rmdir(f->dir);
+	free(f->ctx.set.analyzer);
 	free(f);
 	return 0;
 }
