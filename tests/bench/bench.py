@@ -487,22 +487,36 @@ sys.stdin.read()
         if worst[0] > 0.15:
             self.note("runs of %s varied by %.0f%% (machine busy?)" % (worst[1], worst[0] * 100))
 
+    @contextlib.contextmanager
+    def pg_server(self, prefix):
+        """a PostgreSQL server of the bench's own (share/lab/hs-pgserver) in a
+        temporary directory: (hs-pgserver, its directory, its URL), or None
+        (said) when none starts; stopped and removed on leaving"""
+        pgs = os.path.join(self.src, "share", "lab", "hs-pgserver")
+        d = tempfile.mkdtemp(prefix=prefix)
+        p = subprocess.run([pgs, "start", d], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+        if p.returncode != 0:
+            self.note("no PostgreSQL server for the bench: %s" % p.stderr.strip()[-300:])
+            shutil.rmtree(d, ignore_errors=True)
+            yield None
+            return
+        try:
+            yield pgs, d, p.stdout.strip()
+        finally:
+            subprocess.call([pgs, "stop", d])
+            shutil.rmtree(d, ignore_errors=True)
+
     def section_pg(self):
         """the same capture into PostgreSQL and into SQLite, in turn; each run
         starts from an empty history (the same file read again adds
         nothing). The server runs beside hopscope, not pinned: its CPU is
         not in hopscope's, the wall time is the figure."""
         F = self.frames
-        pgs = os.path.join(self.src, "share", "lab", "hs-pgserver")
-        d = tempfile.mkdtemp(prefix="hs-bench-pg.")
-        p = subprocess.run([pgs, "start", d], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           text=True)
-        if p.returncode != 0:
-            self.note("no PostgreSQL server for the bench: %s" % p.stderr.strip()[-300:])
-            shutil.rmtree(d, ignore_errors=True)
-            return
-        url = p.stdout.strip()
-        try:
+        with self.pg_server("hs-bench-pg.") as server:
+            if server is None:
+                return
+            pgs, d, url = server
             print("  %-44s %12s %-6s %-14s %-4s %s" % ("", "copies/s", "", "target", "", "change"))
             jobs = []
             for policy in ("default", "all"):
@@ -537,9 +551,6 @@ sys.stdin.read()
                     if st.get("packets") != F:
                         self.note("hopscope > PostgreSQL (history %s) read %s frames of %d" %
                                   (policy, st.get("packets"), F))
-        finally:
-            subprocess.call([pgs, "stop", d])
-            shutil.rmtree(d, ignore_errors=True)
 
     DAY_NS = 86400 * 10**9
 
@@ -552,21 +563,15 @@ sys.stdin.read()
         drops ('sql'), each timed whole, the console started to its answer,
         median of the runs."""
         want = env_int("BENCH_PG_HOPS", 10 * 1000 * 1000)
-        pgs = os.path.join(self.src, "share", "lab", "hs-pgserver")
-        d = tempfile.mkdtemp(prefix="hs-bench-pgq.")
-        p = subprocess.run([pgs, "start", d], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           text=True)
-        if p.returncode != 0:
-            self.note("no PostgreSQL server for the bench: %s" % p.stderr.strip()[-300:])
-            shutil.rmtree(d, ignore_errors=True)
-            return
-        url = p.stdout.strip()
+        with self.pg_server("hs-bench-pgq.") as server:
+            if server is None:
+                return
+            pgs, d, url = server
 
-        def psql(sql):
-            return subprocess.check_output([pgs, "psql", d, "-qtA", "-c",
-                                            "SET client_min_messages = warning", "-c", sql],
-                                           text=True).strip()
-        try:
+            def psql(sql):
+                return subprocess.check_output([pgs, "psql", d, "-qtA", "-c",
+                                                "SET client_min_messages = warning", "-c", sql],
+                                               text=True).strip()
             cap, topo = os.path.join(d, "q.pcap"), os.path.join(d, "q.topo")
             subprocess.check_call([self.prog("tests", "tools", "hs-synth"), "--shape",
                                    "fattree:8", "--packets", "200000", "--seed", "7",
@@ -628,9 +633,6 @@ sys.stdin.read()
                 r = runs[key]
                 self.add(key + ".s", label, r["wall"] if r else None, "s", "< 1",
                          bool(r) and r["wall"] < 1.0)
-        finally:
-            subprocess.call([pgs, "stop", d])
-            shutil.rmtree(d, ignore_errors=True)
 
     def section_workers(self):
         """The file read with one worker and with two, on every core (not
