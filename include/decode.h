@@ -141,6 +141,9 @@ int hs_decode_general(int dlt, const uint8_t *data, uint32_t caplen, uint32_t wi
  * read from its bytes, gives it to another worker; else hs_decode's answer */
 int hs_decode_share(int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
 		    uint64_t ts_ns, struct hs_pkt *pkt, unsigned shard, unsigned n);
+/* the identity hash (fanout.h) of a frame of the common shape, read from
+ * its bytes: false for any other frame, which only decoding tells */
+bool hs_decode_ident(int dlt, const uint8_t *data, uint32_t caplen, uint32_t *hash);
 
 const char *hs_encap_name(int encap);	/* "erspan3", "none", ... */
 

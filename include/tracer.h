@@ -137,6 +137,9 @@ void hs_tracer_close_all(struct hs_tracer *tr);
 /* a trace another tracer closed (a worker's, workers.h): numbered, kept,
  * counted and handed to on_close as if it had closed here */
 void hs_tracer_adopt(struct hs_tracer *tr, const struct hs_trace *t);
+/* t is to be adopted soon: what its close touches is asked for ahead, as
+ * for a trace about to close here (on_soon; soon: the one adopted next) */
+void hs_tracer_adopt_soon(struct hs_tracer *tr, const struct hs_trace *t, bool soon);
 void hs_tracer_get_stats(const struct hs_tracer *tr, struct hs_tracer_stats *st);
 
 /* closed traces still in the ring: by id, or the newest first */

@@ -5,11 +5,15 @@
  * switch mirrored it and however it was encapsulated: hs_shard() hashes the
  * inner packet's identity (fanout.h), so all the copies of a packet
  * fall to one worker, and each worker joins its share of the copies into
- * traces on a tracer of its own exactly as one tracer joins them all. Each
- * worker reads every frame: the ones of its share go down the pipeline
- * (decode, filter, tracer), the others only move its capture time on, so a
- * trace closes after the same quiet time in capture time whichever worker
- * holds it.
+ * traces on a tracer of its own exactly as one tracer joins them all. A
+ * classic pcap file is walked once, from memory, by a reader thread that
+ * gives each frame to its worker with the newest capture time of the
+ * frames before it; the worker's tracer moves on to that time before the
+ * frame (hs_lane_time), so a trace closes after the same quiet time in
+ * capture time whichever worker holds it. Another file (pcapng, or one
+ * libpcap reads on from a damaged record) is read whole by every worker:
+ * the frames of its share go down the pipeline (decode, filter, tracer),
+ * the others only move its capture time on.
  *
  * Live, the kernel shares the frames out: each worker has a socket of its
  * own in one PACKET_FANOUT group whose program hashes the inner packet's
@@ -20,7 +24,8 @@
  * through a bounded queue per worker and are numbered, kept, counted and
  * handed on (flows, history, analyses) by hs_tracer_adopt(); control
  * messages come back the same way. A full queue holds its worker, never
- * loses a trace. The loop reads the frame counters each worker publishes
+ * loses a trace; a thread that waits sleeps until woken by the one it
+ * waits for. The loop reads the frame counters each worker publishes
  * after every batch.
  */
 #ifndef HS_WORKERS_H
@@ -92,6 +97,9 @@ struct hs_lane {
 void hs_lane_frame(struct hs_lane *l, int dlt, const uint8_t *data, uint32_t caplen,
 		   uint32_t wirelen, uint64_t ts_ns);
 void hs_lane_flush(struct hs_lane *l);
+/* the capture time moved on to ts_ns by frames that are not the lane's:
+ * the tracer sees it before the lane's next frame */
+void hs_lane_time(struct hs_lane *l, uint64_t ts_ns);
 /* a worker's lane's tracer, made as the loop's is (capture.c) */
 struct hs_tracer *hs_lane_tracer_new(struct hs_ctx *ctx, hs_trace_cb on_close, void *arg);
 

@@ -506,6 +506,19 @@ void hs_lane_flush(struct hs_lane *l)
 		pipe_pop(l);
 }
 
+void hs_lane_time(struct hs_lane *l, uint64_t ts_ns)
+{
+	if (ts_ns <= l->last_ts)
+		return;
+	l->last_ts = ts_ns;
+	/* the newest frame queued moves the tracer on to it once added, as
+	 * the frames after it would have; with none queued, at once */
+	if (l->pipe_len)
+		l->pipe[(l->pipe_head + l->pipe_len - 1) & (HS_PIPE - 1)].now = ts_ns;
+	else
+		hs_tracer_advance(l->tracer, ts_ns);
+}
+
 void hs_lane_frame(struct hs_lane *l, int dlt, const uint8_t *data, uint32_t caplen,
 		   uint32_t wirelen, uint64_t ts_ns)
 {

@@ -918,6 +918,15 @@ void hs_tracer_adopt(struct hs_tracer *tr, const struct hs_trace *src)
 		tr->cfg.on_close(tr->cfg.arg, t);
 }
 
+void hs_tracer_adopt_soon(struct hs_tracer *tr, const struct hs_trace *t, bool soon)
+{
+	if (soon)
+		hs_prefetch_span(&tr->ring[tr->ring_pos],
+				 offsetof(struct hs_trace, hops) + t->nhops * sizeof(t->hops[0]));
+	if (tr->cfg.on_soon)
+		tr->cfg.on_soon(tr->cfg.arg, t->key_hash, t->key.proto, soon);
+}
+
 void hs_tracer_get_stats(const struct hs_tracer *tr, struct hs_tracer_stats *st)
 {
 	*st = tr->st;

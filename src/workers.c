@@ -19,22 +19,63 @@
 #include "workers.h"
 
 #define HS_WORKER_TRACES 4096	/* closed traces queued per worker; a power of two */
-#define HS_WORKER_CTL	256	/* control messages queued per worker; a power of two */
+/* Control messages queued per worker; a power of two. The workers take
+ * their frames at their own pace, a few thousand apart, and a message is
+ * handed on only once every worker has read past its frame: the queue
+ * holds what comes meanwhile (at 256 a worker waited for the others at
+ * every few dozen). */
+#define HS_WORKER_CTL	4096
 /* a control message's bytes, copied: the frame is gone when the loop reads
- * it. A jumbo frame's payload fits. */
+ * it. A jumbo frame's payload fits. They go in a ring of bytes of their
+ * own, in the order of the queue. */
 #define HS_WORKER_CTL_BYTES 9216
+#define HS_WORKER_CTL_RING (1u << 20)
 
 struct ctl_ent {
 	uint64_t frame;		/* its frame's number in the file */
-	struct hs_pkt p;	/* its l4_payload points to bytes; l3 and mpls are NULL */
-	uint8_t bytes[HS_WORKER_CTL_BYTES];
+	uint64_t from;		/* where its bytes begin in the ring, counted
+				 * since the start (before a skip to the ring's start) */
+	struct hs_pkt p;	/* its l4_payload points into the ring; l3 and mpls are NULL */
 };
+/* frames the reader has given a worker and it has not read yet; a power of
+ * two. The reader is that far ahead at most, so the frames are still in
+ * the cache when the worker reads them. */
+#define HS_WORKER_IN	8192
+/* the reader hands frames on, and a worker takes them, in runs of this
+ * many: the queue's indices are shared once a run, not once a frame */
+#define HS_WORKER_RUN	256
+/* a thread waiting on a gate looks again after this long whatever happens
+ * (a stop is seen even if its wake-up is missed) */
+#define HS_WORKER_WAIT_NS 20000000
+/* a worker asks for the headers of the frame this many ahead of the one
+ * it decodes, the reader for the bytes this far ahead of the record it
+ * reads */
+#define HS_WORKER_AHEAD	8
+#define HS_READER_AHEAD	2048
 #define HS_WORKER_FILEBUF (1u << 17)	/* as the loop's own reader (capture.c) */
-#define HS_WORKER_NAP_NS 200000	/* a full queue or a pause is looked at again after 0.2 ms */
+#define HS_WORKER_NAP_NS 200000	/* a pause, or a stop, is looked at again after 0.2 ms */
 /* live: a worker with nothing to read looks again after this long (a stop
  * is seen, quiet traces close), and reads the kernel's counters this often */
 #define HS_WORKER_POLL_MS 20
 #define HS_WORKER_STATS_NS 100000000ull
+
+/* A thread with nothing to do sleeps on its gate; whoever gives it
+ * something wakes it. Waking costs a load when nobody sleeps. */
+struct gate {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	atomic_bool asleep;
+};
+
+/* a frame the reader gave a worker: the offset of its record in the map,
+ * or one of these */
+#define IN_END	0	/* the file's end: no more frames */
+#define IN_LEAVE 1	/* libpcap reads on from the next frame (map_leave) */
+struct in_ent {
+	uint64_t off;
+	uint64_t frame;		/* its number in the file (at IN_*: frames before) */
+	uint64_t now;		/* the newest capture time of the frames before it */
+};
 
 struct worker {
 	struct hs_workers *ws;
@@ -47,18 +88,32 @@ struct worker {
 	struct hs_freader *reader;	/* opened, never started: its file is read here */
 	struct hs_pfile *file;	/* reads on where the map is not read (below) */
 	char *filebuf;
-	size_t off;		/* in the map: the next frame's record, 0: read by file */
+	bool given;		/* its frames come from the reader (in), else
+				 * from libpcap: it reads every frame */
 	struct hs_capture_stats st;	/* the lane's, the worker's own */
 	uint64_t derr[HS_DERR__COUNT];
+	uint64_t frames;	/* read so far (given: the newest one's number) */
 
-	/* single producer (the worker), single consumer (the loop) */
-	struct hs_trace *traces;
-	_Atomic size_t t_head, t_tail;	/* next to take, next to fill */
+	/* Single producer, single consumer queues: each index on a cache line
+	 * of its own, so that the side that moves one does not take from
+	 * the other, at every move, the line of the index it moves */
+	struct in_ent *in;	/* the reader's to the worker */
+	_Alignas(64) _Atomic size_t in_head;	/* next to read: every frame before is read */
+	_Alignas(64) _Atomic size_t in_tail;	/* next to fill */
+	struct hs_trace *traces;	/* the worker's to the loop */
+	_Alignas(64) _Atomic size_t t_head;	/* next to take */
+	_Alignas(64) _Atomic size_t t_tail;	/* next to fill */
 	struct ctl_ent *ctl;
-	_Atomic size_t c_head, c_tail;
-	uint64_t frames;	/* read so far */
-	_Atomic uint64_t read_through;	/* frames read and handed on, all of
+	uint8_t *ctl_ring;	/* their bytes */
+	uint64_t ctl_next;	/* where the next message's bytes go, since the start */
+	uint32_t ctl_need;	/* bytes of the message waiting for room */
+	atomic_bool ctl_wait;	/* it waits for room: the others tell the loop as they read on */
+	_Alignas(64) _Atomic size_t c_head;
+	_Alignas(64) _Atomic size_t c_tail;
+	_Alignas(64) _Atomic uint64_t read_through;	/* frames read and handed on, all of
 					 * them at the end: no message to come is older */
+	struct gate gate;	/* given: waits here for frames */
+	struct gate room;	/* waits here for room in its queues to the loop */
 
 	/* published after every batch, under the set's lock */
 	struct hs_capture_stats pub;
@@ -66,7 +121,7 @@ struct worker {
 	struct hs_tracer_stats pub_ts;
 	atomic_bool finished;	/* the file read to its end, or failed */
 	char err[PCAP_ERRBUF_SIZE + 512];	/* "'PATH': what", "" when it did not fail */
-};
+} __attribute__((aligned(64)));
 
 struct hs_workers {
 	struct hs_ctx *ctx;
@@ -79,16 +134,25 @@ struct hs_workers {
 	uv_async_t *wake;
 	unsigned n;
 	struct worker *w;
-	/* A classic pcap file is read from memory: every worker reads every
-	 * record header, and the frames of others cost nothing more. Through
-	 * stdio each worker paid for copying the whole file twice. NULL: each
-	 * worker reads it with libpcap. */
+	/* A classic pcap file is read from memory (through stdio each worker
+	 * paid for copying the whole file twice). NULL: each worker reads it
+	 * with libpcap, every frame of it. */
 	const uint8_t *map;
 	size_t maplen;
 	bool swapped;		/* its byte order is not ours */
 	bool nano;		/* its timestamps (live: the sockets') are in nanoseconds */
 	uint32_t snaplen;	/* larger frames are libpcap's to truncate */
-	pthread_mutex_t mu;	/* the published counters */
+	/* A file read from memory is walked once, by the reader, which gives
+	 * each frame to its worker: every worker walking every frame to find
+	 * its own cost each of them the whole walk, the first read of every
+	 * frame's bytes, which was as much as the work on its own frames. */
+	pthread_t reader;
+	bool reader_started;
+	/* what the threads write, each on lines of its own: away from what
+	 * they read at every frame above, and from each other */
+	_Alignas(64) struct gate reader_gate;	/* the reader waits here for room */
+	_Alignas(64) _Atomic uint64_t given;	/* frames given out so far */
+	_Alignas(64) pthread_mutex_t mu;	/* the published counters */
 	pthread_rwlock_t hold;	/* a worker reads a batch with it for reading */
 	bool held;		/* by the loop (hs_workers_pause) */
 	atomic_bool pausing;	/* the loop waits for it: no batch begins */
@@ -116,7 +180,87 @@ static void nap(void)
 	nanosleep(&ts, NULL);
 }
 
+static void gate_init(struct gate *g)
+{
+	pthread_mutex_init(&g->mu, NULL);
+	pthread_cond_init(&g->cv, NULL);
+}
+
+static void gate_fini(struct gate *g)
+{
+	pthread_cond_destroy(&g->cv);
+	pthread_mutex_destroy(&g->mu);
+}
+
+/* sleep until ready(arg), or a while: whoever makes it ready calls
+ * gate_wake() after */
+static void gate_sleep(struct gate *g, bool (*ready)(void *), void *arg)
+{
+	struct timespec until;
+
+	pthread_mutex_lock(&g->mu);
+	atomic_store(&g->asleep, true);
+	/* asleep is seen by a waker that changes what ready() reads after
+	 * this, or ready() sees the change */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!ready(arg)) {
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += HS_WORKER_WAIT_NS;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&g->cv, &g->mu, &until);
+	}
+	atomic_store(&g->asleep, false);
+	pthread_mutex_unlock(&g->mu);
+}
+
+static void gate_wake(struct gate *g)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!atomic_load_explicit(&g->asleep, memory_order_relaxed))
+		return;
+	pthread_mutex_lock(&g->mu);
+	pthread_cond_signal(&g->cv);
+	pthread_mutex_unlock(&g->mu);
+}
+
 /* ---- on a worker's thread ------------------------------------------------- */
+
+/* room in a worker's queues of traces and control messages (the loop
+ * makes it, and wakes the worker) */
+static bool trace_room(void *arg)
+{
+	struct worker *w = arg;
+
+	return atomic_load_explicit(&w->t_tail, memory_order_relaxed) -
+	       atomic_load_explicit(&w->t_head, memory_order_acquire) < HS_WORKER_TRACES;
+}
+
+/* where ctl_need bytes go in the ring: they do not wrap round its end */
+static uint64_t ctl_place(const struct worker *w)
+{
+	uint64_t at = w->ctl_next;
+	uint64_t in = at % HS_WORKER_CTL_RING;
+
+	return in + w->ctl_need > HS_WORKER_CTL_RING ? at + HS_WORKER_CTL_RING - in : at;
+}
+
+static bool ctl_room(void *arg)
+{
+	struct worker *w = arg;
+	size_t tail = atomic_load_explicit(&w->c_tail, memory_order_relaxed);
+	size_t head = atomic_load_explicit(&w->c_head, memory_order_acquire);
+
+	if (tail == head)
+		return true;
+	if (tail - head == HS_WORKER_CTL)
+		return false;
+	/* the oldest message's bytes are the oldest in use */
+	uint64_t oldest = w->ctl[head & (HS_WORKER_CTL - 1)].from;
+	return ctl_place(w) + w->ctl_need - oldest <= HS_WORKER_CTL_RING;
+}
 
 static void worker_on_close(void *arg, const struct hs_trace *t)
 {
@@ -124,9 +268,9 @@ static void worker_on_close(void *arg, const struct hs_trace *t)
 	size_t tail = atomic_load_explicit(&w->t_tail, memory_order_relaxed);
 
 	/* a full queue waits for the loop: a trace is never lost */
-	while (tail - atomic_load_explicit(&w->t_head, memory_order_acquire) == HS_WORKER_TRACES) {
+	while (!trace_room(w)) {
 		uv_async_send(w->ws->wake);
-		nap();
+		gate_sleep(&w->room, trace_room, w);
 	}
 	struct hs_trace *slot = &w->traces[tail & (HS_WORKER_TRACES - 1)];
 	memcpy(slot, t, offsetof(struct hs_trace, hops) + t->nhops * sizeof(t->hops[0]));
@@ -138,30 +282,38 @@ static void worker_on_ctl(void *arg, const struct hs_pkt *p)
 	struct worker *w = arg;
 	size_t tail = atomic_load_explicit(&w->c_tail, memory_order_relaxed);
 
-	if (tail - atomic_load_explicit(&w->c_head, memory_order_acquire) == HS_WORKER_CTL) {
+	w->ctl_need = p->l4_payload ? p->l4_payload_caplen : 0;
+	if (w->ctl_need > HS_WORKER_CTL_BYTES)
+		w->ctl_need = HS_WORKER_CTL_BYTES;
+	if (!ctl_room(w)) {
 		/* every frame before this one has its messages queued: the
 		 * loop may hand them on, and make room */
 		if (!w->ws->live)
 			atomic_store_explicit(&w->read_through, w->frames - 1,
 					      memory_order_release);
-		while (tail - atomic_load_explicit(&w->c_head, memory_order_acquire) ==
-		       HS_WORKER_CTL) {
+		atomic_store(&w->ctl_wait, true);
+		while (!ctl_room(w)) {
 			uv_async_send(w->ws->wake);
-			nap();
+			gate_sleep(&w->room, ctl_room, w);
 		}
+		atomic_store(&w->ctl_wait, false);
 	}
 	struct ctl_ent *e = &w->ctl[tail & (HS_WORKER_CTL - 1)];
 	/* live, the workers' frames have no common count: the loop hands the
 	 * messages queued on in the order of their times */
 	e->frame = w->ws->live ? p->ts_ns : w->frames;
+	e->from = w->ctl_next;
 	e->p = *p;
 	e->p.l3 = e->p.mpls = NULL;
 	e->p.l3_caplen = 0;
 	if (p->l4_payload) {
-		if (e->p.l4_payload_caplen > sizeof(e->bytes))
-			e->p.l4_payload_caplen = sizeof(e->bytes);
-		memcpy(e->bytes, p->l4_payload, e->p.l4_payload_caplen);
-		e->p.l4_payload = e->bytes;
+		uint64_t at = ctl_place(w);
+		uint8_t *bytes = w->ctl_ring + at % HS_WORKER_CTL_RING;
+
+		e->p.l4_payload_caplen = w->ctl_need;
+		memcpy(bytes, p->l4_payload, w->ctl_need);
+		e->p.l4_payload = bytes;
+		w->ctl_next = at + w->ctl_need;
 	}
 	atomic_store_explicit(&w->c_tail, tail + 1, memory_order_release);
 }
@@ -192,35 +344,221 @@ static int map_leave(struct worker *w)
 	struct pcap_pkthdr *h;
 	const u_char *d;
 
-	w->off = 0;
 	for (uint64_t i = 0; i < w->frames; i++)
 		if (hs_pfile_next(w->file, &h, &d) != 1)
 			return PCAP_ERROR;
 	return 0;
 }
 
-/* as hs_pfile_dispatch, from the map */
-static int map_dispatch(struct worker *w, int cnt)
+/* the record at off: false when the map reader leaves it to libpcap
+ * (cut short, or longer than the file's snapshot length) */
+static bool map_record(const struct hs_workers *ws, size_t off, uint32_t *caplen, uint32_t *len,
+		       uint64_t *ts)
 {
-	const struct hs_workers *ws = w->ws;
+	const uint8_t *r = ws->map + off;
+	size_t left = ws->maplen - off;
+
+	if (left < 16)
+		return false;
+	*caplen = map_u32(ws, r + 8);
+	*len = map_u32(ws, r + 12);
+	if (*caplen > ws->snaplen || *caplen > left - 16)
+		return false;
+	uint64_t frac = map_u32(ws, r + 4);
+	*ts = map_u32(ws, r) * (uint64_t)HS_NS_PER_SEC + (ws->nano ? frac : frac * 1000);
+	return true;
+}
+
+/* ---- the reader's thread: every frame to its worker ----------------------- */
+
+/* the reader's view of a worker's queue */
+struct room {
+	struct worker *w;
+	size_t tail;		/* next to fill */
+	size_t head;		/* the worker's, as last read: the room is at least this */
+};
+
+static bool has_room(void *arg)
+{
+	struct room *r = arg;
+
+	r->head = atomic_load_explicit(&r->w->in_head, memory_order_acquire);
+	return r->tail - r->head < HS_WORKER_IN || atomic_load(&r->w->ws->stop);
+}
+
+/* what the reader queued is the workers' to read; a worker waiting for
+ * frames is woken once it has a good many (all: whatever it has), not for
+ * every few, which had the threads take turns sleeping and waking */
+static void reader_hand_on(struct hs_workers *ws, const struct room *q, uint64_t frames, bool all)
+{
+	for (unsigned i = 0; i < ws->n; i++)
+		atomic_store_explicit(&ws->w[i].in_tail, q[i].tail, memory_order_release);
+	/* after the tails: a worker whose queue is empty has read all these */
+	atomic_store_explicit(&ws->given, frames, memory_order_release);
+	for (unsigned i = 0; i < ws->n; i++) {
+		struct worker *w = &ws->w[i];
+		if (all || q[i].tail - atomic_load_explicit(&w->in_head, memory_order_relaxed) >=
+				   HS_WORKER_IN / 4)
+			gate_wake(&w->gate);
+	}
+}
+
+/* e into queue i, once it has room; false at a stop. The worker's index
+ * is read only when the room last seen is used up. */
+static bool reader_put(struct hs_workers *ws, struct room *q, unsigned i, const struct in_ent *e,
+		       uint64_t frames)
+{
+	struct room *r = &q[i];
+
+	if (r->tail - r->head == HS_WORKER_IN) {
+		while (!has_room(r)) {
+			/* what is queued is read meanwhile */
+			reader_hand_on(ws, q, frames, true);
+			gate_sleep(&ws->reader_gate, has_room, r);
+		}
+		if (atomic_load(&ws->stop))
+			return false;
+	}
+	r->w->in[r->tail++ & (HS_WORKER_IN - 1)] = *e;
+	return true;
+}
+
+static void *reader_main(void *arg)
+{
+	struct hs_workers *ws = arg;
+	int dlt = hs_pfile_dlt(ws->w[0].file);
+	struct room q[HS_WORKERS_MAX];
+	size_t off = 24, ahead = 0;
+	uint64_t frames = 0, now = 0;
+	struct hs_pkt scratch;
+	struct in_ent e;
+
+	for (unsigned i = 0; i < ws->n; i++)
+		q[i] = (struct room){ .w = &ws->w[i] };
+	for (;;) {
+		uint32_t caplen = 0, len = 0, hash = 0;
+		uint64_t ts = 0;
+
+		if (off == ws->maplen || !map_record(ws, off, &caplen, &len, &ts))
+			break;
+		for (; ahead < off + HS_READER_AHEAD + 16 + caplen && ahead < ws->maplen; ahead += 64)
+			__builtin_prefetch(ws->map + ahead, 0);
+		/* the worker hs_shard() gives it, its identity read from its
+		 * bytes where it has the common shape */
+		const uint8_t *d = ws->map + off + 16;
+		unsigned i;
+		if (hs_decode_ident(dlt, d, caplen, &hash)) {
+			i = hash % ws->n;
+		} else {
+			int drc = hs_decode(dlt, d, caplen, len < caplen ? caplen : len, ts, &scratch);
+			i = hs_shard(&scratch, drc, ws->n);
+		}
+		e = (struct in_ent){ .off = off, .frame = ++frames, .now = now };
+		if (!reader_put(ws, q, i, &e, frames - 1))
+			return NULL;
+		if (ts > now)
+			now = ts;
+		off += 16 + (size_t)caplen;
+		if (frames % HS_WORKER_RUN == 0) {
+			if (atomic_load_explicit(&ws->stop, memory_order_relaxed))
+				return NULL;
+			reader_hand_on(ws, q, frames, false);
+		}
+	}
+	/* every worker is told where the frames end, or from where libpcap
+	 * reads them (a record the map reader leaves to it) */
+	e = (struct in_ent){ .off = off == ws->maplen ? IN_END : IN_LEAVE, .frame = frames,
+			     .now = now };
+	for (unsigned i = 0; i < ws->n; i++)
+		if (!reader_put(ws, q, i, &e, frames))
+			return NULL;
+	reader_hand_on(ws, q, frames, true);
+	return NULL;
+}
+
+/* ---- on a worker's thread, the frames the reader gave it ------------------ */
+
+static bool has_frames(void *arg)
+{
+	struct worker *w = arg;
+
+	return atomic_load_explicit(&w->in_head, memory_order_relaxed) !=
+	       atomic_load_explicit(&w->in_tail, memory_order_acquire) ||
+	       atomic_load(&w->ws->stop);
+}
+
+/* The frames read so far have their control messages queued: the loop
+ * may hand on those of the other workers up to here. One that waits for
+ * room to queue one has the loop told, which may now make it room. */
+static void read_on(struct worker *w)
+{
+	struct hs_workers *ws = w->ws;
+
+	atomic_store_explicit(&w->read_through, w->frames, memory_order_release);
+	atomic_thread_fence(memory_order_seq_cst);
+	for (unsigned i = 0; i < ws->n; i++)
+		if (atomic_load_explicit(&ws->w[i].ctl_wait, memory_order_relaxed)) {
+			uv_async_send(ws->wake);
+			break;
+		}
+}
+
+/* up to cnt frames of the queue down the lane: how many (the end counts
+ * for none, a leave for one), 0 at the end, PCAP_ERROR when libpcap
+ * cannot read on; *empty when there were none to read */
+static int given_dispatch(struct worker *w, int cnt, bool *empty)
+{
+	struct hs_workers *ws = w->ws;
+	size_t head = atomic_load_explicit(&w->in_head, memory_order_relaxed);
+	size_t tail = atomic_load_explicit(&w->in_tail, memory_order_acquire);
 	int dlt = hs_pfile_dlt(w->file), n = 0;
 
-	while (n < cnt && w->off < ws->maplen) {
-		const uint8_t *r = ws->map + w->off;
-		size_t left = ws->maplen - w->off;
-		if (left < 16)
-			return map_leave(w) < 0 ? PCAP_ERROR : n;
-		uint32_t caplen = map_u32(ws, r + 8), len = map_u32(ws, r + 12);
-		if (caplen > ws->snaplen || caplen > left - 16)
-			return map_leave(w) < 0 ? PCAP_ERROR : n;
-		uint64_t frac = map_u32(ws, r + 4);
-		uint64_t ts = map_u32(ws, r) * (uint64_t)HS_NS_PER_SEC + (ws->nano ? frac : frac * 1000);
+	*empty = head == tail;
+	while (n < cnt && head != tail) {
+		const struct in_ent *e = &w->in[head & (HS_WORKER_IN - 1)];
+		uint32_t caplen = 0, len = 0;
+		uint64_t ts = 0;
 
-		w->frames++;
-		hs_lane_frame(&w->lane, dlt, r + 16, caplen, len < caplen ? caplen : len, ts);
-		w->off += 16 + (size_t)caplen;
+		/* the reader read it on another core: its headers are asked
+		 * for some frames ahead */
+		if (tail - head > HS_WORKER_AHEAD) {
+			const struct in_ent *a = &w->in[(head + HS_WORKER_AHEAD) & (HS_WORKER_IN - 1)];
+			if (a->off > IN_LEAVE) {
+				__builtin_prefetch(ws->map + a->off, 0);
+				__builtin_prefetch(ws->map + a->off + 64, 0);
+				__builtin_prefetch(ws->map + a->off + 128, 0);
+			}
+		}
+
+		hs_lane_time(&w->lane, e->now);
+		w->frames = e->frame;
+		if (e->off == IN_END || e->off == IN_LEAVE) {
+			bool end = e->off == IN_END;
+			atomic_store_explicit(&w->in_head, head + 1, memory_order_release);
+			gate_wake(&ws->reader_gate);
+			if (end)
+				return 0;
+			/* every worker reads every frame from here on */
+			w->given = false;
+			w->lane.nshards = ws->n;
+			return map_leave(w) < 0 ? PCAP_ERROR : n + 1;
+		}
+		map_record(ws, (size_t)e->off, &caplen, &len, &ts);
+		hs_lane_frame(&w->lane, dlt, ws->map + e->off + 16, caplen,
+			      len < caplen ? caplen : len, ts);
 		n++;
+		/* room for the reader now and then, not once a frame; a
+		 * reader waiting for room is woken once there is a good deal */
+		if (++head % HS_WORKER_RUN == 0) {
+			atomic_store_explicit(&w->in_head, head, memory_order_release);
+			if (tail - head <= HS_WORKER_IN / 2)
+				gate_wake(&ws->reader_gate);
+			read_on(w);
+		}
 	}
+	atomic_store_explicit(&w->in_head, head, memory_order_release);
+	if (head == tail)
+		gate_wake(&ws->reader_gate);
 	return n;
 }
 
@@ -357,12 +695,21 @@ static void *worker_main(void *arg)
 	}
 
 	do {
+		bool empty = false;
+
 		while (atomic_load(&ws->pausing))
 			nap();
 		pthread_rwlock_rdlock(&ws->hold);
 		n = atomic_load(&ws->stop) ? 0 :
-		    w->off ? map_dispatch(w, HS_FILE_BATCH) :
-			     hs_pfile_dispatch(w->file, HS_FILE_BATCH, on_frame, (u_char *)w);
+		    w->given ? given_dispatch(w, HS_FILE_BATCH, &empty) :
+			       hs_pfile_dispatch(w->file, HS_FILE_BATCH, on_frame, (u_char *)w);
+		if (empty) {	/* the reader is behind: wait for it */
+			pthread_rwlock_unlock(&ws->hold);
+			publish(w);
+			gate_sleep(&w->gate, has_frames, w);
+			n = 1;
+			continue;
+		}
 		hs_lane_flush(&w->lane);
 		if (n <= 0)	/* the end, a stop, or damage: what is open is over */
 			hs_tracer_close_all(w->lane.tracer);
@@ -389,6 +736,11 @@ static void worker_free(struct worker *w)
 	free(w->filebuf);
 	hs_free_big(w->traces, HS_WORKER_TRACES, sizeof(*w->traces));
 	hs_free_big(w->ctl, HS_WORKER_CTL, sizeof(*w->ctl));
+	hs_free_big(w->ctl_ring, HS_WORKER_CTL_RING, 1);
+	if (w->in)
+		hs_free_big(w->in, HS_WORKER_IN, sizeof(*w->in));
+	gate_fini(&w->gate);
+	gate_fini(&w->room);
 }
 
 /* the set and its workers' queues and tracers; NULL when a tracer cannot
@@ -397,7 +749,7 @@ static struct hs_workers *workers_new(struct hs_ctx *ctx, struct hs_tracer *merg
 				      const struct hs_subs *subs, uv_async_t *wake,
 				      const char *path, unsigned n)
 {
-	struct hs_workers *ws = hs_xcalloc(1, sizeof(*ws));
+	struct hs_workers *ws = hs_xcalloc_big(1, sizeof(*ws));	/* on whole lines */
 
 	ws->ctx = ctx;
 	ws->merged = merged;
@@ -405,15 +757,22 @@ static struct hs_workers *workers_new(struct hs_ctx *ctx, struct hs_tracer *merg
 	ws->path = hs_xstrdup(path);
 	ws->wake = wake;
 	ws->n = n;
-	ws->w = hs_xcalloc(n, sizeof(*ws->w));
+	/* on whole cache lines (the queues' indices are aligned in it) */
+	ws->w = hs_xcalloc_big(n, sizeof(*ws->w));
 	pthread_mutex_init(&ws->mu, NULL);
 	pthread_rwlock_init(&ws->hold, NULL);
+	gate_init(&ws->reader_gate);
+	for (unsigned i = 0; i < n; i++) {
+		gate_init(&ws->w[i].gate);
+		gate_init(&ws->w[i].room);
+	}
 	for (unsigned i = 0; i < n; i++) {
 		struct worker *w = &ws->w[i];
 
 		w->ws = ws;
 		w->traces = hs_xcalloc_big(HS_WORKER_TRACES, sizeof(*w->traces));
 		w->ctl = hs_xcalloc_big(HS_WORKER_CTL, sizeof(*w->ctl));
+		w->ctl_ring = hs_xcalloc_big(HS_WORKER_CTL_RING, 1);
 		w->lane.ctx = ctx;
 		w->lane.tracer = hs_lane_tracer_new(ctx, worker_on_close, w);
 		w->lane.stats = &w->st;
@@ -467,11 +826,26 @@ struct hs_workers *hs_workers_start(struct hs_ctx *ctx, uv_loop_t *loop, struct 
 		}
 	}
 	map_file(ws, path, hs_pfile_dlt(ws->w[0].file));
-	for (unsigned i = 0; ws->map && i < n; i++)
-		ws->w[i].off = 24;
+	for (unsigned i = 0; ws->map && i < n; i++) {
+		struct worker *w = &ws->w[i];
+
+		w->in = hs_xcalloc_big(HS_WORKER_IN, sizeof(*w->in));
+		w->given = true;
+		w->lane.nshards = 1;	/* the reader chose its frames */
+	}
 	if (!workers_run(ws, err, errlen)) {
 		hs_workers_free(ws);
 		return NULL;
+	}
+	if (ws->map) {
+		int rc = pthread_create(&ws->reader, NULL, reader_main, ws);
+		if (rc != 0) {
+			snprintf(err, errlen, "cannot read '%s' with %u workers: %s", path, n,
+				 strerror(rc));
+			hs_workers_free(ws);
+			return NULL;
+		}
+		ws->reader_started = true;
 	}
 	return ws;
 }
@@ -524,8 +898,17 @@ static bool drain_ctl(struct hs_workers *ws)
 	uint64_t safe = UINT64_MAX;
 	bool any = false;
 
+	/* before the queues' ends: what was given by then is in them */
+	uint64_t given = atomic_load_explicit(&ws->given, memory_order_acquire);
 	for (unsigned i = 0; i < ws->n; i++) {
-		uint64_t r = atomic_load_explicit(&ws->w[i].read_through, memory_order_acquire);
+		struct worker *w = &ws->w[i];
+		uint64_t r = atomic_load_explicit(&w->read_through, memory_order_acquire);
+		/* a worker waiting for the reader has read all it was given
+		 * (in_head moves on once the frames before are read) */
+		if (w->in && r < given &&
+		    atomic_load_explicit(&w->in_head, memory_order_acquire) ==
+			    atomic_load_explicit(&w->in_tail, memory_order_acquire))
+			r = given;
 		if (r < safe)
 			safe = r;
 	}
@@ -569,9 +952,21 @@ static bool drain_all(struct hs_workers *ws)
 		size_t tail = atomic_load_explicit(&w->t_tail, memory_order_acquire);
 
 		any |= head != tail;
-		for (; head != tail; head++)
+		/* A trace's flow and its subscribers' entries are loaded two
+		 * traces ahead, its lines from the worker's core three */
+		for (; head != tail; head++) {
+			if (tail - head > 3)
+				__builtin_prefetch(&w->traces[(head + 3) & (HS_WORKER_TRACES - 1)], 0);
+			if (tail - head > 2)
+				hs_tracer_adopt_soon(ws->merged,
+						     &w->traces[(head + 2) & (HS_WORKER_TRACES - 1)], false);
+			if (tail - head > 1)
+				hs_tracer_adopt_soon(ws->merged,
+						     &w->traces[(head + 1) & (HS_WORKER_TRACES - 1)], true);
 			hs_tracer_adopt(ws->merged, &w->traces[head & (HS_WORKER_TRACES - 1)]);
+		}
 		atomic_store_explicit(&w->t_head, head, memory_order_release);
+		gate_wake(&w->room);	/* it may wait for room, in either queue */
 	}
 	ws->draining = false;
 	return any;
@@ -603,6 +998,14 @@ void hs_workers_stop(struct hs_workers *ws)
 	if (ws->held)
 		hs_workers_resume(ws);
 	atomic_store(&ws->stop, true);
+	gate_wake(&ws->reader_gate);
+	for (unsigned i = 0; i < ws->n; i++) {
+		gate_wake(&ws->w[i].gate);
+		gate_wake(&ws->w[i].room);
+	}
+	if (ws->reader_started)
+		pthread_join(ws->reader, NULL);
+	ws->reader_started = false;
 	for (unsigned i = 0; i < ws->n; i++) {
 		struct worker *w = &ws->w[i];
 		if (!w->started)
@@ -634,9 +1037,10 @@ void hs_workers_free(struct hs_workers *ws)
 		munmap((void *)ws->map, ws->maplen);
 	pthread_rwlock_destroy(&ws->hold);
 	pthread_mutex_destroy(&ws->mu);
-	free(ws->w);
+	gate_fini(&ws->reader_gate);
+	hs_free_big(ws->w, ws->n, sizeof(*ws->w));
 	free(ws->path);
-	free(ws);
+	hs_free_big(ws, 1, sizeof(*ws));
 }
 
 void hs_workers_stats(struct hs_workers *ws, struct hs_capture_stats *s, uint64_t *derr,

@@ -179,6 +179,16 @@ bool dec_predicted(const uint8_t *d, uint32_t caplen, struct hs_pkt *k)
 	return true;
 }
 
+bool hs_decode_ident(int dlt, const uint8_t *data, uint32_t caplen, uint32_t *hash)
+{
+	struct shape sh;
+
+	if (dlt != DLT_EN10MB || !data || !shape_of(data, caplen, &sh))
+		return false;
+	*hash = hs_ident_hash4(sh.ip + 12, sh.ip + 16, PROTO_TCP, be16(sh.ip + 4));
+	return true;
+}
+
 int hs_decode_share(int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
 		    uint64_t ts_ns, struct hs_pkt *pkt, unsigned shard, unsigned n)
 {
