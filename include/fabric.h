@@ -23,12 +23,6 @@ struct hs_fabric_stats {
 	uint64_t joined;	/* of those, traces made of more than one stored part */
 };
 
-/* t is only part of its packet's path: its first copy is not from the
- * ToR of its source (the topology knows it), or copies are missing
- * between two of its hops (their TTLs are more than one apart). Another
- * analyzer may hold the rest: a history shared by analyzers keeps it. */
-bool hs_fabric_partial(const struct hs_trace *t, const struct hs_topo *topo);
-
 /* Read the stored traces whose first copy is at since_ns or later, join
  * the parts of one packet (window_ns: the trace timeout) and hand each
  * trace to each(), oldest first. 0, or -1 with err set (nothing handed). */

@@ -40,6 +40,12 @@ enum hs_outcome {
 #define HS_TF_MATCHED	0x02	/* kept by an explicit analyzer filter */
 #define HS_TF_DEBUG	0x04	/* debug DSCP bit set */
 #define HS_TF_EVICTED	0x08	/* closed early because the pool was full */
+#define HS_TF_PARTIAL	0x10	/* only part of its packet's path: its first copy
+				 * is not from the ToR of its source (the topology
+				 * knows it), or copies are missing between two of
+				 * its hops (TTLs more than one apart); another
+				 * analyzer may hold the rest. Judged only when
+				 * asked (hs_tracer_cfg.partial); never stored. */
 
 struct hs_hop {
 	int sw;			/* topology switch index, -1 when unknown */
@@ -79,6 +85,7 @@ struct hs_tracer_cfg {
 	size_t max_sources;	/* mirror sources (address, session) told apart;
 				 * 0 or more than 16,383: 16,383 */
 	const struct hs_topo *topo;	/* may be NULL */
+	bool partial;		/* judge HS_TF_PARTIAL: a lookup of the source's ToR per trace */
 	hs_trace_cb on_close;
 	/* optional: the flow (its hs_flowkey_hash and protocol) of a trace
 	 * about to close, so that on_close finds what it needs in the cache.
@@ -105,6 +112,7 @@ struct hs_tracer *hs_tracer_new(const struct hs_tracer_cfg *cfg);
 void hs_tracer_free(struct hs_tracer *tr);
 void hs_tracer_set_topo(struct hs_tracer *tr, const struct hs_topo *topo);
 void hs_tracer_set_timeout(struct hs_tracer *tr, uint64_t timeout_ns);
+void hs_tracer_set_partial(struct hs_tracer *tr, bool partial);
 
 /* one decoded copy (pkt->have & HS_HAVE_IP); flags are HS_TF_* to OR in */
 void hs_tracer_add(struct hs_tracer *tr, const struct hs_pkt *pkt, uint8_t flags);

@@ -139,6 +139,7 @@ void hs_workers_pause(struct hs_workers *ws);
 void hs_workers_resume(struct hs_workers *ws);
 void hs_workers_set_topo(struct hs_workers *ws, const struct hs_topo *topo);
 void hs_workers_set_timeout(struct hs_workers *ws, uint64_t ns);
+void hs_workers_set_partial(struct hs_workers *ws, bool partial);
 /* hs_freader_unsupported of the file read (worker 0 read every frame) */
 bool hs_workers_unsupported(const struct hs_workers *ws, unsigned *i, char *msg, size_t len);
 

@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "ctx.h"
-#include "fabric.h"
 #include "probe.h"
 #include "freader.h"
 #include "subs.h"
@@ -209,20 +208,6 @@ int hs_ctx_store_read(struct hs_ctx *ctx, bool list, struct hs_store **st)
 	return *st ? 1 : -1;
 }
 
-static bool policy_keeps(const struct hs_ctx *ctx, const struct hs_trace *t)
-{
-	switch (ctx->set.policy) {
-	case HS_POLICY_ALL:
-		return true;
-	case HS_POLICY_OFF:
-		return false;
-	default:	/* and a part of a trace: another analyzer may hold the rest */
-		return t->outcome == HS_OUT_DROPPED || t->outcome == HS_OUT_LOOPED ||
-		       (t->flags & (HS_TF_PROBE | HS_TF_MATCHED)) ||
-		       hs_fabric_partial(t, ctx->topo);
-	}
-}
-
 static void commit(struct hs_ctx *ctx);
 static void read_kernel_stats(struct hs_capture *c);
 
@@ -234,11 +219,21 @@ static void on_trace_close(void *arg, const struct hs_trace *t)
 	hs_publish_trace(&ctx->subs, t);
 }
 
-/* the traces the history writer is told of: none with history off, else
- * all (policy_keeps chooses, by more than outcome and flags) */
+/* the traces the history keeps, and the only ones its writer is told of:
+ * by default the anomalous, probe and filter-matched traces, and a part of
+ * a trace (another analyzer may hold the rest) */
 static struct hs_trace_cond history_cond(enum hs_policy policy)
 {
-	return policy == HS_POLICY_OFF ? (struct hs_trace_cond){ 0, 0 } : HS_TRACES_ALL;
+	switch (policy) {
+	case HS_POLICY_ALL:
+		return HS_TRACES_ALL;
+	case HS_POLICY_OFF:
+		return (struct hs_trace_cond){ 0, 0 };
+	default:
+		return (struct hs_trace_cond){
+			(1u << HS_OUT_DROPPED) | (1u << HS_OUT_LOOPED),
+			HS_TF_PROBE | HS_TF_MATCHED | HS_TF_PARTIAL };
+	}
 }
 
 /* the history writer: a subscriber of the closed traces */
@@ -247,7 +242,7 @@ static void history_trace(void *arg, const struct hs_trace *t)
 	struct hs_ctx *ctx = arg;
 	struct hs_capture *c = ctx->cap;
 
-	if (!c || c->known || !policy_keeps(ctx, t))
+	if (!c || c->known)
 		return;
 	if (c->use_writer && ctx->session > 0 && ctx->store) {
 		/* never waited for: a history behind is counted, not a copy lost */
@@ -673,6 +668,7 @@ static struct hs_tracer_cfg tracer_cfg(struct hs_ctx *ctx, hs_trace_cb on_close,
 		.ring = HS_TRACER_RING,
 		.max_sources = table_max("HOPSCOPE_TEST_SOURCES_MAX", HS_SOURCES_MAX),
 		.topo = ctx->topo,
+		.partial = ctx->set.policy == HS_POLICY_DEFAULT,	/* history_cond's */
 		.on_close = on_close,
 		.arg = arg,
 	};
@@ -1430,6 +1426,11 @@ void hs_capture_set_policy(struct hs_ctx *ctx, int policy)
 {
 	ctx->set.policy = (enum hs_policy)policy;
 	hs_sub_traces_cond(&ctx->subs, history_trace, ctx, history_cond(policy));
+	hs_capture_pause(ctx);
+	if (ctx->tracer)
+		hs_tracer_set_partial(ctx->tracer, policy == HS_POLICY_DEFAULT);
+	if (ctx->cap)
+		hs_workers_set_partial(ctx->cap->workers, policy == HS_POLICY_DEFAULT);
 }
 
 unsigned hs_capture_workers(struct hs_ctx *ctx, const struct hs_worker_stats **per)

@@ -176,17 +176,6 @@ static void on_row(void *arg, const struct hs_value *v, int ncol)
 	add_hop(j, v);
 }
 
-bool hs_fabric_partial(const struct hs_trace *t, const struct hs_topo *topo)
-{
-	if (t->nhops == 0)
-		return false;
-	for (unsigned i = 1; i < t->nhops; i++)
-		if (t->hops[i - 1].ttl > t->hops[i].ttl + 1)
-			return true;
-	int leaf = topo ? hs_topo_leaf_for(topo, &t->key.src) : -1;
-	return leaf >= 0 && t->hops[0].sw >= 0 && t->hops[0].sw != leaf;
-}
-
 static int by_time(const void *a, const void *b)
 {
 	const struct hs_trace *x = a, *y = b;

@@ -194,7 +194,7 @@ int hs_store_row_fill(struct hs_store_row *r, int64_t session, const struct hs_t
 	else
 		r->last_sw[0] = '\0';
 	r->nhops = t->nhops;
-	r->flags = t->flags;
+	r->flags = t->flags & ~HS_TF_PARTIAL;
 	r->have_probe = (t->flags & HS_TF_PROBE) != 0;
 	r->probe_id = t->probe_id;
 	return 0;

@@ -373,7 +373,7 @@ static int hop_cmp(const struct hs_hop *a, const struct hs_hop *b)
 static void classify(struct hs_trace *t, const struct hs_topo *topo, int leaf);
 
 /* hs_topo_leaf_for scans hosts and subnets: remember recent answers */
-static uint32_t leaf_slot(const struct hs_addr *a)
+static inline __attribute__((always_inline)) uint32_t leaf_slot(const struct hs_addr *a)
 {
 	return msrc_hash(a, 0) & (LEAF_CACHE - 1);
 }
@@ -389,6 +389,19 @@ static int leaf_of(struct hs_tracer *tr, const struct hs_addr *a)
 	memcpy(e->addr.a, a->a, a->af == 4 ? 4 : 16);
 	e->leaf = hs_topo_leaf_for(tr->topo, a);
 	return e->leaf;
+}
+
+/* HS_TF_PARTIAL, judged on a classified trace (its hops' switches known),
+ * with the source's ToR from the same cache as the destination's */
+static bool partial(struct hs_tracer *tr, const struct hs_trace *t)
+{
+	for (unsigned i = 1; i < t->nhops; i++)
+		if (t->hops[i - 1].ttl > t->hops[i].ttl + 1)
+			return true;
+	if (!tr->topo || t->nhops == 0 || t->hops[0].sw < 0)
+		return false;
+	int leaf = leaf_of(tr, &t->key.src);
+	return leaf >= 0 && t->hops[0].sw != leaf;
 }
 
 static uint64_t widen_hw(uint64_t last, uint32_t lo)
@@ -527,6 +540,8 @@ static void close_slot(struct hs_tracer *tr, uint32_t slot, uint8_t extra_flags)
 		t->hops[j] = h;
 	}
 	classify(t, tr->topo, tr->topo ? leaf_of(tr, &t->key.dst) : -1);
+	if (tr->cfg.partial && partial(tr, t))
+		t->flags |= HS_TF_PARTIAL;
 
 	if (ot->ext) {
 		tr->ext_free[tr->next_ext_free++] = ot->ext - 1;
@@ -628,6 +643,11 @@ void hs_tracer_set_topo(struct hs_tracer *tr, const struct hs_topo *topo)
 void hs_tracer_set_timeout(struct hs_tracer *tr, uint64_t timeout_ns)
 {
 	tr->cfg.timeout_ns = timeout_ns;
+}
+
+void hs_tracer_set_partial(struct hs_tracer *tr, bool partial)
+{
+	tr->cfg.partial = partial;
 }
 
 static uint32_t dts_of(uint64_t ts, uint64_t first)

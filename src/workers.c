@@ -1110,6 +1110,12 @@ void hs_workers_set_timeout(struct hs_workers *ws, uint64_t ns)
 		hs_tracer_set_timeout(ws->w[i].lane.tracer, ns);
 }
 
+void hs_workers_set_partial(struct hs_workers *ws, bool partial)
+{
+	for (unsigned i = 0; ws && i < ws->n; i++)
+		hs_tracer_set_partial(ws->w[i].lane.tracer, partial);
+}
+
 bool hs_workers_unsupported(const struct hs_workers *ws, unsigned *i, char *msg, size_t len)
 {
 	return hs_freader_unsupported(ws->w[0].reader, i, msg, len);

@@ -277,6 +277,43 @@ static void test_outcomes(void **state)
 	hs_topo_free(tp);
 }
 
+/* a part of a trace, judged only when asked: its first copy not from its
+ * source's ToR, or a hop missing between two (TTLs more than one apart) */
+static void test_partial(void **state)
+{
+	struct hs_topo *tp = topo();
+	const char *a = "10.1.1.10", *b = "10.1.2.10";
+
+	for (int ask = 0; ask < 2; ask++) {
+		struct sink s;
+		struct hs_tracer *tr = mk(&s, tp, 64, 64);
+
+		hs_tracer_set_partial(tr, ask);
+		/* whole: leaf1 > spine2 > leaf2 */
+		add(tr, tcp(a, b, 1, 1, LEAF1, 64, T0));
+		add(tr, tcp(a, b, 1, 1, SPINE2, 63, T0 + 5 * US));
+		add(tr, tcp(a, b, 1, 1, LEAF2, 62, T0 + 9 * US));
+		/* the source's ToR (leaf1) not seen: spine2 > leaf2 */
+		add(tr, tcp(a, b, 2, 1, SPINE2, 63, T0 + 10 * US));
+		add(tr, tcp(a, b, 2, 1, LEAF2, 62, T0 + 14 * US));
+		/* spine2 not seen: leaf1 > leaf2 */
+		add(tr, tcp(a, b, 3, 1, LEAF1, 64, T0 + 20 * US));
+		add(tr, tcp(a, b, 3, 1, LEAF2, 62, T0 + 29 * US));
+		/* from the source's ToR, a destination nobody serves: whole */
+		add(tr, tcp(a, "192.0.2.1", 4, 1, LEAF1, 64, T0 + 30 * US));
+		hs_tracer_close_all(tr);
+
+		assert_int_equal(s.n, 4);
+		assert_false(s.t[0].flags & HS_TF_PARTIAL);
+		assert_int_equal(!!(s.t[1].flags & HS_TF_PARTIAL), ask);
+		assert_int_equal(s.t[1].outcome, HS_OUT_DELIVERED);
+		assert_int_equal(!!(s.t[2].flags & HS_TF_PARTIAL), ask);
+		assert_false(s.t[3].flags & HS_TF_PARTIAL);
+		hs_tracer_free(tr);
+	}
+	hs_topo_free(tp);
+}
+
 static void test_classify_unknown_switch(void **state)
 {
 	struct hs_topo *tp = topo();
@@ -1224,6 +1261,7 @@ int main(void)
 		cmocka_unit_test(test_same_ttl_by_time_and_duplicates),
 		cmocka_unit_test(test_timeout_capture_time),
 		cmocka_unit_test(test_outcomes),
+		cmocka_unit_test(test_partial),
 		cmocka_unit_test(test_classify_unknown_switch),
 		cmocka_unit_test(test_topo_set_later),
 		cmocka_unit_test(test_eviction),
