@@ -38,6 +38,7 @@
 #include "interrupt.h"
 #include "snapshot.h"
 #include "store_int.h"
+#include "pq.h"
 
 #define PG_SCHEMA 13
 _Static_assert(PG_SCHEMA == HS_STORE_SCHEMA,
@@ -750,11 +751,17 @@ struct pg_store *pg_open_notice(const char *uri, char *err, size_t errlen,
 	/* the URI's own settings come last and win */
 	static const char *const keys[] = { "connect_timeout", "application_name", "dbname", NULL };
 	const char *vals[] = { "5", "hopscope", uri, NULL };
-	struct pg_store *st = hs_xcalloc(1, sizeof(*st));
 	char why[384];
 
 	if (errlen)
 		err[0] = '\0';
+	if (hs_pq_load(why, sizeof(why)) < 0) {
+		char *name = uri_shown(uri);
+		snprintf(err, errlen, "cannot connect to '%s': %s", name, why);
+		free(name);
+		return NULL;
+	}
+	struct pg_store *st = hs_xcalloc(1, sizeof(*st));
 	st->base.engine = HS_ENGINE_PG;
 	st->last_day = INT64_MIN;
 	st->uri = hs_xstrdup(uri);

@@ -224,6 +224,16 @@ refused "wrong password" "postgresql://hs_pw:wrongpass@/hopscope?host=$sock" \
 check "wrong password: the password is not shown" hasnt wrongpass "$tmp/err"
 refused "missing database" "postgresql://hopscope@/nosuchdb?host=$sock" \
 	'database "nosuchdb" does not exist'
+# libpq is loaded when a PostgreSQL history is named, not at every start
+check "hopscope starts without libpq: it is not linked with it" \
+	eval 'readelf -d "$HS" >"$tmp/dyn" && has NEEDED "$tmp/dyn" && hasnt libpq "$tmp/dyn"'
+export HOPSCOPE_TEST_LIBPQ="$tmp/nolibpq.so.5"
+refused "libpq missing" "$url" \
+	"cannot load the PostgreSQL client library: $tmp/nolibpq.so.5: cannot open shared object file"
+HOPSCOPE_TEST_LIBPQ=libc.so.6
+refused "a libpq without a function the store uses" "$url" \
+	"cannot load the PostgreSQL client library: .*undefined symbol: PQ"
+unset HOPSCOPE_TEST_LIBPQ
 
 version=$(psql -c 'select version from hopscope_schema')
 psql -c 'update hopscope_schema set version = 99'
