@@ -133,7 +133,7 @@ bool hs_decode_linktype_ok(int dlt);
 int hs_decode(int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
 	      uint64_t ts_ns, struct hs_pkt *pkt);
 /* The same, always layer by layer: hs_decode takes the common shape of a
- * mirrored frame (ERSPAN III of IPv4 TCP) in one pass, to the same result */
+ * mirrored frame (ERSPAN III or II of IPv4 TCP) in one pass, to the same result */
 int hs_decode_general(int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
 		      uint64_t ts_ns, struct hs_pkt *pkt);
 /* hs_decode for worker shard of n (workers.h, hs_shard): 1, pkt not

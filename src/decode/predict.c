@@ -2,8 +2,8 @@
  *
  * Nearly every frame of a fabric's mirror stream has one shape: Ethernet,
  * IPv4 without options, GRE with a sequence number (and perhaps a key),
- * ERSPAN III (perhaps with its platform subheader), Ethernet, IPv4 without
- * options, TCP. Taken layer by layer that is five calls deep, each layer
+ * ERSPAN III (perhaps with its platform subheader) or ERSPAN II, Ethernet,
+ * IPv4 without options, TCP. Taken layer by layer that is five calls deep, each layer
  * checking, storing and then overwriting what the one before stored (the
  * outer IP header is the innermost packet until the inner one replaces
  * it). dec_predicted() checks the whole shape first and then stores each
@@ -22,12 +22,14 @@
 
 #define ETH_HLEN 14
 #define IP4_HLEN 20		/* no options */
+#define ERSPAN2_HLEN 8
 #define ERSPAN3_HLEN 12
 #define ERSPAN3_PLAT_HLEN 8	/* the platform subheader, when the O bit is set */
 #define TCP_MIN 20
 #define GRE_S 0x1000
 #define GRE_K 0x2000
 #define ETHERTYPE_IP 0x0800
+#define GRE_ERSPAN2 0x88be	/* with a sequence number; without, type I */
 #define GRE_ERSPAN3 0x22eb
 #define PROTO_GRE 47
 #define PROTO_TCP 6
@@ -51,7 +53,8 @@ static void put_ip4(struct hs_addr *a, const uint8_t *p)
 struct shape {
 	const uint8_t *oip, *ers, *ip, *tcp;
 	uint32_t elen, ilen, tlen, doff, tot;
-	uint16_t bits;
+	uint16_t bits;		/* ERSPAN III's last 16 bits; 0 for type II */
+	bool v3;		/* ERSPAN III, else II */
 	uint64_t hi;		/* the upper timestamp bits of platform 3 */
 };
 
@@ -74,20 +77,23 @@ static inline __attribute__((always_inline)) bool shape_of(const uint8_t *d, uin
 	if (len < IP4_HLEN + 4)
 		return false;
 	const uint8_t *gre = oip + IP4_HLEN;
-	uint16_t flags = be16(gre);
+	uint16_t flags = be16(gre), gproto = be16(gre + 2);
 	uint32_t glen = flags == GRE_S ? 8 : flags == (GRE_S | GRE_K) ? 12 : 0;
-	if (!glen || be16(gre + 2) != GRE_ERSPAN3)
+	bool v3 = gproto == GRE_ERSPAN3;
+	if (!glen || (!v3 && gproto != GRE_ERSPAN2))
 		return false;
 
-	/* ERSPAN III version 2 with Ethernet inside, then an IPv4 header, all
-	 * captured; platform 3's subheader holds the upper timestamp bits */
-	if (len < IP4_HLEN + glen + ERSPAN3_HLEN)
+	/* ERSPAN III version 2 or ERSPAN II version 1 with Ethernet inside,
+	 * then an IPv4 header, all captured; platform 3's subheader holds the
+	 * upper timestamp bits */
+	if (len < IP4_HLEN + glen + (v3 ? ERSPAN3_HLEN : ERSPAN2_HLEN))
 		return false;
 	const uint8_t *ers = gre + glen;
-	uint16_t bits = be16(ers + 10);
-	uint32_t elen = bits & 1 ? ERSPAN3_HLEN + ERSPAN3_PLAT_HLEN : ERSPAN3_HLEN;
+	uint16_t bits = v3 ? be16(ers + 10) : 0;
+	uint32_t elen = !v3 ? ERSPAN2_HLEN :
+			bits & 1 ? ERSPAN3_HLEN + ERSPAN3_PLAT_HLEN : ERSPAN3_HLEN;
 	uint32_t hdrs = IP4_HLEN + glen + elen + ETH_HLEN;
-	if (ers[0] >> 4 != 2 || (bits >> 10 & 0x1f) != 0 || len < hdrs + IP4_HLEN)
+	if (ers[0] >> 4 != (v3 ? 2 : 1) || (bits >> 10 & 0x1f) != 0 || len < hdrs + IP4_HLEN)
 		return false;
 	uint64_t hi = elen > ERSPAN3_HLEN && ers[ERSPAN3_HLEN] >> 2 == 3 ?
 			      be32(ers + ERSPAN3_HLEN + 4) : 0;
@@ -108,7 +114,7 @@ static inline __attribute__((always_inline)) bool shape_of(const uint8_t *d, uin
 	uint32_t tlen = ilen - IP4_HLEN, doff = (uint32_t)(tcp[12] >> 4) * 4;
 	if (doff < TCP_MIN || doff > tlen)
 		return false;
-	*sh = (struct shape){ oip, ers, ip, tcp, elen, ilen, tlen, doff, tot, bits, hi };
+	*sh = (struct shape){ oip, ers, ip, tcp, elen, ilen, tlen, doff, tot, bits, v3, hi };
 	return true;
 }
 
@@ -122,30 +128,36 @@ static inline __attribute__((always_inline)) void store(const struct shape *s, s
 	uint64_t hi = sh.hi;
 
 	/* the shape holds: store the result */
-	k->encap = HS_ENCAP_ERSPAN3;
 	put_ip4(&k->mirror_src, oip + 12);
 	put_ip4(&k->mirror_dst, oip + 16);
-	k->erspan_ver = 2;
 	k->session = be16(ers + 2) & 0x03ff;
-	k->hw_ts = be32(ers + 4);
-	k->hw_gra = bits >> 1 & 3;
-	k->have = HS_HAVE_MIRROR | HS_HAVE_ERSPAN | HS_HAVE_SESSION | HS_HAVE_HWTS |
-		  HS_HAVE_IP | HS_HAVE_IPID | HS_HAVE_PORTS | HS_HAVE_TCP;
-	switch (k->hw_gra) {
-	case 0:
-		k->hw_ns = (uint64_t)k->hw_ts * 100000;
-		k->have |= HS_HAVE_HWNS;
-		break;
-	case 1:
-		k->hw_ns = (uint64_t)k->hw_ts * 100;
-		k->have |= HS_HAVE_HWNS;
-		break;
-	case 2:
-		k->hw_ns = hi << 32 | k->hw_ts;
-		k->have |= HS_HAVE_HWNS;
-		break;
-	default:
-		break;
+	k->have = HS_HAVE_MIRROR | HS_HAVE_ERSPAN | HS_HAVE_SESSION | HS_HAVE_IP |
+		  HS_HAVE_IPID | HS_HAVE_PORTS | HS_HAVE_TCP;
+	if (!sh.v3) {		/* type II: no switch time */
+		k->encap = HS_ENCAP_ERSPAN2;
+		k->erspan_ver = 1;
+	} else {
+		k->encap = HS_ENCAP_ERSPAN3;
+		k->erspan_ver = 2;
+		k->hw_ts = be32(ers + 4);
+		k->hw_gra = bits >> 1 & 3;
+		k->have |= HS_HAVE_HWTS;
+		switch (k->hw_gra) {
+		case 0:
+			k->hw_ns = (uint64_t)k->hw_ts * 100000;
+			k->have |= HS_HAVE_HWNS;
+			break;
+		case 1:
+			k->hw_ns = (uint64_t)k->hw_ts * 100;
+			k->have |= HS_HAVE_HWNS;
+			break;
+		case 2:
+			k->hw_ns = hi << 32 | k->hw_ts;
+			k->have |= HS_HAVE_HWNS;
+			break;
+		default:
+			break;
+		}
 	}
 	put_ip4(&k->key.src, ip + 12);
 	put_ip4(&k->key.dst, ip + 16);

@@ -120,7 +120,7 @@ int dec_mpls(struct dctx *c, const uint8_t *p, uint32_t len);
 /* gre.c */
 int dec_gre(struct dctx *c, const uint8_t *p, uint32_t len);
 
-/* predict.c: the common shape (Ethernet, IPv4, GRE, ERSPAN III, Ethernet,
+/* predict.c: the common shape (Ethernet, IPv4, GRE, ERSPAN III or II, Ethernet,
  * IPv4, TCP) in one pass into a cleared k; false, nothing written, for
  * any other frame */
 bool dec_predicted(const uint8_t *d, uint32_t caplen, struct hs_pkt *k);
