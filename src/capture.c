@@ -609,6 +609,17 @@ static void flush_step(uv_idle_t *h)
 	store_warn(ctx);
 }
 
+/* The heartbeat from the loop goes into the batch, and only when the
+ * history's write lock is had at once: while another program holds it,
+ * this one is missed (the next follows) rather than waited for, which
+ * held the capture for SQLite's busy timeout */
+static void beat(struct hs_ctx *ctx)
+{
+	read_kernel_stats(ctx->cap);
+	if (ctx->store && hs_store_begin(ctx->store, false) == 0)
+		heartbeat(ctx, ctx->session);
+}
+
 static void commit_tick(uv_timer_t *t)
 {
 	struct hs_ctx *ctx = t->data;
@@ -625,22 +636,18 @@ static void commit_tick(uv_timer_t *t)
 		c->flush_again = false;
 		uv_idle_start(&c->flush_idle, flush_step);
 	}
-	bool beat = c->running && ctx->session > 0 && c->ticks % HS_HEARTBEAT_TICKS == 1 &&
-		    ctx->set.policy != HS_POLICY_OFF;
+	bool beat_due = c->running && ctx->session > 0 && c->ticks % HS_HEARTBEAT_TICKS == 1 &&
+			ctx->set.policy != HS_POLICY_OFF;
 	if (!c->use_writer) {
-		if (beat) {
-			read_kernel_stats(c);
-			heartbeat(ctx, ctx->session);
-		}
+		if (beat_due)
+			beat(ctx);
 		commit(ctx);
 		store_warn(ctx);
 		end_due(ctx);
 	} else {
 		if (hs_writer_try_hold(c->writer)) {
-			if (beat) {
-				read_kernel_stats(c);
-				heartbeat(ctx, ctx->session);
-			}
+			if (beat_due)
+				beat(ctx);
 			store_warn(ctx);
 		}
 		hs_writer_commit_soon(c->writer);

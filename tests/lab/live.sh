@@ -98,9 +98,12 @@ ok "an interface deleted mid-capture: one error naming it, the console goes on"
 
 # another program holds the history's write lock through a whole burst: the
 # history waits in the writer's queue (and falls behind, counted) while
-# every frame is still read (a ring of 8 MiB holds some 44,000 frames, two
-# seconds of this burst, for the machine's other work; the lock lasts 5 s,
-# the burst 3 s: a capture held with the history loses a quarter of it)
+# every frame is still read. A ring of 8 MiB is 32 of libpcap's 256 KiB
+# blocks, each handed over 5 ms (rounded up to the timer tick) after it was
+# begun at this rate: it holds a sixth to a quarter of a second of the
+# burst, about what a capture held with the history (a heartbeat waiting
+# out SQLite's busy timeout, 200 ms) would lose it. The lock lasts 7 s, the
+# burst 5.5 s: longer than the heartbeats' 5 s, so one falls inside
 in_ns ip link add txa type veth peer name rxa && in_ns ip link set txa up &&
 	in_ns ip link set rxa up || hard "cannot make the veth pair again"
 mkfifo "$tmp/in2" || hard "cannot make a fifo"
@@ -117,13 +120,13 @@ import sqlite3, sys, time
 db = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10)
 db.execute("BEGIN IMMEDIATE")
 open(sys.argv[2], "w").close()
-time.sleep(5)
+time.sleep(7)
 db.execute("COMMIT")
 PY
 locker=$!
 for ((i = 0; i < 100; i++)); do [ -e "$tmp/locked" ] && break; sleep 0.1; done
 [ -e "$tmp/locked" ] || fail "another program could not take the history's write lock"
-M=60000		# about 3 s at a 50 us gap, all of it while the lock is held
+M=110000	# about 5.5 s at a 50 us gap, all of it while the lock is held
 in_ns trafgen -o txa -i "$cfg" -n $M -P 1 -Q -t 50us >"$tmp/trafgen" 2>&1 ||
 	{ cat "$tmp/trafgen" >&2; hard "trafgen failed"; }
 wait "$locker" || fail "the other program's transaction failed"
