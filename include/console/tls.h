@@ -39,6 +39,10 @@ struct hs_tls {
 /* the secret in FILE (its first line, at least one byte, at most
  * HS_SECRET_MAX) into buf; its length, or -1 with err said */
 int hs_tls_read_secret(const char *path, char *buf, size_t len, char *err, size_t errlen);
+/* whether FILE (what it is: "secret", "key") is its owner's alone: 0 when
+ * no other user may read it (or it is not there: opening it says so), else
+ * -1 with msg "secret 'F' may be read by other users (chmod 600 it)" */
+int hs_tls_file_private(const char *path, const char *what, char *msg, size_t len);
 
 /* the listener's TLS: 0, or -1 with err ("cannot load certificate 'F': ...") */
 int hs_tls_conf_init(struct hs_tls_conf *tc, const char *cert, const char *key, const char *ca,

@@ -722,6 +722,10 @@ int hs_attach_open(struct hs_ctx *ctx, const char *path, const struct hs_attach_
 	at.path = hs_xstrdup(path);
 	hs_proto_rd_init(&at.rd);
 	if (hs_attach_is_tcp(path)) {
+		char msg[512];
+		/* a secret others may read is theirs too: nothing is sent with it */
+		if (tls->secret && hs_tls_file_private(tls->secret, "secret", msg, sizeof(msg)) < 0)
+			return out_err(ctx->out, "cannot attach to '%s': %s", path, msg);
 		if ((fd = connect_tcp(ctx, path, host, sizeof(host))) < 0)
 			return -1;
 		at.fd = fd;

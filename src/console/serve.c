@@ -303,11 +303,9 @@ static int conf_listen_tcp(struct hs_ctx *ctx, int argc, char **argv)
 	/* what proves the daemon, or a console, is no other local user's to read */
 	for (int i = 0; i < 2; i++) {
 		const char *f = i ? secret : key;
-		struct stat st;
 
-		if (f && stat(f, &st) == 0 && (st.st_mode & 0077))
-			out_warn(ctx->out, "listen: %s '%s' may be read by other users (chmod 600 it)",
-				 i ? "secret" : "key", f);
+		if (f && hs_tls_file_private(f, i ? "secret" : "key", err, sizeof(err)) < 0)
+			out_warn(ctx->out, "listen: %s", err);
 	}
 	sv.tcp = true;
 	snprintf(sv.tcp_name, sizeof(sv.tcp_name), "%s", argv[2]);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <openssl/crypto.h>
 #include <openssl/err.h>
@@ -56,6 +57,16 @@ int hs_tls_read_secret(const char *path, char *buf, size_t len, char *err, size_
 		return -1;
 	}
 	return (int)n;
+}
+
+int hs_tls_file_private(const char *path, const char *what, char *msg, size_t len)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0 || !(st.st_mode & 0077))
+		return 0;
+	snprintf(msg, len, "%s '%s' may be read by other users (chmod 600 it)", what, path);
+	return -1;
 }
 
 static void sha256(const void *p, size_t n, unsigned char md[32])

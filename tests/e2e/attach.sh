@@ -135,6 +135,7 @@ check "a secret other users may read: a warning at its line, nothing refused (st
 	eval '[ "$st" -eq 0 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
 		has "^$tmp/bad.conf:1: warning: listen: secret .$tmp/secret644. may be read by other users" "$tmp/err"'
 printf 'not the secret\n' >"$tmp/wrong"
+chmod 600 "$tmp/wrong"
 for line in "listen tcp 127.0.0.1:0 tls cert $tmp/daemon.pem key $tmp/daemon.key" \
 	"listen tcp 127.0.0.1:0 tls cert $tmp/none.pem key $tmp/daemon.key secret $tmp/secret" \
 	"listen tcp 127.0.0.1:0 tls cert $tmp/daemon.pem key $tmp/alice.key secret $tmp/secret" \
@@ -372,6 +373,10 @@ check "and the daemon answers on, 11 MB through TLS whole (status $st)" \
 hs --attach "$ADDR" --tls-ca "$tmp/ca.pem" --secret "$tmp/none" -c 'traces limit 1'
 check "a secret file that is not there is named (status $st)" \
 	eval 'failed_cleanly && has "cannot open secret .$tmp/none." "$tmp/err"'
+tatt --secret "$tmp/secret644" -c 'traces limit 1'
+check "a secret other users may read: the console refuses it in one line, as the daemon words it (status $st)" \
+	eval '[ "$st" -eq 1 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && [ ! -s "$tmp/out" ] &&
+		has "^error: cannot attach to .$ADDR.: secret .$tmp/secret644. may be read by other users (chmod 600 it)$" "$tmp/err"'
 hs --attach "$SOCK" --secret "$tmp/secret" -c 'traces limit 1'
 check "TLS options go with HOST:PORT only (status $st)" eval '[ "$st" -eq 2 ]'
 wait "$silent"
