@@ -36,7 +36,7 @@ struct hs_stats {
 	struct hs_wstats *w;
 	unsigned fields;
 	uint64_t timeout_ns, keys;
-	bool header_done;
+	bool header_done;		/* a row was printed */
 	struct hs_out o;		/* rows go here */
 
 	/* live */
@@ -142,6 +142,29 @@ static void on_row(void *arg, const struct hs_win_row *r)
 	out_nl(o);
 }
 
+/* no row in any window: one line says so, in text; in JSON the empty
+ * answer every verb gives, an empty array */
+static void print_empty(struct hs_stats *s, FILE *fp)
+{
+	static const char text[] = "(no rows: no copy was counted in any window)";
+	struct hs_out *o = &s->o;
+
+	if (s->header_done)
+		return;
+	if (!o->json && s->live && s->ctx->interactive) {
+		hs_async_print(s->ctx, "%s", text);
+		return;
+	}
+	o->fp = fp;
+	out_obj_open(o, NULL);
+	out_arr_open(o, "rows");
+	out_arr_close(o);
+	out_obj_close(o);
+	out_text(o, "%s", text);
+	out_nl(o);
+	fflush(fp);
+}
+
 /* what was left out, on stderr: never silently */
 static void report_losses(struct hs_stats *s)
 {
@@ -196,8 +219,10 @@ static int file_end(void *arg, int rc)
 	struct hs_stats *s = arg;
 
 	hs_wstats_file_end(s->w);
-	if (rc != PCAP_ERROR)
+	if (rc != PCAP_ERROR) {
+		print_empty(s, s->o.fp);
 		report_losses(s);
+	}
 	fflush(s->o.fp);
 	if (rc == 1)
 		out_warn(s->ctx->out, "stats: interrupted; the windows above cover what was read");
@@ -256,6 +281,7 @@ static void live_end(struct hs_ctx *ctx, int status)
 	hs_wstats_unsubscribe(s->w);
 	hs_unsub_events(&ctx->subs, on_event, s);
 	live_close(s, 0, true);
+	print_empty(s, ctx->out->fp);
 	report_losses(s);
 	ctx->stats = NULL;
 	ctx->pending = NULL;

@@ -114,6 +114,14 @@ PY
 check "by flow: each row is one 5-tuple with one flow" grep -q '^ok' "$tmp/cmp"
 nflows=$(sed 's/ok //' "$tmp/cmp")
 
+# --- no row in any window: said in one line; in JSON an empty array -------------------------
+hs --topo "$TOPO" -c "stats by switch where udp port 9 file $PCAP"
+check "no copy counted: text says so in one line (status $st)" \
+	eval '[ "$st" -eq 0 ] && [ "$(cat "$tmp/out")" = "(no rows: no copy was counted in any window)" ]'
+hs --topo "$TOPO" --json -c "stats by switch where udp port 9 file $PCAP"
+check "no copy counted: JSON is one empty answer (status $st)" \
+	eval '[ "$st" -eq 0 ] && [ "$(cat "$tmp/out")" = "{\"rows\":[]}" ]'
+
 # --- the key cap ----------------------------------------------------------------------------
 hs --json -c "stats by flow window 10s keys 5 file $PCAP"
 check "keys 5 (status $st)" [ "$st" -eq 0 ]
@@ -206,6 +214,9 @@ print("ok" if got == {port: 40, port + 1: 25} else "#   %s" % dict(got))
 PY
 	check "live: every datagram sent counted, by port (40 and 25)" grep -q '^ok$' "$tmp/cmp"
 	grep '^#' "$tmp/cmp"
+	hs --db "$tmp/live.db" --json -c "capture start lo; stats by switch where udp dst port 9 and src port 9 for 1s; capture stop"
+	check "live: no copy counted, the empty answer (status $st)" \
+		eval '[ "$st" -eq 0 ] && [ "$(head -n 1 "$tmp/out")" = "{\"rows\":[]}" ]'
 
 	# in the REPL under a terminal: windows print above the prompt as they
 	# close, the prompt comes back when 'for' ends, Ctrl-C ends it early
