@@ -31,6 +31,31 @@ serve() { # CONFIG [ARG...]
 	grep -q '^info: ready' "$tmp/log"
 }
 att() { hs --attach "$SOCK" "$@"; }
+# wait up to 15 s for one snapshot of tmux session SESSION's screen (in
+# $tmp/screen) to match every ERE: a screen is written in several pieces,
+# and one read between them shows part of a frame
+wait_all() { # SESSION ERE...
+	_s=$1
+	shift
+	_i=0
+	while [ $_i -lt 150 ]; do
+		$T capture-pane -p -t "$_s" >"$tmp/screen" 2>/dev/null
+		_all=1
+		for _re; do grep -Eq -- "$_re" "$tmp/screen" || { _all=0; break; }; done
+		[ $_all -eq 1 ] && return 0
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	return 1
+}
+# wait up to 15 s for the daemon's log to say ERE (what a console's frame
+# made it do is logged when the daemon has read it, not when the console
+# has drawn its screen)
+log_wait() {
+	i=0
+	while ! grep -Eq -- "$1" "$tmp/log" && [ $i -lt 300 ]; do sleep 0.05; i=$((i + 1)); done
+	grep -Eq -- "$1" "$tmp/log"
+}
 # a console in the background whose 'sleep 30' is pending in the daemon:
 # its job in $aj (wait on it), its own pid in $a (signal it), its output
 # in $tmp/a.out and $tmp/a.err
@@ -488,11 +513,14 @@ $T send-keys -t hs 'traces switch sp' Tab
 wait_for 'traces switch spine' || true
 check "TAB completes a switch name from the daemon's topology" has 'hopscope> traces switch spine$' "$tmp/screen"
 $T send-keys -t hs C-u 'watch' Enter
-wait_for 'no closed traces yet' || true
+wait_all hs 'no closed traces yet' 'Traces 0' 'no capture' || true
+# the view draws before the daemon has read its watch frame: wait for that
+log_wait "pid=$a\\) watches" || true
 check "watch comes up attached, on the daemon's (empty) feed" \
 	eval 'has "Traces 0" "$tmp/screen" && has "no capture" "$tmp/screen" && has "pid=$a) watches" "$tmp/log"'
 att -c "capture start $S/sample.pcap"
-wait_for 'sample.pcap \(ended\)' || true
+wait_all hs 'sample.pcap \(ended\)' 'Traces 589' 'leaf1 .* spine1 .* leaf4 .*delivered' \
+	"capture of .$S/sample.pcap. ended" || true
 check "the traces another console's capture closes arrive in the view" \
 	eval 'has "Traces 589" "$tmp/screen" && has "leaf1 .* spine1 .* leaf4 .*delivered" "$tmp/screen" &&
 		has "sample.pcap .ended." "$tmp/screen" && has "capture of .$S/sample.pcap. ended" "$tmp/screen"'
@@ -501,6 +529,7 @@ wait_for "done: 'flows limit 1' finished" || true
 check "a ':' line runs in the daemon, its output in the events pane" has '(1 of 320 flows' "$tmp/screen"
 $T send-keys -t hs q
 wait_for '^hopscope> ?$' || true
+log_wait "pid=$a\\) stopped watching$" || true
 check "q gives the prompt back and the daemon stops feeding it" \
 	eval 'has "^hopscope> *$" "$tmp/screen" && has "pid=$a) stopped watching$" "$tmp/log"'
 $T send-keys -t hs 'watch' Enter
@@ -510,13 +539,7 @@ check "watch again: the recent traces come first" has 'Traces 589' "$tmp/screen"
 ADDR=$(sed -n 's/^info: ready: .* over TCP at \(127\.0\.0\.1:[0-9]*\) (TLS)$/\1/p' "$tmp/log" | tail -n 1)
 $T new-session -d -s tls -x 160 -y 45 \
 	"$HS --attach $ADDR --tls-ca $tmp/ca.pem --secret $tmp/secret -c watch"
-i=0
-while [ $i -lt 150 ]; do
-	$T capture-pane -p -t tls >"$tmp/screen" 2>/dev/null
-	grep -q 'sample.pcap (ended)' "$tmp/screen" && break
-	sleep 0.1
-	i=$((i + 1))
-done
+wait_all tls 'sample.pcap \(ended\)' 'Traces 589' 'leaf1 .* spine1 .* leaf4 .*delivered' || true
 check "a console over TLS watches the same feed" \
 	eval 'has "Traces 589" "$tmp/screen" && has "leaf1 .* spine1 .* leaf4 .*delivered" "$tmp/screen"'
 $T kill-session -t tls
