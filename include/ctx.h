@@ -50,6 +50,7 @@ struct hs_probe_run;
 struct hs_out;
 struct hs_watch;
 struct hs_wfeed;
+struct hs_cands;
 struct screen;		/* curses' SCREEN */
 
 struct hs_ctx {
@@ -99,6 +100,10 @@ struct hs_ctx {
 	/* how the front end renders what the engine says (one line, no
 	 * "error: " and no newline); NULL: standard error */
 	void (*say)(struct hs_ctx *ctx, enum hs_say what, const char *msg);
+	/* the trace names TAB offers when they are another process's (an
+	 * attached console asks its daemon: attach.c); NULL: this one's own
+	 * (hs_complete_traces) */
+	void (*names)(struct hs_ctx *ctx, bool stored, const char *word, struct hs_cands *c);
 	struct hs_stats *stats;		/* 'stats' running on the live capture, else NULL */
 	struct hs_planck *planck;	/* rates and alerts (planck.h), NULL until used */
 };

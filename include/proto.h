@@ -25,6 +25,16 @@
  *   STATUS  daemon > console, fed: capture status (hs_feed_status_pack)
  *   TOPO    daemon > console: the topology as a file would give it (text;
  *           empty: none), after hello and whenever it changes
+ *   NAMES   console > daemon: the trace names TAB may offer (hs_names_ask_pack:
+ *           a number, which names, the word begun); daemon > console, at
+ *           once: the same number, then those names (hs_names_pack)
+ *   LOAD    daemon > console, fed, after each STATUS: the load of each
+ *           directed link of the topology it sent (hs_feed_load_pack)
+ *
+ * NAMES and LOAD are optional parts of protocol 2: the console's hello
+ * lists those it takes in its flags, the daemon's keeps those it gives. A
+ * daemon that keeps none (an older one) is asked none and sends none; a
+ * console that lists none (an older one) is sent none.
  *
  * The feed is what the daemon streams to a console while its watch is up;
  * it is best effort: a console that does not read fast enough is sent
@@ -56,11 +66,15 @@ enum hs_frame_type {
 	HS_FR_EVENT,
 	HS_FR_STATUS,
 	HS_FR_TOPO,
-	HS_FR_LAST = HS_FR_TOPO,	/* the highest type */
+	HS_FR_NAMES,
+	HS_FR_LOAD,
+	HS_FR_LAST = HS_FR_LOAD,	/* the highest type */
 };
 
 /* HELLO flags */
 #define HS_HELLO_JSON	0x01		/* the console's verbs print JSON (--json) */
+#define HS_HELLO_NAMES	0x02		/* NAMES: the console asks, the daemon answers */
+#define HS_HELLO_LOAD	0x04		/* LOAD: the daemon sends, the console takes */
 
 struct hs_frame {
 	uint8_t type;
@@ -128,5 +142,40 @@ struct hs_feed_status {
 size_t hs_feed_status_pack(uint8_t *buf, const struct hs_feed_status *s);
 /* 0, or -1 when the payload is not a status */
 int hs_feed_status_unpack(const uint8_t *p, size_t n, struct hs_feed_status *s);
+
+/* ---- names for TAB ------------------------------------------------------------- */
+
+#define HS_NAMES_WORD_MAX	200	/* the word begun, at most */
+#define HS_NAMES_ITEM_MAX	64	/* a name, with its NUL, at most */
+
+/* a NAMES question into buf (at least 5 + HS_NAMES_WORD_MAX bytes): seq,
+ * the history's traces (stored) or those in memory, the word begun (cut
+ * to HS_NAMES_WORD_MAX); its length */
+size_t hs_names_ask_pack(uint8_t *buf, uint32_t seq, bool stored, const char *word);
+/* a question's payload: 0 with *seq, *stored and the word (NUL-ended; wlen
+ * at least HS_NAMES_WORD_MAX + 1), or -1 when it is not one */
+int hs_names_ask_unpack(const uint8_t *p, size_t n, uint32_t *seq, bool *stored, char *word,
+			size_t wlen);
+/* an answer into buf (len bytes): seq, then each of the n names that fits,
+ * ended by a newline; its length */
+size_t hs_names_pack(uint8_t *buf, size_t len, uint32_t seq, char *const *list, int n);
+/* an answer's payload: 0 with *seq and each name given to add, or -1 when it
+ * is not one (a name empty, of HS_NAMES_ITEM_MAX bytes or more, or not text); nothing is
+ * given to add then */
+int hs_names_unpack(const uint8_t *p, size_t n, uint32_t *seq,
+		    void (*add)(void *arg, const char *name), void *arg);
+
+/* ---- link load, for the watch's Links pane ---------------------------------------- */
+
+#define HS_LOAD_TEXT	24		/* a directed link's load as shown ("45%", "~9.8M") */
+
+/* the loads of a topology of nlinks links, text[2 * link + (0 from its a
+ * side, 1 from its b side)], "" for none, into buf (at least 4 + nlinks *
+ * 2 * (5 + HS_LOAD_TEXT) bytes): its length */
+size_t hs_feed_load_pack(uint8_t *buf, int nlinks, const char (*text)[HS_LOAD_TEXT]);
+/* a LOAD's payload into text (2 * nlinks of them): 0; 1 when it is of a
+ * topology of another number of links (text untouched: the console has
+ * not the one it was made for); -1 when it is not one */
+int hs_feed_load_unpack(const uint8_t *p, size_t n, int nlinks, char (*text)[HS_LOAD_TEXT]);
 
 #endif

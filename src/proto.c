@@ -12,7 +12,8 @@ static const char *const names[] = {
 	[HS_FR_ERR] = "error output", [HS_FR_DONE] = "done", [HS_FR_INTR] = "interrupt",
 	[HS_FR_BYE] = "bye", [HS_FR_AUTH] = "auth", [HS_FR_WATCH] = "watch",
 	[HS_FR_UNWATCH] = "unwatch", [HS_FR_TRACE] = "trace", [HS_FR_EVENT] = "event",
-	[HS_FR_STATUS] = "status", [HS_FR_TOPO] = "topology",
+	[HS_FR_STATUS] = "status", [HS_FR_TOPO] = "topology", [HS_FR_NAMES] = "names",
+	[HS_FR_LOAD] = "load",
 };
 
 const char *hs_frame_name(uint8_t type)
@@ -332,5 +333,141 @@ int hs_feed_status_unpack(const uint8_t *p, size_t n, struct hs_feed_status *s)
 			return -1;
 	memcpy(s->source, p + r.off, len);
 	s->source[len] = '\0';
+	return 0;
+}
+
+/* ---- names for TAB --------------------------------------------------------------------- */
+
+static bool is_text(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] < 0x20 || p[i] > 0x7e)
+			return false;
+	return true;
+}
+
+size_t hs_names_ask_pack(uint8_t *buf, uint32_t seq, bool stored, const char *word)
+{
+	struct wr w = { buf, 0 };
+	size_t len = strnlen(word, HS_NAMES_WORD_MAX);
+
+	put(&w, seq, 4);
+	put(&w, stored, 1);
+	memcpy(buf + w.n, word, len);
+	return w.n + len;
+}
+
+int hs_names_ask_unpack(const uint8_t *p, size_t n, uint32_t *seq, bool *stored, char *word,
+			size_t wlen)
+{
+	struct rd r = { p, n, 0, false };
+	uint64_t kind;
+	size_t len;
+
+	*seq = (uint32_t)get(&r, 4);
+	kind = get(&r, 1);
+	if (r.bad || kind > 1)
+		return -1;
+	len = n - r.off;
+	if (len > HS_NAMES_WORD_MAX || len >= wlen || !is_text(p + r.off, len))
+		return -1;
+	*stored = kind == 1;
+	memcpy(word, p + r.off, len);
+	word[len] = '\0';
+	return 0;
+}
+
+size_t hs_names_pack(uint8_t *buf, size_t len, uint32_t seq, char *const *list, int n)
+{
+	struct wr w = { buf, 0 };
+
+	if (len < 4)
+		return 0;
+	put(&w, seq, 4);
+	for (int i = 0; i < n; i++) {
+		size_t k = strlen(list[i]);
+		if (k == 0 || k >= HS_NAMES_ITEM_MAX || w.n + k + 1 > len ||
+		    !is_text((const uint8_t *)list[i], k))
+			continue;
+		memcpy(buf + w.n, list[i], k);
+		w.n += k;
+		buf[w.n++] = '\n';
+	}
+	return w.n;
+}
+
+int hs_names_unpack(const uint8_t *p, size_t n, uint32_t *seq,
+		    void (*add)(void *arg, const char *name), void *arg)
+{
+	struct rd r = { p, n, 0, false };
+	char name[HS_NAMES_ITEM_MAX];
+
+	*seq = (uint32_t)get(&r, 4);
+	if (r.bad)
+		return -1;
+	/* checked whole first: a bad answer gives nothing; without add, only checked */
+	for (int pass = 0; pass < (add ? 2 : 1); pass++) {
+		for (size_t off = r.off; off < n;) {
+			const uint8_t *nl = memchr(p + off, '\n', n - off);
+			size_t k = nl ? (size_t)(nl - (p + off)) : n - off;
+			if (!nl || k == 0 || k >= sizeof(name) || !is_text(p + off, k))
+				return -1;
+			if (pass) {
+				memcpy(name, p + off, k);
+				name[k] = '\0';
+				add(arg, name);
+			}
+			off += k + 1;
+		}
+	}
+	return 0;
+}
+
+/* ---- link load --------------------------------------------------------------------------- */
+
+size_t hs_feed_load_pack(uint8_t *buf, int nlinks, const char (*text)[HS_LOAD_TEXT])
+{
+	struct wr w = { buf, 0 };
+
+	put(&w, (uint64_t)(nlinks > 0 ? nlinks : 0), 4);
+	for (int d = 0; d < 2 * nlinks; d++) {
+		size_t k = strnlen(text[d], HS_LOAD_TEXT - 1);
+		if (!k)
+			continue;
+		put(&w, (uint64_t)d, 4);
+		put(&w, k, 1);
+		memcpy(buf + w.n, text[d], k);
+		w.n += k;
+	}
+	return w.n;
+}
+
+int hs_feed_load_unpack(const uint8_t *p, size_t n, int nlinks, char (*text)[HS_LOAD_TEXT])
+{
+	struct rd r = { p, n, 0, false };
+	uint64_t links = get(&r, 4);
+
+	if (r.bad)
+		return -1;
+	/* checked whole first: a bad frame changes nothing */
+	for (int pass = 0; pass < 2; pass++) {
+		r.off = 4;
+		if (pass && links != (uint64_t)(nlinks > 0 ? nlinks : 0))
+			return 1;
+		if (pass)
+			for (int d = 0; d < 2 * nlinks; d++)
+				text[d][0] = '\0';
+		while (r.off < n) {
+			uint64_t d = get(&r, 4), k = get(&r, 1);
+			if (r.bad || d >= 2 * links || k == 0 || k >= HS_LOAD_TEXT ||
+			    n - r.off < k || !is_text(p + r.off, k))
+				return -1;
+			if (pass) {
+				memcpy(text[d], p + r.off, k);
+				text[d][k] = '\0';
+			}
+			r.off += k;
+		}
+	}
 	return 0;
 }

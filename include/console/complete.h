@@ -24,6 +24,12 @@ struct hs_cands {
  * in a blank completes a new word); ctx may be NULL (no topology) */
 void hs_complete(struct hs_ctx *ctx, const char *line, struct hs_cands *c);
 void hs_cands_free(struct hs_cands *c);
+/* NAME as a candidate (once) */
+void hs_cands_add(struct hs_cands *c, const char *name);
+/* the trace names this process has that WORD begins, newest first, at most
+ * a screenful: the history's (stored), by SESSION:N, or those in memory, by
+ * the name 'traces' gives them (by the number alone when WORD has no ':') */
+void hs_complete_traces(struct hs_ctx *ctx, bool stored, const char *word, struct hs_cands *c);
 
 /* '?': print what may come next after LINE (without its '?'): the verbs
  * with their summaries, or the verb's synopsis and the words it takes there */

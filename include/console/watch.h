@@ -245,6 +245,8 @@ struct hs_wfeed {
 	/* closed traces, newest first, as hs_tracer_recent() gives them */
 	size_t (*recent)(struct hs_ctx *ctx, const struct hs_trace **out, size_t max);
 	void (*status)(struct hs_ctx *ctx, struct hs_feed_status *st);
+	/* the Links pane's load of a link from a switch (hs_planck_link_load) */
+	void (*load)(struct hs_ctx *ctx, int link, int from, char *buf, size_t len);
 	int (*run)(struct hs_ctx *ctx, const char *line);	/* HS_CMD_* */
 };
 /* traces or a status came (the model is read at the next tick), or the

@@ -17,7 +17,10 @@
  * the view reads those (watch.h, struct hs_wfeed). The topology the
  * daemon sends after hello, and again when it changes, is the console's
  * ctx->topo: the view draws the links from it and TAB completes switch
- * names from it.
+ * names from it. Trace names TAB asks of the daemon (NAMES), waiting for
+ * the answer a short while; the Links pane's load is what the daemon last
+ * sent with its status (LOAD). A daemon that takes neither (an older one)
+ * is asked neither: its trace names are not completed, its load not shown.
  */
 #include "config.h"
 
@@ -39,6 +42,7 @@
 #include <openssl/x509v3.h>
 
 #include "cmd.h"
+#include "complete.h"
 #include "console.h"
 #include "proto.h"
 #include "runner.h"
@@ -47,6 +51,7 @@
 #include "watch.h"
 
 #define HELLO_WAIT_MS	10000
+#define NAMES_WAIT_MS	1000		/* TAB waits this long for the daemon's names */
 #define FEED_RING	8192		/* traces of the feed kept, as the view reads at most */
 
 static struct attach {
@@ -68,6 +73,14 @@ static struct attach {
 	struct hs_trace *ring;		/* FEED_RING traces it sent, the newest at next - 1 */
 	size_t ring_n, ring_next;
 	struct hs_feed_status st;	/* the last status it sent */
+	uint8_t dflags;			/* the optional frames the daemon's hello kept */
+	char (*load)[HS_LOAD_TEXT];	/* the links' load it sent last, 2 a link of ctx->topo */
+	uint32_t names_seq;		/* the last names asked */
+	struct hs_cands *names;		/* ... for these candidates, until they come */
+	bool asking;			/* TAB waits for names: the end waits for it */
+	char ended[160];		/* the connection ended while TAB waited: why */
+	uv_timer_t end_timer;		/* ... said from the loop, once TAB is done */
+	bool end_timer_init;
 } at;
 
 /* ---- the connection's bytes: a unix socket's, or TLS's ----------------------------- */
@@ -229,12 +242,24 @@ static void put_err(const uint8_t *p, size_t n)
 	fflush(fp);
 }
 
+static void end_later(uv_timer_t *t)
+{
+	(void)t;
+	lost(at.ended);
+}
+
 static void lost(const char *why)
 {
 	struct hs_ctx *ctx = at.ctx;
 
 	if (at.lost)
 		return;
+	/* inside TAB's wait, in the line editor: said once it has returned */
+	if (at.asking) {
+		if (!at.ended[0])
+			snprintf(at.ended, sizeof(at.ended), "%s", why);
+		return;
+	}
 	at.lost = true;
 	if (at.ssl)
 		uv_poll_stop(&at.poll);
@@ -282,6 +307,8 @@ static void on_topo(const struct hs_frame *f)
 		}
 	}
 	ctx->topo = t;
+	free(at.load);		/* of the links of the topology before */
+	at.load = NULL;
 	for (size_t i = 0; i < at.ring_n; i++) {
 		struct hs_trace *tr = &at.ring[i];
 		int nsw = t ? t->nsw : 0;
@@ -328,6 +355,19 @@ static void on_feed(const struct hs_frame *f)
 			return;
 		}
 		break;
+	case HS_FR_LOAD: {
+		int nl = ctx->topo ? ctx->topo->nlinks : 0;
+		if (nl <= 0)
+			break;
+		if (!at.load)
+			at.load = hs_xcalloc(2 * (size_t)nl, sizeof(*at.load));
+		/* 1: of a topology other than the console's: it is on its way */
+		if (hs_feed_load_unpack(f->data, f->len, nl, at.load) < 0) {
+			lost("it sent a load that is not one");
+			return;
+		}
+		break;
+	}
 	case HS_FR_EVENT:
 		n = f->len < sizeof(line) - 1 ? f->len : sizeof(line) - 1;
 		for (size_t i = 0; i < n; i++)
@@ -376,6 +416,15 @@ static void feed_status(struct hs_ctx *ctx, struct hs_feed_status *st)
 	*st = at.st;
 }
 
+/* the load of link from switch from, as the daemon sent it */
+static void feed_load(struct hs_ctx *ctx, int link, int from, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (!at.load || !ctx->topo || link < 0 || link >= ctx->topo->nlinks)
+		return;
+	snprintf(buf, len, "%s", at.load[2 * link + (ctx->topo->links[link].a == from ? 0 : 1)]);
+}
+
 static int exec_line(struct hs_ctx *ctx, const char *line);
 
 static const struct hs_wfeed feed = {
@@ -383,8 +432,29 @@ static const struct hs_wfeed feed = {
 	.stop = feed_stop,
 	.recent = feed_recent,
 	.status = feed_status,
+	.load = feed_load,
 	.run = exec_line,
 };
+
+static void names_add(void *arg, const char *name)
+{
+	hs_cands_add(arg, name);
+}
+
+/* the daemon's answer to TAB: one it waits for, or a late one, dropped */
+static void on_names(const struct hs_frame *f)
+{
+	uint32_t seq;
+
+	if (hs_names_unpack(f->data, f->len, &seq, NULL, NULL) < 0) {
+		lost("it sent names that are not any");
+		return;
+	}
+	if (at.names && seq == at.names_seq) {
+		hs_names_unpack(f->data, f->len, &seq, names_add, at.names);
+		at.names = NULL;
+	}
+}
 
 static void on_frame(const struct hs_frame *f)
 {
@@ -397,7 +467,11 @@ static void on_frame(const struct hs_frame *f)
 	case HS_FR_TRACE:
 	case HS_FR_STATUS:
 	case HS_FR_EVENT:
+	case HS_FR_LOAD:
 		on_feed(f);
+		break;
+	case HS_FR_NAMES:
+		on_names(f);
 		break;
 	case HS_FR_OUT:
 		fwrite(f->data, 1, f->len, ctx->out->fp);
@@ -450,7 +524,8 @@ static void take_frames(void)
 	char err[128];
 	int rc;
 
-	while (!at.lost && (rc = hs_proto_rd_next(&at.rd, &f, err, sizeof(err))) != 0) {
+	while (!at.lost && !at.ended[0] &&
+	       (rc = hs_proto_rd_next(&at.rd, &f, err, sizeof(err))) != 0) {
 		if (rc < 0) {
 			lost(err);
 			return;
@@ -543,6 +618,54 @@ static const struct hs_runner_front front = {
 	.exec = exec_line,
 };
 
+/* ---- names for TAB --------------------------------------------------------------- */
+
+/* the daemon's trace names WORD begins, into c: asked, and awaited here
+ * (TAB runs inside the line editor) for at most NAMES_WAIT_MS; what else
+ * comes meanwhile is taken as it would be */
+static void ask_names(struct hs_ctx *ctx, bool stored, const char *word, struct hs_cands *c)
+{
+	uint8_t q[5 + HS_NAMES_WORD_MAX];
+	uint64_t deadline = hs_mono_ns() + (uint64_t)NAMES_WAIT_MS * 1000000ULL;
+	uv_os_fd_t fd = at.fd;
+
+	(void)ctx;
+	if (!at.open || at.lost || at.ended[0] || !(at.dflags & HS_HELLO_NAMES) ||
+	    (!at.ssl && uv_fileno((uv_handle_t *)&at.pipe, &fd) < 0))
+		return;
+	at.names = c;
+	at.asking = true;
+	send_frame(HS_FR_NAMES, q, hs_names_ask_pack(q, ++at.names_seq, stored, word));
+	while (at.names && !at.lost && !at.ended[0]) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		uint64_t now = hs_mono_ns();
+		char buf[16384];
+		ssize_t n;
+		int rc;
+
+		if (now >= deadline)
+			break;
+		rc = at.ssl && SSL_pending(at.ssl) ? 1 :
+		     poll(&p, 1, (int)((deadline - now) / 1000000ULL) + 1);
+		if (rc < 0 && errno != EINTR)
+			break;
+		if (rc <= 0)
+			continue;
+		n = conn_recv(fd, buf, sizeof(buf));
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (n <= 0) {
+			lost(n == 0 ? "the connection closed" : conn_error(errno));
+			break;
+		}
+		got(buf, (size_t)n);
+	}
+	at.asking = false;
+	at.names = NULL;	/* an answer after the wait is dropped */
+	if (at.ended[0])
+		uv_timer_start(&at.end_timer, end_later, 0, 0);
+}
+
 /* ---- the connection --------------------------------------------------------------- */
 
 /* over TCP with a secret: it goes first, once TLS is up; 0, or -1 printed */
@@ -566,8 +689,8 @@ static int send_secret(struct hs_ctx *ctx, int fd, const char *path)
 static int handshake(struct hs_ctx *ctx, int fd, uint64_t deadline)
 {
 	uint8_t hello[128], buf[4096];
-	size_t n = hs_hello_make(hello + HS_PROTO_HDR, sizeof(hello) - HS_PROTO_HDR,
-				 ctx->set.json ? HS_HELLO_JSON : 0, VERSION);
+	uint8_t want = (ctx->set.json ? HS_HELLO_JSON : 0) | HS_HELLO_NAMES | HS_HELLO_LOAD;
+	size_t n = hs_hello_make(hello + HS_PROTO_HDR, sizeof(hello) - HS_PROTO_HDR, want, VERSION);
 	bool said = false;
 
 	hs_frame_header(hello, HS_FR_HELLO, n);
@@ -589,6 +712,8 @@ static int handshake(struct hs_ctx *ctx, int fd, uint64_t deadline)
 				said = true;
 			} else if (f.type == HS_FR_HELLO &&
 				   hs_hello_parse(&f, &proto, &flags, version, sizeof(version)) == 0) {
+				/* of the optional frames, those the console asked for */
+				at.dflags = flags & (HS_HELLO_NAMES | HS_HELLO_LOAD);
 				return 0;
 			} else if (f.type == HS_FR_BYE) {
 				return said ? -1 : out_err(ctx->out, "cannot attach to '%s': the daemon "
@@ -719,6 +844,8 @@ int hs_attach_open(struct hs_ctx *ctx, const char *path, const struct hs_attach_
 	memset(&at, 0, sizeof(at));
 	at.ctx = ctx;
 	at.fd = -1;
+	uv_timer_init(ctx->loop, &at.end_timer);
+	at.end_timer_init = true;
 	at.path = hs_xstrdup(path);
 	hs_proto_rd_init(&at.rd);
 	if (hs_attach_is_tcp(path)) {
@@ -741,6 +868,7 @@ int hs_attach_open(struct hs_ctx *ctx, const char *path, const struct hs_attach_
 		at.open = true;
 		hs_runner_set_front(ctx, &front);
 		ctx->watch.feed = &feed;
+		ctx->names = ask_names;
 		take_frames();	/* what came with the hello (the topology) */
 		/* what TLS read with the hello is there already */
 		on_poll(&at.poll, 0, UV_READABLE);
@@ -769,6 +897,7 @@ int hs_attach_open(struct hs_ctx *ctx, const char *path, const struct hs_attach_
 	at.open = true;
 	hs_runner_set_front(ctx, &front);
 	ctx->watch.feed = &feed;
+	ctx->names = ask_names;
 	take_frames();		/* what came with the hello (the topology) */
 	return 0;
 }
@@ -798,7 +927,13 @@ void hs_attach_close(struct hs_ctx *ctx)
 	at.path = NULL;
 	free(at.ring);
 	at.ring = NULL;
+	free(at.load);
+	at.load = NULL;
+	if (at.end_timer_init && !uv_is_closing((uv_handle_t *)&at.end_timer))
+		uv_close((uv_handle_t *)&at.end_timer, NULL);
+	at.end_timer_init = false;
 	ctx->watch.feed = NULL;
+	ctx->names = NULL;
 	if (ctx->topo)
 		hs_topo_free(ctx->topo);
 	ctx->topo = NULL;

@@ -157,7 +157,6 @@ static void cand_traces(struct hs_ctx *ctx, struct hs_cands *c, const char *pfx)
 	bool bare = !strchr(pfx, ':');
 	char name[48];
 
-	c->hint = "ID (N, or SESSION:N)";
 	if (!ctx || !ctx->tracer)
 		return;
 	recent = hs_xcalloc(max, sizeof(*recent));
@@ -177,13 +176,35 @@ static void cand_add_name(void *arg, const char *name)
 	cand_add(arg, name, strlen(name));
 }
 
+void hs_cands_add(struct hs_cands *c, const char *name)
+{
+	cand_add(c, name, strlen(name));
+}
+
 /* the history's traces (those it kept), by their SESSION:N names; only
  * once the history is open, so that TAB never creates one */
 static void cand_stored_traces(struct hs_ctx *ctx, struct hs_cands *c, const char *pfx)
 {
-	c->hint = "ID (SESSION:N, see 'history traces')";
 	if (ctx && ctx->store)
 		hs_store_trace_names(ctx->store, pfx, TRACE_CANDS, cand_add_name, c);
+}
+
+void hs_complete_traces(struct hs_ctx *ctx, bool stored, const char *word, struct hs_cands *c)
+{
+	if (stored)
+		cand_stored_traces(ctx, c, word);
+	else
+		cand_traces(ctx, c, word);
+}
+
+/* trace names: this process's, or those of the daemon it is attached to */
+static void cand_trace_names(struct hs_ctx *ctx, struct hs_cands *c, bool stored, const char *pfx)
+{
+	c->hint = stored ? "ID (SESSION:N, see 'history traces')" : "ID (N, or SESSION:N)";
+	if (ctx && ctx->names)
+		ctx->names(ctx, stored, pfx, c);
+	else
+		hs_complete_traces(ctx, stored, pfx, c);
 }
 
 static void cand_value(struct hs_ctx *ctx, struct hs_cands *c, const struct hs_cmd_value *v,
@@ -211,10 +232,10 @@ static void cand_value(struct hs_ctx *ctx, struct hs_cands *c, const struct hs_c
 			c->hint = "FILE";
 		break;
 	case HS_VAL_TRACE:
-		cand_traces(ctx, c, pfx);
+		cand_trace_names(ctx, c, false, pfx);
 		break;
 	case HS_VAL_STORED_TRACE:
-		cand_stored_traces(ctx, c, pfx);
+		cand_trace_names(ctx, c, true, pfx);
 		break;
 	}
 }

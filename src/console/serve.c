@@ -47,9 +47,11 @@
 
 #include "alert.h"
 #include "cmd.h"
+#include "complete.h"
 #include "console.h"
 #include "engine.h"
 #include "driver.h"
+#include "planck.h"
 #include "privsep.h"
 #include "proto.h"
 #include "retention.h"
@@ -150,6 +152,7 @@ struct client {
 	unsigned id;
 	struct hs_proto_rd rd;
 	bool hello;			/* the versions agreed */
+	uint8_t flags;			/* the optional frames agreed (HS_HELLO_NAMES, LOAD) */
 	bool gone;			/* the connection is closing */
 	bool closed;			/* its handles are closed: free it when no line of its runs */
 	bool held;			/* past OUT_MAX: its lines wait, unread */
@@ -789,7 +792,34 @@ static void feed_event(void *arg, const struct hs_event *ev)
 	}
 }
 
-/* c's frames go out; with status, a status first */
+/* the load of each directed link, as the Links pane shows it, to a fed
+ * console that takes it and has the topology it is of */
+static void feed_load(struct client *c)
+{
+	const struct hs_topo *t = sv.ctx->topo;
+	char (*text)[HS_LOAD_TEXT];
+	size_t nd, cap, n;
+	uint8_t *b;
+
+	if (!(c->flags & HS_HELLO_LOAD) || !t || t->nlinks <= 0 || c->topo_sent != t)
+		return;
+	nd = 2 * (size_t)t->nlinks;
+	cap = 4 + nd * (5 + HS_LOAD_TEXT);
+	if (cap > HS_PROTO_MAX - 1)
+		return;		/* as the topology itself: too big for a frame */
+	text = hs_xcalloc(nd, sizeof(*text));
+	for (int l = 0; l < t->nlinks; l++) {
+		hs_planck_link_load(sv.ctx, l, t->links[l].a, text[2 * l], HS_LOAD_TEXT);
+		hs_planck_link_load(sv.ctx, l, t->links[l].b, text[2 * l + 1], HS_LOAD_TEXT);
+	}
+	b = hs_xcalloc(1, HS_PROTO_HDR + cap);
+	n = hs_feed_load_pack(b + HS_PROTO_HDR, t->nlinks, (const char (*)[HS_LOAD_TEXT])text);
+	hs_frame_header(b, HS_FR_LOAD, n);
+	write_bytes(c, b, HS_PROTO_HDR + n);
+	free(text);
+}
+
+/* c's frames go out; with status, a status first, and the links' load */
 static void feed_flush(struct client *c, bool status)
 {
 	if (status) {
@@ -804,6 +834,7 @@ static void feed_flush(struct client *c, bool status)
 			hs_frame_header(b, HS_FR_STATUS, n);
 			write_bytes(c, b, HS_PROTO_HDR + n);
 		}
+		feed_load(c);
 	}
 	if (!c->feed_len)
 		return;
@@ -1127,7 +1158,8 @@ static void on_hello(struct client *c, const struct hs_frame *f)
 	uv_timer_stop(&c->timer);
 	c->json = flags & HS_HELLO_JSON;
 	c->out.json = c->json;
-	n = hs_hello_make(reply, sizeof(reply), 0, VERSION);
+	c->flags = flags & (HS_HELLO_NAMES | HS_HELLO_LOAD);
+	n = hs_hello_make(reply, sizeof(reply), c->flags, VERSION);
 	send_frame(c, HS_FR_HELLO, reply, n);
 	topo_tell(c);	/* for its completion */
 	slog("info", "%s attached", who(c, w, sizeof(w)));
@@ -1154,6 +1186,31 @@ static void on_line(struct client *c, const struct hs_frame *f)
 	c->tail = &q->next;
 	c->nlines++;
 	run_next();
+}
+
+/* the trace names TAB may offer the console: answered at once, whoever's
+ * line runs */
+static void on_names(struct client *c, const struct hs_frame *f)
+{
+	char word[HS_NAMES_WORD_MAX + 1];
+	uint32_t seq;
+	bool stored;
+	struct hs_cands cands = { .n = 0 };
+	uint8_t *b;
+	size_t n;
+
+	if (!(c->flags & HS_HELLO_NAMES) ||
+	    hs_names_ask_unpack(f->data, f->len, &seq, &stored, word, sizeof(word)) < 0) {
+		client_drop(c, "warning", "closed: a names frame that is not a question it may "
+			    "ask");
+		return;
+	}
+	hs_complete_traces(sv.ctx, stored, word, &cands);
+	b = hs_xcalloc(1, 4 + (size_t)HS_MAX_CANDS * HS_NAMES_ITEM_MAX);
+	n = hs_names_pack(b, 4 + (size_t)HS_MAX_CANDS * HS_NAMES_ITEM_MAX, seq, cands.v, cands.n);
+	send_frame(c, HS_FR_NAMES, b, n);
+	free(b);
+	hs_cands_free(&cands);
 }
 
 static void on_interrupt(struct client *c)
@@ -1239,6 +1296,9 @@ static void client_frames(struct client *c)
 			break;
 		case HS_FR_INTR:
 			on_interrupt(c);
+			break;
+		case HS_FR_NAMES:
+			on_names(c, &f);
 			break;
 		case HS_FR_WATCH:
 			feed_start(c);

@@ -409,7 +409,7 @@ static void draw_links(struct hs_watch *w)
 		char name[160], pk[24], dr[24], rate[24], amb[24], votes[24], load[24];
 		hs_wlink_text(m, k, name, sizeof(name), pk, dr, rate, amb, sizeof(pk));
 		hs_wlink_votes_text(m, k, votes, sizeof(votes));
-		hs_planck_link_load(w->ctx, l->link, l->a, load, sizeof(load));
+		w->feed->load(w->ctx, l->link, l->a, load, sizeof(load));
 		const char *vals[NCOL] = { name, pk, dr, rate, amb, votes, load };
 		for (int c = 0, x = 1; c < NCOL; c++) {
 			if (!cw[c])
@@ -671,6 +671,7 @@ void hs_watch_status(struct hs_ctx *ctx, struct hs_feed_status *st)
 static const struct hs_wfeed local_feed = {
 	.recent = local_recent,
 	.status = hs_watch_status,
+	.load = hs_planck_link_load,
 	.run = hs_run_line,
 };
 

@@ -524,6 +524,13 @@ wait_all hs 'sample.pcap \(ended\)' 'Traces 589' 'leaf1 .* spine1 .* leaf4 .*del
 check "the traces another console's capture closes arrive in the view" \
 	eval 'has "Traces 589" "$tmp/screen" && has "leaf1 .* spine1 .* leaf4 .*delivered" "$tmp/screen" &&
 		has "sample.pcap .ended." "$tmp/screen" && has "capture of .$S/sample.pcap. ended" "$tmp/screen"'
+# the Links pane's load: what 'rates' gives the link, sent by the daemon
+cp "$tmp/screen" "$tmp/view"
+att -c 'rates'
+load=$(awk '$1 == "spine2" && $2 == ">" && $3 == "leaf1" { print $4; exit }' "$tmp/out")
+wait_all hs "spine2 > leaf1 .* $load│" || true
+check "the Links pane's load column is the daemon's rates ('spine2 > leaf1' $load)" \
+	eval '[ -n "$load" ] && has "spine2 > leaf1 .* $load│" "$tmp/screen"'
 $T send-keys -t hs ':' 'flows limit 1' Enter
 wait_for "done: 'flows limit 1' finished" || true
 check "a ':' line runs in the daemon, its output in the events pane" has '(1 of 320 flows' "$tmp/screen"
@@ -532,7 +539,15 @@ wait_for '^hopscope> ?$' || true
 log_wait "pid=$a\\) stopped watching$" || true
 check "q gives the prompt back and the daemon stops feeding it" \
 	eval 'has "^hopscope> *$" "$tmp/screen" && has "pid=$a) stopped watching$" "$tmp/log"'
-$T send-keys -t hs 'watch' Enter
+# trace ids complete as in a console of its own: asked of the daemon
+$T send-keys -t hs 'traces show 1:58' Tab
+wait_for '^1:589  1:588  1:587 .* 1:580  1:58$' || true
+check "TAB completes the ids of the daemon's traces in memory" \
+	has '^1:589  1:588  1:587  1:586  1:585  1:584  1:583  1:582  1:581  1:580  1:58$' "$tmp/screen"
+$T send-keys -t hs C-u 'history show 1:58' Tab
+wait_for '^1:588  1:587  1:58$' || true
+check "and those of the traces its history kept" has '^1:588  1:587  1:58$' "$tmp/screen"
+$T send-keys -t hs C-u 'watch' Enter
 wait_for 'Traces 589' || true
 check "watch again: the recent traces come first" has 'Traces 589' "$tmp/screen"
 # the same over TCP and TLS, in a second terminal
@@ -550,14 +565,107 @@ att -c 'traces limit 1'
 check "the watching console killed: the daemon lives on and answers (status $st)" \
 	eval '[ "$st" -eq 0 ] && kill -0 $dpid && has "^1:589 " "$tmp/out" && has "pid=$a) detached" "$tmp/log"'
 
+# the optional frames of protocol 2: a console that asks for none (an older
+# one) is sent none; one that asks for them is told so and sent the load
+# frames.py: what the scripts below share (a frame; what a socket gives in
+# some seconds; the frames in it, as (type, payload))
+cat >"$tmp/frames.py" <<'PY'
+import socket, struct, time
+def fr(t, p=b''):
+	return struct.pack('>IB', len(p) + 1, t) + p
+def read_for(s, seconds):
+	s.settimeout(0.5)
+	got, t0 = b'', time.time()
+	while time.time() - t0 < seconds:
+		try:
+			b = s.recv(1 << 20)
+		except socket.timeout:
+			continue
+		if not b:
+			break
+		got += b
+	return got
+def frames(got):
+	off = 0
+	while off + 5 <= len(got):
+		n, t = struct.unpack('>IB', got[off:off + 5])
+		yield t, got[off + 5:off + 4 + n]
+		off += 4 + n
+PY
+cat >"$tmp/flags.py" <<'PY'
+import socket, sys
+from frames import fr, read_for, frames
+sock, version, flags = sys.argv[1], sys.argv[2], int(sys.argv[3])
+s = socket.socket(socket.AF_UNIX)
+s.connect(sock)
+s.sendall(fr(1, bytes([2, flags]) + version.encode()) + fr(9))	# hello, watch
+types, hello = set(), None
+for t, p in frames(read_for(s, 2.5)):
+	if t == 1 and hello is None:
+		hello = p[1]
+	types.add(t)
+print(hello, ' '.join(str(t) for t in sorted(types)))
+PY
+python3 "$tmp/flags.py" "$SOCK" "$VERSION" 0 >"$tmp/flags0"
+python3 "$tmp/flags.py" "$SOCK" "$VERSION" 6 >"$tmp/flags6"
+check "a console whose hello lists no optional frame is sent none ($(cat "$tmp/flags0"))" \
+	eval 'read -r h types <"$tmp/flags0" && [ "$h" = 0 ] && echo " $types " | grep -q " 13 " &&
+		! echo " $types " | grep -q " 1[56] "'
+check "one that lists them has them kept in the daemon's hello, and is sent the load ($(cat "$tmp/flags6"))" \
+	eval 'read -r h types <"$tmp/flags6" && [ "$h" = 6 ] && echo " $types " | grep -q " 16 "'
+
+# a daemon of protocol 2 that knows none of them (an older one): it closes
+# on a frame it does not know; the console asks it for no names
+cat >"$tmp/old.py" <<'PY'
+import os, socket, struct, sys
+path, version, log = sys.argv[1:]
+def fr(t, p=b''):
+	return struct.pack('>IB', len(p) + 1, t) + p
+srv = socket.socket(socket.AF_UNIX)
+srv.bind(path)
+srv.listen(1)
+srv.settimeout(30)
+c, _ = srv.accept()
+out, buf = open(log, 'w'), b''
+while True:
+	b = c.recv(65536)
+	if not b:
+		break
+	buf += b
+	while len(buf) >= 5 and len(buf) >= 4 + struct.unpack('>I', buf[:4])[0]:
+		n, t = struct.unpack('>IB', buf[:5])
+		p, buf = buf[5:4 + n], buf[4 + n:]
+		if t == 1:
+			c.sendall(fr(1, b'\x02\x00' + version.encode()) + fr(14))
+		elif t == 2:
+			c.sendall(fr(3, b'answered: ' + p + b'\n') + fr(5, b'\x00'))
+		elif t > 14:
+			out.write('a frame of unknown type %d\n' % t)
+			out.flush()
+			c.close()
+			sys.exit(0)
+PY
+python3 "$tmp/old.py" "$tmp/old.sock" "$VERSION" "$tmp/old.log" &
+oldd=$!
+cleanup="$cleanup kill $oldd 2>/dev/null;"
+i=0
+while [ ! -S "$tmp/old.sock" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+$T new-session -d -s old -x 160 -y 45 "$HS --attach $tmp/old.sock"
+wait_all old '^hopscope> ' || true
+$T send-keys -t old 'traces show 1' Tab
+$T send-keys -t old C-u 'flows' Enter
+wait_all old '^answered: flows$' || true
+check "attached to an older daemon: TAB asks it nothing, its lines run" \
+	eval 'has "^answered: flows$" "$tmp/screen" && [ ! -s "$tmp/old.log" ]'
+$T kill-session -t old
+
 # a console that does not read: the traces it is not sent are counted, the daemon goes on
 "$top_builddir/tests/tools/hs-synth" --packets 40000 --seed 2 -w "$tmp/big.pcap" -t "$tmp/big.topo" \
 	>/dev/null 2>&1 || hard "hs-synth failed"
 cat >"$tmp/slow.py" <<'PY'
 import socket, struct, sys, time
+from frames import fr, read_for, frames
 sock, version, log, pcap = sys.argv[1:]
-def fr(t, p=b''):
-	return struct.pack('>IB', len(p) + 1, t) + p
 s = socket.socket(socket.AF_UNIX)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
 s.connect(sock)
@@ -566,22 +674,9 @@ s.sendall(fr(1, b'\x02\x00' + version.encode()) + fr(9))	# hello, watch
 t0 = time.time()
 while not any(pcap in l and 'ended' in l for l in open(log)) and time.time() - t0 < 60:
 	time.sleep(0.1)
-s.settimeout(0.5)
-got, t0 = b'', time.time()
-while time.time() - t0 < 3:
-	try:
-		b = s.recv(1 << 20)
-	except socket.timeout:
-		continue
-	if not b:
-		break
-	got += b
-traces, missed, off, fresh = 0, -1, 0, False
-while off + 5 <= len(got):
-	n, t = struct.unpack('>IB', got[off:off + 5])
-	p = got[off + 5:off + 4 + n]
-	off += 4 + n
-	if t == 11 and n == 1:	# an empty trace: a new capture began
+traces, missed, fresh = 0, -1, False
+for t, p in frames(read_for(s, 3)):
+	if t == 11 and not p:	# an empty trace: a new capture began
 		fresh, traces = True, 0
 	elif t == 11:
 		traces += 1

@@ -3,8 +3,9 @@
  * The first byte sets how many bytes arrive per read (1 to 256), as a
  * socket hands them over; the rest is the stream. Every frame taken must
  * be whole and of a known type; after a malformed one nothing is taken.
- * The feed's payloads (a trace, a status) go through their readers: what
- * they take is in range, and packed again it reads back the same.
+ * The feed's payloads (a trace, a status, the links' load) and the names
+ * for TAB go through their readers: what they take is in range, and
+ * packed again it reads back the same.
  */
 #include <stdio.h>
 
@@ -44,6 +45,61 @@ static void feed_status(const struct hs_frame *f)
 		abort();
 }
 
+static void feed_load(const struct hs_frame *f)
+{
+	enum { NLINKS = 4 };
+	char text[2 * NLINKS][HS_LOAD_TEXT], again[2 * NLINKS][HS_LOAD_TEXT];
+	uint8_t buf[4 + 2 * NLINKS * (5 + HS_LOAD_TEXT)];
+
+	memset(text, 0, sizeof(text));
+	memset(again, 0, sizeof(again));
+	if (hs_feed_load_unpack(f->data, f->len, NLINKS, text) != 0)
+		return;
+	for (int d = 0; d < 2 * NLINKS; d++)
+		if (strlen(text[d]) >= HS_LOAD_TEXT)
+			abort();
+	size_t n = hs_feed_load_pack(buf, NLINKS, (const char (*)[HS_LOAD_TEXT])text);
+	if (hs_feed_load_unpack(buf, n, NLINKS, again) != 0 ||
+	    memcmp(text, again, sizeof(text)) != 0)
+		abort();
+}
+
+struct names {
+	char *v[64];
+	int n;
+};
+
+static void name_add(void *arg, const char *name)
+{
+	struct names *ns = arg;
+
+	if (!*name || strlen(name) >= HS_NAMES_ITEM_MAX)
+		abort();
+	if (ns->n < 64)
+		ns->v[ns->n++] = strdup(name);
+}
+
+static void names(const struct hs_frame *f)
+{
+	char word[HS_NAMES_WORD_MAX + 1];
+	uint8_t q[5 + HS_NAMES_WORD_MAX], a[4 + 64 * HS_NAMES_ITEM_MAX];
+	struct names ns = { .n = 0 };
+	uint32_t seq, seq2;
+	bool stored;
+
+	/* a console's question ... */
+	if (hs_names_ask_unpack(f->data, f->len, &seq, &stored, word, sizeof(word)) == 0 &&
+	    (hs_names_ask_pack(q, seq, stored, word) != f->len || memcmp(q, f->data, f->len) != 0))
+		abort();
+	/* ... or a daemon's answer */
+	if (hs_names_unpack(f->data, f->len, &seq, name_add, &ns) == 0 && ns.n < 64 &&
+	    (hs_names_pack(a, sizeof(a), seq, ns.v, ns.n) != f->len || memcmp(a, f->data, f->len) ||
+	     hs_names_unpack(a, f->len, &seq2, NULL, NULL) != 0 || seq2 != seq))
+		abort();
+	for (int i = 0; i < ns.n; i++)
+		free(ns.v[i]);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct hs_proto_rd r;
@@ -73,6 +129,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				feed_trace(&f);
 			else if (f.type == HS_FR_STATUS)
 				feed_status(&f);
+			else if (f.type == HS_FR_LOAD)
+				feed_load(&f);
+			else if (f.type == HS_FR_NAMES)
+				names(&f);
 		}
 		if (rc < 0) {
 			if (!strstr(err, "frame"))

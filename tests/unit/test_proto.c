@@ -236,6 +236,81 @@ static void test_feed_status(void **state)
 	assert_int_equal(hs_feed_status_unpack(buf, n, &u), -1);
 }
 
+static void collect(void *arg, const char *name)
+{
+	char *all = arg;
+
+	strcat(all, name);
+	strcat(all, ",");
+}
+
+static void test_names(void **state)
+{
+	uint8_t buf[5 + HS_NAMES_WORD_MAX], ans[256];
+	char word[HS_NAMES_WORD_MAX + 1], all[256] = "", *list[] = { "1:589", "1:58", "", "x\ty" };
+	uint32_t seq = 0;
+	bool stored = false;
+	size_t n;
+
+	(void)state;
+	n = hs_names_ask_pack(buf, 7, true, "1:58");
+	assert_int_equal(hs_names_ask_unpack(buf, n, &seq, &stored, word, sizeof(word)), 0);
+	assert_int_equal(seq, 7);
+	assert_true(stored);
+	assert_string_equal(word, "1:58");
+	assert_int_equal(hs_names_ask_unpack(buf, 4, &seq, &stored, word, sizeof(word)), -1);
+	buf[4] = 2;	/* neither in memory nor the history's */
+	assert_int_equal(hs_names_ask_unpack(buf, n, &seq, &stored, word, sizeof(word)), -1);
+
+	/* an empty name and one that is not text are left out */
+	n = hs_names_pack(ans, sizeof(ans), 9, list, 4);
+	assert_int_equal(n, 4 + strlen("1:589\n1:58\n"));
+	assert_int_equal(hs_names_unpack(ans, n, &seq, collect, all), 0);
+	assert_int_equal(seq, 9);
+	assert_string_equal(all, "1:589,1:58,");
+	assert_int_equal(hs_names_unpack(ans, 4, &seq, NULL, NULL), 0);	/* none */
+	/* a name without its newline, an empty one, one that is not text:
+	 * nothing is given */
+	all[0] = '\0';
+	assert_int_equal(hs_names_unpack(ans, n - 1, &seq, collect, all), -1);
+	assert_string_equal(all, "");
+	ans[4 + 5] = 'x';
+	ans[4 + 6] = '\n';
+	ans[4 + 7] = '\n';
+	assert_int_equal(hs_names_unpack(ans, n, &seq, collect, all), -1);
+	ans[4 + 7] = 0x01;
+	assert_int_equal(hs_names_unpack(ans, n, &seq, collect, all), -1);
+	assert_string_equal(all, "");
+	assert_int_equal(hs_names_unpack(ans, 3, &seq, NULL, NULL), -1);
+}
+
+static void test_feed_load(void **state)
+{
+	char text[6][HS_LOAD_TEXT] = { "45%", "", "", "~9.8M", "", "" }, got[6][HS_LOAD_TEXT];
+	uint8_t buf[4 + 6 * (5 + HS_LOAD_TEXT)];
+	size_t n;
+
+	(void)state;
+	memset(got, 'z', sizeof(got));
+	n = hs_feed_load_pack(buf, 3, (const char (*)[HS_LOAD_TEXT])text);
+	assert_int_equal(hs_feed_load_unpack(buf, n, 3, got), 0);
+	for (int d = 0; d < 6; d++)
+		assert_string_equal(got[d], text[d]);
+	/* of a topology of another number of links: nothing taken */
+	memset(got, 'z', sizeof(got));
+	assert_int_equal(hs_feed_load_unpack(buf, n, 2, got), 1);
+	assert_int_equal(got[0][0], 'z');
+	/* cut short, a link beyond the topology, a text that is not one */
+	assert_int_equal(hs_feed_load_unpack(buf, n - 1, 3, got), -1);
+	assert_int_equal(hs_feed_load_unpack(buf, 3, 3, got), -1);
+	buf[7] = 6;	/* the first entry's direction: 2 * 3 is beyond */
+	assert_int_equal(hs_feed_load_unpack(buf, n, 3, got), -1);
+	buf[7] = 0;
+	buf[9] = '\n';
+	assert_int_equal(hs_feed_load_unpack(buf, n, 3, got), -1);
+	assert_int_equal(got[0][0], 'z');
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -245,6 +320,8 @@ int main(void)
 		cmocka_unit_test(test_hello),
 		cmocka_unit_test(test_feed_trace),
 		cmocka_unit_test(test_feed_status),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_feed_load),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
