@@ -1647,12 +1647,52 @@ static void run_next(void)
 
 /* ---- the socket ------------------------------------------------------------------ */
 
+/* the socket's directory, when it is not there: made (0755, so that
+ * consoles reach the socket, whose own mode says who may attach) and,
+ * when the daemon will drop root, given to its user, as systemd's
+ * RuntimeDirectory= is to a unit's: so that it can remove its socket at
+ * its end. One that is there already is left as it is. 0, or -1 said. */
+static int sock_dir(struct hs_ctx *ctx, const char *path)
+{
+	char *dir = hs_xstrdup(path), *slash = strrchr(dir, '/');
+	int rc = 0;
+
+	if (!slash || slash == dir) {
+		free(dir);
+		return 0;	/* in the working directory, or in / */
+	}
+	*slash = '\0';
+	if (mkdir(dir, 0755) < 0) {
+		if (errno != EEXIST)
+			rc = out_err(ctx->out, "cannot make the socket's directory '%s': %s", dir,
+				     strerror(errno));
+		free(dir);
+		return rc;
+	}
+	if (chmod(dir, 0755) < 0)
+		rc = out_err(ctx->out, "cannot make the socket's directory '%s' 0755: %s", dir,
+			     strerror(errno));
+	else if (sv.privs.drop && chown(dir, sv.privs.uid, sv.privs.gid) < 0)
+		rc = out_err(ctx->out, "cannot give the socket's directory '%s' to user '%s': %s",
+			     dir, sv.privs.user, strerror(errno));
+	else if (sv.privs.drop)
+		slog("info", "made the socket's directory '%s', given to user '%s'", dir,
+		     sv.privs.user);
+	else
+		slog("info", "made the socket's directory '%s'", dir);
+	free(dir);
+	return rc;
+}
+
 static int listen_start(struct hs_ctx *ctx)
 {
 	const char *path = sv.sock_path;
 	struct stat st;
 	mode_t old;
 	int rc;
+
+	if (sock_dir(ctx, path) < 0)
+		return -1;
 
 	if (lstat(path, &st) == 0) {
 		struct sockaddr_un sa = { .sun_family = AF_UNIX };

@@ -478,20 +478,26 @@ hs serve --config "$tmp/hs.conf" --db "$tmp/z.db" -Z no-such-user-here
 check "-Z with an unknown user is a usage error, nothing touched (status $st)" \
 	eval '[ "$st" -eq 2 ] && has "no-such-user-here" "$tmp/err" && [ ! -e "$tmp/z.db" ]'
 if id nobody >/dev/null 2>&1; then
-	serve "$tmp/hs.conf" --db "$tmp/z.db" -Z nobody || hard "the daemon did not start with -Z: $(cat "$tmp/log")"
+	# its socket in a directory that is not there yet: made, and given to nobody
+	ZSOCK=$tmp/run/hs.sock
+	sed "s|^listen unix $SOCK |listen unix $ZSOCK |" "$tmp/hs.conf" >"$tmp/z.conf"
+	serve "$tmp/z.conf" --db "$tmp/z.db" -Z nobody || hard "the daemon did not start with -Z: $(cat "$tmp/log")"
+	check "the socket's directory it made is nobody's, and the log says so" \
+		eval '[ -S "$ZSOCK" ] && [ "$(stat -c "%U %a" "$tmp/run")" = "nobody 755" ] &&
+			has "^info: made the socket.s directory .$tmp/run., given to user .nobody." "$tmp/log"'
 	check "-Z nobody: it runs as nobody, CAP_NET_RAW its only capability, and says so" \
 		eval 'has "^info: running as user .nobody. (uid $(id -u nobody)), keeping CAP_NET_RAW only" "$tmp/log" &&
 			grep -q "^Uid:[[:space:]]*$(id -u nobody)[[:space:]]*$(id -u nobody)[[:space:]]*$(id -u nobody)" /proc/$dpid/status &&
 			grep -q "^CapEff:[[:space:]]*0*2000$" /proc/$dpid/status'
-	att -c 'traces limit 1; history sessions'
+	hs --attach "$ZSOCK" -c 'traces limit 1; history sessions'
 	check "its history, made as root and given to nobody, is written and answered (status $st)" \
 		eval '[ "$st" -eq 0 ] && has "^1:" "$tmp/out" && has "sample.pcap" "$tmp/out" &&
 			[ "$(stat -c %U "$tmp/z.db")" = nobody ]'
 	kill -TERM "$dpid"
 	i=0
 	while kill -0 "$dpid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-	check "and it stops cleanly, its session ended" \
-		eval 'has "^info: stopped: exit status 0" "$tmp/log" &&
+	check "and it stops cleanly, its session ended, its socket removed" \
+		eval 'has "^info: stopped: exit status 0" "$tmp/log" && [ ! -e "$ZSOCK" ] &&
 			[ "$(sqlite3 "$tmp/z.db" "select count(*) from sessions where ended is null")" -eq 0 ]'
 fi
 
