@@ -58,17 +58,17 @@ log_wait() {
 }
 # a console in the background whose 'sleep 30' is pending in the daemon:
 # its job in $aj (wait on it), its own pid in $a (signal it), its output
-# in $tmp/a.out and $tmp/a.err
+# in $tmp/a.out and $tmp/a.err. The line before it says when: the console
+# sends 'sleep 30' as that line's answer ends, before the test can see it
 pending() {
 	rm -f "$tmp/hs.pid"
 	timeout 60 sh -c 'echo $$ >"$0"; exec "$@"' "$tmp/hs.pid" "$HS" --attach "$SOCK" \
-		-c 'sleep 30' >"$tmp/a.out" 2>"$tmp/a.err" &
+		-c 'flows limit 1; sleep 30' >"$tmp/a.out" 2>"$tmp/a.err" &
 	aj=$!
 	a=$(sig_pid)
 	i=0
-	while ! grep -q "pid=$a) attached" "$tmp/log" && [ $i -lt 200 ]; do
+	while ! grep -q "of 320 flows" "$tmp/a.out" && [ $i -lt 300 ]; do
 		sleep 0.05; i=$((i + 1)); done
-	sleep 0.3	# its line sent, and pending
 }
 # a frame: length (4 bytes, big-endian) of what follows, type, payload
 frames() { # PYTHON-EXPRESSION of bytes to send; prints what came back, repr'd
