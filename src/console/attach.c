@@ -444,7 +444,7 @@ static void names_add(void *arg, const char *name)
 /* the daemon's answer to TAB: one it waits for, or a late one, dropped */
 static void on_names(const struct hs_frame *f)
 {
-	uint32_t seq;
+	uint32_t seq = 0;
 
 	if (hs_names_unpack(f->data, f->len, &seq, NULL, NULL) < 0) {
 		lost("it sent names that are not any");

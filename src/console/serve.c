@@ -1192,9 +1192,9 @@ static void on_line(struct client *c, const struct hs_frame *f)
  * line runs */
 static void on_names(struct client *c, const struct hs_frame *f)
 {
-	char word[HS_NAMES_WORD_MAX + 1];
-	uint32_t seq;
-	bool stored;
+	char word[HS_NAMES_WORD_MAX + 1] = "";
+	uint32_t seq = 0;
+	bool stored = false;
 	struct hs_cands cands = { .n = 0 };
 	uint8_t *b;
 	size_t n;

@@ -84,8 +84,8 @@ static void names(const struct hs_frame *f)
 	char word[HS_NAMES_WORD_MAX + 1];
 	uint8_t q[5 + HS_NAMES_WORD_MAX], a[4 + 64 * HS_NAMES_ITEM_MAX];
 	struct names ns = { .n = 0 };
-	uint32_t seq, seq2;
-	bool stored;
+	uint32_t seq = 0, seq2 = 0;
+	bool stored = false;
 
 	/* a console's question ... */
 	if (hs_names_ask_unpack(f->data, f->len, &seq, &stored, word, sizeof(word)) == 0 &&
