@@ -6,6 +6,7 @@
 
 #include "cmd.h"
 #include "console.h"
+#include "follow.h"
 #include "workers.h"
 
 static void print_summary(struct hs_ctx *ctx);
@@ -211,6 +212,36 @@ static void analyzers(struct hs_ctx *ctx)
 	out_arr_close(o);
 }
 
+/* where the traces come from: said when the fabric view is on or the
+ * view was chosen (auto, not following, says nothing) */
+static void view_line(struct hs_ctx *ctx)
+{
+	struct hs_out *o = ctx->out;
+	struct hs_follow_status f;
+	char dur[32];
+
+	hs_follow_get(ctx, &f);
+	if (!f.on && ctx->set.view == HS_VIEW_AUTO)
+		return;
+	out_str(o, "view", "view           %s", hs_view_name(ctx->set.view));
+	out_bool(o, "view_following", NULL, f.on);
+	if (f.on) {
+		out_uint(o, "view_from_history", ": %" PRIu64 " traces from the history", f.added);
+		out_uint(o, "view_others", " (%" PRIu64, f.others);
+		out_text(o, " other analyzer%s)", f.others == 1 ? "" : "s");
+		out_uint(o, "view_behind_ns", NULL, f.behind_ns);
+		out_text(o, ", %s behind", hs_fmt_duration(f.behind_ns, dur, sizeof(dur)));
+		out_bool(o, "view_settled", NULL, f.settled);
+		if (f.settled)
+			out_text(o, " (no capture runs: all of it)");
+	} else if (ctx->set.view == HS_VIEW_FABRIC) {
+		out_text(o, " (not following yet)");
+	}
+	out_nl(o);
+	if (f.err)
+		out_warn(o, "cannot follow the history: %s", f.err);
+}
+
 static int capture_status(struct hs_ctx *ctx)
 {
 	struct hs_capture_stats *s = &ctx->last_stats;
@@ -225,6 +256,7 @@ static int capture_status(struct hs_ctx *ctx)
 	if (!hs_capture_info(ctx, &source, &is_file, &reason, &stored, &unstored)) {
 		out_null(o, "source");
 		out_str(o, "state", "no capture yet\n", "none");
+		view_line(ctx);
 		analyzers(ctx);
 		out_obj_close(o);
 		return HS_CMD_OK;
@@ -340,6 +372,7 @@ static int capture_status(struct hs_ctx *ctx)
 	/* SQLite's page cache is the largest bounded part of the console's memory */
 	out_uint(o, "history_memory", "history memory %" PRIu64 " KiB\n",
 		 hs_store_memory() / 1024);
+	view_line(ctx);
 	analyzers(ctx);
 	out_obj_close(o);
 	return HS_CMD_OK;

@@ -377,10 +377,11 @@ static int prune(struct hs_ctx *ctx, struct hs_store *st)
 	return rc == 1 ? HS_CMD_FAIL : HS_CMD_OK;
 }
 
-static void load_one(void *arg, const struct hs_trace *t)
+static void load_one(void *arg, const struct hs_trace *t, bool foreign)
 {
 	struct hs_ctx *ctx = arg;
 
+	(void)foreign;
 	hs_tracer_adopt(ctx->tracer, t);
 }
 
@@ -399,7 +400,8 @@ static int load(struct hs_ctx *ctx, struct hs_store *st)
 	hs_tracer_clear(ctx->tracer);
 	hs_flowtab_clear(ctx->flows);
 	ctx->ring_session = 0;
-	if (hs_fabric_load(st, ctx->topo, 0, window, load_one, ctx, &fs, err, sizeof(err)) < 0)
+	struct hs_fabric_range r = { .window_ns = window };
+	if (hs_fabric_load(st, ctx->topo, &r, load_one, ctx, &fs, err, sizeof(err)) < 0)
 		return out_err(o, "cannot read history '%s': %s", hs_store_path(st), err);
 	out_obj_open(o, NULL);
 	out_uint(o, "traces", "%" PRIu64 " traces loaded", fs.traces);

@@ -1,10 +1,11 @@
 /* set.c - show or change a setting: format, db, analyzer, trace-timeout, history,
- * pager, tz, retention (kept in the history itself) */
+ * view, pager, tz, retention (kept in the history itself) */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
 #include "console.h"
+#include "follow.h"
 #include "retention.h"
 
 static const char *const policy_names[] = {
@@ -59,6 +60,10 @@ static void show(struct hs_ctx *ctx, const char *name)
 	if (all || strcmp(name, "history") == 0) {
 		out_text(o, "%-14s", "history");
 		out_str(o, "history", "%s\n", policy_names[ctx->set.policy]);
+	}
+	if (all || strcmp(name, "view") == 0) {
+		out_text(o, "%-14s", "view");
+		out_str(o, "view", "%s\n", hs_view_name(ctx->set.view));
 	}
 	if (all || strcmp(name, "pager") == 0) {
 		out_text(o, "%-14s", "pager");
@@ -167,6 +172,19 @@ static int set_pager(struct hs_ctx *ctx, const char *v)
 	return HS_CMD_OK;
 }
 
+static int set_view(struct hs_ctx *ctx, const char *v)
+{
+	enum hs_view view;
+
+	if (hs_view_parse(v, &view) < 0)
+		return out_err(ctx->out, "bad view '%s' (auto, fabric or local)", v);
+	if (view != ctx->set.view && hs_capture_running(ctx))
+		return out_err(ctx->out, "cannot change the view while a capture runs "
+			       "(capture stop first)");
+	ctx->set.view = view;
+	return HS_CMD_OK;
+}
+
 static int set_tz(struct hs_ctx *ctx, const char *v)
 {
 	if (strcmp(v, "utc") != 0 && strcmp(v, "local") != 0)
@@ -184,6 +202,7 @@ static const struct {
 	{ "analyzer", set_analyzer },
 	{ "trace-timeout", set_timeout },
 	{ "history", set_history },
+	{ "view", set_view },
 	{ "pager", set_pager },
 	{ "tz", set_tz },
 };
@@ -252,5 +271,5 @@ int cmd_set(struct hs_ctx *ctx, int argc, char **argv)
 		return settings[i].fn(ctx, argv[2]);
 	}
 	return out_err(ctx->out, "unknown setting '%s' (format, db, analyzer, trace-timeout, history, "
-		       "pager, tz, retention)", argv[1]);
+		       "view, pager, tz, retention)", argv[1]);
 }

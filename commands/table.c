@@ -6,7 +6,7 @@ static const char *const capture_words[] = { "start", "stop", "status", "buffer"
 	"--for", NULL };
 static const char *const filter_words[] = { "add", "del", "list", NULL };
 static const char *const set_words[] = { "format", "db", "analyzer", "trace-timeout", "history",
-	"pager", "tz", "retention", NULL };
+	"view", "pager", "tz", "retention", NULL };
 static const char *const traces_words[] = { "show", "flow", "switch", "outcome", "since",
 	"limit", NULL };
 static const char *const probe_words[] = { "tcp", "udp", "icmp", "link", "flags", "ttl",
@@ -40,7 +40,7 @@ const struct hs_cmd hs_cmds[] = {
 	{ "quit", cmd_quit, "",
 	  "leave the console (stops capture, commits history)", NULL, 0 },
 	{ "exit", cmd_quit, "", "same as quit", NULL, HS_CMDF_ALIAS },
-	{ "set", cmd_set, "[format|db|analyzer|trace-timeout|history|pager|tz|retention] [VALUE...]",
+	{ "set", cmd_set, "[format|db|analyzer|trace-timeout|history|view|pager|tz|retention] [VALUE...]",
 	  "show or change a setting", set_words, 0 },
 	{ "source", cmd_source, "<FILE>",
 	  "run the commands of a runbook file", NULL, 0 },
@@ -106,6 +106,7 @@ static const char *const format_vals[] = { "text", "json", NULL };
 static const char *const history_vals[] = { "default", "all", "off", NULL };
 static const char *const onoff_vals[] = { "on", "off", NULL };
 static const char *const tz_vals[] = { "utc", "local", NULL };
+static const char *const view_vals[] = { "auto", "fabric", "local", NULL };
 static const char *const retention_vals[] = { "off", "1d", "7d", "30d", "1GiB", "10GiB", NULL };
 static const char *const records_vals[] = { "all", "traces", "packets", NULL };
 static const char *const stats_fields[] = { "src", "dst", "sport", "dport", "proto", "switch",
@@ -127,6 +128,7 @@ const struct hs_cmd_value hs_cmd_values[] = {
 	{ "set", "history", HS_VAL_WORDS, history_vals },
 	{ "set", "pager", HS_VAL_WORDS, onoff_vals },
 	{ "set", "tz", HS_VAL_WORDS, tz_vals },
+	{ "set", "view", HS_VAL_WORDS, view_vals },
 	{ "set", "retention", HS_VAL_WORDS, retention_vals },
 	{ "set", "db", HS_VAL_FILE, NULL },
 	{ "stats", "by", HS_VAL_LIST, stats_fields },

@@ -26,6 +26,13 @@ enum hs_policy {
 	HS_POLICY_OFF,		/* nothing (benchmarks) */
 };
 
+/* where the traces the verbs answer from come from (follow.h) */
+enum hs_view {
+	HS_VIEW_AUTO = 0,	/* the fabric's, where others share the history */
+	HS_VIEW_FABRIC,		/* the fabric's: the history followed */
+	HS_VIEW_LOCAL,		/* this console's own capture's */
+};
+
 struct hs_settings {
 	bool json;
 	uint64_t trace_timeout_ns;	/* default 1 s */
@@ -34,6 +41,7 @@ struct hs_settings {
 	char *analyzer;			/* its rows' name: NULL, the host's (set analyzer) */
 	bool no_pager;			/* set pager off */
 	unsigned workers;		/* threads reading a file (--workers), 0: one */
+	enum hs_view view;		/* set view */
 };
 
 /* what the engine has to tell the client that asked: an error, a warning,
@@ -46,6 +54,7 @@ enum hs_say {
 
 struct hs_capture;
 struct hs_control;
+struct hs_follow;
 struct hs_probe_run;
 struct hs_out;
 struct hs_watch;
@@ -106,6 +115,7 @@ struct hs_ctx {
 	void (*names)(struct hs_ctx *ctx, bool stored, const char *word, struct hs_cands *c);
 	struct hs_stats *stats;		/* 'stats' running on the live capture, else NULL */
 	struct hs_planck *planck;	/* rates and alerts (planck.h), NULL until used */
+	struct hs_follow *follow;	/* the fabric view (follow.h) */
 };
 
 /* process one decoded-or-not frame: count, filter, trace (capture.c) */

@@ -23,11 +23,23 @@ struct hs_fabric_stats {
 	uint64_t joined;	/* of those, traces made of more than one stored part */
 };
 
-/* Read the stored traces whose first copy is at since_ns or later, join
- * the parts of one packet (window_ns: the trace timeout) and hand each
+/* what to read: the stored traces whose first copy is in [since_ns,
+ * until_ns) (until_ns 0: no end), parts of one packet joined within
+ * window_ns (the trace timeout); own names the analyzer reading, whose
+ * parts are its own (NULL: none is) */
+struct hs_fabric_range {
+	uint64_t since_ns, until_ns, window_ns;
+	const char *own;
+};
+
+/* a joined trace; foreign: at least one of its parts was stored by an
+ * analyzer other than range->own */
+typedef void (*hs_fabric_fn)(void *arg, const struct hs_trace *t, bool foreign);
+
+/* Read the stored traces of r, join the parts of one packet and hand each
  * trace to each(), oldest first. 0, or -1 with err set (nothing handed). */
-int hs_fabric_load(struct hs_store *st, const struct hs_topo *topo, uint64_t since_ns,
-		   uint64_t window_ns, void (*each)(void *arg, const struct hs_trace *t),
-		   void *arg, struct hs_fabric_stats *fs, char *err, size_t errlen);
+int hs_fabric_load(struct hs_store *st, const struct hs_topo *topo,
+		   const struct hs_fabric_range *r, hs_fabric_fn each, void *arg,
+		   struct hs_fabric_stats *fs, char *err, size_t errlen);
 
 #endif

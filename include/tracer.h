@@ -46,6 +46,7 @@ enum hs_outcome {
 				 * its hops (TTLs more than one apart); another
 				 * analyzer may hold the rest. Judged only when
 				 * asked (hs_tracer_cfg.partial); never stored. */
+#define HS_TF_HIDDEN	0x20	/* in the ring, not kept (hs_tracer_hide) */
 
 struct hs_hop {
 	int sw;			/* topology switch index, -1 when unknown */
@@ -148,6 +149,13 @@ void hs_tracer_adopt(struct hs_tracer *tr, const struct hs_trace *t);
 /* t is to be adopted soon: what its close touches is asked for ahead, as
  * for a trace about to close here (on_soon; soon: the one adopted next) */
 void hs_tracer_adopt_soon(struct hs_tracer *tr, const struct hs_trace *t, bool soon);
+/* a closed trace still kept (the one on_close was just handed, or one
+ * find or recent gave) is not kept after all: no longer counted, find and
+ * recent pass it by; its id stays taken */
+void hs_tracer_hide(struct hs_tracer *tr, const struct hs_trace *t);
+/* hide every kept trace pred() says true of */
+void hs_tracer_hide_if(struct hs_tracer *tr, bool (*pred)(void *arg, const struct hs_trace *t),
+		       void *arg);
 void hs_tracer_get_stats(const struct hs_tracer *tr, struct hs_tracer_stats *st);
 
 /* closed traces still in the ring: by id, or the newest first */
@@ -156,6 +164,9 @@ size_t hs_tracer_recent(const struct hs_tracer *tr, const struct hs_trace **out,
 /* forget closed traces (new capture session); ids keep increasing */
 void hs_tracer_clear(struct hs_tracer *tr);
 
+/* what HS_TF_PARTIAL says, judged on a classified trace (the tracer's
+ * own judging caches the source's ToR; this looks it up) */
+bool hs_trace_partial(const struct hs_trace *t, const struct hs_topo *topo);
 /* outcome and expected next hops from hops and topology (used on close) */
 void hs_trace_classify(struct hs_trace *t, const struct hs_topo *topo);
 const char *hs_outcome_name(int outcome);	/* "delivered", ... */

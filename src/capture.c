@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "ctx.h"
+#include "follow.h"
 #include "probe.h"
 #include "freader.h"
 #include "subs.h"
@@ -211,10 +212,18 @@ int hs_ctx_store_read(struct hs_ctx *ctx, bool list, struct hs_store **st)
 static void commit(struct hs_ctx *ctx);
 static void read_kernel_stats(struct hs_capture *c);
 
+static void history_trace(void *arg, const struct hs_trace *t);
+
 static void on_trace_close(void *arg, const struct hs_trace *t)
 {
 	struct hs_ctx *ctx = arg;
 
+	if (hs_follow_defers(ctx, t)) {
+		/* the fabric view takes it back from the history, joined */
+		history_trace(ctx, t);
+		hs_tracer_hide(ctx->tracer, t);
+		return;
+	}
 	hs_flowtab_add_trace(ctx->flows, t);
 	hs_publish_trace(&ctx->subs, t);
 }
@@ -242,7 +251,7 @@ static void history_trace(void *arg, const struct hs_trace *t)
 	struct hs_ctx *ctx = arg;
 	struct hs_capture *c = ctx->cap;
 
-	if (!c || c->known)
+	if (!c || c->known || hs_follow_feeding(ctx))
 		return;
 	if (c->use_writer && ctx->session > 0 && ctx->store) {
 		/* never waited for: a history behind is counted, not a copy lost */
@@ -737,6 +746,8 @@ int hs_pipeline_init(struct hs_ctx *ctx)
 	ctx->commit_timer.data = ctx;
 	uv_timer_start(&ctx->commit_timer, commit_tick, HS_COMMIT_MS, HS_COMMIT_MS);
 	uv_unref((uv_handle_t *)&ctx->commit_timer);
+	if (hs_follow_init(ctx) < 0)
+		return hs_say_err(ctx, "cannot set up the fabric view");
 	return 0;
 }
 
@@ -754,6 +765,7 @@ void hs_pipeline_fini(struct hs_ctx *ctx)
 	free(c->end_path);
 	uv_timer_stop(&ctx->commit_timer);
 	uv_close((uv_handle_t *)&ctx->commit_timer, NULL);
+	hs_follow_fini(ctx);
 	/* the handles live in c: free it once the loop has closed them all */
 	c->open_handles = 6;
 	c->wake.data = c;
@@ -1191,6 +1203,7 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 	ctx->last_stats.started_ns = hs_wall_ns();
 	hs_tracer_clear(ctx->tracer);
 	hs_flowtab_clear(ctx->flows);
+	hs_follow_reset(ctx);
 	hs_tracer_get_stats(ctx->tracer, &c->base);
 	c->running = true;
 

@@ -15,13 +15,20 @@
 
 enum {
 	C_ID, C_SRC, C_DST, C_PROTO, C_SPORT, C_DPORT, C_IPID, C_SEQ, C_FLAGS_TCP, C_LEN,
-	C_FLAGS, C_PROBE, C_FIRST, C_SW, C_ADDR, C_TS, C_HW, C_TTL, C_TOS, C_SESSION, C__COUNT
+	C_FLAGS, C_PROBE, C_FIRST, C_SW, C_ADDR, C_TS, C_HW, C_TTL, C_TOS, C_SESSION, C_ANALYZER,
+	C__COUNT
+};
+
+struct joined {
+	struct hs_trace t;
+	bool foreign;
 };
 
 struct join {
 	const struct hs_topo *topo;
 	uint64_t window;
 	struct hs_fabric_stats *fs;
+	const char *own;		/* NULL: every part is foreign */
 	/* the trace being joined: its identity as stored, its first copy's time */
 	bool have;
 	int64_t part;			/* the stored trace whose hops come now */
@@ -29,9 +36,9 @@ struct join {
 	char src[HS_ADDRSTRLEN], dst[HS_ADDRSTRLEN];
 	int64_t num[C_LEN + 1];		/* proto .. len, by column */
 	uint64_t first;
-	struct hs_trace t;
+	struct joined t;
 	/* joined traces, to be handed on oldest first */
-	struct hs_trace *out;
+	struct joined *out;
 	size_t n, cap;
 	bool bad;
 };
@@ -65,8 +72,8 @@ static void finish(struct join *j)
 	if (!j->have)
 		return;
 	j->have = false;
-	order_hops(&j->t);
-	hs_trace_classify(&j->t, j->topo);
+	order_hops(&j->t.t);
+	hs_trace_classify(&j->t.t, j->topo);
 	j->fs->traces++;
 	if (j->parts > 1)
 		j->fs->joined++;
@@ -93,9 +100,9 @@ static bool same_packet(const struct join *j, const struct hs_value *v)
 
 static void begin(struct join *j, const struct hs_value *v)
 {
-	struct hs_trace *t = &j->t;
+	struct hs_trace *t = &j->t.t;
 
-	memset(t, 0, sizeof(*t));
+	memset(&j->t, 0, sizeof(j->t));
 	snprintf(j->src, sizeof(j->src), "%s", v[C_SRC].s ? v[C_SRC].s : "");
 	snprintf(j->dst, sizeof(j->dst), "%s", v[C_DST].s ? v[C_DST].s : "");
 	for (int c = C_PROTO; c <= C_LEN; c++)
@@ -117,7 +124,7 @@ static void begin(struct join *j, const struct hs_value *v)
 
 static void add_hop(struct join *j, const struct hs_value *v)
 {
-	struct hs_trace *t = &j->t;
+	struct hs_trace *t = &j->t.t;
 	struct hs_hop h = { .sw = -1 };
 
 	if (!v[C_ADDR].s || hs_addr_parse(v[C_ADDR].s, &h.addr) < 0) {
@@ -169,38 +176,47 @@ static void on_row(void *arg, const struct hs_value *v, int ncol)
 		j->part = ival(&v[C_ID]);
 		j->parts++;
 		j->fs->stored++;
-		j->t.flags |= (uint8_t)ival(&v[C_FLAGS]);
+		j->t.t.flags |= (uint8_t)ival(&v[C_FLAGS]);
 		if (v[C_PROBE].type == HS_VAL_INT)
-			j->t.probe_id = (uint32_t)v[C_PROBE].i;
+			j->t.t.probe_id = (uint32_t)v[C_PROBE].i;
+		if (!j->own || !v[C_ANALYZER].s || strcmp(v[C_ANALYZER].s, j->own) != 0)
+			j->t.foreign = true;
 	}
 	add_hop(j, v);
 }
 
 static int by_time(const void *a, const void *b)
 {
-	const struct hs_trace *x = a, *y = b;
+	const struct hs_trace *x = &((const struct joined *)a)->t;
+	const struct hs_trace *y = &((const struct joined *)b)->t;
 	uint64_t tx = x->nhops ? x->hops[0].ts_ns : 0, ty = y->nhops ? y->hops[0].ts_ns : 0;
 
 	return tx < ty ? -1 : tx > ty;
 }
 
-int hs_fabric_load(struct hs_store *st, const struct hs_topo *topo, uint64_t since_ns,
-		   uint64_t window_ns, void (*each)(void *arg, const struct hs_trace *t),
-		   void *arg, struct hs_fabric_stats *fs, char *err, size_t errlen)
+static uint64_t clamp(uint64_t ns)
 {
-	struct join j = { .topo = topo, .window = window_ns, .fs = fs };
+	return ns > INT64_MAX ? (uint64_t)INT64_MAX : ns;
+}
+
+int hs_fabric_load(struct hs_store *st, const struct hs_topo *topo,
+		   const struct hs_fabric_range *r, hs_fabric_fn each, void *arg,
+		   struct hs_fabric_stats *fs, char *err, size_t errlen)
+{
+	struct join j = { .topo = topo, .window = r->window_ns, .fs = fs, .own = r->own };
 	struct hs_rows rows = { .row = on_row, .arg = &j };
 	char sql[1024];
 
 	memset(fs, 0, sizeof(*fs));
-	/* since is a number formatted here, not text from the user */
+	/* the bounds are numbers formatted here, not text from the user */
 	snprintf(sql, sizeof(sql),
 		 "SELECT t.id, t.src, t.dst, t.proto, t.sport, t.dport, t.ip_id, t.seq,"
 		 " t.tcp_flags, t.len, t.flags, t.probe_id, t.first_ts, h.switch, h.addr, h.ts,"
-		 " h.hw_ts, h.ttl, h.tos, h.session FROM traces t JOIN hops h ON h.trace = t.id"
-		 " WHERE t.first_ts >= %" PRIu64 " ORDER BY t.src, t.dst, t.proto, t.sport,"
+		 " h.hw_ts, h.ttl, h.tos, h.session, t.analyzer FROM traces t JOIN hops h"
+		 " ON h.trace = t.id WHERE t.first_ts >= %" PRIu64 " AND t.first_ts < %" PRIu64
+		 " ORDER BY t.src, t.dst, t.proto, t.sport,"
 		 " t.dport, t.ip_id, t.seq, t.tcp_flags, t.len, t.first_ts, t.id, h.idx",
-		 since_ns > INT64_MAX ? (uint64_t)INT64_MAX : since_ns);
+		 clamp(r->since_ns), r->until_ns ? clamp(r->until_ns) : (uint64_t)INT64_MAX);
 	int rc = hs_store_query_ro(st, sql, &rows, err, errlen);
 	finish(&j);
 	if (rc == 0 && j.bad) {
@@ -211,7 +227,7 @@ int hs_fabric_load(struct hs_store *st, const struct hs_topo *topo, uint64_t sin
 	if (rc == 0 && j.n) {	/* (qsort takes no NULL, even for nothing) */
 		qsort(j.out, j.n, sizeof(*j.out), by_time);
 		for (size_t i = 0; i < j.n; i++)
-			each(arg, &j.out[i]);
+			each(arg, &j.out[i].t, j.out[i].foreign);
 	}
 	free(j.out);
 	return rc == 0 ? 0 : -1;

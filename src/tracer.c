@@ -393,14 +393,31 @@ static int leaf_of(struct hs_tracer *tr, const struct hs_addr *a)
 
 /* HS_TF_PARTIAL, judged on a classified trace (its hops' switches known),
  * with the source's ToR from the same cache as the destination's */
-static bool partial(struct hs_tracer *tr, const struct hs_trace *t)
+static bool ttl_gap(const struct hs_trace *t)
 {
 	for (unsigned i = 1; i < t->nhops; i++)
 		if (t->hops[i - 1].ttl > t->hops[i].ttl + 1)
 			return true;
+	return false;
+}
+
+static bool partial(struct hs_tracer *tr, const struct hs_trace *t)
+{
+	if (ttl_gap(t))
+		return true;
 	if (!tr->topo || t->nhops == 0 || t->hops[0].sw < 0)
 		return false;
 	int leaf = leaf_of(tr, &t->key.src);
+	return leaf >= 0 && t->hops[0].sw != leaf;
+}
+
+bool hs_trace_partial(const struct hs_trace *t, const struct hs_topo *topo)
+{
+	if (ttl_gap(t))
+		return true;
+	if (!topo || t->nhops == 0 || t->hops[0].sw < 0)
+		return false;
+	int leaf = hs_topo_leaf_for(topo, &t->key.src);
 	return leaf >= 0 && t->hops[0].sw != leaf;
 }
 
@@ -947,6 +964,33 @@ void hs_tracer_adopt_soon(struct hs_tracer *tr, const struct hs_trace *t, bool s
 		tr->cfg.on_soon(tr->cfg.arg, t->key_hash, t->key.proto, soon);
 }
 
+void hs_tracer_hide(struct hs_tracer *tr, const struct hs_trace *t)
+{
+	struct hs_trace *r;
+
+	if (t->id == 0 || t->id < tr->first_id || t->id > tr->last_id)
+		return;
+	r = &tr->ring[(t->id - 1) % tr->ring_size];
+	if (t != r || (r->flags & HS_TF_HIDDEN))
+		return;
+	/* its id stays taken: the history may hold it under that number */
+	r->flags |= HS_TF_HIDDEN;
+	tr->st.closed--;
+	tr->st.by_outcome[t->outcome]--;
+	if (t->flags & HS_TF_EVICTED)
+		tr->st.evicted--;
+}
+
+void hs_tracer_hide_if(struct hs_tracer *tr, bool (*pred)(void *arg, const struct hs_trace *t),
+		       void *arg)
+{
+	for (uint64_t id = tr->last_id; id >= tr->first_id && id > 0; id--) {
+		const struct hs_trace *t = &tr->ring[(id - 1) % tr->ring_size];
+		if (!(t->flags & HS_TF_HIDDEN) && pred(arg, t))
+			hs_tracer_hide(tr, t);
+	}
+}
+
 void hs_tracer_get_stats(const struct hs_tracer *tr, struct hs_tracer_stats *st)
 {
 	*st = tr->st;
@@ -956,7 +1000,8 @@ const struct hs_trace *hs_tracer_find(const struct hs_tracer *tr, uint64_t id)
 {
 	if (id == 0 || id < tr->first_id || id > tr->last_id)
 		return NULL;
-	return &tr->ring[(id - 1) % tr->ring_size];
+	const struct hs_trace *t = &tr->ring[(id - 1) % tr->ring_size];
+	return t->flags & HS_TF_HIDDEN ? NULL : t;
 }
 
 size_t hs_tracer_recent(const struct hs_tracer *tr, const struct hs_trace **out, size_t max)
@@ -964,7 +1009,8 @@ size_t hs_tracer_recent(const struct hs_tracer *tr, const struct hs_trace **out,
 	size_t n = 0;
 
 	for (uint64_t id = tr->last_id; id >= tr->first_id && id > 0 && n < max; id--)
-		out[n++] = &tr->ring[(id - 1) % tr->ring_size];
+		if (!(tr->ring[(id - 1) % tr->ring_size].flags & HS_TF_HIDDEN))
+			out[n++] = &tr->ring[(id - 1) % tr->ring_size];
 	return n;
 }
 

@@ -116,6 +116,89 @@ assert all(r[\"session\"] is None for r in a), a" "$tmp/out" "$(cat "$tmp/n1")" 
 		eval '[ -s "$tmp/one.bad" ] && cmp -s "$tmp/one.bad" "$tmp/fab.bad"'
 done
 
+# one console attached to ONE of two daemons answers for the fabric: the
+# daemon follows the history the other writes, and watches see what it adds
+psql -c 'drop schema public cascade' -c 'create schema public' 2>/dev/null
+VERSION=$("$HS" --version | sed 's/^hopscope //')
+printf 'set analyzer an1\nset history all\ntopo load %s\ncapture start %s\nlisten unix %s\n' \
+	"$tmp/f.topo" "$tmp/sw1.pcap" "$tmp/an1.sock" >"$tmp/an1.conf"
+timeout 120 "$HS" serve --config "$tmp/an1.conf" --db "$url" \
+	>"$tmp/an1.out" 2>"$tmp/an1.log" </dev/null &
+dpid=$!
+cleanup="$cleanup kill -9 $dpid 2>/dev/null;"
+i=0
+while ! grep -q '^info: ready' "$tmp/an1.log" && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+grep -q '^info: ready' "$tmp/an1.log" || hard "daemon an1 did not start: $(cat "$tmp/an1.log")"
+# a watching console's feed (the attach protocol's trace frames): what it
+# is sent once the daemon's own capture is over, until told to stop
+python3 - "$tmp/an1.sock" "$VERSION" "$tmp" >"$tmp/fed" 2>&1 <<'PY' &
+import os, socket, struct, sys, time
+sock, version, d = sys.argv[1:]
+def fr(t, p=b''):
+	return struct.pack('>IB', len(p) + 1, t) + p
+s = socket.socket(socket.AF_UNIX)
+s.connect(sock)
+s.sendall(fr(1, b'\x02\x00' + version.encode()) + fr(9))	# hello, watch
+s.settimeout(0.2)
+got, backlog, t0 = b'', None, time.time()
+while time.time() - t0 < 90 and not os.path.exists(d + "/fed.stop"):
+	try:
+		b = s.recv(1 << 20)
+	except socket.timeout:
+		if backlog is None and time.time() - t0 > 1:
+			backlog = len(got)	# the recent traces, sent first, are read
+			open(d + "/fed.ready", "w").close()
+		continue
+	if not b:
+		break
+	got += b
+traces, missed, off = 0, 0, 0
+while off + 5 <= len(got):
+	n, t = struct.unpack('>IB', got[off:off + 5])
+	if t == 11 and n > 1 and off >= (backlog or 0):
+		traces += 1
+	elif t == 13:	# status: the traces not sent after the flags and 7 counters
+		missed = struct.unpack('>Q', got[off + 5 + 57:off + 5 + 65])[0]
+	off += 4 + n
+print(traces, missed)
+PY
+fj=$!
+i=0
+while [ ! -e "$tmp/fed.ready" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+hs --attach "$tmp/an1.sock" -c 'export ndjson -'
+norm "$tmp/out" >"$tmp/own.set"
+check "attached before the other analyzer stored: the daemon's own traces only" \
+	eval '[ "$st" -eq 0 ] && [ -s "$tmp/own.set" ] && ! cmp -s "$tmp/one.set" "$tmp/own.set"'
+hs --db "$url" --topo "$tmp/f.topo" -c "set analyzer an2; set history all; capture start $tmp/sw2.pcap"
+[ "$st" -eq 0 ] || hard "analyzer an2 failed: $(cat "$tmp/err")"
+# the view settles: nothing captures any more, all of the history is in
+i=0
+while [ $i -lt 60 ]; do
+	hs --attach "$tmp/an1.sock" -c 'capture status'
+	has '^view .*no capture runs: all of it' "$tmp/out" && break
+	sleep 0.5; i=$((i + 1))
+done
+cp "$tmp/out" "$tmp/status"
+check "capture status: the view follows the other analyzer, not behind" \
+	has '^view           auto: [1-9][0-9]* traces from the history (1 other analyzer), 0ns behind' \
+	"$tmp/status"
+hs --attach "$tmp/an1.sock" -c 'export ndjson -; drops; loops'
+grep '^{' "$tmp/out" >"$tmp/att.ndjson"
+norm "$tmp/att.ndjson" >"$tmp/att.set"
+sed -n '/dropped of/,$p' "$tmp/out" | sed 's/trace [0-9]*:[0-9]*/trace N/' >"$tmp/att.drops"
+sed 's/trace [0-9]*/trace N/' "$tmp/one.drops" >"$tmp/one.drops.n"
+check "attached to one daemon: the traces are those one analyzer gives ($(wc -l <"$tmp/one.set"))" \
+	eval '[ "$st" -eq 0 ] && cmp -s "$tmp/one.set" "$tmp/att.set"'
+check "attached to one daemon: drops and loops read as one analyzer's" \
+	cmp -s "$tmp/one.drops.n" "$tmp/att.drops"
+touch "$tmp/fed.stop"
+wait $fj
+read -r fed missed <"$tmp/fed"
+took=$(sed -n 's/^view .*: \([0-9]*\) traces from the history.*/\1/p' "$tmp/status")
+check "a watch of the daemon is sent the traces the view took ($fed sent, $missed not, of $took)" \
+	eval '[ "${fed:-0}" -gt 0 ] && [ $((fed + missed)) -eq "${took:-0}" ]'
+kill -TERM $dpid
+
 # what is refused
 hs --db "$url" -c 'history load extra'
 check "history load takes no argument" \

@@ -453,7 +453,7 @@ static void test_run_line_habits(void **state)
 	assert_non_null(strstr(f->err, "error: 'trace' is ambiguous: traces, traceroute\n"));
 	assert_non_null(strstr(f->err, "error: unknown topo subcommand 'frob' (load, show)\n"));
 	assert_non_null(strstr(f->err, "error: capture: 'st' is ambiguous: start, stop, status\n"));
-	assert_non_null(strstr(f->out, "set [format|db|analyzer|trace-timeout|history|pager|tz|retention] [VALUE...]\n  text  json\n"));
+	assert_non_null(strstr(f->out, "set [format|db|analyzer|trace-timeout|history|view|pager|tz|retention] [VALUE...]\n  text  json\n"));
 	assert_non_null(strstr(f->out, "  capture      start, stop or show the packet source\n"));
 	fake_free(f);
 }
@@ -486,7 +486,7 @@ static void test_set_verb(void **state)
 	assert_int_equal(hs_run_line(&f->ctx, "set"), HS_CMD_OK);
 	fake_flush(f);
 	assert_non_null(strstr(f->out, "{\"format\":\"json\",\"db\":\"/tmp/x.db\","));
-	assert_non_null(strstr(f->out, "\"trace_timeout_ns\":250000000,\"history\":\"all\",\"pager\":true,\"tz\":\"utc\"}\n"));
+	assert_non_null(strstr(f->out, "\"trace_timeout_ns\":250000000,\"history\":\"all\",\"view\":\"auto\",\"pager\":true,\"tz\":\"utc\"}\n"));
 	assert_non_null(strstr(f->err, "unknown setting 'colour'"));
 	assert_non_null(strstr(f->err, "bad format 'yaml'"));
 	/* the time zone of text times: utc or local, nothing else */
@@ -498,6 +498,15 @@ static void test_set_verb(void **state)
 	assert_false(hs_tz_local());
 	fake_flush(f);
 	assert_non_null(strstr(f->err, "bad time zone 'mars' (utc or local)"));
+	/* where the verbs' traces come from */
+	assert_int_equal(hs_run_line(&f->ctx, "set view fabric"), HS_CMD_OK);
+	assert_int_equal(f->ctx.set.view, HS_VIEW_FABRIC);
+	assert_int_equal(hs_run_line(&f->ctx, "set view everything"), HS_CMD_FAIL);
+	assert_int_equal(f->ctx.set.view, HS_VIEW_FABRIC);
+	assert_int_equal(hs_run_line(&f->ctx, "set view local"), HS_CMD_OK);
+	assert_int_equal(f->ctx.set.view, HS_VIEW_LOCAL);
+	fake_flush(f);
+	assert_non_null(strstr(f->err, "bad view 'everything' (auto, fabric or local)"));
 	fake_free(f);
 }
 

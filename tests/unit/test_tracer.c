@@ -440,6 +440,49 @@ static void test_ring(void **state)
 	hs_tracer_free(tr);
 }
 
+/* a hidden trace is neither found, listed nor counted; its id stays
+ * taken; the others around it are kept */
+static bool odd_ip_id(void *arg, const struct hs_trace *t)
+{
+	(void)arg;
+	return t->ip_id % 2 == 1;
+}
+
+static void test_hide(void **state)
+{
+	struct sink s;
+	struct hs_tracer *tr = mk(&s, NULL, 64, 8);
+	const struct hs_trace *out[8];
+	struct hs_tracer_stats st;
+
+	for (int i = 0; i < 4; i++)
+		add(tr, tcp("10.1.1.10", "10.1.2.10", (uint16_t)(100 + i), 1, LEAF1, 64,
+			    T0 + (uint64_t)i * 10 * MS));
+	hs_tracer_close_all(tr);
+	hs_tracer_hide(tr, hs_tracer_find(tr, 2));
+	assert_null(hs_tracer_find(tr, 2));
+	hs_tracer_hide(tr, &s.t[0]);	/* not the ring's: nothing happens */
+	assert_non_null(hs_tracer_find(tr, 1));
+	assert_int_equal(hs_tracer_recent(tr, out, 8), 3);
+	assert_int_equal(out[0]->id, 4);
+	assert_int_equal(out[1]->id, 3);
+	assert_int_equal(out[2]->id, 1);
+	hs_tracer_get_stats(tr, &st);
+	assert_int_equal(st.closed, 3);
+	assert_int_equal(st.by_outcome[HS_OUT_UNKNOWN], 3);
+	hs_tracer_hide_if(tr, odd_ip_id, NULL);	/* 101 (hidden already), 103 */
+	assert_int_equal(hs_tracer_recent(tr, out, 8), 2);
+	assert_int_equal(out[0]->id, 3);
+	assert_int_equal(out[1]->id, 1);
+	hs_tracer_get_stats(tr, &st);
+	assert_int_equal(st.closed, 2);
+	add(tr, tcp("10.1.1.10", "10.1.2.10", 7, 1, LEAF1, 64, T0 + 100 * MS));
+	hs_tracer_close_all(tr);
+	assert_int_equal(hs_tracer_recent(tr, out, 8), 3);
+	assert_int_equal(out[0]->id, 5);
+	hs_tracer_free(tr);
+}
+
 /* a loop whose far copies arrive first (one switch's agent reads a burst
  * before another's): the trace still keeps the 16 hops nearest the source */
 static void test_loop_keeps_nearest_hops(void **state)
@@ -1266,6 +1309,7 @@ int main(void)
 		cmocka_unit_test(test_topo_set_later),
 		cmocka_unit_test(test_eviction),
 		cmocka_unit_test(test_ring),
+		cmocka_unit_test(test_hide),
 		cmocka_unit_test(test_flags_hw_and_long_paths),
 		cmocka_unit_test(test_loop_keeps_nearest_hops),
 		cmocka_unit_test(test_non_tcp_identity),

@@ -1,0 +1,279 @@
+/* follow.c - the fabric view: a history other analyzers write, followed
+ * (follow.h)
+ *
+ * Each tick asks the history three small things (its newest trace, the
+ * other analyzers, which of them capture and how far their writing lags),
+ * and, when something settled, reads the traces from a trace timeout
+ * before the watermark up to a trace timeout past the new one: a packet
+ * whose first part is before the watermark was handed before, whole; one
+ * whose first part is in between is handed now, whole, since its parts
+ * are all stored by then.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "follow.h"
+#include "fabric.h"
+
+#define FOLLOW_MS	1000		/* a tick */
+#define PROBE_TICKS	5		/* not following: the history asked this seldom */
+#define COMMIT_NS	(HS_NS_PER_SEC / 2)	/* the writers' commit interval */
+#define RUNNING_NS	(15 * HS_NS_PER_SEC)	/* a heartbeat this old: no capture runs there */
+#define BEFORE_NS	(60 * HS_NS_PER_SEC)	/* the view starts this long before its capture */
+
+struct hs_follow {
+	struct hs_ctx *ctx;
+	uv_timer_t timer;
+	unsigned ticks;
+	bool on, started, feeding, settled;
+	uint64_t mark;		/* traces first at mark or later are still to come */
+	uint64_t head;		/* the newest stored trace's first copy */
+	uint64_t others, added;
+	char err[512];
+};
+
+static const char *const view_names[] = {
+	[HS_VIEW_AUTO] = "auto", [HS_VIEW_FABRIC] = "fabric", [HS_VIEW_LOCAL] = "local",
+};
+
+const char *hs_view_name(enum hs_view v)
+{
+	return (unsigned)v < HS_ARRAY_SIZE(view_names) ? view_names[v] : "auto";
+}
+
+int hs_view_parse(const char *s, enum hs_view *v)
+{
+	for (size_t i = 0; i < HS_ARRAY_SIZE(view_names); i++)
+		if (strcmp(s, view_names[i]) == 0) {
+			*v = (enum hs_view)i;
+			return 0;
+		}
+	return -1;
+}
+
+/* the traces a view takes from the history rather than from its own
+ * capture: what one analyzer's copies cannot judge alone */
+static bool from_history(const struct hs_trace *t, const struct hs_topo *topo)
+{
+	if (t->flags & HS_TF_PROBE)
+		return false;
+	return t->outcome == HS_OUT_DROPPED || t->outcome == HS_OUT_LOOPED ||
+	       (t->flags & HS_TF_PARTIAL) || hs_trace_partial(t, topo);
+}
+
+bool hs_follow_defers(const struct hs_ctx *ctx, const struct hs_trace *t)
+{
+	const struct hs_follow *f = ctx->follow;
+
+	return f && f->on && !f->feeding && from_history(t, ctx->topo);
+}
+
+bool hs_follow_feeding(const struct hs_ctx *ctx)
+{
+	return ctx->follow && ctx->follow->feeding;
+}
+
+void hs_follow_reset(struct hs_ctx *ctx)
+{
+	struct hs_follow *f = ctx->follow;
+
+	if (!f)
+		return;
+	f->on = f->started = f->settled = false;
+	f->mark = f->head = f->added = 0;
+	f->err[0] = '\0';
+}
+
+void hs_follow_get(const struct hs_ctx *ctx, struct hs_follow_status *s)
+{
+	const struct hs_follow *f = ctx->follow;
+
+	memset(s, 0, sizeof(*s));
+	if (!f)
+		return;
+	s->on = f->on;
+	s->others = f->others;
+	s->added = f->added;
+	s->behind_ns = f->started && f->head >= f->mark ? f->head - f->mark : 0;
+	s->settled = f->settled;
+	s->err = f->err[0] ? f->err : NULL;
+}
+
+/* the history, if this view may follow it */
+static struct hs_store *followed(struct hs_ctx *ctx)
+{
+	switch (ctx->set.view) {
+	case HS_VIEW_LOCAL:
+		return NULL;
+	case HS_VIEW_FABRIC:
+		return ctx->set.policy == HS_POLICY_OFF ? NULL : hs_ctx_store_early(ctx);
+	default:	/* what this console captured went into a shared history */
+		if (ctx->set.policy == HS_POLICY_OFF || !ctx->store || ctx->ring_session <= 0 ||
+		    !hs_store_is_pg(hs_store_path(ctx->store)))
+			return NULL;
+		return ctx->store;
+	}
+}
+
+struct probe {
+	uint64_t head, others, running, lag;
+	bool have_head;
+};
+
+static void probe_row(void *arg, const struct hs_value *v, int ncol)
+{
+	struct probe *p = arg;
+
+	if (ncol != 4)
+		return;
+	p->have_head = v[0].type == HS_VAL_INT;
+	p->head = p->have_head && v[0].i > 0 ? (uint64_t)v[0].i : 0;
+	p->others = v[1].type == HS_VAL_INT && v[1].i > 0 ? (uint64_t)v[1].i : 0;
+	p->running = v[2].type == HS_VAL_INT && v[2].i > 0 ? (uint64_t)v[2].i : 0;
+	p->lag = v[3].type == HS_VAL_INT && v[3].i > 0 ? (uint64_t)v[3].i : 0;
+}
+
+static int ask(struct hs_ctx *ctx, struct hs_store *st, struct probe *p)
+{
+	struct hs_follow *f = ctx->follow;
+	const char *own = hs_ctx_analyzer(ctx);
+	struct hs_rows rows = { .row = probe_row, .arg = p };
+	uint64_t now = hs_wall_ns(), recent = now > RUNNING_NS ? now - RUNNING_NS : 0;
+	char sql[768];
+
+	/* own is a name hs_analyzer_name_ok took (letters, digits, '.', '-',
+	 * '_'), recent a number: nothing here is the user's text */
+	snprintf(sql, sizeof(sql),
+		 "SELECT (SELECT max(first_ts) FROM traces),"
+		 " (SELECT count(*) FROM analyzers WHERE name <> '%s'),"
+		 " (SELECT count(*) FROM analyzers WHERE session IS NOT NULL AND seen >= %" PRIu64
+		 "), (SELECT max(lag) FROM analyzers WHERE session IS NOT NULL)",
+		 own ? own : "", recent > INT64_MAX ? (uint64_t)INT64_MAX : recent);
+	memset(p, 0, sizeof(*p));
+	return hs_store_query_ro(st, sql, &rows, f->err, sizeof(f->err)) == 0 ? 0 : -1;
+}
+
+/* what this console's capture closed that the view now takes from the
+ * history is hidden */
+static bool own_from_history(void *arg, const struct hs_trace *t)
+{
+	const struct hs_ctx *ctx = arg;
+
+	return from_history(t, ctx->topo);
+}
+
+struct take {
+	struct hs_ctx *ctx;
+	uint64_t from, to;	/* first copies in [from, to) are handed now */
+};
+
+static void take_one(void *arg, const struct hs_trace *t, bool foreign)
+{
+	struct take *k = arg;
+	struct hs_follow *f = k->ctx->follow;
+	uint64_t first = t->nhops ? t->hops[0].ts_ns : 0;
+
+	if (first < k->from || first >= k->to || !(foreign || from_history(t, k->ctx->topo)))
+		return;
+	f->added++;
+	hs_tracer_adopt(k->ctx->tracer, t);
+}
+
+static void tick(uv_timer_t *h)
+{
+	struct hs_ctx *ctx = h->data;
+	struct hs_follow *f = ctx->follow;
+	struct hs_store *st;
+	struct probe p;
+
+	f->ticks++;
+	if (!f->on && ctx->set.view != HS_VIEW_FABRIC && f->ticks % PROBE_TICKS != 1)
+		return;
+	if (!(st = followed(ctx))) {
+		f->on = false;
+		return;
+	}
+	hs_capture_hold_store(ctx);
+	if (ask(ctx, st, &p) < 0)
+		return;
+	f->others = p.others;
+	if (!f->on && ctx->set.view != HS_VIEW_FABRIC && !p.others)
+		return;
+	if (!p.have_head)
+		return;		/* nothing stored yet */
+	f->head = p.head;
+	if (!f->started) {
+		uint64_t start = ctx->last_stats.first_ts ? ctx->last_stats.first_ts : p.head;
+		f->mark = start > BEFORE_NS ? start - BEFORE_NS : 0;
+		f->started = true;
+	}
+	if (!f->on) {
+		f->on = true;
+		hs_tracer_hide_if(ctx->tracer, own_from_history, ctx);
+	}
+
+	uint64_t window = ctx->set.trace_timeout_ns ? ctx->set.trace_timeout_ns : HS_NS_PER_SEC;
+	uint64_t to;
+	f->settled = p.running == 0;
+	if (f->settled) {
+		to = p.head + 1;
+	} else {
+		uint64_t settle = 2 * window + COMMIT_NS + p.lag;
+		to = p.head > settle ? p.head - settle : 0;
+	}
+	if (to <= f->mark)
+		return;
+
+	struct hs_fabric_range r = {
+		.since_ns = f->mark > window ? f->mark - window : 0,
+		.until_ns = to + window,
+		.window_ns = window,
+		.own = hs_ctx_analyzer(ctx),
+	};
+	struct take k = { .ctx = ctx, .from = f->mark, .to = to };
+	struct hs_fabric_stats fs;
+	char err[512];
+	f->feeding = true;
+	int rc = hs_fabric_load(st, ctx->topo, &r, take_one, &k, &fs, err, sizeof(err));
+	f->feeding = false;
+	if (rc < 0) {
+		snprintf(f->err, sizeof(f->err), "%s", err);
+		return;
+	}
+	f->err[0] = '\0';
+	f->mark = to;
+}
+
+int hs_follow_init(struct hs_ctx *ctx)
+{
+	struct hs_follow *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -1;
+	f->ctx = ctx;
+	ctx->follow = f;
+	uv_timer_init(ctx->loop, &f->timer);
+	f->timer.data = ctx;
+	uv_timer_start(&f->timer, tick, FOLLOW_MS, FOLLOW_MS);
+	uv_unref((uv_handle_t *)&f->timer);
+	return 0;
+}
+
+static void closed(uv_handle_t *h)
+{
+	free(h->data);
+}
+
+void hs_follow_fini(struct hs_ctx *ctx)
+{
+	struct hs_follow *f = ctx->follow;
+
+	if (!f)
+		return;
+	ctx->follow = NULL;
+	uv_timer_stop(&f->timer);
+	f->timer.data = f;
+	uv_close((uv_handle_t *)&f->timer, closed);
+}
