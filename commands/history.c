@@ -15,6 +15,8 @@
 #include "cmd.h"
 #include "console.h"
 #include "fabric.h"
+#include "follow.h"
+#include "interrupt.h"
 #include "retention.h"
 
 #define HISTORY_DEFAULT_LIMIT 50
@@ -385,29 +387,107 @@ static void load_one(void *arg, const struct hs_trace *t, bool foreign)
 	hs_tracer_adopt(ctx->tracer, t);
 }
 
-/* history load: the stored traces of every analyzer, joined by packet,
- * become the console's traces, in place of its last capture's */
-static int load(struct hs_ctx *ctx, struct hs_store *st)
+/* the traces a read of the history joins at most: a range of time holding
+ * this many is one query, well inside a statement timeout, and its joined
+ * traces are held at once (fewer with HOPSCOPE_TEST_LOAD_BATCH, for tests) */
+#define LOAD_BATCH 100000
+
+static uint64_t load_batch(void)
+{
+	const char *env = getenv("HOPSCOPE_TEST_LOAD_BATCH");
+	uint64_t n;
+
+	if (env && hs_parse_uint(env, LOAD_BATCH, &n) == 0 && n > 0)
+		return n;
+	return LOAD_BATCH;
+}
+
+struct extent {
+	bool have;
+	uint64_t head, n;
+};
+
+static void extent_row(void *arg, const struct hs_value *v, int ncol)
+{
+	struct extent *e = arg;
+
+	if (ncol != 2 || v[0].type != HS_VAL_INT)
+		return;
+	e->have = true;
+	e->head = v[0].i > 0 ? (uint64_t)v[0].i : 0;
+	e->n = v[1].type == HS_VAL_INT && v[1].i > 0 ? (uint64_t)v[1].i : 0;
+}
+
+/* the newest stored trace's first copy, and how many traces are first
+ * seen from since on */
+static int extent(struct hs_store *st, uint64_t since, struct extent *e, char *err, size_t errlen)
+{
+	struct hs_rows rows = { .row = extent_row, .arg = e };
+	char sql[256];
+
+	/* since is a number formatted here, not text from the user */
+	snprintf(sql, sizeof(sql), "SELECT max(first_ts), count(*) FROM traces WHERE first_ts >= %"
+		 PRIu64, since > INT64_MAX ? (uint64_t)INT64_MAX : since);
+	memset(e, 0, sizeof(*e));
+	return hs_store_query_ro(st, sql, &rows, err, errlen) == 0 ? 0 : -1;
+}
+
+/* history load [since DURATION]: the stored traces of every analyzer (of
+ * the last DURATION of capture time, counted back from the newest),
+ * joined by packet, become the console's traces, in place of its last
+ * capture's; read a range of time at a time */
+static int load(struct hs_ctx *ctx, struct hs_store *st, bool by_since, uint64_t dur)
 {
 	struct hs_out *o = ctx->out;
-	struct hs_fabric_stats fs = { 0 };
+	struct hs_fabric_stats all = { 0 };
+	struct extent e;
 	char err[512];
 	uint64_t window = ctx->set.trace_timeout_ns ? ctx->set.trace_timeout_ns : HS_NS_PER_SEC;
+	uint64_t since = 0;
 
 	if (hs_capture_running(ctx))
 		return out_err(o, "history load: a capture runs, whose traces these are "
 			       "(capture stop first)");
+	if (extent(st, 0, &e, err, sizeof(err)) < 0)
+		return out_err(o, "cannot read history '%s': %s", hs_store_path(st), err);
+	if (by_since && e.have) {
+		since = e.head > dur ? e.head - dur : 0;
+		if (extent(st, since, &e, err, sizeof(err)) < 0)
+			return out_err(o, "cannot read history '%s': %s", hs_store_path(st), err);
+	}
 	hs_tracer_clear(ctx->tracer);
 	hs_flowtab_clear(ctx->flows);
+	hs_follow_reset(ctx);
 	ctx->ring_session = 0;
-	struct hs_fabric_range r = { .window_ns = window };
-	if (hs_fabric_load(st, ctx->topo, &r, load_one, ctx, &fs, err, sizeof(err)) < 0)
-		return out_err(o, "cannot read history '%s': %s", hs_store_path(st), err);
+	uint64_t batches = e.n / load_batch() + 1;
+	uint64_t span = e.have ? (e.head - since) / batches + 1 : 0;
+	for (uint64_t a = since; e.have && a <= e.head; a += span) {
+		struct hs_fabric_range r = {
+			.since_ns = a, .until_ns = a + span, .window_ns = window,
+		};
+		struct hs_fabric_stats fs;
+		if (hs_interrupted())
+			return out_err(o, "history load: interrupted, %" PRIu64 " traces loaded",
+				       all.traces);
+		if (hs_fabric_load(st, ctx->topo, &r, load_one, ctx, &fs, err, sizeof(err)) < 0)
+			return out_err(o, "cannot read history '%s': %s", hs_store_path(st), err);
+		all.stored += fs.stored;
+		all.traces += fs.traces;
+		all.joined += fs.joined;
+		if (span > UINT64_MAX - a)
+			break;
+	}
 	out_obj_open(o, NULL);
-	out_uint(o, "traces", "%" PRIu64 " traces loaded", fs.traces);
-	out_uint(o, "stored", " from %" PRIu64 " stored", fs.stored);
-	out_uint(o, "joined", " (%" PRIu64 " joined from parts that analyzers stored apart)\n",
-		 fs.joined);
+	out_uint(o, "traces", "%" PRIu64 " traces loaded", all.traces);
+	out_uint(o, "stored", " from %" PRIu64 " stored", all.stored);
+	out_uint(o, "joined", " (%" PRIu64 " joined from parts that analyzers stored apart)",
+		 all.joined);
+	if (by_since) {
+		char d[32];
+		out_uint(o, "since_ns", NULL, since);
+		out_text(o, ", the last %s", hs_fmt_duration(dur, d, sizeof(d)));
+	}
+	out_nl(o);
 	out_obj_close(o);
 	if (!ctx->topo)
 		out_warn(o, "no topology: the traces' outcomes are unknown (topo load FILE, "
@@ -420,6 +500,8 @@ int cmd_history(struct hs_ctx *ctx, int argc, char **argv)
 	const char *what = "sessions";
 	uint64_t limit = HISTORY_DEFAULT_LIMIT;
 	const char *ref = NULL;
+	bool by_since = false;
+	uint64_t load_since = 0;
 	int i = 1;
 
 	if (i < argc && strcmp(argv[i], "limit") != 0) {
@@ -429,7 +511,21 @@ int cmd_history(struct hs_ctx *ctx, int argc, char **argv)
 				return out_err(ctx->out, "history show needs a stored trace id "
 					       "(N, or SESSION:N)");
 			ref = argv[i++];
-		} else if (strcmp(what, "prune") == 0 || strcmp(what, "load") == 0) {
+		} else if (strcmp(what, "load") == 0) {
+			if (i < argc && strcmp(argv[i], "since") == 0) {
+				if (i + 1 >= argc)
+					return out_err(ctx->out, "history load since needs a "
+						       "duration (e.g. 10m, 1h, 7d)");
+				if (hs_parse_duration(argv[i + 1], &load_since) < 0 ||
+				    !load_since)
+					return out_err(ctx->out, "bad duration '%s' (e.g. 10m, "
+						       "1h, 7d)", argv[i + 1]);
+				by_since = true;
+				i += 2;
+			}
+			if (i < argc)
+				return out_err(ctx->out, "history load: unexpected '%s'", argv[i]);
+		} else if (strcmp(what, "prune") == 0) {
 			if (i < argc)
 				return out_err(ctx->out, "history %s: unexpected '%s'", what, argv[i]);
 		} else if (strcmp(what, "sessions") && strcmp(what, "flows") &&
@@ -473,7 +569,7 @@ int cmd_history(struct hs_ctx *ctx, int argc, char **argv)
 	if (strcmp(what, "prune") == 0)
 		return prune(ctx, st);
 	if (strcmp(what, "load") == 0)
-		return load(ctx, st);
+		return load(ctx, st, by_since, load_since);
 	out_obj_open(ctx->out, NULL);
 	for (size_t k = 0; k < HS_ARRAY_SIZE(tables); k++) {
 		if (strcmp(what, tables[k].what) != 0)

@@ -20,7 +20,7 @@ static const char *const mirror_words[] = { "add", "del", "list", "on", "session
 static const char *const decode_words[] = { "-c", NULL };
 static const char *const topo_words[] = { "load", "show", NULL };
 static const char *const history_words[] = { "sessions", "flows", "traces", "probes", "events",
-	"control", "show", "limit", "prune", "load", NULL };
+	"control", "show", "limit", "prune", "load", "since", NULL };
 
 static const char *const drops_words[] = { "limit", NULL };
 static const char *const ecmp_words[] = { "window", "--threshold", NULL };
@@ -60,7 +60,7 @@ const struct hs_cmd hs_cmds[] = {
 	{ "topo", cmd_topo, "load|show [FILE]",
 	  "load or show the fabric topology", topo_words, 0 },
 	{ "history", cmd_history,
-	  "[sessions|flows|traces|probes|events|control|show ID|prune|load] [limit N]",
+	  "[sessions|flows|traces|probes|events|control|show ID|prune|load] [since DURATION] [limit N]",
 	  "query the stored history", history_words, HS_CMDF_PAGE },
 	{ "sql", cmd_sql, "<QUERY...>",
 	  "run a read-only SQL query on the history", NULL, HS_CMDF_PAGE },

@@ -18,15 +18,16 @@
 #include "topo.h"
 
 struct hs_fabric_stats {
-	uint64_t stored;	/* stored traces read (with hops) */
+	uint64_t stored;	/* stored traces (parts) the handed traces are made of */
 	uint64_t traces;	/* traces they make, joined */
 	uint64_t joined;	/* of those, traces made of more than one stored part */
 };
 
-/* what to read: the stored traces whose first copy is in [since_ns,
- * until_ns) (until_ns 0: no end), parts of one packet joined within
- * window_ns (the trace timeout); own names the analyzer reading, whose
- * parts are its own (NULL: none is) */
+/* what to read: the packets whose first stored copy is in [since_ns,
+ * until_ns) (until_ns 0: no end), their parts joined within window_ns (the
+ * trace timeout; parts are read that far either side of the range, and a
+ * packet first seen outside it is left to the read of its own range);
+ * own names the analyzer reading, whose parts are its own (NULL: none is) */
 struct hs_fabric_range {
 	uint64_t since_ns, until_ns, window_ns;
 	const char *own;

@@ -27,6 +27,7 @@ struct joined {
 struct join {
 	const struct hs_topo *topo;
 	uint64_t window;
+	uint64_t since, until;		/* traces first in [since, until) are handed */
 	struct hs_fabric_stats *fs;
 	const char *own;		/* NULL: every part is foreign */
 	/* the trace being joined: its identity as stored, its first copy's time */
@@ -42,6 +43,11 @@ struct join {
 	size_t n, cap;
 	bool bad;
 };
+
+static uint64_t clamp(uint64_t ns)
+{
+	return ns > INT64_MAX ? (uint64_t)INT64_MAX : ns;
+}
 
 static int64_t ival(const struct hs_value *v)
 {
@@ -72,8 +78,12 @@ static void finish(struct join *j)
 	if (!j->have)
 		return;
 	j->have = false;
+	/* a packet first seen outside the range is another read's */
+	if (j->first < j->since || j->first >= j->until)
+		return;
 	order_hops(&j->t.t);
 	hs_trace_classify(&j->t.t, j->topo);
+	j->fs->stored += j->parts;
 	j->fs->traces++;
 	if (j->parts > 1)
 		j->fs->joined++;
@@ -175,7 +185,6 @@ static void on_row(void *arg, const struct hs_value *v, int ncol)
 		}
 		j->part = ival(&v[C_ID]);
 		j->parts++;
-		j->fs->stored++;
 		j->t.t.flags |= (uint8_t)ival(&v[C_FLAGS]);
 		if (v[C_PROBE].type == HS_VAL_INT)
 			j->t.t.probe_id = (uint32_t)v[C_PROBE].i;
@@ -194,18 +203,19 @@ static int by_time(const void *a, const void *b)
 	return tx < ty ? -1 : tx > ty;
 }
 
-static uint64_t clamp(uint64_t ns)
-{
-	return ns > INT64_MAX ? (uint64_t)INT64_MAX : ns;
-}
-
 int hs_fabric_load(struct hs_store *st, const struct hs_topo *topo,
 		   const struct hs_fabric_range *r, hs_fabric_fn each, void *arg,
 		   struct hs_fabric_stats *fs, char *err, size_t errlen)
 {
-	struct join j = { .topo = topo, .window = r->window_ns, .fs = fs, .own = r->own };
+	struct join j = { .topo = topo, .window = r->window_ns, .fs = fs, .own = r->own,
+			  .since = clamp(r->since_ns),
+			  .until = r->until_ns ? clamp(r->until_ns) : UINT64_MAX };
 	struct hs_rows rows = { .row = on_row, .arg = &j };
 	char sql[1024];
+	/* the parts of the range's packets: a window either side of it */
+	uint64_t from = j.since > r->window_ns ? j.since - r->window_ns : 0;
+	uint64_t to = j.until >= (uint64_t)INT64_MAX - r->window_ns ? (uint64_t)INT64_MAX
+								    : j.until + r->window_ns;
 
 	memset(fs, 0, sizeof(*fs));
 	/* the bounds are numbers formatted here, not text from the user */
@@ -216,7 +226,7 @@ int hs_fabric_load(struct hs_store *st, const struct hs_topo *topo,
 		 " ON h.trace = t.id WHERE t.first_ts >= %" PRIu64 " AND t.first_ts < %" PRIu64
 		 " ORDER BY t.src, t.dst, t.proto, t.sport,"
 		 " t.dport, t.ip_id, t.seq, t.tcp_flags, t.len, t.first_ts, t.id, h.idx",
-		 clamp(r->since_ns), r->until_ns ? clamp(r->until_ns) : (uint64_t)INT64_MAX);
+		 from, to);
 	int rc = hs_store_query_ro(st, sql, &rows, err, errlen);
 	finish(&j);
 	if (rc == 0 && j.bad) {

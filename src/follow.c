@@ -3,11 +3,11 @@
  *
  * Each tick asks the history three small things (its newest trace, the
  * other analyzers, which of them capture and how far their writing lags),
- * and, when something settled, reads the traces from a trace timeout
- * before the watermark up to a trace timeout past the new one: a packet
- * whose first part is before the watermark was handed before, whole; one
- * whose first part is in between is handed now, whole, since its parts
- * are all stored by then.
+ * and, when something settled, reads the packets first seen between the
+ * watermark and the new one (hs_fabric_load reads their parts a trace
+ * timeout either side): one first seen before was handed before, whole;
+ * one first seen in between is handed now, whole, since its parts are all
+ * stored by then.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -164,21 +164,14 @@ static bool own_from_history(void *arg, const struct hs_trace *t)
 	return from_history(t, ctx->topo);
 }
 
-struct take {
-	struct hs_ctx *ctx;
-	uint64_t from, to;	/* first copies in [from, to) are handed now */
-};
-
 static void take_one(void *arg, const struct hs_trace *t, bool foreign)
 {
-	struct take *k = arg;
-	struct hs_follow *f = k->ctx->follow;
-	uint64_t first = t->nhops ? t->hops[0].ts_ns : 0;
+	struct hs_ctx *ctx = arg;
 
-	if (first < k->from || first >= k->to || !(foreign || from_history(t, k->ctx->topo)))
-		return;
-	f->added++;
-	hs_tracer_adopt(k->ctx->tracer, t);
+	if (!foreign && !from_history(t, ctx->topo))
+		return;		/* its own, kept when it closed here */
+	ctx->follow->added++;
+	hs_tracer_adopt(ctx->tracer, t);
 }
 
 static void tick(uv_timer_t *h)
@@ -227,16 +220,13 @@ static void tick(uv_timer_t *h)
 		return;
 
 	struct hs_fabric_range r = {
-		.since_ns = f->mark > window ? f->mark - window : 0,
-		.until_ns = to + window,
-		.window_ns = window,
+		.since_ns = f->mark, .until_ns = to, .window_ns = window,
 		.own = hs_ctx_analyzer(ctx),
 	};
-	struct take k = { .ctx = ctx, .from = f->mark, .to = to };
 	struct hs_fabric_stats fs;
 	char err[512];
 	f->feeding = true;
-	int rc = hs_fabric_load(st, ctx->topo, &r, take_one, &k, &fs, err, sizeof(err));
+	int rc = hs_fabric_load(st, ctx->topo, &r, take_one, ctx, &fs, err, sizeof(err));
 	f->feeding = false;
 	if (rc < 0) {
 		snprintf(f->err, sizeof(f->err), "%s", err);

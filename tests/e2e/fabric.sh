@@ -100,6 +100,25 @@ assert all(r[\"session\"] is None for r in a), a" "$tmp/out" "$(cat "$tmp/n1")" 
 	check "$split: the traces are those one analyzer gives ($(wc -l <"$tmp/one.set"))" \
 		cmp -s "$tmp/one.set" "$tmp/fab.set"
 	check "$split: drops and loops read the same" cmp -s "$tmp/one.drops" "$tmp/fab.drops"
+	# a time bound, read a range of time at a time (100 traces a query):
+	# the packets first seen in the last 2 s before the newest
+	HOPSCOPE_TEST_LOAD_BATCH=100 hs --db "$url" --topo "$tmp/f.topo" \
+		-c 'history load since 2s; export ndjson -'
+	grep '^{' "$tmp/out" >"$tmp/fab.ndjson"
+	norm "$tmp/fab.ndjson" >"$tmp/fab.set"
+	python3 -c 'import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+rows = [r for r in rows if r.get("type") == "trace"]
+first = lambda r: min(h["ts_ns"] for h in r["hops"])
+head = max(first(r) for r in rows)
+for r in rows:
+    if first(r) >= head - 2000000000:
+        print(json.dumps(r))' "$tmp/one.ndjson" >"$tmp/one.last.ndjson"
+	norm "$tmp/one.last.ndjson" >"$tmp/one.last"
+	check "$split: history load since 2s, in batches: one analyzer's traces of the last 2 s ($(wc -l <"$tmp/one.last") of $(wc -l <"$tmp/one.set"))" \
+		eval '[ "$st" -eq 0 ] && has "traces loaded .*, the last 2.000s" "$tmp/out" &&
+			[ -s "$tmp/one.last" ] && ! cmp -s "$tmp/one.last" "$tmp/one.set" &&
+			cmp -s "$tmp/one.last" "$tmp/fab.set"'
 
 	# with the default history each analyzer keeps the parts of traces
 	# that may go on at the other: the dropped and looped are all there
@@ -200,9 +219,15 @@ check "a watch of the daemon is sent the traces the view took ($fed sent, $misse
 kill -TERM $dpid
 
 # what is refused
-hs --db "$url" -c 'history load extra'
-check "history load takes no argument" \
-	eval 'failed_cleanly && has "history load: unexpected .extra." "$tmp/err"'
+while IFS='|' read -r args said; do
+	hs --db "$url" -c "history load $args"
+	check "history load $args: refused, said" eval 'failed_cleanly && has "$said" "$tmp/err"'
+done <<'EOF'
+extra|history load: unexpected .extra.
+since soon|bad duration .soon. (e.g. 10m, 1h, 7d)
+since|history load since needs a duration
+since 1h extra|history load: unexpected .extra.
+EOF
 hs --db "$tmp/nothing.db" -c 'history load'
 check "history load of no history: said, none made" \
 	eval 'failed_cleanly && has "no history at" "$tmp/err" && [ ! -e "$tmp/nothing.db" ]'
