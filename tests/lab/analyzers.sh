@@ -3,7 +3,9 @@
 # a namespace of its own with half the switches mirroring to it, one
 # history on the lab's PostgreSQL server. A fault is injected; one console
 # over the history, not attached to either, finds it with 'drops' and
-# 'blame' once 'history load' joined the parts each analyzer stored;
+# 'blame' once 'history load' joined the parts each analyzer stored, and
+# so does a console attached to analyzer an1, though every copy of the
+# faulty path went to an2 (its daemon follows the shared history);
 # 'capture status' there lists both analyzers; down cleans everything.
 set -euo pipefail
 . "${top_srcdir:-.}/tests/lab/lib.sh"
@@ -29,10 +31,15 @@ grep -q "^analyzer an2: running pid [0-9]*, consoles attach at $LAB_STATE/an2.so
 	grep -q "^shared history: $url$" <<<"$st" || fail "status does not show the analyzers: $st"
 ok "up --analyzers 2: two named daemons, each capturing in its own namespace"
 
-# a lossy link, flows across it (some cross it, some retransmit)
-h1=$(host_addr h1); h8=$(host_addr h8)
-lab fault drop leaf1-spine1 30% >/dev/null
+# a lossy link, flows across it (some cross it, some retransmit): the
+# switches are dealt to the analyzers in turn (spine1 an1, spine2 an2,
+# leaf1 an1, leaf2 an2, ...), so every copy at either end of spine2 >
+# leaf4 goes to an2; the flows come from the hosts of leaf1 and leaf3,
+# which mirror to an1 (from two leaves, so that 007 tells the link they
+# share from the first links of their paths)
+lab fault drop spine2-leaf4 30% >/dev/null
 flows h1 h8 5102 40
+flows h5 h8 5103 40
 lab fault clear >/dev/null
 sleep 7		# the last traces close, and the heartbeats of the next 5 s are in
 
@@ -44,12 +51,28 @@ grep -q '^an1 | [1-9]' <<<"$out" && grep -q '^an2 | [1-9]' <<<"$out" ||
 ok "both analyzers wrote their traces to the one history"
 
 out=$(hs -c 'history load; drops; blame') || fail "history load; drops; blame failed: $out"
-grep -Eq '^leaf1 > spine1 +[1-9]' <<<"$out" || fail "drops does not find the fault on leaf1 > spine1: $out"
 # blame's most voted link: in its table when above the noise, else named
 # in the line that says so (a few flows on a small fabric)
-grep -Eq '^ *(leaf1 - spine1|spine1 - leaf1) |most voted, (leaf1 - spine1|spine1 - leaf1),' <<<"$out" ||
-	fail "blame does not name leaf1-spine1: $out"
-ok "one console over the history: drops and blame find the fault ($(grep -m1 '^leaf1 > spine1' <<<"$out" | awk '{print $4, "drops"}'))"
+found() {
+	grep -Eq '^spine2 > leaf4 +[1-9]' <<<"$1" &&
+		grep -Eq '^ *(spine2 - leaf4|leaf4 - spine2) |most voted, (spine2 - leaf4|leaf4 - spine2),' <<<"$1"
+}
+found "$out" || fail "drops and blame do not find the fault on spine2 > leaf4: $out"
+ok "one console over the history: drops and blame find the fault ($(grep -m1 '^spine2 > leaf4' <<<"$out" | awk '{print $4, "drops"}'))"
+
+# attached to an1, which saw none of those copies: its view follows the
+# history (once a second, a few seconds behind the captures)
+for ((i = 0; i < 30; i++)); do
+	out=$(timeout 60 "$HOPSCOPE" --attach "$LAB_STATE/an1.sock" -c 'drops; blame' </dev/null) ||
+		fail "drops; blame attached to an1 failed: $out"
+	found "$out" && break
+	sleep 1
+done
+found "$out" || fail "attached to an1, drops and blame do not find the fault on spine2 > leaf4: $out"
+out=$(timeout 60 "$HOPSCOPE" --attach "$LAB_STATE/an1.sock" -c 'capture status' </dev/null)
+grep -Eq '^view +auto: [1-9][0-9]* traces from the history \(1 other analyzer\)' <<<"$out" ||
+	fail "capture status of an1 does not say it follows the history: $out"
+ok "a console attached to an1: drops and blame find the fault whose copies went to an2"
 
 out=$(hs -c 'capture status') || fail "capture status over the history failed: $out"
 for k in 1 2; do
