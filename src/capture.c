@@ -218,13 +218,16 @@ static void on_trace_close(void *arg, const struct hs_trace *t)
 {
 	struct hs_ctx *ctx = arg;
 
+	/* the flows are this analyzer's own copies', as it stores them:
+	 * not of what the fabric view takes from the history */
+	if (!hs_follow_feeding(ctx))
+		hs_flowtab_add_trace(ctx->flows, t);
 	if (hs_follow_defers(ctx, t)) {
 		/* the fabric view takes it back from the history, joined */
 		history_trace(ctx, t);
 		hs_tracer_hide(ctx->tracer, t);
 		return;
 	}
-	hs_flowtab_add_trace(ctx->flows, t);
 	hs_publish_trace(&ctx->subs, t);
 }
 

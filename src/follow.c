@@ -21,7 +21,12 @@
 #define PROBE_TICKS	5		/* not following: the history asked this seldom */
 #define COMMIT_NS	(HS_NS_PER_SEC / 2)	/* the writers' commit interval */
 #define RUNNING_NS	(15 * HS_NS_PER_SEC)	/* a heartbeat this old: no capture runs there */
-#define BEFORE_NS	(60 * HS_NS_PER_SEC)	/* the view starts this long before its capture */
+#define BEFORE_NS	(60 * HS_NS_PER_SEC)	/* the view starts this long before its
+						 * capture, and reads at most this much
+						 * at once */
+
+#define CHECK_NS	(5 * HS_NS_PER_SEC)	/* a longer read is counted first */
+#define MAX_READ	100000		/* traces read at once, about */
 
 struct hs_follow {
 	struct hs_ctx *ctx;
@@ -155,6 +160,29 @@ static int ask(struct hs_ctx *ctx, struct hs_store *st, struct probe *p)
 	return hs_store_query_ro(st, sql, &rows, f->err, sizeof(f->err)) == 0 ? 0 : -1;
 }
 
+static void count_row(void *arg, const struct hs_value *v, int ncol)
+{
+	uint64_t *n = arg;
+
+	if (ncol == 1 && v[0].type == HS_VAL_INT && v[0].i > 0)
+		*n = (uint64_t)v[0].i;
+}
+
+/* the stored traces first seen in [from, to) */
+static int count(struct hs_ctx *ctx, struct hs_store *st, uint64_t from, uint64_t to,
+		 uint64_t *n)
+{
+	struct hs_rows rows = { .row = count_row, .arg = n };
+	char sql[160];
+
+	*n = 0;
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM traces WHERE first_ts >= %" PRIu64
+		 " AND first_ts < %" PRIu64, from > INT64_MAX ? (uint64_t)INT64_MAX : from,
+		 to > INT64_MAX ? (uint64_t)INT64_MAX : to);
+	return hs_store_query_ro(st, sql, &rows, ctx->follow->err, sizeof(ctx->follow->err)) == 0
+		       ? 0 : -1;
+}
+
 /* what this console's capture closed that the view now takes from the
  * history is hidden */
 static bool own_from_history(void *arg, const struct hs_trace *t)
@@ -218,6 +246,14 @@ static void tick(uv_timer_t *h)
 	}
 	if (to <= f->mark)
 		return;
+	/* far behind (the view turned on late, the history was away): a
+	 * minute at most, and about MAX_READ traces, are read at once, the
+	 * older part skipped: the trace set keeps the newest anyway */
+	if (to - f->mark > BEFORE_NS)
+		f->mark = to - BEFORE_NS;
+	uint64_t n;
+	if (to - f->mark > CHECK_NS && count(ctx, st, f->mark, to, &n) == 0 && n > MAX_READ)
+		f->mark = to - (uint64_t)((double)(to - f->mark) * MAX_READ / (double)n);
 
 	struct hs_fabric_range r = {
 		.since_ns = f->mark, .until_ns = to, .window_ns = window,
