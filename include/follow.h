@@ -9,9 +9,9 @@
  * and watch feeds have them, the history does not take them again. Its
  * own traces of those kinds wait for the history and are not kept here in
  * the meantime, so every packet is one trace. What a packet may still
- * gain is left for later: while a capture runs anywhere, the view stops a
- * trace timeout, the writers' commit interval and their lag short of the
- * newest stored trace.
+ * gain is left for later: while a capture runs anywhere, the view stops
+ * two trace timeouts, the writers' commit interval and their lag short of
+ * the newest stored trace, until nothing new was stored for that long.
  *
  * 'set view auto' (the default) follows where the history is PostgreSQL,
  * this console or daemon captured into it and another analyzer's

@@ -35,6 +35,7 @@ struct hs_follow {
 	bool on, started, feeding, settled;
 	uint64_t mark;		/* traces first at mark or later are still to come */
 	uint64_t head;		/* the newest stored trace's first copy */
+	uint64_t head_seen;	/* wall clock when it was first seen so */
 	uint64_t others, added;
 	char err[512];
 };
@@ -224,6 +225,9 @@ static void tick(uv_timer_t *h)
 		return;
 	if (!p.have_head)
 		return;		/* nothing stored yet */
+	uint64_t now = hs_wall_ns();
+	if (!f->started || p.head != f->head)
+		f->head_seen = now;
 	f->head = p.head;
 	if (!f->started) {
 		uint64_t start = ctx->last_stats.first_ts ? ctx->last_stats.first_ts : p.head;
@@ -236,12 +240,13 @@ static void tick(uv_timer_t *h)
 	}
 
 	uint64_t window = ctx->set.trace_timeout_ns ? ctx->set.trace_timeout_ns : HS_NS_PER_SEC;
-	uint64_t to;
+	uint64_t to, settle = 2 * window + COMMIT_NS + p.lag;
 	f->settled = p.running == 0;
-	if (f->settled) {
+	if (f->settled || now - f->head_seen > settle) {
+		/* nothing captures, or nothing new was stored for longer than
+		 * a part takes to be: what is there is whole */
 		to = p.head + 1;
 	} else {
-		uint64_t settle = 2 * window + COMMIT_NS + p.lag;
 		to = p.head > settle ? p.head - settle : 0;
 	}
 	if (to <= f->mark)
