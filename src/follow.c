@@ -113,8 +113,13 @@ static struct hs_store *followed(struct hs_ctx *ctx)
 	switch (ctx->set.view) {
 	case HS_VIEW_LOCAL:
 		return NULL;
-	case HS_VIEW_FABRIC:
-		return ctx->set.policy == HS_POLICY_OFF ? NULL : hs_ctx_store_early(ctx);
+	case HS_VIEW_FABRIC:	/* never made for it: open, or on a server */
+		if (ctx->set.policy == HS_POLICY_OFF)
+			return NULL;
+		if (ctx->store)
+			return ctx->store;
+		return ctx->set.db_path && hs_store_is_pg(ctx->set.db_path) ?
+		       hs_ctx_store_early(ctx) : NULL;
 	default:	/* what this console captured went into a shared history */
 		if (ctx->set.policy == HS_POLICY_OFF || !ctx->store || ctx->ring_session <= 0 ||
 		    !hs_store_is_pg(hs_store_path(ctx->store)))
