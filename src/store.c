@@ -347,7 +347,8 @@ _Static_assert(HS_ARRAY_SIZE(migrations) == HS_STORE_SCHEMA,
 
 #define TRACE_COLS 22
 #define FLOW_COLS 16
-#define BATCH_ROWS 16		/* trace or flow rows per INSERT */
+#define BATCH_BITS 7
+#define BATCH_ROWS (1u << (BATCH_BITS - 1))	/* trace or flow rows per INSERT, 64 */
 
 struct sq_store {
 	struct hs_store base;	/* first: the handle store.h's callers hold */
@@ -357,11 +358,14 @@ struct sq_store {
 	sqlite3_stmt *stmt[S__COUNT];
 	/* Trace rows go in BATCH_ROWS at a time, one INSERT of that many rows:
 	 * with 'history all', stepping a statement per trace cost more than
-	 * the rows. Queued rows are inserted before a commit and before the
-	 * history is read. trace_stmt[n] inserts n rows. */
+	 * the rows, and SQLite's cost per row still falls from 16 rows to an
+	 * INSERT to 64. Queued rows are inserted before a commit and before
+	 * the history is read. trace_stmt[i] inserts 1 << i rows: fewer rows
+	 * go in as few INSERTs as their number has bits, so a statement of
+	 * every size up to BATCH_ROWS is never kept. */
 	struct hs_store_row trows[BATCH_ROWS];
 	unsigned ntrows;
-	sqlite3_stmt *trace_stmt[BATCH_ROWS + 1];
+	sqlite3_stmt *trace_stmt[BATCH_BITS];
 	/* New flows likewise (most flows are written once). Their values are
 	 * bound when the INSERT runs, and their rows learnt from it: a queued
 	 * flow's row is HS_FLOW_ROW_QUEUED until then. */
@@ -370,7 +374,7 @@ struct sq_store {
 		struct hs_flow *f;
 	} frows[BATCH_ROWS];
 	unsigned nfrows;
-	sqlite3_stmt *flow_stmt[BATCH_ROWS + 1];
+	sqlite3_stmt *flow_stmt[BATCH_BITS];
 	/* The mirror sources (rows of mirror_sources) hops were written with,
 	 * found by address: a hop finds its row here, not by asking SQLite.
 	 * Emptied when a batch is rolled back (it may have added some). */
@@ -550,7 +554,7 @@ static void store_destroy(struct sq_store *st)
 {
 	for (int i = 0; i < S__COUNT; i++)
 		sqlite3_finalize(st->stmt[i]);
-	for (int i = 0; i <= BATCH_ROWS; i++) {
+	for (int i = 0; i < BATCH_BITS; i++) {
 		sqlite3_finalize(st->trace_stmt[i]);
 		sqlite3_finalize(st->flow_stmt[i]);
 	}
@@ -932,19 +936,21 @@ static int64_t source_id(struct sq_store *st, const struct hs_addr *a, const cha
 	return id;
 }
 
-/* "INSERT INTO table(cols) VALUES " and n rows of ncols columns, prepared
- * once for each n and kept in cache[n]. The first column, the same in every
- * row (the analyzer), is parameter 1 of every row, bound once per INSERT;
+/* "INSERT INTO table(cols) VALUES " and n rows of ncols columns (n a power
+ * of two), prepared once for each n and kept in cache[log2 n]. The first
+ * column, the same in every row (the analyzer), is parameter 1 of every
+ * row, bound once per INSERT;
  * row j's other columns are parameters 2 + j * (ncols - 1) on (a bare '?'
  * numbers one past the largest before it). */
 static sqlite3_stmt *batch_stmt(struct sq_store *st, sqlite3_stmt **cache, const char *head,
 				unsigned ncols, unsigned n)
 {
 	size_t hlen = strlen(head), len = hlen, row = 2 * ncols + 2;
+	sqlite3_stmt **kept = &cache[__builtin_ctz(n)];
 	char *sql;
 
-	if (cache[n])
-		return cache[n];
+	if (*kept)
+		return *kept;
 	sql = hs_xcalloc(1, hlen + n * (row + 1) + 1);
 	memcpy(sql, head, hlen);
 	for (unsigned i = 0; i < n; i++) {
@@ -959,13 +965,19 @@ static sqlite3_stmt *batch_stmt(struct sq_store *st, sqlite3_stmt **cache, const
 		sql[len++] = ')';
 	}
 	sql[len] = '\0';
-	if (sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &cache[n],
-			       NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, kept, NULL) !=
+	    SQLITE_OK) {
 		db_err(st, "cannot write to");
-		cache[n] = NULL;
+		*kept = NULL;
 	}
 	free(sql);
-	return cache[n];
+	return *kept;
+}
+
+/* the rows of the next INSERT of n queued: the most a statement takes */
+static unsigned batch_take(unsigned n)
+{
+	return 1u << (31 - __builtin_clz(n));
 }
 
 static sqlite3_stmt *trace_stmt(struct sq_store *st, unsigned n)
@@ -992,57 +1004,63 @@ static void drop_batch(struct sq_store *st)
 	}
 }
 
+/* trace row r's values but the analyzer, TRACE_COLS - 1 of them from
+ * parameter b + 1 on */
+static void bind_trace(sqlite3_stmt *s, int b, const struct hs_store_row *r)
+{
+	sqlite3_bind_int64(s, b + 1, r->session);
+	bind_u64(s, b + 2, r->id);
+	bind_static(s, b + 3, r->src);
+	bind_static(s, b + 4, r->dst);
+	sqlite3_bind_int(s, b + 5, r->proto);
+	sqlite3_bind_int(s, b + 6, r->sport);
+	sqlite3_bind_int(s, b + 7, r->dport);
+	sqlite3_bind_int(s, b + 8, r->ip_id);
+	bind_u64(s, b + 9, r->seq);
+	sqlite3_bind_int(s, b + 10, r->tcp_flags);
+	bind_u64(s, b + 11, r->len);
+	if (r->have_ts) {
+		bind_u64(s, b + 12, r->first);
+		bind_u64(s, b + 13, r->last);
+	} else {
+		sqlite3_bind_null(s, b + 12);
+		sqlite3_bind_null(s, b + 13);
+	}
+	bind_static(s, b + 14, r->outcome);
+	bind_text_or_null(s, b + 15, r->last_sw);
+	bind_text_or_null(s, b + 16, r->next);
+	sqlite3_bind_int(s, b + 17, r->nhops);
+	sqlite3_bind_int(s, b + 18, r->flags);
+	if (r->have_probe)
+		bind_u64(s, b + 19, r->probe_id);
+	else
+		sqlite3_bind_null(s, b + 19);
+	sqlite3_bind_text(s, b + 20, r->hops, r->hops_len, SQLITE_STATIC);
+	if (r->have_hw)
+		bind_u64(s, b + 21, r->first_hw);
+	else
+		sqlite3_bind_null(s, b + 21);
+}
+
 /* insert the queued trace rows. On failure they are lost with the rest of
  * the batch, which is rolled back and reported by the next commit. */
 static int flush_traces(struct sq_store *st)
 {
-	unsigned n = st->ntrows;
-	sqlite3_stmt *s;
+	unsigned n = st->ntrows, k;
 
-	if (n == 0)
-		return 0;
 	st->ntrows = 0;
-	if (!(s = trace_stmt(st, n)))
-		goto lost;
-	bind_static(s, 1, hs_store_an(&st->base));
-	for (unsigned j = 0; j < n; j++) {
-		const struct hs_store_row *r = &st->trows[j];
-		int b = 1 + (int)j * (TRACE_COLS - 1);
-		sqlite3_bind_int64(s, b + 1, r->session);
-		bind_u64(s, b + 2, r->id);
-		bind_static(s, b + 3, r->src);
-		bind_static(s, b + 4, r->dst);
-		sqlite3_bind_int(s, b + 5, r->proto);
-		sqlite3_bind_int(s, b + 6, r->sport);
-		sqlite3_bind_int(s, b + 7, r->dport);
-		sqlite3_bind_int(s, b + 8, r->ip_id);
-		bind_u64(s, b + 9, r->seq);
-		sqlite3_bind_int(s, b + 10, r->tcp_flags);
-		bind_u64(s, b + 11, r->len);
-		if (r->have_ts) {
-			bind_u64(s, b + 12, r->first);
-			bind_u64(s, b + 13, r->last);
-		} else {
-			sqlite3_bind_null(s, b + 12);
-			sqlite3_bind_null(s, b + 13);
-		}
-		bind_static(s, b + 14, r->outcome);
-		bind_text_or_null(s, b + 15, r->last_sw);
-		bind_text_or_null(s, b + 16, r->next);
-		sqlite3_bind_int(s, b + 17, r->nhops);
-		sqlite3_bind_int(s, b + 18, r->flags);
-		if (r->have_probe)
-			bind_u64(s, b + 19, r->probe_id);
-		else
-			sqlite3_bind_null(s, b + 19);
-		sqlite3_bind_text(s, b + 20, r->hops, r->hops_len, SQLITE_STATIC);
-		if (r->have_hw)
-			bind_u64(s, b + 21, r->first_hw);
-		else
-			sqlite3_bind_null(s, b + 21);
+	for (unsigned done = 0; done < n; done += k) {
+		sqlite3_stmt *s = trace_stmt(st, k = batch_take(n - done));
+
+		if (!s)
+			goto lost;
+		bind_static(s, 1, hs_store_an(&st->base));
+		for (unsigned j = 0; j < k; j++)
+			bind_trace(s, 1 + (int)j * (TRACE_COLS - 1), &st->trows[done + j]);
+		if (run_bound(st, s) < 0)
+			goto lost;
 	}
-	if (run_bound(st, s) == 0)
-		return 0;
+	return 0;
 lost:
 	drop_batch(st);
 	return -1;
@@ -1107,24 +1125,27 @@ static void bind_flow(sqlite3_stmt *s, int b, int64_t session, const struct hs_f
 static int flush_flows(struct sq_store *st)
 {
 	char src[BATCH_ROWS][HS_ADDRSTRLEN], dst[BATCH_ROWS][HS_ADDRSTRLEN];
-	unsigned n = st->nfrows;
-	sqlite3_stmt *s;
+	unsigned n = st->nfrows, k;
 
-	if (n == 0)
-		return 0;
-	if ((s = flow_stmt(st, n)) != NULL) {
+	for (unsigned done = 0; done < n; done += k) {
+		const struct flow_row *fr = &st->frows[done];
+		sqlite3_stmt *s = flow_stmt(st, k = batch_take(n - done));
+
+		if (!s)
+			goto lost;
 		bind_static(s, 1, hs_store_an(&st->base));
-		for (unsigned j = 0; j < n; j++)
-			bind_flow(s, 1 + (int)j * (FLOW_COLS - 1), st->frows[j].session,
-				  st->frows[j].f, src[j], dst[j]);
-		if (run_bound(st, s) == 0) {
-			int64_t last = sqlite3_last_insert_rowid(st->db);
-			for (unsigned j = 0; j < n; j++)
-				st->frows[j].f->row = last - (int64_t)(n - 1 - j);
-			st->nfrows = 0;
-			return 0;
-		}
+		for (unsigned j = 0; j < k; j++)
+			bind_flow(s, 1 + (int)j * (FLOW_COLS - 1), fr[j].session, fr[j].f, src[j],
+				  dst[j]);
+		if (run_bound(st, s) < 0)
+			goto lost;
+		int64_t last = sqlite3_last_insert_rowid(st->db);
+		for (unsigned j = 0; j < k; j++)
+			fr[j].f->row = last - (int64_t)(k - 1 - j);
 	}
+	st->nfrows = 0;
+	return 0;
+lost:
 	drop_batch(st);		/* the rollback takes the queued flows' rows back */
 	return -1;
 }
