@@ -116,6 +116,7 @@ struct hs_ctx {
 	struct hs_stats *stats;		/* 'stats' running on the live capture, else NULL */
 	struct hs_planck *planck;	/* rates and alerts (planck.h), NULL until used */
 	struct hs_follow *follow;	/* the fabric view (follow.h) */
+	bool following;			/* ... is on: a closed trace is its business */
 };
 
 /* process one decoded-or-not frame: count, filter, trace (capture.c) */

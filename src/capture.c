@@ -214,20 +214,32 @@ static void read_kernel_stats(struct hs_capture *c);
 
 static void history_trace(void *arg, const struct hs_trace *t);
 
+/* a trace closed while the fabric view is on (follow.h): true when it is
+ * done with here */
+static __attribute__((noinline)) bool fabric_close(struct hs_ctx *ctx, const struct hs_trace *t)
+{
+	if (hs_follow_feeding(ctx)) {
+		/* from the history: the flows are this analyzer's own copies',
+		 * as it stores them, and the history has it */
+		hs_publish_trace(&ctx->subs, t);
+		return true;
+	}
+	if (!hs_follow_defers(ctx, t))
+		return false;
+	/* the fabric view takes it back from the history, joined */
+	hs_flowtab_add_trace(ctx->flows, t);
+	history_trace(ctx, t);
+	hs_tracer_hide(ctx->tracer, t);
+	return true;
+}
+
 static void on_trace_close(void *arg, const struct hs_trace *t)
 {
 	struct hs_ctx *ctx = arg;
 
-	/* the flows are this analyzer's own copies', as it stores them:
-	 * not of what the fabric view takes from the history */
-	if (!hs_follow_feeding(ctx))
-		hs_flowtab_add_trace(ctx->flows, t);
-	if (hs_follow_defers(ctx, t)) {
-		/* the fabric view takes it back from the history, joined */
-		history_trace(ctx, t);
-		hs_tracer_hide(ctx->tracer, t);
+	if (ctx->following && fabric_close(ctx, t))
 		return;
-	}
+	hs_flowtab_add_trace(ctx->flows, t);
 	hs_publish_trace(&ctx->subs, t);
 }
 

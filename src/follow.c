@@ -88,6 +88,7 @@ void hs_follow_reset(struct hs_ctx *ctx)
 	if (!f)
 		return;
 	f->on = f->started = f->settled = false;
+	ctx->following = false;
 	f->mark = f->head = f->added = 0;
 	f->err[0] = '\0';
 }
@@ -219,7 +220,7 @@ static void tick(uv_timer_t *h)
 	if (!f->on && ctx->set.view != HS_VIEW_FABRIC && f->ticks % PROBE_TICKS != 1)
 		return;
 	if (!(st = followed(ctx))) {
-		f->on = false;
+		f->on = ctx->following = false;
 		return;
 	}
 	hs_capture_hold_store(ctx);
@@ -240,7 +241,7 @@ static void tick(uv_timer_t *h)
 		f->started = true;
 	}
 	if (!f->on) {
-		f->on = true;
+		f->on = ctx->following = true;
 		hs_tracer_hide_if(ctx->tracer, own_from_history, ctx);
 	}
 
@@ -309,6 +310,7 @@ void hs_follow_fini(struct hs_ctx *ctx)
 	if (!f)
 		return;
 	ctx->follow = NULL;
+	ctx->following = false;
 	uv_timer_stop(&f->timer);
 	f->timer.data = f;
 	uv_close((uv_handle_t *)&f->timer, closed);
