@@ -326,6 +326,10 @@ static const char schema_v12[] =
  * written fast (version 9) */
 static const char schema_v13[] = "";
 
+/* version 14: PostgreSQL's traces of a session are found by a block range
+ * index (store_pg.c); nothing changes here either */
+static const char schema_v14[] = "";
+
 /* migrations[i] takes the schema from version i to i + 1: its sql, then
  * its fill over every trace (if any), then its after (if any) */
 static const struct migration {
@@ -336,6 +340,7 @@ static const struct migration {
 	{ schema_v7, NULL, NULL }, { schema_v8, schema_v8_fill, schema_v8_after },
 	{ schema_v9, schema_v9_fill, schema_v9_after }, { schema_v10, NULL, NULL },
 	{ schema_v11, NULL, NULL }, { schema_v12, NULL, NULL }, { schema_v13, NULL, NULL },
+	{ schema_v14, NULL, NULL },
 };
 
 #define FILL_IDS 65536		/* trace ids per step of a fill */
