@@ -1363,8 +1363,6 @@ void hs_capture_stop(struct hs_ctx *ctx, const char *why)
 	 * batch that does not fit (a full disk) does not take the end with it */
 	commit(ctx);
 	store_warn(ctx);
-	if (ctx->session > 0 && ctx->store && !c->use_writer)
-		heartbeat(ctx, 0);	/* the last: its capture over */
 	if (ctx->session > 0 && ctx->store) {
 		end_due(ctx);	/* an earlier session's, if it is still due */
 		c->end_ss = (struct hs_session_stats){
@@ -1386,6 +1384,10 @@ void hs_capture_stop(struct hs_ctx *ctx, const char *why)
 			commit(ctx);
 			history_failed(ctx, hs_store_path(ctx->store), hs_store_errmsg(ctx->store));
 		}
+		/* the last, its capture over: after the session's end, which
+		 * waited for the rows sent before it (a history server's batch
+		 * in flight), so that it does not count them as waiting */
+		heartbeat(ctx, 0);
 	}
 	ctx->session = 0;
 }

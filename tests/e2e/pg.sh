@@ -91,6 +91,14 @@ check "blame names the lossy link" has 'spine1 - leaf1' "$tmp/pg.out"
 same "the votes kept" -c "sql 'select * from blame order by epoch_start, a, b' --json"
 check "the lossy link's votes are kept" has '"a":"spine1","b":"leaf1"' "$tmp/pg.out"
 
+# a file read to its end: the analyzer's last heartbeat counts no row as
+# waiting, its last batch written by then
+hs --db "$url" --topo "$tmp/lossy.topo" \
+	-c "set analyzer hbtest; set history all; capture start $tmp/lossy.pcap again"
+hs --db "$url" -c 'capture status --json'
+check "a file read: its last heartbeat has no row waiting" eval '[ "$st" -eq 0 ] &&
+	grep -q "\"name\":\"hbtest\",[^}]*\"history_waiting\":0," "$tmp/out"'
+
 # counter snapshots through a stand-in driver (HOPSCOPE_DRIVER) printing two
 # of the sample fabric, a second apart: kept, listed, shown and diffed alike
 python3 - "$tmp" <<'PY'
