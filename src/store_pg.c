@@ -22,6 +22,7 @@
  * through COPY, never spliced into SQL. Probe runs, 007's votes and
  * snapshots, written seldom, go a statement a row in a transaction.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -31,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <libpq-fe.h>
 
@@ -1275,16 +1277,228 @@ static void cell(const PGresult *r, int row, int col, struct hs_value *v,
 	}
 }
 
+/* ---- a query's columns named as SQLite names them --------------------------------- */
+
+/* a token of a statement: a word (a keyword or a name), a quoted name, a
+ * literal, a parenthesis, a comma, or another character */
+struct sql_tok {
+	const char *p;
+	size_t n;
+	char kind;	/* 'w', 'q', 'l', '(', ')', ',', 'o' */
+};
+
+/* the token of s at *pos, blanks and comments skipped; false at its end */
+static bool sql_tok(const char *s, size_t *pos, struct sql_tok *t)
+{
+	size_t i = *pos, b;
+
+	for (;;) {
+		while (s[i] && isspace((unsigned char)s[i]))
+			i++;
+		if (s[i] == '-' && s[i + 1] == '-') {
+			i += strcspn(s + i, "\n");
+		} else if (s[i] == '/' && s[i + 1] == '*') {
+			const char *e = strstr(s + i + 2, "*/");
+			i = e ? (size_t)(e - s) + 2 : i + strlen(s + i);
+		} else {
+			break;
+		}
+	}
+	if (!s[i] || s[i] == ';')
+		return false;
+	b = i;
+	if (s[i] == '\'' || s[i] == '"') {
+		char q = s[i];	/* a quote doubled is one of it */
+		t->kind = q == '"' ? 'q' : 'l';
+		for (i++; s[i]; i++) {
+			if (s[i] == q && s[i + 1] == q)
+				i++;
+			else if (s[i] == q && ++i)
+				break;
+		}
+	} else if (s[i] == '$' && (s[i + 1] == '$' || isalpha((unsigned char)s[i + 1]))) {
+		size_t n = 1 + strspn(s + i + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				      "0123456789_");
+		t->kind = 'l';	/* $tag$...$tag$ */
+		if (s[i + n] != '$') {
+			i++;
+			t->kind = 'o';
+		} else {
+			const char *e = NULL;
+			for (const char *f = s + i + n + 1; (f = strchr(f, '$')) != NULL; f++)
+				if (strncmp(f, s + i, n + 1) == 0) {
+					e = f;
+					break;
+				}
+			i = e ? (size_t)(e - s) + n + 1 : i + strlen(s + i);
+		}
+	} else if (isalpha((unsigned char)s[i]) || s[i] == '_' || (unsigned char)s[i] >= 0x80) {
+		while (isalnum((unsigned char)s[i]) || s[i] == '_' || s[i] == '$' ||
+		       (unsigned char)s[i] >= 0x80)
+			i++;
+		t->kind = 'w';
+		if (s[i] == '\'' && i - b == 1) {	/* E'...', X'...': a literal */
+			size_t at = i;
+			struct sql_tok lit;
+			sql_tok(s, &at, &lit);
+			i = at;
+			t->kind = 'l';
+		}
+	} else if (isdigit((unsigned char)s[i]) || (s[i] == '.' && isdigit((unsigned char)s[i + 1]))) {
+		while (isalnum((unsigned char)s[i]) || s[i] == '.')
+			i++;
+		t->kind = 'l';
+	} else {
+		t->kind = s[i] == '(' || s[i] == ')' || s[i] == ',' ? s[i] : 'o';
+		i++;
+	}
+	t->p = s + b;
+	t->n = i - b;
+	*pos = i;
+	return true;
+}
+
+static bool tok_is(const struct sql_tok *t, const char *const *words)
+{
+	if (t->kind != 'w')
+		return false;
+	for (; *words; words++)
+		if (strlen(*words) == t->n && strncasecmp(t->p, *words, t->n) == 0)
+			return true;
+	return false;
+}
+
+/* words that end a SELECT's list of columns, and words an expression may
+ * end with or have before its last operand: none of them a column's name */
+static const char *const list_end[] = {
+	"from", "where", "group", "having", "order", "limit", "offset", "union", "intersect",
+	"except", "window", "fetch", "for", "into", NULL
+};
+static const char *const expr_words[] = {
+	"null", "true", "false", "end", "and", "or", "not", "is", "isnull", "notnull", "in",
+	"like", "ilike", "similar", "between", "distinct", "from", "collate", "zone", "then",
+	"else", "when", "case", "escape", "as", "unknown", "symmetric", "asymmetric", NULL
+};
+
+/* one item of the list: where its text is, its last two tokens */
+struct sql_item {
+	size_t b, e;
+	int ntok;
+	struct sql_tok last, prev;
+	bool name_only;		/* a column's name, maybe qualified (t.src) */
+	bool star;
+};
+
+/* whether an item is named by itself: 'expr AS name' or 'expr name' */
+static bool item_named(const struct sql_item *it)
+{
+	if (it->ntok < 2 || it->name_only)
+		return false;
+	if (tok_is(&it->prev, (const char *const[]){ "as", NULL }))
+		return true;
+	bool name = (it->last.kind == 'w' && !tok_is(&it->last, expr_words)) ||
+		    it->last.kind == 'q';
+	bool operand = (it->prev.kind == 'w' && !tok_is(&it->prev, expr_words)) ||
+		       it->prev.kind == 'q' || it->prev.kind == 'l' || it->prev.kind == ')';
+	return name && operand;
+}
+
+/* A column of the user's query is named as SQLite names it: one that is
+ * an expression with no name of its own (AS) is named by its text in the
+ * statement, where PostgreSQL would say ?column? or the name of its
+ * function (count for count(*)). The columns of the first SELECT's list,
+ * when it has ncol of them and no '*'; names[i] replaced. */
+static void sqlite_names(const char *sql, char **names, int ncol)
+{
+	static const char *const select[] = { "select", NULL }, *const quals[] = {
+		"distinct", "all", NULL };
+	struct sql_item *items = hs_xcalloc(ncol > 0 ? (size_t)ncol : 1, sizeof(*items));
+	struct sql_tok t;
+	size_t pos = 0, before;
+	int depth = 0, n = 0;
+	bool found = false;
+
+	/* a query, not one explained: its first word SELECT or WITH */
+	before = 0;
+	if (!sql_tok(sql, &before, &t) || !tok_is(&t, (const char *const[]){ "select", "with",
+									   NULL })) {
+		free(items);
+		return;
+	}
+	while (!found && sql_tok(sql, &pos, &t)) {
+		depth += t.kind == '(' ? 1 : t.kind == ')' ? -1 : 0;
+		found = depth == 0 && tok_is(&t, select);
+	}
+	/* DISTINCT [ON (...)], ALL */
+	before = pos;
+	if (found && sql_tok(sql, &pos, &t) && tok_is(&t, quals)) {
+		before = pos;
+		if (sql_tok(sql, &pos, &t) && tok_is(&t, (const char *const[]){ "on", NULL }) &&
+		    sql_tok(sql, &pos, &t) && t.kind == '(') {
+			for (depth = 1; depth > 0 && sql_tok(sql, &pos, &t);)
+				depth += t.kind == '(' ? 1 : t.kind == ')' ? -1 : 0;
+			before = pos;
+		}
+	}
+	pos = before;
+	depth = 0;
+	struct sql_item *it = NULL;
+	while (found && sql_tok(sql, &pos, &t)) {
+		if (depth == 0 && (t.kind == ')' || tok_is(&t, list_end)))
+			break;
+		if (depth == 0 && t.kind == ',') {
+			it = NULL;
+			continue;
+		}
+		if (!it) {
+			if (n == ncol) {
+				n++;
+				break;
+			}
+			it = &items[n++];
+			it->b = (size_t)(t.p - sql);
+			it->name_only = true;
+		}
+		depth += t.kind == '(' ? 1 : t.kind == ')' ? -1 : 0;
+		if (depth == 0 || t.kind == '(') {
+			/* a name, or names joined by '.' */
+			bool dot = t.kind == 'o' && t.n == 1 && *t.p == '.';
+			bool nm = t.kind == 'w' || t.kind == 'q';
+			if (!(it->ntok % 2 == 0 ? nm : dot))
+				it->name_only = false;
+			it->star |= t.kind == 'o' && *t.p == '*' &&
+				    (it->ntok == 0 || (it->last.kind == 'o' && *it->last.p == '.'));
+			it->prev = it->last;
+			it->last = t;
+			it->ntok++;
+		}
+		it->e = (size_t)(t.p + t.n - sql);
+	}
+	bool ok = found && n == ncol;
+	for (int i = 0; ok && i < n; i++)
+		ok = !items[i].star && items[i].ntok > 0;
+	for (int i = 0; ok && i < n; i++) {
+		if (items[i].name_only || item_named(&items[i]))
+			continue;
+		size_t len = items[i].e - items[i].b;
+		free(names[i]);
+		names[i] = memcpy(hs_xcalloc(1, len + 1), sql + items[i].b, len);
+	}
+	free(items);
+}
+
 /* the column names of a result, which last until names_free(): the
  * caller keeps them for every row, and in single-row mode each row is a
- * result of its own */
-static char **names_out(const PGresult *r, const struct hs_rows *out)
+ * result of its own; those of the user's query sql as SQLite's */
+static char **names_out(const PGresult *r, const struct hs_rows *out, const char *sql)
 {
 	int ncol = PQnfields(r);
 	char **names = hs_xcalloc(ncol > 0 ? (size_t)ncol + 1 : 1, sizeof(*names));
 
 	for (int i = 0; i < ncol; i++)
 		names[i] = hs_xstrdup(PQfname(r, i));
+	if (sql)
+		sqlite_names(sql, names, ncol);
 	if (out->cols)
 		out->cols(out->arg, (const char *const *)names, ncol);
 	return names;
@@ -1325,7 +1539,7 @@ static int run(struct pg_store *st, const char *sql, int64_t param, const struct
 	r = exec_params(st, "cannot read", sql, 1, vals);
 	if (!r)
 		return hs_errf(err, errlen, "%s", st->errmsg);
-	char **names = names_out(r, out);
+	char **names = names_out(r, out, NULL);
 	rows_out(r, out);
 	names_free(names);
 	PQclear(r);
@@ -1439,7 +1653,7 @@ int pg_query_ro(struct pg_store *st, const char *sql, const struct hs_rows *out,
 		case PGRES_SINGLE_TUPLE:
 		case PGRES_TUPLES_OK:
 			if (!names)
-				names = names_out(r, out);
+				names = names_out(r, out, sql);
 			rows_out(r, out);
 			break;
 		case PGRES_EMPTY_QUERY:

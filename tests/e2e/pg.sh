@@ -36,6 +36,11 @@ done
 q="select outcome, count(*) as n, sum(nhops) as hops, avg(len) as len from traces group by outcome order by outcome"
 same "sql: counts by outcome" -c "sql '$q'"
 same "sql: counts by outcome, JSON" -c "sql '$q' --json"
+q="select count(*), max(len) + 1, t.src, count(*) as n, sum(nhops) hops,
+	case when proto = 6 then 1 else 0 end, coalesce(sport, 0) + 0 from traces t
+	group by t.src, proto, sport order by t.src, proto, sport"
+same "sql: a column without a name of its own is named by its text" -c "sql '$q' --json"
+check "sql: count(*) is named count(*) on PostgreSQL too" has '"count(\*)","max(len) + 1",' "$tmp/pg.out"
 for t in 'traces order by id' 'hops order by trace, idx' 'mirror_sources order by id' \
 	'flows order by session, src, sport, dst, dport'; do
 	same "sql: every row of $t, JSON" -c "sql 'select * from $t' --json"
