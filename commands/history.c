@@ -29,8 +29,10 @@ struct table {
 	const char *key;
 	bool one, doc, opened, doc_opened;
 	/* the sessions: which are running, which were never ended */
-	bool sessions, sole_writer;
+	bool sessions;
 	int64_t live;		/* this console's running capture's session, 0 none */
+	int64_t *running;	/* the sessions analyzers heard from lately run */
+	size_t nrunning;
 	char **names;
 	int ncol;
 	char **cells;
@@ -161,11 +163,10 @@ static void table_cols(void *arg, const char *const *names, int ncol)
 		t->names[ncol] = hs_xstrdup("state");
 }
 
-/* A session with no end is running when it is this console's capture; on
- * a history only one console writes (SQLite's lock), any other one was
- * never ended: its console was killed, or could not write its end. NULL
- * when that cannot be told (another analyzer sharing the history may be
- * running it). */
+/* A session with no end is running when it is this console's capture, or
+ * an analyzer's heartbeat in the history names it (another console's or
+ * daemon's, on this history or on a shared one); else it was never ended:
+ * its console was killed, or could not write its end. */
 static const char *session_state(const struct table *t, const struct hs_value *v, int ncol)
 {
 	const struct hs_value *id = NULL, *ended = NULL;
@@ -178,9 +179,32 @@ static const char *session_state(const struct table *t, const struct hs_value *v
 	}
 	if (!ended || ended->type != HS_VAL_NULL)
 		return "ended";
-	if (id && id->type == HS_VAL_INT && t->live && id->i == t->live)
-		return "running";
-	return t->sole_writer ? "unended" : NULL;
+	if (id && id->type == HS_VAL_INT) {
+		if (t->live && id->i == t->live)
+			return "running";
+		for (size_t i = 0; i < t->nrunning; i++)
+			if (t->running[i] == id->i)
+				return "running";
+	}
+	return "unended";
+}
+
+/* An analyzer beats every 5 s while it captures; one not heard from for
+ * three of them is gone, and the session it named no longer runs. */
+#define HEARTBEAT_GONE_NS (15 * HS_NS_PER_SEC)
+
+static void running_row(void *arg, const struct hs_value *v, int ncol)
+{
+	struct table *t = arg;
+	uint64_t now = hs_wall_ns();
+
+	if (ncol != 2 || v[0].type != HS_VAL_INT || v[1].type != HS_VAL_INT ||
+	    v[1].i < 0 || (uint64_t)v[1].i + HEARTBEAT_GONE_NS < now)
+		return;
+	t->running = realloc(t->running, (t->nrunning + 1) * sizeof(*t->running));
+	if (!t->running)
+		abort();
+	t->running[t->nrunning++] = v[0].i;
 }
 
 /* JSON rows go out as they come; text rows are kept, each cell rendered
@@ -225,6 +249,7 @@ static void table_free(struct table *t)
 	for (int i = 0; i < t->ncol; i++)
 		free(t->names[i]);
 	free(t->names);
+	free(t->running);
 }
 
 /* print what was read: a table aligned over its rows, or empty */
@@ -268,12 +293,15 @@ static int list(struct hs_ctx *ctx, struct hs_store *st, enum hs_listing what, u
 		const char *key, const char *empty)
 {
 	struct table t = { .o = ctx->out, .key = key, .sessions = what == HS_LIST_SESSIONS,
-			   .sole_writer = !hs_store_is_pg(hs_store_path(st)),
 			   .live = ctx->session };
-	struct hs_rows rows = { table_cols, table_row, &t };
+	struct hs_rows rows = { table_cols, table_row, &t }, running = { NULL, running_row, &t };
 	char err[512];
+	int rc = 0;
 
-	int rc = hs_store_list(st, what, limit, &rows, err, sizeof(err));
+	if (t.sessions)
+		rc = hs_store_list(st, HS_LIST_RUNNING, UINT32_MAX, &running, err, sizeof(err));
+	if (rc == 0)
+		rc = hs_store_list(st, what, limit, &rows, err, sizeof(err));
 	if (rc == 0)
 		table_print(&t, empty);
 	table_free(&t);

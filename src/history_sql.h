@@ -45,6 +45,10 @@ static const char *const listing_sql[] = {
 	[HS_LIST_CONTROL] =
 		"SELECT id, session, ts, switch, proto, kind, src, sport, dst, dport, "
 		"detail FROM control ORDER BY session DESC, ts DESC, id DESC LIMIT " SQL_P1,
+	/* each analyzer's running capture, by its last heartbeat */
+	[HS_LIST_RUNNING] =
+		"SELECT session, seen FROM analyzers WHERE session IS NOT NULL "
+		"ORDER BY seen DESC LIMIT " SQL_P1,
 };
 
 /* the trace of row id SQL_P1, then its hops */

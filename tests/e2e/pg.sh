@@ -47,6 +47,31 @@ for t in 'traces order by id' 'hops order by trace, idx' 'mirror_sources order b
 done
 same "the same file read again adds nothing" -r "$PCAP" --topo "$TOPO" \
 	-c "sql 'select count(*) as sessions from sessions'"
+
+# a session without an end is running while an analyzer's heartbeat names
+# it, else it was never ended: the same state on both
+lite_sql() { python3 -c 'import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.executescript(sys.argv[2])
+db.commit()' "$lite" "$1"; psql -c "$1"; }
+states() { # states DESCRIPTION WANT: session 1's state in each history
+	hs --db "$lite" -c 'history sessions --json'; cp "$tmp/out" "$tmp/lite.out"
+	hs --db "$url" -c 'history sessions --json'
+	check "$1" python3 -c 'import json, sys
+st = [{r["id"]: r for r in json.load(open(f))["sessions"]}[1]["state"] for f in sys.argv[1:3]]
+sys.exit(st != [sys.argv[3]] * 2)' "$tmp/lite.out" "$tmp/out" "$2"
+}
+lite_sql "create table ends as select id, ended from sessions;
+	update sessions set ended = null where id = 1;
+	insert into analyzers(name, session, seen, packets, kernel_drops, rate, queued, lost)
+	values ('beating', 1, $(date +%s%N), 0, 0, 0, 0, 0)"
+states "history sessions: a session an analyzer is heard running, running on both" running
+lite_sql "update analyzers set seen = seen - 60000000000 where name = 'beating'"
+states "history sessions: one whose analyzer went quiet, unended on both" unended
+lite_sql "delete from analyzers where name = 'beating'"
+states "history sessions: one no analyzer names, unended on both" unended
+lite_sql "update sessions set ended = (select ended from ends e where e.id = sessions.id);
+	drop table ends"
 host=$(hostname | cut -d. -f1)
 check "an analyzer's rows name it, the host's name by default ($host)" \
 	[ "$(psql -c "select count(*) from sessions where analyzer = '$host'")" = 1 ]
