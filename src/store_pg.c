@@ -1104,6 +1104,52 @@ static int copy_in(struct pg_store *st, int table)
 	return rc;
 }
 
+/* two rows of COPY's text by their columns in turn, as bytes: rows of one
+ * session by their flow's key, the first columns */
+static int row_cmp(const void *a, const void *b)
+{
+	const unsigned char *x = *(const unsigned char *const *)a,
+			    *y = *(const unsigned char *const *)b;
+
+	while (*x == *y && *x != '\n') {
+		x++;
+		y++;
+	}
+	return (int)*x - (int)*y;
+}
+
+/* The rows of a buffer in the order of their first columns. The flows of
+ * a batch come in the flow table's order, a hash's: each new row was an
+ * insert into a random leaf of the unique index of flows, where in the
+ * index's order each goes next to the one before (a COPY of 36,000 new
+ * flows took the server 10 ticks of CPU, sorted 6). Bytes sort as the
+ * index does but for numbers of unequal lengths, which a batch's rows
+ * share (their session) or which only break a run (the protocol). */
+static void sort_rows(struct pg_buf *b)
+{
+	size_t n = 0, k = 0;
+
+	for (size_t i = 0; i < b->len; i++)
+		n += b->p[i] == '\n';
+	if (n < 2)
+		return;
+	char **row = hs_xcalloc(n, sizeof(*row)), *out = malloc(b->cap);
+	if (!out)
+		abort();
+	for (char *r = b->p; k < n; r = strchr(r, '\n') + 1)
+		row[k++] = r;
+	qsort(row, n, sizeof(*row), row_cmp);
+	size_t len = 0;
+	for (k = 0; k < n; k++) {
+		size_t rl = (size_t)(strchr(row[k], '\n') - row[k]) + 1;
+		memcpy(out + len, row[k], rl);
+		len += rl;
+	}
+	free(row);
+	free(b->p);
+	b->p = out;
+}
+
 /* the batch in flight, in one transaction: 0, or -1 with errmsg set and
  * the transaction rolled back */
 static int send_batch(struct pg_store *st)
@@ -1115,6 +1161,7 @@ static int send_batch(struct pg_store *st)
 		if ((!days_has(&st->made, d) || !days_has(&st->made, d + 1)) && make_day(st, d) < 0)
 			return -1;
 	}
+	sort_rows(&st->fly[C_FLOWS_NEW]);
 	if (exec_ok(st, "cannot write to", "BEGIN") < 0 || copy_in(st, C_TRACES) < 0 ||
 	    copy_in(st, C_FLOWS_NEW) < 0 || copy_in(st, C_CONTROL) < 0)
 		goto failed;
