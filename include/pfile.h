@@ -42,6 +42,10 @@ int hs_pfile_next(struct hs_pfile *f, struct pcap_pkthdr **h, const u_char **dat
 int hs_pfile_dispatch(struct hs_pfile *f, int cnt, pcap_handler cb, u_char *user);
 /* the link type of the frame just given (before any: the first interface's) */
 int hs_pfile_dlt(const struct hs_pfile *f);
+/* a regular file, which another reader may open and read from its start
+ * (a FIFO, a terminal or a pipe is read by one reader: the first one's
+ * reads are gone for the others) */
+bool hs_pfile_regular(const struct hs_pfile *f);
 /* the frames may differ in link type (the block reader reads the file): when
  * false, hs_pfile_dlt is the same for every frame */
 bool hs_pfile_mixed(const struct hs_pfile *f);

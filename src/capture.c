@@ -1122,6 +1122,9 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 		workers = ctx->set.workers ? ctx->set.workers : 1;
 	if (is_file && (reader = open_file(ctx, source)))
 		file = hs_freader_file(reader);
+	/* what a FIFO gives one reader is gone for the others */
+	if (file && workers > 1 && !hs_pfile_regular(file))
+		workers = 1;
 	/* live, each worker has a socket and a ring of its own: the ring asked
 	 * is shared among them */
 	uint64_t each = ring / workers < HS_LIVE_RING_MIN ? HS_LIVE_RING_MIN : ring / workers;

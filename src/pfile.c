@@ -420,6 +420,13 @@ int hs_pfile_dispatch(struct hs_pfile *f, int cnt, pcap_handler cb, u_char *user
 	return rc < 0 ? rc : n;
 }
 
+bool hs_pfile_regular(const struct hs_pfile *f)
+{
+	struct stat st;
+
+	return fstat(fileno(f->fp), &st) == 0 && S_ISREG(st.st_mode);
+}
+
 int hs_pfile_dlt(const struct hs_pfile *f)
 {
 	return f->dlt;

@@ -4,7 +4,8 @@
 # outcomes, the same counters and control messages, on the bundled sample,
 # the golden and conformance captures and a synthetic fat-tree with drops and
 # a loop; a bad number of workers is refused, saying so, with nothing read,
-# and so is an interface whose link type the kernel's fanout cannot read.
+# and so is an interface whose link type the kernel's fanout cannot read;
+# a FIFO is read whole, by one reader.
 . "$(dirname "$0")/lib.sh"
 
 SYNTH=$top_builddir/tests/tools/hs-synth
@@ -113,6 +114,15 @@ check "capture start FILE workers 2: read whole (status $st)" \
 	eval '[ "$st" -eq 0 ] && grep "^packets" "$tmp/out" | cmp -s - "$tmp/packets.1"'
 check "capture status: the frames each worker took" \
 	grep -q '^workers  *2: [0-9][0-9]* + [0-9][0-9]* packets$' "$tmp/out"
+# a FIFO is read by one reader: another opening it would take its part
+# of the stream (or find the header already gone)
+mkfifo "$tmp/fifo"
+cat "$tmp/fat.pcap" >"$tmp/fifo" &
+hs --db "$tmp/v3.db" --workers 2 -r "$tmp/fifo" -c 'capture status'
+wait
+check "a FIFO with 2 workers: read whole, by one reader (status $st)" \
+	eval '[ "$st" -eq 0 ] && grep "^packets" "$tmp/out" | cmp -s - "$tmp/packets.1" &&
+	! grep -q "^workers" "$tmp/out"'
 # an interface is read by several workers only when the kernel's fanout
 # program reads its link type: the "any" device's cooked frames are refused
 if [ "$(id -u)" -eq 0 ]; then
