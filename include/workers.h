@@ -84,10 +84,12 @@ struct hs_lane {
 	struct hs_capture_stats *stats;	/* the frames this lane takes */
 	uint64_t *derr;			/* HS_DERR__COUNT decode errors by reason */
 	unsigned shard, nshards;	/* takes the frames hs_shard() gives shard */
-	/* a worker's: a control message for the loop thread (NULL: the loop's
-	 * lane, which publishes it itself, and the packets kept, HS_PK_KEPT) */
-	void (*on_ctl)(void *arg, const struct hs_pkt *p);
+	/* a worker's: a packet for the loop thread's subscribers, of class
+	 * HS_PK_CONTROL, or HS_PK_KEPT when kept is set (someone wants them);
+	 * NULL: the loop's lane, which publishes them itself */
+	void (*on_pkt)(void *arg, const struct hs_pkt *p, unsigned cls);
 	void *arg;
+	bool kept;
 	struct hs_pipe_ent pipe[HS_PIPE];	/* frames on their way to the tracer */
 	unsigned pipe_head, pipe_len;	/* oldest entry, entries queued */
 	uint64_t last_ts;		/* newest capture time */
@@ -107,8 +109,9 @@ struct hs_workers;
 
 /* start n threads reading path, its file opened on loop; wake is sent when
  * there is something to drain, the traces go to merged (hs_tracer_adopt)
- * and the control messages to subs (HS_PK_CONTROL; the workers publish no
- * HS_PK_KEPT packets); NULL with err when one cannot start */
+ * and the control messages to subs (HS_PK_CONTROL, and the packets kept,
+ * HS_PK_KEPT, while subs has someone for them); NULL with err when one
+ * cannot start */
 struct hs_subs;
 struct hs_workers *hs_workers_start(struct hs_ctx *ctx, uv_loop_t *loop, struct hs_tracer *merged,
 				    const struct hs_subs *subs, uv_async_t *wake, const char *path,

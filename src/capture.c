@@ -568,8 +568,8 @@ void hs_lane_frame(struct hs_lane *l, int dlt, const uint8_t *data, uint32_t cap
 	if (ts_ns > s->last_ts)
 		s->last_ts = ts_ns;
 	if (p->ctl) {	/* BGP, RoCEv2, PAUSE/PFC */
-		if (l->on_ctl)
-			l->on_ctl(l->arg, p);
+		if (l->on_pkt)
+			l->on_pkt(l->arg, p, HS_PK_CONTROL);
 		else
 			hs_publish_packet(&ctx->subs, HS_PK_CONTROL, p);
 	}
@@ -589,8 +589,10 @@ void hs_lane_frame(struct hs_lane *l, int dlt, const uint8_t *data, uint32_t cap
 			e->probe_id = 0;
 		hs_tracer_prepare(l->tracer, p, &e->prep);
 		e->add = true;
-		if (!l->on_ctl)	/* a worker's: the subscribers are the loop's */
+		if (!l->on_pkt)
 			hs_publish_packet(&ctx->subs, HS_PK_KEPT, p);
+		else if (l->kept)	/* a worker's: the subscribers are the loop's */
+			l->on_pkt(l->arg, p, HS_PK_KEPT);
 	}
 queued:
 	e->now = l->last_ts;

@@ -19,23 +19,26 @@
 #include "workers.h"
 
 #define HS_WORKER_TRACES 4096	/* closed traces queued per worker; a power of two */
-/* Control messages queued per worker; a power of two. The workers take
- * their frames at their own pace, a few thousand apart, and a message is
- * handed on only once every worker has read past its frame: the queue
- * holds what comes meanwhile (at 256 a worker waited for the others at
- * every few dozen). */
+/* Packets for the loop's subscribers (control messages, and the packets
+ * kept while 'stats' wants them) queued per worker; a power of two. The
+ * workers take their frames at their own pace, a few thousand apart, and
+ * a packet is handed on only once every worker has read past its frame:
+ * the queue holds what comes meanwhile (at 256 a worker waited for the
+ * others at every few dozen control messages). */
 #define HS_WORKER_CTL	4096
-/* a control message's bytes, copied: the frame is gone when the loop reads
- * it. A jumbo frame's payload fits. They go in a ring of bytes of their
- * own, in the order of the queue. */
+/* a packet's bytes, copied: the frame is gone when the loop reads it. A
+ * jumbo frame's fit. They go in a ring of bytes of their own, in the order
+ * of the queue. */
 #define HS_WORKER_CTL_BYTES 9216
 #define HS_WORKER_CTL_RING (1u << 20)
 
 struct ctl_ent {
 	uint64_t frame;		/* its frame's number in the file */
+	unsigned cls;		/* HS_PK_CONTROL or HS_PK_KEPT */
 	uint64_t from;		/* where its bytes begin in the ring, counted
 				 * since the start (before a skip to the ring's start) */
-	struct hs_pkt p;	/* its l4_payload points into the ring; l3 and mpls are NULL */
+	struct hs_pkt p;	/* its l3 (a kept packet's) and l4_payload point into the
+				 * ring; its mpls is NULL */
 };
 /* frames the reader has given a worker and it has not read yet; a power of
  * two. The reader is that far ahead at most, so the frames are still in
@@ -126,7 +129,7 @@ struct worker {
 struct hs_workers {
 	struct hs_ctx *ctx;
 	struct hs_tracer *merged;	/* the loop's: the traces of all the workers */
-	const struct hs_subs *subs;	/* the loop's: control messages go to them */
+	const struct hs_subs *subs;	/* the loop's: the packets queued go to them */
 	char *path;		/* the file, or the interface */
 	bool live;
 	int dlt;		/* live: the interface's link type */
@@ -157,6 +160,7 @@ struct hs_workers {
 	bool held;		/* by the loop (hs_workers_pause) */
 	atomic_bool pausing;	/* the loop waits for it: no batch begins */
 	atomic_bool stop;
+	atomic_bool kept;	/* the loop's subscribers want the packets kept */
 	bool stopped;		/* hs_workers_stop() is done */
 	bool draining;		/* the loop hands on what a worker queued */
 };
@@ -277,12 +281,17 @@ static void worker_on_close(void *arg, const struct hs_trace *t)
 	atomic_store_explicit(&w->t_tail, tail + 1, memory_order_release);
 }
 
-static void worker_on_ctl(void *arg, const struct hs_pkt *p)
+/* a packet for the loop's subscribers, with the bytes they read copied
+ * (the frame is gone when the loop reads it): a control message's payload,
+ * a kept packet's inner packet from its IP header on (filters read it) */
+static void worker_on_pkt(void *arg, const struct hs_pkt *p, unsigned cls)
 {
 	struct worker *w = arg;
 	size_t tail = atomic_load_explicit(&w->c_tail, memory_order_relaxed);
+	bool inner = cls == HS_PK_KEPT && p->l3;
+	const uint8_t *src = inner ? p->l3 : p->l4_payload;
 
-	w->ctl_need = p->l4_payload ? p->l4_payload_caplen : 0;
+	w->ctl_need = !src ? 0 : inner ? p->l3_caplen : p->l4_payload_caplen;
 	if (w->ctl_need > HS_WORKER_CTL_BYTES)
 		w->ctl_need = HS_WORKER_CTL_BYTES;
 	if (!ctl_room(w)) {
@@ -302,18 +311,34 @@ static void worker_on_ctl(void *arg, const struct hs_pkt *p)
 	/* live, the workers' frames have no common count: the loop hands the
 	 * messages queued on in the order of their times */
 	e->frame = w->ws->live ? p->ts_ns : w->frames;
+	e->cls = cls;
 	e->from = w->ctl_next;
 	e->p = *p;
 	e->p.l3 = e->p.mpls = NULL;
 	e->p.l3_caplen = 0;
-	if (p->l4_payload) {
+	if (src) {
 		uint64_t at = ctl_place(w);
 		uint8_t *bytes = w->ctl_ring + at % HS_WORKER_CTL_RING;
+		uint32_t n = w->ctl_need;
 
-		e->p.l4_payload_caplen = w->ctl_need;
-		memcpy(bytes, p->l4_payload, w->ctl_need);
-		e->p.l4_payload = bytes;
-		w->ctl_next = at + w->ctl_need;
+		memcpy(bytes, src, n);
+		w->ctl_next = at + n;
+		if (!inner) {
+			e->p.l4_payload = bytes;
+			e->p.l4_payload_caplen = n;
+		} else {
+			size_t l4 = p->l4_payload ? (size_t)(p->l4_payload - p->l3) : SIZE_MAX;
+			e->p.l3 = bytes;
+			e->p.l3_caplen = n;
+			e->p.l4_payload = NULL;
+			e->p.l4_payload_caplen = 0;
+			if (l4 <= n) {	/* in what was copied */
+				uint32_t left = n - (uint32_t)l4;
+				e->p.l4_payload = bytes + l4;
+				e->p.l4_payload_caplen = p->l4_payload_caplen < left ?
+							 p->l4_payload_caplen : left;
+			}
+		}
 	}
 	atomic_store_explicit(&w->c_tail, tail + 1, memory_order_release);
 }
@@ -651,6 +676,7 @@ static void live_main(struct worker *w)
 		while (atomic_load(&ws->pausing))
 			nap();
 		pthread_rwlock_rdlock(&ws->hold);
+		w->lane.kept = atomic_load_explicit(&ws->kept, memory_order_relaxed);
 		n = pcap_dispatch(w->pc, HS_CAP_BATCH, on_live_frame, (u_char *)w);
 		hs_lane_flush(&w->lane);
 		uint64_t now = hs_mono_ns();
@@ -700,6 +726,7 @@ static void *worker_main(void *arg)
 		while (atomic_load(&ws->pausing))
 			nap();
 		pthread_rwlock_rdlock(&ws->hold);
+		w->lane.kept = atomic_load_explicit(&ws->kept, memory_order_relaxed);
 		n = atomic_load(&ws->stop) ? 0 :
 		    w->given ? given_dispatch(w, HS_FILE_BATCH, &empty) :
 			       hs_pfile_dispatch(w->file, HS_FILE_BATCH, on_frame, (u_char *)w);
@@ -779,7 +806,7 @@ static struct hs_workers *workers_new(struct hs_ctx *ctx, struct hs_tracer *merg
 		w->lane.derr = w->derr;
 		w->lane.shard = i;
 		w->lane.nshards = n;
-		w->lane.on_ctl = worker_on_ctl;
+		w->lane.on_pkt = worker_on_pkt;
 		w->lane.arg = w;
 		if (!w->lane.tracer) {
 			hs_workers_free(ws);
@@ -931,7 +958,7 @@ static bool drain_ctl(struct hs_workers *ws)
 		}
 		if (!best)
 			return any;
-		hs_publish_packet(ws->subs, HS_PK_CONTROL, &e->p);
+		hs_publish_packet(ws->subs, e->cls, &e->p);
 		atomic_store_explicit(&best->c_head, at + 1, memory_order_release);
 		any = true;
 	}
@@ -977,6 +1004,10 @@ bool hs_workers_drain(struct hs_workers *ws, const char **err)
 	bool done = true;
 
 	*err = NULL;
+	/* the workers queue the packets kept from their next batch on while
+	 * someone wants them ('stats'), and none otherwise */
+	atomic_store_explicit(&ws->kept, (ws->subs->pkt_mask & HS_PK_KEPT) != 0,
+			      memory_order_relaxed);
 	/* finished first: what they queued before is then all there */
 	for (unsigned i = 0; i < ws->n; i++)
 		if (!atomic_load(&ws->w[i].finished))

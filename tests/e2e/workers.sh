@@ -5,7 +5,8 @@
 # the golden and conformance captures and a synthetic fat-tree with drops and
 # a loop; a bad number of workers is refused, saying so, with nothing read,
 # and so is an interface whose link type the kernel's fanout cannot read;
-# a FIFO is read whole, by one reader.
+# a FIFO is read whole, by one reader; 'stats' on an interface read by two
+# workers counts every packet kept.
 . "$(dirname "$0")/lib.sh"
 
 SYNTH=$top_builddir/tests/tools/hs-synth
@@ -130,6 +131,28 @@ if [ "$(id -u)" -eq 0 ]; then
 	check "cooked frames with 2 workers: refused, saying so (status $st)" \
 		eval '[ "$st" -ne 0 ] &&
 		has "cannot capture on .any. with 2 workers: link type LINUX_SLL" "$tmp/err"'
+	# the packets kept reach 'stats' on the running capture as they do
+	# with one worker: every datagram sent on the loopback, counted once
+	port=$((20000 + $$ % 20000))
+	python3 - "$port" >"$tmp/sender.out" 2>&1 <<'PY' &
+import socket, sys, time
+port = int(sys.argv[1])
+rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+rx.bind(("127.0.0.1", port))	# no ICMP errors
+time.sleep(3)	# the console is up and capturing
+tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(30):
+    tx.sendto(b"w%d" % i, ("127.0.0.1", port))
+    time.sleep(0.02)
+PY
+	sender=$!
+	hs --db "$tmp/lo.db" --json --workers 2 -c "capture start lo; stats by dport window 1s where udp dst port $port for 7s; capture stop"
+	wait "$sender"
+	got=$(python3 -c 'import json, sys
+print(sum(o["packets"] for o in map(json.loads, open(sys.argv[1])) if o.get("dport") == int(sys.argv[2])))' \
+		"$tmp/out" "$port" 2>&1)
+	check "stats on 'lo' read by 2 workers: the 30 datagrams sent, counted once (got $got, status $st)" \
+		eval '[ "$st" -eq 0 ] && [ "$got" = 30 ]'
 else
 	echo "# not root: an interface's workers are not tried"
 fi
