@@ -835,6 +835,17 @@ static int tls_start(struct hs_ctx *ctx, int fd, const char *host,
 	}
 }
 
+/* the connection is up and the hello answered, over either transport: the
+ * daemon runs the console's lines, feeds its watch and completes its words */
+static void attached(struct hs_ctx *ctx)
+{
+	at.open = true;
+	hs_runner_set_front(ctx, &front);
+	ctx->watch.feed = &feed;
+	ctx->names = ask_names;
+	take_frames();	/* what came with the hello (the topology) */
+}
+
 int hs_attach_open(struct hs_ctx *ctx, const char *path, const struct hs_attach_tls *tls)
 {
 	uint64_t deadline = hs_mono_ns() + (uint64_t)HELLO_WAIT_MS * 1000000ULL;
@@ -865,11 +876,7 @@ int hs_attach_open(struct hs_ctx *ctx, const char *path, const struct hs_attach_
 			rc = uv_poll_start(&at.poll, UV_READABLE, on_poll);
 		if (rc < 0)
 			return out_err(ctx->out, "cannot attach to '%s': %s", path, uv_strerror(rc));
-		at.open = true;
-		hs_runner_set_front(ctx, &front);
-		ctx->watch.feed = &feed;
-		ctx->names = ask_names;
-		take_frames();	/* what came with the hello (the topology) */
+		attached(ctx);
 		/* what TLS read with the hello is there already */
 		on_poll(&at.poll, 0, UV_READABLE);
 		return 0;
@@ -894,11 +901,7 @@ int hs_attach_open(struct hs_ctx *ctx, const char *path, const struct hs_attach_
 			close(fd);
 		return out_err(ctx->out, "cannot attach to '%s': %s", path, uv_strerror(rc));
 	}
-	at.open = true;
-	hs_runner_set_front(ctx, &front);
-	ctx->watch.feed = &feed;
-	ctx->names = ask_names;
-	take_frames();		/* what came with the hello (the topology) */
+	attached(ctx);
 	return 0;
 }
 
