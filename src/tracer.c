@@ -391,8 +391,6 @@ static int leaf_of(struct hs_tracer *tr, const struct hs_addr *a)
 	return e->leaf;
 }
 
-/* HS_TF_PARTIAL, judged on a classified trace (its hops' switches known),
- * with the source's ToR from the same cache as the destination's */
 static bool ttl_gap(const struct hs_trace *t)
 {
 	for (unsigned i = 1; i < t->nhops; i++)
@@ -401,24 +399,25 @@ static bool ttl_gap(const struct hs_trace *t)
 	return false;
 }
 
-static bool partial(struct hs_tracer *tr, const struct hs_trace *t)
-{
-	if (ttl_gap(t))
-		return true;
-	if (!tr->topo || t->nhops == 0 || t->hops[0].sw < 0)
-		return false;
-	int leaf = leaf_of(tr, &t->key.src);
-	return leaf >= 0 && t->hops[0].sw != leaf;
-}
-
-bool hs_trace_partial(const struct hs_trace *t, const struct hs_topo *topo)
+/* HS_TF_PARTIAL, judged on a classified trace (its hops' switches known):
+ * copies missing between two hops, or a first copy not from the source's
+ * ToR. The ToR is looked up only when that is left to judge: in the
+ * tracer's leaf cache (tr), else in the topology. */
+static inline __attribute__((always_inline)) bool judge_partial(const struct hs_trace *t,
+								 struct hs_tracer *tr,
+								 const struct hs_topo *topo)
 {
 	if (ttl_gap(t))
 		return true;
 	if (!topo || t->nhops == 0 || t->hops[0].sw < 0)
 		return false;
-	int leaf = hs_topo_leaf_for(topo, &t->key.src);
+	int leaf = tr ? leaf_of(tr, &t->key.src) : hs_topo_leaf_for(topo, &t->key.src);
 	return leaf >= 0 && t->hops[0].sw != leaf;
+}
+
+bool hs_trace_partial(const struct hs_trace *t, const struct hs_topo *topo)
+{
+	return judge_partial(t, NULL, topo);
 }
 
 static uint64_t widen_hw(uint64_t last, uint32_t lo)
@@ -557,7 +556,7 @@ static void close_slot(struct hs_tracer *tr, uint32_t slot, uint8_t extra_flags)
 		t->hops[j] = h;
 	}
 	classify(t, tr->topo, tr->topo ? leaf_of(tr, &t->key.dst) : -1);
-	if (tr->cfg.partial && partial(tr, t))
+	if (tr->cfg.partial && judge_partial(t, tr, tr->topo))
 		t->flags |= HS_TF_PARTIAL;
 
 	if (ot->ext) {
