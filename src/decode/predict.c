@@ -58,6 +58,57 @@ struct shape {
 	uint64_t hi;		/* the upper timestamp bits of platform 3 */
 };
 
+/* the layers from ERSPAN on, of version III (v3) or II, after an outer IP
+ * header oip whose view is len bytes and a GRE header of glen bytes: each
+ * version is a copy of its own (v3 is a constant where this is inlined),
+ * so that it pays for its own checks only */
+static inline __attribute__((always_inline)) bool ers_shape(const uint8_t *oip, uint32_t len,
+							   uint32_t glen, bool v3,
+							   struct shape *sh)
+{
+	/* ERSPAN III version 2 or ERSPAN II version 1 with Ethernet inside,
+	 * then an IPv4 header, all captured; platform 3's subheader holds the
+	 * upper timestamp bits */
+	if (len < IP4_HLEN + glen + (v3 ? ERSPAN3_HLEN : ERSPAN2_HLEN))
+		return false;
+	const uint8_t *ers = oip + IP4_HLEN + glen;
+	uint16_t bits = 0;
+	uint32_t elen = ERSPAN2_HLEN;
+	uint64_t hi = 0;
+	if (v3) {
+		bits = be16(ers + 10);
+		elen = bits & 1 ? ERSPAN3_HLEN + ERSPAN3_PLAT_HLEN : ERSPAN3_HLEN;
+		if (ers[0] >> 4 != 2 || (bits >> 10 & 0x1f) != 0)
+			return false;
+	} else if (ers[0] >> 4 != 1) {
+		return false;
+	}
+	uint32_t hdrs = IP4_HLEN + glen + elen + ETH_HLEN;
+	if (len < hdrs + IP4_HLEN)
+		return false;
+	if (v3 && elen > ERSPAN3_HLEN && ers[ERSPAN3_HLEN] >> 2 == 3)
+		hi = be32(ers + ERSPAN3_HLEN + 4);
+	const uint8_t *eth = ers + elen;
+	const uint8_t *ip = eth + ETH_HLEN;
+	if (be16(eth + 12) != ETHERTYPE_IP || !plain_ip4(ip, PROTO_TCP))
+		return false;
+
+	/* the inner header's view ends with its total length too; a whole
+	 * TCP header with a sane data offset in it */
+	uint32_t tot = be16(ip + 2);
+	uint32_t ilen = len - hdrs;
+	if (ilen > tot)
+		ilen = tot;
+	if (ilen < IP4_HLEN + TCP_MIN)
+		return false;
+	const uint8_t *tcp = ip + IP4_HLEN;
+	uint32_t tlen = ilen - IP4_HLEN, doff = (uint32_t)(tcp[12] >> 4) * 4;
+	if (doff < TCP_MIN || doff > tlen)
+		return false;
+	*sh = (struct shape){ oip, ers, ip, tcp, elen, ilen, tlen, doff, tot, bits, v3, hi };
+	return true;
+}
+
 /* the frame's layers when it has the common shape, as the general decoder
  * would take it; false otherwise */
 static inline __attribute__((always_inline)) bool shape_of(const uint8_t *d, uint32_t caplen,
@@ -79,43 +130,11 @@ static inline __attribute__((always_inline)) bool shape_of(const uint8_t *d, uin
 	const uint8_t *gre = oip + IP4_HLEN;
 	uint16_t flags = be16(gre), gproto = be16(gre + 2);
 	uint32_t glen = flags == GRE_S ? 8 : flags == (GRE_S | GRE_K) ? 12 : 0;
-	bool v3 = gproto == GRE_ERSPAN3;
-	if (!glen || (!v3 && gproto != GRE_ERSPAN2))
+	if (!glen)
 		return false;
-
-	/* ERSPAN III version 2 or ERSPAN II version 1 with Ethernet inside,
-	 * then an IPv4 header, all captured; platform 3's subheader holds the
-	 * upper timestamp bits */
-	if (len < IP4_HLEN + glen + (v3 ? ERSPAN3_HLEN : ERSPAN2_HLEN))
-		return false;
-	const uint8_t *ers = gre + glen;
-	uint16_t bits = v3 ? be16(ers + 10) : 0;
-	uint32_t elen = !v3 ? ERSPAN2_HLEN :
-			bits & 1 ? ERSPAN3_HLEN + ERSPAN3_PLAT_HLEN : ERSPAN3_HLEN;
-	uint32_t hdrs = IP4_HLEN + glen + elen + ETH_HLEN;
-	if (ers[0] >> 4 != (v3 ? 2 : 1) || (bits >> 10 & 0x1f) != 0 || len < hdrs + IP4_HLEN)
-		return false;
-	uint64_t hi = elen > ERSPAN3_HLEN && ers[ERSPAN3_HLEN] >> 2 == 3 ?
-			      be32(ers + ERSPAN3_HLEN + 4) : 0;
-	const uint8_t *eth = ers + elen;
-	const uint8_t *ip = eth + ETH_HLEN;
-	if (be16(eth + 12) != ETHERTYPE_IP || !plain_ip4(ip, PROTO_TCP))
-		return false;
-
-	/* the inner header's view ends with its total length too; a whole
-	 * TCP header with a sane data offset in it */
-	uint32_t tot = be16(ip + 2);
-	uint32_t ilen = len - hdrs;
-	if (ilen > tot)
-		ilen = tot;
-	if (ilen < IP4_HLEN + TCP_MIN)
-		return false;
-	const uint8_t *tcp = ip + IP4_HLEN;
-	uint32_t tlen = ilen - IP4_HLEN, doff = (uint32_t)(tcp[12] >> 4) * 4;
-	if (doff < TCP_MIN || doff > tlen)
-		return false;
-	*sh = (struct shape){ oip, ers, ip, tcp, elen, ilen, tlen, doff, tot, bits, v3, hi };
-	return true;
+	if (gproto == GRE_ERSPAN3)
+		return ers_shape(oip, len, glen, true, sh);
+	return gproto == GRE_ERSPAN2 && ers_shape(oip, len, glen, false, sh);
 }
 
 /* the result, each field stored once into a cleared k */
