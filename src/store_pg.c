@@ -15,6 +15,10 @@
  * grows) while the analyzer goes on filling the next batch. The next
  * commit, and every other use of the connection, waits for that answer
  * first: one batch in flight, so the rows held in memory stay bounded.
+ * A batch of many traces sends half of them on a second connection, in a
+ * transaction of its own, by a thread of its own: the server takes them
+ * in on two CPUs (its work on each trace row is most of the time a batch
+ * takes).
  * When the server cannot be reached the buffers are held, up to
  * PG_HOLD_MAX bytes, and sent when it answers again (a reconnection is
  * tried at most once a second); past that they are dropped and counted
@@ -50,6 +54,7 @@ _Static_assert(PG_SCHEMA == HS_STORE_SCHEMA,
 #define PG_RETRY_NS HS_NS_PER_SEC	/* a reconnection at most this often */
 #define PG_QUERY_TIMEOUT "30s"		/* 'sql': a query's statement_timeout */
 #define PG_LOCK_KEY 0x48734331		/* advisory lock around setting up the schema */
+#define PG_HALF_ROWS 2048	/* a batch of this many traces sends half on a second connection */
 
 /* the hops of every trace, as SQLite's table of them reads, each naming
  * its trace's analyzer (from version 12 on) */
@@ -276,7 +281,20 @@ struct pg_store {
 	bool sender_ok, busy, stop;
 	pthread_t sender;
 	pthread_mutex_t mu;
-	pthread_cond_t cv;	/* busy or stop changed */
+	pthread_cond_t cv;	/* busy, half_busy or stop changed */
+	/* A large batch's traces go half on a connection of their own, by a
+	 * thread of their own, in a transaction of their own, while the
+	 * sender sends the rest: the server takes them in on two CPUs. The
+	 * half is fly[C_TRACES] from half_at on, half_rows rows (0: the
+	 * batch was not split); each half is written, waits for the server
+	 * or is lost by itself. */
+	PGconn *conn2;
+	pthread_t helper;
+	bool helper_ok, half_busy;
+	size_t half_at, half_rows;
+	int half_rc;		/* 0, or -1 (half_err) */
+	uint64_t retry2_at;	/* monotonic ns: conn2 not made again before */
+	char half_err[512];
 	struct hs_sources src;
 	struct hs_store_row row;
 	size_t pending;		/* rows in the buffers */
@@ -314,14 +332,17 @@ static const char *first_line(const char *msg, char *buf, size_t len)
 	return buf;
 }
 
-/* the reason a result (or, without one, the connection) gives */
-static const char *pg_why(struct pg_store *st, const PGresult *r, char *buf, size_t len)
+/* the reason a result (or, without one, its connection) gives */
+static const char *conn_why(PGconn *c, const PGresult *r, char *buf, size_t len)
 {
 	const char *m = r ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : NULL;
 
-	if (m)
-		return first_line(m, buf, len);
-	return first_line(PQerrorMessage(st->conn), buf, len);
+	return first_line(m ? m : PQerrorMessage(c), buf, len);
+}
+
+static const char *pg_why(struct pg_store *st, const PGresult *r, char *buf, size_t len)
+{
+	return conn_why(st->conn, r, buf, len);
 }
 
 static int pg_err(struct pg_store *st, const char *what, const PGresult *r)
@@ -502,6 +523,7 @@ static void drop_rows(struct pg_store *st)
 /* ---- the batch in flight ---------------------------------------------------------- */
 
 static int send_batch(struct pg_store *st);
+static void send_half(struct pg_store *st);
 
 static bool on_sender(const struct pg_store *st)
 {
@@ -510,11 +532,14 @@ static bool on_sender(const struct pg_store *st)
 
 /* Wait for the answer to the batch in flight: its rows are written; or
  * the server went away and they wait for it again, before the rows
- * written since; or it refused them and they are lost. 0, or -1 with
- * errmsg set when they were not written (told by the next commit too). */
+ * written since; or it refused them and they are lost. Each half of a
+ * split batch by itself: the sender's part (the first traces, the
+ * flows, the control rows) and the second connection's. 0, or -1 with
+ * errmsg set when rows were not written (told by the next commit too). */
 static int answer(struct pg_store *st)
 {
-	size_t n = st->fly_rows;
+	size_t n = st->fly_rows, nh;
+	struct pg_buf *tr = &st->fly[C_TRACES];
 
 	if (!n || on_sender(st))
 		return 0;
@@ -524,28 +549,71 @@ static int answer(struct pg_store *st)
 			pthread_cond_wait(&st->cv, &st->mu);
 		pthread_mutex_unlock(&st->mu);
 	}
+	nh = st->half_rows;	/* set by the sender: read once it is done */
 	st->fly_rows = 0;
-	if (st->fly_rc == 0) {
-		st->written += n;
-	} else if (PQstatus(st->conn) != CONNECTION_OK) {
+	st->half_rows = 0;
+	bool own_ok = st->fly_rc == 0, half_ok = !nh || st->half_rc == 0;
+	bool own_waits = !own_ok && PQstatus(st->conn) != CONNECTION_OK;
+	bool half_waits = !half_ok && PQstatus(st->conn2) != CONNECTION_OK;
+
+	st->written += (own_ok ? n - nh : 0) + (nh && half_ok ? nh : 0);
+	st->lost += (!own_ok && !own_waits ? n - nh : 0) + (!half_ok && !half_waits ? nh : 0);
+	/* the traces of a part that waits stay, the others' go */
+	if (nh && !half_waits) {
+		tr->len = st->half_at;
+	} else if (nh && !own_waits) {
+		memmove(tr->p, tr->p + st->half_at, tr->len - st->half_at);
+		tr->len -= st->half_at;
+	}
+	if (own_waits) {
 		/* whether their flows' first rows reached the server before it
 		 * went is not known: they go again through the upsert */
 		join_bufs(&st->fly[C_FLOWS_NEW], &st->fly[C_FLOWS]);
+		st->retry_at = hs_mono_ns() + PG_RETRY_NS;
+	} else if (half_waits) {
+		for (int i = 0; i < C__COUNT; i++)
+			if (i != C_TRACES)
+				st->fly[i].len = 0;
+	}
+	if (own_waits || half_waits) {
 		for (int i = 0; i < C__COUNT; i++)
 			join_bufs(&st->fly[i], &st->copy[i]);
 		for (size_t i = 0; i < st->fly_days.n; i++)
 			days_add(&st->days, st->fly_days.d[i]);
-		st->pending += n;
-		st->retry_at = hs_mono_ns() + PG_RETRY_NS;
-		st->fly_failed = true;
-	} else {
-		st->lost += n;
-		st->fly_failed = true;
+		st->pending += (own_waits ? n - nh : 0) + (half_waits ? nh : 0);
 	}
+	if (own_ok && !half_ok)
+		snprintf(st->errmsg, sizeof(st->errmsg), "%s", st->half_err);
+	if (!own_ok || !half_ok)
+		st->fly_failed = true;
 	for (int i = 0; i < C__COUNT; i++)
 		st->fly[i].len = 0;
 	st->fly_days.n = 0;
-	return st->fly_rc;
+	return own_ok && half_ok ? 0 : -1;
+}
+
+/* a thread of the store's: job, each time *flag is set (under mu),
+ * until stop */
+static void serve(struct pg_store *st, bool *flag, void (*job)(struct pg_store *st))
+{
+	pthread_mutex_lock(&st->mu);
+	for (;;) {
+		while (!*flag && !st->stop)
+			pthread_cond_wait(&st->cv, &st->mu);
+		if (!*flag)
+			break;
+		pthread_mutex_unlock(&st->mu);
+		job(st);
+		pthread_mutex_lock(&st->mu);
+		*flag = false;
+		pthread_cond_broadcast(&st->cv);
+	}
+	pthread_mutex_unlock(&st->mu);
+}
+
+static void send_fly(struct pg_store *st)
+{
+	st->fly_rc = send_batch(st);
 }
 
 /* the sender thread: each batch handed to it (busy), through COPY */
@@ -553,24 +621,21 @@ static void *sender_main(void *arg)
 {
 	struct pg_store *st = arg;
 
-	pthread_mutex_lock(&st->mu);
-	for (;;) {
-		while (!st->busy && !st->stop)
-			pthread_cond_wait(&st->cv, &st->mu);
-		if (!st->busy)
-			break;
-		pthread_mutex_unlock(&st->mu);
-		int rc = send_batch(st);
-		pthread_mutex_lock(&st->mu);
-		st->fly_rc = rc;
-		st->busy = false;
-		pthread_cond_broadcast(&st->cv);
-	}
-	pthread_mutex_unlock(&st->mu);
+	serve(st, &st->busy, send_fly);
 	return NULL;
 }
 
-/* the thread, with no signal of the process's: those are the loop's */
+/* the second connection's thread: each half handed to it (half_busy) */
+static void *helper_main(void *arg)
+{
+	struct pg_store *st = arg;
+
+	serve(st, &st->half_busy, send_half);
+	return NULL;
+}
+
+/* the threads, with no signal of the process's: those are the loop's;
+ * without the sender no helper (a batch is then sent whole, at once) */
 static void sender_start(struct pg_store *st)
 {
 	sigset_t all, old;
@@ -581,6 +646,8 @@ static void sender_start(struct pg_store *st)
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	st->sender_ok = pthread_create(&st->sender, NULL, sender_main, st) == 0;
+	st->helper_ok = st->sender_ok &&
+			pthread_create(&st->helper, NULL, helper_main, st) == 0;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
@@ -594,7 +661,10 @@ static void sender_stop(struct pg_store *st)
 	pthread_cond_broadcast(&st->cv);
 	pthread_mutex_unlock(&st->mu);
 	pthread_join(st->sender, NULL);
+	if (st->helper_ok)
+		pthread_join(st->helper, NULL);
 	st->sender_ok = false;
+	st->helper_ok = false;
 	pthread_cond_destroy(&st->cv);
 	pthread_mutex_destroy(&st->mu);
 }
@@ -761,12 +831,22 @@ refuse:
 	return -1;
 }
 
+/* a connection to the URI's database (NULL: out of memory), the URI's
+ * own settings last, winning */
+static PGconn *pg_connect(const char *uri)
+{
+	static const char *const keys[] = { "connect_timeout", "application_name", "dbname", NULL };
+	const char *vals[] = { "5", "hopscope", uri, NULL };
+	PGconn *c = PQconnectdbParams(keys, vals, 1);
+
+	if (c && PQstatus(c) == CONNECTION_OK)
+		PQsetNoticeProcessor(c, quiet, NULL);
+	return c;
+}
+
 struct pg_store *pg_open_notice(const char *uri, char *err, size_t errlen,
 				void (*notice)(void *arg, const char *msg), void *arg)
 {
-	/* the URI's own settings come last and win */
-	static const char *const keys[] = { "connect_timeout", "application_name", "dbname", NULL };
-	const char *vals[] = { "5", "hopscope", uri, NULL };
 	char why[384];
 
 	if (errlen)
@@ -782,7 +862,7 @@ struct pg_store *pg_open_notice(const char *uri, char *err, size_t errlen,
 	st->last_day = INT64_MIN;
 	st->uri = hs_xstrdup(uri);
 	st->name = uri_shown(uri);
-	st->conn = PQconnectdbParams(keys, vals, 1);
+	st->conn = pg_connect(uri);
 	if (!st->conn) {
 		snprintf(err, errlen, "cannot connect to '%s': out of memory", st->name);
 		goto fail;
@@ -792,7 +872,6 @@ struct pg_store *pg_open_notice(const char *uri, char *err, size_t errlen,
 			 first_line(PQerrorMessage(st->conn), why, sizeof(why)));
 		goto fail;
 	}
-	PQsetNoticeProcessor(st->conn, quiet, NULL);
 	if (setup(st, err, errlen, notice, arg) < 0)
 		goto fail;
 	sender_start(st);
@@ -812,6 +891,7 @@ void pg_close(struct pg_store *st)
 	sender_stop(st);
 	st->lost += st->pending;
 	PQfinish(st->conn);
+	PQfinish(st->conn2);
 	for (int i = 0; i < C__COUNT; i++) {
 		free(st->copy[i].p);
 		free(st->fly[i].p);
@@ -1078,30 +1158,119 @@ fail:
 	return -1;
 }
 
-/* a buffer of the batch in flight through COPY; 0 or -1 */
+/* len bytes of rows of table through COPY on connection c: NULL, or
+ * why not (in why) */
+static const char *copy_on(PGconn *c, int table, const char *p, size_t len, char *why,
+			   size_t whylen)
+{
+	PGresult *r = PQexec(c, copy_sql[table]);
+	const char *bad = NULL;
+
+	if (PQresultStatus(r) != PGRES_COPY_IN) {
+		bad = conn_why(c, r, why, whylen);
+		PQclear(r);
+		return bad;
+	}
+	PQclear(r);
+	if (PQputCopyData(c, p, (int)len) != 1 || PQputCopyEnd(c, NULL) != 1)
+		return conn_why(c, NULL, why, whylen);
+	while ((r = PQgetResult(c)) != NULL) {
+		if (PQresultStatus(r) != PGRES_COMMAND_OK && !bad)
+			bad = conn_why(c, r, why, whylen);
+		PQclear(r);
+	}
+	return bad;
+}
+
+/* a buffer of the batch in flight through COPY, but for the half of
+ * its traces the second connection sends; 0 or -1 */
 static int copy_in(struct pg_store *st, int table)
 {
 	struct pg_buf *b = &st->fly[table];
-	PGresult *r = NULL;
+	size_t len = table == C_TRACES && st->half_rows ? st->half_at : b->len;
+	char why[384];
 
-	if (!b->len)
+	if (!len || !copy_on(st->conn, table, b->p, len, why, sizeof(why)))
 		return 0;
-	r = PQexec(st->conn, copy_sql[table]);
-	if (PQresultStatus(r) != PGRES_COPY_IN) {
-		pg_err(st, "cannot write to", r);
-		PQclear(r);
-		return -1;
-	}
+	return set_err(st, "cannot write to '%s': %s", st->name, why);
+}
+
+/* on the helper thread: the half of the traces, in a transaction of
+ * its own on the second connection (half_rc, half_err) */
+static void send_half(struct pg_store *st)
+{
+	const struct pg_buf *b = &st->fly[C_TRACES];
+	PGconn *c = st->conn2;
+	char why[384];
+	const char *bad = NULL;
+	PGresult *r = PQexec(c, "BEGIN");
+
+	if (PQresultStatus(r) != PGRES_COMMAND_OK)
+		bad = conn_why(c, r, why, sizeof(why));
 	PQclear(r);
-	if (PQputCopyData(st->conn, b->p, (int)b->len) != 1 || PQputCopyEnd(st->conn, NULL) != 1)
-		return pg_err(st, "cannot write to", NULL);
-	int rc = 0;
-	while ((r = PQgetResult(st->conn)) != NULL) {
-		if (PQresultStatus(r) != PGRES_COMMAND_OK && rc == 0)
-			rc = pg_err(st, "cannot write to", r);
+	if (!bad)
+		bad = copy_on(c, C_TRACES, b->p + st->half_at, b->len - st->half_at, why,
+			      sizeof(why));
+	if (!bad) {
+		r = PQexec(c, "COMMIT");
+		if (PQresultStatus(r) != PGRES_COMMAND_OK)
+			bad = conn_why(c, r, why, sizeof(why));
 		PQclear(r);
 	}
-	return rc;
+	if (bad && PQstatus(c) == CONNECTION_OK)
+		PQclear(PQexec(c, "ROLLBACK"));
+	if (bad)
+		snprintf(st->half_err, sizeof(st->half_err), "cannot write to '%s': %s", st->name,
+			 bad);
+	st->half_rc = bad ? -1 : 0;
+}
+
+/* the second connection, made (again) when needed, at most once a
+ * second: without it the batch goes whole on the first */
+static bool second_ready(struct pg_store *st)
+{
+	if (st->conn2 && PQstatus(st->conn2) == CONNECTION_OK)
+		return true;
+	if (hs_mono_ns() < st->retry2_at)
+		return false;
+	if (st->conn2)
+		PQreset(st->conn2);
+	else
+		st->conn2 = pg_connect(st->uri);
+	if (st->conn2 && PQstatus(st->conn2) == CONNECTION_OK)
+		return true;
+	st->retry2_at = hs_mono_ns() + PG_RETRY_NS;
+	return false;
+}
+
+/* A batch of many traces: the second half of them handed to the helper
+ * thread, to go on the second connection while the sender sends the
+ * rest. Whether it was split. */
+static bool split_traces(struct pg_store *st)
+{
+	const struct pg_buf *b = &st->fly[C_TRACES];
+	size_t rows = 0;
+	const char *p = b->p, *end = b->p + b->len;
+
+	st->half_rows = 0;
+	if (!st->helper_ok || b->len < PG_HALF_ROWS)
+		return false;
+	while (p < end && (p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+		rows++;
+		p++;
+	}
+	if (rows < PG_HALF_ROWS || !second_ready(st))
+		return false;
+	p = b->p;
+	for (size_t i = 0; i < rows / 2; i++)
+		p = (const char *)memchr(p, '\n', (size_t)(end - p)) + 1;
+	pthread_mutex_lock(&st->mu);
+	st->half_at = (size_t)(p - b->p);
+	st->half_rows = rows - rows / 2;
+	st->half_busy = true;
+	pthread_cond_broadcast(&st->cv);
+	pthread_mutex_unlock(&st->mu);
+	return true;
 }
 
 /* two rows of COPY's text by their columns in turn, as bytes: rows of one
@@ -1150,8 +1319,9 @@ static void sort_rows(struct pg_buf *b)
 	b->p = out;
 }
 
-/* the batch in flight, in one transaction: 0, or -1 with errmsg set and
- * the transaction rolled back */
+/* the batch in flight, in one transaction, or in two when half its
+ * traces go on the second connection: 0, or -1 with errmsg set and the
+ * transaction rolled back (the half's outcome is the helper's) */
 static int send_batch(struct pg_store *st)
 {
 	/* the days of its traces, and each one's next day ahead */
@@ -1162,6 +1332,8 @@ static int send_batch(struct pg_store *st)
 			return -1;
 	}
 	sort_rows(&st->fly[C_FLOWS_NEW]);
+	bool split = split_traces(st);
+	int rc = 0;
 	if (exec_ok(st, "cannot write to", "BEGIN") < 0 || copy_in(st, C_TRACES) < 0 ||
 	    copy_in(st, C_FLOWS_NEW) < 0 || copy_in(st, C_CONTROL) < 0)
 		goto failed;
@@ -1172,10 +1344,18 @@ static int send_batch(struct pg_store *st)
 		goto failed;
 	if (exec_ok(st, "cannot commit to", "COMMIT") < 0)
 		goto failed;
-	return 0;
+	goto half;
 failed:
 	rollback(st);
-	return -1;
+	rc = -1;
+half:
+	if (split) {
+		pthread_mutex_lock(&st->mu);
+		while (st->half_busy)
+			pthread_cond_wait(&st->cv, &st->mu);
+		pthread_mutex_unlock(&st->mu);
+	}
+	return rc;
 }
 
 /* The rows written since the last commit become the batch in flight,

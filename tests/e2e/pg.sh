@@ -129,6 +129,41 @@ hs --db "$url" -c 'capture status --json'
 check "a file read: its last heartbeat has no row waiting" eval '[ "$st" -eq 0 ] &&
 	grep -q "\"name\":\"hbtest\",[^}]*\"history_waiting\":0," "$tmp/out"'
 
+# a batch of many traces goes half on a second connection, in a
+# transaction of its own (the server takes them in on two CPUs): the
+# server counts the analyzer's two connections, and the traces stored are
+# SQLite's
+"$top_builddir/tests/tools/hs-synth" --packets 20000 --seed 5 -w "$tmp/big.pcap" \
+	-t "$tmp/big.topo" 2>"$tmp/synth.err" || hard "hs-synth failed: $(cat "$tmp/synth.err")"
+psql -c 'create database big'
+conns() { psql -c "select sessions from pg_stat_database where datname = 'big'"; }
+waitfor() { _i=0; while [ $_i -lt 50 ]; do eval "$1" && return 0; sleep 0.1; _i=$((_i + 1)); done; return 1; }
+lite=$tmp/big.db url="postgresql://hopscope@/big?host=$sock"
+same "a capture of batches of 8192 traces: the traces stored alike" --topo "$tmp/big.topo" \
+	-c "set history all; capture start $tmp/big.pcap" -c "sql 'select count(*) as traces,
+	count(distinct trace_no) as numbers, sum(nhops) as hops, sum(length(hop_list)) as text,
+	min(trace_no) as first, max(trace_no) as last from traces' --json"
+check "a capture of batches of 8192 traces: every one stored" has '"traces":20000,"numbers":20000,' \
+	"$tmp/pg.out"
+check "a batch of 8192 traces: half of them on a second connection" \
+	waitfor '[ "$(conns)" = 2 ]'
+# the second connection lost between two captures: the half it was to
+# send waits, and goes with the next batch
+timeout 60 "$HS" --db "$url" --topo "$tmp/big.topo" -c "set history all;
+	capture start $tmp/big.pcap again; sleep 2; capture start $tmp/big.pcap again;
+	capture status --json" >"$tmp/big.out" 2>"$tmp/big.err" </dev/null &
+pid=$!
+waitfor '[ "$(psql -d big -c "select count(*) from traces")" = 40000 ]'
+psql -c "select pg_terminate_backend(pid) from pg_stat_activity where datname = 'big'
+	and application_name = 'hopscope' order by backend_start desc limit 1" >/dev/null
+wait $pid
+cp "$tmp/big.err" "$tmp/err"
+check "the second connection lost: the capture's status says nothing was lost" \
+	has '"history_unstored":0,' "$tmp/big.out"
+check "the second connection lost: every trace is stored, once" \
+	[ "$(psql -d big -c 'select count(*), count(distinct (session, trace_no)) from traces')" = "60000|60000" ]
+lite=$tmp/h.db url=$("$PGS" url "$tmp")
+
 # counter snapshots through a stand-in driver (HOPSCOPE_DRIVER) printing two
 # of the sample fabric, a second apart: kept, listed, shown and diffed alike
 python3 - "$tmp" <<'PY'
