@@ -197,6 +197,7 @@ int sq_probe(struct sq_store *st, const struct hs_store_probe *run, unsigned n,
 	sqlite3_stmt *sp = NULL, *sh = NULL;
 	char a1[HS_ADDRSTRLEN], a2[HS_ADDRSTRLEN], ab[HS_ADDRSTRLEN];
 	struct hs_store_probe_pkt *p = hs_xcalloc(1, sizeof(*p));
+	const char *an = hs_store_probe_an((const struct hs_store *)st);
 	int rc;
 
 	bool own_tx = sqlite3_get_autocommit(db) != 0;
@@ -208,8 +209,8 @@ int sq_probe(struct sq_store *st, const struct hs_store_probe *run, unsigned n,
 		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
 		-1, &sp, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db,
-		"INSERT OR REPLACE INTO probe_hops(probe_id, seq, idx, switch, addr, ts, hw_ts, ttl)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", -1, &sh, NULL) != SQLITE_OK)
+		"INSERT OR REPLACE INTO probe_hops(probe_id, seq, idx, switch, addr, ts, hw_ts, ttl,"
+		" analyzer) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", -1, &sh, NULL) != SQLITE_OK)
 		goto fail;
 	hs_addr_str(&run->src, a1, sizeof(a1));
 	hs_addr_str(&run->dst, a2, sizeof(a2));
@@ -234,8 +235,7 @@ int sq_probe(struct sq_store *st, const struct hs_store_probe *run, unsigned n,
 			sqlite3_bind_text(sp, 14, p->lost_after, -1, SQLITE_STATIC);
 		if (p->have_rtt)
 			sqlite3_bind_int64(sp, 15, (sqlite3_int64)p->rtt_ns);
-		if (hs_store_an((const struct hs_store *)st))
-			sqlite3_bind_text(sp, 16, hs_store_an((const struct hs_store *)st), -1, SQLITE_STATIC);
+		sqlite3_bind_text(sp, 16, an, -1, SQLITE_STATIC);
 		rc = sqlite3_step(sp);
 		sqlite3_reset(sp);
 		sqlite3_clear_bindings(sp);
@@ -253,6 +253,7 @@ int sq_probe(struct sq_store *st, const struct hs_store_probe *run, unsigned n,
 			if (h->hw_ns)
 				sqlite3_bind_int64(sh, 7, (sqlite3_int64)h->hw_ns);
 			sqlite3_bind_int(sh, 8, h->ttl);
+			sqlite3_bind_text(sh, 9, an, -1, SQLITE_STATIC);
 			rc = sqlite3_step(sh);
 			sqlite3_reset(sh);
 			sqlite3_clear_bindings(sh);

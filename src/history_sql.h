@@ -31,14 +31,16 @@ static const char *const listing_sql[] = {
 		"(SELECT " SQL_JOIN("name", "' > '") " FROM (SELECT coalesce(h.switch, h.addr) AS name "
 		"FROM hops h WHERE h.trace = t.id ORDER BY h.idx) AS p) AS path, t.expected_next "
 		"FROM traces t ORDER BY t.id DESC LIMIT " SQL_P1,
-	/* a probe's rows share its kind and spec */
+	/* a probe's rows share its kind and spec; analyzers number their
+	 * probes each on its own, so a probe is its analyzer's number */
 	[HS_LIST_PROBES] =
-		"SELECT probe_id, min(kind) AS kind, min(spec) AS spec, min(sent) AS sent, "
+		"SELECT probe_id, analyzer, min(kind) AS kind, min(spec) AS spec, min(sent) AS sent, "
 		"count(*) AS packets, "
 		"sum(CASE WHEN outcome = 'delivered' THEN 1 ELSE 0 END) AS delivered, "
 		"sum(CASE WHEN outcome IN ('lost', 'looped') THEN 1 ELSE 0 END) AS lost, "
 		"CAST(round(avg(rtt)) AS BIGINT) AS rtt "
-		"FROM probes GROUP BY probe_id ORDER BY probe_id DESC LIMIT " SQL_P1,
+		"FROM probes GROUP BY analyzer, probe_id ORDER BY sent DESC, probe_id DESC, "
+		"analyzer LIMIT " SQL_P1,
 	[HS_LIST_EVENTS] =
 		"SELECT id, session, ts, alert, cond, value "
 		"FROM events ORDER BY ts DESC, id DESC LIMIT " SQL_P1,
@@ -73,11 +75,12 @@ static const char q_hops[] =
  * order */
 #define SQL_TRACEROUTE_PATH(src, dst, proto, sport, dport) \
 	"SELECT h.switch FROM probe_hops h" \
-	" JOIN (SELECT probe_id FROM probes WHERE kind = 'traceroute' AND src = " src \
+	" JOIN (SELECT analyzer, probe_id FROM probes WHERE kind = 'traceroute' AND src = " src \
 	"       AND dst = " dst " AND proto = " proto " AND sport = " sport \
-	"       AND dport = " dport " ORDER BY sent DESC LIMIT 1) p ON h.probe_id = p.probe_id" \
-	" WHERE h.idx = (SELECT max(idx) FROM probe_hops g" \
-	"                WHERE g.probe_id = h.probe_id AND g.seq = h.seq)" \
+	"       AND dport = " dport " ORDER BY sent DESC LIMIT 1) p" \
+	"   ON h.analyzer = p.analyzer AND h.probe_id = p.probe_id" \
+	" WHERE h.idx = (SELECT max(idx) FROM probe_hops g WHERE g.analyzer = h.analyzer" \
+	"                AND g.probe_id = h.probe_id AND g.seq = h.seq)" \
 	" ORDER BY h.seq"
 
 #endif

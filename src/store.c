@@ -48,8 +48,8 @@ static const char *const stmt_sql[S__COUNT] = {
 	[S_FLOW_UPDATE] =
 		"UPDATE flows SET first_ts = ?7, last_ts = ?8, packets = ?9, bytes = ?10,"
 		" syn = ?11, fin = ?12, rst = ?13, dropped = ?14, looped = ?15"
-		" WHERE rowid = ?17 AND session = ?1 AND src = ?2 AND dst = ?3 AND proto = ?4"
-		" AND sport = ?5 AND dport = ?6 AND analyzer IS ?16",
+		" WHERE rowid = ?16 AND session = ?1 AND src = ?2 AND dst = ?3 AND proto = ?4"
+		" AND sport = ?5 AND dport = ?6",
 	[S_CONTROL] =
 		"INSERT INTO control(session, ts, switch, proto, kind, src, dst, sport, dport,"
 		" detail, analyzer) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
@@ -187,15 +187,18 @@ static const char schema_v6[] =
  * session once); the unique index on the text of the 5-tuple, searched by
  * an upsert for every flow written, cost most of what the default history
  * policy cost at ingest. The table is rebuilt without it. */
-static const char schema_v7[] =
-	"CREATE TABLE flows_v7 ("
-	" session INTEGER NOT NULL REFERENCES sessions(id),"
-	" src TEXT NOT NULL, dst TEXT NOT NULL, proto INTEGER NOT NULL,"
-	" sport INTEGER NOT NULL, dport INTEGER NOT NULL,"
-	" first_ts INTEGER, last_ts INTEGER,"
-	" packets INTEGER NOT NULL, bytes INTEGER NOT NULL,"
-	" syn INTEGER NOT NULL, fin INTEGER NOT NULL, rst INTEGER NOT NULL,"
+/* the flows table's columns, as version 7 made them and version 15 again */
+#define FLOWS_V7_COLS \
+	" session INTEGER NOT NULL REFERENCES sessions(id)," \
+	" src TEXT NOT NULL, dst TEXT NOT NULL, proto INTEGER NOT NULL," \
+	" sport INTEGER NOT NULL, dport INTEGER NOT NULL," \
+	" first_ts INTEGER, last_ts INTEGER," \
+	" packets INTEGER NOT NULL, bytes INTEGER NOT NULL," \
+	" syn INTEGER NOT NULL, fin INTEGER NOT NULL, rst INTEGER NOT NULL," \
 	" dropped INTEGER NOT NULL, looped INTEGER NOT NULL);"
+
+static const char schema_v7[] =
+	"CREATE TABLE flows_v7 (" FLOWS_V7_COLS
 	"INSERT INTO flows_v7 SELECT session, src, dst, proto, sport, dport, first_ts, last_ts,"
 	" packets, bytes, syn, fin, rst, dropped, looped FROM flows ORDER BY rowid;"
 	"DROP TABLE flows;"
@@ -330,6 +333,52 @@ static const char schema_v13[] = "";
  * index (store_pg.c); nothing changes here either */
 static const char schema_v14[] = "";
 
+/* version 15: an analyzer writes a session, and the session's row names
+ * it: a flow's row no longer does (a query joins sessions for it). With
+ * the default history, SQLite's work of storing the name again in every
+ * flow row was most of what the history cost at ingest over not keeping
+ * one. Probes are numbered by each analyzer on its own (from its clock and
+ * process id), so a probe is known by its analyzer and its number: the
+ * key of probes and of probe_hops is (analyzer, probe_id, seq[, idx]),
+ * '' the analyzer of a probe written without a name. The three tables are
+ * made anew, their rows kept aside in temporary tables meanwhile: an ALTER
+ * TABLE reads and checks the whole schema again, which made this step,
+ * with its renames, cost more than all the others together in making a
+ * new file. */
+static const char schema_v15[] =
+	"CREATE TEMP TABLE flows_v14 AS SELECT rowid AS r, * FROM flows;"
+	"CREATE TEMP TABLE probes_v14 AS SELECT * FROM probes;"
+	"CREATE TEMP TABLE probe_hops_v14 AS SELECT h.*, coalesce((SELECT p.analyzer"
+	" FROM probes p WHERE p.probe_id = h.probe_id AND p.seq = h.seq), '') AS analyzer"
+	" FROM probe_hops h;"
+	"DROP TABLE flows;"
+	"DROP TABLE probes;"
+	"DROP TABLE probe_hops;"
+	"CREATE TABLE flows (" FLOWS_V7_COLS
+	"CREATE INDEX flows_by_session ON flows(session);"
+	"CREATE TABLE probes ("
+	" probe_id INTEGER NOT NULL, seq INTEGER NOT NULL, session INTEGER,"
+	" kind TEXT NOT NULL, spec TEXT, src TEXT, dst TEXT, proto INTEGER, sport INTEGER,"
+	" dport INTEGER, ttl INTEGER, sent INTEGER NOT NULL, outcome TEXT NOT NULL,"
+	" lost_after TEXT, rtt INTEGER,"
+	" analyzer TEXT NOT NULL DEFAULT '',"
+	" PRIMARY KEY (analyzer, probe_id, seq));"
+	"CREATE TABLE probe_hops ("
+	" probe_id INTEGER NOT NULL, seq INTEGER NOT NULL, idx INTEGER NOT NULL,"
+	" switch TEXT, addr TEXT, ts INTEGER, hw_ts INTEGER, ttl INTEGER,"
+	" analyzer TEXT NOT NULL DEFAULT '',"
+	" PRIMARY KEY (analyzer, probe_id, seq, idx));"
+	"INSERT INTO flows(rowid, session, src, dst, proto, sport, dport, first_ts, last_ts,"
+	" packets, bytes, syn, fin, rst, dropped, looped) SELECT r, session, src, dst, proto,"
+	" sport, dport, first_ts, last_ts, packets, bytes, syn, fin, rst, dropped, looped"
+	" FROM temp.flows_v14 ORDER BY r;"
+	"INSERT INTO probes SELECT probe_id, seq, session, kind, spec, src, dst, proto, sport,"
+	" dport, ttl, sent, outcome, lost_after, rtt, coalesce(analyzer, '') FROM temp.probes_v14;"
+	"INSERT INTO probe_hops SELECT * FROM temp.probe_hops_v14;"
+	"DROP TABLE temp.flows_v14;"
+	"DROP TABLE temp.probes_v14;"
+	"DROP TABLE temp.probe_hops_v14;";
+
 /* migrations[i] takes the schema from version i to i + 1: its sql, then
  * its fill over every trace (if any), then its after (if any) */
 static const struct migration {
@@ -340,7 +389,7 @@ static const struct migration {
 	{ schema_v7, NULL, NULL }, { schema_v8, schema_v8_fill, schema_v8_after },
 	{ schema_v9, schema_v9_fill, schema_v9_after }, { schema_v10, NULL, NULL },
 	{ schema_v11, NULL, NULL }, { schema_v12, NULL, NULL }, { schema_v13, NULL, NULL },
-	{ schema_v14, NULL, NULL },
+	{ schema_v14, NULL, NULL }, { schema_v15, NULL, NULL },
 };
 
 #define FILL_IDS 65536		/* trace ids per step of a fill */
@@ -351,7 +400,7 @@ _Static_assert(HS_ARRAY_SIZE(migrations) == HS_STORE_SCHEMA,
 	       "one migration per schema version");
 
 #define TRACE_COLS 22
-#define FLOW_COLS 16
+#define FLOW_COLS 15
 #define BATCH_BITS 7
 #define BATCH_ROWS (1u << (BATCH_BITS - 1))	/* trace or flow rows per INSERT, 64 */
 
@@ -942,13 +991,14 @@ static int64_t source_id(struct sq_store *st, const struct hs_addr *a, const cha
 }
 
 /* "INSERT INTO table(cols) VALUES " and n rows of ncols columns (n a power
- * of two), prepared once for each n and kept in cache[log2 n]. The first
- * column, the same in every row (the analyzer), is parameter 1 of every
- * row, bound once per INSERT;
- * row j's other columns are parameters 2 + j * (ncols - 1) on (a bare '?'
- * numbers one past the largest before it). */
+ * of two), prepared once for each n and kept in cache[log2 n]. With shared,
+ * the first column, the same in every row (the analyzer), is parameter 1
+ * of every row, bound once per INSERT, and row j's other columns are
+ * parameters 2 + j * (ncols - 1) on; without, row j's columns are
+ * parameters 1 + j * ncols on (a bare '?' numbers one past the largest
+ * before it). */
 static sqlite3_stmt *batch_stmt(struct sq_store *st, sqlite3_stmt **cache, const char *head,
-				unsigned ncols, unsigned n)
+				unsigned ncols, bool shared, unsigned n)
 {
 	size_t hlen = strlen(head), len = hlen, row = 2 * ncols + 2;
 	sqlite3_stmt **kept = &cache[__builtin_ctz(n)];
@@ -961,8 +1011,8 @@ static sqlite3_stmt *batch_stmt(struct sq_store *st, sqlite3_stmt **cache, const
 	for (unsigned i = 0; i < n; i++) {
 		if (i)
 			sql[len++] = ',';
-		memcpy(sql + len, "(?1", 3);
-		len += 3;
+		memcpy(sql + len, shared ? "(?1" : "(?", shared ? 3 : 2);
+		len += shared ? 3 : 2;
 		for (unsigned c = 1; c < ncols; c++) {
 			sql[len++] = ',';
 			sql[len++] = '?';
@@ -992,7 +1042,7 @@ static sqlite3_stmt *trace_stmt(struct sq_store *st, unsigned n)
 			  " dport, ip_id, seq, tcp_flags, len, first_ts, last_ts, outcome,"
 			  " last_switch, expected_next, nhops, flags, probe_id, hop_list, first_hw_ts)"
 			  " VALUES ",
-			  TRACE_COLS, n);
+			  TRACE_COLS, true, n);
 }
 
 static void bind_text_or_null(sqlite3_stmt *s, int i, const char *v)
@@ -1093,14 +1143,13 @@ int sq_trace(struct sq_store *st, int64_t session, const struct hs_trace *t,
 static sqlite3_stmt *flow_stmt(struct sq_store *st, unsigned n)
 {
 	return batch_stmt(st, st->flow_stmt,
-			  "INSERT INTO flows(analyzer, session, src, dst, proto, sport, dport,"
+			  "INSERT INTO flows(session, src, dst, proto, sport, dport,"
 			  " first_ts, last_ts, packets, bytes, syn, fin, rst, dropped, looped)"
 			  " VALUES ",
-			  FLOW_COLS, n);
+			  FLOW_COLS, false, n);
 }
 
-/* a flow's values but the analyzer, FLOW_COLS - 1 of them from parameter
- * b + 1 on */
+/* a flow's values, FLOW_COLS of them from parameter b + 1 on */
 static void bind_flow(sqlite3_stmt *s, int b, int64_t session, const struct hs_flow *f,
 		      char *src, char *dst)
 {
@@ -1138,10 +1187,8 @@ static int flush_flows(struct sq_store *st)
 
 		if (!s)
 			goto lost;
-		bind_static(s, 1, hs_store_an(&st->base));
 		for (unsigned j = 0; j < k; j++)
-			bind_flow(s, 1 + (int)j * (FLOW_COLS - 1), fr[j].session, fr[j].f, src[j],
-				  dst[j]);
+			bind_flow(s, (int)j * FLOW_COLS, fr[j].session, fr[j].f, src[j], dst[j]);
 		if (run_bound(st, s) < 0)
 			goto lost;
 		int64_t last = sqlite3_last_insert_rowid(st->db);
@@ -1176,8 +1223,7 @@ int sq_flow(struct sq_store *st, int64_t session, struct hs_flow *f)
 	if (f->row > 0) {
 		s = st->stmt[S_FLOW_UPDATE];
 		bind_flow(s, 0, session, f, src, dst);
-		bind_static(s, 16, hs_store_an(&st->base));
-		sqlite3_bind_int64(s, 17, f->row);
+		sqlite3_bind_int64(s, 16, f->row);
 		if (run_bound(st, s) < 0)
 			return -1;
 		if (sqlite3_changes(st->db) == 1) {
@@ -1584,10 +1630,12 @@ int sq_prune(struct sq_store *st, uint64_t now_wall, int64_t live, unsigned budg
 		{ "DELETE FROM control WHERE id IN (SELECT id FROM control WHERE session IN"
 		  " temp.prune_s OR (session = :live AND (ts < :cut OR :bound > 0 AND ts <= :bound))"
 		  " LIMIT :n)", HS_PRUNE_OTHER },
-		{ "DELETE FROM probe_hops WHERE (probe_id, seq) IN (SELECT probe_id, seq FROM probes"
-		  " WHERE session IN temp.prune_s OR sent < :wall LIMIT :n)", HS_PRUNE_UNCOUNTED },
-		{ "DELETE FROM probes WHERE (probe_id, seq) IN (SELECT probe_id, seq FROM probes"
-		  " WHERE session IN temp.prune_s OR sent < :wall LIMIT :n)", HS_PRUNE_PROBES },
+		{ "DELETE FROM probe_hops WHERE (analyzer, probe_id, seq) IN (SELECT analyzer,"
+		  " probe_id, seq FROM probes WHERE session IN temp.prune_s OR sent < :wall LIMIT :n)",
+		  HS_PRUNE_UNCOUNTED },
+		{ "DELETE FROM probes WHERE (analyzer, probe_id, seq) IN (SELECT analyzer, probe_id,"
+		  " seq FROM probes WHERE session IN temp.prune_s OR sent < :wall LIMIT :n)",
+		  HS_PRUNE_PROBES },
 		{ "DELETE FROM snapshot_counters WHERE snapshot IN (SELECT id FROM snapshots"
 		  " WHERE session IN temp.prune_s OR taken < :wall LIMIT :n)", HS_PRUNE_UNCOUNTED },
 		{ "DELETE FROM snapshots WHERE id IN (SELECT id FROM snapshots"

@@ -25,6 +25,13 @@ static inline const char *hs_store_an(const struct hs_store *st)
 	return st->analyzer[0] ? st->analyzer : NULL;
 }
 
+/* the analyzer a probe's rows are keyed by: '' when none is named (a key
+ * is never NULL) */
+static inline const char *hs_store_probe_an(const struct hs_store *st)
+{
+	return st->analyzer;
+}
+
 /* an analyzer's heartbeat, the same on both engines but for how its
  * parameters are written (?N or $N) */
 #define HS_HEARTBEAT_SQL(P) \

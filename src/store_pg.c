@@ -46,7 +46,7 @@
 #include "store_int.h"
 #include "pq.h"
 
-#define PG_SCHEMA 14
+#define PG_SCHEMA 15
 _Static_assert(PG_SCHEMA == HS_STORE_SCHEMA,
 	       "a schema version of SQLite's is one of PostgreSQL's too: add its step to pg_steps");
 
@@ -211,6 +211,20 @@ static const char pg_schema_v14[] =
 	"CREATE INDEX traces_by_session ON traces USING brin (session, trace_no)"
 	" WITH (autosummarize = on);";
 
+/* version 15: store.c's, a flow's analyzer is its session's, and a probe
+ * is keyed by its analyzer ('' when none is named) and its number */
+static const char pg_schema_v15[] =
+	"ALTER TABLE flows DROP COLUMN analyzer;"
+	"UPDATE probes SET analyzer = '' WHERE analyzer IS NULL;"
+	"ALTER TABLE probe_hops ADD COLUMN analyzer text NOT NULL DEFAULT '';"
+	"UPDATE probe_hops h SET analyzer = p.analyzer FROM probes p"
+	" WHERE p.probe_id = h.probe_id AND p.seq = h.seq AND p.analyzer <> '';"
+	"ALTER TABLE probes ALTER COLUMN analyzer SET DEFAULT '',"
+	" ALTER COLUMN analyzer SET NOT NULL, DROP CONSTRAINT probes_pkey,"
+	" ADD PRIMARY KEY (analyzer, probe_id, seq);"
+	"ALTER TABLE probe_hops DROP CONSTRAINT probe_hops_pkey,"
+	" ADD PRIMARY KEY (analyzer, probe_id, seq, idx);";
+
 /* the steps from one schema version to another, taken in turn; a database
  * made by this hopscope starts at 0 (no tables) and takes the first */
 static const struct pg_step {
@@ -221,6 +235,7 @@ static const struct pg_step {
 	{ 11, 12, pg_schema_v12 },
 	{ 12, 13, pg_schema_v13 },
 	{ 13, 14, pg_schema_v14 },
+	{ 14, 15, pg_schema_v15 },
 };
 
 /* the rows buffered for COPY, one buffer a table; a flow's first row
@@ -232,9 +247,9 @@ static const char *const copy_sql[C__COUNT] = {
 		     " tcp_flags, len, first_ts, last_ts, outcome, last_switch, expected_next,"
 		     " nhops, flags, probe_id, hop_list, first_hw_ts, analyzer) FROM STDIN",
 	[C_FLOWS_NEW] = "COPY flows(session, src, dst, proto, sport, dport, first_ts, last_ts,"
-			" packets, bytes, syn, fin, rst, dropped, looped, analyzer) FROM STDIN",
+			" packets, bytes, syn, fin, rst, dropped, looped) FROM STDIN",
 	[C_FLOWS] = "COPY flows_in(session, src, dst, proto, sport, dport, first_ts, last_ts,"
-		    " packets, bytes, syn, fin, rst, dropped, looped, analyzer) FROM STDIN",
+		    " packets, bytes, syn, fin, rst, dropped, looped) FROM STDIN",
 	[C_CONTROL] = "COPY control(session, ts, switch, proto, kind, src, dst, sport, dport,"
 		      " detail, analyzer) FROM STDIN",
 };
@@ -243,7 +258,7 @@ static const char *const copy_sql[C__COUNT] = {
 static const char flows_merge[] =
 	"INSERT INTO flows SELECT DISTINCT ON (session, src, dst, proto, sport, dport)"
 	" session, src, dst, proto, sport, dport, first_ts, last_ts, packets, bytes,"
-	" syn, fin, rst, dropped, looped, analyzer FROM flows_in"
+	" syn, fin, rst, dropped, looped FROM flows_in"
 	" ORDER BY session, src, dst, proto, sport, dport, n DESC"
 	" ON CONFLICT (session, src, dst, proto, sport, dport) DO UPDATE SET"
 	" first_ts = excluded.first_ts, last_ts = excluded.last_ts, packets = excluded.packets,"
@@ -1071,7 +1086,6 @@ int pg_flow(struct pg_store *st, int64_t session, struct hs_flow *f)
 	put_int(b, f->rst);
 	put_int(b, f->dropped);
 	put_int(b, f->looped);
-	put_text(b, hs_store_an(&st->base));
 	row_end(b);
 	f->row = 1;	/* found by its key, not by a row number */
 	st->pending++;
@@ -1993,7 +2007,7 @@ int pg_probe(struct pg_store *st, const struct hs_store_probe *run_, unsigned n,
 			a1, a2, I64(b[3], run_->proto), I64(b[4], p->sport), I64(b[5], run_->dport),
 			I64(b[6], p->ttl), U64(b[7], p->sent_ns), p->outcome,
 			p->lost_after[0] ? p->lost_after : NULL,
-			p->have_rtt ? U64(b[8], p->rtt_ns) : NULL, hs_store_an(&st->base),
+			p->have_rtt ? U64(b[8], p->rtt_ns) : NULL, hs_store_probe_an(&st->base),
 		};
 		/* what the history has of this packet is replaced, as SQLite's
 		 * INSERT OR REPLACE does */
@@ -2001,25 +2015,25 @@ int pg_probe(struct pg_store *st, const struct hs_store_probe *run_, unsigned n,
 			 " proto, sport, dport, ttl, sent, outcome, lost_after, rtt, analyzer)"
 			 " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,"
 			 " $16)"
-			 " ON CONFLICT (probe_id, seq) DO UPDATE SET session = excluded.session,"
+			 " ON CONFLICT (analyzer, probe_id, seq) DO UPDATE SET session = excluded.session,"
 			 " kind = excluded.kind, spec = excluded.spec, src = excluded.src,"
 			 " dst = excluded.dst, proto = excluded.proto, sport = excluded.sport,"
 			 " dport = excluded.dport, ttl = excluded.ttl, sent = excluded.sent,"
 			 " outcome = excluded.outcome, lost_after = excluded.lost_after,"
-			 " rtt = excluded.rtt, analyzer = excluded.analyzer", 16, pv) < 0)
+			 " rtt = excluded.rtt", 16, pv) < 0)
 			goto fail;
 		for (int k = 0; k < p->nhops && k < HS_TRACE_MAX_HOPS; k++) {
 			const struct hs_store_probe_hop *h = &p->hops[k];
 			const char *hv[] = {
 				b[0], b[1], I64(b[9], k), h->sw, hs_addr_str(&h->addr, ab, sizeof(ab)),
 				U64(b[10], h->ts_ns), h->hw_ns ? U64(b[11], h->hw_ns) : NULL,
-				I64(b[6], h->ttl),
+				I64(b[6], h->ttl), hs_store_probe_an(&st->base),
 			};
 			if (step(st, what, "INSERT INTO probe_hops(probe_id, seq, idx, switch, addr,"
-				 " ts, hw_ts, ttl) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
-				 " ON CONFLICT (probe_id, seq, idx) DO UPDATE SET switch = excluded.switch,"
-				 " addr = excluded.addr, ts = excluded.ts, hw_ts = excluded.hw_ts,"
-				 " ttl = excluded.ttl", 8, hv) < 0)
+				 " ts, hw_ts, ttl, analyzer) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+				 " ON CONFLICT (analyzer, probe_id, seq, idx) DO UPDATE SET"
+				 " switch = excluded.switch, addr = excluded.addr, ts = excluded.ts,"
+				 " hw_ts = excluded.hw_ts, ttl = excluded.ttl", 9, hv) < 0)
 				goto fail;
 		}
 	}
@@ -2346,10 +2360,12 @@ int pg_prune(struct pg_store *st, uint64_t now_wall_ns, int64_t live, unsigned b
 		{ "DELETE FROM blame WHERE ctid IN (SELECT ctid FROM blame WHERE epoch_start < $1"
 		  " LIMIT $2)", HS_PRUNE_OTHER, false },
 		/* a probe packet's hops, then the packet: the same ones, in order */
-		{ "DELETE FROM probe_hops WHERE (probe_id, seq) IN (SELECT probe_id, seq FROM probes"
-		  " WHERE sent < $1 ORDER BY probe_id, seq LIMIT $2)", HS_PRUNE_UNCOUNTED, true },
-		{ "DELETE FROM probes WHERE (probe_id, seq) IN (SELECT probe_id, seq FROM probes"
-		  " WHERE sent < $1 ORDER BY probe_id, seq LIMIT $2)", HS_PRUNE_PROBES, true },
+		{ "DELETE FROM probe_hops WHERE (analyzer, probe_id, seq) IN (SELECT analyzer,"
+		  " probe_id, seq FROM probes WHERE sent < $1 ORDER BY analyzer, probe_id, seq"
+		  " LIMIT $2)", HS_PRUNE_UNCOUNTED, true },
+		{ "DELETE FROM probes WHERE (analyzer, probe_id, seq) IN (SELECT analyzer, probe_id,"
+		  " seq FROM probes WHERE sent < $1 ORDER BY analyzer, probe_id, seq LIMIT $2)",
+		  HS_PRUNE_PROBES, true },
 		{ "DELETE FROM snapshot_counters WHERE snapshot IN (SELECT id FROM snapshots"
 		  " WHERE taken < $1 ORDER BY id LIMIT $2)", HS_PRUNE_UNCOUNTED, true },
 		{ "DELETE FROM snapshots WHERE id IN (SELECT id FROM snapshots WHERE taken < $1"

@@ -76,10 +76,41 @@ host=$(hostname | cut -d. -f1)
 check "an analyzer's rows name it, the host's name by default ($host)" \
 	[ "$(psql -c "select count(*) from sessions where analyzer = '$host'")" = 1 ]
 hs --db "$url" --topo "$TOPO" -c "set analyzer pgtest; capture start $PCAP again; sleep 1"
-for t in sessions traces flows hops; do
+for t in sessions traces hops; do
 	check "set analyzer: the rows of $t name it" \
 		[ "$(psql -c "select count(*) > 0 from $t where analyzer = 'pgtest'")" = t ]
 done
+check "set analyzer: the flows' sessions name it" \
+	[ "$(psql -c "select count(*) > 0 from flows f join sessions s on s.id = f.session
+		where s.analyzer = 'pgtest'")" = t ]
+
+# Analyzers number their probes each on its own: two that gave a probe the
+# same number each keep their own rows, on both engines, and the listing
+# shows each once, under its analyzer. The number is forced
+# (HOPSCOPE_TEST_PROBE_ID, for tests only: clocks and process ids seldom
+# meet); the probes go to this host's loopback, with no capture to see
+# them, so every packet is lost.
+for db in "$lite" "$url"; do
+	for a in pa1:2 pa2:3; do
+		probe="probe udp 127.0.0.1:5000 > 127.0.0.1:9 count ${a#*:} interval 1ms timeout 50ms"
+		HOPSCOPE_TEST_PROBE_ID=4242 hs --db "$db" -c "set analyzer ${a%:*}; $probe"
+	done
+done
+q="select analyzer, probe_id, seq, spec, outcome from probes where probe_id = 4242
+	order by analyzer, seq"
+same "one probe number, two analyzers: each keeps its rows" -c "sql '$q'"
+check "one probe number, two analyzers: 5 rows" [ "$(grep -c '^pa[12] ' "$tmp/pg.out")" = 5 ]
+check "one probe number, two analyzers: 2 and 3 packets" \
+	[ "$(psql -c "select string_agg(analyzer || ':' || n, ',' order by analyzer) from
+		(select analyzer, count(*) as n from probes where probe_id = 4242
+		 group by analyzer) p")" = pa1:2,pa2:3 ]
+hs --db "$url" -c 'history probes --json'
+check "one probe number, two analyzers: history probes shows each once" python3 -c '
+import json, sys
+rows = [r for r in json.load(open(sys.argv[1]))["probes"] if r["probe_id"] == 4242]
+assert sorted((r["analyzer"], r["packets"]) for r in rows) == [("pa1", 2), ("pa2", 3)], rows
+' "$tmp/out"
+psql -c 'delete from probes where probe_id = 4242'	# schema 11 below had no room for both
 check "set analyzer: as many traces as the first session" \
 	[ "$(psql -c "select count(*) from traces where analyzer = 'pgtest'")" = \
 	  "$(psql -c "select count(*) from traces where analyzer = '$host'")" ]
@@ -320,7 +351,9 @@ psql -c "update hopscope_schema set version = $version"
 ntraces=$(psql -c 'select count(*) from traces')
 psql -c 'drop view hops' -c 'drop table analyzers' \
 	-c 'alter table sessions drop column analyzer' -c 'alter table traces drop column analyzer' \
-	-c 'alter table flows drop column analyzer' -c 'alter table probes drop column analyzer' \
+	-c 'alter table probes drop column analyzer' -c 'alter table probe_hops drop column analyzer' \
+	-c 'alter table probes add primary key (probe_id, seq)' \
+	-c 'alter table probe_hops add primary key (probe_id, seq, idx)' \
 	-c 'alter table events drop column analyzer' -c 'alter table control drop column analyzer' \
 	-c 'create table traces_plain (like traces including defaults)' \
 	-c 'insert into traces_plain select * from traces' \
@@ -351,6 +384,11 @@ check "schema 11: its traces stay, of no analyzer named" \
 	[ "$(psql -c 'select count(*) from traces where analyzer is null')" = "$ntraces" ]
 check "schema 11: a hop names its trace's analyzer" \
 	[ "$(psql -c 'select count(*) from hops where analyzer is null')" -gt 0 ]
+check "schema 11: a flow names no analyzer, a probe is keyed by its analyzer" \
+	[ "$(psql -c "select (select count(*) from information_schema.columns
+		where table_name = 'flows' and column_name = 'analyzer') || ',' ||
+		(select pg_get_constraintdef(oid) from pg_constraint where conname = 'probes_pkey')")" = \
+	  "0,PRIMARY KEY (analyzer, probe_id, seq)" ]
 check "schema 11: the heartbeats' table is made" [ "$(psql -c 'select count(*) from analyzers')" = 0 ]
 check "schema 11: its traces now a day a table, every one in its day" eval '
 	[ "$(psql -c "select relkind from pg_class where relname = '"'traces'"'")" = p ] &&

@@ -331,6 +331,20 @@ static void test_batches(void **state)
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM traces"), 104);
 }
 
+/* what a version 14 history looked like: a flow's row named its analyzer,
+ * a probe was keyed by its number alone */
+static const char undo_v15[] =
+	"ALTER TABLE flows ADD COLUMN analyzer TEXT;"
+	"DROP TABLE probes;"
+	"DROP TABLE probe_hops;"
+	"CREATE TABLE probes (probe_id INTEGER NOT NULL, seq INTEGER NOT NULL, session INTEGER,"
+	" kind TEXT NOT NULL, spec TEXT, src TEXT, dst TEXT, proto INTEGER, sport INTEGER,"
+	" dport INTEGER, ttl INTEGER, sent INTEGER NOT NULL, outcome TEXT NOT NULL,"
+	" lost_after TEXT, rtt INTEGER, analyzer TEXT, PRIMARY KEY (probe_id, seq));"
+	"CREATE TABLE probe_hops (probe_id INTEGER NOT NULL, seq INTEGER NOT NULL,"
+	" idx INTEGER NOT NULL, switch TEXT, addr TEXT, ts INTEGER, hw_ts INTEGER, ttl INTEGER,"
+	" PRIMARY KEY (probe_id, seq, idx));";
+
 /* what a version 11 history looked like: no analyzer names, no heartbeats */
 static const char undo_v12[] =
 	"DROP VIEW hops;"
@@ -377,8 +391,8 @@ static const char undo_v8[] =
 	" PRIMARY KEY (trace, idx));"
 	"CREATE INDEX traces_by_outcome ON traces(outcome);";
 
-/* an empty history as version 11 left it */
-static void make_v11(const char *path)
+/* an empty history as version 14 left it */
+static void make_v14(const char *path)
 {
 	char err[512];
 	struct hs_store *st = hs_store_open(path, err, sizeof(err));
@@ -386,6 +400,14 @@ static void make_v11(const char *path)
 	if (!st)
 		fail_msg("%s", err);
 	hs_store_close(st);
+	exec(path, undo_v15);
+	exec(path, "PRAGMA user_version = 14");
+}
+
+/* an empty history as version 11 left it */
+static void make_v11(const char *path)
+{
+	make_v14(path);
 	exec(path, undo_v12);
 	exec(path, "PRAGMA user_version = 11");
 }
@@ -690,6 +712,7 @@ static void test_migrate_v5_control(void **state)
 	assert_int_equal(hs_store_commit(st), 1);
 	hs_store_close(st);
 	/* what version 5 wrote: everything but the control table */
+	exec(f->path, undo_v15);
 	exec(f->path, undo_v12);
 	exec(f->path, undo_v9);
 	exec(f->path, undo_v8);
@@ -1058,7 +1081,7 @@ static void test_migrate_v11_analyzers(void **state)
 	free(v);
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM sessions s, traces t, flows w"
 			     " WHERE s.analyzer IS NULL AND t.analyzer IS NULL"
-			     " AND w.analyzer IS NULL"), 1);
+			     " AND w.session = s.id"), 1);
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM analyzers"), 0);
 	exec(f->path, "INSERT INTO events(session, ts, alert, cond, value, analyzer)"
 		      " VALUES (1, 1, 1, 'x', 1, 'a1');"
@@ -1277,6 +1300,19 @@ static void probe_pkt(void *arg, unsigned i, struct hs_store_probe_pkt *p)
 	p->outcome = "lost";
 }
 
+/* a probe packet seen at one hop */
+static void probe_hop_pkt(void *arg, unsigned i, struct hs_store_probe_pkt *p)
+{
+	(void)arg;
+	p->seq = i + 1;
+	p->outcome = "delivered";
+	p->nhops = 1;
+	snprintf(p->hops[0].sw, sizeof(p->hops[0].sw), "leaf%u", i + 1);
+	p->hops[0].addr = A("10.255.0.3");
+	p->hops[0].ts_ns = T0 + i;
+	p->hops[0].ttl = 64;
+}
+
 /* every row an analyzer writes names it; a name it has not, or none,
  * leaves the column null; a bad name is no name */
 static void test_analyzer_rows(void **state)
@@ -1327,10 +1363,100 @@ static void test_analyzer_rows(void **state)
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM traces WHERE analyzer = 'an1'"), 20);
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM hops WHERE analyzer = 'an1'"),
 			 q1(f->path, "SELECT count(*) FROM hops"));
-	assert_int_equal(q1(f->path, "SELECT packets FROM flows WHERE analyzer = 'an1'"), 2);
+	assert_int_equal(q1(f->path, "SELECT w.packets FROM flows w JOIN sessions s"
+			     " ON s.id = w.session WHERE s.analyzer = 'an1'"), 2);
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM control WHERE analyzer = 'an1'"), 1);
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM events WHERE analyzer = 'an1'"), 1);
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM probes WHERE analyzer = 'an1'"), 2);
+}
+
+/* A version 14 history: flows lose their analyzer (their session's row
+ * names it) and keep the rest; probes and their hops are keyed by analyzer
+ * too, '' for a probe written without a name. */
+static void test_migrate_v14_analyzer_keys(void **state)
+{
+	struct fixture *f = *state;
+	struct hs_store *st;
+
+	make_v14(f->path);
+	exec(f->path,
+	     "INSERT INTO sessions(id, started, source, analyzer) VALUES (1, 1, 'old.pcap', 'a1');"
+	     "INSERT INTO flows(session, src, dst, proto, sport, dport, packets, bytes, syn, fin,"
+	     " rst, dropped, looped, analyzer) VALUES (1, '10.0.0.1', '10.0.0.2', 6, 1, 2, 3, 60,"
+	     " 1, 0, 0, 1, 0, 'a1');"
+	     "INSERT INTO probes(probe_id, seq, kind, sent, outcome, analyzer) VALUES"
+	     " (7, 1, 'probe', 1, 'delivered', 'a1'), (8, 1, 'probe', 2, 'lost', NULL);"
+	     "INSERT INTO probe_hops(probe_id, seq, idx, switch) VALUES (7, 1, 0, 'leaf1'),"
+	     " (7, 1, 1, 'spine1'), (8, 1, 0, 'leaf2');");
+	st = open_ok(f->path);
+	hs_store_close(st);
+	assert_int_equal(q1(f->path, "PRAGMA user_version"), HS_STORE_SCHEMA);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM pragma_table_info('flows')"
+			     " WHERE name = 'analyzer'"), 0);
+	char *v = qtext(f->path, "SELECT group_concat(s.analyzer || ',' || w.src || ',' || w.packets"
+			" || ',' || w.dropped) FROM flows w JOIN sessions s ON s.id = w.session");
+	assert_string_equal(v, "a1,10.0.0.1,3,1");
+	free(v);
+	v = qtext(f->path, "SELECT group_concat(quote(analyzer) || ':' || probe_id || '/' || outcome,"
+		  " ';') FROM (SELECT * FROM probes ORDER BY probe_id)");
+	assert_string_equal(v, "'a1':7/delivered;'':8/lost");
+	free(v);
+	v = qtext(f->path, "SELECT group_concat(quote(analyzer) || ':' || probe_id || '/' || switch,"
+		  " ';') FROM (SELECT * FROM probe_hops ORDER BY probe_id, idx)");
+	assert_string_equal(v, "'a1':7/leaf1;'a1':7/spine1;'':8/leaf2");
+	free(v);
+}
+
+/* Analyzers number their probes each on its own: two that wrote one
+ * history with the same probe number each keep their own rows and hops,
+ * one's run written again replaces its own rows only, and the listing
+ * shows each probe once, under its analyzer. */
+static void test_probe_ids_per_analyzer(void **state)
+{
+	struct fixture *f = *state;
+	struct hs_store_probe run = { .probe_id = 7, .kind = "probe", .spec = "x" };
+	const char *const names[] = { "an1", "an2", "an1" };
+	const unsigned npkts[] = { 2, 3, 2 };
+	struct got g;
+	struct hs_rows rows = { got_cols, got_row, &g };
+	char err[512];
+
+	for (int i = 0; i < 3; i++) {
+		struct hs_store *st = open_ok(f->path);
+
+		hs_store_set_analyzer(st, names[i]);
+		run.spec = names[i];
+		assert_int_equal(hs_store_probe(st, &run, npkts[i], probe_hop_pkt, NULL, err,
+						sizeof(err)), 0);
+		hs_store_close(st);
+	}
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM probes WHERE analyzer = 'an1'"), 2);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM probes WHERE analyzer = 'an2'"), 3);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM probe_hops WHERE analyzer = 'an1'"), 2);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM probe_hops WHERE analyzer = 'an2'"), 3);
+
+	struct hs_store *st = open_ok(f->path);
+	memset(&g, 0, sizeof(g));
+	assert_int_equal(hs_store_list(st, HS_LIST_PROBES, 10, &rows, err, sizeof(err)), 0);
+	assert_int_equal(g.nrows, 2);
+	int an = -1, pk = -1, spec = -1;
+	for (int c = 0; c < g.ncol; c++) {
+		if (strcmp(g.names[c], "analyzer") == 0)
+			an = c;
+		else if (strcmp(g.names[c], "packets") == 0)
+			pk = c;
+		else if (strcmp(g.names[c], "spec") == 0)
+			spec = c;
+	}
+	assert_true(an >= 0 && pk >= 0 && spec >= 0);
+	for (int r = 0; r < 2; r++) {
+		bool one = strcmp(g.text[r][an], "an1") == 0;
+		assert_string_equal(g.text[r][an], one ? "an1" : "an2");
+		assert_string_equal(g.text[r][spec], g.text[r][an]);
+		assert_int_equal(g.v[r][pk].i, one ? 2 : 3);
+	}
+	assert_string_not_equal(g.text[0][an], g.text[1][an]);
+	hs_store_close(st);
 }
 
 /* a session that read a file to its end names it; another file, or a session
@@ -1463,6 +1589,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_migrate_v8_sources, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_v11_analyzers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_analyzer_rows, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_migrate_v14_analyzer_keys, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_probe_ids_per_analyzer, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
