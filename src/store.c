@@ -57,19 +57,37 @@ static const char *const stmt_sql[S__COUNT] = {
 	[S_SOURCE_ADD] = "INSERT INTO mirror_sources(addr, switch) VALUES (?1, ?2)",
 };
 
+/* the columns of sessions and traces as version 1 made them (later
+ * versions add to them) */
+#define SESSIONS_V1_COLS \
+	" id INTEGER PRIMARY KEY," \
+	" started INTEGER NOT NULL,"		/* wall clock, ns */ \
+	" ended INTEGER," \
+	" source TEXT," \
+	" filter TEXT," \
+	" packets INTEGER NOT NULL DEFAULT 0," \
+	" bytes INTEGER NOT NULL DEFAULT 0," \
+	" decode_errors INTEGER NOT NULL DEFAULT 0," \
+	" kernel_drops INTEGER NOT NULL DEFAULT 0," \
+	" traces INTEGER NOT NULL DEFAULT 0"
+#define TRACES_V1_COLS \
+	" id INTEGER PRIMARY KEY," \
+	" session INTEGER NOT NULL REFERENCES sessions(id)," \
+	" trace_no INTEGER NOT NULL,"		/* the tracer's id within the session */ \
+	" src TEXT NOT NULL, dst TEXT NOT NULL, proto INTEGER NOT NULL," \
+	" sport INTEGER, dport INTEGER, ip_id INTEGER, seq INTEGER, tcp_flags INTEGER," \
+	" len INTEGER," \
+	" first_ts INTEGER, last_ts INTEGER,"	/* capture time, ns */ \
+	" outcome TEXT NOT NULL,"		/* delivered, dropped, looped, unknown */ \
+	" last_switch TEXT," \
+	" expected_next TEXT,"			/* switch names joined by '|' */ \
+	" nhops INTEGER NOT NULL," \
+	" flags INTEGER NOT NULL," \
+	" probe_id INTEGER"
+
 /* schema version 1 */
 static const char schema_v1[] =
-	"CREATE TABLE sessions ("
-	" id INTEGER PRIMARY KEY,"
-	" started INTEGER NOT NULL,"		/* wall clock, ns */
-	" ended INTEGER,"
-	" source TEXT,"
-	" filter TEXT,"
-	" packets INTEGER NOT NULL DEFAULT 0,"
-	" bytes INTEGER NOT NULL DEFAULT 0,"
-	" decode_errors INTEGER NOT NULL DEFAULT 0,"
-	" kernel_drops INTEGER NOT NULL DEFAULT 0,"
-	" traces INTEGER NOT NULL DEFAULT 0);"
+	"CREATE TABLE sessions (" SESSIONS_V1_COLS ");"
 	"CREATE TABLE flows ("
 	" session INTEGER NOT NULL REFERENCES sessions(id),"
 	" src TEXT NOT NULL, dst TEXT NOT NULL, proto INTEGER NOT NULL,"
@@ -79,20 +97,7 @@ static const char schema_v1[] =
 	" syn INTEGER NOT NULL, fin INTEGER NOT NULL, rst INTEGER NOT NULL,"
 	" dropped INTEGER NOT NULL, looped INTEGER NOT NULL,"
 	" UNIQUE (session, src, dst, proto, sport, dport));"
-	"CREATE TABLE traces ("
-	" id INTEGER PRIMARY KEY,"
-	" session INTEGER NOT NULL REFERENCES sessions(id),"
-	" trace_no INTEGER NOT NULL,"		/* the tracer's id within the session */
-	" src TEXT NOT NULL, dst TEXT NOT NULL, proto INTEGER NOT NULL,"
-	" sport INTEGER, dport INTEGER, ip_id INTEGER, seq INTEGER, tcp_flags INTEGER,"
-	" len INTEGER,"
-	" first_ts INTEGER, last_ts INTEGER,"	/* capture time, ns */
-	" outcome TEXT NOT NULL,"		/* delivered, dropped, looped, unknown */
-	" last_switch TEXT,"
-	" expected_next TEXT,"			/* switch names joined by '|' */
-	" nhops INTEGER NOT NULL,"
-	" flags INTEGER NOT NULL,"
-	" probe_id INTEGER);"
+	"CREATE TABLE traces (" TRACES_V1_COLS ");"
 	"CREATE INDEX traces_by_session ON traces(session, trace_no);"
 	"CREATE INDEX traces_by_outcome ON traces(outcome);"
 	"CREATE TABLE hops ("
@@ -141,15 +146,17 @@ static const char schema_v3[] =
 	" PRIMARY KEY (epoch_start, a, b));";
 
 /* version 4: alert events, one row each time an alert fires */
+#define EVENTS_V4_COLS \
+	" id INTEGER PRIMARY KEY," \
+	" session INTEGER," \
+	" ts INTEGER NOT NULL,"		/* capture time of the sample that fired it, ns */ \
+	" alert INTEGER NOT NULL,"	/* the alert's id in its console */ \
+	" cond TEXT NOT NULL,"		/* the condition as typed */ \
+	" value REAL NOT NULL,"		/* measured: bps, percent or per second */ \
+	" wall INTEGER"		/* wall clock when it fired, ns */
+
 static const char schema_v4[] =
-	"CREATE TABLE events ("
-	" id INTEGER PRIMARY KEY,"
-	" session INTEGER,"
-	" ts INTEGER NOT NULL,"		/* capture time of the sample that fired it, ns */
-	" alert INTEGER NOT NULL,"	/* the alert's id in its console */
-	" cond TEXT NOT NULL,"		/* the condition as typed */
-	" value REAL NOT NULL,"		/* measured: bps, percent or per second */
-	" wall INTEGER);"		/* wall clock when it fired, ns */
+	"CREATE TABLE events (" EVENTS_V4_COLS ");"
 	"CREATE INDEX events_by_ts ON events(ts);";
 /* version 5: synchronized counter snapshots and each port's counters in them */
 static const char schema_v5[] =
@@ -170,16 +177,18 @@ static const char schema_v5[] =
 	" backlog_bytes INTEGER, backlog_packets INTEGER,"	/* NULL: no queueing qdisc */
 	" PRIMARY KEY (snapshot, switch, port));";
 /* version 6: decoded BGP, RoCEv2 and PAUSE/PFC messages, one row each */
+#define CONTROL_V6_COLS \
+	" id INTEGER PRIMARY KEY," \
+	" session INTEGER," \
+	" ts INTEGER NOT NULL,"		/* capture time, ns */ \
+	" switch TEXT,"			/* mirroring switch or its address; NULL: plain SPAN */ \
+	" proto TEXT NOT NULL,"		/* 'bgp', 'roce', 'pfc' */ \
+	" kind TEXT NOT NULL,"		/* BGP type, RoCEv2 opcode name, 'pause' or 'pfc' */ \
+	" src TEXT, dst TEXT, sport INTEGER, dport INTEGER,"	/* NULL for MAC control */ \
+	" detail TEXT NOT NULL"	/* the message's fields, as 'control' prints them */
+
 static const char schema_v6[] =
-	"CREATE TABLE control ("
-	" id INTEGER PRIMARY KEY,"
-	" session INTEGER,"
-	" ts INTEGER NOT NULL,"		/* capture time, ns */
-	" switch TEXT,"			/* mirroring switch or its address; NULL: plain SPAN */
-	" proto TEXT NOT NULL,"		/* 'bgp', 'roce', 'pfc' */
-	" kind TEXT NOT NULL,"		/* BGP type, RoCEv2 opcode name, 'pause' or 'pfc' */
-	" src TEXT, dst TEXT, sport INTEGER, dport INTEGER,"	/* NULL for MAC control */
-	" detail TEXT NOT NULL);"	/* the message's fields, as 'control' prints them */
+	"CREATE TABLE control (" CONTROL_V6_COLS ");"
 	"CREATE INDEX control_by_ts ON control(ts);";
 
 /* version 7: a flow's row is found by its rowid, which the console keeps
@@ -241,12 +250,15 @@ static const char schema_v8_after[] =
  * the console's reads by it, and keeping it was a tenth of what storing a
  * trace cost. A session's traces have consecutive ids (one console writes
  * a file at a time, a session after another). */
-static const char schema_v9[] =
-	"CREATE TABLE mirror_sources ("
-	" id INTEGER PRIMARY KEY,"
-	" switch TEXT,"				/* topology name, NULL when unknown */
-	" addr TEXT NOT NULL);"			/* mirror source address */
+#define MIRROR_SOURCES_V9 \
+	"CREATE TABLE mirror_sources (" \
+	" id INTEGER PRIMARY KEY," \
+	" switch TEXT,"				/* topology name, NULL when unknown */ \
+	" addr TEXT NOT NULL);"			/* mirror source address */ \
 	"CREATE INDEX mirror_sources_by_addr ON mirror_sources(addr);"
+
+static const char schema_v9[] =
+	MIRROR_SOURCES_V9
 	"ALTER TABLE traces ADD COLUMN first_hw_ts INTEGER;"
 	"DROP INDEX traces_by_session;"
 	"DROP VIEW hops;";
@@ -298,6 +310,26 @@ static const char schema_v11[] =
  * (its name: 'set analyzer', --name, else the host name; NULL in rows
  * written before), and each analyzer's health is one row of analyzers,
  * written again every few seconds (its heartbeat) */
+#define ANALYZERS_V12 \
+	"CREATE TABLE analyzers (" \
+	" name TEXT PRIMARY KEY," \
+	" session INTEGER,"			/* its running capture's, NULL: none */ \
+	" seen INTEGER NOT NULL,"		/* wall clock of the heartbeat, ns */ \
+	" packets INTEGER NOT NULL,"		/* read by its capture */ \
+	" kernel_drops INTEGER NOT NULL," \
+	" rate REAL NOT NULL,"			/* packets a second since the last one */ \
+	" queued INTEGER NOT NULL,"		/* rows not yet written: its history lag */ \
+	" lag INTEGER,"				/* age of the oldest of them, ns */ \
+	" lost INTEGER NOT NULL);"		/* rows it could not store */
+#define HOPS_V12_VIEW \
+	"CREATE VIEW hops(trace, idx, switch, addr, ts, hw_ts, ttl, tos, session, analyzer) AS" \
+	" SELECT t.id, h.key, m.switch, m.addr," \
+	" coalesce(t.first_ts, 0) + json_extract(h.value, '$[1]')," \
+	" t.first_hw_ts + json_extract(h.value, '$[2]')," \
+	" json_extract(h.value, '$[3]'), json_extract(h.value, '$[4]')," \
+	" json_extract(h.value, '$[5]'), t.analyzer FROM traces t, json_each(t.hop_list) h" \
+	" LEFT JOIN mirror_sources m ON m.id = json_extract(h.value, '$[0]');"
+
 static const char schema_v12[] =
 	"ALTER TABLE sessions ADD COLUMN analyzer TEXT;"
 	"ALTER TABLE traces ADD COLUMN analyzer TEXT;"
@@ -305,24 +337,9 @@ static const char schema_v12[] =
 	"ALTER TABLE probes ADD COLUMN analyzer TEXT;"
 	"ALTER TABLE events ADD COLUMN analyzer TEXT;"
 	"ALTER TABLE control ADD COLUMN analyzer TEXT;"
-	"CREATE TABLE analyzers ("
-	" name TEXT PRIMARY KEY,"
-	" session INTEGER,"			/* its running capture's, NULL: none */
-	" seen INTEGER NOT NULL,"		/* wall clock of the heartbeat, ns */
-	" packets INTEGER NOT NULL,"		/* read by its capture */
-	" kernel_drops INTEGER NOT NULL,"
-	" rate REAL NOT NULL,"			/* packets a second since the last one */
-	" queued INTEGER NOT NULL,"		/* rows not yet written: its history lag */
-	" lag INTEGER,"				/* age of the oldest of them, ns */
-	" lost INTEGER NOT NULL);"		/* rows it could not store */
+	ANALYZERS_V12
 	"DROP VIEW hops;"
-	"CREATE VIEW hops(trace, idx, switch, addr, ts, hw_ts, ttl, tos, session, analyzer) AS"
-	" SELECT t.id, h.key, m.switch, m.addr,"
-	" coalesce(t.first_ts, 0) + json_extract(h.value, '$[1]'),"
-	" t.first_hw_ts + json_extract(h.value, '$[2]'),"
-	" json_extract(h.value, '$[3]'), json_extract(h.value, '$[4]'),"
-	" json_extract(h.value, '$[5]'), t.analyzer FROM traces t, json_each(t.hop_list) h"
-	" LEFT JOIN mirror_sources m ON m.id = json_extract(h.value, '$[0]');";
+	HOPS_V12_VIEW;
 
 /* version 13: PostgreSQL's traces are kept a day a table (store_pg.c);
  * nothing changes here, where traces keep no index so that they are
@@ -345,6 +362,22 @@ static const char schema_v14[] = "";
  * TABLE reads and checks the whole schema again, which made this step,
  * with its renames, cost more than all the others together in making a
  * new file. */
+#define FLOWS_PROBES_V15 \
+	"CREATE TABLE flows (" FLOWS_V7_COLS \
+	"CREATE INDEX flows_by_session ON flows(session);" \
+	"CREATE TABLE probes (" \
+	" probe_id INTEGER NOT NULL, seq INTEGER NOT NULL, session INTEGER," \
+	" kind TEXT NOT NULL, spec TEXT, src TEXT, dst TEXT, proto INTEGER, sport INTEGER," \
+	" dport INTEGER, ttl INTEGER, sent INTEGER NOT NULL, outcome TEXT NOT NULL," \
+	" lost_after TEXT, rtt INTEGER," \
+	" analyzer TEXT NOT NULL DEFAULT ''," \
+	" PRIMARY KEY (analyzer, probe_id, seq));" \
+	"CREATE TABLE probe_hops (" \
+	" probe_id INTEGER NOT NULL, seq INTEGER NOT NULL, idx INTEGER NOT NULL," \
+	" switch TEXT, addr TEXT, ts INTEGER, hw_ts INTEGER, ttl INTEGER," \
+	" analyzer TEXT NOT NULL DEFAULT ''," \
+	" PRIMARY KEY (analyzer, probe_id, seq, idx));"
+
 static const char schema_v15[] =
 	"CREATE TEMP TABLE flows_v14 AS SELECT rowid AS r, * FROM flows;"
 	"CREATE TEMP TABLE probes_v14 AS SELECT * FROM probes;"
@@ -354,20 +387,7 @@ static const char schema_v15[] =
 	"DROP TABLE flows;"
 	"DROP TABLE probes;"
 	"DROP TABLE probe_hops;"
-	"CREATE TABLE flows (" FLOWS_V7_COLS
-	"CREATE INDEX flows_by_session ON flows(session);"
-	"CREATE TABLE probes ("
-	" probe_id INTEGER NOT NULL, seq INTEGER NOT NULL, session INTEGER,"
-	" kind TEXT NOT NULL, spec TEXT, src TEXT, dst TEXT, proto INTEGER, sport INTEGER,"
-	" dport INTEGER, ttl INTEGER, sent INTEGER NOT NULL, outcome TEXT NOT NULL,"
-	" lost_after TEXT, rtt INTEGER,"
-	" analyzer TEXT NOT NULL DEFAULT '',"
-	" PRIMARY KEY (analyzer, probe_id, seq));"
-	"CREATE TABLE probe_hops ("
-	" probe_id INTEGER NOT NULL, seq INTEGER NOT NULL, idx INTEGER NOT NULL,"
-	" switch TEXT, addr TEXT, ts INTEGER, hw_ts INTEGER, ttl INTEGER,"
-	" analyzer TEXT NOT NULL DEFAULT '',"
-	" PRIMARY KEY (analyzer, probe_id, seq, idx));"
+	FLOWS_PROBES_V15
 	"INSERT INTO flows(rowid, session, src, dst, proto, sport, dport, first_ts, last_ts,"
 	" packets, bytes, syn, fin, rst, dropped, looped) SELECT r, session, src, dst, proto,"
 	" sport, dport, first_ts, last_ts, packets, bytes, syn, fin, rst, dropped, looped"
@@ -378,6 +398,29 @@ static const char schema_v15[] =
 	"DROP TABLE temp.flows_v14;"
 	"DROP TABLE temp.probes_v14;"
 	"DROP TABLE temp.probe_hops_v14;";
+
+/* A new file (no tables yet) is made at the latest version at once, as
+ * the migrations would leave it (the same tables, columns in the same
+ * order, indexes and view; test_store checks): each of their ALTER TABLEs
+ * reads and checks the whole schema again, and going through them all
+ * cost more than a capture of 50,000 packets wrote with the default
+ * history. The statements that are each a version's whole step are run
+ * as they are after this. */
+static const char schema_new[] =
+	"CREATE TABLE sessions (" SESSIONS_V1_COLS ", input TEXT, analyzer TEXT);"
+	"CREATE INDEX sessions_by_input ON sessions(input) WHERE input IS NOT NULL;"
+	"CREATE TABLE traces (" TRACES_V1_COLS ", hop_list TEXT, first_hw_ts INTEGER,"
+	" analyzer TEXT);"
+	"CREATE TABLE events (" EVENTS_V4_COLS ", analyzer TEXT);"
+	"CREATE INDEX events_by_ts ON events(ts);"
+	"CREATE TABLE control (" CONTROL_V6_COLS ", analyzer TEXT);"
+	"CREATE INDEX control_by_ts ON control(ts);"
+	MIRROR_SOURCES_V9
+	ANALYZERS_V12
+	HOPS_V12_VIEW
+	FLOWS_PROBES_V15;
+
+static const char *const schema_new_steps[] = { schema_new, schema_v3, schema_v5, schema_v11 };
 
 /* migrations[i] takes the schema from version i to i + 1: its sql, then
  * its fill over every trace (if any), then its after (if any) */
@@ -578,7 +621,11 @@ static int migrate(struct sq_store *st, int64_t from,
 	/* a signal stops an upgrade (a large one takes a while), which is
 	 * rolled back whole */
 	sqlite3_progress_handler(st->db, 1000, hs_interrupt_sqlite, NULL);
-	for (int64_t v = from; v < HS_STORE_SCHEMA; v++) {
+	for (size_t i = 0; from == 0 && i < HS_ARRAY_SIZE(schema_new_steps); i++)
+		if (hs_interrupted() ||
+		    sqlite3_exec(st->db, schema_new_steps[i], NULL, NULL, NULL) != SQLITE_OK)
+			goto fail;
+	for (int64_t v = from ? from : HS_STORE_SCHEMA; v < HS_STORE_SCHEMA; v++) {
 		const struct migration *m = &migrations[v];
 
 		if (hs_interrupted() || sqlite3_exec(st->db, m->sql, NULL, NULL, NULL) != SQLITE_OK ||

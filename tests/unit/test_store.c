@@ -1459,6 +1459,47 @@ static void test_probe_ids_per_analyzer(void **state)
 	hs_store_close(st);
 }
 
+/* the tables (their columns: name, type, not null, default, key), views
+ * (their columns) and indexes (their SQL) of a history, in one text */
+static char *schema_of(const char *path)
+{
+	return qtext(path, "SELECT group_concat(d, char(10)) FROM (SELECT m.type || ' ' || m.name"
+		     " || ' ' || CASE WHEN m.type = 'index' THEN ifnull(m.sql, '-') ELSE"
+		     " (SELECT group_concat(c.name || ' ' || c.type || ' ' || c.\"notnull\" || ' '"
+		     "  || ifnull(c.dflt_value, '-') || ' ' || c.pk, ', ')"
+		     "  FROM pragma_table_xinfo(m.name) c) END AS d"
+		     " FROM sqlite_master m ORDER BY m.type, m.name)");
+}
+
+/* a new file is made at the latest version at once: what the migrations
+ * make of an old one, to the order of the columns */
+static void test_new_file_schema(void **state)
+{
+	struct fixture *f = *state;
+	char old[600];
+
+	hs_store_close(open_ok(f->path));
+	char *made = schema_of(f->path);
+	snprintf(old, sizeof(old), "%s.old", f->path);
+	make_v7(old);
+	exec(old, "PRAGMA user_version = 7");
+	hs_store_close(open_ok(old));
+	assert_int_equal(q1(old, "PRAGMA user_version"), HS_STORE_SCHEMA);
+	char *migrated = schema_of(old);
+	assert_string_equal(made, migrated);
+	assert_non_null(strstr(made, "table flows session INTEGER 1 - 0, src TEXT"));
+	assert_non_null(strstr(made, "view hops trace"));
+	free(made);
+	free(migrated);
+	unlink(old);
+	static const char *const sfx[] = { "-wal", "-shm" };
+	for (size_t i = 0; i < HS_ARRAY_SIZE(sfx); i++) {
+		char side[640];
+		snprintf(side, sizeof(side), "%s%s", old, sfx[i]);
+		unlink(side);
+	}
+}
+
 /* a session that read a file to its end names it; another file, or a session
  * that ended without one, does not */
 static void test_input_session(void **state)
@@ -1591,6 +1632,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_analyzer_rows, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_v14_analyzer_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_probe_ids_per_analyzer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_new_file_schema, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
