@@ -345,6 +345,39 @@ refused "newer schema" "$url" "is from a newer hopscope (schema version 99, this
 check "newer schema: left as it was" [ "$(psql -c 'select version from hopscope_schema')" = 99 ]
 psql -c "update hopscope_schema set version = $version"
 
+# a history of schema 14 is upgraded in place: a flow's analyzer was its
+# row's, and goes (its session's row names it); a probe was keyed by its
+# number, and takes its analyzer into its key, its hops their probe's
+psql -c "insert into probes(probe_id, seq, kind, sent, outcome, analyzer)
+		values (77, 0, 'probe', 1, 'delivered', 'pa1'), (78, 0, 'probe', 1, 'lost', '')" \
+	-c "insert into probe_hops(probe_id, seq, idx, switch, analyzer)
+		values (77, 0, 0, 'leaf1', 'pa1'), (77, 0, 1, 'spine1', 'pa1'), (78, 0, 0, 'leaf2', '')" \
+	-c 'alter table probe_hops drop column analyzer' \
+	-c 'alter table probe_hops add primary key (probe_id, seq, idx)' \
+	-c 'alter table probes drop constraint probes_pkey' \
+	-c 'alter table probes add primary key (probe_id, seq)' \
+	-c 'alter table probes alter analyzer drop not null, alter analyzer drop default' \
+	-c "update probes set analyzer = null where analyzer = ''" \
+	-c 'alter table flows add column analyzer text' \
+	-c 'update hopscope_schema set version = 14'
+nflows=$(psql -c 'select count(*) from flows')
+hs --db "$url" -c 'history probes'
+check "schema 14: upgraded, with a notice" \
+	eval '[ "$st" -eq 0 ] && has "upgrading history .* from schema 14 to $version" "$tmp/err"'
+check "schema 14: a flow names no analyzer, and every flow stays" \
+	[ "$(psql -c "select count(*) from information_schema.columns where table_name = 'flows'
+		and column_name = 'analyzer'") $(psql -c 'select count(*) from flows')" = "0 $nflows" ]
+check "schema 14: a probe's hops take its analyzer, '' for none" \
+	[ "$(psql -c "select string_agg(analyzer || ':' || probe_id || '/' || switch, ','
+		order by probe_id, idx) from probe_hops where probe_id in (77, 78)")" = \
+	  "pa1:77/leaf1,pa1:77/spine1,:78/leaf2" ]
+check "schema 14: a probe is keyed by its analyzer" \
+	[ "$(psql -c "select pg_get_constraintdef(oid) from pg_constraint
+		where conname = 'probe_hops_pkey'") $(psql -c "select count(*) from probes
+		where probe_id = 78 and analyzer = ''")" = "PRIMARY KEY (analyzer, probe_id, seq, idx) 1" ]
+psql -c 'delete from probe_hops where probe_id in (77, 78)' \
+	-c 'delete from probes where probe_id in (77, 78)'
+
 # a history of schema 11 is upgraded in place: its rows stay, of no
 # analyzer named, and each table takes its analyzer's name; its traces,
 # one table checking each row's session, are kept a day a table
