@@ -59,6 +59,9 @@ struct hs_hop {
 
 struct hs_trace {
 	uint64_t id;		/* 1-based, increasing in order of closing */
+	uint64_t last_frame;	/* the number of the frame that last added a copy
+				 * (hs_tracer_prep.frame): a tracer closes its
+				 * traces in the order of it */
 	struct hs_flowkey key;
 	uint64_t key_hash;	/* hs_flowkey_hash(&key): the tracer hashes each
 				 * closed trace's flow once for all who look it up */
@@ -128,6 +131,8 @@ void hs_tracer_add_probe(struct hs_tracer *tr, const struct hs_pkt *pkt, uint8_t
  * copy's mirror source; the trace it found is then tried first. */
 struct hs_tracer_prep {
 	uint64_t ident;		/* what tells the packet from others of its flow */
+	uint64_t frame;		/* the copy's frame's number in the capture, 0
+				 * unknown: the caller's to set after prepare */
 	uint32_t hash;		/* of the packet's identity: its index tag */
 	uint32_t msrc_hash;	/* of the copy's mirror source and session */
 	uint32_t cand;		/* pool slot + 1 of the open trace hs_tracer_prefetch
@@ -141,6 +146,11 @@ void hs_tracer_add_prepared(struct hs_tracer *tr, const struct hs_pkt *pkt, uint
 			    uint32_t probe_id, const struct hs_tracer_prep *prep);
 /* close traces quiet since before now_ns - timeout (capture time) */
 void hs_tracer_advance(struct hs_tracer *tr, uint64_t now_ns);
+/* Traces close oldest activity first, so in the order of the frame that
+ * last added a copy to them (hs_trace.last_frame): every trace this tracer
+ * closes from now on has a last_frame at least this; UINT64_MAX with none
+ * open */
+uint64_t hs_tracer_oldest(const struct hs_tracer *tr);
 /* close every open trace (end of a file, capture stop) */
 void hs_tracer_close_all(struct hs_tracer *tr);
 /* a trace another tracer closed (a worker's, workers.h): numbered, kept,

@@ -22,8 +22,14 @@
  *
  * The loop thread keeps the one merged view: closed traces come back to it
  * through a bounded queue per worker and are numbered, kept, counted and
- * handed on (flows, history, analyses) by hs_tracer_adopt(); control
- * messages come back the same way. A full queue holds its worker, never
+ * handed on (flows, history, analyses) by hs_tracer_adopt(), in the order
+ * of the frame that last added a copy to each (hs_trace.last_frame), the
+ * order in which one tracer reading every frame closes them: a worker's
+ * trace waits until no other can close an older one (each tells the
+ * oldest it may still close; the reader tells a worker it gave no frame
+ * the capture time the others reached). Live, the workers' frames have no
+ * common count, and their traces are numbered as they come. Control
+ * messages come back the same way, in the order of their frames. A full queue holds its worker, never
  * loses a trace; a thread that waits sleeps until woken by the one it
  * waits for. The loop reads the frame counters each worker publishes
  * after every batch.
@@ -69,12 +75,19 @@ int hs_workers_parse(const char *s, unsigned *n, char *err, size_t errlen);
 struct hs_ctx;
 
 struct hs_pipe_ent {
-	struct hs_pkt pkt;
-	struct hs_tracer_prep prep;
-	uint64_t now;		/* newest capture time once this frame was in */
-	uint32_t probe_id;
-	uint8_t flags;
-	bool add;		/* to the tracer; else only time moves */
+	union {
+		struct {
+			struct hs_pkt pkt;
+			struct hs_tracer_prep prep;
+			uint64_t now;	/* newest capture time once this frame was in */
+			uint32_t probe_id;
+			uint8_t flags;
+			bool add;	/* to the tracer; else only time moves */
+		};
+		/* a power of two: an entry's place is a shift, not a
+		 * multiply recomputed all over the lane's loop */
+		uint8_t size_[256];
+	};
 };
 
 /* one pipeline: the loop's own, or a worker's */
@@ -93,15 +106,21 @@ struct hs_lane {
 	struct hs_pipe_ent pipe[HS_PIPE];	/* frames on their way to the tracer */
 	unsigned pipe_head, pipe_len;	/* oldest entry, entries queued */
 	uint64_t last_ts;		/* newest capture time */
+	uint64_t frames;		/* frames of the capture read so far, the
+					 * lane's and (hs_lane_time) the others' */
 };
 
 /* one frame down a lane, and the lane's queue emptied (capture.c) */
 void hs_lane_frame(struct hs_lane *l, int dlt, const uint8_t *data, uint32_t caplen,
 		   uint32_t wirelen, uint64_t ts_ns);
 void hs_lane_flush(struct hs_lane *l);
-/* the capture time moved on to ts_ns by frames that are not the lane's:
- * the tracer sees it before the lane's next frame */
-void hs_lane_time(struct hs_lane *l, uint64_t ts_ns);
+/* the capture moved on, by frames that are not the lane's, to capture time
+ * ts_ns and frames frames read: the tracer sees the time before the lane's
+ * next frame */
+void hs_lane_time(struct hs_lane *l, uint64_t ts_ns, uint64_t frames);
+/* every trace the lane's tracer closes from now on was last added to by
+ * this frame or a later one (hs_tracer_oldest, and the frames queued) */
+uint64_t hs_lane_oldest(const struct hs_lane *l);
 /* a worker's lane's tracer, made as the loop's is (capture.c) */
 struct hs_tracer *hs_lane_tracer_new(struct hs_ctx *ctx, hs_trace_cb on_close, void *arg);
 

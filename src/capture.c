@@ -525,8 +525,10 @@ void hs_lane_flush(struct hs_lane *l)
 		pipe_pop(l);
 }
 
-void hs_lane_time(struct hs_lane *l, uint64_t ts_ns)
+void hs_lane_time(struct hs_lane *l, uint64_t ts_ns, uint64_t frames)
 {
+	if (frames > l->frames)
+		l->frames = frames;
 	if (ts_ns <= l->last_ts)
 		return;
 	l->last_ts = ts_ns;
@@ -536,6 +538,18 @@ void hs_lane_time(struct hs_lane *l, uint64_t ts_ns)
 		l->pipe[(l->pipe_head + l->pipe_len - 1) & (HS_PIPE - 1)].now = ts_ns;
 	else
 		hs_tracer_advance(l->tracer, ts_ns);
+}
+
+uint64_t hs_lane_oldest(const struct hs_lane *l)
+{
+	uint64_t oldest = hs_tracer_oldest(l->tracer);
+
+	for (unsigned i = 0; i < l->pipe_len; i++) {
+		const struct hs_pipe_ent *e = &l->pipe[(l->pipe_head + i) & (HS_PIPE - 1)];
+		if (e->add)
+			return e->prep.frame < oldest ? e->prep.frame : oldest;
+	}
+	return l->frames + 1 < oldest ? l->frames + 1 : oldest;
 }
 
 void hs_lane_frame(struct hs_lane *l, int dlt, const uint8_t *data, uint32_t caplen,
@@ -596,6 +610,7 @@ void hs_lane_frame(struct hs_lane *l, int dlt, const uint8_t *data, uint32_t cap
 	}
 queued:
 	e->now = l->last_ts;
+	e->prep.frame = ++l->frames;
 	l->pipe_len++;
 	if (l->pipe_len > HS_PIPE_SLOT) {
 		struct hs_pipe_ent *ahead =
@@ -1215,6 +1230,7 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 	c->failed = false;
 	c->end_reason[0] = '\0';
 	c->lane.last_ts = c->last_mono = 0;
+	c->lane.frames = 0;
 	c->stored = c->unstored = c->queued = c->behind = 0;
 	c->flush_again = false;
 	c->store_warned = c->warn_due = false;

@@ -57,6 +57,7 @@ struct __attribute__((aligned(64))) otrace {
 	uint8_t af, proto, tcp_flags, flags, nhops, extra;
 	uint32_t hash;		/* low 32 bits of id_hash, as in the index */
 	struct ohop hops[INLINE_HOPS];
+	uint64_t last_frame;	/* of the copy that last moved it on the activity list */
 };
 
 _Static_assert(sizeof(struct otrace) == 192, "open traces must stay small");
@@ -513,6 +514,7 @@ static void close_slot(struct hs_tracer *tr, uint32_t slot, uint8_t extra_flags)
 
 	memset(t, 0, offsetof(struct hs_trace, hops));
 	t->id = tr->last_id;
+	t->last_frame = ot->last_frame;
 	ot_key(ot, &t->key);
 	t->key_hash = ot->key_hash;
 	t->ip_id = ot->ip_id;
@@ -720,6 +722,7 @@ void hs_tracer_prepare(struct hs_tracer *tr, const struct hs_pkt *p, struct hs_t
 	prep->ident = 0;
 	prep->msrc_hash = 0;
 	prep->cand = 0;
+	prep->frame = 0;
 	prep->traceable = traceable(p);
 	if (!prep->traceable)
 		return;
@@ -852,6 +855,7 @@ void hs_tracer_add_prepared(struct hs_tracer *tr, const struct hs_pkt *p, uint8_
 			lru_append(tr, slot);
 		}
 	}
+	ot->last_frame = prep->frame;
 
 	ot->flags |= flags;
 	if (HS_TOS_IS_DEBUG(p->tos))
@@ -927,6 +931,11 @@ void hs_tracer_advance(struct hs_tracer *tr, uint64_t now_ns)
 {
 	if (tr->lru_head != NIL && head_quiet(tr, now_ns))
 		close_quiet(tr, now_ns);
+}
+
+uint64_t hs_tracer_oldest(const struct hs_tracer *tr)
+{
+	return tr->lru_head == NIL ? UINT64_MAX : tr->pool[tr->lru_head].last_frame;
 }
 
 void hs_tracer_close_all(struct hs_tracer *tr)

@@ -74,6 +74,7 @@ struct gate {
  * or one of these */
 #define IN_END	0	/* the file's end: no more frames */
 #define IN_LEAVE 1	/* libpcap reads on from the next frame (map_leave) */
+#define IN_TIME	2	/* the capture moved on to now, frame frames read */
 struct in_ent {
 	uint64_t off;
 	uint64_t frame;		/* its number in the file (at IN_*: frames before) */
@@ -115,6 +116,13 @@ struct worker {
 	_Alignas(64) _Atomic size_t c_tail;
 	_Alignas(64) _Atomic uint64_t read_through;	/* frames read and handed on, all of
 					 * them at the end: no message to come is older */
+	/* every trace it queues from now on was last added to by this frame
+	 * or a later one (hs_lane_oldest): UINT64_MAX once it has finished */
+	_Atomic uint64_t oldest;
+	/* given: it read all it was given, and waits for more, its capture
+	 * time at parked_ts */
+	atomic_bool parked;
+	_Atomic uint64_t parked_ts;
 	struct gate gate;	/* given: waits here for frames */
 	struct gate room;	/* waits here for room in its queues to the loop */
 
@@ -155,6 +163,9 @@ struct hs_workers {
 	 * they read at every frame above, and from each other */
 	_Alignas(64) struct gate reader_gate;	/* the reader waits here for room */
 	_Alignas(64) _Atomic uint64_t given;	/* frames given out so far */
+	/* the reader waits for room, every worker told its capture time then */
+	atomic_bool reader_waiting;
+	_Atomic uint64_t reader_now;
 	_Alignas(64) pthread_mutex_t mu;	/* the published counters */
 	pthread_rwlock_t hold;	/* a worker reads a batch with it for reading */
 	bool held;		/* by the loop (hs_workers_pause) */
@@ -401,6 +412,7 @@ struct room {
 	struct worker *w;
 	size_t tail;		/* next to fill */
 	size_t head;		/* the worker's, as last read: the room is at least this */
+	uint64_t now;		/* the capture time it was last given */
 };
 
 static bool has_room(void *arg)
@@ -428,6 +440,25 @@ static void reader_hand_on(struct hs_workers *ws, const struct room *q, uint64_t
 	}
 }
 
+/* Every worker not told the capture time now is told it, where its queue
+ * has room: a worker given none of the frames since would otherwise hold
+ * its quiet traces open, and the loop the traces of the others that
+ * closed after them (drain_all) */
+static void reader_tell_time(struct hs_workers *ws, struct room *q, uint64_t frames, uint64_t now)
+{
+	for (unsigned i = 0; i < ws->n; i++) {
+		struct room *r = &q[i];
+		if (r->now >= now)
+			continue;
+		has_room(r);
+		if (r->tail - r->head >= HS_WORKER_IN)
+			continue;
+		r->w->in[r->tail++ & (HS_WORKER_IN - 1)] =
+			(struct in_ent){ .off = IN_TIME, .frame = frames, .now = now };
+		r->now = now;
+	}
+}
+
 /* e into queue i, once it has room; false at a stop. The worker's index
  * is read only when the room last seen is used up. */
 static bool reader_put(struct hs_workers *ws, struct room *q, unsigned i, const struct in_ent *e,
@@ -438,13 +469,18 @@ static bool reader_put(struct hs_workers *ws, struct room *q, unsigned i, const 
 	if (r->tail - r->head == HS_WORKER_IN) {
 		while (!has_room(r)) {
 			/* what is queued is read meanwhile */
+			reader_tell_time(ws, q, frames, e->now);
 			reader_hand_on(ws, q, frames, true);
+			atomic_store(&ws->reader_now, e->now);
+			atomic_store(&ws->reader_waiting, true);
 			gate_sleep(&ws->reader_gate, has_room, r);
+			atomic_store(&ws->reader_waiting, false);
 		}
 		if (atomic_load(&ws->stop))
 			return false;
 	}
 	r->w->in[r->tail++ & (HS_WORKER_IN - 1)] = *e;
+	r->now = e->now;
 	return true;
 }
 
@@ -503,6 +539,12 @@ static void *reader_main(void *arg)
 
 /* ---- on a worker's thread, the frames the reader gave it ------------------ */
 
+/* the loop may hand on the traces of the others up to here (drain_all) */
+static void tell_oldest(struct worker *w)
+{
+	atomic_store_explicit(&w->oldest, hs_lane_oldest(&w->lane), memory_order_release);
+}
+
 static bool has_frames(void *arg)
 {
 	struct worker *w = arg;
@@ -555,8 +597,13 @@ static int given_dispatch(struct worker *w, int cnt, bool *empty)
 			}
 		}
 
-		hs_lane_time(&w->lane, e->now);
+		hs_lane_time(&w->lane, e->now, e->off > IN_TIME ? e->frame - 1 : e->frame);
 		w->frames = e->frame;
+		if (e->off == IN_TIME) {
+			head++;
+			n++;
+			continue;
+		}
 		if (e->off == IN_END || e->off == IN_LEAVE) {
 			bool end = e->off == IN_END;
 			atomic_store_explicit(&w->in_head, head + 1, memory_order_release);
@@ -579,6 +626,7 @@ static int given_dispatch(struct worker *w, int cnt, bool *empty)
 			if (tail - head <= HS_WORKER_IN / 2)
 				gate_wake(&ws->reader_gate);
 			read_on(w);
+			tell_oldest(w);
 		}
 	}
 	atomic_store_explicit(&w->in_head, head, memory_order_release);
@@ -731,15 +779,21 @@ static void *worker_main(void *arg)
 		    w->given ? given_dispatch(w, HS_FILE_BATCH, &empty) :
 			       hs_pfile_dispatch(w->file, HS_FILE_BATCH, on_frame, (u_char *)w);
 		if (empty) {	/* the reader is behind: wait for it */
+			hs_lane_flush(&w->lane);
+			tell_oldest(w);
 			pthread_rwlock_unlock(&ws->hold);
 			publish(w);
+			atomic_store(&w->parked_ts, w->lane.last_ts);
+			atomic_store(&w->parked, true);
 			gate_sleep(&w->gate, has_frames, w);
+			atomic_store(&w->parked, false);
 			n = 1;
 			continue;
 		}
 		hs_lane_flush(&w->lane);
 		if (n <= 0)	/* the end, a stop, or damage: what is open is over */
 			hs_tracer_close_all(w->lane.tracer);
+		tell_oldest(w);
 		pthread_rwlock_unlock(&ws->hold);
 		atomic_store_explicit(&w->read_through, n > 0 ? w->frames : UINT64_MAX,
 				      memory_order_release);
@@ -747,6 +801,7 @@ static void *worker_main(void *arg)
 	} while (n > 0);
 	if (n < 0 && !atomic_load(&ws->stop))
 		snprintf(w->err, sizeof(w->err), "'%s': %s", ws->path, hs_pfile_geterr(w->file));
+	atomic_store_explicit(&w->oldest, UINT64_MAX, memory_order_release);
 	atomic_store(&w->finished, true);
 	uv_async_send(ws->wake);
 	return NULL;
@@ -964,35 +1019,131 @@ static bool drain_ctl(struct hs_workers *ws)
 	}
 }
 
+/* The traces queued, as the loop picks them: each worker closes its
+ * traces in the order of their last frames (hs_tracer_oldest), and the
+ * loop hands them on in that order across the workers, so they are
+ * numbered as one tracer reading every frame numbers them. */
+struct merge {
+	size_t head[HS_WORKERS_MAX];	/* the next to pick */
+	size_t tail[HS_WORKERS_MAX];
+	uint64_t oldest[HS_WORKERS_MAX];	/* what it may queue from now on */
+};
+
+static uint64_t head_frame(const struct worker *w, size_t head)
+{
+	return w->traces[head & (HS_WORKER_TRACES - 1)].last_frame;
+}
+
+/* the worker whose queued trace is next, -1 while another worker may still
+ * queue an older one (force: the oldest queued, whatever the others do) */
+static int merge_pick(const struct hs_workers *ws, const struct merge *m, bool force)
+{
+	int best = -1;
+	uint64_t frame = 0;
+
+	for (unsigned i = 0; i < ws->n; i++) {
+		if (m->head[i] == m->tail[i])
+			continue;
+		uint64_t f = head_frame(&ws->w[i], m->head[i]);
+		if (best < 0 || f < frame) {
+			best = (int)i;
+			frame = f;
+		}
+	}
+	/* live, the workers' frames have no common count: as they come */
+	for (unsigned i = 0; best >= 0 && !force && !ws->live && i < ws->n; i++)
+		if (m->head[i] == m->tail[i] && m->oldest[i] <= frame)
+			return -1;
+	return best;
+}
+
+/* No worker can go on before the loop hands on a trace out of order: one
+ * waits for room in its queue of traces, the reader for room in its queue
+ * of frames, and every other has read all it was given, up to the capture
+ * time the reader has reached, and still holds open a trace older than
+ * those queued (the capture's times go back) */
+static bool merge_stuck(struct hs_workers *ws, const struct merge *m, const size_t *done)
+{
+	bool full = false;
+
+	if (!atomic_load(&ws->reader_waiting))
+		return false;
+	uint64_t now = atomic_load(&ws->reader_now);
+	for (unsigned i = 0; i < ws->n; i++) {
+		struct worker *w = &ws->w[i];
+		if (m->tail[i] - done[i] == HS_WORKER_TRACES) {
+			full = true;
+			continue;
+		}
+		if (atomic_load(&w->finished))
+			continue;
+		if (atomic_load(&w->in_head) != atomic_load(&w->in_tail) ||
+		    !atomic_load(&w->parked) || atomic_load(&w->parked_ts) < now)
+			return false;
+	}
+	return full;
+}
+
 /* hand on what the workers queued; false when there was nothing */
 static bool drain_all(struct hs_workers *ws)
 {
+	struct merge m;
+	size_t done[HS_WORKERS_MAX];
+	/* the next three to hand on, in order: what the first's close
+	 * touches is asked for ahead, as for a trace about to close here */
+	unsigned next[3];
+	unsigned nnext = 0;
+	unsigned forced = 0;
 	bool any;
 
 	if (ws->draining)
 		return false;	/* what is handed on below asked for a drain */
 	ws->draining = true;
 	any = drain_ctl(ws);
+	/* what each may queue from now on, before what it has queued */
+	for (unsigned i = 0; i < ws->n; i++)
+		m.oldest[i] = atomic_load_explicit(&ws->w[i].oldest, memory_order_acquire);
 	for (unsigned i = 0; i < ws->n; i++) {
 		struct worker *w = &ws->w[i];
-		size_t head = atomic_load_explicit(&w->t_head, memory_order_relaxed);
-		size_t tail = atomic_load_explicit(&w->t_tail, memory_order_acquire);
+		m.head[i] = done[i] = atomic_load_explicit(&w->t_head, memory_order_relaxed);
+		m.tail[i] = atomic_load_explicit(&w->t_tail, memory_order_acquire);
+	}
+	for (;;) {
+		int i;
 
-		any |= head != tail;
-		/* A trace's flow and its subscribers' entries are loaded two
-		 * traces ahead, its lines from the worker's core three */
-		for (; head != tail; head++) {
-			if (tail - head > 3)
-				__builtin_prefetch(&w->traces[(head + 3) & (HS_WORKER_TRACES - 1)], 0);
-			if (tail - head > 2)
-				hs_tracer_adopt_soon(ws->merged,
-						     &w->traces[(head + 2) & (HS_WORKER_TRACES - 1)], false);
-			if (tail - head > 1)
-				hs_tracer_adopt_soon(ws->merged,
-						     &w->traces[(head + 1) & (HS_WORKER_TRACES - 1)], true);
-			hs_tracer_adopt(ws->merged, &w->traces[head & (HS_WORKER_TRACES - 1)]);
+		while (nnext < 3 &&
+		       (i = merge_pick(ws, &m, forced > 0 || atomic_load(&ws->pausing))) >= 0) {
+			const struct hs_trace *t =
+				&ws->w[i].traces[m.head[i]++ & (HS_WORKER_TRACES - 1)];
+			__builtin_prefetch(t, 0);
+			hs_tracer_adopt_soon(ws->merged, t, false);
+			next[nnext++] = (unsigned)i;
+			if (forced && !--forced)
+				break;
 		}
-		atomic_store_explicit(&w->t_head, head, memory_order_release);
+		if (nnext == 0) {
+			/* out of order rather than never: half the queue */
+			if (!forced && merge_stuck(ws, &m, done)) {
+				forced = HS_WORKER_TRACES / 2;
+				continue;
+			}
+			break;
+		}
+		if (nnext > 1) {
+			struct worker *w = &ws->w[next[1]];
+			size_t at = done[next[1]] + (next[1] == next[0]);
+			hs_tracer_adopt_soon(ws->merged, &w->traces[at & (HS_WORKER_TRACES - 1)], true);
+		}
+		struct worker *w = &ws->w[next[0]];
+		hs_tracer_adopt(ws->merged, &w->traces[done[next[0]]++ & (HS_WORKER_TRACES - 1)]);
+		any = true;
+		next[0] = next[1];
+		next[1] = next[2];
+		nnext--;
+	}
+	for (unsigned i = 0; i < ws->n; i++) {
+		struct worker *w = &ws->w[i];
+		atomic_store_explicit(&w->t_head, done[i], memory_order_release);
 		gate_wake(&w->room);	/* it may wait for room, in either queue */
 	}
 	ws->draining = false;

@@ -1,9 +1,10 @@
 #!/bin/sh
 # workers.sh - a file read with --workers N (and 'capture start FILE workers
-# N') gives the traces one worker gives: the same packets, hops, times and
-# outcomes, the same counters and control messages, on the bundled sample,
-# the golden and conformance captures and a synthetic fat-tree with drops and
-# a loop; a bad number of workers is refused, saying so, with nothing read,
+# N') gives what one worker gives: the same traces, numbered alike, with
+# the same packets, hops, times and outcomes, the same flows, drops, loops,
+# latency, counters and control messages, on the bundled sample, the golden
+# and conformance captures and synthetic fat-trees with drops and a loop,
+# one of more traces than the console keeps; a bad number of workers is refused, saying so, with nothing read,
 # and so is an interface whose link type the kernel's fanout cannot read;
 # a FIFO is read whole, by one reader; 'stats' on an interface read by two
 # workers counts every packet kept.
@@ -16,48 +17,53 @@ command -v python3 >/dev/null 2>&1 || skip "python3 is missing"
 "$SYNTH" --shape fattree:4 --packets 4000 --seed 5 --drop-link edge1-agg1:0.2 \
 	--loop agg1-core1:edge3 --loop-flows 4 -w "$tmp/fat.pcap" -t "$tmp/fat.topo" \
 	2>"$tmp/synth.err" || hard "hs-synth failed: $(cat "$tmp/synth.err")"
+# more traces than the console keeps (8,192): the views over the newest
+# ones see the same traces only when they are numbered in the same order
+"$SYNTH" --shape fattree:4 --flows 1200 --seed 7 --drop-link edge1-agg1:0.2 \
+	--loop agg1-core1:edge3 --loop-flows 4 -w "$tmp/big.pcap" -t "$tmp/big.topo" \
+	2>"$tmp/synth.err" || hard "hs-synth failed: $(cat "$tmp/synth.err")"
 
-# Every capture read in one run per number of workers: its traces (each
-# capture's sorted, their names left out: traces are numbered in the order
-# they close, which the workers change), counters and control log
-# (those with no topology of their own first)
+# Every capture read in one run per number of workers (those with no
+# topology of their own first), and what each verb says of it, whole: its
+# traces, numbered in the order one tracer closes them, flows, drops,
+# loops, latency, counters and control log
 files=
 for f in "$top_srcdir"/tests/golden/*.pcap "$top_srcdir"/tests/golden/*.pcapng \
 	"$top_srcdir"/../shared/corpus/*.pcap; do
 	[ -e "$f" ] && files="$files $f"
 done
 files="$files $top_srcdir/share/sample/sample.pcap $tmp/fat.pcap"
-: >"$tmp/runbook"
-for f in $files; do
-	case $f in
-	"$tmp/fat.pcap") topo=$tmp/fat.topo ;;
-	*/sample.pcap) topo=$top_srcdir/share/sample/sample.topo ;;
-	*) topo= ;;
-	esac
-	[ -n "$topo" ] && echo "topo load $topo" >>"$tmp/runbook"
-	printf 'capture start %s\ntraces limit 100000\ncontrol limit 100000\ncapture status\n' \
-		"$f" >>"$tmp/runbook"
-done
+runbook() { # runbook OUT FILE...
+	out=$1
+	shift
+	: >"$out"
+	for f in "$@"; do
+		case $f in
+		"$tmp/fat.pcap") topo=$tmp/fat.topo ;;
+		"$tmp/big.pcap") topo=$tmp/big.topo ;;
+		*/sample.pcap) topo=$top_srcdir/share/sample/sample.topo ;;
+		*) topo= ;;
+		esac
+		[ -n "$topo" ] && echo "topo load $topo" >>"$out"
+		printf '%s\n' "capture start $f" 'traces limit 100000' 'flows limit 100000' \
+			latency 'control limit 100000' 'capture status' >>"$out"
+		# judged against a topology
+		[ -n "$topo" ] && printf '%s\n' drops loops >>"$out"
+	done
+}
+runbook "$tmp/runbook" $files
+runbook "$tmp/runbook.big" "$tmp/big.pcap"
 
+# what may differ: the time taken, the workers, the memory
 view() {
 	python3 - "$1" <<'PY'
 import json, sys
-out, traces = [], []
 for line in open(sys.argv[1]):
     o = json.loads(line)
-    if isinstance(o.get("traces"), list):	# the document of 'traces'
-        for t in o["traces"]:
-            for k in ("id", "trace", "session"):
-                t.pop(k, None)
-            traces.append(json.dumps(t, sort_keys=True))
-    elif "end_reason" in o:
+    if "end_reason" in o:
         for k in ("elapsed_ns", "workers", "history_memory", "analyzers"):
             o.pop(k, None)
-        out += sorted(traces) + [json.dumps(o, sort_keys=True)]
-        traces = []
-    else:
-        out.append(json.dumps(o, sort_keys=True))
-print("\n".join(out))
+    print(json.dumps(o, sort_keys=True))
 PY
 }
 
@@ -65,10 +71,13 @@ for w in 1 2 3; do
 	hs --json --db "$tmp/h$w.db" --workers $w -f "$tmp/runbook"
 	check "$w workers: every capture read (status $st)" [ "$st" -eq 0 ]
 	view "$tmp/out" >"$tmp/view.$w"
+	hs --json --db "$tmp/b$w.db" --workers $w -f "$tmp/runbook.big"
+	check "$w workers: $tmp/big.pcap read (status $st)" [ "$st" -eq 0 ]
+	view "$tmp/out" >"$tmp/big.$w"
 done
 # each capture's status (the summary of its start says "end of file" too)
 ncap=$(grep '"end_reason": "end of file"' "$tmp/view.1" | grep -c '"traces_open"')
-ntr=$(grep -c '"hops"' "$tmp/view.1")
+ntr=$(grep -o '"hops"' "$tmp/view.1" | wc -l)
 check "one worker: $ncap captures of $(echo $files | wc -w) read, $ntr traces" \
 	[ "$ncap" -eq "$(echo $files | wc -w)" ]
 check "among them traces dropped, looped and delivered" eval \
@@ -76,10 +85,15 @@ check "among them traces dropped, looped and delivered" eval \
 	 grep -q "\"outcome\": \"dropped\"" "$tmp/view.1" &&
 	 grep -q "\"outcome\": \"delivered\"" "$tmp/view.1"'
 check "and control messages" grep -q '"proto": "bgp"' "$tmp/view.1"
+big=$(grep -o '"traces_closed": [0-9]*' "$tmp/big.1" | head -n 1 | grep -o '[0-9]*$')
+check "one worker: more traces than are kept in $tmp/big.pcap ($big)" [ "${big:-0}" -gt 8192 ]
 for w in 2 3; do
-	check "$w workers: the same traces, hops, outcomes, counters and control messages" \
+	check "$w workers: the same traces and numbers, flows, drops, loops, latency, counters and control messages" \
 		cmp -s "$tmp/view.1" "$tmp/view.$w"
-	cmp -s "$tmp/view.1" "$tmp/view.$w" || diff "$tmp/view.1" "$tmp/view.$w" | head -n 6
+	cmp -s "$tmp/view.1" "$tmp/view.$w" || diff "$tmp/view.1" "$tmp/view.$w" | cut -c 1-300 | head -n 6
+	check "$w workers, $big traces: the same newest traces, and what drops, loops and latency say of them" \
+		cmp -s "$tmp/big.1" "$tmp/big.$w"
+	cmp -s "$tmp/big.1" "$tmp/big.$w" || diff "$tmp/big.1" "$tmp/big.$w" | cut -c 1-300 | head -n 6
 done
 
 # --- a damaged file: the frames before the damage, and what one reader says -------

@@ -211,6 +211,48 @@ static void test_timeout_capture_time(void **state)
 	hs_tracer_free(tr);
 }
 
+/* copy p of frame number frame, added in two steps as a lane adds it */
+static void add_frame(struct hs_tracer *tr, struct hs_pkt p, uint64_t frame)
+{
+	struct hs_tracer_prep prep;
+
+	hs_tracer_prepare(tr, &p, &prep);
+	prep.frame = frame;
+	hs_tracer_add_prepared(tr, &p, 0, 0, &prep);
+}
+
+/* A trace carries the number of the frame that last added a copy to it
+ * (a duplicate adds none), and the tracer closes its traces in that
+ * order: hs_tracer_oldest says the least any trace closed later carries */
+static void test_last_frame(void **state)
+{
+	struct sink s;
+	struct hs_tracer *tr = mk(&s, NULL, 64, 64);
+
+	assert_true(hs_tracer_oldest(tr) == UINT64_MAX);
+	add_frame(tr, tcp("10.1.1.10", "10.1.2.10", 1, 1, LEAF1, 64, T0), 3);		/* A */
+	add_frame(tr, tcp("10.1.1.10", "10.1.2.10", 2, 1, LEAF1, 64, T0 + 10 * US), 5);	/* B */
+	add_frame(tr, tcp("10.1.1.10", "10.1.2.10", 3, 1, LEAF1, 64, T0 + 20 * US), 8);	/* C */
+	assert_int_equal(hs_tracer_oldest(tr), 3);
+	add_frame(tr, tcp("10.1.1.10", "10.1.2.10", 1, 1, SPINE1, 63, T0 + 30 * US), 13);	/* A */
+	assert_int_equal(hs_tracer_oldest(tr), 5);
+	add_frame(tr, tcp("10.1.1.10", "10.1.2.10", 2, 1, LEAF1, 64, T0 + 40 * US), 21);	/* B's dup */
+	assert_int_equal(hs_tracer_oldest(tr), 5);
+	hs_tracer_advance(tr, T0 + 1025 * US);	/* B and C quiet, A not */
+	assert_int_equal(s.n, 2);
+	assert_int_equal(s.t[0].ip_id, 2);
+	assert_int_equal(s.t[0].last_frame, 5);
+	assert_int_equal(s.t[1].ip_id, 3);
+	assert_int_equal(s.t[1].last_frame, 8);
+	assert_int_equal(hs_tracer_oldest(tr), 13);
+	hs_tracer_close_all(tr);
+	assert_int_equal(s.n, 3);
+	assert_int_equal(s.t[2].ip_id, 1);
+	assert_int_equal(s.t[2].last_frame, 13);
+	assert_true(hs_tracer_oldest(tr) == UINT64_MAX);
+	hs_tracer_free(tr);
+}
+
 static void test_outcomes(void **state)
 {
 	struct hs_topo *tp = topo();
@@ -1322,6 +1364,7 @@ int main(void)
 		cmocka_unit_test(test_soon_hash_follows_slot),
 		cmocka_unit_test(test_prepared_trace_gone),
 		cmocka_unit_test(test_prepared),
+		cmocka_unit_test(test_last_frame),
 		cmocka_unit_test(test_prepared_random),
 		cmocka_unit_test(test_flows),
 	};
