@@ -59,10 +59,10 @@ struct hs_event {
 
 typedef void (*hs_packet_fn)(void *arg, const struct hs_pkt *p);
 typedef void (*hs_trace_fn)(void *arg, const struct hs_trace *t);
-/* a trace of flow hash h (protocol proto) is about to close (soon) or to
- * get a hop: load what the subscriber keeps for the flow while the tracer
- * works (a prefetch, nothing more) */
-typedef void (*hs_soon_fn)(void *arg, uint64_t h, uint8_t proto, bool soon);
+/* the n traces of s are about to close (soon) or next in line after that
+ * (hs_tracer_cfg.on_soon): load what the subscriber keeps for their flows
+ * while the tracer works (prefetches, nothing more) */
+typedef void (*hs_soon_fn)(void *arg, const struct hs_soon *s, unsigned n);
 typedef void (*hs_event_fn)(void *arg, const struct hs_event *ev);
 
 struct hs_sub_packet {
@@ -133,10 +133,11 @@ static inline void hs_publish_trace(const struct hs_subs *s, const struct hs_tra
 			s->trace[i].fn(s->trace[i].arg, t);
 }
 
-static inline void hs_publish_soon(const struct hs_subs *s, uint64_t h, uint8_t proto, bool soon)
+static inline void hs_publish_soon(const struct hs_subs *s, const struct hs_soon *soon,
+				   unsigned n)
 {
 	for (unsigned i = 0; i < s->nsoon; i++)
-		s->soon[i].fn(s->soon[i].arg, h, proto, soon);
+		s->soon[i].fn(s->soon[i].arg, soon, n);
 }
 
 void hs_publish_event(const struct hs_subs *s, const struct hs_event *ev);

@@ -80,6 +80,13 @@ struct hs_trace {
 	struct hs_hop hops[HS_TRACE_MAX_HOPS];
 };
 
+/* the flow of a trace about to close (hs_tracer_cfg.on_soon) */
+struct hs_soon {
+	uint64_t key_hash;	/* hs_flowkey_hash */
+	uint8_t proto;
+	bool soon;		/* the next to close; false: the one after it */
+};
+
 typedef void (*hs_trace_cb)(void *arg, const struct hs_trace *t);
 
 struct hs_tracer_cfg {
@@ -91,12 +98,12 @@ struct hs_tracer_cfg {
 	const struct hs_topo *topo;	/* may be NULL */
 	bool partial;		/* judge HS_TF_PARTIAL: a lookup of the source's ToR per trace */
 	hs_trace_cb on_close;
-	/* optional: the flow (its hs_flowkey_hash and protocol) of a trace
-	 * about to close, so that on_close finds what it needs in the cache.
-	 * As each trace closes it is called with soon false for the trace
-	 * second in line to close, and with soon true for the next one (which
-	 * was second in line at the close before, if nothing moved it). */
-	void (*on_soon)(void *arg, uint64_t key_hash, uint8_t proto, bool soon);
+	/* optional: the flows of the traces about to close, so that on_close
+	 * finds what it needs in the cache. As each trace closes it is called
+	 * once, with the next one to close (soon true; it was second in line
+	 * at the close before, if nothing moved it) and then, if there is
+	 * one, the trace second in line (soon false): n is 1 or 2. */
+	void (*on_soon)(void *arg, const struct hs_soon *s, unsigned n);
 	void *arg;
 };
 

@@ -407,14 +407,15 @@ static bool end_due(struct hs_ctx *ctx)
 	return true;
 }
 
-/* a trace is about to close: load the flow table's entry for its flow,
- * and the subscribers theirs, while the tracer works */
-static void on_trace_soon(void *arg, uint64_t h, uint8_t proto, bool soon)
+/* traces are about to close: load the flow table's entries for their
+ * flows, and the subscribers theirs, while the tracer works */
+static void on_trace_soon(void *arg, const struct hs_soon *s, unsigned n)
 {
 	struct hs_ctx *ctx = arg;
 
-	hs_flowtab_prefetch(ctx->flows, h, soon);
-	hs_publish_soon(&ctx->subs, h, proto, soon);
+	for (unsigned i = 0; i < n; i++)
+		hs_flowtab_prefetch(ctx->flows, s[i].key_hash, s[i].soon);
+	hs_publish_soon(&ctx->subs, s, n);
 }
 
 void hs_capture_row(struct hs_ctx *ctx, bool queued)

@@ -93,13 +93,16 @@ static void on_trace(void *arg, const struct hs_trace *t)
 		hs_alerts_eval(&p->alerts, r, r->now, HS_RATE_DEFAULT_WINDOW, on_fire, ctx);
 }
 
-/* a trace of a TCP flow is about to close: its estimator entry comes in */
-static void on_soon(void *arg, uint64_t h, uint8_t proto, bool soon)
+/* traces of TCP flows are about to close: their estimator entries come in */
+static void on_soon(void *arg, const struct hs_soon *s, unsigned n)
 {
 	struct hs_ctx *ctx = arg;
 
-	if (ctx->planck && proto == 6)
-		hs_rates_prefetch(ctx->planck->rates, h, soon);
+	if (!ctx->planck)
+		return;
+	for (unsigned i = 0; i < n; i++)
+		if (s[i].proto == 6)
+			hs_rates_prefetch(ctx->planck->rates, s[i].key_hash, s[i].soon);
 }
 
 static void on_event(void *arg, const struct hs_event *ev)

@@ -460,6 +460,7 @@ static void ot_key(const struct otrace *ot, struct hs_flowkey *k)
  *     soon false);
  *   the next: its ring slot, its destination's leaf cache entry, and its
  *     flow's records (on_soon, soon true).
+ * on_soon is told of both flows in one call.
  * Always inline: it runs for every closed trace, and is mostly prefetches. */
 static inline __attribute__((always_inline)) void prefetch_head(struct hs_tracer *tr)
 {
@@ -475,10 +476,12 @@ static inline __attribute__((always_inline)) void prefetch_head(struct hs_tracer
 		memcpy(dst.a, o1->dst, sizeof(dst.a));
 		__builtin_prefetch(&tr->leaf_cache[leaf_slot(&dst)], 0);
 	}
-	if (tr->cfg.on_soon)
-		tr->cfg.on_soon(tr->cfg.arg, o1->key_hash, o1->proto, true);
-	if (o1->next == NIL)
+	struct hs_soon s[2] = { { o1->key_hash, o1->proto, true } };
+	if (o1->next == NIL) {
+		if (tr->cfg.on_soon)
+			tr->cfg.on_soon(tr->cfg.arg, s, 1);
 		return;
+	}
 	const struct otrace *o2 = &tr->pool[o1->next];
 	/* its entry, and the next line when the entry's home is one of the
 	 * last two of its line: removing it reads on to the end of its cluster */
@@ -486,8 +489,9 @@ static inline __attribute__((always_inline)) void prefetch_head(struct hs_tracer
 	__builtin_prefetch(&tr->index[home], 1);
 	if ((home & 7) >= 6)
 		__builtin_prefetch(&tr->index[(home + 2) & tr->index_mask], 1);
+	s[1] = (struct hs_soon){ o2->key_hash, o2->proto, false };
 	if (tr->cfg.on_soon)
-		tr->cfg.on_soon(tr->cfg.arg, o2->key_hash, o2->proto, false);
+		tr->cfg.on_soon(tr->cfg.arg, s, 2);
 	if (o2->next == NIL)
 		return;
 	hs_prefetch_span(&tr->pool[o2->next], sizeof(struct otrace));
@@ -969,7 +973,7 @@ void hs_tracer_adopt_soon(struct hs_tracer *tr, const struct hs_trace *t, bool s
 		hs_prefetch_span(&tr->ring[tr->ring_pos],
 				 offsetof(struct hs_trace, hops) + t->nhops * sizeof(t->hops[0]));
 	if (tr->cfg.on_soon)
-		tr->cfg.on_soon(tr->cfg.arg, t->key_hash, t->key.proto, soon);
+		tr->cfg.on_soon(tr->cfg.arg, &(struct hs_soon){ t->key_hash, t->key.proto, soon }, 1);
 }
 
 void hs_tracer_hide(struct hs_tracer *tr, const struct hs_trace *t)

@@ -54,14 +54,13 @@ static void on_trace_too(void *arg, const struct hs_trace *t)
 	note('+');
 }
 
-static void on_soon(void *arg, uint64_t h, uint8_t proto, bool soon)
+/* counts the flows it is told of */
+static void on_soon(void *arg, const struct hs_soon *s, unsigned n)
 {
 	struct rec *r = arg;
 
-	(void)h;
-	(void)proto;
-	(void)soon;
-	r->soons++;
+	(void)s;
+	r->soons += (int)n;
 }
 
 static void on_event(void *arg, const struct hs_event *ev)
@@ -146,16 +145,18 @@ static void test_traces_by_condition(void **state)
 	hs_publish_trace(&s, &t);
 	assert_string_equal(order, "ap");
 
-	/* a prefetch goes to those that gave one */
-	hs_publish_soon(&s, 1, 6, true);
-	assert_int_equal(all.soons, 1);
+	/* a prefetch goes to those that gave one, the flows of both traces
+	 * next in line in one call */
+	const struct hs_soon two[2] = { { 1, 6, true }, { 2, 17, false } };
+	hs_publish_soon(&s, two, 2);
+	assert_int_equal(all.soons, 2);
 	assert_int_equal(probes.soons, 0);
-	assert_int_equal(drops.soons, 1);
+	assert_int_equal(drops.soons, 2);
 	/* leaving takes its prefetch along, and only its own */
 	hs_unsub_traces(&s, on_trace, &all);
-	hs_publish_soon(&s, 1, 6, true);
-	assert_int_equal(all.soons, 1);
-	assert_int_equal(drops.soons, 2);
+	hs_publish_soon(&s, two, 1);
+	assert_int_equal(all.soons, 2);
+	assert_int_equal(drops.soons, 3);
 	reset();
 	t.outcome = HS_OUT_DROPPED;
 	hs_publish_trace(&s, &t);
@@ -167,8 +168,8 @@ static void test_traces_by_condition(void **state)
 	hs_publish_trace(&s, &t);
 	assert_string_equal(order, "pd+");
 	hs_unsub_traces(&s, on_trace_too, &drops);
-	hs_publish_soon(&s, 1, 6, true);
-	assert_int_equal(drops.soons, 3);
+	hs_publish_soon(&s, two, 1);
+	assert_int_equal(drops.soons, 4);
 }
 
 /* a subscription's condition changed in place: told by the new one, in
@@ -249,7 +250,7 @@ static void test_full(void **state)
 	assert_int_equal(hs_sub_traces(&s, HS_TRACES_ALL, on_trace, on_soon, &r[HS_SUBS_MAX]), -1);
 	assert_int_equal(hs_sub_events(&s, on_event, &r[HS_SUBS_MAX]), -1);
 	hs_publish_packet(&s, HS_PK_KEPT, &p);
-	hs_publish_soon(&s, 1, 6, false);
+	hs_publish_soon(&s, &(struct hs_soon){ 1, 6, false }, 1);
 	assert_int_equal(r[0].packets, 1);
 	assert_int_equal(r[HS_SUBS_MAX - 1].packets, 1);
 	assert_int_equal(r[HS_SUBS_MAX - 1].soons, 1);
