@@ -37,10 +37,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <openssl/err.h>
-#include <openssl/ssl.h>
-#include <openssl/x509v3.h>
-
 #include "cmd.h"
 #include "complete.h"
 #include "console.h"
@@ -48,6 +44,7 @@
 #include "runner.h"
 #include "serve.h"
 #include "console/tls.h"
+#include "ssl.h"
 #include "watch.h"
 
 #define HELLO_WAIT_MS	10000
@@ -919,7 +916,8 @@ void hs_attach_close(struct hs_ctx *ctx)
 	} else if (at.open && !uv_is_closing((uv_handle_t *)&at.pipe)) {
 		uv_close((uv_handle_t *)&at.pipe, NULL);
 	}
-	SSL_CTX_free(at.sslctx);
+	if (at.sslctx)		/* else OpenSSL may not be loaded */
+		SSL_CTX_free(at.sslctx);
 	at.sslctx = NULL;
 	if (at.fd >= 0)
 		close(at.fd);

@@ -43,8 +43,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <openssl/ssl.h>
-
 #include "alert.h"
 #include "cmd.h"
 #include "complete.h"
@@ -58,6 +56,7 @@
 #include "runner.h"
 #include "serve.h"
 #include "console/tls.h"
+#include "ssl.h"
 #include "watch.h"
 
 #define MAX_QUEUED	64		/* lines a console may send ahead */

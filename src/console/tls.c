@@ -8,12 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <openssl/crypto.h>
-#include <openssl/err.h>
-#include <openssl/evp.h>
-#include <openssl/x509.h>
-
 #include "console/tls.h"
+#include "ssl.h"
 
 void hs_tls_error(char *err, size_t errlen)
 {
@@ -84,6 +80,8 @@ int hs_tls_conf_init(struct hs_tls_conf *tc, const char *cert, const char *key, 
 	int n;
 
 	memset(tc, 0, sizeof(*tc));
+	if (hs_ssl_load(err, errlen) < 0)
+		return -1;
 	ERR_clear_error();
 	tc->ctx = SSL_CTX_new(TLS_server_method());
 	if (!tc->ctx) {
@@ -130,6 +128,8 @@ fail:
 
 void hs_tls_conf_free(struct hs_tls_conf *tc)
 {
+	if (!tc->ctx)
+		return;		/* none was made: OpenSSL may not be loaded */
 	SSL_CTX_free(tc->ctx);
 	OPENSSL_cleanse(tc, sizeof(*tc));
 }
@@ -262,6 +262,8 @@ SSL_CTX *hs_tls_client_ctx(const char *ca, const char *cert, const char *key, ch
 	SSL_CTX *ctx;
 	char tlserr[160];
 
+	if (hs_ssl_load(err, errlen) < 0)
+		return NULL;
 	ERR_clear_error();
 	ctx = SSL_CTX_new(TLS_client_method());
 	if (!ctx) {

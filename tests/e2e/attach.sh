@@ -172,6 +172,22 @@ for line in "listen tcp 127.0.0.1:0 tls cert $tmp/daemon.pem key $tmp/daemon.key
 		eval 'failed_cleanly && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
 			has "^$tmp/bad.conf:1: error: listen: " "$tmp/err" && [ ! -e "$H" ]'
 done
+# OpenSSL is loaded when TLS is first asked for, not at every start
+check "hopscope starts without OpenSSL: it is not linked with it" \
+	eval 'readelf -d "$HS" >"$tmp/dyn" && has NEEDED "$tmp/dyn" && hasnt "libssl\|libcrypto" "$tmp/dyn"'
+printf 'listen tcp 127.0.0.1:0 tls cert %s key %s secret %s\n' "$tmp/daemon.pem" "$tmp/daemon.key" \
+	"$tmp/secret" >"$tmp/bad.conf"
+export HOPSCOPE_TEST_LIBSSL="$tmp/nolibssl.so.3"
+hs serve --config "$tmp/bad.conf" --db "$H"
+check "libssl missing: 'listen tcp' is refused in one line naming it (status $st)" \
+	eval 'failed_cleanly && [ "$(wc -l <"$tmp/err")" -eq 1 ] && [ ! -e "$H" ] &&
+		has "^$tmp/bad.conf:1: error: listen: cannot load the TLS library: $tmp/nolibssl.so.3: cannot open shared object file" "$tmp/err"'
+HOPSCOPE_TEST_LIBSSL=libc.so.6
+hs serve --config "$tmp/bad.conf" --db "$H"
+check "a libssl without a function TLS uses: refused in one line (status $st)" \
+	eval 'failed_cleanly && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+		has "error: listen: cannot load the TLS library: .*undefined symbol: " "$tmp/err"'
+unset HOPSCOPE_TEST_LIBSSL
 
 cat >"$tmp/hs.conf" <<EOF
 # the sample fabric, read once; consoles attach at a socket of the test's
@@ -395,6 +411,13 @@ check "plaintext to the TLS port: closed, nothing answered in clear, logged" \
 tatt --secret "$tmp/secret" -c "$big"
 check "and the daemon answers on, 11 MB through TLS whole (status $st)" \
 	eval '[ "$st" -eq 0 ] && [ "$(grep -c "^[0-9]* | 0\{100\}$" "$tmp/out")" -eq 100000 ]'
+HOPSCOPE_TEST_LIBSSL="$tmp/nolibssl.so.3"
+export HOPSCOPE_TEST_LIBSSL
+tatt --secret "$tmp/secret" -c 'traces limit 1'
+unset HOPSCOPE_TEST_LIBSSL
+check "libssl missing: the console says so in one line, naming it (status $st)" \
+	eval '[ "$st" -eq 1 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && [ ! -s "$tmp/out" ] &&
+		has "^error: cannot attach to .$ADDR.: cannot load the TLS library: $tmp/nolibssl.so.3: cannot open shared object file" "$tmp/err"'
 hs --attach "$ADDR" --tls-ca "$tmp/ca.pem" --secret "$tmp/none" -c 'traces limit 1'
 check "a secret file that is not there is named (status $st)" \
 	eval 'failed_cleanly && has "cannot open secret .$tmp/none." "$tmp/err"'
