@@ -196,6 +196,9 @@ void *hs_xcalloc(size_t n, size_t size);	/* aborts on OOM */
 #endif
 void *hs_xcalloc_big(size_t n, size_t size);
 void hs_free_big(void *p, size_t n, size_t size);
+/* back such a table with memory now rather than page by page as it is
+ * first touched, its contents as they are; while no other thread uses it */
+void hs_populate_big(void *p, size_t n, size_t size);
 char *hs_xstrdup(const char *s);
 
 #endif

@@ -653,6 +653,13 @@ void hs_tracer_free(struct hs_tracer *tr)
 	free(tr);
 }
 
+void hs_tracer_populate(struct hs_tracer *tr)
+{
+	hs_populate_big(tr->pool, tr->pool_size, sizeof(*tr->pool));
+	hs_populate_big(tr->index, (size_t)tr->index_mask + 1, sizeof(*tr->index));
+	hs_populate_big(tr->ring, tr->ring_size, sizeof(*tr->ring));
+}
+
 void hs_tracer_set_topo(struct hs_tracer *tr, const struct hs_topo *topo)
 {
 	tr->topo = topo;

@@ -545,11 +545,26 @@ void *hs_xcalloc(size_t n, size_t size)
 	return p;
 }
 
+/* a write to each page that changes nothing */
+static void touch_pages(void *p, size_t len)
+{
+	volatile uint8_t *b = p;
+
+	for (size_t i = 0; i < len; i += 4096)
+		b[i] = b[i];
+}
+
 #ifdef HS_ASAN
 /* AddressSanitizer checks heap blocks, not mappings of our own */
 void *hs_xcalloc_big(size_t n, size_t size)
 {
 	return hs_xcalloc(n, size);
+}
+
+void hs_populate_big(void *p, size_t n, size_t size)
+{
+	if (p)
+		touch_pages(p, n * size);
 }
 
 void hs_free_big(void *p, size_t n, size_t size)
@@ -596,6 +611,19 @@ void hs_free_big(void *p, size_t n, size_t size)
 {
 	if (p)
 		munmap(p, big_len(n, size));
+}
+
+/* one call, which takes the huge pages asked for; a kernel older than
+ * MADV_POPULATE_WRITE (5.14) refuses it, and each page is written */
+void hs_populate_big(void *p, size_t n, size_t size)
+{
+	if (!p)
+		return;
+#ifdef MADV_POPULATE_WRITE
+	if (madvise(p, big_len(n, size), MADV_POPULATE_WRITE) == 0)
+		return;
+#endif
+	touch_pages(p, big_len(n, size));
 }
 #endif
 

@@ -953,6 +953,7 @@ struct hs_workers *hs_workers_start_live(struct hs_ctx *ctx, struct hs_tracer *m
 	for (unsigned i = 0; i < n; i++) {
 		struct worker *w = &ws->w[i];
 
+		hs_tracer_populate(w->lane.tracer);	/* as one worker's (capture.c) */
 		w->pc = pcs[i];
 		w->lane.nshards = 1;	/* the kernel chose its frames */
 		atomic_store(&w->read_through, UINT64_MAX);

@@ -1271,6 +1271,41 @@ static void test_stress(void **state)
 	hs_tracer_free(tr);
 }
 
+/* resident memory of this process, in bytes */
+static size_t resident(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	unsigned long size = 0, pages = 0;
+
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%lu %lu", &size, &pages), 2);
+	fclose(f);
+	return (size_t)pages * 4096;
+}
+
+/* populated, a tracer's tables are resident at once (a new one's are not,
+ * nor its pool touched), and what it holds is as it was */
+static void test_populate(void **state)
+{
+	struct sink s;
+	struct hs_tracer *tr = mk(&s, NULL, 65536, 0);	/* a pool of 12 MB */
+
+	add(tr, tcp("10.1.1.10", "10.1.2.10", 1, 7, LEAF1, 64, T0));
+	size_t before = resident();
+	hs_tracer_populate(tr);
+	assert_true(resident() >= before + 12 * 1048576);
+	add(tr, tcp("10.1.1.10", "10.1.2.10", 1, 7, SPINE1, 63, T0 + 10 * US));
+	hs_tracer_populate(tr);		/* again: the same */
+	add(tr, tcp("10.1.1.10", "10.1.2.10", 1, 7, LEAF2, 62, T0 + 20 * US));
+	hs_tracer_advance(tr, T0 + 5 * MS);
+	assert_int_equal(s.n, 1);
+	assert_int_equal(s.t[0].nhops, 3);
+	assert_int_equal(s.t[0].hops[0].ttl, 64);
+	assert_int_equal(s.t[0].hops[2].ttl, 62);
+	hs_tracer_free(tr);
+	(void)state;
+}
+
 static void test_flows(void **state)
 {
 	struct hs_flowtab *ft = hs_flowtab_new(2);
@@ -1374,6 +1409,7 @@ int main(void)
 		cmocka_unit_test(test_prepared),
 		cmocka_unit_test(test_last_frame),
 		cmocka_unit_test(test_prepared_random),
+		cmocka_unit_test(test_populate),
 		cmocka_unit_test(test_flows),
 	};
 
