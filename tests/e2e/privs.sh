@@ -60,7 +60,13 @@ check "-Z nobody: one privileged helper is the console's child" [ -n "$broker" ]
 wait_console
 kill $pinger 2>/dev/null
 check "-Z nobody: the runbook finished (status $st, one refusal per sql write)" [ "$st" -eq 1 ]
-pk=$(grep -o '"packets":[0-9]*' "$tmp/out" | sed 's/.*://')
+# the packets of each running capture's status, not its analyzers' (heartbeats)
+pk=$(python3 -c 'import json, sys
+for line in open(sys.argv[1]):
+    if line.startswith("{"):
+        st = json.loads(line)
+        if st.get("state") == "running":
+            print(st["packets"])' "$tmp/out")
 echo "# packets per capture: $(echo $pk)"
 first=$(echo "$pk" | sed -n 1p) second=$(echo "$pk" | sed -n 2p)
 check "-Z nobody: the capture opened as root counts packets (${first:-none})" [ "${first:-0}" -gt 0 ]
