@@ -13,11 +13,14 @@
  * with up to HS_FANOUT_TAGS 802.1Q/802.1ad tags, IPv4 (its header length)
  * and IPv6, GRE (its flags give its length), ERSPAN I, II and III (with or
  * without the platform subheader; an Ethernet or IP frame), transparent
- * Ethernet bridging, GRE carrying IP, IP-in-IP and VXLAN, HS_FANOUT_LEVELS
- * IP headers deep at most; a plain SPAN copy is its own inner packet. What
- * it does not read (MPLS, Geneve, VXLAN-GPE, WCCP, a GRE routing field, a
- * tunnel behind IPv6 extension headers, deeper nesting) goes to worker 0,
- * every copy of it.
+ * Ethernet bridging, GRE carrying IP, IP-in-IP, VXLAN, Geneve (past its
+ * options) and MPLS (up to HS_FANOUT_LABELS labels after Ethernet, in GRE,
+ * in UDP or in Geneve; IP at the bottom of the stack, or an Ethernet
+ * pseudowire whose control word is told as the decoder tells it),
+ * HS_FANOUT_LEVELS headers deep at most; a plain SPAN copy is its own
+ * inner packet. What it does not read (VXLAN-GPE, WCCP, a GRE routing
+ * field, MPLS's associated channel, a tunnel behind IPv6 extension
+ * headers, deeper nesting) goes to worker 0, every copy of it.
  */
 #ifndef HS_FANOUT_H
 #define HS_FANOUT_H
@@ -30,6 +33,7 @@
 
 #define HS_FANOUT_LEVELS 6	/* IP headers, the mirror's own included */
 #define HS_FANOUT_TAGS 8	/* VLAN tags per Ethernet header, as the decoder takes */
+#define HS_FANOUT_LABELS 16	/* MPLS labels per stack, as the decoder takes */
 #define HS_FANOUT_MAX_INSNS 4096	/* the kernel's limit for a classic program */
 
 #define HS_IDENT_SEED 0x811c9dc5u

@@ -4,7 +4,7 @@
  * The program is written twice by the same code: the first pass learns
  * where each label falls, the second writes the jumps to them. Classic BPF
  * jumps only forward, so the layers are unrolled, one block per IP header
- * level, each with its Ethernet header before it; a block hands the next
+ * level, each with its MPLS label stack and Ethernet header before it; a block hands the next
  * one the offset of its header in X. The identity words go to scratch
  * memory as each IP header is read (a deeper one overwrites them), and are
  * hashed once at the end: M[0..7] the words, M[9] how many.
@@ -25,7 +25,7 @@
 #endif
 #define LINKTYPE_RAW 101
 
-#define MAX_LABELS (HS_FANOUT_LEVELS * (HS_FANOUT_TAGS + 24) + 8)
+#define MAX_LABELS (HS_FANOUT_LEVELS * (HS_FANOUT_TAGS + HS_FANOUT_LABELS + 40) + 8)
 
 /* scratch memory */
 enum { M_WORDS = 0, M_N = 9, M_CUR = 10, M_PROTO = 11, M_GRE = 12, M_FLAGS = 13, M_T = 14 };
@@ -149,8 +149,83 @@ static void x_add(struct prog *p, uint32_t k)
 
 /* the labels of one level */
 struct level {
+	int mpls;		/* its MPLS label stack at X */
 	int eth, ip;		/* its Ethernet header at X, its IP header at X */
 };
+
+/* A = the EtherType of an Ethernet header at X + off, one the decoder
+ * reads: to yes, else to no (mpls.c, eth_at) */
+static void eth_at(struct prog *p, uint32_t off, int yes, int no)
+{
+	static const uint32_t types[] = { 0x0800, 0x86dd, 0x8100, 0x88a8, 0x9100, 0x8847 };
+
+	ldx_rel(p, BPF_H, off + 12);
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		jmp(p, BPF_JEQ, types[i], yes, -1);
+	jmp(p, BPF_JEQ, 0x8848, yes, no);
+}
+
+/* A = the protocol of a tunnel's payload by EtherType (the decoder's
+ * dec_proto, and GRE's): Ethernet to eth, IPv4 and IPv6 to ip, MPLS to
+ * mpls, anything else to no */
+static void payload_jumps(struct prog *p, int eth, int ip, int mpls, int no)
+{
+	jmp(p, BPF_JEQ, 0x6558, eth, -1);
+	jmp(p, BPF_JEQ, 0x0800, ip, -1);
+	jmp(p, BPF_JEQ, 0x86dd, ip, -1);
+	jmp(p, BPF_JEQ, 0x8847, mpls, -1);
+	jmp(p, BPF_JEQ, 0x8848, mpls, no);
+}
+
+/* The label stack at X, down to what its bottom carries, as the decoder
+ * reads it (mpls.c): IPv4 or IPv6 at ip, an Ethernet pseudowire (after
+ * its control word, if any) at eth; more than DEC_MAX_LABELS labels, or
+ * the associated channel, are not read. X moves past the stack. */
+static void mpls_block(struct prog *p, int eth, int ip, int unread)
+{
+	int bos = label(p), at[HS_FANOUT_LABELS];
+	int v4or6 = label(p), cw = label(p), cw_yes = label(p), cw_no = label(p);
+	int to_unread = label(p), to_ip = label(p);
+
+	for (int k = 0; k < HS_FANOUT_LABELS; k++)
+		at[k] = label(p);
+	for (int k = 0; k < HS_FANOUT_LABELS; k++) {
+		ldx_rel(p, BPF_W, 4 * (uint32_t)k);
+		jmp(p, BPF_JSET, 0x100, at[k], -1);	/* the bottom of the stack */
+	}
+	ja(p, to_unread);
+	for (int k = 0; k < HS_FANOUT_LABELS; k++) {
+		here(p, at[k]);
+		ld_imm(p, 4 * ((uint32_t)k + 1));
+		if (k + 1 < HS_FANOUT_LABELS)
+			ja(p, bos);
+	}
+	here(p, bos);
+	alu_x(p, BPF_ADD);
+	tax(p);
+	/* the first nibble tells */
+	ldx_rel(p, BPF_B, 0);
+	alu(p, BPF_RSH, 4);
+	jmp(p, BPF_JEQ, 4, v4or6, -1);
+	jmp(p, BPF_JEQ, 6, v4or6, -1);
+	jmp(p, BPF_JEQ, 1, to_unread, -1);
+	jmp(p, BPF_JEQ, 0, cw, eth);
+	here(p, v4or6);
+	ja(p, to_ip);
+	/* 0: a control word when an Ethernet header the decoder reads
+	 * follows it, or none does where the frame begins */
+	here(p, cw);
+	eth_at(p, 4, cw_yes, -1);
+	eth_at(p, 0, eth, cw_no);
+	here(p, cw_yes);
+	here(p, cw_no);
+	x_add(p, 4);
+	ja(p, eth);
+	here(p, to_unread);
+	ja(p, unread);
+	here(p, to_ip);
+	ja(p, ip);
+}
 
 /* the block of level i: an Ethernet header at X (eth), or an IP header at X
  * (ip); deeper headers go to next, what is not read to unread, an inner
@@ -160,9 +235,16 @@ static void level_block(struct prog *p, const struct level *lv, const struct lev
 {
 	int v4 = label(p), v6 = label(p), ip_l = label(p), gre = label(p), udp = label(p);
 	int et = label(p), e12 = label(p), e2 = label(p), e3 = label(p), e3n = label(p);
-	int vx = label(p);
+	int vx = label(p), gnv = label(p), mpls_l = label(p), mpls_udp = label(p);
 	/* far targets, through a jump of any length */
 	int to_unread = label(p), to_done = label(p), to_eth = label(p), to_ip = label(p);
+	int to_mpls = label(p);
+
+	/* MPLS, reached from the level before */
+	if (lv->mpls >= 0) {
+		here(p, lv->mpls);
+		mpls_block(p, lv->eth, lv->ip, unread);
+	}
 
 	/* Ethernet, with its tags */
 	here(p, lv->eth);
@@ -182,7 +264,12 @@ static void level_block(struct prog *p, const struct level *lv, const struct lev
 	}
 	here(p, et);
 	jmp(p, BPF_JEQ, 0x0800, ip_l, -1);
-	jmp(p, BPF_JEQ, 0x86dd, ip_l, to_unread);	/* MPLS, not IP */
+	jmp(p, BPF_JEQ, 0x86dd, ip_l, -1);
+	jmp(p, BPF_JEQ, 0x8847, mpls_l, -1);
+	jmp(p, BPF_JEQ, 0x8848, mpls_l, to_unread);
+	here(p, mpls_l);
+	x_add(p, 14);
+	ja(p, to_mpls);
 	here(p, ip_l);
 	x_add(p, 14);
 
@@ -241,16 +328,33 @@ static void level_block(struct prog *p, const struct level *lv, const struct lev
 	jmp(p, BPF_JEQ, 47, gre, -1);
 	jmp(p, BPF_JEQ, 17, udp, to_done);	/* anything else: this is the packet */
 
-	/* UDP: VXLAN goes on, the other overlays are not read */
+	/* UDP: VXLAN, Geneve and MPLS in UDP go on, VXLAN-GPE is not read */
 	here(p, udp);
 	ldx_rel(p, BPF_H, 2);
 	jmp(p, BPF_JEQ, 4789, vx, -1);
 	jmp(p, BPF_JEQ, 4790, to_unread, -1);
-	jmp(p, BPF_JEQ, 6081, to_unread, -1);
-	jmp(p, BPF_JEQ, 6635, to_unread, to_done);
+	jmp(p, BPF_JEQ, 6081, gnv, -1);
+	jmp(p, BPF_JEQ, 6635, mpls_udp, to_done);
 	here(p, vx);
 	x_add(p, 16);
 	ja(p, to_eth);
+	here(p, mpls_udp);
+	x_add(p, 8);
+	ja(p, to_mpls);
+	/* Geneve: version 0, its options (4 bytes each) after 8 bytes, and
+	 * what it carries by EtherType */
+	here(p, gnv);
+	ldx_rel(p, BPF_H, 8 + 2);
+	st(p, M_PROTO);
+	ldx_rel(p, BPF_B, 8);
+	jmp(p, BPF_JSET, 0xc0, to_unread, -1);
+	alu(p, BPF_AND, 0x3f);
+	alu(p, BPF_LSH, 2);
+	alu(p, BPF_ADD, 16);
+	alu_x(p, BPF_ADD);
+	tax(p);
+	ld_mem(p, M_PROTO);
+	payload_jumps(p, to_eth, to_ip, to_mpls, to_unread);
 
 	/* GRE: 4 bytes, and 4 more for each of checksum, key, sequence */
 	here(p, gre);
@@ -279,9 +383,7 @@ static void level_block(struct prog *p, const struct level *lv, const struct lev
 	ld_mem(p, M_PROTO);
 	jmp(p, BPF_JEQ, 0x88be, e12, -1);
 	jmp(p, BPF_JEQ, 0x22eb, e3, -1);
-	jmp(p, BPF_JEQ, 0x6558, to_eth, -1);
-	jmp(p, BPF_JEQ, 0x0800, to_ip, -1);
-	jmp(p, BPF_JEQ, 0x86dd, to_ip, to_unread);
+	payload_jumps(p, to_eth, to_ip, to_mpls, to_unread);
 	/* ERSPAN I has no header of its own, II 8 bytes (the sequence bit
 	 * tells them apart) */
 	here(p, e12);
@@ -314,6 +416,8 @@ static void level_block(struct prog *p, const struct level *lv, const struct lev
 	ja(p, next ? next->eth : unread);
 	here(p, to_ip);
 	ja(p, next ? next->ip : unread);
+	here(p, to_mpls);
+	ja(p, next ? next->mpls : unread);
 }
 
 static void write_prog(struct prog *p, bool link)
@@ -323,6 +427,7 @@ static void write_prog(struct prog *p, bool link)
 
 	p->n = 0;
 	for (int i = 0; i < HS_FANOUT_LEVELS; i++) {
+		lv[i].mpls = i ? label(p) : -1;	/* the first follows no header */
 		lv[i].eth = label(p);
 		lv[i].ip = label(p);
 	}

@@ -181,15 +181,76 @@ static void test_not_read(void **state)
 	f[12] = 0x08;
 	f[13] = 0x06;		/* ARP */
 	assert_int_equal(run(f, n), 0);
-	m.encap = HS_ENCAP_GRE_MPLS;	/* not read: every copy to worker 0 */
-	m.mpls_n = 1;
+	/* MPLS: the associated channel (no IP), and a stack cut short */
+	memset(&m, 0, sizeof(m));
+	m.encap = HS_ENCAP_GRE_MPLS;
+	m.src = A("192.0.2.1");
+	m.dst = A("192.0.2.99");
+	m.mpls_n = 2;
 	m.mpls[0] = 100;
+	m.mpls[1] = 200;
 	n = pktw_frame(f, sizeof(f), DLT_EN10MB, &m, ib, pktw_inner(ib, sizeof(ib), &in));
+	assert_true(run(f, n) != 0);
+	assert_int_equal(run(f, 14 + 20 + 4 + 6), 0);
+	f[14 + 20 + 4 + 8] = 0x10;
 	assert_int_equal(run(f, n), 0);
+}
+
+/* MPLS (after Ethernet, in GRE, in a Geneve overlay's frame; IP at the
+ * bottom of the stack, or an Ethernet pseudowire with a control word or
+ * without) and Geneve: the decoder's inner packet, hashed */
+static void test_mpls_geneve(void **state)
+{
+	static const int encaps[] = {
+		HS_ENCAP_NONE, HS_ENCAP_ERSPAN2, HS_ENCAP_ERSPAN3, HS_ENCAP_GRE_TEB, HS_ENCAP_GRE_MPLS,
+	};
+	uint8_t ib[MAXF], f[MAXF];
+	struct hs_pkt p;
+	unsigned mpls = 0, geneve = 0;
+
+	(void)state;
+	for (size_t e = 0; e < sizeof(encaps) / sizeof(encaps[0]); e++)
+		for (int v = 0; v < 96; v++) {
+			bool six = v & 1;
+			struct pktw_inner in = inner(six, v & 2 ? 17 : 6, (uint16_t)(2000 + v));
+			struct pktw_mirror m;
+
+			memset(&m, 0, sizeof(m));
+			m.encap = encaps[e];
+			m.src = A("192.0.2.1");
+			m.dst = A("192.0.2.99");
+			m.session = 3;
+			m.mpls_n = (uint8_t)((v >> 2) % 4);
+			if (encaps[e] == HS_ENCAP_GRE_MPLS && !m.mpls_n)
+				m.mpls_n = 1;
+			for (int i = 0; i < m.mpls_n; i++)
+				m.mpls[i] = (uint32_t)(16 + 1000 * i + v);
+			m.mpls_mcast = v & 16;
+			m.pw = m.mpls_n ? (v >> 4) % 3 : 0;
+			m.overlay = encaps[e] == HS_ENCAP_NONE && v & 32 ? 6081 : 0;
+			m.vni = 42;
+			m.vlan = v & 64 ? 10 : 0;
+			size_t il = pktw_inner(ib, sizeof(ib), &in);
+			size_t n = pktw_frame(f, sizeof(f), DLT_EN10MB, &m, ib, il);
+			if (!n)
+				continue;
+			assert_int_equal(hs_decode(DLT_EN10MB, f, (uint32_t)n, (uint32_t)n, 1, &p), 0);
+			assert_true(p.key.src.af == (six ? 6 : 4));
+			uint32_t h = run(f, n);
+			if (h != hs_ident_hash(&p))
+				fail_msg("encap %s, %u labels, pseudowire %d, overlay %d, variant %d: "
+					 "%08x, not %08x", hs_encap_name(encaps[e]), m.mpls_n, m.pw,
+					 m.overlay, v, h, hs_ident_hash(&p));
+			mpls += m.mpls_n > 0;
+			geneve += m.overlay == 6081;
+		}
+	assert_true(mpls > 250);
+	assert_true(geneve > 20);
 }
 
 struct tally {
 	unsigned frames, read, unread;
+	unsigned mg, mg_unread;	/* in MPLS or Geneve, and of them not read */
 	unsigned quick;		/* frames a worker of two left undecoded */
 	uint32_t *read_h, *unread_h;	/* identity hashes of each kind */
 	size_t nr, nu, cap;
@@ -240,6 +301,10 @@ static void tally_file(const char *path, struct tally *t)
 		uint32_t r = run(d, h->caplen), want = hs_ident_hash(&p);
 		if (r != want && r != 0)
 			fail_msg("%s: frame %u: %08x, not %08x", path, t->frames, r, want);
+		if (p.mpls_n || p.encap == HS_ENCAP_GENEVE) {
+			t->mg++;
+			t->mg_unread += r == 0;
+		}
 		if (t->nr == t->cap || t->nu == t->cap) {
 			t->cap = t->cap ? 2 * t->cap : 1024;
 			t->read_h = realloc(t->read_h, t->cap * sizeof(uint32_t));
@@ -311,6 +376,8 @@ static void test_files(void **state)
 			t.frames += one.frames;
 			t.read += one.read;
 			t.unread += one.unread;
+			t.mg += one.mg;
+			t.mg_unread += one.mg_unread;
 			free(one.read_h);
 			free(one.unread_h);
 		}
@@ -320,6 +387,10 @@ static void test_files(void **state)
 		      "%u known for one worker's of two without decoding\n", t.frames, t.read,
 		      t.unread, t.quick);
 	assert_true(t.read > 10 * t.unread);
+	/* the captures in MPLS and Geneve are read */
+	print_message("%u frames in MPLS or Geneve, %u of them not read\n", t.mg, t.mg_unread);
+	assert_true(t.mg > 0);
+	assert_int_equal(t.mg_unread, 0);
 	free(t.read_h);
 	free(t.unread_h);
 }
@@ -331,6 +402,7 @@ int main(void)
 		cmocka_unit_test(test_every_encap),
 		cmocka_unit_test(test_copies_meet),
 		cmocka_unit_test(test_not_read),
+		cmocka_unit_test(test_mpls_geneve),
 		cmocka_unit_test(test_files),
 	};
 
