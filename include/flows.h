@@ -22,10 +22,10 @@ void hs_flowtab_free(struct hs_flowtab *ft);
 /* account one closed trace (found by its key_hash); NULL when the table
  * is full (counted) */
 struct hs_flow *hs_flowtab_add_trace(struct hs_flowtab *ft, const struct hs_trace *t);
-/* Start loading what accounting a trace of the flow whose hs_flowkey_hash
- * is h will touch: its index entry (soon false), then, once that is in,
- * the flow (soon true) */
-void hs_flowtab_prefetch(const struct hs_flowtab *ft, uint64_t h, bool soon);
+/* Start loading what accounting the traces of the n flows of s (as
+ * hs_tracer_cfg.on_soon hands them) will touch: a flow's index entry
+ * (soon false), then, once that is in, the flow (soon true) */
+void hs_flowtab_prefetch(const struct hs_flowtab *ft, const struct hs_soon *s, unsigned n);
 size_t hs_flowtab_count(const struct hs_flowtab *ft);
 /* how many flows the table holds, and the traces of flows it could not
  * keep since it filled */

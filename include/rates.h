@@ -152,8 +152,8 @@ void hs_rates_drop(struct hs_rates *r, uint64_t ts);
  * topology); returns how many */
 int hs_rates_trace_path(const struct hs_rates *r, const struct hs_trace *t, int32_t *path,
 			int max);
-/* as hs_flowtab_prefetch, for a sample of the flow whose hash is h */
-void hs_rates_prefetch(const struct hs_rates *r, uint64_t h, bool soon);
+/* as hs_flowtab_prefetch, for a sample of each TCP flow of s */
+void hs_rates_prefetch(const struct hs_rates *r, const struct hs_soon *s, unsigned n);
 struct hs_rflow *hs_rates_find(const struct hs_rates *r, const struct hs_flowkey *k);
 
 /* every flow over the window ending at now, and per directed link the load,

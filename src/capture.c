@@ -413,8 +413,7 @@ static void on_trace_soon(void *arg, const struct hs_soon *s, unsigned n)
 {
 	struct hs_ctx *ctx = arg;
 
-	for (unsigned i = 0; i < n; i++)
-		hs_flowtab_prefetch(ctx->flows, s[i].key_hash, s[i].soon);
+	hs_flowtab_prefetch(ctx->flows, s, n);
 	hs_publish_soon(&ctx->subs, s, n);
 }
 

@@ -76,20 +76,24 @@ static struct hs_flow *lookup(struct hs_flowtab *ft, const struct hs_flowkey *k,
 	return f;
 }
 
-void hs_flowtab_prefetch(const struct hs_flowtab *ft, uint64_t h, bool soon)
+void hs_flowtab_prefetch(const struct hs_flowtab *ft, const struct hs_soon *s, unsigned n)
 {
-	uint32_t i = (uint32_t)(h & ft->mask);
+	for (unsigned k = 0; k < n; k++) {
+		uint64_t h = s[k].key_hash;
+		uint32_t i = (uint32_t)(h & ft->mask);
 
-	if (!soon) {
-		__builtin_prefetch(&ft->index[i], 0);
-		return;
+		if (!s[k].soon) {
+			__builtin_prefetch(&ft->index[i], 0);
+			continue;
+		}
+		/* asked for earlier, the index line is in the cache: load the
+		 * flow of the first entry with this tag (112 bytes on two or
+		 * three lines), which a lookup finds past its home as often as
+		 * a probe goes on */
+		uint64_t e = hs_index_first(ft->index, (uint32_t)ft->mask, i, (uint32_t)(h >> 32));
+		if (e)
+			hs_prefetch_span(&ft->flows[(uint32_t)e - 1], sizeof(struct hs_flow));
 	}
-	/* asked for earlier, the index line is in the cache: load the flow of
-	 * the first entry with this tag (112 bytes on two or three lines),
-	 * which a lookup finds past its home as often as a probe goes on */
-	uint64_t e = hs_index_first(ft->index, (uint32_t)ft->mask, i, (uint32_t)(h >> 32));
-	if (e)
-		hs_prefetch_span(&ft->flows[(uint32_t)e - 1], sizeof(struct hs_flow));
 }
 
 struct hs_flow *hs_flowtab_add_trace(struct hs_flowtab *ft, const struct hs_trace *t)

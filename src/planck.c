@@ -98,11 +98,8 @@ static void on_soon(void *arg, const struct hs_soon *s, unsigned n)
 {
 	struct hs_ctx *ctx = arg;
 
-	if (!ctx->planck)
-		return;
-	for (unsigned i = 0; i < n; i++)
-		if (s[i].proto == 6)
-			hs_rates_prefetch(ctx->planck->rates, s[i].key_hash, s[i].soon);
+	if (ctx->planck)
+		hs_rates_prefetch(ctx->planck->rates, s, n);
 }
 
 static void on_event(void *arg, const struct hs_event *ev)

@@ -255,20 +255,26 @@ static struct hs_rflow *find_hashed(const struct hs_rates *r, const struct hs_fl
 	return NULL;
 }
 
-void hs_rates_prefetch(const struct hs_rates *r, uint64_t h, bool soon)
+void hs_rates_prefetch(const struct hs_rates *r, const struct hs_soon *s, unsigned n)
 {
-	uint32_t i = home_of(r, h);
+	for (unsigned k = 0; k < n; k++) {
+		if (s[k].proto != 6)
+			continue;
+		uint64_t h = s[k].key_hash;
+		uint32_t i = home_of(r, h);
 
-	if (!soon) {
-		__builtin_prefetch(&r->index[i], 0);
-		return;
+		if (!s[k].soon) {
+			__builtin_prefetch(&r->index[i], 0);
+			continue;
+		}
+		/* asked for earlier, the index line is in the cache: load the
+		 * first 128 bytes (the fields a lookup and a sample touch, on
+		 * two or three lines) of the first flow with this tag, at its
+		 * home or past it */
+		uint64_t e = hs_index_first(r->index, r->index_mask, i, (uint32_t)h);
+		if (e)
+			hs_prefetch_span(&r->flows[(uint32_t)e - 1], 128);
 	}
-	/* asked for earlier, the index line is in the cache: load the first
-	 * 128 bytes (the fields a lookup and a sample touch, on two or three
-	 * lines) of the first flow with this tag, at its home or past it */
-	uint64_t e = hs_index_first(r->index, r->index_mask, i, (uint32_t)h);
-	if (e)
-		hs_prefetch_span(&r->flows[(uint32_t)e - 1], 128);
 }
 
 struct hs_rflow *hs_rates_find(const struct hs_rates *r, const struct hs_flowkey *k)
