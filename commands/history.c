@@ -473,9 +473,15 @@ static int load(struct hs_ctx *ctx, struct hs_store *st, bool by_since, uint64_t
 	uint64_t window = ctx->set.trace_timeout_ns ? ctx->set.trace_timeout_ns : HS_NS_PER_SEC;
 	uint64_t since = 0;
 
+	if (hs_capture_running(ctx) && ctx->following)
+		return out_err(o, "history load: a capture runs, and its view already joins "
+			       "every analyzer's stored traces into its own as they come "
+			       "(capture status says how far behind it is)");
 	if (hs_capture_running(ctx))
-		return out_err(o, "history load: a capture runs, whose traces these are "
-			       "(capture stop first)");
+		return out_err(o, "history load: a capture runs, whose traces are the "
+			       "console's (capture stop first; or set view fabric before the "
+			       "capture, and its view joins every analyzer's stored traces into "
+			       "its own as they come)");
 	if (extent(st, 0, &e, err, sizeof(err)) < 0)
 		return out_err(o, "cannot read history '%s': %s", hs_store_path(st), err);
 	if (by_since && e.have) {

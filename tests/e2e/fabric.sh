@@ -223,6 +223,24 @@ check "a watch of the daemon is sent the traces the view took ($fed sent, $misse
 	eval '[ "${fed:-0}" -gt 0 ] && [ $((fed + missed)) -eq "${took:-0}" ]'
 kill -TERM $dpid
 
+# history load while a capture runs (a live one, on the loopback of a
+# network namespace of its own: nothing to read): refused, with what to do
+# instead; where the capture's view follows the history, that it does
+if unshare -n true 2>/dev/null; then
+	for view in local fabric; do
+		timeout 60 unshare -n sh -c 'ip link set lo up; exec "$0" "$@"' "$HS" --db "$url" \
+			-c "set view $view; capture start lo; sleep 1.5; history load; capture stop" \
+			>"$tmp/out" 2>"$tmp/err" </dev/null
+		st=$?
+		case $view in
+		local) said="a capture runs, whose traces are the console's (capture stop first; or set view fabric before the capture" ;;
+		fabric) said="a capture runs, and its view already joins every analyzer's stored traces into its own" ;;
+		esac
+		check "history load while a capture runs, view $view: refused, said what instead" \
+			eval 'failed_cleanly && has "^-c:4: error: history load: $said" "$tmp/err"'
+	done
+fi
+
 # what is refused
 while IFS='|' read -r args said; do
 	hs --db "$url" -c "history load $args"
