@@ -472,6 +472,7 @@ static int load(struct hs_ctx *ctx, struct hs_store *st, bool by_since, uint64_t
 	char err[512];
 	uint64_t window = ctx->set.trace_timeout_ns ? ctx->set.trace_timeout_ns : HS_NS_PER_SEC;
 	uint64_t since = 0;
+	const struct hs_event replaced = { .kind = HS_EV_TRACES_REPLACED };
 
 	if (hs_capture_running(ctx) && ctx->following)
 		return out_err(o, "history load: a capture runs, and its view already joins "
@@ -493,6 +494,8 @@ static int load(struct hs_ctx *ctx, struct hs_store *st, bool by_since, uint64_t
 	hs_flowtab_clear(ctx->flows);
 	hs_follow_reset(ctx);
 	ctx->ring_session = 0;
+	/* and whoever kept them as they were published forgets them too */
+	hs_publish_event(&ctx->subs, &replaced);
 	uint64_t batches = e.n / load_batch() + 1;
 	uint64_t span = e.have ? (e.head - since) / batches + 1 : 0;
 	for (uint64_t a = since; e.have && a <= e.head; a += span) {
@@ -511,6 +514,8 @@ static int load(struct hs_ctx *ctx, struct hs_store *st, bool by_since, uint64_t
 		if (span > UINT64_MAX - a)
 			break;
 	}
+	/* whoever kept the traces as they were published has the newest again */
+	hs_publish_event(&ctx->subs, &replaced);
 	out_obj_open(o, NULL);
 	out_uint(o, "traces", "%" PRIu64 " traces loaded", all.traces);
 	out_uint(o, "stored", " from %" PRIu64 " stored", all.stored);

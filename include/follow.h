@@ -8,10 +8,13 @@
  * path), to its own traces, as if they had closed here: verbs, analyses
  * and watch feeds have them, the history does not take them again. Its
  * own traces of those kinds wait for the history and are not kept here in
- * the meantime, so every packet is one trace. What a packet may still
- * gain is left for later: while a capture runs anywhere, the view stops
- * two trace timeouts, the writers' commit interval and their lag short of
- * the newest stored trace, until nothing new was stored for that long.
+ * the meantime, so every packet is one trace; those it closed before the
+ * view turned on go as it does, from where the view starts reading, and
+ * whoever kept them as they were published is told (HS_EV_TRACES_REPLACED).
+ * What a packet may still gain is left for later: while a capture runs
+ * anywhere, the view stops two trace timeouts, the writers' commit
+ * interval and their lag short of the newest stored trace, until nothing
+ * new was stored for that long.
  *
  * 'set view auto' (the default) follows where the history is PostgreSQL,
  * this console or daemon captured into it and another analyzer's

@@ -20,7 +20,8 @@
  *   WATCH   console > daemon: send this console the feed (watch is up)
  *   UNWATCH console > daemon: stop sending it
  *   TRACE   daemon > console, fed: one closed trace (hs_feed_trace_pack);
- *           an empty one: a new capture began, the traces before are gone
+ *           an empty one: the traces before are gone (a new capture
+ *           began, or the traces kept were replaced: the recent ones follow)
  *   EVENT   daemon > console, fed: one line of what happened (text)
  *   STATUS  daemon > console, fed: capture status (hs_feed_status_pack)
  *   TOPO    daemon > console: the topology as a file would give it (text;

@@ -43,6 +43,10 @@ enum hs_event_kind {
 				 * elapsed, an error: status -1): source, text says why */
 	HS_EV_ALERT,		/* an alert fired: alert, value, ts */
 	HS_EV_ERROR,		/* something running failed: text */
+	HS_EV_TRACES_REPLACED,	/* the traces kept changed other than by closing (the
+				 * fabric view took some back from the history, a
+				 * history load): a subscriber that keeps what it was
+				 * published reads them again from the tracer */
 };
 
 struct hs_alert;

@@ -33,6 +33,7 @@ struct hs_follow {
 	uv_timer_t timer;
 	unsigned ticks;
 	bool on, started, feeding, settled;
+	bool rekeep;		/* on: its own traces the view reads again are to go */
 	uint64_t mark;		/* traces first at mark or later are still to come */
 	uint64_t head;		/* the newest stored trace's first copy */
 	uint64_t head_seen;	/* wall clock when it was first seen so */
@@ -87,7 +88,7 @@ void hs_follow_reset(struct hs_ctx *ctx)
 
 	if (!f)
 		return;
-	f->on = f->started = f->settled = false;
+	f->on = f->started = f->settled = f->rekeep = false;
 	ctx->following = false;
 	f->mark = f->head = f->added = 0;
 	f->err[0] = '\0';
@@ -191,12 +192,26 @@ static int count(struct hs_ctx *ctx, struct hs_store *st, uint64_t from, uint64_
 }
 
 /* what this console's capture closed that the view now takes from the
- * history is hidden */
+ * history is hidden: the traces of its kinds first seen from the mark on,
+ * which the view reads (an older one it never reads stays as it was) */
 static bool own_from_history(void *arg, const struct hs_trace *t)
 {
 	const struct hs_ctx *ctx = arg;
 
-	return from_history(t, ctx->topo);
+	return t->nhops && t->hops[0].ts_ns >= ctx->follow->mark && from_history(t, ctx->topo);
+}
+
+/* the view's first read is about to start at the mark: the traces it
+ * will hand again go, and whoever kept them as they were published (a
+ * watch's feed, the rates) is told to read the traces kept again, so
+ * each packet is one trace there too */
+static void rekeep(struct hs_ctx *ctx)
+{
+	struct hs_event ev = { .kind = HS_EV_TRACES_REPLACED };
+
+	ctx->follow->rekeep = false;
+	hs_tracer_hide_if(ctx->tracer, own_from_history, ctx);
+	hs_publish_event(&ctx->subs, &ev);
 }
 
 static void take_one(void *arg, const struct hs_trace *t, bool foreign)
@@ -240,10 +255,8 @@ static void tick(uv_timer_t *h)
 		f->mark = start > BEFORE_NS ? start - BEFORE_NS : 0;
 		f->started = true;
 	}
-	if (!f->on) {
-		f->on = ctx->following = true;
-		hs_tracer_hide_if(ctx->tracer, own_from_history, ctx);
-	}
+	if (!f->on)
+		f->on = f->rekeep = ctx->following = true;
 
 	uint64_t window = ctx->set.trace_timeout_ns ? ctx->set.trace_timeout_ns : HS_NS_PER_SEC;
 	uint64_t to, settle = 2 * window + COMMIT_NS + p.lag;
@@ -265,6 +278,8 @@ static void tick(uv_timer_t *h)
 	uint64_t n;
 	if (to - f->mark > CHECK_NS && count(ctx, st, f->mark, to, &n) == 0 && n > MAX_READ)
 		f->mark = to - (uint64_t)((double)(to - f->mark) * MAX_READ / (double)n);
+	if (f->rekeep)
+		rekeep(ctx);
 
 	struct hs_fabric_range r = {
 		.since_ns = f->mark, .until_ns = to, .window_ns = window,

@@ -772,6 +772,9 @@ static void event_text(const struct hs_event *ev, const char **level, char *buf,
 	}
 }
 
+static void feed_flush(struct client *c, bool status);
+static void feed_backlog(struct client *c, bool reset);
+
 static void feed_event(void *arg, const struct hs_event *ev)
 {
 	const char *level;
@@ -783,6 +786,11 @@ static void feed_event(void *arg, const struct hs_event *ev)
 	for (struct client *c = sv.clients; c; c = c->next) {
 		if (!c->fed || c->gone)
 			continue;
+		/* what it was sent is not what is kept now: all of it again */
+		if (ev->kind == HS_EV_TRACES_REPLACED) {
+			feed_flush(c, false);
+			feed_backlog(c, true);
+		}
 		/* its traces replace the last capture's, as in the tracer */
 		if (ev->kind == HS_EV_CAPTURE_STARTED)
 			feed_put(c, HS_FR_TRACE, "", 0);
@@ -867,9 +875,6 @@ static void feed_start(struct client *c)
 {
 	struct hs_ctx *ctx = sv.ctx;
 	char w[160];
-	size_t n;
-	uint8_t *b;
-	size_t len = 0;
 
 	if (c->fed || c->gone)
 		return;
@@ -896,8 +901,24 @@ static void feed_start(struct client *c)
 	if (!c->feed)
 		c->feed = hs_xcalloc(1, FEED_BUF);
 	topo_tell(c);
+	feed_backlog(c, false);
+	feed_flush(c, true);
+}
+
+/* the recent traces, oldest first, to c at once; after an empty trace
+ * (the console forgets those it has) when reset */
+static void feed_backlog(struct client *c, bool reset)
+{
+	struct hs_ctx *ctx = sv.ctx;
+	size_t n, len = 0;
+	uint8_t *b;
+
 	n = ctx->tracer ? hs_tracer_recent(ctx->tracer, sv.recent, FEED_BACKLOG) : 0;
-	b = hs_xcalloc(1, n * (HS_PROTO_HDR + HS_FEED_TRACE_MAX) + 1);
+	b = hs_xcalloc(1, (n + 1) * (HS_PROTO_HDR + HS_FEED_TRACE_MAX));
+	if (reset) {
+		hs_frame_header(b, HS_FR_TRACE, 0);
+		len += HS_PROTO_HDR;
+	}
 	for (size_t i = n; i-- > 0;) {
 		size_t k = hs_feed_trace_pack(b + len + HS_PROTO_HDR, sv.recent[i]);
 		hs_frame_header(b + len, HS_FR_TRACE, k);
@@ -907,7 +928,6 @@ static void feed_start(struct client *c)
 		write_bytes(c, b, len);
 	else
 		free(b);
-	feed_flush(c, true);
 }
 
 static void feed_stop(struct client *c)

@@ -149,7 +149,8 @@ i=0
 while ! grep -q '^info: ready' "$tmp/an1.log" && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
 grep -q '^info: ready' "$tmp/an1.log" || hard "daemon an1 did not start: $(cat "$tmp/an1.log")"
 # a watching console's feed (the attach protocol's trace frames): what it
-# is sent once the daemon's own capture is over, until told to stop
+# holds, as a console keeps them (an empty trace forgets those before),
+# until told to stop, and how many of those are a packet held twice
 python3 - "$tmp/an1.sock" "$VERSION" "$tmp" >"$tmp/fed" 2>&1 <<'PY' &
 import os, socket, struct, sys, time
 sock, version, d = sys.argv[1:]
@@ -159,25 +160,26 @@ s = socket.socket(socket.AF_UNIX)
 s.connect(sock)
 s.sendall(fr(1, b'\x02\x00' + version.encode()) + fr(9))	# hello, watch
 s.settimeout(0.2)
-got, backlog, t0 = b'', None, time.time()
+got, t0 = b'', time.time()
 while time.time() - t0 < 90 and not os.path.exists(d + "/fed.stop"):
 	try:
 		b = s.recv(1 << 20)
 	except socket.timeout:
-		if backlog is None and time.time() - t0 > 1:
-			backlog = len(got)	# the recent traces, sent first, are read
-			open(d + "/fed.ready", "w").close()
+		if time.time() - t0 > 1:
+			open(d + "/fed.ready", "w").close()	# the recent traces are read
 		continue
 	if not b:
 		break
 	got += b
-traces, off = 0, 0
+held, off = [], 0
 while off + 5 <= len(got):
 	n, t = struct.unpack('>IB', got[off:off + 5])
-	if t == 11 and n > 1 and off >= (backlog or 0):
-		traces += 1
+	if t == 11:
+		# after the id: the addresses, ports, protocol, IP ID, sequence
+		# number, TCP flags and length: the packet
+		held = held + [got[off + 13:off + 63]] if n > 1 else []
 	off += 4 + n
-print(traces)
+print(len(held), len(held) - len(set(held)))
 PY
 fj=$!
 i=0
@@ -210,7 +212,7 @@ check "attached to one daemon: drops and loops read as one analyzer's" \
 	cmp -s "$tmp/one.drops.n" "$tmp/att.drops"
 touch "$tmp/fed.stop"
 wait $fj
-fed=$(cat "$tmp/fed")
+read -r fed twice <"$tmp/fed"
 # what it was not sent, being behind, the daemon says as it stops
 i=0
 while ! grep -q "pid=$fj) stopped watching" "$tmp/an1.log" && [ $i -lt 100 ]; do
@@ -219,8 +221,9 @@ missed=$(sed -n "s/.*pid=$fj) stopped watching: \([0-9]*\) traces not sent.*/\1/
 	"$tmp/an1.log")
 missed=${missed:-0}
 took=$(sed -n 's/^view .*: \([0-9]*\) traces from the history.*/\1/p' "$tmp/status")
-check "a watch of the daemon is sent the traces the view took ($fed sent, $missed not, of $took)" \
-	eval '[ "${fed:-0}" -gt 0 ] && [ $((fed + missed)) -eq "${took:-0}" ]'
+kept=$(sed -n 's/^traces .* open, \([0-9]*\) closed.*/\1/p' "$tmp/status")
+check "a watch of the daemon holds each packet once, as the daemon: its own that the view did not take back and the $took it took ($fed held, $twice twice, $missed not sent, of $kept)" \
+	eval '[ "${fed:-0}" -gt 0 ] && [ "${twice:-1}" -eq 0 ] && [ $((fed + missed)) -eq "${kept:-0}" ]'
 kill -TERM $dpid
 
 # history load while a capture runs (a live one, on the loopback of a
