@@ -102,10 +102,33 @@ static void on_soon(void *arg, const struct hs_soon *s, unsigned n)
 		hs_rates_prefetch(ctx->planck->rates, s, n);
 }
 
+/* the traces kept were replaced (the fabric view, history load): the
+ * rates are those of the traces kept, each packet once, read again from
+ * the tracer oldest first (the alerts are not judged on them again) */
+static void rekept(struct hs_ctx *ctx)
+{
+	enum { MAX = 65536 };	/* at most the tracer keeps */
+	const struct hs_trace **t;
+	size_t n;
+
+	hs_planck_clear(ctx);
+	if (!ctx->planck || !ctx->tracer)
+		return;
+	t = malloc(MAX * sizeof(*t));
+	if (!t)
+		return;
+	n = hs_tracer_recent(ctx->tracer, t, MAX);
+	while (n-- > 0)
+		hs_rates_on_trace(ctx->planck->rates, t[n]);
+	free(t);
+}
+
 static void on_event(void *arg, const struct hs_event *ev)
 {
 	if (ev->kind == HS_EV_CAPTURE_STARTED)
 		hs_planck_clear(arg);
+	else if (ev->kind == HS_EV_TRACES_REPLACED)
+		rekept(arg);
 }
 
 int hs_planck_subscribe(struct hs_ctx *ctx)

@@ -210,6 +210,14 @@ check "attached to one daemon: the traces are those one analyzer gives ($(wc -l 
 	eval '[ "$st" -eq 0 ] && cmp -s "$tmp/one.set" "$tmp/att.set"'
 check "attached to one daemon: drops and loops read as one analyzer's" \
 	cmp -s "$tmp/one.drops.n" "$tmp/att.drops"
+# the rates count each packet once too: the daemon's own parts it counted
+# before the view turned on are not counted again joined
+hs --db "$tmp/one-rates.db" --topo "$tmp/f.topo" -c "capture start $tmp/all.pcap; rates"
+grep "^rates over" "$tmp/out" >"$tmp/one.rates"
+hs --attach "$tmp/an1.sock" -c 'rates'
+grep "^rates over" "$tmp/out" >"$tmp/att.rates"
+check "attached to one daemon: the rates read as one analyzer's ($(cat "$tmp/att.rates"))" \
+	eval '[ "$st" -eq 0 ] && has "drops" "$tmp/one.rates" && cmp -s "$tmp/one.rates" "$tmp/att.rates"'
 touch "$tmp/fed.stop"
 wait $fj
 read -r fed twice <"$tmp/fed"
