@@ -6,6 +6,7 @@
 
 #include "cmd.h"
 #include "console.h"
+#include "fabric.h"
 #include "traces.h"
 #include "watch.h"
 
@@ -96,6 +97,9 @@ void hs_trace_row(struct hs_out *o, const struct hs_topo *topo, int64_t session,
 		out_uint(o, "probe_id", NULL, t->probe_id);
 	if (t->flags & HS_TF_MATCHED)
 		out_bool(o, "matched", NULL, true);
+	/* from a shared history: who stored it */
+	if (t->analyzer)
+		out_str(o, "analyzer", NULL, hs_fabric_analyzers(t->analyzer));
 	out_arr_open(o, "hops");
 	for (int i = 0; i < t->nhops; i++) {
 		const struct hs_hop *h = &t->hops[i];
@@ -218,6 +222,8 @@ static int traces_show(struct hs_ctx *ctx, const char *idstr)
 	out_text(o, "%s", t->flags & HS_TF_PROBE ? ", probe" : "");
 	if (t->flags & HS_TF_MATCHED)
 		out_bool(o, "matched", ", matched", true);
+	if (t->analyzer)
+		out_str(o, "analyzer", ", stored by %s", hs_fabric_analyzers(t->analyzer));
 	out_nl(o);
 	if (t->nhops)
 		out_time(o, "ts_ns", NULL, t->hops[0].ts_ns);

@@ -34,7 +34,8 @@ struct hs_fabric_range {
 };
 
 /* a joined trace; foreign: at least one of its parts was stored by an
- * analyzer other than range->own */
+ * analyzer other than range->own, and its analyzer names those that
+ * stored its parts (0 when none is foreign) */
 typedef void (*hs_fabric_fn)(void *arg, const struct hs_trace *t, bool foreign);
 
 /* Read the stored traces of r, join the parts of one packet and hand each
@@ -42,5 +43,15 @@ typedef void (*hs_fabric_fn)(void *arg, const struct hs_trace *t, bool foreign);
 int hs_fabric_load(struct hs_store *st, const struct hs_topo *topo,
 		   const struct hs_fabric_range *r, hs_fabric_fn each, void *arg,
 		   struct hs_fabric_stats *fs, char *err, size_t errlen);
+
+/* The names of the analyzers that stored a trace's parts, "an1" or
+ * "an1+an2" (sorted), each kept once for the life of the process under
+ * the number a trace carries (hs_trace.analyzer), from the loop's thread
+ * only: the number of names, added when new (0 for none or ""; past
+ * HS_FABRIC_ANALYZERS_MAX kinds, the number of "?") */
+#define HS_FABRIC_ANALYZERS_MAX 4096
+uint16_t hs_fabric_analyzers_id(const char *names);
+/* the names of a number a trace carries, NULL for 0 */
+const char *hs_fabric_analyzers(uint16_t id);
 
 #endif

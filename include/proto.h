@@ -19,7 +19,8 @@
  *           certificate that says who it is
  *   WATCH   console > daemon: send this console the feed (watch is up)
  *   UNWATCH console > daemon: stop sending it
- *   TRACE   daemon > console, fed: one closed trace (hs_feed_trace_pack);
+ *   TRACE   daemon > console, fed: one closed trace (hs_feed_trace_pack),
+ *           and, to a console that takes them, the analyzers that stored it
  *           an empty one: the traces before are gone (a new capture
  *           began, or the traces kept were replaced: the recent ones follow)
  *   EVENT   daemon > console, fed: one line of what happened (text)
@@ -32,10 +33,11 @@
  *   LOAD    daemon > console, fed, after each STATUS: the load of each
  *           directed link of the topology it sent (hs_feed_load_pack)
  *
- * NAMES and LOAD are optional parts of protocol 2: the console's hello
- * lists those it takes in its flags, the daemon's keeps those it gives. A
- * daemon that keeps none (an older one) is asked none and sends none; a
- * console that lists none (an older one) is sent none.
+ * NAMES, LOAD and the analyzers of a TRACE are optional parts of protocol
+ * 2: the console's hello lists those it takes in its flags, the daemon's
+ * keeps those it gives. A daemon that keeps none (an older one) is asked
+ * none and sends none; a console that lists none (an older one) is sent
+ * none.
  *
  * The feed is what the daemon streams to a console while its watch is up;
  * it is best effort: a console that does not read fast enough is sent
@@ -76,6 +78,7 @@ enum hs_frame_type {
 #define HS_HELLO_JSON	0x01		/* the console's verbs print JSON (--json) */
 #define HS_HELLO_NAMES	0x02		/* NAMES: the console asks, the daemon answers */
 #define HS_HELLO_LOAD	0x04		/* LOAD: the daemon sends, the console takes */
+#define HS_HELLO_ANALYZER 0x08		/* a TRACE names the analyzers that stored it */
 
 struct hs_frame {
 	uint8_t type;
@@ -116,15 +119,22 @@ int hs_hello_parse(const struct hs_frame *f, uint8_t *proto, uint8_t *flags, cha
 
 struct hs_trace;
 
-/* a packed trace is at most this long */
+/* a packed trace is at most this long, the analyzers' names at most
+ * HS_FEED_ANALYZER_MAX - 1 bytes of it */
 #define HS_FEED_TRACE_MAX	1024
+#define HS_FEED_ANALYZER_MAX	128
 
-/* t packed into buf (at least HS_FEED_TRACE_MAX bytes): its length */
-size_t hs_feed_trace_pack(uint8_t *buf, const struct hs_trace *t);
+/* t packed into buf (at least HS_FEED_TRACE_MAX bytes), then, when
+ * analyzer is not NULL, those names (a length byte and the text, cut to
+ * HS_FEED_ANALYZER_MAX - 1): its length */
+size_t hs_feed_trace_pack(uint8_t *buf, const struct hs_trace *t, const char *analyzer);
 /* a TRACE's payload into *t: 0, or -1 when it is not a whole trace (a
  * length, a count or a value out of range); nsw: switches of the console's
- * topology, a hop's switch beyond it is unknown (-1) */
-int hs_feed_trace_unpack(const uint8_t *p, size_t n, int nsw, struct hs_trace *t);
+ * topology, a hop's switch beyond it is unknown (-1). analyzer (alen at
+ * least HS_FEED_ANALYZER_MAX), when not NULL, takes the analyzers'
+ * names that follow the trace ("" none); NULL: nothing may follow it */
+int hs_feed_trace_unpack(const uint8_t *p, size_t n, int nsw, struct hs_trace *t,
+			 char *analyzer, size_t alen);
 
 /* the capture's status, as the watch's status line shows it */
 #define HS_FS_CAPTURE	0x01	/* there is or was a capture: source names it */

@@ -71,6 +71,9 @@ struct hs_trace {
 	uint32_t len;		/* inner IP length */
 	uint8_t outcome;	/* enum hs_outcome */
 	uint8_t flags;		/* HS_TF_* */
+	uint16_t analyzer;	/* of a trace from a shared history: the analyzers
+				 * that stored it (hs_fabric_analyzers), 0 none: this
+				 * console's own capture closed it */
 	uint32_t probe_id;	/* when HS_TF_PROBE */
 	int last_sw;		/* switch of the last hop, -1 if unknown */
 	int n_next;		/* expected next hops (dropped, with topology) */

@@ -13,6 +13,8 @@
 
 #include "fabric.h"
 
+#define HS_FABRIC_PART_NAMES 8	/* a packet's analyzers named, at most */
+
 enum {
 	C_ID, C_SRC, C_DST, C_PROTO, C_SPORT, C_DPORT, C_IPID, C_SEQ, C_FLAGS_TCP, C_LEN,
 	C_FLAGS, C_PROBE, C_FIRST, C_SW, C_ADDR, C_TS, C_HW, C_TTL, C_TOS, C_SESSION, C_ANALYZER,
@@ -34,6 +36,8 @@ struct join {
 	bool have;
 	int64_t part;			/* the stored trace whose hops come now */
 	unsigned parts;
+	char names[HS_FABRIC_PART_NAMES][HS_ANALYZER_MAX];	/* its parts' analyzers */
+	unsigned nnames;
 	char src[HS_ADDRSTRLEN], dst[HS_ADDRSTRLEN];
 	int64_t num[C_LEN + 1];		/* proto .. len, by column */
 	uint64_t first;
@@ -73,6 +77,62 @@ static void order_hops(struct hs_trace *t)
 	}
 }
 
+/* ---- the analyzers' names a trace carries -------------------------------------- */
+
+static char *names_kept[HS_FABRIC_ANALYZERS_MAX];
+static unsigned nkept;
+
+uint16_t hs_fabric_analyzers_id(const char *names)
+{
+	if (!names || !names[0])
+		return 0;
+	for (unsigned i = 0; i < nkept; i++)
+		if (strcmp(names_kept[i], names) == 0)
+			return (uint16_t)(i + 1);
+	if (nkept == HS_FABRIC_ANALYZERS_MAX - 1)	/* the last is "?" */
+		names_kept[nkept++] = hs_xstrdup("?");
+	if (nkept == HS_FABRIC_ANALYZERS_MAX)
+		return HS_FABRIC_ANALYZERS_MAX;
+	names_kept[nkept++] = hs_xstrdup(names);
+	return (uint16_t)nkept;
+}
+
+const char *hs_fabric_analyzers(uint16_t id)
+{
+	return id && id <= nkept ? names_kept[id - 1] : NULL;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* the analyzers of the trace being joined, by its parts: "an1+an2" */
+static uint16_t part_names(struct join *j)
+{
+	char list[HS_FABRIC_PART_NAMES * HS_ANALYZER_MAX];
+	size_t n = 0;
+
+	qsort(j->names, j->nnames, sizeof(j->names[0]), by_name);
+	list[0] = '\0';
+	for (unsigned i = 0; i < j->nnames; i++)
+		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", i ? "+" : "", j->names[i]);
+	return hs_fabric_analyzers_id(list);
+}
+
+static void part_named(struct join *j, const char *name)
+{
+	if (!name || !name[0])
+		return;
+	for (unsigned i = 0; i < j->nnames; i++)
+		if (strcmp(j->names[i], name) == 0)
+			return;
+	if (j->nnames < HS_FABRIC_PART_NAMES)
+		snprintf(j->names[j->nnames++], sizeof(j->names[0]), "%s", name);
+}
+
+/* ---- joining ------------------------------------------------------------------- */
+
 static void finish(struct join *j)
 {
 	if (!j->have)
@@ -81,6 +141,8 @@ static void finish(struct join *j)
 	/* a packet first seen outside the range is another read's */
 	if (j->first < j->since || j->first >= j->until)
 		return;
+	if (j->t.foreign)
+		j->t.t.analyzer = part_names(j);
 	order_hops(&j->t.t);
 	hs_trace_classify(&j->t.t, j->topo);
 	j->fs->stored += j->parts;
@@ -118,7 +180,7 @@ static void begin(struct join *j, const struct hs_value *v)
 	for (int c = C_PROTO; c <= C_LEN; c++)
 		j->num[c] = ival(&v[c]);
 	j->first = (uint64_t)ival(&v[C_FIRST]);
-	j->parts = 0;
+	j->parts = j->nnames = 0;
 	j->have = true;
 	if (hs_addr_parse(j->src, &t->key.src) < 0 || hs_addr_parse(j->dst, &t->key.dst) < 0)
 		j->bad = true;
@@ -190,6 +252,7 @@ static void on_row(void *arg, const struct hs_value *v, int ncol)
 			j->t.t.probe_id = (uint32_t)v[C_PROBE].i;
 		if (!j->own || !v[C_ANALYZER].s || strcmp(v[C_ANALYZER].s, j->own) != 0)
 			j->t.foreign = true;
+		part_named(j, v[C_ANALYZER].s);
 	}
 	add_hop(j, v);
 }

@@ -203,7 +203,7 @@ static int get_sw(struct rd *r, int nsw)
 	return v >= nsw ? -1 : v;
 }
 
-size_t hs_feed_trace_pack(uint8_t *buf, const struct hs_trace *t)
+size_t hs_feed_trace_pack(uint8_t *buf, const struct hs_trace *t, const char *analyzer)
 {
 	struct wr w = { buf, 0 };
 	int nn = t->n_next < 0 ? 0 : t->n_next > HS_TRACE_MAX_NEXT ? HS_TRACE_MAX_NEXT : t->n_next;
@@ -238,15 +238,24 @@ size_t hs_feed_trace_pack(uint8_t *buf, const struct hs_trace *t)
 		put(&w, h->tos, 1);
 		put(&w, h->session, 4);
 	}
+	if (analyzer) {
+		size_t k = strnlen(analyzer, HS_FEED_ANALYZER_MAX - 1);
+		put(&w, k, 1);
+		memcpy(w.p + w.n, analyzer, k);
+		w.n += k;
+	}
 	return w.n;
 }
 
-int hs_feed_trace_unpack(const uint8_t *p, size_t n, int nsw, struct hs_trace *t)
+int hs_feed_trace_unpack(const uint8_t *p, size_t n, int nsw, struct hs_trace *t,
+			 char *analyzer, size_t alen)
 {
 	struct rd r = { p, n, 0, false };
 	unsigned nn, nh;
 
 	memset(t, 0, sizeof(*t));
+	if (analyzer && alen)
+		analyzer[0] = '\0';
 	t->id = get(&r, 8);
 	get_addr(&r, &t->key.src);
 	get_addr(&r, &t->key.dst);
@@ -281,6 +290,18 @@ int hs_feed_trace_unpack(const uint8_t *p, size_t n, int nsw, struct hs_trace *t
 		h->ttl = (uint8_t)get(&r, 1);
 		h->tos = (uint8_t)get(&r, 1);
 		h->session = (uint32_t)get(&r, 4);
+	}
+	if (analyzer && !r.bad && r.off < n) {
+		size_t k = (size_t)get(&r, 1);
+		if (k >= alen || k >= HS_FEED_ANALYZER_MAX || r.n - r.off != k)
+			return -1;
+		for (size_t i = 0; i < k; i++) {
+			if (p[r.off + i] <= ' ' || p[r.off + i] > '~')
+				return -1;	/* names are text */
+			analyzer[i] = (char)p[r.off + i];
+		}
+		analyzer[k] = '\0';
+		r.off += k;
 	}
 	if (r.bad || r.off != n)
 		return -1;

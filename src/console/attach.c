@@ -40,6 +40,7 @@
 #include "cmd.h"
 #include "complete.h"
 #include "console.h"
+#include "fabric.h"
 #include "proto.h"
 #include "runner.h"
 #include "serve.h"
@@ -332,20 +333,26 @@ static void on_feed(const struct hs_frame *f)
 	if (!at.fed)
 		return;		/* sent before the daemon heard the view left */
 	switch (f->type) {
-	case HS_FR_TRACE:
+	case HS_FR_TRACE: {
+		char names[HS_FEED_ANALYZER_MAX];
+		struct hs_trace *t = &at.ring[at.ring_next];
 		if (f->len == 0) {
-			at.ring_n = at.ring_next = 0;	/* a new capture */
+			at.ring_n = at.ring_next = 0;	/* the traces before are gone */
 			break;
 		}
-		if (hs_feed_trace_unpack(f->data, f->len, ctx->topo ? ctx->topo->nsw : 0,
-					 &at.ring[at.ring_next]) < 0) {
+		if (hs_feed_trace_unpack(f->data, f->len, ctx->topo ? ctx->topo->nsw : 0, t,
+					 at.dflags & HS_HELLO_ANALYZER ? names : NULL,
+					 sizeof(names)) < 0) {
 			lost("it sent a trace that is not one");
 			return;
 		}
+		if (at.dflags & HS_HELLO_ANALYZER)
+			t->analyzer = hs_fabric_analyzers_id(names);
 		at.ring_next = (at.ring_next + 1) % FEED_RING;
 		if (at.ring_n < FEED_RING)
 			at.ring_n++;
 		break;
+	}
 	case HS_FR_STATUS:
 		if (hs_feed_status_unpack(f->data, f->len, &at.st) < 0) {
 			lost("it sent a status that is not one");
@@ -686,7 +693,8 @@ static int send_secret(struct hs_ctx *ctx, int fd, const char *path)
 static int handshake(struct hs_ctx *ctx, int fd, uint64_t deadline)
 {
 	uint8_t hello[128], buf[4096];
-	uint8_t want = (ctx->set.json ? HS_HELLO_JSON : 0) | HS_HELLO_NAMES | HS_HELLO_LOAD;
+	uint8_t want = (ctx->set.json ? HS_HELLO_JSON : 0) | HS_HELLO_NAMES | HS_HELLO_LOAD |
+		       HS_HELLO_ANALYZER;
 	size_t n = hs_hello_make(hello + HS_PROTO_HDR, sizeof(hello) - HS_PROTO_HDR, want, VERSION);
 	bool said = false;
 
@@ -710,7 +718,8 @@ static int handshake(struct hs_ctx *ctx, int fd, uint64_t deadline)
 			} else if (f.type == HS_FR_HELLO &&
 				   hs_hello_parse(&f, &proto, &flags, version, sizeof(version)) == 0) {
 				/* of the optional frames, those the console asked for */
-				at.dflags = flags & (HS_HELLO_NAMES | HS_HELLO_LOAD);
+				at.dflags = flags & (HS_HELLO_NAMES | HS_HELLO_LOAD |
+						     HS_HELLO_ANALYZER);
 				return 0;
 			} else if (f.type == HS_FR_BYE) {
 				return said ? -1 : out_err(ctx->out, "cannot attach to '%s': the daemon "

@@ -48,6 +48,7 @@
 #include "complete.h"
 #include "console.h"
 #include "engine.h"
+#include "fabric.h"
 #include "driver.h"
 #include "planck.h"
 #include "privsep.h"
@@ -151,7 +152,8 @@ struct client {
 	unsigned id;
 	struct hs_proto_rd rd;
 	bool hello;			/* the versions agreed */
-	uint8_t flags;			/* the optional frames agreed (HS_HELLO_NAMES, LOAD) */
+	uint8_t flags;			/* the optional frames agreed (HS_HELLO_NAMES, LOAD,
+					 * ANALYZER) */
 	bool gone;			/* the connection is closing */
 	bool closed;			/* its handles are closed: free it when no line of its runs */
 	bool held;			/* past OUT_MAX: its lines wait, unread */
@@ -732,10 +734,18 @@ static bool feed_put(struct client *c, uint8_t type, const void *data, size_t le
 }
 
 /* a closed trace, to each fed console not behind: packed once */
+/* t packed for c: with the analyzers that stored it when c takes them */
+static size_t feed_pack(const struct client *c, uint8_t *buf, const struct hs_trace *t)
+{
+	bool named = c->flags & HS_HELLO_ANALYZER;
+
+	return hs_feed_trace_pack(buf, t, named ? hs_fabric_analyzers(t->analyzer) : NULL);
+}
+
 static void feed_trace(void *arg, const struct hs_trace *t)
 {
-	uint8_t packed[HS_FEED_TRACE_MAX];
-	size_t n = 0;
+	uint8_t packed[2][HS_FEED_TRACE_MAX];	/* without and with the analyzers */
+	size_t n[2] = { 0, 0 };
 
 	(void)arg;
 	for (struct client *c = sv.clients; c; c = c->next) {
@@ -746,9 +756,10 @@ static void feed_trace(void *arg, const struct hs_trace *t)
 			c->not_shown++;
 			continue;
 		}
-		if (!n)
-			n = hs_feed_trace_pack(packed, t);
-		feed_put(c, HS_FR_TRACE, packed, n);
+		int k = c->flags & HS_HELLO_ANALYZER ? 1 : 0;
+		if (!n[k])
+			n[k] = feed_pack(c, packed[k], t);
+		feed_put(c, HS_FR_TRACE, packed[k], n[k]);
 	}
 }
 
@@ -920,7 +931,7 @@ static void feed_backlog(struct client *c, bool reset)
 		len += HS_PROTO_HDR;
 	}
 	for (size_t i = n; i-- > 0;) {
-		size_t k = hs_feed_trace_pack(b + len + HS_PROTO_HDR, sv.recent[i]);
+		size_t k = feed_pack(c, b + len + HS_PROTO_HDR, sv.recent[i]);
 		hs_frame_header(b + len, HS_FR_TRACE, k);
 		len += HS_PROTO_HDR + k;
 	}
@@ -1177,7 +1188,7 @@ static void on_hello(struct client *c, const struct hs_frame *f)
 	uv_timer_stop(&c->timer);
 	c->json = flags & HS_HELLO_JSON;
 	c->out.json = c->json;
-	c->flags = flags & (HS_HELLO_NAMES | HS_HELLO_LOAD);
+	c->flags = flags & (HS_HELLO_NAMES | HS_HELLO_LOAD | HS_HELLO_ANALYZER);
 	n = hs_hello_make(reply, sizeof(reply), c->flags, VERSION);
 	send_frame(c, HS_FR_HELLO, reply, n);
 	topo_tell(c);	/* for its completion */

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "analyze.h"
+#include "fabric.h"
 #include "watch.h"
 
 /* ---- display filter -------------------------------------------------------- */
@@ -503,11 +504,11 @@ void hs_wrow_fill(struct hs_wrow *r, const struct hs_trace *t, const struct hs_t
 	else if (t->extra_hops && n < cap)
 		snprintf(p + n, cap - n, " +%u", t->extra_hops);
 
-	if (t->flags & HS_TF_PROBE)
-		snprintf(r->col[HS_WC_OUTCOME], sizeof(r->col[0]), "probe %s",
-			 hs_outcome_name(t->outcome));
-	else
-		snprintf(r->col[HS_WC_OUTCOME], sizeof(r->col[0]), "%s", hs_outcome_name(t->outcome));
+	/* of a shared history: the analyzers that stored it, after the outcome */
+	const char *by = hs_fabric_analyzers(t->analyzer);
+	snprintf(r->col[HS_WC_OUTCOME], sizeof(r->col[0]), "%s%s%s%s%s",
+		 t->flags & HS_TF_PROBE ? "probe " : "", hs_outcome_name(t->outcome),
+		 by ? " [" : "", by ? by : "", by ? "]" : "");
 
 	if (t->nhops < 2)
 		snprintf(r->col[HS_WC_LATENCY], sizeof(r->col[0]), "-");

@@ -58,6 +58,16 @@ out.sort()
 print("\n".join(out))' "$1"
 }
 
+# every trace of an export names the analyzers that stored its parts, and
+# some are of both
+named_all() {
+	python3 -c 'import json, sys
+t = [json.loads(l) for l in open(sys.argv[1])]
+t = [r for r in t if r.get("type") == "trace"]
+by = set(r.get("analyzer") for r in t)
+assert t and by <= {"an1", "an2", "an1+an2"} and "an1+an2" in by, by' "$1"
+}
+
 # one analyzer that sees every copy
 hs --db "$tmp/one.db" --topo "$tmp/f.topo" \
 	-c "set history all; capture start $tmp/all.pcap; export ndjson -; drops; loops"
@@ -91,7 +101,7 @@ a = json.load(open(sys.argv[1]))[\"analyzers\"]
 assert [r[\"name\"] for r in a] == [\"an1\", \"an2\"], a
 assert [r[\"packets\"] for r in a] == [int(sys.argv[2]), int(sys.argv[3])], a
 assert all(r[\"session\"] is None for r in a), a" "$tmp/out" "$(cat "$tmp/n1")" "$(cat "$tmp/n2")"' 
-	hs --db "$url" --topo "$tmp/f.topo" -c 'history load; export ndjson -; drops; loops'
+	hs --db "$url" --topo "$tmp/f.topo" -c 'history load; export ndjson -; traces show 1; drops; loops'
 	check "$split: history load joins the parts" \
 		eval '[ "$st" -eq 0 ] && has "traces loaded from .* stored (.* joined" "$tmp/out"'
 	grep '^{' "$tmp/out" >"$tmp/fab.ndjson"
@@ -99,6 +109,8 @@ assert all(r[\"session\"] is None for r in a), a" "$tmp/out" "$(cat "$tmp/n1")" 
 	norm "$tmp/fab.ndjson" >"$tmp/fab.set"
 	check "$split: the traces are those one analyzer gives ($(wc -l <"$tmp/one.set"))" \
 		cmp -s "$tmp/one.set" "$tmp/fab.set"
+	check "$split: each loaded trace names the analyzers that stored its parts" \
+		eval 'named_all "$tmp/fab.ndjson" && has "^trace 1: .*, stored by an[0-9a-z+]*$" "$tmp/out"'
 	check "$split: drops and loops read the same" cmp -s "$tmp/one.drops" "$tmp/fab.drops"
 	# a time bound, read a range of time at a time (100 traces a query):
 	# the packets first seen in the last 2 s before the newest
@@ -150,15 +162,17 @@ while ! grep -q '^info: ready' "$tmp/an1.log" && [ $i -lt 400 ]; do sleep 0.05; 
 grep -q '^info: ready' "$tmp/an1.log" || hard "daemon an1 did not start: $(cat "$tmp/an1.log")"
 # a watching console's feed (the attach protocol's trace frames): what it
 # holds, as a console keeps them (an empty trace forgets those before),
-# until told to stop, and how many of those are a packet held twice
-python3 - "$tmp/an1.sock" "$VERSION" "$tmp" >"$tmp/fed" 2>&1 <<'PY' &
+# until told to stop; how many of those are a packet held twice, and how
+# many name the analyzers that stored them (after its hops: a length and
+# the names), which a console is sent when its hello asks (flags 0x08)
+cat >"$tmp/watch.py" <<'PY'
 import os, socket, struct, sys, time
-sock, version, d = sys.argv[1:]
+sock, version, d, flags, tag = sys.argv[1:]
 def fr(t, p=b''):
 	return struct.pack('>IB', len(p) + 1, t) + p
 s = socket.socket(socket.AF_UNIX)
 s.connect(sock)
-s.sendall(fr(1, b'\x02\x00' + version.encode()) + fr(9))	# hello, watch
+s.sendall(fr(1, b'\x02' + bytes([int(flags)]) + version.encode()) + fr(9))	# hello, watch
 s.settimeout(0.2)
 got, t0 = b'', time.time()
 while time.time() - t0 < 90 and not os.path.exists(d + "/fed.stop"):
@@ -166,24 +180,35 @@ while time.time() - t0 < 90 and not os.path.exists(d + "/fed.stop"):
 		b = s.recv(1 << 20)
 	except socket.timeout:
 		if time.time() - t0 > 1:
-			open(d + "/fed.ready", "w").close()	# the recent traces are read
+			open(d + "/fed.ready." + tag, "w").close()	# the recent traces are read
 		continue
 	if not b:
 		break
 	got += b
+def names(p):
+	off = 68 + 1 + 4 * p[68] + 2
+	off += 1 + 43 * p[off]
+	return p[off + 1:].decode() if off < len(p) else None
 held, off = [], 0
 while off + 5 <= len(got):
 	n, t = struct.unpack('>IB', got[off:off + 5])
 	if t == 11:
 		# after the id: the addresses, ports, protocol, IP ID, sequence
 		# number, TCP flags and length: the packet
-		held = held + [got[off + 13:off + 63]] if n > 1 else []
+		p = got[off + 5:off + 4 + n]
+		held = held + [(p[8:58], names(p))] if n > 1 else []
 	off += 4 + n
-print(len(held), len(held) - len(set(held)))
+named = sorted(set(a for _, a in held if a is not None))
+print(len(held), len(held) - len(set(k for k, _ in held)),
+      sum(1 for _, a in held if a is not None), " ".join(named))
 PY
+python3 "$tmp/watch.py" "$tmp/an1.sock" "$VERSION" "$tmp" 0 old >"$tmp/fed" 2>&1 &
 fj=$!
+python3 "$tmp/watch.py" "$tmp/an1.sock" "$VERSION" "$tmp" 8 new >"$tmp/fed.new" 2>&1 &
+fn=$!
 i=0
-while [ ! -e "$tmp/fed.ready" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+while { [ ! -e "$tmp/fed.ready.old" ] || [ ! -e "$tmp/fed.ready.new" ]; } && [ $i -lt 200 ]; do
+	sleep 0.05; i=$((i + 1)); done
 hs --attach "$tmp/an1.sock" -c 'export ndjson -'
 norm "$tmp/out" >"$tmp/own.set"
 check "attached before the other analyzer stored: the daemon's own traces only" \
@@ -218,9 +243,23 @@ hs --attach "$tmp/an1.sock" -c 'rates'
 grep "^rates over" "$tmp/out" >"$tmp/att.rates"
 check "attached to one daemon: the rates read as one analyzer's ($(cat "$tmp/att.rates"))" \
 	eval '[ "$st" -eq 0 ] && has "drops" "$tmp/one.rates" && cmp -s "$tmp/one.rates" "$tmp/att.rates"'
+# the traces the view took name who stored them; its own do not
+hs --attach "$tmp/an1.sock" --json -c 'traces limit 10000'
+python3 -c 'import json, sys
+t = json.load(open(sys.argv[1]))["traces"]
+by = sorted(set(r["analyzer"] for r in t if "analyzer" in r))
+print(sum(1 for r in t if "analyzer" in r), len(t), " ".join(by))' "$tmp/out" >"$tmp/named"
+read -r named all by <"$tmp/named"
+check "traces --json attached: a trace another analyzer stored part of names them ($named of $all: $by)" \
+	eval '[ "$st" -eq 0 ] && [ "${named:-0}" -gt 0 ] && [ "$named" -lt "$all" ] &&
+		{ [ "$by" = "an1+an2 an2" ] || [ "$by" = "an1+an2" ]; }'
 touch "$tmp/fed.stop"
-wait $fj
-read -r fed twice <"$tmp/fed"
+wait $fj $fn
+read -r fed twice wnamed wby <"$tmp/fed"
+check "a watch of a console that did not ask is sent no analyzers' names" [ "${wnamed:-1}" -eq 0 ]
+read -r nfed ntwice wnamed wby <"$tmp/fed.new"
+check "a watch that asked is sent them ($wnamed of $nfed traces: $wby)" \
+	eval '[ "${wnamed:-0}" -gt 0 ] && { [ "$wby" = "an1+an2 an2" ] || [ "$wby" = "an1+an2" ]; }'
 # what it was not sent, being behind, the daemon says as it stops
 i=0
 while ! grep -q "pid=$fj) stopped watching" "$tmp/an1.log" && [ $i -lt 100 ]; do

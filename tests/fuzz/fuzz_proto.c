@@ -19,7 +19,9 @@ static void feed_trace(const struct hs_frame *f)
 	uint8_t buf[HS_FEED_TRACE_MAX];
 	int nsw = 8;
 
-	if (hs_feed_trace_unpack(f->data, f->len, nsw, &t) < 0)
+	char names[HS_FEED_ANALYZER_MAX], again[HS_FEED_ANALYZER_MAX];
+
+	if (hs_feed_trace_unpack(f->data, f->len, nsw, &t, names, sizeof(names)) < 0)
 		return;
 	if (t.nhops > HS_TRACE_MAX_HOPS || t.n_next < 0 || t.n_next > HS_TRACE_MAX_NEXT ||
 	    t.outcome >= HS_OUT__COUNT || t.last_sw < -1 || t.last_sw >= nsw)
@@ -27,9 +29,10 @@ static void feed_trace(const struct hs_frame *f)
 	for (int i = 0; i < t.nhops; i++)
 		if (t.hops[i].sw < -1 || t.hops[i].sw >= nsw)
 			abort();
-	size_t n = hs_feed_trace_pack(buf, &t);
-	if (n > HS_FEED_TRACE_MAX || hs_feed_trace_unpack(buf, n, nsw, &u) < 0 ||
-	    memcmp(&t, &u, sizeof(t)) != 0)
+	size_t n = hs_feed_trace_pack(buf, &t, names[0] ? names : NULL);
+	if (n > HS_FEED_TRACE_MAX ||
+	    hs_feed_trace_unpack(buf, n, nsw, &u, again, sizeof(again)) < 0 ||
+	    memcmp(&t, &u, sizeof(t)) != 0 || strcmp(names, again) != 0)
 		abort();
 }
 

@@ -177,9 +177,9 @@ static void test_feed_trace(void **state)
 	}
 	t.extra_hops = 3;
 	t.key_hash = hs_flowkey_hash(&t.key);
-	n = hs_feed_trace_pack(buf, &t);
+	n = hs_feed_trace_pack(buf, &t, NULL);
 	assert_true(n <= HS_FEED_TRACE_MAX);
-	assert_int_equal(hs_feed_trace_unpack(buf, n, 10, &u), 0);
+	assert_int_equal(hs_feed_trace_unpack(buf, n, 10, &u, NULL, 0), 0);
 	assert_memory_equal(&u.key, &t.key, sizeof(t.key));
 	assert_int_equal(u.id, 77);
 	assert_int_equal(u.key_hash, t.key_hash);
@@ -195,22 +195,64 @@ static void test_feed_trace(void **state)
 		assert_int_equal(u.hops[i].session, t.hops[i].session);
 	}
 	/* a console that knows 4 switches: 9 is not one of them */
-	assert_int_equal(hs_feed_trace_unpack(buf, n, 4, &u), 0);
+	assert_int_equal(hs_feed_trace_unpack(buf, n, 4, &u, NULL, 0), 0);
 	assert_int_equal(u.expected_next[1], -1);
 	assert_int_equal(u.last_sw, 3);
 	/* cut anywhere, or longer: refused */
 	for (size_t k = 0; k < n; k++)
-		assert_int_equal(hs_feed_trace_unpack(buf, k, 10, &u), -1);
+		assert_int_equal(hs_feed_trace_unpack(buf, k, 10, &u, NULL, 0), -1);
 	buf[n] = 0;
-	assert_int_equal(hs_feed_trace_unpack(buf, n + 1, 10, &u), -1);
+	assert_int_equal(hs_feed_trace_unpack(buf, n + 1, 10, &u, NULL, 0), -1);
 	/* an outcome, a hop count or an address family out of range */
 	t.outcome = HS_OUT__COUNT;
-	n = hs_feed_trace_pack(buf, &t);
-	assert_int_equal(hs_feed_trace_unpack(buf, n, 10, &u), -1);
+	n = hs_feed_trace_pack(buf, &t, NULL);
+	assert_int_equal(hs_feed_trace_unpack(buf, n, 10, &u, NULL, 0), -1);
 	t.outcome = HS_OUT_DELIVERED;
-	n = hs_feed_trace_pack(buf, &t);
+	n = hs_feed_trace_pack(buf, &t, NULL);
 	buf[8] = 99;		/* the source's family */
-	assert_int_equal(hs_feed_trace_unpack(buf, n, 10, &u), -1);
+	assert_int_equal(hs_feed_trace_unpack(buf, n, 10, &u, NULL, 0), -1);
+}
+
+/* the analyzers that stored a trace follow it, to a console that takes
+ * them; one that does not (an older one) is never sent them */
+static void test_feed_trace_analyzer(void **state)
+{
+	uint8_t buf[HS_FEED_TRACE_MAX + 8];
+	struct hs_trace t, u;
+	char names[HS_FEED_ANALYZER_MAX], longer[300];
+	size_t n, bare;
+
+	(void)state;
+	memset(&t, 0, sizeof(t));
+	t.id = 5;
+	t.key.src.af = t.key.dst.af = 4;
+	t.nhops = 1;
+	t.hops[0].addr.af = 4;
+	bare = hs_feed_trace_pack(buf, &t, NULL);
+	n = hs_feed_trace_pack(buf, &t, "an1+an2");
+	assert_int_equal(n, bare + 1 + 7);
+	assert_int_equal(hs_feed_trace_unpack(buf, n, 4, &u, names, sizeof(names)), 0);
+	assert_string_equal(names, "an1+an2");
+	assert_int_equal(u.id, 5);
+	/* a console that did not ask for them takes none */
+	assert_int_equal(hs_feed_trace_unpack(buf, n, 4, &u, NULL, 0), -1);
+	/* none follow: none there */
+	assert_int_equal(hs_feed_trace_unpack(buf, bare, 4, &u, names, sizeof(names)), 0);
+	assert_string_equal(names, "");
+	/* cut, longer, or not text: refused */
+	for (size_t k = bare + 1; k < n; k++)
+		assert_int_equal(hs_feed_trace_unpack(buf, k, 4, &u, names, sizeof(names)), -1);
+	buf[n] = 'x';
+	assert_int_equal(hs_feed_trace_unpack(buf, n + 1, 4, &u, names, sizeof(names)), -1);
+	buf[bare + 2] = '\n';
+	assert_int_equal(hs_feed_trace_unpack(buf, n, 4, &u, names, sizeof(names)), -1);
+	/* too long to send whole: cut, and still a trace */
+	memset(longer, 'a', sizeof(longer) - 1);
+	longer[sizeof(longer) - 1] = '\0';
+	n = hs_feed_trace_pack(buf, &t, longer);
+	assert_true(n <= HS_FEED_TRACE_MAX);
+	assert_int_equal(hs_feed_trace_unpack(buf, n, 4, &u, names, sizeof(names)), 0);
+	assert_int_equal(strlen(names), HS_FEED_ANALYZER_MAX - 1);
 }
 
 static void test_feed_status(void **state)
@@ -319,6 +361,7 @@ int main(void)
 		cmocka_unit_test(test_largest_frame),
 		cmocka_unit_test(test_hello),
 		cmocka_unit_test(test_feed_trace),
+		cmocka_unit_test(test_feed_trace_analyzer),
 		cmocka_unit_test(test_feed_status),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_feed_load),

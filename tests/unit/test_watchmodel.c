@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "analyze.h"
+#include "fabric.h"
 #include "watch.h"
 
 static const char fabric[] =
@@ -124,6 +125,14 @@ static void test_row_text(void **state)
 	assert_string_equal(r.col[HS_WC_PATH], "10.255.0.3 > 10.255.0.1 > 10.255.0.4");
 	assert_string_equal(r.col[HS_WC_OUTCOME], "probe delivered");
 	assert_int_equal(r.cls, HS_WCL_PROBE);
+	/* of a shared history: the analyzers that stored its parts follow */
+	t.analyzer = hs_fabric_analyzers_id("an1+an2");
+	assert_int_not_equal(t.analyzer, 0);
+	assert_int_equal(hs_fabric_analyzers_id("an1+an2"), t.analyzer);
+	hs_wrow_fill(&r, &t, NULL, " > ");
+	assert_string_equal(r.col[HS_WC_OUTCOME], "probe delivered [an1+an2]");
+	assert_int_equal(r.cls, HS_WCL_PROBE);
+	t.analyzer = 0;
 
 	/* UDP over IPv6, one hop: no latency */
 	memset(&t, 0, sizeof(t));
