@@ -238,6 +238,9 @@ static void view_line(struct hs_ctx *ctx)
 		out_text(o, " (not following yet)");
 	}
 	out_nl(o);
+	/* what the others' history holds of theirs is what the view has */
+	if (f.on)
+		out_text(o, "               %s\n", HS_VIEW_OTHERS);
 	if (f.err)
 		out_warn(o, "cannot follow the history: %s", f.err);
 }

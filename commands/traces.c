@@ -7,6 +7,7 @@
 #include "cmd.h"
 #include "console.h"
 #include "fabric.h"
+#include "follow.h"
 #include "traces.h"
 #include "watch.h"
 
@@ -337,6 +338,8 @@ int cmd_traces(struct hs_ctx *ctx, int argc, char **argv)
 	if (n < q.matched)
 		out_text(o, "(%zu of %s%zu traces; traces limit N)\n", n, q.scan_cut ? "at least " : "",
 			 q.matched);
+	if (ctx->following)
+		out_text(o, "(the fabric view: %s)\n", HS_VIEW_OTHERS);
 	free(sel);
 	return HS_CMD_OK;
 }

@@ -25,6 +25,13 @@
 
 #include "ctx.h"
 
+/* what the view holds of the other analyzers' traces, said where its
+ * traces are counted: what they store, which their history setting
+ * decides (their own default keeps the traces that matter and the parts
+ * of paths; 'set history all' every trace) */
+#define HS_VIEW_OTHERS "the other analyzers' traces as they store them: only drops, " \
+	"loops, probes, matches and partial paths, unless they keep 'set history all'"
+
 const char *hs_view_name(enum hs_view v);
 /* "auto", "fabric" or "local": 0, else -1 */
 int hs_view_parse(const char *s, enum hs_view *v);

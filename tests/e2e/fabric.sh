@@ -226,6 +226,13 @@ cp "$tmp/out" "$tmp/status"
 check "capture status: the view follows the other analyzer, not behind" \
 	has '^view           auto: [1-9][0-9]* traces from the history (1 other analyzer), 0ns behind' \
 	"$tmp/status"
+# what the view holds of the others' traces is theirs to say: what they
+# store (with the default history, not their delivered ones): said where
+# the traces are counted
+hs --attach "$tmp/an1.sock" -c 'traces limit 1'
+check "capture status and traces: the view holds the others' traces as they store them" \
+	eval 'has "^               the other analyzers. traces as they store them: only drops, loops, probes, matches and partial paths, unless they keep .set history all.$" "$tmp/status" &&
+		has "^(the fabric view: the other analyzers. traces as they store them: only drops" "$tmp/out"'
 hs --attach "$tmp/an1.sock" -c 'export ndjson -; drops; loops'
 grep '^{' "$tmp/out" >"$tmp/att.ndjson"
 norm "$tmp/att.ndjson" >"$tmp/att.set"
