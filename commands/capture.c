@@ -232,7 +232,12 @@ static void view_line(struct hs_ctx *ctx)
 		out_uint(o, "view_behind_ns", NULL, f.behind_ns);
 		out_text(o, ", %s behind", hs_fmt_duration(f.behind_ns, dur, sizeof(dur)));
 		out_bool(o, "view_settled", NULL, f.settled);
-		if (f.settled)
+		out_uint(o, "view_unread_ns", NULL, f.unread_ns);
+		/* what it said at its last read holds only while it reads */
+		if (f.unread_ns)
+			out_text(o, " at its last read (the history unread for %s)",
+				 hs_fmt_duration(f.unread_ns, dur, sizeof(dur)));
+		else if (f.settled)
 			out_text(o, " (no capture runs: all of it)");
 	} else if (ctx->set.view == HS_VIEW_FABRIC) {
 		out_text(o, " (not following yet)");

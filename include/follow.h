@@ -43,6 +43,8 @@ struct hs_follow_status {
 	uint64_t behind_ns;	/* newest stored trace - the view's watermark */
 	bool settled;		/* no capture runs: the view is all there is */
 	const char *err;	/* the last read's error, NULL none */
+	uint64_t unread_ns;	/* the history could not be read for this long (wall
+				 * clock since the first read that failed), 0 none */
 };
 
 /* made with the pipeline, its timer unreferenced (hs_pipeline_init) */

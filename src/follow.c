@@ -38,6 +38,8 @@ struct hs_follow {
 	uint64_t head;		/* the newest stored trace's first copy */
 	uint64_t head_seen;	/* wall clock when it was first seen so */
 	uint64_t others, added;
+	uint64_t failed_since;	/* wall clock of the first failed read since one
+				 * that did not fail, 0 none */
 	char err[512];
 };
 
@@ -90,7 +92,7 @@ void hs_follow_reset(struct hs_ctx *ctx)
 		return;
 	f->on = f->started = f->settled = f->rekeep = false;
 	ctx->following = false;
-	f->mark = f->head = f->added = 0;
+	f->mark = f->head = f->added = f->failed_since = 0;
 	f->err[0] = '\0';
 }
 
@@ -107,6 +109,10 @@ void hs_follow_get(const struct hs_ctx *ctx, struct hs_follow_status *s)
 	s->behind_ns = f->started && f->head >= f->mark ? f->head - f->mark : 0;
 	s->settled = f->settled;
 	s->err = f->err[0] ? f->err : NULL;
+	if (f->err[0] && f->failed_since) {
+		uint64_t now = hs_wall_ns();
+		s->unread_ns = now > f->failed_since ? now - f->failed_since : 1;
+	}
 }
 
 /* the history, if this view may follow it */
@@ -224,6 +230,16 @@ static void take_one(void *arg, const struct hs_trace *t, bool foreign)
 	hs_tracer_adopt(ctx->tracer, t);
 }
 
+/* a read of the history failed (why in f->err, or in err): the view
+ * stays where it was, and says since when */
+static void unread(struct hs_follow *f, const char *err)
+{
+	if (err)
+		snprintf(f->err, sizeof(f->err), "%s", err);
+	if (!f->failed_since)
+		f->failed_since = hs_wall_ns();
+}
+
 static void tick(uv_timer_t *h)
 {
 	struct hs_ctx *ctx = h->data;
@@ -239,8 +255,12 @@ static void tick(uv_timer_t *h)
 		return;
 	}
 	hs_capture_hold_store(ctx);
-	if (ask(ctx, st, &p) < 0)
+	if (ask(ctx, st, &p) < 0) {
+		unread(f, NULL);
 		return;
+	}
+	f->err[0] = '\0';
+	f->failed_since = 0;
 	f->others = p.others;
 	if (!f->on && ctx->set.view != HS_VIEW_FABRIC && !p.others)
 		return;
@@ -291,10 +311,11 @@ static void tick(uv_timer_t *h)
 	int rc = hs_fabric_load(st, ctx->topo, &r, take_one, ctx, &fs, err, sizeof(err));
 	f->feeding = false;
 	if (rc < 0) {
-		snprintf(f->err, sizeof(f->err), "%s", err);
+		unread(f, err);
 		return;
 	}
 	f->err[0] = '\0';
+	f->failed_since = 0;
 	f->mark = to;
 }
 

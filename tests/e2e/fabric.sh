@@ -215,13 +215,17 @@ check "attached before the other analyzer stored: the daemon's own traces only" 
 	eval '[ "$st" -eq 0 ] && [ -s "$tmp/own.set" ] && ! cmp -s "$tmp/one.set" "$tmp/own.set"'
 hs --db "$url" --topo "$tmp/f.topo" -c "set analyzer an2; set history all; capture start $tmp/sw2.pcap"
 [ "$st" -eq 0 ] || hard "analyzer an2 failed: $(cat "$tmp/err")"
+# up to 30 s for the daemon's capture status to say $1
+status_says() {
+	i=0
+	while [ $i -lt 60 ]; do
+		hs --attach "$tmp/an1.sock" -c 'capture status'
+		has "$1" "$tmp/out" && break
+		sleep 0.5; i=$((i + 1))
+	done
+}
 # the view settles: nothing captures any more, all of the history is in
-i=0
-while [ $i -lt 60 ]; do
-	hs --attach "$tmp/an1.sock" -c 'capture status'
-	has '^view .*no capture runs: all of it' "$tmp/out" && break
-	sleep 0.5; i=$((i + 1))
-done
+status_says '^view .*no capture runs: all of it'
 cp "$tmp/out" "$tmp/status"
 check "capture status: the view follows the other analyzer, not behind" \
 	has '^view           auto: [1-9][0-9]* traces from the history (1 other analyzer), 0ns behind' \
@@ -278,6 +282,22 @@ took=$(sed -n 's/^view .*: \([0-9]*\) traces from the history.*/\1/p' "$tmp/stat
 kept=$(sed -n 's/^traces .* open, \([0-9]*\) closed.*/\1/p' "$tmp/status")
 check "a watch of the daemon holds each packet once, as the daemon: its own that the view did not take back and the $took it took ($fed held, $twice twice, $missed not sent, of $kept)" \
 	eval '[ "${fed:-0}" -gt 0 ] && [ "${twice:-1}" -eq 0 ] && [ $((fed + missed)) -eq "${kept:-0}" ]'
+# the history lost and back: the view says since when it could not read
+# it (what it said before is of its last read), and catches up when it
+# answers, each packet still once
+"$PGS" down "$tmp" >/dev/null 2>&1 || hard "cannot stop the PostgreSQL server"
+status_says '^view .* (the history unread for'
+check "the history lost: the view says since when it is unread, and why" \
+	eval 'has "^view .* behind at its last read (the history unread for [^)]*)$" "$tmp/out" &&
+		hasnt "all of it" "$tmp/out" &&
+		has "warning: cannot follow the history: cannot \(reach\|read\) " "$tmp/err"'
+"$PGS" up "$tmp" >/dev/null 2>&1 || hard "cannot start the PostgreSQL server again"
+status_says '^view .*no capture runs: all of it'
+hs --attach "$tmp/an1.sock" -c 'capture status; export ndjson -'
+norm "$tmp/out" >"$tmp/back.set"
+check "the history back: the view reads it again, its traces those one analyzer gives" \
+	eval '[ "$st" -eq 0 ] && has "^view .*, 0ns behind (no capture runs: all of it)" "$tmp/out" &&
+		[ ! -s "$tmp/err" ] && cmp -s "$tmp/one.set" "$tmp/back.set"'
 kill -TERM $dpid
 
 # history load while a capture runs (a live one, on the loopback of a
