@@ -19,6 +19,9 @@ struct hs_flow {
 
 struct hs_flowtab *hs_flowtab_new(size_t max);
 void hs_flowtab_free(struct hs_flowtab *ft);
+/* its index backed with memory now (a few flows touch all of it, at
+ * random); the flows themselves are backed as the table fills */
+void hs_flowtab_populate(struct hs_flowtab *ft);
 /* account one closed trace (found by its key_hash); NULL when the table
  * is full (counted) */
 struct hs_flow *hs_flowtab_add_trace(struct hs_flowtab *ft, const struct hs_trace *t);

@@ -147,9 +147,17 @@ struct hs_flow *hs_flowtab_at(struct hs_flowtab *ft, size_t i)
 	return i < ft->n ? &ft->flows[i] : NULL;
 }
 
+void hs_flowtab_populate(struct hs_flowtab *ft)
+{
+	hs_populate_big(ft->index, ft->mask + 1, sizeof(*ft->index));
+}
+
 void hs_flowtab_clear(struct hs_flowtab *ft)
 {
-	memset(ft->index, 0, (ft->mask + 1) * sizeof(*ft->index));
+	/* an index with no flow is all zeros already: a fresh console's
+	 * capture starts without touching its megabytes */
+	if (ft->n)
+		memset(ft->index, 0, (ft->mask + 1) * sizeof(*ft->index));
 	ft->n = 0;
 	ft->overflow = 0;
 }

@@ -1306,9 +1306,9 @@ static void test_populate(void **state)
 	(void)state;
 }
 
-static void test_flows(void **state)
+/* a closed trace of the flow 10.1.1.10:1234 > 10.1.2.10:80/tcp, of no hop */
+static struct hs_trace flow_trace(void)
 {
-	struct hs_flowtab *ft = hs_flowtab_new(2);
 	struct hs_trace t;
 
 	memset(&t, 0, sizeof(t));
@@ -1317,13 +1317,45 @@ static void test_flows(void **state)
 	t.key.proto = 6;
 	t.key.sport = 1234;
 	t.key.dport = 80;
+	t.key_hash = hs_flowkey_hash(&t.key);
+	return t;
+}
+
+/* clearing a table that holds no flow touches none of its index (4 MB
+ * here), populating it does, and one that holds flows is empty after */
+static void test_flows_clear(void **state)
+{
+	struct hs_flowtab *ft = hs_flowtab_new(262144);
+	struct hs_trace t = flow_trace();
+
+	size_t before = resident();
+	hs_flowtab_clear(ft);
+	assert_true(resident() < before + 1048576);
+	hs_flowtab_populate(ft);	/* a live capture's */
+	assert_true(resident() >= before + 4 * 1048576);
+	assert_non_null(hs_flowtab_add_trace(ft, &t));
+	hs_flowtab_clear(ft);
+	assert_int_equal(hs_flowtab_count(ft), 0);
+	assert_int_equal(hs_flowtab_overflow(ft), 0);
+	struct hs_flow *f = hs_flowtab_add_trace(ft, &t);
+	assert_non_null(f);
+	assert_int_equal(f->packets, 1);	/* a new flow, not the one before */
+	assert_int_equal(hs_flowtab_count(ft), 1);
+	hs_flowtab_free(ft);
+	(void)state;
+}
+
+static void test_flows(void **state)
+{
+	struct hs_flowtab *ft = hs_flowtab_new(2);
+	struct hs_trace t = flow_trace();
+
 	t.nhops = 2;
 	t.hops[0].ts_ns = T0 + 5;
 	t.hops[1].ts_ns = T0 + 9;
 	t.len = 60;
 	t.tcp_flags = 0x02;
 	t.outcome = HS_OUT_DELIVERED;
-	t.key_hash = hs_flowkey_hash(&t.key);
 	struct hs_flow *f = hs_flowtab_add_trace(ft, &t);
 	assert_non_null(f);
 	assert_int_equal(f->id, 1);
@@ -1410,6 +1442,7 @@ int main(void)
 		cmocka_unit_test(test_last_frame),
 		cmocka_unit_test(test_prepared_random),
 		cmocka_unit_test(test_populate),
+		cmocka_unit_test(test_flows_clear),
 		cmocka_unit_test(test_flows),
 	};
 
