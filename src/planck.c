@@ -43,14 +43,18 @@ void hs_planck_clear(struct hs_ctx *ctx)
 	}
 }
 
+/* rates and alerts are resolved on the context's topology as it is now */
+static inline bool synced(const struct hs_ctx *ctx, const struct hs_planck *p)
+{
+	return p->topo == ctx->topo && p->topo_nlinks == (ctx->topo ? ctx->topo->nlinks : 0);
+}
+
 void hs_planck_sync(struct hs_ctx *ctx, struct hs_planck *p)
 {
-	int n = ctx->topo ? ctx->topo->nlinks : 0;
-
-	if (p->topo == ctx->topo && p->topo_nlinks == n)
+	if (synced(ctx, p))
 		return;
 	p->topo = ctx->topo;
-	p->topo_nlinks = n;
+	p->topo_nlinks = ctx->topo ? ctx->topo->nlinks : 0;
 	hs_rates_set_topo(p->rates, ctx->topo);
 	hs_alerts_resolve(&p->alerts, ctx->topo);
 }
@@ -75,11 +79,13 @@ static void on_fire(void *arg, const struct hs_alert *a, double v, uint64_t ts)
 	store_event(ctx, a, v, ts);
 }
 
-/* a closed trace */
+/* a closed trace: the estimator, made and synced, taken without a call
+ * once it is */
 static void on_trace(void *arg, const struct hs_trace *t)
 {
 	struct hs_ctx *ctx = arg;
-	struct hs_planck *p = hs_planck_get(ctx);
+	struct hs_planck *p = ctx->planck && synced(ctx, ctx->planck) ? ctx->planck
+								       : hs_planck_get(ctx);
 	struct hs_rates *r = p->rates;
 
 	hs_rates_on_trace(r, t);
