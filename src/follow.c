@@ -22,8 +22,7 @@
 #define COMMIT_NS	(HS_NS_PER_SEC / 2)	/* the writers' commit interval */
 #define RUNNING_NS	(15 * HS_NS_PER_SEC)	/* a heartbeat this old: no capture runs there */
 #define BEFORE_NS	(60 * HS_NS_PER_SEC)	/* the view starts this long before its
-						 * capture, and reads at most this much
-						 * at once */
+						 * capture */
 
 #define CHECK_NS	(5 * HS_NS_PER_SEC)	/* a longer read is counted first */
 #define MAX_READ	100000		/* traces read at once, about */
@@ -290,11 +289,10 @@ static void tick(uv_timer_t *h)
 	}
 	if (to <= f->mark)
 		return;
-	/* far behind (the view turned on late, the history was away): a
-	 * minute at most, and about MAX_READ traces, are read at once, the
-	 * older part skipped: the trace set keeps the newest anyway */
-	if (to - f->mark > BEFORE_NS)
-		f->mark = to - BEFORE_NS;
+	/* far behind (the view turned on late, the history was away): about
+	 * MAX_READ traces are read at once, the older part skipped (the trace
+	 * set keeps the newest anyway); however long the time they span, as
+	 * a capture of minutes whose other parts are all to be read */
 	uint64_t n;
 	if (to - f->mark > CHECK_NS && count(ctx, st, f->mark, to, &n) == 0 && n > MAX_READ)
 		f->mark = to - (uint64_t)((double)(to - f->mark) * MAX_READ / (double)n);

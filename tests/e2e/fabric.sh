@@ -18,10 +18,11 @@ pg_start
 # its copies split between two analyzers: by switch (odd and even mirror
 # addresses; nearly every packet's copies go to both), or by pod (pods 1
 # and 2 with core1 and core2, pods 3 and 4 with the rest)
-python3 - "$tmp" <<'PY' || hard "cannot split the capture"
+cat >"$tmp/split.py" <<'PY'
 import struct, sys
-d = sys.argv[1]
-data = open(d + "/all.pcap", "rb").read()
+d, cap = sys.argv[1:]		# $tmp/CAP.pcap into $tmp/{sw,pod}{1,2}.pcap, CAP before
+data = open("%s/%s.pcap" % (d, cap), "rb").read()
+pre = "" if cap == "all" else cap
 def by_switch(n): return n % 2
 def by_pod(n):
     if n <= 4:
@@ -29,7 +30,7 @@ def by_pod(n):
     pod = (n - 5) // 2 if n <= 12 else (n - 13) // 2
     return 0 if pod < 2 else 1
 for name, side in (("sw", by_switch), ("pod", by_pod)):
-    outs = [open("%s/%s%d.pcap" % (d, name, i), "wb") for i in (1, 2)]
+    outs = [open("%s/%s%s%d.pcap" % (d, pre, name, i), "wb") for i in (1, 2)]
     for o in outs:
         o.write(data[:24])
     off = 24
@@ -39,6 +40,7 @@ for name, side in (("sw", by_switch), ("pod", by_pod)):
         outs[side(rec[16 + 29])].write(rec)   # the mirror address's last byte
         off += 16 + incl
 PY
+python3 "$tmp/split.py" "$tmp" all || hard "cannot split the capture"
 
 # a trace as the set compares it: identity, outcome, hops and their times
 norm() {
@@ -151,15 +153,19 @@ done
 # daemon follows the history the other writes, and watches see what it adds
 psql -c 'drop schema public cascade' -c 'create schema public' 2>/dev/null
 VERSION=$("$HS" --version | sed 's/^hopscope //')
-printf 'set analyzer an1\nset history all\ntopo load %s\ncapture start %s\nlisten unix %s\n' \
-	"$tmp/f.topo" "$tmp/sw1.pcap" "$tmp/an1.sock" >"$tmp/an1.conf"
-timeout 120 "$HS" serve --config "$tmp/an1.conf" --db "$url" \
-	>"$tmp/an1.out" 2>"$tmp/an1.log" </dev/null &
-dpid=$!
-cleanup="$cleanup kill -9 $dpid 2>/dev/null;"
-i=0
-while ! grep -q '^info: ready' "$tmp/an1.log" && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
-grep -q '^info: ready' "$tmp/an1.log" || hard "daemon an1 did not start: $(cat "$tmp/an1.log")"
+# daemon an1 capturing $1 (topology $2), its socket $tmp/an1.sock
+an1_start() {
+	printf 'set analyzer an1\nset history all\ntopo load %s\ncapture start %s\nlisten unix %s\n' \
+		"$2" "$1" "$tmp/an1.sock" >"$tmp/an1.conf"
+	timeout 120 "$HS" serve --config "$tmp/an1.conf" --db "$url" \
+		>"$tmp/an1.out" 2>"$tmp/an1.log" </dev/null &
+	dpid=$!
+	cleanup="$cleanup kill -9 $dpid 2>/dev/null;"
+	i=0
+	while ! grep -q '^info: ready' "$tmp/an1.log" && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+	grep -q '^info: ready' "$tmp/an1.log" || hard "daemon an1 did not start: $(cat "$tmp/an1.log")"
+}
+an1_start "$tmp/sw1.pcap" "$tmp/f.topo"
 # a watching console's feed (the attach protocol's trace frames): what it
 # holds, as a console keeps them (an empty trace forgets those before),
 # until told to stop; how many of those are a packet held twice, and how
@@ -298,6 +304,26 @@ norm "$tmp/out" >"$tmp/back.set"
 check "the history back: the view reads it again, its traces those one analyzer gives" \
 	eval '[ "$st" -eq 0 ] && has "^view .*, 0ns behind (no capture runs: all of it)" "$tmp/out" &&
 		[ ! -s "$tmp/err" ] && cmp -s "$tmp/one.set" "$tmp/back.set"'
+kill -TERM $dpid
+wait $dpid
+
+# a capture of minutes, split by switch: the daemon's view reads all of
+# the other analyzer's part, however long it spans, and holds what one
+# analyzer that saw it all holds
+"$top_builddir/tests/tools/hs-synth" --shape fattree:4 --flows 60 --seed 5 --duration 240 \
+	-w "$tmp/long.pcap" -t "$tmp/long.topo" 2>"$tmp/synth.err" ||
+	hard "hs-synth failed: $(cat "$tmp/synth.err")"
+python3 "$tmp/split.py" "$tmp" long || hard "cannot split the capture"
+hs --db "$tmp/long.db" --topo "$tmp/long.topo" -c "capture start $tmp/long.pcap; export ndjson -"
+norm "$tmp/out" >"$tmp/long.set"
+psql -c 'drop schema public cascade' -c 'create schema public' 2>/dev/null
+an1_start "$tmp/longsw1.pcap" "$tmp/long.topo"
+hs --db "$url" --topo "$tmp/long.topo" -c "set analyzer an2; set history all; capture start $tmp/longsw2.pcap"
+status_says '^view .*no capture runs: all of it'
+hs --attach "$tmp/an1.sock" -c 'export ndjson -'
+norm "$tmp/out" >"$tmp/att.set"
+check "a capture of 4 minutes: the view holds what one analyzer does ($(wc -l <"$tmp/long.set"))" \
+	eval '[ "$st" -eq 0 ] && [ -s "$tmp/long.set" ] && cmp -s "$tmp/long.set" "$tmp/att.set"'
 kill -TERM $dpid
 
 # history load while a capture runs (a live one, on the loopback of a
