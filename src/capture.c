@@ -1217,9 +1217,9 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 	 * now. A flood fills them within a second (a few flows touch all of
 	 * their index), and a fresh page costs the copy that first touches
 	 * it: on a virtual machine whose host takes back the guest's free
-	 * memory, a fault in the host per page, 12 to 35% of the CPU of a
-	 * first burst of a million copies, while the ring filled. A file's
-	 * tables are backed as it fills them. */
+	 * memory, a fault in the host per page: up to two thirds of the CPU
+	 * of a first burst of a million copies, while the ring filled. A
+	 * file's tables are backed as it fills them. */
 	if (!is_file && !ws)
 		hs_tracer_populate(ctx->tracer);
 	if (!is_file)
