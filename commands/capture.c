@@ -227,6 +227,10 @@ static void view_line(struct hs_ctx *ctx)
 	out_bool(o, "view_following", NULL, f.on);
 	if (f.on) {
 		out_uint(o, "view_from_history", ": %" PRIu64 " traces from the history", f.added);
+		out_uint(o, "view_skipped", NULL, f.skipped);
+		if (f.skipped)
+			out_text(o, " (about %" PRIu64 " older not read: too many at once)",
+				 f.skipped);
 		out_uint(o, "view_others", " (%" PRIu64, f.others);
 		out_text(o, " other analyzer%s)", f.others == 1 ? "" : "s");
 		out_uint(o, "view_behind_ns", NULL, f.behind_ns);

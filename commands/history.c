@@ -415,20 +415,6 @@ static void load_one(void *arg, const struct hs_trace *t, bool foreign)
 	hs_tracer_adopt(ctx->tracer, t);
 }
 
-/* the traces a read of the history joins at most: a range of time holding
- * this many is one query, well inside a statement timeout, and its joined
- * traces are held at once (fewer with HOPSCOPE_TEST_LOAD_BATCH, for tests) */
-#define LOAD_BATCH 100000
-
-static uint64_t load_batch(void)
-{
-	const char *env = getenv("HOPSCOPE_TEST_LOAD_BATCH");
-	uint64_t n;
-
-	if (env && hs_parse_uint(env, LOAD_BATCH, &n) == 0 && n > 0)
-		return n;
-	return LOAD_BATCH;
-}
 
 struct extent {
 	bool have;
@@ -496,7 +482,7 @@ static int load(struct hs_ctx *ctx, struct hs_store *st, bool by_since, uint64_t
 	ctx->ring_session = 0;
 	/* and whoever kept them as they were published forgets them too */
 	hs_publish_event(&ctx->subs, &replaced);
-	uint64_t batches = e.n / load_batch() + 1;
+	uint64_t batches = e.n / hs_fabric_batch() + 1;
 	uint64_t span = e.have ? (e.head - since) / batches + 1 : 0;
 	for (uint64_t a = since; e.have && a <= e.head; a += span) {
 		struct hs_fabric_range r = {

@@ -44,6 +44,12 @@ int hs_fabric_load(struct hs_store *st, const struct hs_topo *topo,
 		   const struct hs_fabric_range *r, hs_fabric_fn each, void *arg,
 		   struct hs_fabric_stats *fs, char *err, size_t errlen);
 
+/* the traces a read of the history joins at most: a range of time holding
+ * this many is one query, well inside a statement timeout, and its joined
+ * traces are held at once (100,000; fewer with HOPSCOPE_TEST_LOAD_BATCH,
+ * for tests) */
+uint64_t hs_fabric_batch(void);
+
 /* The names of the analyzers that stored a trace's parts, "an1" or
  * "an1+an2" (sorted), each kept once for the life of the process under
  * the number a trace carries (hs_trace.analyzer), from the loop's thread

@@ -40,6 +40,8 @@ struct hs_follow_status {
 	bool on;		/* following now */
 	uint64_t others;	/* other analyzers in the history */
 	uint64_t added;		/* traces the view took from the history */
+	uint64_t skipped;	/* stored traces it did not read, too far behind
+				 * to read them at once, about */
 	uint64_t behind_ns;	/* newest stored trace - the view's watermark */
 	bool settled;		/* no capture runs: the view is all there is */
 	const char *err;	/* the last read's error, NULL none */

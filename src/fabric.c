@@ -77,6 +77,18 @@ static void order_hops(struct hs_trace *t)
 	}
 }
 
+#define FABRIC_BATCH 100000
+
+uint64_t hs_fabric_batch(void)
+{
+	const char *env = getenv("HOPSCOPE_TEST_LOAD_BATCH");
+	uint64_t n;
+
+	if (env && hs_parse_uint(env, FABRIC_BATCH, &n) == 0 && n > 0)
+		return n;
+	return FABRIC_BATCH;
+}
+
 /* ---- the analyzers' names a trace carries -------------------------------------- */
 
 static char *names_kept[HS_FABRIC_ANALYZERS_MAX];

@@ -25,7 +25,6 @@
 						 * capture */
 
 #define CHECK_NS	(5 * HS_NS_PER_SEC)	/* a longer read is counted first */
-#define MAX_READ	100000		/* traces read at once, about */
 
 struct hs_follow {
 	struct hs_ctx *ctx;
@@ -37,6 +36,7 @@ struct hs_follow {
 	uint64_t head;		/* the newest stored trace's first copy */
 	uint64_t head_seen;	/* wall clock when it was first seen so */
 	uint64_t others, added;
+	uint64_t skipped;	/* traces first seen in ranges too big to read, about */
 	uint64_t failed_since;	/* wall clock of the first failed read since one
 				 * that did not fail, 0 none */
 	char err[512];
@@ -91,7 +91,7 @@ void hs_follow_reset(struct hs_ctx *ctx)
 		return;
 	f->on = f->started = f->settled = f->rekeep = false;
 	ctx->following = false;
-	f->mark = f->head = f->added = f->failed_since = 0;
+	f->mark = f->head = f->added = f->failed_since = f->skipped = 0;
 	f->err[0] = '\0';
 }
 
@@ -105,6 +105,7 @@ void hs_follow_get(const struct hs_ctx *ctx, struct hs_follow_status *s)
 	s->on = f->on;
 	s->others = f->others;
 	s->added = f->added;
+	s->skipped = f->skipped;
 	s->behind_ns = f->started && f->head >= f->mark ? f->head - f->mark : 0;
 	s->settled = f->settled;
 	s->err = f->err[0] ? f->err : NULL;
@@ -290,12 +291,15 @@ static void tick(uv_timer_t *h)
 	if (to <= f->mark)
 		return;
 	/* far behind (the view turned on late, the history was away): about
-	 * MAX_READ traces are read at once, the older part skipped (the trace
-	 * set keeps the newest anyway); however long the time they span, as
-	 * a capture of minutes whose other parts are all to be read */
-	uint64_t n;
-	if (to - f->mark > CHECK_NS && count(ctx, st, f->mark, to, &n) == 0 && n > MAX_READ)
-		f->mark = to - (uint64_t)((double)(to - f->mark) * MAX_READ / (double)n);
+	 * a batch of traces (hs_fabric_batch) is read at once, the older part
+	 * skipped and counted (the trace set keeps the newest anyway); however
+	 * long the time they span, as a capture of minutes whose other parts
+	 * are all to be read */
+	uint64_t n, batch = hs_fabric_batch();
+	if (to - f->mark > CHECK_NS && count(ctx, st, f->mark, to, &n) == 0 && n > batch) {
+		f->mark = to - (uint64_t)((double)(to - f->mark) * (double)batch / (double)n);
+		f->skipped += n - batch;
+	}
 	if (f->rekeep)
 		rekeep(ctx);
 

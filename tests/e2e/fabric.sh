@@ -325,6 +325,19 @@ norm "$tmp/out" >"$tmp/att.set"
 check "a capture of 4 minutes: the view holds what one analyzer does ($(wc -l <"$tmp/long.set"))" \
 	eval '[ "$st" -eq 0 ] && [ -s "$tmp/long.set" ] && cmp -s "$tmp/long.set" "$tmp/att.set"'
 kill -TERM $dpid
+wait $dpid
+# a view too far behind reads the newest batch of traces (100 here, for
+# the test; 100,000 else) and says about how many older it did not read
+psql -c 'drop schema public cascade' -c 'create schema public' 2>/dev/null
+export HOPSCOPE_TEST_LOAD_BATCH=100
+an1_start "$tmp/longsw1.pcap" "$tmp/long.topo"
+unset HOPSCOPE_TEST_LOAD_BATCH
+hs --db "$url" --topo "$tmp/long.topo" -c "set analyzer an2; set history all; capture start $tmp/longsw2.pcap"
+status_says '^view .*no capture runs: all of it'
+check "too far behind: the view says about how many older traces it did not read" \
+	has '^view           auto: [1-9][0-9]* traces from the history (about [1-9][0-9]* older not read: too many at once) (1 other analyzer)' \
+	"$tmp/out"
+kill -TERM $dpid
 
 # history load while a capture runs (a live one, on the loopback of a
 # network namespace of its own: nothing to read): refused, with what to do
