@@ -1257,9 +1257,11 @@ static bool second_ready(struct pg_store *st)
 	return false;
 }
 
-/* A batch of many traces: the second half of them handed to the helper
- * thread, to go on the second connection while the sender sends the
- * rest. Whether it was split. */
+/* A batch of many traces: the last of them handed to the helper thread,
+ * to go on the second connection while the sender sends the rest and
+ * the flows and control rows. Each connection takes half the batch's
+ * rows (a flow's row costs the server about what a trace's does), the
+ * second all its traces at most. Whether it was split. */
 static bool split_traces(struct pg_store *st)
 {
 	const struct pg_buf *b = &st->fly[C_TRACES];
@@ -1275,12 +1277,13 @@ static bool split_traces(struct pg_store *st)
 	}
 	if (rows < PG_HALF_ROWS || !second_ready(st))
 		return false;
+	size_t half = st->fly_rows / 2 < rows ? st->fly_rows / 2 : rows;
 	p = b->p;
-	for (size_t i = 0; i < rows / 2; i++)
+	for (size_t i = 0; i < rows - half; i++)
 		p = (const char *)memchr(p, '\n', (size_t)(end - p)) + 1;
 	pthread_mutex_lock(&st->mu);
 	st->half_at = (size_t)(p - b->p);
-	st->half_rows = rows - rows / 2;
+	st->half_rows = half;
 	st->half_busy = true;
 	pthread_cond_broadcast(&st->cv);
 	pthread_mutex_unlock(&st->mu);
