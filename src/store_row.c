@@ -28,9 +28,17 @@ char *hs_put_u64(char *q, uint64_t v)
 		memcpy(q, pairs + 2 * v, 2);
 		return q + 2;
 	}
-	size_t n = 3;
-	for (uint64_t t = v / 1000; t; t /= 10)
-		n++;
+	/* its digits: log10 from log2 (1233 / 4096 is about log10(2)), one
+	 * less below the power of ten that guess names */
+	static const uint64_t pow10[20] = {
+		1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
+		100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL,
+		1000000000000ULL, 10000000000000ULL, 100000000000000ULL,
+		1000000000000000ULL, 10000000000000000ULL, 100000000000000000ULL,
+		1000000000000000000ULL, 10000000000000000000ULL,
+	};
+	unsigned lg = (unsigned)(64 - __builtin_clzll(v)) * 1233 >> 12;
+	size_t n = lg + 1 - (v < pow10[lg]);
 	d = q + n;
 	while (v >= 100) {
 		d -= 2;
