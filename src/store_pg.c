@@ -46,7 +46,7 @@
 #include "store_int.h"
 #include "pq.h"
 
-#define PG_SCHEMA 15
+#define PG_SCHEMA 16
 _Static_assert(PG_SCHEMA == HS_STORE_SCHEMA,
 	       "a schema version of SQLite's is one of PostgreSQL's too: add its step to pg_steps");
 
@@ -55,6 +55,10 @@ _Static_assert(PG_SCHEMA == HS_STORE_SCHEMA,
 #define PG_QUERY_TIMEOUT "30s"		/* 'sql': a query's statement_timeout */
 #define PG_LOCK_KEY 0x48734331		/* advisory lock around setting up the schema */
 #define PG_HALF_ROWS 2048	/* a batch of this many traces sends half on a second connection */
+#define PG_ID_BLOCK 4096	/* trace ids taken at once: the step of sequence traces_ids */
+#define PG_ID_DIGITS 19		/* a trace's id in its row: any bigint above 0 */
+#define PG_STR_(x) #x
+#define PG_STR(x) PG_STR_(x)
 
 /* the hops of every trace, as SQLite's table of them reads, each naming
  * its trace's analyzer (from version 12 on) */
@@ -225,6 +229,14 @@ static const char pg_schema_v15[] =
 	"ALTER TABLE probe_hops DROP CONSTRAINT probe_hops_pkey,"
 	" ADD PRIMARY KEY (analyzer, probe_id, seq, idx);";
 
+/* version 16: a trace's id is the writer's, taken from traces_ids a block
+ * at a time (a call of nextval for PG_ID_BLOCK traces), not the column's
+ * default: nextval for every row was a tenth of the server's work of
+ * taking the traces in. Each call now takes a block; a row written with
+ * no id (by hand) takes one too, and its id is as unique as ever. */
+static const char pg_schema_v16[] =
+	"ALTER SEQUENCE traces_ids INCREMENT BY " PG_STR(PG_ID_BLOCK) ";";
+
 /* the steps from one schema version to another, taken in turn; a database
  * made by this hopscope starts at 0 (no tables) and takes the first */
 static const struct pg_step {
@@ -236,6 +248,7 @@ static const struct pg_step {
 	{ 12, 13, pg_schema_v13 },
 	{ 13, 14, pg_schema_v14 },
 	{ 14, 15, pg_schema_v15 },
+	{ 15, 16, pg_schema_v16 },
 };
 
 /* the rows buffered for COPY, one buffer a table; a flow's first row
@@ -243,7 +256,7 @@ static const struct pg_step {
 enum { C_TRACES, C_FLOWS_NEW, C_FLOWS, C_CONTROL, C__COUNT };
 
 static const char *const copy_sql[C__COUNT] = {
-	[C_TRACES] = "COPY traces(session, trace_no, src, dst, proto, sport, dport, ip_id, seq,"
+	[C_TRACES] = "COPY traces(id, session, trace_no, src, dst, proto, sport, dport, ip_id, seq,"
 		     " tcp_flags, len, first_ts, last_ts, outcome, last_switch, expected_next,"
 		     " nhops, flags, probe_id, hop_list, first_hw_ts, analyzer) FROM STDIN",
 	[C_FLOWS_NEW] = "COPY flows(session, src, dst, proto, sport, dport, first_ts, last_ts,"
@@ -1047,6 +1060,11 @@ int pg_trace(struct pg_store *st, int64_t session, const struct hs_trace *t,
 
 	if (hs_store_row_fill(r, session, t, topo, &st->src, source_id, st) < 0)
 		return -1;
+	/* its id, written when the batch goes (number_traces) */
+	buf_need(b, PG_ID_DIGITS + 1);
+	memset(b->p + b->len, '0', PG_ID_DIGITS);
+	b->p[b->len + PG_ID_DIGITS] = '\t';
+	b->len += PG_ID_DIGITS + 1;
 	put_int(b, r->session);
 	put_u64(b, r->id);
 	put_text(b, r->src);
@@ -1287,20 +1305,13 @@ static bool second_ready(struct pg_store *st)
  * the flows and control rows. Each connection takes half the batch's
  * rows (a flow's row costs the server about what a trace's does), the
  * second all its traces at most. Whether it was split. */
-static bool split_traces(struct pg_store *st)
+static bool split_traces(struct pg_store *st, size_t rows)
 {
 	const struct pg_buf *b = &st->fly[C_TRACES];
-	size_t rows = 0;
 	const char *p = b->p, *end = b->p + b->len;
 
 	st->half_rows = 0;
-	if (!st->helper_ok || b->len < PG_HALF_ROWS)
-		return false;
-	while (p < end && (p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
-		rows++;
-		p++;
-	}
-	if (rows < PG_HALF_ROWS || !second_ready(st))
+	if (!st->helper_ok || rows < PG_HALF_ROWS || !second_ready(st))
 		return false;
 	size_t half = st->fly_rows / 2 < rows ? st->fly_rows / 2 : rows;
 	p = b->p;
@@ -1313,6 +1324,46 @@ static bool split_traces(struct pg_store *st)
 	pthread_cond_broadcast(&st->cv);
 	pthread_mutex_unlock(&st->mu);
 	return true;
+}
+
+/* The ids of the batch's traces, each row's first column: blocks of
+ * PG_ID_BLOCK ids from traces_ids (schema 16), a call of nextval each, in
+ * the rows' order; a batch sent again takes new ones. 0, or -1 with
+ * errmsg set. */
+static int number_traces(struct pg_store *st, size_t rows)
+{
+	struct pg_buf *b = &st->fly[C_TRACES];
+	char *p = b->p, *end = b->p + b->len, n[24], id[PG_ID_DIGITS];
+	size_t blocks = (rows + PG_ID_BLOCK - 1) / PG_ID_BLOCK;
+	const char *np = I64(n, blocks);
+	PGresult *r = NULL;
+
+	if (!rows)
+		return 0;
+	if (!(r = exec_params(st, "cannot write to",
+			      "SELECT nextval('traces_ids') FROM generate_series(1, $1)", 1, &np)))
+		return -1;
+	int got = PQntuples(r);
+	if (got < 0 || (size_t)got != blocks) {
+		PQclear(r);
+		return set_err(st, "cannot write to '%s': %zu blocks of trace ids asked for, %d "
+			       "given", st->name, blocks, got);
+	}
+	for (size_t k = 0; k < blocks; k++) {
+		/* the block's first id in full, each next one by a carry */
+		unsigned long long v = strtoull(PQgetvalue(r, (int)k, 0), NULL, 10);
+
+		for (int j = PG_ID_DIGITS - 1; j >= 0; j--, v /= 10)
+			id[j] = (char)('0' + v % 10);
+		for (size_t i = 0; i < PG_ID_BLOCK && p < end; i++) {
+			memcpy(p, id, PG_ID_DIGITS);
+			p = (char *)memchr(p, '\n', (size_t)(end - p)) + 1;
+			for (int j = PG_ID_DIGITS - 1; j >= 0 && ++id[j] > '9'; j--)
+				id[j] = '0';
+		}
+	}
+	PQclear(r);
+	return 0;
 }
 
 /* two rows of COPY's text by their columns in turn, as bytes: rows of one
@@ -1373,8 +1424,15 @@ static int send_batch(struct pg_store *st)
 		if ((!days_has(&st->made, d) || !days_has(&st->made, d + 1)) && make_day(st, d) < 0)
 			return -1;
 	}
+	const struct pg_buf *tb = &st->fly[C_TRACES];
+	size_t rows = 0;
+	for (const char *p = tb->p, *end = tb->p + tb->len;
+	     p < end && (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++)
+		rows++;
+	if (number_traces(st, rows) < 0)
+		return -1;
 	sort_rows(&st->fly[C_FLOWS_NEW]);
-	bool split = split_traces(st);
+	bool split = split_traces(st, rows);
 	int rc = 0;
 	if (exec_ok(st, "cannot write to", "BEGIN") < 0 || copy_in(st, C_TRACES) < 0 ||
 	    copy_in(st, C_FLOWS_NEW) < 0 || copy_in(st, C_CONTROL) < 0)

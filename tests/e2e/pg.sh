@@ -178,6 +178,11 @@ check "a capture of batches of 8192 traces: every one stored" has '"traces":2000
 	"$tmp/pg.out"
 check "a batch of 8192 traces: half of them on a second connection" \
 	waitfor '[ "$(conns)" = 2 ]'
+check "the traces' ids: taken a block of 4096 at a time, in the order of their numbers" \
+	eval '[ "$(psql -d big -c "select increment_by from pg_sequences
+		where sequencename = '"'traces_ids'"'")" = 4096 ] &&
+	[ "$(psql -d big -c "select count(*) from (select id < lag(id) over (order by trace_no)
+		as back from traces) x where back")" = 0 ]'
 # the second connection lost between two captures: the half it was to
 # send waits, and goes with the next batch
 timeout 60 "$HS" --db "$url" --topo "$tmp/big.topo" -c "set history all;
