@@ -157,13 +157,21 @@ VERSION=$("$HS" --version | sed 's/^hopscope //')
 an1_start() {
 	printf 'set analyzer an1\nset history all\ntopo load %s\ncapture start %s\nlisten unix %s\n' \
 		"$2" "$1" "$tmp/an1.sock" >"$tmp/an1.conf"
+	# emptied here: the daemon's own redirection comes after the loop
+	# below may have read the log of the one before
+	: >"$tmp/an1.log"
 	timeout 120 "$HS" serve --config "$tmp/an1.conf" --db "$url" \
 		>"$tmp/an1.out" 2>"$tmp/an1.log" </dev/null &
 	dpid=$!
 	cleanup="$cleanup kill -9 $dpid 2>/dev/null;"
 	i=0
-	while ! grep -q '^info: ready' "$tmp/an1.log" && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
-	grep -q '^info: ready' "$tmp/an1.log" || hard "daemon an1 did not start: $(cat "$tmp/an1.log")"
+	while ! grep -q '^info: ready' "$tmp/an1.log" && kill -0 $dpid 2>/dev/null &&
+		[ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
+	grep -q '^info: ready' "$tmp/an1.log" ||
+		hard "daemon an1 did not start in $((i / 20)) s ($(kill -0 $dpid 2>/dev/null &&
+			echo running || echo ended)): $(cat "$tmp/an1.log"); the server's sessions:
+$(psql -c "select pid, state, wait_event_type, wait_event, left(query, 80)
+	from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()")"
 }
 an1_start "$tmp/sw1.pcap" "$tmp/f.topo"
 # a watching console's feed (the attach protocol's trace frames): what it
