@@ -226,7 +226,7 @@ static uint64_t to_ns(const struct iface *ifc, uint64_t ts)
 static int next_packet(struct hs_pfile *f, const u_char **data)
 {
 	for (;;) {
-		uint32_t type, len;
+		uint32_t type = 0, len = 0;
 		int rc = read_block(f, &type, &len);
 		if (rc <= 0)
 			return rc;
@@ -296,7 +296,7 @@ static int next_packet(struct hs_pfile *f, const u_char **data)
  * is read again from its start either way. */
 static bool libpcap_reads(struct hs_pfile *f)
 {
-	uint32_t type, len;
+	uint32_t type = 0, len = 0;
 
 	while (read_block(f, &type, &len) == 1) {
 		f->off += len;

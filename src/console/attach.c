@@ -254,7 +254,7 @@ static void lost(const char *why)
 		return;
 	/* inside TAB's wait, in the line editor: said once it has returned */
 	if (at.asking) {
-		if (!at.ended[0])
+		if (!at.ended[0] && why != at.ended)
 			snprintf(at.ended, sizeof(at.ended), "%s", why);
 		return;
 	}
