@@ -5,7 +5,12 @@
  * first L4 bytes; where the IP ID is missing or 0, the first payload bytes
  * too. Hops are ordered by inner TTL (descending), then time.
  * A trace closes after a quiet timeout measured in capture time, gets an
- * outcome from the topology, and is handed to on_close. The steady-state
+ * outcome from the topology, and is handed to on_close. Its last activity
+ * is the capture's newest time when its last copy came (hs_tracer_prep.now),
+ * not that copy's own stamp: the capture's clock never goes back, so the
+ * traces fall quiet in the order they were last active, and one frame
+ * stamped ahead holds no later trace open behind its own, whichever of
+ * several tracers (workers.h) holds each. The steady-state
  * hot path (hs_tracer_add, hs_tracer_advance) allocates nothing: open traces
  * come from a pool sized at creation, closed ones land in a fixed ring.
  */
@@ -146,6 +151,10 @@ struct hs_tracer_prep {
 	uint64_t ident;		/* what tells the packet from others of its flow */
 	uint64_t frame;		/* the copy's frame's number in the capture, 0
 				 * unknown: the caller's to set after prepare */
+	uint64_t now;		/* the capture's newest time with the copy in
+				 * (at least its own): its trace's last activity;
+				 * prepare sets the copy's own, the caller may
+				 * set a later one after */
 	uint32_t hash;		/* of the packet's identity: its index tag */
 	uint32_t msrc_hash;	/* of the copy's mirror source and session */
 	uint32_t cand;		/* pool slot + 1 of the open trace hs_tracer_prefetch

@@ -602,6 +602,7 @@ void hs_lane_frame(struct hs_lane *l, int dlt, const uint8_t *data, uint32_t cap
 		if (!hs_probe_sig_parse(p, &e->probe_id, &sent_ns))
 			e->probe_id = 0;
 		hs_tracer_prepare(l->tracer, p, &e->prep);
+		e->prep.now = l->last_ts;	/* this frame's among them */
 		e->add = true;
 		if (!l->on_pkt)
 			hs_publish_packet(&ctx->subs, HS_PK_KEPT, p);

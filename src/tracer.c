@@ -46,7 +46,7 @@ struct __attribute__((aligned(64))) otrace {
 	uint64_t key_hash;	/* hs_flowkey_hash of its flow, from its first copy */
 	uint8_t src[16], dst[16];
 	uint64_t ident;		/* l4_ident(): TCP seq in the low half */
-	uint32_t last_dts;	/* last activity - first_ns */
+	uint32_t last_dts;	/* last activity (hs_tracer_prep.now) - first_ns */
 	uint32_t prev, next;	/* activity list */
 	uint32_t ext;		/* extension block + 1 for hops past INLINE_HOPS, 0 none */
 	uint32_t len;
@@ -734,6 +734,7 @@ void hs_tracer_prepare(struct hs_tracer *tr, const struct hs_pkt *p, struct hs_t
 	prep->msrc_hash = 0;
 	prep->cand = 0;
 	prep->frame = 0;
+	prep->now = p->ts_ns;
 	prep->traceable = traceable(p);
 	if (!prep->traceable)
 		return;
@@ -875,7 +876,7 @@ void hs_tracer_add_prepared(struct hs_tracer *tr, const struct hs_pkt *p, uint8_
 		ot->flags |= HS_TF_PROBE;
 		ot->probe_id = probe_id;
 	}
-	uint32_t dts = dts_of(p->ts_ns, ot->first_ns);
+	uint32_t dts = dts_of(prep->now, ot->first_ns);
 	if (dts > ot->last_dts)
 		ot->last_dts = dts;
 

@@ -4,7 +4,8 @@
 # the same packets, hops, times and outcomes, the same flows, drops, loops,
 # latency, counters and control messages, on the bundled sample, the golden
 # and conformance captures and synthetic fat-trees with drops and a loop,
-# one of more traces than the console keeps; a bad number of workers is refused, saying so, with nothing read,
+# one of more traces than the console keeps, and one whose times go back
+# (a frame stamped ahead); a bad number of workers is refused, saying so, with nothing read,
 # and so is an interface whose link type the kernel's fanout cannot read;
 # a FIFO is read whole, by one reader; 'stats' on an interface read by two
 # workers counts every packet kept.
@@ -108,6 +109,41 @@ check "a damaged file: 2 workers keep the frames before the damage, as one does"
 	eval 'grep -q "read error" "$tmp/cut.1" && cmp -s "$tmp/cut.1" "$tmp/cut.2"'
 check "a damaged file: 2 workers say what one says" \
 	eval 'has "truncated dump file" "$tmp/cuterr.1" && cmp -s "$tmp/cuterr.1" "$tmp/cuterr.2"'
+
+# --- a capture whose times go back: one frame stamped 3 s ahead ---------------------
+# The traces after it are as quiet on the capture's clock as the one it
+# joined, whichever worker holds each: they join and close alike
+python3 - "$tmp/fat.pcap" "$tmp/ahead.pcap" <<'PY'
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+e = "<" if d[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
+recs, off = [], 24
+while off < len(d):
+    recs.append(off)
+    off += 16 + struct.unpack(e + "I", d[off + 8:off + 12])[0]
+out = bytearray(d)
+at = recs[len(recs) // 3]
+struct.pack_into(e + "I", out, at, struct.unpack(e + "I", d[at:at + 4])[0] + 3)
+open(sys.argv[2], "wb").write(out)
+PY
+[ -s "$tmp/ahead.pcap" ] || hard "cannot write $tmp/ahead.pcap"
+for w in 1 2 3; do
+	hs --json --db "$tmp/ahead$w.db" --workers $w \
+		-c "topo load $tmp/fat.topo; capture start $tmp/ahead.pcap; traces limit 100000; drops; loops"
+	check "a frame stamped 3 s ahead, $w workers: read (status $st)" [ "$st" -eq 0 ]
+	cp "$tmp/out" "$tmp/ahead.$w"
+done
+ntr=$(python3 -c 'import json, sys
+print(sum(len(o["traces"]) for o in map(json.loads, open(sys.argv[1]))
+	  if isinstance(o.get("traces"), list)))' \
+	"$tmp/ahead.1" 2>&1)
+check "a frame stamped 3 s ahead, one worker: each of the 4000 packets one trace ($ntr)" \
+	[ "$ntr" = 4000 ]
+for w in 2 3; do
+	check "a frame stamped 3 s ahead, $w workers: the same traces, drops and loops as one" \
+		cmp -s "$tmp/ahead.1" "$tmp/ahead.$w"
+	cmp -s "$tmp/ahead.1" "$tmp/ahead.$w" || diff "$tmp/ahead.1" "$tmp/ahead.$w" | cut -c 1-300 | head -n 6
+done
 
 # --- a number of workers that makes no sense -----------------------------------------------
 for bad in 0 -1 65 two 99999999999; do
