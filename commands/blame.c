@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analyze.h"
+#include "closed.h"
 #include "cmd.h"
 #include "console.h"
 
@@ -127,8 +128,11 @@ int cmd_blame(struct hs_ctx *ctx, int argc, char **argv)
 		return out_err(o, "blame needs a topology to name the links of paths "
 			       "(topo load FILE)");
 
-	const struct hs_trace **tr;
-	size_t n = hs_an_closed(ctx->tracer, &tr);
+	struct hs_closed cl;
+	if (hs_closed_get(ctx, "blame", &cl) < 0)
+		return HS_CMD_FAIL;
+	const struct hs_trace **tr = cl.t;
+	size_t n = cl.n;
 	struct hs_blame b;
 	struct hs_store_paths *paths = traceroute_paths_open(ctx);
 	cfg.path = traceroute_path;
@@ -184,6 +188,6 @@ int cmd_blame(struct hs_ctx *ctx, int argc, char **argv)
 	if (b.nepochs && ctx->set.policy != HS_POLICY_OFF && store_blame(ctx, &b) < 0)
 		rc = HS_CMD_FAIL;
 	hs_blame_free(&b);
-	free(tr);
+	hs_closed_free(&cl);
 	return rc;
 }

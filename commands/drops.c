@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analyze.h"
+#include "closed.h"
 #include "cmd.h"
 #include "console.h"
 
@@ -50,8 +51,11 @@ int cmd_drops(struct hs_ctx *ctx, int argc, char **argv)
 		return out_err(o, "drops needs a topology to know the expected next hops "
 			       "(topo load FILE)");
 
-	const struct hs_trace **all;
-	size_t n = hs_an_closed(ctx->tracer, &all);
+	struct hs_closed cl;
+	if (hs_closed_get(ctx, "drops", &cl) < 0)
+		return HS_CMD_FAIL;
+	const struct hs_trace **all = cl.t;
+	size_t n = cl.n;
 	struct hs_drops d;
 	hs_an_drops(all, n, ctx->topo, &d);
 
@@ -118,6 +122,6 @@ int cmd_drops(struct hs_ctx *ctx, int argc, char **argv)
 	if (d.n > limit)
 		out_text(o, "(%zu more links; drops limit N)\n", d.n - (size_t)limit);
 	hs_drops_free(&d);
-	free(all);
+	hs_closed_free(&cl);
 	return HS_CMD_OK;
 }

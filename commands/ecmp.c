@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analyze.h"
+#include "closed.h"
 #include "cmd.h"
 #include "console.h"
 
@@ -43,8 +44,11 @@ int cmd_ecmp(struct hs_ctx *ctx, int argc, char **argv)
 		}
 	}
 
-	const struct hs_trace **all;
-	size_t n = hs_an_closed(ctx->tracer, &all);
+	struct hs_closed cl;
+	if (hs_closed_get(ctx, "ecmp", &cl) < 0)
+		return HS_CMD_FAIL;
+	const struct hs_trace **all = cl.t;
+	size_t n = cl.n;
 	uint64_t newest = 0, since = 0;
 	for (size_t i = 0; i < n; i++)
 		if (hs_an_trace_ts(all[i]) > newest)
@@ -91,6 +95,6 @@ int cmd_ecmp(struct hs_ctx *ctx, int argc, char **argv)
 	out_arr_close(o);
 	out_obj_close(o);
 	hs_ecmp_free(&e);
-	free(all);
+	hs_closed_free(&cl);
 	return HS_CMD_OK;
 }

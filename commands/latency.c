@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analyze.h"
+#include "closed.h"
 #include "cmd.h"
 #include "console.h"
 
@@ -34,8 +35,11 @@ int cmd_latency(struct hs_ctx *ctx, int argc, char **argv)
 		}
 	}
 
-	const struct hs_trace **all;
-	size_t n = hs_an_closed(ctx->tracer, &all);
+	struct hs_closed cl;
+	if (hs_closed_get(ctx, "latency", &cl) < 0)
+		return HS_CMD_FAIL;
+	const struct hs_trace **all = cl.t;
+	size_t n = cl.n;
 	struct hs_latency l;
 	hs_an_latency(all, n, &l);
 	char x[64], y[64], name[2 * 64 + 4], ref[48];
@@ -92,7 +96,7 @@ int cmd_latency(struct hs_ctx *ctx, int argc, char **argv)
 		out_obj_open(o, NULL);
 		out_str(o, "kind", NULL, "outlier");
 		out_str(o, "trace", "%-8s ",
-			hs_fmt_trace_ref(ctx->ring_session, s->trace_id, ref, sizeof(ref)));
+			hs_closed_ref(&cl, s->trace_id, ref, sizeof(ref)));
 		out_str(o, "a", NULL, hs_hop_name(ctx->topo, &s->a, x, sizeof(x)));
 		out_str(o, "b", NULL, hs_hop_name(ctx->topo, &s->b, y, sizeof(y)));
 		snprintf(name, sizeof(name), "%s > %s", x, y);
@@ -106,6 +110,6 @@ int cmd_latency(struct hs_ctx *ctx, int argc, char **argv)
 	out_arr_close(o);
 	out_obj_close(o);
 	hs_latency_free(&l);
-	free(all);
+	hs_closed_free(&cl);
 	return HS_CMD_OK;
 }

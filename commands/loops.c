@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analyze.h"
+#include "closed.h"
 #include "cmd.h"
 #include "console.h"
 
@@ -24,8 +25,11 @@ int cmd_loops(struct hs_ctx *ctx, int argc, char **argv)
 		}
 	}
 
-	const struct hs_trace **all;
-	size_t n = hs_an_closed(ctx->tracer, &all);
+	struct hs_closed cl;
+	if (hs_closed_get(ctx, "loops", &cl) < 0)
+		return HS_CMD_FAIL;
+	const struct hs_trace **all = cl.t;
+	size_t n = cl.n;
 	struct hs_loops l;
 	hs_an_loops(all, n, &l);
 
@@ -54,7 +58,7 @@ int cmd_loops(struct hs_ctx *ctx, int argc, char **argv)
 		out_uint(o, "traces", "    %" PRIu64 " traces, ", x->traces);
 		out_uint(o, "flows", "%" PRIu64 " flows, ", x->flows);
 		out_str(o, "example", "e.g. trace %s ",
-			hs_fmt_trace_ref(ctx->ring_session, x->trace_id, ref, sizeof(ref)));
+			hs_closed_ref(&cl, x->trace_id, ref, sizeof(ref)));
 		out_str(o, "dst", "to %s, ", hs_addr_str(&x->dst, b, sizeof(b)));
 		out_time(o, "first_ns", "from %s ", x->first_ns);
 		out_time(o, "last_ns", "to %s\n", x->last_ns);
@@ -63,6 +67,6 @@ int cmd_loops(struct hs_ctx *ctx, int argc, char **argv)
 	out_arr_close(o);
 	out_obj_close(o);
 	hs_loops_free(&l);
-	free(all);
+	hs_closed_free(&cl);
 	return HS_CMD_OK;
 }

@@ -1,9 +1,11 @@
 /* traces.c - traces [filters] | traces show ID: closed traces, newest first */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "closed.h"
 #include "cmd.h"
 #include "console.h"
 #include "fabric.h"
@@ -322,14 +324,25 @@ int cmd_traces(struct hs_ctx *ctx, int argc, char **argv)
 			return out_err(o, "traces: unknown filter '%s' (flow, switch, outcome, "
 				       "since, limit, show)", k);
 	}
+	struct hs_closed cl;
+	if (hs_closed_get(ctx, "traces", &cl) < 0)
+		return HS_CMD_FAIL;
 	const struct hs_trace **sel;
-	size_t n = hs_trace_select(ctx->tracer, ctx->topo, &q, &sel);
+	size_t n = hs_trace_select(cl.tr ? cl.tr : ctx->tracer, ctx->topo, &q, &sel);
+	q.scan_cut |= cl.older;
 	if (n)
 		out_text(o, "%-8s %-26s  %-44s %-9s  %s\n", "id", "time", "flow", "outcome",
 			 "path  [hop latency]");
 	out_list_open(o, "traces");
-	for (size_t i = 0; i < n; i++)
-		hs_trace_row(o, ctx->topo, ctx->ring_session, NULL, sel[i]);
+	for (size_t i = 0; i < n; i++) {
+		/* named as shown and taken back: a stored one as the history has it */
+		struct hs_closed_name nm = hs_closed_name(&cl, sel[i]->id);
+		struct hs_trace t;
+		memcpy(&t, sel[i], offsetof(struct hs_trace, hops) +
+		       sel[i]->nhops * sizeof(sel[i]->hops[0]));
+		t.id = nm.no;
+		hs_trace_row(o, ctx->topo, nm.session, NULL, &t);
+	}
 	out_arr_close(o);
 	out_uint(o, "total", NULL, q.matched);
 	out_bool(o, "scan_cut", NULL, q.scan_cut);
@@ -341,5 +354,6 @@ int cmd_traces(struct hs_ctx *ctx, int argc, char **argv)
 	if (ctx->following)
 		out_text(o, "(the fabric view: %s)\n", HS_VIEW_OTHERS);
 	free(sel);
+	hs_closed_free(&cl);
 	return HS_CMD_OK;
 }

@@ -54,6 +54,8 @@ struct hs_worker_stats {
 	uint64_t kernel_drops;	/* live: frames the kernel dropped at its socket */
 };
 
+#define HS_TRACER_RING	8192	/* closed traces a console keeps (for 'traces') */
+
 /* create the tracer, flow table, filters and history commit timer (at
  * console start), and tear them down (stops capture, commits) at exit */
 int hs_pipeline_init(struct hs_ctx *ctx);

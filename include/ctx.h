@@ -141,5 +141,7 @@ struct hs_store *hs_ctx_store_early(struct hs_ctx *ctx);
  * verb lists (list): its answer is empty. Any other verb gets the error "no
  * history at 'PATH'". */
 int hs_ctx_store_read(struct hs_ctx *ctx, bool list, struct hs_store **st);
+/* a history is there to read (none is made for asking) */
+bool hs_ctx_has_history(struct hs_ctx *ctx);
 
 #endif

@@ -21,6 +21,8 @@ struct hs_fabric_stats {
 	uint64_t stored;	/* stored traces (parts) the handed traces are made of */
 	uint64_t traces;	/* traces they make, joined */
 	uint64_t joined;	/* of those, traces made of more than one stored part */
+	bool older;		/* hs_fabric_newest: the history holds packets first
+				 * seen before those handed */
 };
 
 /* what to read: the packets whose first stored copy is in [since_ns,
@@ -43,6 +45,21 @@ typedef void (*hs_fabric_fn)(void *arg, const struct hs_trace *t, bool foreign);
 int hs_fabric_load(struct hs_store *st, const struct hs_topo *topo,
 		   const struct hs_fabric_range *r, hs_fabric_fn each, void *arg,
 		   struct hs_fabric_stats *fs, char *err, size_t errlen);
+
+/* The newest max packets of the history, joined as hs_fabric_load joins
+ * them (window_ns the trace timeout, every part foreign), handed oldest
+ * first: the packets first seen from the time of the max-th newest stored
+ * part on (further back while joining left fewer than max), so a read
+ * takes about max stored traces, found by their time, however many the
+ * history holds. A few more than max may be handed (parts first seen at
+ * the same instant). Each is handed with the name of its first stored
+ * part, SESSION:N ('history show' reads it). 0, or -1 with err set
+ * (nothing handed). */
+typedef void (*hs_fabric_named_fn)(void *arg, const struct hs_trace *t, int64_t session,
+				   uint64_t no);
+int hs_fabric_newest(struct hs_store *st, const struct hs_topo *topo, uint64_t max,
+		     uint64_t window_ns, hs_fabric_named_fn each, void *arg,
+		     struct hs_fabric_stats *fs, char *err, size_t errlen);
 
 /* the traces a read of the history joins at most: a range of time holding
  * this many is one query, well inside a statement timeout, and its joined

@@ -26,7 +26,6 @@
 #include "workers.h"
 
 #define HS_TRACER_OPEN	262144	/* open traces at once (pool memory is touched as used) */
-#define HS_TRACER_RING	8192	/* closed traces kept for 'traces' */
 #define HS_FLOWS_MAX	262144
 
 #define HS_SOURCES_MAX	16383	/* mirror sources (address, session) */
@@ -188,16 +187,23 @@ struct hs_store *hs_ctx_store_early(struct hs_ctx *ctx)
 	return ctx_store(ctx, false);
 }
 
-int hs_ctx_store_read(struct hs_ctx *ctx, bool list, struct hs_store **st)
+bool hs_ctx_has_history(struct hs_ctx *ctx)
 {
 	const char *path = db_path(ctx);
 	struct stat sb;
 
-	*st = NULL;
 	hs_capture_hold_store(ctx);
 	/* none there, or an empty file (SQLite would write a new history into it) */
-	if (!store_current(ctx, path) && !hs_store_is_pg(path) &&
-	    (stat(path, &sb) < 0 ? errno == ENOENT : S_ISREG(sb.st_mode) && sb.st_size == 0)) {
+	return store_current(ctx, path) || hs_store_is_pg(path) ||
+	       !(stat(path, &sb) < 0 ? errno == ENOENT : S_ISREG(sb.st_mode) && sb.st_size == 0);
+}
+
+int hs_ctx_store_read(struct hs_ctx *ctx, bool list, struct hs_store **st)
+{
+	const char *path = db_path(ctx);
+
+	*st = NULL;
+	if (!hs_ctx_has_history(ctx)) {
 		if (!list)
 			return hs_say_err(ctx, "no history at '%s' (a capture makes one; --db "
 					  "names another)", path);

@@ -18,13 +18,18 @@
 enum {
 	C_ID, C_SRC, C_DST, C_PROTO, C_SPORT, C_DPORT, C_IPID, C_SEQ, C_FLAGS_TCP, C_LEN,
 	C_FLAGS, C_PROBE, C_FIRST, C_SW, C_ADDR, C_TS, C_HW, C_TTL, C_TOS, C_SESSION, C_ANALYZER,
-	C__COUNT
+	C_TSESSION, C_TNO, C__COUNT
 };
 
 struct joined {
 	struct hs_trace t;
 	bool foreign;
+	int64_t session, no;	/* its first part's name as stored, SESSION:N */
 };
+
+/* a joined trace, and its first part's name as stored */
+typedef void (*named_fn)(void *arg, const struct hs_trace *t, bool foreign, int64_t session,
+			 int64_t no);
 
 struct join {
 	const struct hs_topo *topo;
@@ -192,6 +197,8 @@ static void begin(struct join *j, const struct hs_value *v)
 	for (int c = C_PROTO; c <= C_LEN; c++)
 		j->num[c] = ival(&v[c]);
 	j->first = (uint64_t)ival(&v[C_FIRST]);
+	j->t.session = ival(&v[C_TSESSION]);
+	j->t.no = ival(&v[C_TNO]);
 	j->parts = j->nnames = 0;
 	j->have = true;
 	if (hs_addr_parse(j->src, &t->key.src) < 0 || hs_addr_parse(j->dst, &t->key.dst) < 0)
@@ -278,9 +285,8 @@ static int by_time(const void *a, const void *b)
 	return tx < ty ? -1 : tx > ty;
 }
 
-int hs_fabric_load(struct hs_store *st, const struct hs_topo *topo,
-		   const struct hs_fabric_range *r, hs_fabric_fn each, void *arg,
-		   struct hs_fabric_stats *fs, char *err, size_t errlen)
+static int load(struct hs_store *st, const struct hs_topo *topo, const struct hs_fabric_range *r,
+		named_fn each, void *arg, struct hs_fabric_stats *fs, char *err, size_t errlen)
 {
 	struct join j = { .topo = topo, .window = r->window_ns, .fs = fs, .own = r->own,
 			  .since = clamp(r->since_ns),
@@ -297,7 +303,8 @@ int hs_fabric_load(struct hs_store *st, const struct hs_topo *topo,
 	snprintf(sql, sizeof(sql),
 		 "SELECT t.id, t.src, t.dst, t.proto, t.sport, t.dport, t.ip_id, t.seq,"
 		 " t.tcp_flags, t.len, t.flags, t.probe_id, t.first_ts, h.switch, h.addr, h.ts,"
-		 " h.hw_ts, h.ttl, h.tos, h.session, t.analyzer FROM traces t JOIN hops h"
+		 " h.hw_ts, h.ttl, h.tos, h.session, t.analyzer, t.session, t.trace_no"
+		 " FROM traces t JOIN hops h"
 		 " ON h.trace = t.id WHERE t.first_ts >= %" PRIu64 " AND t.first_ts < %" PRIu64
 		 " ORDER BY t.src, t.dst, t.proto, t.sport,"
 		 " t.dport, t.ip_id, t.seq, t.tcp_flags, t.len, t.first_ts, t.id, h.idx",
@@ -312,8 +319,116 @@ int hs_fabric_load(struct hs_store *st, const struct hs_topo *topo,
 	if (rc == 0 && j.n) {	/* (qsort takes no NULL, even for nothing) */
 		qsort(j.out, j.n, sizeof(*j.out), by_time);
 		for (size_t i = 0; i < j.n; i++)
-			each(arg, &j.out[i].t, j.out[i].foreign);
+			each(arg, &j.out[i].t, j.out[i].foreign, j.out[i].session, j.out[i].no);
 	}
 	free(j.out);
+	return rc == 0 ? 0 : -1;
+}
+
+struct unnamed {
+	hs_fabric_fn each;
+	void *arg;
+};
+
+static void unnamed(void *arg, const struct hs_trace *t, bool foreign, int64_t session,
+		    int64_t no)
+{
+	const struct unnamed *u = arg;
+
+	(void)session;
+	(void)no;
+	u->each(u->arg, t, foreign);
+}
+
+int hs_fabric_load(struct hs_store *st, const struct hs_topo *topo,
+		   const struct hs_fabric_range *r, hs_fabric_fn each, void *arg,
+		   struct hs_fabric_stats *fs, char *err, size_t errlen)
+{
+	struct unnamed u = { each, arg };
+
+	return load(st, topo, r, unnamed, &u, fs, err, errlen);
+}
+
+/* ---- the newest packets ---------------------------------------------------------- */
+
+struct nth {
+	bool have;
+	uint64_t ts;
+};
+
+static void nth_row(void *arg, const struct hs_value *v, int ncol)
+{
+	struct nth *n = arg;
+
+	if (ncol != 1 || v[0].type != HS_VAL_INT)
+		return;
+	n->have = true;
+	n->ts = v[0].i > 0 ? (uint64_t)v[0].i : 0;
+}
+
+struct kept {
+	struct joined *t;
+	size_t n, cap;
+};
+
+static void keep(void *arg, const struct hs_trace *t, bool foreign, int64_t session, int64_t no)
+{
+	struct kept *k = arg;
+
+	(void)foreign;
+	if (k->n == k->cap) {
+		k->cap = k->cap ? 2 * k->cap : 1024;
+		k->t = realloc(k->t, k->cap * sizeof(*k->t));
+		if (!k->t)
+			abort();
+	}
+	k->t[k->n++] = (struct joined){ .t = *t, .session = session, .no = no };
+}
+
+int hs_fabric_newest(struct hs_store *st, const struct hs_topo *topo, uint64_t max,
+		     uint64_t window_ns, hs_fabric_named_fn each, void *arg,
+		     struct hs_fabric_stats *fs, char *err, size_t errlen)
+{
+	struct kept k = { 0 };
+	uint64_t back = max ? max : 1, nth_ts = 0;
+	int rc = 0;
+
+	memset(fs, 0, sizeof(*fs));
+	for (;;) {
+		struct nth nth = { 0 };
+		struct hs_rows rows = { .row = nth_row, .arg = &nth };
+		char sql[256];
+
+		/* the time of the back-th newest stored part, found by the
+		 * traces' time (a number formatted here, not the user's text) */
+		snprintf(sql, sizeof(sql), "SELECT first_ts FROM traces WHERE first_ts IS NOT NULL"
+			 " ORDER BY first_ts DESC LIMIT 1 OFFSET %" PRIu64, back - 1);
+		rc = hs_store_query_ro(st, sql, &rows, err, errlen);
+		if (rc != 0)
+			break;
+		struct hs_fabric_range r = { .since_ns = nth.have ? nth.ts : 0,
+					     .window_ns = window_ns };
+		nth_ts = r.since_ns;
+		k.n = 0;
+		rc = load(st, topo, &r, keep, &k, fs, err, errlen);
+		/* parts joined into fewer packets than asked: further back */
+		if (rc != 0 || !nth.have || fs->traces >= max || back > INT64_MAX / 2)
+			break;
+		back *= 2;
+	}
+	if (rc == 0 && nth_ts > 0) {
+		struct nth older = { 0 };
+		struct hs_rows rows = { .row = nth_row, .arg = &older };
+		char sql[128];
+
+		snprintf(sql, sizeof(sql), "SELECT first_ts FROM traces WHERE first_ts < %" PRIu64
+			 " LIMIT 1", nth_ts);
+		rc = hs_store_query_ro(st, sql, &rows, err, errlen);
+		fs->older = older.have;
+	}
+	if (rc == 0)
+		for (size_t i = 0; i < k.n; i++)
+			each(arg, &k.t[i].t, k.t[i].session, (uint64_t)k.t[i].no);
+	free(k.t);
 	return rc == 0 ? 0 : -1;
 }

@@ -1,0 +1,97 @@
+#!/bin/sh
+# stored.sh - a console with no traces of its own (no capture, no 'history
+# load') answers 'drops', 'loops', 'latency', 'blame', 'ecmp' and 'traces'
+# from the history's newest packets, as many as a console keeps, joined as
+# 'history load' joins them: what 'history load' and then the verb say, on
+# SQLite and on PostgreSQL (a server of the test's own), over more packets
+# than a console keeps, their copies stored by one analyzer and split
+# between two; a trace named as the history has it (SESSION:N).
+. "$(dirname "$0")/lib.sh"
+
+pg_start
+
+# a fat-tree with a lossy link and a loop: more packets than a console keeps
+"$top_builddir/tests/tools/hs-synth" --shape fattree:4 --flows 1000 --seed 3 \
+	--drop-link agg1-core1:0.2 --loop agg3-core2:edge3 --loop-flows 3 \
+	-w "$tmp/all.pcap" -t "$tmp/f.topo" 2>"$tmp/synth.err" ||
+	hard "hs-synth failed: $(cat "$tmp/synth.err")"
+# its copies split by mirror address, odd and even: most packets' copies
+# go to both halves
+python3 -c 'import struct, sys
+data = open(sys.argv[1], "rb").read()
+outs = [open(sys.argv[1][:-5] + "%d.pcap" % i, "wb") for i in (0, 1)]
+for o in outs:
+    o.write(data[:24])
+off = 24
+while off + 16 <= len(data):
+    n = struct.unpack_from("<I", data, off + 8)[0]
+    outs[data[off + 16 + 29] % 2].write(data[off:off + 16 + n])
+    off += 16 + n' "$tmp/all.pcap" || hard "cannot split the capture"
+
+lite=$tmp/h.db
+hs --db "$lite" --topo "$tmp/f.topo" -c "set history all; capture start $tmp/all.pcap"
+[ "$st" -eq 0 ] || hard "the capture into SQLite failed: $(cat "$tmp/err")"
+for i in 0 1; do
+	hs --db "$url" --topo "$tmp/f.topo" \
+		-c "set analyzer an$i; set history all; capture start $tmp/all$i.pcap"
+	[ "$st" -eq 0 ] || hard "analyzer an$i failed: $(cat "$tmp/err")"
+done
+
+# a verb's JSON with the traces' names left out: a loaded trace is named by
+# its place in the load, a stored one as the history has it
+unnamed() {
+	python3 -c 'import json, sys
+def strip(x):
+    if isinstance(x, dict):
+        return {k: strip(v) for k, v in x.items() if k not in ("id", "session", "trace", "example")}
+    if isinstance(x, list):
+        return [strip(v) for v in x]
+    return x
+for line in open(sys.argv[1]):
+    if line.startswith("{"):
+        print(json.dumps(strip(json.loads(line))))' "$1"
+}
+
+for db in lite pg; do
+	[ $db = lite ] && h=$lite || h=$url
+	hs --db "$h" --topo "$tmp/f.topo" -c 'drops; drops --json; blame; blame --json;
+		ecmp agg1; ecmp agg1 --json'
+	cp "$tmp/out" "$tmp/stored"
+	hs --db "$h" --topo "$tmp/f.topo" -c 'history load; drops; drops --json; blame;
+		blame --json; ecmp agg1; ecmp agg1 --json'
+	tail -n +2 "$tmp/out" >"$tmp/loaded"
+	check "$db: drops, blame and ecmp, text and JSON, read as after history load" \
+		eval '[ "$st" -eq 0 ] && has "^[1-9][0-9]* dropped of 8192 traces" "$tmp/stored" &&
+			cmp -s "$tmp/loaded" "$tmp/stored"'
+	for v in loops latency 'traces limit 100' 'traces outcome dropped'; do
+		hs --db "$h" --topo "$tmp/f.topo" -c "$v --json"
+		unnamed "$tmp/out" >"$tmp/stored"
+		hs --db "$h" --topo "$tmp/f.topo" -c "history load; $v --json"
+		unnamed "$tmp/out" >"$tmp/loaded"
+		check "$db: $v reads as after history load, but for the names of traces" \
+			eval '[ "$st" -eq 0 ] && [ "$(wc -c <"$tmp/stored")" -gt 100 ] &&
+				cmp -s "$tmp/loaded" "$tmp/stored"'
+	done
+	hs --db "$h" --topo "$tmp/f.topo" -c 'traces outcome dropped limit 1 --json'
+	ref=$(sed -n 's/.*"trace":"\([0-9]*:[0-9]*\)".*/\1/p' "$tmp/out")
+	src=$(sed -n 's/.*"src":"\([^"]*\)".*"dst".*/\1/p' "$tmp/out")
+	hs --db "$h" --topo "$tmp/f.topo" -c "history show $ref --json"
+	check "$db: a stored trace is named as the history has it ($ref)" \
+		eval '[ -n "$ref" ] && [ "$st" -eq 0 ] && has "\"src\":\"$src\"" "$tmp/out" &&
+			has "\"outcome\":\"dropped\"" "$tmp/out"'
+	hs --db "$h" --topo "$tmp/f.topo" -c 'traces limit 1'
+	check "$db: traces says the history holds older ones" \
+		has '(1 of at least 8192 traces; traces limit N)' "$tmp/out"
+done
+
+# a console with traces of its own answers from them
+hs --db "$lite" --topo "$top_srcdir/share/sample/sample.topo" \
+	-r "$top_srcdir/share/sample/sample.pcap" -c 'drops'
+check "a capture's console answers from its own traces" \
+	eval '[ "$st" -eq 0 ] && has "^28 dropped of 589 traces" "$tmp/out"'
+# and one with no history reads none, and makes none
+hs --db "$tmp/none.db" --topo "$tmp/f.topo" -c 'drops; traces'
+check "no history: nothing to answer from, and no history made" \
+	eval '[ "$st" -eq 0 ] && has "^0 dropped of 0 traces" "$tmp/out" && [ ! -e "$tmp/none.db" ]'
+
+finish
