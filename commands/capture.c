@@ -153,7 +153,8 @@ static uint64_t worker_rate(const struct hs_worker_stats *w, uint64_t el)
 }
 
 /* one analyzer's heartbeat row (the analyzers table, in its column order) */
-enum { A_NAME, A_SESSION, A_SEEN, A_PACKETS, A_KDROPS, A_RATE, A_QUEUED, A_LAG, A_LOST, A__N };
+enum { A_NAME, A_SESSION, A_SEEN, A_PACKETS, A_KDROPS, A_RATE, A_QUEUED, A_LAG, A_LOST,
+       A_HISTORY, A__N };
 
 static uint64_t uval(const struct hs_value *v)
 {
@@ -185,7 +186,13 @@ static void analyzer_row(void *arg, const struct hs_value *v, int ncol)
 	out_uint(o, "history_lag_ns", NULL, uval(&v[A_LAG]));
 	if (uval(&v[A_LAG]))
 		out_text(o, " (for %s)", hs_fmt_duration(uval(&v[A_LAG]), lag, sizeof(lag)));
-	out_uint(o, "history_unstored", ", %" PRIu64 " not stored\n", uval(&v[A_LOST]));
+	out_uint(o, "history_unstored", ", %" PRIu64 " not stored", uval(&v[A_LOST]));
+	/* which of its traces it stores: NULL from before heartbeats said */
+	if (v[A_HISTORY].type == HS_VAL_TEXT)
+		out_str(o, "history", ", history %s", v[A_HISTORY].s);
+	else
+		out_null(o, "history");
+	out_nl(o);
 	out_obj_close(o);
 }
 
@@ -206,7 +213,7 @@ static void analyzers(struct hs_ctx *ctx)
 	out_text(o, "analyzers      (their last heartbeats, in the history)\n");
 	out_arr_open(o, "analyzers");
 	if (hs_store_query_ro(st, "SELECT name, session, seen, packets, kernel_drops, rate,"
-			      " queued, lag, lost FROM analyzers ORDER BY name", &rows,
+			      " queued, lag, lost, history FROM analyzers ORDER BY name", &rows,
 			      err, sizeof(err)) != 0)
 		out_warn(o, "cannot read the analyzers of '%s': %s", hs_store_path(st), err);
 	out_arr_close(o);
@@ -218,7 +225,7 @@ static void view_line(struct hs_ctx *ctx)
 {
 	struct hs_out *o = ctx->out;
 	struct hs_follow_status f;
-	char dur[32];
+	char dur[32], note[256];
 
 	hs_follow_get(ctx, &f);
 	if (!f.on && ctx->set.view == HS_VIEW_AUTO)
@@ -233,6 +240,7 @@ static void view_line(struct hs_ctx *ctx)
 				 f.skipped);
 		out_uint(o, "view_others", " (%" PRIu64, f.others);
 		out_text(o, " other analyzer%s)", f.others == 1 ? "" : "s");
+		out_uint(o, "view_others_all", NULL, f.others_all);
 		out_uint(o, "view_behind_ns", NULL, f.behind_ns);
 		out_text(o, ", %s behind", hs_fmt_duration(f.behind_ns, dur, sizeof(dur)));
 		out_bool(o, "view_settled", NULL, f.settled);
@@ -249,7 +257,7 @@ static void view_line(struct hs_ctx *ctx)
 	out_nl(o);
 	/* what the others' history holds of theirs is what the view has */
 	if (f.on)
-		out_text(o, "               %s\n", HS_VIEW_OTHERS);
+		out_text(o, "               %s\n", hs_follow_others(&f, note, sizeof(note)));
 	if (f.err)
 		out_warn(o, "cannot follow the history: %s", f.err);
 }

@@ -8,12 +8,6 @@
 #include "follow.h"
 #include "retention.h"
 
-static const char *const policy_names[] = {
-	[HS_POLICY_DEFAULT] = "default",
-	[HS_POLICY_ALL] = "all",
-	[HS_POLICY_OFF] = "off",
-};
-
 static const char *db_path(const struct hs_ctx *ctx)
 {
 	return ctx->set.db_path ? ctx->set.db_path : "hopscope.db";
@@ -59,7 +53,7 @@ static void show(struct hs_ctx *ctx, const char *name)
 	}
 	if (all || strcmp(name, "history") == 0) {
 		out_text(o, "%-14s", "history");
-		out_str(o, "history", "%s\n", policy_names[ctx->set.policy]);
+		out_str(o, "history", "%s\n", hs_capture_policy_name((int)ctx->set.policy));
 	}
 	if (all || strcmp(name, "view") == 0) {
 		out_text(o, "%-14s", "view");
@@ -152,9 +146,9 @@ static int set_timeout(struct hs_ctx *ctx, const char *v)
 
 static int set_history(struct hs_ctx *ctx, const char *v)
 {
-	for (size_t i = 0; i < HS_ARRAY_SIZE(policy_names); i++) {
-		if (strcmp(v, policy_names[i]) == 0) {
-			hs_capture_set_policy(ctx, (int)i);
+	for (int i = 0; hs_capture_policy_name(i); i++) {
+		if (strcmp(v, hs_capture_policy_name(i)) == 0) {
+			hs_capture_set_policy(ctx, i);
 			return HS_CMD_OK;
 		}
 	}

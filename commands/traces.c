@@ -351,8 +351,13 @@ int cmd_traces(struct hs_ctx *ctx, int argc, char **argv)
 	if (n < q.matched)
 		out_text(o, "(%zu of %s%zu traces; traces limit N)\n", n, q.scan_cut ? "at least " : "",
 			 q.matched);
-	if (ctx->following)
-		out_text(o, "(the fabric view: %s)\n", HS_VIEW_OTHERS);
+	if (ctx->following) {
+		struct hs_follow_status f;
+		char note[256];
+
+		hs_follow_get(ctx, &f);
+		out_text(o, "(the fabric view: %s)\n", hs_follow_others(&f, note, sizeof(note)));
+	}
 	free(sel);
 	hs_closed_free(&cl);
 	return HS_CMD_OK;

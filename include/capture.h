@@ -105,6 +105,11 @@ void hs_capture_set_timeout(struct hs_ctx *ctx, uint64_t ns);
 /* 'set history': the traces the history keeps from now on (an
  * HS_POLICY_*); with off the history writer is not even told of them */
 void hs_capture_set_policy(struct hs_ctx *ctx, int policy);
+/* a running capture's analyzer writes its heartbeat in its history this
+ * often (store.h) */
+#define HS_HEARTBEAT_NS (5 * HS_NS_PER_SEC)
+/* a history setting's name (default, all, off), NULL for no HS_POLICY_* */
+const char *hs_capture_policy_name(int policy);
 /* the workers of the current or last capture, and each one's figures
  * (read by one: 1, and no figures) */
 unsigned hs_capture_workers(struct hs_ctx *ctx, const struct hs_worker_stats **per);

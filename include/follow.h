@@ -13,8 +13,9 @@
  * whoever kept them as they were published is told (HS_EV_TRACES_REPLACED).
  * What a packet may still gain is left for later: while a capture runs
  * anywhere, the view stops two trace timeouts, the writers' commit
- * interval and their lag short of the newest stored trace, until nothing
- * new was stored for that long.
+ * interval and their lag short of the newest stored trace (as the
+ * analyzers' heartbeats tell it), until no heartbeat told of a newer one
+ * for that long and a heartbeat's interval.
  *
  * 'set view auto' (the default) follows where the history is PostgreSQL,
  * this console or daemon captured into it and another analyzer's
@@ -25,13 +26,6 @@
 
 #include "ctx.h"
 
-/* what the view holds of the other analyzers' traces, said where its
- * traces are counted: what they store, which their history setting
- * decides (their own default keeps the traces that matter and the parts
- * of paths; 'set history all' every trace) */
-#define HS_VIEW_OTHERS "the other analyzers' traces as they store them: only drops, " \
-	"loops, probes, matches and partial paths, unless they keep 'set history all'"
-
 const char *hs_view_name(enum hs_view v);
 /* "auto", "fabric" or "local": 0, else -1 */
 int hs_view_parse(const char *s, enum hs_view *v);
@@ -39,6 +33,8 @@ int hs_view_parse(const char *s, enum hs_view *v);
 struct hs_follow_status {
 	bool on;		/* following now */
 	uint64_t others;	/* other analyzers in the history */
+	uint64_t others_all;	/* of them, those whose heartbeat says they keep
+				 * every trace ('set history all') */
 	uint64_t added;		/* traces the view took from the history */
 	uint64_t skipped;	/* stored traces it did not read, too far behind
 				 * to read them at once, about */
@@ -53,6 +49,11 @@ struct hs_follow_status {
 int hs_follow_init(struct hs_ctx *ctx);
 void hs_follow_fini(struct hs_ctx *ctx);
 void hs_follow_get(const struct hs_ctx *ctx, struct hs_follow_status *s);
+/* what the view holds of the other analyzers' traces, said where its
+ * traces are counted: what they store, which their history setting
+ * decides (their own default keeps the traces that matter and the parts
+ * of paths; 'set history all' every trace), as their heartbeats say it */
+const char *hs_follow_others(const struct hs_follow_status *s, char *buf, size_t len);
 /* the view is to start again from nothing (a new capture, history load) */
 void hs_follow_reset(struct hs_ctx *ctx);
 /* a trace closed here: the view takes it from the history instead (it is

@@ -24,7 +24,7 @@
 #include "topo.h"
 
 #define HS_STORE_APP_ID 0x48734331	/* "HsC1" */
-#define HS_STORE_SCHEMA 16
+#define HS_STORE_SCHEMA 17
 
 /* An analyzer's name: what each row it writes says of who wrote it (and
  * its heartbeat's key), 1 to HS_ANALYZER_MAX - 1 letters, digits, '.',
@@ -157,7 +157,9 @@ int hs_store_event(struct hs_store *st, int64_t session, uint64_t ts_ns, int64_t
 		   const char *cond, double value, uint64_t wall_ns);
 
 /* An analyzer's heartbeat: its row of analyzers, under its name (none is
- * written without one), replaced each time. 0 or -1. */
+ * written without one), replaced each time; with it the first copy's time
+ * of the newest trace the history took from this store (what a fabric
+ * view asks, rather than reading every trace for it). 0 or -1. */
 struct hs_heartbeat {
 	int64_t session;		/* its running capture's, 0 none */
 	uint64_t seen_ns;		/* wall clock */
@@ -166,6 +168,7 @@ struct hs_heartbeat {
 	uint64_t queued;		/* rows not yet written */
 	uint64_t lag_ns;		/* since the history last took them, 0: none wait */
 	uint64_t lost;			/* rows it could not store */
+	const char *history;		/* its history setting: default, all or off */
 };
 int hs_store_heartbeat(struct hs_store *st, const struct hs_heartbeat *hb);
 

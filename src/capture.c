@@ -47,7 +47,7 @@ static size_t table_max(const char *env_name, size_t max)
  * 'history all', held the prompt for 100 ms and more) */
 #define HS_COMMIT_ROWS	8192
 #define HS_FLOW_FLUSH_TICKS 4	/* dirty flows are written every 2 s */
-#define HS_HEARTBEAT_TICKS 10	/* the analyzer's heartbeat, every 5 s */
+#define HS_HEARTBEAT_TICKS (HS_HEARTBEAT_NS / (HS_COMMIT_MS * 1000000))	/* a heartbeat */
 /* ... a bounded number per loop turn, so the prompt never waits for all of
  * them (writing 180k flows at once held the loop for a good part of a second) */
 #define HS_FLUSH_CHUNK	1024	/* dirty flows written per loop turn */
@@ -380,6 +380,7 @@ static void heartbeat(struct hs_ctx *ctx, int64_t session)
 		.kernel_drops = s->kernel_drops,
 		.queued = c->queued + (ctx->store ? hs_store_in_flight(ctx->store) : 0) + wq,
 		.lost = c->unstored + c->behind,
+		.history = hs_capture_policy_name(ctx->set.policy),
 	};
 
 	if (!ctx->store || !hs_store_analyzer(ctx->store))
@@ -1497,6 +1498,18 @@ void hs_capture_set_timeout(struct hs_ctx *ctx, uint64_t ns)
 		hs_tracer_set_timeout(ctx->tracer, ns);
 	if (ctx->cap)
 		hs_workers_set_timeout(ctx->cap->workers, ns);
+}
+
+static const char *const policy_names[] = {
+	[HS_POLICY_DEFAULT] = "default",
+	[HS_POLICY_ALL] = "all",
+	[HS_POLICY_OFF] = "off",
+};
+
+const char *hs_capture_policy_name(int policy)
+{
+	return policy >= 0 && (size_t)policy < HS_ARRAY_SIZE(policy_names) ? policy_names[policy]
+									     : NULL;
 }
 
 void hs_capture_set_policy(struct hs_ctx *ctx, int policy)

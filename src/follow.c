@@ -1,8 +1,9 @@
 /* follow.c - the fabric view: a history other analyzers write, followed
  * (follow.h)
  *
- * Each tick asks the history three small things (its newest trace, the
- * other analyzers, which of them capture and how far their writing lags),
+ * Each tick asks the analyzers' heartbeats in the history four small
+ * things (the newest trace they stored, the other analyzers, which of
+ * them keep every trace, which capture and how far their writing lags),
  * and, when something settled, reads the packets first seen between the
  * watermark and the new one (hs_fabric_load reads their parts a trace
  * timeout either side): one first seen before was handed before, whole;
@@ -35,7 +36,7 @@ struct hs_follow {
 	uint64_t mark;		/* traces first at mark or later are still to come */
 	uint64_t head;		/* the newest stored trace's first copy */
 	uint64_t head_seen;	/* wall clock when it was first seen so */
-	uint64_t others, added;
+	uint64_t others, others_all, added;
 	uint64_t skipped;	/* traces first seen in ranges too big to read, about */
 	uint64_t failed_since;	/* wall clock of the first failed read since one
 				 * that did not fail, 0 none */
@@ -104,6 +105,7 @@ void hs_follow_get(const struct hs_ctx *ctx, struct hs_follow_status *s)
 		return;
 	s->on = f->on;
 	s->others = f->others;
+	s->others_all = f->others_all;
 	s->added = f->added;
 	s->skipped = f->skipped;
 	s->behind_ns = f->started && f->head >= f->mark ? f->head - f->mark : 0;
@@ -113,6 +115,24 @@ void hs_follow_get(const struct hs_ctx *ctx, struct hs_follow_status *s)
 		uint64_t now = hs_wall_ns();
 		s->unread_ns = now > f->failed_since ? now - f->failed_since : 1;
 	}
+}
+
+const char *hs_follow_others(const struct hs_follow_status *s, char *buf, size_t len)
+{
+	static const char some[] = "only drops, loops, probes, matches and partial paths";
+
+	if (s->others && s->others_all >= s->others)
+		snprintf(buf, len, "every trace of the other analyzer%s: %s 'set history all'",
+			 s->others == 1 ? "" : "s", s->others == 1 ? "it keeps" : "they keep");
+	else if (!s->others_all)
+		snprintf(buf, len, "the other analyzers' traces as they store them: %s (none keeps "
+			 "'set history all')", some);
+	else
+		snprintf(buf, len, "the other analyzers' traces as they store them: every one of "
+			 "the %" PRIu64 " that keep%s 'set history all', %s of the %" PRIu64
+			 " that do%s not", s->others_all, s->others_all == 1 ? "s" : "", some,
+			 s->others - s->others_all, s->others - s->others_all == 1 ? "es" : "");
+	return buf;
 }
 
 /* the history, if this view may follow it */
@@ -137,21 +157,27 @@ static struct hs_store *followed(struct hs_ctx *ctx)
 }
 
 struct probe {
-	uint64_t head, others, running, lag;
+	uint64_t head, others, others_all, running, lag;
 	bool have_head;
 };
+
+static uint64_t uval(const struct hs_value *v)
+{
+	return v->type == HS_VAL_INT && v->i > 0 ? (uint64_t)v->i : 0;
+}
 
 static void probe_row(void *arg, const struct hs_value *v, int ncol)
 {
 	struct probe *p = arg;
 
-	if (ncol != 4)
+	if (ncol != 5)
 		return;
 	p->have_head = v[0].type == HS_VAL_INT;
-	p->head = p->have_head && v[0].i > 0 ? (uint64_t)v[0].i : 0;
-	p->others = v[1].type == HS_VAL_INT && v[1].i > 0 ? (uint64_t)v[1].i : 0;
-	p->running = v[2].type == HS_VAL_INT && v[2].i > 0 ? (uint64_t)v[2].i : 0;
-	p->lag = v[3].type == HS_VAL_INT && v[3].i > 0 ? (uint64_t)v[3].i : 0;
+	p->head = uval(&v[0]);
+	p->others = uval(&v[1]);
+	p->others_all = uval(&v[2]);
+	p->running = uval(&v[3]);
+	p->lag = uval(&v[4]);
 }
 
 static int ask(struct hs_ctx *ctx, struct hs_store *st, struct probe *p)
@@ -163,13 +189,17 @@ static int ask(struct hs_ctx *ctx, struct hs_store *st, struct probe *p)
 	char sql[768];
 
 	/* own is a name hs_analyzer_name_ok took (letters, digits, '.', '-',
-	 * '_'), recent a number: nothing here is the user's text */
+	 * '_'), recent a number: nothing here is the user's text. The newest
+	 * trace is the heartbeats' (the traces themselves are read for it
+	 * only where no heartbeat tells of any: written without a name) */
 	snprintf(sql, sizeof(sql),
-		 "SELECT (SELECT max(first_ts) FROM traces),"
+		 "SELECT coalesce((SELECT max(newest) FROM analyzers),"
+		 " (SELECT max(first_ts) FROM traces)),"
 		 " (SELECT count(*) FROM analyzers WHERE name <> '%s'),"
+		 " (SELECT count(*) FROM analyzers WHERE name <> '%s' AND history = 'all'),"
 		 " (SELECT count(*) FROM analyzers WHERE session IS NOT NULL AND seen >= %" PRIu64
 		 "), (SELECT max(lag) FROM analyzers WHERE session IS NOT NULL)",
-		 own ? own : "", recent > INT64_MAX ? (uint64_t)INT64_MAX : recent);
+		 own ? own : "", own ? own : "", recent > INT64_MAX ? (uint64_t)INT64_MAX : recent);
 	memset(p, 0, sizeof(*p));
 	return hs_store_query_ro(st, sql, &rows, f->err, sizeof(f->err)) == 0 ? 0 : -1;
 }
@@ -262,6 +292,7 @@ static void tick(uv_timer_t *h)
 	f->err[0] = '\0';
 	f->failed_since = 0;
 	f->others = p.others;
+	f->others_all = p.others_all;
 	if (!f->on && ctx->set.view != HS_VIEW_FABRIC && !p.others)
 		return;
 	if (!p.have_head)
@@ -281,9 +312,10 @@ static void tick(uv_timer_t *h)
 	uint64_t window = ctx->set.trace_timeout_ns ? ctx->set.trace_timeout_ns : HS_NS_PER_SEC;
 	uint64_t to, settle = 2 * window + COMMIT_NS + p.lag;
 	f->settled = p.running == 0;
-	if (f->settled || now - f->head_seen > settle) {
-		/* nothing captures, or nothing new was stored for longer than
-		 * a part takes to be: what is there is whole */
+	if (f->settled || now - f->head_seen > settle + HS_HEARTBEAT_NS) {
+		/* nothing captures, or no heartbeat told of a newer trace for
+		 * longer than a part takes to be stored and to be told of:
+		 * what is there is whole */
 		to = p.head + 1;
 	} else {
 		to = p.head > settle ? p.head - settle : 0;

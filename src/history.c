@@ -184,6 +184,11 @@ int sq_heartbeat(struct sq_store *st, const struct hs_heartbeat *hb)
 	if (hb->lag_ns)
 		sqlite3_bind_int64(s, 8, (sqlite3_int64)hb->lag_ns);
 	sqlite3_bind_int64(s, 9, (sqlite3_int64)hb->lost);
+	uint64_t newest = sq_newest(st);
+	if (newest)
+		sqlite3_bind_int64(s, 10, (sqlite3_int64)newest);
+	if (hb->history)
+		sqlite3_bind_text(s, 11, hb->history, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(s);
 	sqlite3_finalize(s);
 	return rc == SQLITE_DONE ? 0 : -1;

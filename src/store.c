@@ -310,8 +310,7 @@ static const char schema_v11[] =
  * (its name: 'set analyzer', --name, else the host name; NULL in rows
  * written before), and each analyzer's health is one row of analyzers,
  * written again every few seconds (its heartbeat) */
-#define ANALYZERS_V12 \
-	"CREATE TABLE analyzers (" \
+#define ANALYZERS_V12_COLS \
 	" name TEXT PRIMARY KEY," \
 	" session INTEGER,"			/* its running capture's, NULL: none */ \
 	" seen INTEGER NOT NULL,"		/* wall clock of the heartbeat, ns */ \
@@ -320,7 +319,8 @@ static const char schema_v11[] =
 	" rate REAL NOT NULL,"			/* packets a second since the last one */ \
 	" queued INTEGER NOT NULL,"		/* rows not yet written: its history lag */ \
 	" lag INTEGER,"				/* age of the oldest of them, ns */ \
-	" lost INTEGER NOT NULL);"		/* rows it could not store */
+	" lost INTEGER NOT NULL"		/* rows it could not store */
+#define ANALYZERS_V12 "CREATE TABLE analyzers (" ANALYZERS_V12_COLS ");"
 #define HOPS_V12_VIEW \
 	"CREATE VIEW hops(trace, idx, switch, addr, ts, hw_ts, ttl, tos, session, analyzer) AS" \
 	" SELECT t.id, h.key, m.switch, m.addr," \
@@ -403,6 +403,19 @@ static const char schema_v15[] =
  * a time (store_pg.c); nothing changes here */
 static const char schema_v16[] = "";
 
+/* version 17: an analyzer's heartbeat says the first copy's time of the
+ * newest trace it stored (NULL: none yet), which a fabric view asks for
+ * where it read every trace's (a scan of them all each second), and the
+ * history it keeps (default, all or off: which of its traces the view can
+ * have; NULL, not told). A heartbeat written before takes what its
+ * analyzer's traces say. */
+#define ANALYZERS_V17_COLS ", newest INTEGER, history TEXT"
+static const char schema_v17[] =
+	"ALTER TABLE analyzers ADD COLUMN newest INTEGER;"
+	"ALTER TABLE analyzers ADD COLUMN history TEXT;"
+	"UPDATE analyzers SET newest = (SELECT max(first_ts) FROM traces t"
+	" WHERE t.analyzer = analyzers.name);";
+
 /* A new file (no tables yet) is made at the latest version at once, as
  * the migrations would leave it (the same tables, columns in the same
  * order, indexes and view; test_store checks): each of their ALTER TABLEs
@@ -420,7 +433,7 @@ static const char schema_new[] =
 	"CREATE TABLE control (" CONTROL_V6_COLS ", analyzer TEXT);"
 	"CREATE INDEX control_by_ts ON control(ts);"
 	MIRROR_SOURCES_V9
-	ANALYZERS_V12
+	"CREATE TABLE analyzers (" ANALYZERS_V12_COLS ANALYZERS_V17_COLS ");"
 	HOPS_V12_VIEW
 	FLOWS_PROBES_V15;
 
@@ -437,6 +450,7 @@ static const struct migration {
 	{ schema_v9, schema_v9_fill, schema_v9_after }, { schema_v10, NULL, NULL },
 	{ schema_v11, NULL, NULL }, { schema_v12, NULL, NULL }, { schema_v13, NULL, NULL },
 	{ schema_v14, NULL, NULL }, { schema_v15, NULL, NULL }, { schema_v16, NULL, NULL },
+	{ schema_v17, NULL, NULL },
 };
 
 #define FILL_IDS 65536		/* trace ids per step of a fill */
@@ -484,6 +498,9 @@ struct sq_store {
 	bool batch_lost;	/* SQLite rolled the batch back: the next commit fails */
 	size_t pending;
 	uint64_t written, lost;
+	/* the first copy's time of the newest trace committed, and of those
+	 * in the batch (0: none): the heartbeat's newest */
+	uint64_t newest, newest_batch;
 	char errmsg[512];
 };
 
@@ -873,6 +890,7 @@ static void check_rollback(struct sq_store *st)
 		st->batch_lost = true;
 		st->lost += st->pending;
 		st->pending = 0;
+		st->newest_batch = 0;
 		st->ntrows = 0;
 		for (unsigned j = 0; j < st->nfrows; j++)
 			st->frows[j].f->row = 0;	/* its next write inserts it */
@@ -1185,6 +1203,9 @@ int sq_trace(struct sq_store *st, int64_t session, const struct hs_trace *t,
 	if (hs_store_row_fill(&st->trows[st->ntrows], session, t, topo, &st->src, source_of,
 			      st) < 0)
 		return -1;
+	const struct hs_store_row *r = &st->trows[st->ntrows];
+	if (r->have_ts && r->first > st->newest_batch)
+		st->newest_batch = r->first;
 	st->pending++;
 	if (++st->ntrows == BATCH_ROWS)
 		flush_traces(st);	/* a failure is the batch's, reported by its commit */
@@ -1340,9 +1361,13 @@ int sq_commit(struct sq_store *st)
 		st->in_tx = false;
 		st->lost += st->pending;
 		st->pending = 0;
+		st->newest_batch = 0;
 		return -1;
 	}
 	st->in_tx = false;
+	if (st->newest_batch > st->newest)
+		st->newest = st->newest_batch;
+	st->newest_batch = 0;
 	if (lost)
 		return -1;
 	size_t n = st->pending;
@@ -1731,4 +1756,10 @@ int sq_prune(struct sq_store *st, uint64_t now_wall, int64_t live, unsigned budg
 		more = res->traces + res->flows + res->sessions + res->probes + res->other >
 		       before.traces + before.flows + before.sessions + before.probes + before.other;
 	return more ? 1 : 0;
+}
+
+/* the heartbeat's newest: what it commits with is taken with it */
+uint64_t sq_newest(const struct sq_store *st)
+{
+	return st->newest > st->newest_batch ? st->newest : st->newest_batch;
 }

@@ -36,11 +36,14 @@ static inline const char *hs_store_probe_an(const struct hs_store *st)
  * parameters are written (?N or $N) */
 #define HS_HEARTBEAT_SQL(P) \
 	"INSERT INTO analyzers(name, session, seen, packets, kernel_drops, rate, queued, lag," \
-	" lost) VALUES (" P "1, " P "2, " P "3, " P "4, " P "5, " P "6, " P "7, " P "8, " P "9)" \
+	" lost, newest, history) VALUES (" P "1, " P "2, " P "3, " P "4, " P "5, " P "6, " \
+	P "7, " P "8, " P "9, " P "10, " P "11)" \
 	" ON CONFLICT (name) DO UPDATE SET session = excluded.session, seen = excluded.seen," \
 	" packets = excluded.packets, kernel_drops = excluded.kernel_drops," \
 	" rate = excluded.rate, queued = excluded.queued, lag = excluded.lag," \
-	" lost = excluded.lost"
+	" lost = excluded.lost, newest = CASE WHEN analyzers.newest > excluded.newest" \
+	" THEN analyzers.newest ELSE coalesce(excluded.newest, analyzers.newest) END," \
+	" history = excluded.history"
 
 /* a traceroute path reader (hs_store_paths_open) begins the same way */
 struct hs_store_paths {
@@ -125,6 +128,9 @@ int sq_commit(struct sq_store *st);
 size_t sq_pending(const struct sq_store *st);
 int sq_begin(struct sq_store *st, bool wait);
 uint64_t sq_written(const struct sq_store *st);
+/* the first copy's time of the newest trace stored (or in the open
+ * transaction, which a heartbeat joins), 0 none */
+uint64_t sq_newest(const struct sq_store *st);
 uint64_t sq_lost(const struct sq_store *st);
 int sq_trace_names(struct sq_store *st, const char *pfx, int max,
 		   void (*fn)(void *arg, const char *name), void *arg);

@@ -46,7 +46,7 @@
 #include "store_int.h"
 #include "pq.h"
 
-#define PG_SCHEMA 16
+#define PG_SCHEMA 17
 _Static_assert(PG_SCHEMA == HS_STORE_SCHEMA,
 	       "a schema version of SQLite's is one of PostgreSQL's too: add its step to pg_steps");
 
@@ -237,6 +237,12 @@ static const char pg_schema_v15[] =
 static const char pg_schema_v16[] =
 	"ALTER SEQUENCE traces_ids INCREMENT BY " PG_STR(PG_ID_BLOCK) ";";
 
+/* version 17: store.c's, the heartbeat's newest trace and history setting */
+static const char pg_schema_v17[] =
+	"ALTER TABLE analyzers ADD COLUMN newest bigint, ADD COLUMN history text;"
+	"UPDATE analyzers a SET newest = m.newest FROM (SELECT analyzer, max(first_ts) AS newest"
+	" FROM traces GROUP BY analyzer) m WHERE m.analyzer = a.name;";
+
 /* the steps from one schema version to another, taken in turn; a database
  * made by this hopscope starts at 0 (no tables) and takes the first */
 static const struct pg_step {
@@ -249,6 +255,7 @@ static const struct pg_step {
 	{ 13, 14, pg_schema_v14 },
 	{ 14, 15, pg_schema_v15 },
 	{ 15, 16, pg_schema_v16 },
+	{ 16, 17, pg_schema_v17 },
 };
 
 /* the rows buffered for COPY, one buffer a table; a flow's first row
@@ -327,6 +334,9 @@ struct pg_store {
 	struct hs_store_row row;
 	size_t pending;		/* rows in the buffers */
 	uint64_t written, lost;
+	/* the first copy's time of the newest trace the server took, of
+	 * those in copy, of those in fly (0: none): the heartbeat's newest */
+	uint64_t newest, copy_newest, fly_newest;
 	uint64_t retry_at;	/* monotonic ns: no reconnection before */
 	char errmsg[512];
 };
@@ -567,6 +577,7 @@ static void drop_rows(struct pg_store *st)
 {
 	st->lost += st->pending;
 	st->pending = 0;
+	st->copy_newest = 0;
 	for (int i = 0; i < C__COUNT; i++)
 		st->copy[i].len = 0;
 	st->days.n = 0;
@@ -610,6 +621,13 @@ static int answer(struct pg_store *st)
 	bool half_waits = !half_ok && PQstatus(st->conn2) != CONNECTION_OK;
 
 	st->written += (own_ok ? n - nh : 0) + (nh && half_ok ? nh : 0);
+	/* the newest taken only with the whole batch; what waits for the
+	 * server again goes with the rows written since */
+	if (own_ok && half_ok && st->fly_newest > st->newest)
+		st->newest = st->fly_newest;
+	else if ((own_waits || half_waits) && st->fly_newest > st->copy_newest)
+		st->copy_newest = st->fly_newest;
+	st->fly_newest = 0;
 	st->lost += (!own_ok && !own_waits ? n - nh : 0) + (!half_ok && !half_waits ? nh : 0);
 	/* the traces of a part that waits stay, the others' go */
 	if (nh && !half_waits) {
@@ -1085,6 +1103,8 @@ int pg_trace(struct pg_store *st, int64_t session, const struct hs_trace *t,
 		}
 		put_u64(b, r->first);
 		put_u64(b, r->last);
+		if (r->first > st->copy_newest)
+			st->copy_newest = r->first;
 	} else {
 		put_null(b);
 		put_null(b);
@@ -1483,6 +1503,8 @@ int pg_commit(struct pg_store *st)
 	st->fly_days = st->days;
 	st->days = d;
 	st->last_day = INT64_MIN;	/* each batch names its days */
+	st->fly_newest = st->copy_newest;
+	st->copy_newest = 0;
 	st->fly_rows = n;
 	st->pending = 0;
 	if (st->sender_ok) {
@@ -2044,15 +2066,18 @@ int pg_event(struct pg_store *st, int64_t session, uint64_t ts_ns, int64_t alert
 
 int pg_heartbeat(struct pg_store *st, const struct hs_heartbeat *hb)
 {
-	char b[8][32];
+	char b[9][32];
+
+	answer(st);	/* the batch in flight is stored, or not, before it says */
 	const char *vals[] = { hs_store_an(&st->base), hb->session > 0 ? I64(b[0], hb->session) : NULL,
 			       U64(b[1], hb->seen_ns), U64(b[2], hb->packets),
 			       U64(b[3], hb->kernel_drops), b[4], U64(b[5], hb->queued),
-			       hb->lag_ns ? U64(b[6], hb->lag_ns) : NULL, U64(b[7], hb->lost) };
+			       hb->lag_ns ? U64(b[6], hb->lag_ns) : NULL, U64(b[7], hb->lost),
+			       st->newest ? U64(b[8], st->newest) : NULL, hb->history };
 	PGresult *r;
 
 	snprintf(b[4], sizeof(b[4]), "%.17g", hb->rate);
-	r = exec_params(st, "cannot write to", HS_HEARTBEAT_SQL("$"), 9, vals);
+	r = exec_params(st, "cannot write to", HS_HEARTBEAT_SQL("$"), 11, vals);
 	PQclear(r);
 	return r ? 0 : -1;
 }

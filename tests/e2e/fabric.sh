@@ -147,6 +147,20 @@ for r in rows:
 	grep -E '"(dropped|looped)"' "$tmp/one.set" >"$tmp/one.bad"
 	check "$split, default history: the dropped and looped traces of one analyzer" \
 		eval '[ -s "$tmp/one.bad" ] && cmp -s "$tmp/one.bad" "$tmp/fab.bad"'
+	[ $split = sw ] || continue
+	# a console following the history says what it holds of the others',
+	# by the history their heartbeats say they keep
+	hs --db "$url" -c 'set analyzer an0; set view fabric; sleep 1.5; capture status'
+	check "view fabric over analyzers with the default history: said exactly" \
+		has "^               the other analyzers. traces as they store them: only drops, loops, probes, matches and partial paths (none keeps .set history all.)$" "$tmp/out"
+	psql -c "update analyzers set history = 'all' where name = 'an2'"
+	hs --db "$url" -c 'set analyzer an0; set view fabric; sleep 1.5; capture status --json'
+	check "view fabric, one of two others keeping every trace: said exactly" \
+		eval 'has "\"view_others\":2,\"view_others_all\":1," "$tmp/out" &&
+			has "\"name\":\"an2\",.*\"history\":\"all\"" "$tmp/out"'
+	hs --db "$url" -c 'set analyzer an0; set view fabric; sleep 1.5; capture status'
+	check "view fabric, one of two others keeping every trace: the note says which" \
+		has "^               the other analyzers. traces as they store them: every one of the 1 that keeps .set history all., only drops, loops, probes, matches and partial paths of the 1 that does not$" "$tmp/out"
 done
 
 # one console attached to ONE of two daemons answers for the fabric: the
@@ -241,16 +255,28 @@ status_says() {
 # the view settles: nothing captures any more, all of the history is in
 status_says '^view .*no capture runs: all of it'
 cp "$tmp/out" "$tmp/status"
+# following costs the history no read of its traces while nothing is
+# stored: the newest stored trace is the heartbeats' to say (the server
+# counts a connection's reads when it next ends a statement a second after
+# it counted them last: the view's own, each second)
+scans() { psql -c "select coalesce(sum(seq_scan), 0) from pg_stat_user_tables
+	where relname like 'traces%'"; }
+sleep 3
+s1=$(scans)
+sleep 4
+s2=$(scans)
+check "a settled view reads no traces to follow the history ($s1 then $s2 scans of them)" \
+	[ "$s1" = "$s2" ]
 check "capture status: the view follows the other analyzer, not behind" \
 	has '^view           auto: [1-9][0-9]* traces from the history (1 other analyzer), 0ns behind' \
 	"$tmp/status"
-# what the view holds of the others' traces is theirs to say: what they
-# store (with the default history, not their delivered ones): said where
-# the traces are counted
+# what the view holds of the others' traces is theirs to say, as their
+# heartbeats tell the history they keep: said where the traces are counted
 hs --attach "$tmp/an1.sock" -c 'traces limit 1'
-check "capture status and traces: the view holds the others' traces as they store them" \
-	eval 'has "^               the other analyzers. traces as they store them: only drops, loops, probes, matches and partial paths, unless they keep .set history all.$" "$tmp/status" &&
-		has "^(the fabric view: the other analyzers. traces as they store them: only drops" "$tmp/out"'
+check "capture status and traces: the other analyzer keeps every trace, and the view says so" \
+	eval 'has "^               every trace of the other analyzer: it keeps .set history all.$" "$tmp/status" &&
+		has "^(the fabric view: every trace of the other analyzer: it keeps .set history all.)$" "$tmp/out" &&
+		has "^  an2 .* not stored, history all$" "$tmp/status"'
 hs --attach "$tmp/an1.sock" -c 'export ndjson -; drops; loops'
 grep '^{' "$tmp/out" >"$tmp/att.ndjson"
 norm "$tmp/att.ndjson" >"$tmp/att.set"

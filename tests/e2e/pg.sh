@@ -83,6 +83,10 @@ done
 check "set analyzer: the flows' sessions name it" \
 	[ "$(psql -c "select count(*) > 0 from flows f join sessions s on s.id = f.session
 		where s.analyzer = 'pgtest'")" = t ]
+check "its heartbeat tells of its newest stored trace and the history it keeps" \
+	[ "$(psql -c "select a.newest = max(t.first_ts), a.history from analyzers a
+		join traces t on t.analyzer = a.name where a.name = 'pgtest'
+		group by a.newest, a.history")" = "t|default" ]
 
 # Analyzers number their probes each on its own: two that gave a probe the
 # same number each keep their own rows, on both engines, and the listing
@@ -364,6 +368,7 @@ psql -c "insert into probes(probe_id, seq, kind, sent, outcome, analyzer)
 	-c 'alter table probes alter analyzer drop not null, alter analyzer drop default' \
 	-c "update probes set analyzer = null where analyzer = ''" \
 	-c 'alter table flows add column analyzer text' \
+	-c 'alter table analyzers drop column newest, drop column history' \
 	-c 'update hopscope_schema set version = 14'
 nflows=$(psql -c 'select count(*) from flows')
 hs --db "$url" -c 'history probes'

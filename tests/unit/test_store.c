@@ -393,8 +393,14 @@ static const char undo_v8[] =
 	" PRIMARY KEY (trace, idx));"
 	"CREATE INDEX traces_by_outcome ON traces(outcome);";
 
-/* an empty history as version 14 left it */
-static void make_v14(const char *path)
+/* what a version 16 history looked like: heartbeats told of no trace
+ * and no history setting */
+static const char undo_v17[] =
+	"ALTER TABLE analyzers DROP COLUMN newest;"
+	"ALTER TABLE analyzers DROP COLUMN history;";
+
+/* an empty history as version 16 left it */
+static void make_v16(const char *path)
 {
 	char err[512];
 	struct hs_store *st = hs_store_open(path, err, sizeof(err));
@@ -402,6 +408,14 @@ static void make_v14(const char *path)
 	if (!st)
 		fail_msg("%s", err);
 	hs_store_close(st);
+	exec(path, undo_v17);
+	exec(path, "PRAGMA user_version = 16");
+}
+
+/* an empty history as version 14 left it */
+static void make_v14(const char *path)
+{
+	make_v16(path);
 	exec(path, undo_v15);
 	exec(path, "PRAGMA user_version = 14");
 }
@@ -1372,6 +1386,81 @@ static void test_analyzer_rows(void **state)
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM probes WHERE analyzer = 'an1'"), 2);
 }
 
+static struct hs_heartbeat beat(const char *history)
+{
+	struct hs_heartbeat hb = { .session = 1, .seen_ns = T0, .packets = 5, .history = history };
+
+	return hb;
+}
+
+/* A heartbeat tells of the newest trace its analyzer stored (what a
+ * fabric view reads instead of every trace's time): of those its
+ * transaction commits, none of a batch lost; a later start of the same
+ * analyzer with older traces does not take it back. It says the history
+ * kept too. */
+static void test_heartbeat_newest(void **state)
+{
+	struct fixture *f = *state;
+	struct hs_store *st = open_ok(f->path);
+	struct hs_trace t;
+	struct hs_heartbeat hb = beat("all");
+	static const char q[] = "SELECT newest FROM analyzers WHERE name = 'an1'";
+
+	hs_store_set_analyzer(st, "an1");
+	int64_t sess = hs_store_session_begin(st, "a.pcap", NULL, T0);
+	assert_int_equal(hs_store_begin(st, true), 0);
+	assert_int_equal(hs_store_heartbeat(st, &hb), 0);
+	assert_int_equal(hs_store_commit(st), 0);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM analyzers WHERE name = 'an1'"
+			     " AND newest IS NULL AND history = 'all'"), 1);
+	for (uint64_t i = 1; i <= 3; i++) {
+		mktrace(&t, i, NULL);
+		t.hops[0].ts_ns = T0 + (i == 2 ? 9 : i) * HS_NS_PER_SEC;
+		assert_int_equal(hs_store_trace(st, sess, &t, NULL), 0);
+	}
+	hb = beat("default");
+	assert_int_equal(hs_store_heartbeat(st, &hb), 0);	/* in the batch, with them */
+	assert_int_equal(hs_store_commit(st), 3);
+	assert_int_equal(q1(f->path, q), (int64_t)(T0 + 9 * HS_NS_PER_SEC));
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM analyzers WHERE history = 'default'"), 1);
+	hs_store_close(st);
+
+	st = open_ok(f->path);		/* the analyzer again, reading older packets */
+	hs_store_set_analyzer(st, "an1");
+	sess = hs_store_session_begin(st, "b.pcap", NULL, T0);
+	mktrace(&t, 1, NULL);
+	assert_int_equal(hs_store_trace(st, sess, &t, NULL), 0);
+	assert_int_equal(hs_store_commit(st), 1);
+	hb = beat(NULL);
+	assert_int_equal(hs_store_heartbeat(st, &hb), 0);
+	hs_store_close(st);
+	assert_int_equal(q1(f->path, q), (int64_t)(T0 + 9 * HS_NS_PER_SEC));
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM analyzers WHERE history IS NULL"), 1);
+}
+
+/* A version 16 history: each analyzer's heartbeat takes the newest of
+ * the traces it stored, and says no history setting */
+static void test_migrate_v16_newest(void **state)
+{
+	struct fixture *f = *state;
+
+	make_v16(f->path);
+	exec(f->path,
+	     "INSERT INTO sessions(id, started, source) VALUES (1, 1, 'old.pcap');"
+	     "INSERT INTO traces(id, session, trace_no, src, dst, proto, first_ts, last_ts, outcome,"
+	     " nhops, flags, analyzer) VALUES"
+	     " (1, 1, 1, 'a', 'b', 6, 1000, 1000, 'dropped', 0, 0, 'an1'),"
+	     " (2, 1, 2, 'a', 'b', 6, 3000, 3000, 'dropped', 0, 0, 'an1'),"
+	     " (3, 1, 3, 'a', 'b', 6, 5000, 5000, 'dropped', 0, 0, 'an2');"
+	     "INSERT INTO analyzers(name, seen, packets, kernel_drops, rate, queued, lost) VALUES"
+	     " ('an1', 1, 0, 0, 0, 0, 0), ('an3', 1, 0, 0, 0, 0, 0);");
+	hs_store_close(open_ok(f->path));
+	assert_int_equal(q1(f->path, "PRAGMA user_version"), HS_STORE_SCHEMA);
+	assert_int_equal(q1(f->path, "SELECT newest FROM analyzers WHERE name = 'an1'"), 3000);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM analyzers WHERE name = 'an3'"
+			     " AND newest IS NULL AND history IS NULL"), 1);
+}
+
 /* A version 14 history: flows lose their analyzer (their session's row
  * names it) and keep the rest; probes and their hops are keyed by analyzer
  * too, '' for a probe written without a name. */
@@ -1631,6 +1720,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_many_sources, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_v8_sources, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_v11_analyzers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_heartbeat_newest, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_migrate_v16_newest, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_analyzer_rows, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_v14_analyzer_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_probe_ids_per_analyzer, setup, teardown),
