@@ -56,6 +56,13 @@ int hs_privs_drop(const struct hs_privs *p, char *err, size_t errlen);
 void hs_privs_give(const struct hs_privs *p, const char *path,
 		   void (*warn)(void *arg, const char *msg), void *arg);
 
+/* A directory root made for the one who drops it (a daemon's socket's,
+ * given to p's user), in a directory that user cannot write to: removed
+ * once that process ends, however it ends, by a process forked now that
+ * keeps root for that alone (it waits for its parent's end, then removes
+ * the directory if it is the same one and empty). 0, or -1 with err. */
+int hs_privs_rmdir_at_end(const char *dir, char *err, size_t errlen);
+
 /* ---- the broker -------------------------------------------------------- */
 
 /* the driver's result; out and err are not NUL-terminated */

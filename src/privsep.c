@@ -575,6 +575,57 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 		uv_unref((uv_handle_t *)&bk.pipe);
 }
 
+int hs_privs_rmdir_at_end(const char *dir, char *err, size_t errlen)
+{
+	struct stat was = { 0 };
+	int fd[2];
+	pid_t pid;
+
+	if (lstat(dir, &was) < 0) {
+		snprintf(err, errlen, "cannot watch the directory '%s': %s", dir, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(was.st_mode)) {
+		snprintf(err, errlen, "cannot watch the directory '%s': not a directory", dir);
+		return -1;
+	}
+	if (pipe2(fd, O_CLOEXEC) < 0) {
+		snprintf(err, errlen, "cannot watch the directory '%s': %s", dir, strerror(errno));
+		return -1;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		snprintf(err, errlen, "cannot watch the directory '%s': %s", dir, strerror(errno));
+		close(fd[0]);
+		close(fd[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		char b;
+		struct stat now;
+
+		prctl(PR_SET_NAME, "hopscope-rmdir");
+		close(fd[1]);
+		if (dup2(fd[0], 3) < 0)
+			_exit(1);
+		close_range(0, 2, 0);
+		close_range(4, ~0U, 0);	/* the daemon's loop, files and sockets */
+		signal(SIGINT, SIG_IGN);
+		signal(SIGTERM, SIG_IGN);	/* the daemon's to take: this ends with it */
+		/* nothing is ever written: the read ends when the last holder of
+		 * the other end, the daemon, does */
+		while (read(3, &b, 1) < 0 && errno == EINTR)
+			;
+		if (lstat(dir, &now) == 0 && S_ISDIR(now.st_mode) && now.st_dev == was.st_dev &&
+		    now.st_ino == was.st_ino)
+			rmdir(dir);	/* not when something was left in it */
+		_exit(0);
+	}
+	close(fd[0]);	/* fd[1] stays open, unused, until this process ends */
+	return 0;
+}
+
 int hs_broker_start(uv_loop_t *loop, const char *const *drivers, const char *state,
 		    char *err, size_t errlen)
 {

@@ -181,6 +181,7 @@ static struct serve {
 	struct hs_ctx *ctx;
 	const char *config;
 	char *sock_path;
+	char *sock_dir;			/* its directory, when the daemon made it */
 	unsigned mode;
 	bool has_group;
 	gid_t gid;
@@ -1710,6 +1711,10 @@ static int sock_dir(struct hs_ctx *ctx, const char *path)
 		     sv.privs.user);
 	else
 		slog("info", "made the socket's directory '%s'", dir);
+	if (rc == 0) {
+		sv.sock_dir = dir;	/* removed at the daemon's end */
+		return 0;
+	}
 	free(dir);
 	return rc;
 }
@@ -1797,6 +1802,10 @@ static int drop_root(struct hs_ctx *ctx)
 	}
 	if (hs_ctx_store_early(ctx) && !sv.db_existed && !hs_store_is_pg(ctx->set.db_path))
 		hs_privs_give(&sv.privs, ctx->set.db_path, NULL, NULL);
+	/* the socket's directory it made: its user may not remove it from
+	 * where it is, so a process that stays root does at the end */
+	if (sv.sock_dir && hs_privs_rmdir_at_end(sv.sock_dir, err, sizeof(err)) < 0)
+		return out_err(ctx->out, "%s", err);
 	if (hs_privs_drop(&sv.privs, err, sizeof(err)) < 0)
 		return out_err(ctx->out, "%s", err);
 	slog("info", "running as user '%s' (uid %u), keeping CAP_NET_RAW only", sv.privs.user,
@@ -2018,6 +2027,10 @@ int hs_serve_main(int argc, char **argv)
 	if (sv.listening) {
 		uv_close((uv_handle_t *)&sv.listener, NULL);
 		unlink(sv.sock_path);
+		/* the directory it made goes too, empty (after a drop of root,
+		 * by the process kept for it, once this one ended) */
+		if (sv.sock_dir && !sv.privs.drop)
+			rmdir(sv.sock_dir);
 	}
 	if (sv.tcp_listening)
 		uv_close((uv_handle_t *)&sv.tcp_listener, NULL);
@@ -2050,6 +2063,7 @@ out:
 	if (sv.tcp)
 		hs_tls_conf_free(&sv.tls);
 	free(sv.sock_path);
+	free(sv.sock_dir);
 	free(sv.lab_dir);
 	free(sv.user);
 	free(sv.recent);

@@ -522,6 +522,11 @@ if id nobody >/dev/null 2>&1; then
 	check "and it stops cleanly, its session ended, its socket removed" \
 		eval 'has "^info: stopped: exit status 0" "$tmp/log" && [ ! -e "$ZSOCK" ] &&
 			[ "$(sqlite3 "$tmp/z.db" "select count(*) from sessions where ended is null")" -eq 0 ]'
+	# the directory it made, which nobody may not remove from where it
+	# is, goes once the daemon ended (by the process kept for it)
+	i=0
+	while [ -e "$tmp/run" ] && [ $i -lt 40 ]; do sleep 0.05; i=$((i + 1)); done
+	check "the socket's directory it made is removed after it stopped" [ ! -e "$tmp/run" ]
 fi
 
 # --- watch in an attached console: the daemon's feed -------------------------------------
