@@ -460,6 +460,21 @@ static void tell_error(struct hs_probe_run *r, const char *fmt, ...)
 		r->cb.error(r->cb.arg, msg);
 }
 
+static uint64_t wait_ns(const struct hs_probe_run *r);
+
+/* A packet's copies are seen after it was sent (the switches' clocks a
+ * second apart at most) and before it is waited for no longer. Its
+ * number and sequence number say which packet of which run, but not
+ * whose: another analyzer of the fabric numbers its own probes, and may
+ * give one the same number, its traces read from the shared history (the
+ * fabric view) as this analyzer's copies of its own probes mirrored there
+ * are; of those, the ones seen outside the packet's time are not its. */
+static bool in_time(const struct hs_probe_run *r, const struct hs_probe_pkt *pk, uint64_t first)
+{
+	return !first || (first + HS_NS_PER_SEC >= pk->sent_ns &&
+			  first <= pk->sent_ns + wait_ns(r) + HS_NS_PER_SEC);
+}
+
 /* the packet a closed trace belongs to */
 static struct hs_probe_slot *match_slot(struct hs_probe_run *r, const struct hs_trace *t)
 {
@@ -468,6 +483,8 @@ static struct hs_probe_slot *match_slot(struct hs_probe_run *r, const struct hs_
 
 	for (unsigned i = 0; i < used; i++) {
 		const struct hs_probe_pkt *pk = &r->slot[i].pk;
+		if (!in_time(r, pk, first))
+			continue;
 		if (r->s.proto == 6 && t->seq == pk->tcp_seq && t->ip_id == pk->ip_id)
 			return &r->slot[i];
 		if (r->s.proto != 6 && !r->s.have_ip_id && t->ip_id == pk->ip_id)
@@ -476,8 +493,7 @@ static struct hs_probe_slot *match_slot(struct hs_probe_run *r, const struct hs_
 	/* same IP ID on every packet (id N): the oldest packet still waiting */
 	if (r->s.proto != 6 && r->s.have_ip_id)
 		for (unsigned i = 0; i < used; i++)
-			if (r->slot[i].r.outcome == HS_PROBE_PENDING &&
-			    (!first || r->slot[i].pk.sent_ns <= first + HS_NS_PER_SEC))
+			if (r->slot[i].r.outcome == HS_PROBE_PENDING && in_time(r, &r->slot[i].pk, first))
 				return &r->slot[i];
 	return NULL;
 }

@@ -408,4 +408,34 @@ check "set view fabric where there is no history: none is made for it" \
 hs --db "$tmp/nothing.db" -c 'history load'
 check "history load of no history: said, none made" \
 	eval 'failed_cleanly && has "no history at" "$tmp/err" && [ ! -e "$tmp/nothing.db" ]'
+
+# A probe's copies another analyzer stored are the probe's when the view
+# reads them, but another analyzer's own probe given the same number (and
+# so the same IP ID) is not: its copies were seen before this one was
+# sent. The probe goes to this host's loopback with no capture, so only
+# the view's traces can be its copies: a UDP probe is known by its IP ID,
+# the number's (probe.c: the upper half of the number times 2654435761,
+# plus the packet's sequence number).
+hs --db "$tmp/probe.db" -c "set analyzer other; capture start $top_srcdir/share/sample/sample.pcap"
+[ "$st" -eq 0 ] || hard "cannot make the probe's history: $(cat "$tmp/err")"
+ipid=$(python3 -c 'print((4242 * 2654435761 % 2**32 >> 16) % 65536)')
+stored() { # stored NO FIRST_NS: a copy of probe 4242's packet that 'other' stored
+	sqlite3 "$tmp/probe.db" "insert into traces(session, trace_no, src, dst, proto, sport,
+		dport, ip_id, tcp_flags, len, first_ts, last_ts, outcome, nhops, flags, probe_id,
+		hop_list, analyzer) select 1, $1, '127.0.0.1', '127.0.0.1', 17, 5000, 9, $ipid, 0,
+		60, $2, $2, 'delivered', 1, 1, 4242, '[[' || min(id) || ',0,null,64,0,1]]', 'other'
+		from mirror_sources; update analyzers set newest = $2 where name = 'other'"
+}
+probe4242() {
+	HOPSCOPE_TEST_PROBE_ID=4242 hs --db "$tmp/probe.db" -c 'set analyzer me; set view fabric;
+		history sessions; probe udp 127.0.0.1:5000 > 127.0.0.1:9 count 1 timeout 3s'
+}
+stored 100001 $(($(date +%s%N) - 30000000000))
+probe4242
+check "another analyzer's probe of the same number, seen before this one was sent, is not its copy" \
+	eval '[ "$st" -eq 0 ] && has "^probe 4242 seq 0: lost (no copy seen)$" "$tmp/out"'
+stored 100002 $(($(date +%s%N) + 1500000000))
+probe4242
+check "a copy of this console's probe that another analyzer stored is its copy" \
+	eval '[ "$st" -eq 0 ] && has "^probe 4242 seq 0: seen  10.255.0.3" "$tmp/out"'
 finish
