@@ -1,9 +1,9 @@
 /* tracer.c - join the mirrored copies of one packet into a per-hop trace
  *
- * Open traces live in a pool allocated once. They are found through an
- * open-addressing hash index (linear probing, backward-shift deletion) and
- * kept on an intrusive list in order of last activity, so closing the quiet
- * ones walks only what it closes. Hops are stored compactly while a trace is
+ * Open traces live in a pool allocated once. They are found through a hash
+ * index of buckets, a cache line each, and kept on an intrusive list in
+ * order of last activity, so closing the quiet ones walks only what it
+ * closes. Hops are stored compactly while a trace is
  * open (mirror source interned to 16 bits, time as a 32-bit offset from the
  * first copy) and expanded into struct hs_trace when the trace closes, into a
  * fixed ring of closed traces. Nothing is allocated per packet.
@@ -19,6 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "tracer.h"
 
@@ -29,6 +32,29 @@
 #define MSRC_INDEX_MIN 1024		/* first index: 2 KiB, in L1 for a fabric's sources */
 #define IDENT_BYTES 32		/* L4 bytes hashed into an identity (TCP: options, then payload) */
 #define LEAF_CACHE 4096		/* destination address -> its ToR */
+
+/* The index of open traces: buckets of one cache line, BUCKET_ENTRIES
+ * entries of 32 bits and, in the last word, how many entries homed at or
+ * before the bucket were put past it when it was full. An entry is
+ * tag << slot_bits | pool slot, its tag the high bits of the trace's hash
+ * with the lowest of them set (so no entry is 0, which is empty); the
+ * bucket is the hash's low bits. A copy's lookup, a new trace's entry and
+ * a closing trace's removal each touch the one line, a bucket holding
+ * eight on average with the pool full (one in some two hundred then
+ * spills into the next), and nothing ever moves: the whole index is 8
+ * bytes per pool slot, a quarter of what linear probing took at a
+ * quarter full. */
+#define BUCKET_WORDS 16
+#define BUCKET_ENTRIES (BUCKET_WORDS - 1)
+#define BUCKET_PASSED BUCKET_ENTRIES
+
+/* a cache line: the index is mapped at a huge page's boundary
+ * (hs_xcalloc_big) */
+struct bucket {
+	uint32_t w[BUCKET_WORDS];
+};
+
+_Static_assert(sizeof(struct bucket) == 64, "a bucket is a cache line");
 
 /* one mirrored copy while the trace is open: 12 bytes */
 struct ohop {
@@ -78,11 +104,11 @@ struct hs_tracer {
 	uint32_t free_head;	/* free slots chained through next, NIL: none */
 	uint32_t pool_used;	/* slots [pool_used, pool_size) never used yet */
 	uint32_t nfree;
-	/* index entry: hash << 32 | pool slot + 1, 0 empty. The stored hash
-	 * lets a probe skip other traces and the backward shift find an entry's
-	 * home without touching the pool (a cache miss per entry otherwise) */
-	uint64_t *index;
-	uint32_t index_mask;
+	/* the entries' tags let a lookup skip other traces without touching
+	 * the pool (a cache miss per entry otherwise) */
+	struct bucket *index;
+	uint32_t index_mask;	/* buckets - 1 */
+	uint32_t slot_bits;	/* an entry's low bits: its pool slot */
 	uint32_t lru_head, lru_tail;	/* oldest activity first */
 
 	struct ohop (*ext)[EXT_HOPS];
@@ -343,11 +369,91 @@ static void lru_append(struct hs_tracer *tr, uint32_t i)
 	tr->lru_tail = i;
 }
 
+/* what the entries of traces of this hash have above their slot */
+static inline uint32_t entry_tag(const struct hs_tracer *tr, uint32_t hash)
+{
+	return (hash | 1u << tr->slot_bits) & ~((1u << tr->slot_bits) - 1);
+}
+
+static inline struct bucket *home_of(const struct hs_tracer *tr, uint32_t hash)
+{
+	return &tr->index[hash & tr->index_mask];
+}
+
+/* the entries of b whose bits under mask are want, as bits 0 to
+ * BUCKET_ENTRIES - 1: a branch per bucket, not per entry */
+static inline __attribute__((always_inline)) uint32_t bucket_match(const struct bucket *b,
+								   uint32_t mask, uint32_t want)
+{
+#ifdef __SSE2__
+	__m128i m = _mm_set1_epi32((int)mask), w = _mm_set1_epi32((int)want);
+	__m128i q0 = _mm_cmpeq_epi32(_mm_and_si128(_mm_loadu_si128((const __m128i *)b->w), m), w);
+	__m128i q1 = _mm_cmpeq_epi32(_mm_and_si128(_mm_loadu_si128((const __m128i *)b->w + 1), m), w);
+	__m128i q2 = _mm_cmpeq_epi32(_mm_and_si128(_mm_loadu_si128((const __m128i *)b->w + 2), m), w);
+	__m128i q3 = _mm_cmpeq_epi32(_mm_and_si128(_mm_loadu_si128((const __m128i *)b->w + 3), m), w);
+	uint32_t bits = (uint32_t)_mm_movemask_epi8(
+		_mm_packs_epi16(_mm_packs_epi32(q0, q1), _mm_packs_epi32(q2, q3)));
+#else
+	uint32_t bits = 0;
+	for (unsigned i = 0; i < BUCKET_ENTRIES; i++)
+		bits |= (uint32_t)((b->w[i] & mask) == want) << i;
+#endif
+	return bits & ((1u << BUCKET_ENTRIES) - 1);
+}
+
+static inline struct bucket *next_bucket(const struct hs_tracer *tr, const struct bucket *b)
+{
+	return &tr->index[(uint32_t)(b - tr->index + 1) & tr->index_mask];
+}
+
+/* a new trace's entry: in its home bucket, else the first after it with
+ * room, each full one passed counting it (there is always room: the
+ * buckets hold nearly twice the pool) */
+static void index_insert(struct hs_tracer *tr, uint32_t hash, uint32_t slot)
+{
+	struct bucket *b = home_of(tr, hash);
+	uint32_t room;
+
+	while (!(room = bucket_match(b, UINT32_MAX, 0))) {
+		b->w[BUCKET_PASSED]++;
+		b = next_bucket(tr, b);
+	}
+	b->w[__builtin_ctz(room)] = entry_tag(tr, hash) | slot;
+}
+
+/* the open trace of p (of this hash, identity and IP ID), NIL if none */
+static inline __attribute__((always_inline)) uint32_t index_find(const struct hs_tracer *tr,
+								 uint32_t hash,
+								 const struct hs_pkt *p,
+								 uint64_t ident, uint16_t ip_id)
+{
+	uint32_t tag = entry_tag(tr, hash), low = (1u << tr->slot_bits) - 1;
+	const struct bucket *b = home_of(tr, hash);
+
+	for (;;) {
+		for (uint32_t m = bucket_match(b, ~low, tag); m; m &= m - 1) {
+			uint32_t slot = b->w[__builtin_ctz(m)] & low;
+			if (same_packet(&tr->pool[slot], p, ident, ip_id))
+				return slot;
+		}
+		if (!b->w[BUCKET_PASSED])
+			return NIL;
+		b = next_bucket(tr, b);
+	}
+}
+
+/* a closing trace's entry, which is in the index */
 static void index_remove(struct hs_tracer *tr, uint32_t slot)
 {
-	uint32_t hash = tr->pool[slot].hash;
+	uint32_t hash = tr->pool[slot].hash, e = entry_tag(tr, hash) | slot;
+	struct bucket *b = home_of(tr, hash);
+	uint32_t at;
 
-	hs_index_remove(tr->index, tr->index_mask, (uint64_t)hash << 32 | (slot + 1));
+	while (!(at = bucket_match(b, UINT32_MAX, e))) {
+		b->w[BUCKET_PASSED]--;
+		b = next_bucket(tr, b);
+	}
+	b->w[__builtin_ctz(at)] = 0;
 }
 
 static struct ohop *hop_at(struct hs_tracer *tr, struct otrace *ot, unsigned i)
@@ -483,12 +589,7 @@ static inline __attribute__((always_inline)) void prefetch_head(struct hs_tracer
 		return;
 	}
 	const struct otrace *o2 = &tr->pool[o1->next];
-	/* its entry, and the next line when the entry's home is one of the
-	 * last two of its line: removing it reads on to the end of its cluster */
-	uint32_t home = o2->hash & tr->index_mask;
-	__builtin_prefetch(&tr->index[home], 1);
-	if ((home & 7) >= 6)
-		__builtin_prefetch(&tr->index[(home + 2) & tr->index_mask], 1);
+	__builtin_prefetch(home_of(tr, o2->hash), 1);
 	s[1] = (struct hs_soon){ o2->key_hash, o2->proto, false };
 	if (tr->cfg.on_soon)
 		tr->cfg.on_soon(tr->cfg.arg, s, 2);
@@ -607,14 +708,13 @@ struct hs_tracer *hs_tracer_new(const struct hs_tracer_cfg *cfg)
 	tr->pool = hs_xcalloc_big(tr->pool_size, sizeof(*tr->pool));
 	tr->free_head = NIL;
 	tr->nfree = tr->pool_size;
-	/* at most a quarter full: a closing trace's entry is removed by
-	 * shifting the rest of its cluster back, a loop whose length the
-	 * branch predictor cannot know; at half full it was a quarter of the
-	 * close's time */
-	for (n = 16; n < (size_t)tr->pool_size * 4; n <<= 1)
+	/* a bucket for every eight slots or more: at most about half full */
+	for (n = 1; n * 8 < tr->pool_size; n <<= 1)
 		;
 	tr->index = hs_xcalloc_big(n, sizeof(*tr->index));
 	tr->index_mask = (uint32_t)(n - 1);
+	for (tr->slot_bits = 1; (1u << tr->slot_bits) < tr->pool_size; tr->slot_bits++)
+		;
 	tr->lru_head = tr->lru_tail = NIL;
 
 	tr->ext_size = tr->pool_size / 8 + 16;
@@ -744,22 +844,25 @@ void hs_tracer_prepare(struct hs_tracer *tr, const struct hs_pkt *p, struct hs_t
 	__builtin_prefetch(&tr->msrc_index[prep->msrc_hash & tr->msrc_mask], 0);
 	prep->ident = l4_ident(p);
 	prep->hash = (uint32_t)id_hash(p, prep->ident);
-	__builtin_prefetch(&tr->index[prep->hash & tr->index_mask], 0);
+	__builtin_prefetch(home_of(tr, prep->hash), 0);
 }
 
 void hs_tracer_prefetch(const struct hs_tracer *tr, struct hs_tracer_prep *prep)
 {
-	uint32_t hash = prep->hash, mask = tr->index_mask;
+	uint32_t low = (1u << tr->slot_bits) - 1;
 	uint16_t id = tr->msrc_index[prep->msrc_hash & tr->msrc_mask];
 
 	if (id)
 		__builtin_prefetch(&tr->msrc[id], 1);
 
-	/* the first open trace with this hash: almost always the one */
-	uint64_t e = hs_index_first(tr->index, mask, hash & mask, hash);
-	if (e) {
-		hs_prefetch_span(&tr->pool[(uint32_t)e - 1], sizeof(struct otrace));
-		prep->cand = (uint32_t)e;
+	/* the first open trace with this hash's tag in its home bucket:
+	 * almost always the one */
+	const struct bucket *b = home_of(tr, prep->hash);
+	uint32_t m = bucket_match(b, ~low, entry_tag(tr, prep->hash));
+	if (m) {
+		uint32_t slot = b->w[__builtin_ctz(m)] & low;
+		hs_prefetch_span(&tr->pool[slot], sizeof(struct otrace));
+		prep->cand = slot + 1;
 	}
 }
 
@@ -773,32 +876,22 @@ void hs_tracer_add_prepared(struct hs_tracer *tr, const struct hs_pkt *p, uint8_
 	uint16_t ip_id = af == 4 ? p->ip_id : 0;
 	uint64_t ident = prep->ident;
 	uint32_t hash = prep->hash;
-	uint32_t mask = tr->index_mask, i = hash & mask;
 	uint32_t slot = NIL;
 	struct otrace *ot;
-	uint64_t e;
 
 	tr->st.copies++;
 	/* The trace hs_tracer_prefetch found, if it is still open (a freed slot
 	 * has no hops) and still this packet's (the same packet, so the same
 	 * hash): the index is not searched again.
 	 * An open trace is the only one of its packet, so that is the one the
-	 * search would find. Otherwise search, which also finds where a new
-	 * trace's entry goes. */
+	 * search would find. */
 	if (prep->cand) {
 		ot = &tr->pool[prep->cand - 1];
 		if (ot->nhops && same_packet(ot, p, ident, ip_id))
 			slot = prep->cand - 1;
 	}
-	for (; slot == NIL && (e = tr->index[i]) != 0; i = (i + 1) & mask) {
-		if ((uint32_t)(e >> 32) != hash)
-			continue;
-		ot = &tr->pool[(uint32_t)e - 1];
-		if (same_packet(ot, p, ident, ip_id)) {
-			slot = (uint32_t)e - 1;
-			break;
-		}
-	}
+	if (slot == NIL)
+		slot = index_find(tr, hash, p, ident, ip_id);
 
 	uint16_t msrc = msrc_intern(tr, &p->mirror_src, copy_session(p), prep->msrc_hash);
 	if (p->have & HS_HAVE_HWNS && msrc) {
@@ -808,12 +901,8 @@ void hs_tracer_add_prepared(struct hs_tracer *tr, const struct hs_pkt *p, uint8_
 	}
 
 	if (slot == NIL) {
-		if (tr->nfree == 0) {
+		if (tr->nfree == 0)
 			close_slot(tr, tr->lru_head, HS_TF_EVICTED);
-			/* the index may have shifted: find our empty slot again */
-			for (i = hash & mask; tr->index[i]; i = (i + 1) & mask)
-				;
-		}
 		if (tr->free_head != NIL) {
 			slot = tr->free_head;
 			tr->free_head = tr->pool[slot].next;
@@ -836,7 +925,7 @@ void hs_tracer_add_prepared(struct hs_tracer *tr, const struct hs_pkt *p, uint8_
 		ot->key_hash = hs_flowkey_hash(&p->key);
 		ot->len = p->len;
 		ot->tcp_flags = (p->have & HS_HAVE_TCP) ? p->tcp_flags : 0;
-		tr->index[i] = (uint64_t)hash << 32 | (slot + 1);
+		index_insert(tr, hash, slot);
 		lru_append(tr, slot);
 		tr->st.open++;
 	} else {

@@ -1306,6 +1306,86 @@ static void test_populate(void **state)
 	(void)state;
 }
 
+/* A pool of 262,144 open traces, as a capture's, is 48 MiB of 192-byte
+ * traces; with their index and a small ring, populated, the tracer takes
+ * less than 53 MiB: an index of 8 bytes per open trace, not 32 */
+static void test_index_memory(void **state)
+{
+	struct sink s;
+	struct hs_tracer *tr = mk(&s, NULL, 262144, 16);
+	size_t before = resident();
+
+	hs_tracer_populate(tr);
+	size_t took = resident() - before;
+	assert_true(took >= (size_t)48 * 1048576);
+	assert_true(took < (size_t)53 * 1048576);
+	hs_tracer_free(tr);
+	(void)state;
+}
+
+/* the n-th packet after *ip_id (counting on from it) whose identity's hash
+ * has its low six bits 0: in the first bucket of any index of up to 64 */
+static struct hs_pkt homed_first(struct hs_tracer *tr, uint16_t *ip_id, int sw, uint8_t ttl,
+				 uint64_t ts)
+{
+	for (;; ++*ip_id) {
+		struct hs_pkt p = tcp("10.1.1.10", "10.1.2.10", *ip_id, 7, sw, ttl, ts);
+		struct hs_tracer_prep prep;
+		hs_tracer_prepare(tr, &p, &prep);
+		if ((prep.hash & 63) == 0) {
+			++*ip_id;
+			return p;
+		}
+	}
+}
+
+/* Forty traces homed in one bucket of a pool of 64 (a bucket per eight):
+ * the first fifteen fill it and the rest spill into the next two. Their
+ * copies find them there, also once the first ones closed and left room
+ * at home; new traces take that room and are found in turn. */
+static void test_index_spill(void **state)
+{
+	struct sink s;
+	struct hs_tracer *tr = mk(&s, NULL, 64, 0);
+	struct hs_tracer_stats st;
+	uint16_t ids[60], next = 1;
+
+	for (int i = 0; i < 40; i++) {
+		struct hs_pkt p = homed_first(tr, &next, LEAF1, 64, T0 + (uint64_t)i * 10 * US);
+		ids[i] = p.ip_id;
+		add(tr, p);
+	}
+	hs_tracer_advance(tr, T0 + 19 * 10 * US + MS + 1);	/* the first 20 close */
+	assert_int_equal(s.n, 20);
+	for (int i = 20; i < 40; i++)
+		add(tr, tcp("10.1.1.10", "10.1.2.10", ids[i], 7, SPINE1, 63, T0 + MS + (uint64_t)i));
+	for (int i = 40; i < 60; i++) {
+		struct hs_pkt p = homed_first(tr, &next, LEAF1, 64, T0 + MS + 100 + (uint64_t)i);
+		ids[i] = p.ip_id;
+		add(tr, p);
+	}
+	for (int i = 59; i >= 40; i--)
+		add(tr, tcp("10.1.1.10", "10.1.2.10", ids[i], 7, SPINE1, 63, T0 + MS + 200 + (uint64_t)i));
+	hs_tracer_close_all(tr);
+	hs_tracer_get_stats(tr, &st);
+	assert_int_equal(st.copies, 100);
+	assert_int_equal(st.closed, 60);
+	assert_int_equal(st.evicted, 0);
+	assert_int_equal(st.duplicates, 0);
+	for (int i = 0; i < 60; i++) {
+		int found = 0;
+		for (int k = 0; k < s.n; k++) {
+			if (s.t[k].ip_id != ids[i])
+				continue;
+			found++;
+			assert_int_equal(s.t[k].nhops, i < 20 ? 1 : 2);
+		}
+		assert_int_equal(found, 1);
+	}
+	hs_tracer_free(tr);
+	(void)state;
+}
+
 /* a closed trace of the flow 10.1.1.10:1234 > 10.1.2.10:80/tcp, of no hop */
 static struct hs_trace flow_trace(void)
 {
@@ -1442,6 +1522,8 @@ int main(void)
 		cmocka_unit_test(test_last_frame),
 		cmocka_unit_test(test_prepared_random),
 		cmocka_unit_test(test_populate),
+		cmocka_unit_test(test_index_memory),
+		cmocka_unit_test(test_index_spill),
 		cmocka_unit_test(test_flows_clear),
 		cmocka_unit_test(test_flows),
 	};
