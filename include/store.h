@@ -24,7 +24,7 @@
 #include "topo.h"
 
 #define HS_STORE_APP_ID 0x48734331	/* "HsC1" */
-#define HS_STORE_SCHEMA 17
+#define HS_STORE_SCHEMA 18
 
 /* An analyzer's name: what each row it writes says of who wrote it (and
  * its heartbeat's key), 1 to HS_ANALYZER_MAX - 1 letters, digits, '.',
@@ -131,6 +131,18 @@ struct hs_rows {
 #define HS_STORE_FAILED (-2)
 int hs_store_query_ro(struct hs_store *st, const char *sql, const struct hs_rows *out,
 		      char *err, size_t errlen);
+
+/* The stored traces (parts of packets, each analyzer storing its part)
+ * first seen from since_ns on, and those first seen up to window_ns
+ * before that which may be parts of the same packets: one row a hop,
+ * sorted by the packet's identity (addresses, protocol, ports, IP ID,
+ * sequence number, TCP flags, length), then time, then hop, each row the
+ * trace's id, src, dst, proto, sport, dport, ip_id, seq, tcp_flags, len,
+ * flags, probe_id, first_ts, then the hop's switch, addr, ts, hw_ts, ttl,
+ * tos and session, then the trace's analyzer, session and trace_no. A
+ * signal stops it. 0, or -1 with err set. */
+int hs_store_parts(struct hs_store *st, uint64_t since_ns, uint64_t window_ns,
+		   const struct hs_rows *out, char *err, size_t errlen);
 
 /* the history's listings, newest first, at most limit rows; 0, or -1 with
  * the database's message in err */

@@ -285,8 +285,10 @@ static int by_time(const void *a, const void *b)
 	return tx < ty ? -1 : tx > ty;
 }
 
+/* newest: r is the newest packets, from r->since_ns on (hs_store_parts) */
 static int load(struct hs_store *st, const struct hs_topo *topo, const struct hs_fabric_range *r,
-		named_fn each, void *arg, struct hs_fabric_stats *fs, char *err, size_t errlen)
+		bool newest, named_fn each, void *arg, struct hs_fabric_stats *fs, char *err,
+		size_t errlen)
 {
 	struct join j = { .topo = topo, .window = r->window_ns, .fs = fs, .own = r->own,
 			  .since = clamp(r->since_ns),
@@ -309,7 +311,8 @@ static int load(struct hs_store *st, const struct hs_topo *topo, const struct hs
 		 " ORDER BY t.src, t.dst, t.proto, t.sport,"
 		 " t.dport, t.ip_id, t.seq, t.tcp_flags, t.len, t.first_ts, t.id, h.idx",
 		 from, to);
-	int rc = hs_store_query_ro(st, sql, &rows, err, errlen);
+	int rc = newest ? hs_store_parts(st, j.since, r->window_ns, &rows, err, errlen)
+			: hs_store_query_ro(st, sql, &rows, err, errlen);
 	finish(&j);
 	if (rc == 0 && j.bad) {
 		snprintf(err, errlen, "'%s' holds a trace this hopscope cannot read back "
@@ -346,7 +349,7 @@ int hs_fabric_load(struct hs_store *st, const struct hs_topo *topo,
 {
 	struct unnamed u = { each, arg };
 
-	return load(st, topo, r, unnamed, &u, fs, err, errlen);
+	return load(st, topo, r, false, unnamed, &u, fs, err, errlen);
 }
 
 /* ---- the newest packets ---------------------------------------------------------- */
@@ -410,7 +413,7 @@ int hs_fabric_newest(struct hs_store *st, const struct hs_topo *topo, uint64_t m
 					     .window_ns = window_ns };
 		nth_ts = r.since_ns;
 		k.n = 0;
-		rc = load(st, topo, &r, keep, &k, fs, err, errlen);
+		rc = load(st, topo, &r, true, keep, &k, fs, err, errlen);
 		/* parts joined into fewer packets than asked: further back */
 		if (rc != 0 || !nth.have || fs->traces >= max || back > INT64_MAX / 2)
 			break;

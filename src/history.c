@@ -88,6 +88,11 @@ int sq_query_ro(struct sq_store *st, const char *sql, const struct hs_rows *out,
 
 #define SQL_P1 "?1"
 #define SQL_JOIN(x, sep) "group_concat(" x ", " sep ")"
+/* as the hops view (store.c) reads a trace's hop_list */
+#define SQL_HOP_ROWS ", json_each(t.hop_list) h" \
+	" LEFT JOIN mirror_sources m ON m.id = json_extract(h.value, '$[0]')"
+#define SQL_HOP_IDX "h.key"
+#define SQL_HOP(n) "json_extract(h.value, '$[" #n "]')"
 #include "history_sql.h"
 
 /* run sql with ?1 bound to param, its rows to out; 0 or -1 with err set */
@@ -105,6 +110,20 @@ static int run(struct sq_store *st, const char *sql, int64_t param, const struct
 		hs_errf(err, errlen, "%s", sqlite3_errmsg(db));
 	sqlite3_finalize(s);
 	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int sq_parts(struct sq_store *st, uint64_t from, uint64_t since, uint64_t to,
+	     const struct hs_rows *out, char *err, size_t errlen)
+{
+	char sql[2048];
+	int rc;
+
+	snprintf(sql, sizeof(sql), SQL_PARTS, from, since, since, to);
+	/* a signal stops it, as it stops the user's queries */
+	sqlite3_progress_handler(sq_db(st), 1000, hs_interrupt_sqlite, NULL);
+	rc = run(st, sql, 0, out, err, errlen);
+	sqlite3_progress_handler(sq_db(st), 0, NULL, NULL);
+	return rc;
 }
 
 int sq_list(struct sq_store *st, enum hs_listing what, uint64_t limit,

@@ -4,6 +4,10 @@
  *   SQL_P1            its first parameter: "?1", "$1"
  *   SQL_JOIN(x, sep)  the aggregate joining x with sep, in the order of
  *                     the rows it reads
+ *   SQL_HOP_ROWS      the rest of a FROM clause expanding traces t's
+ *                     hop_list into h, a row a hop, its mirror source m
+ *   SQL_HOP_IDX       h's place in the list, from 0
+ *   SQL_HOP(n)        h's n-th number
  */
 #ifndef HS_HISTORY_SQL_H
 #define HS_HISTORY_SQL_H
@@ -52,6 +56,26 @@ static const char *const listing_sql[] = {
 		"SELECT session, seen FROM analyzers WHERE session IS NOT NULL "
 		"ORDER BY seen DESC LIMIT " SQL_P1,
 };
+
+/* The stored traces (parts of packets) first seen from SINCE on, and of
+ * those first seen from FROM on the ones whose addresses and IP ID a trace
+ * first seen before TO has (a part of the same packet may be among them),
+ * one row a hop, as fabric.c joins them: sorted by the packet's identity,
+ * then time, then hop. Each trace's hops come from its own row, not
+ * through the hops view, which would read every trace of the history
+ * to find them. printf's FROM, SINCE, SINCE, TO: numbers, never text from
+ * the user. */
+#define SQL_PARTS \
+	"SELECT t.id, t.src, t.dst, t.proto, t.sport, t.dport, t.ip_id, t.seq, t.tcp_flags," \
+	" t.len, t.flags, t.probe_id, t.first_ts, m.switch, m.addr," \
+	" coalesce(t.first_ts, 0) + " SQL_HOP(1) ", t.first_hw_ts + " SQL_HOP(2) "," \
+	" " SQL_HOP(3) ", " SQL_HOP(4) ", " SQL_HOP(5) ", t.analyzer, t.session, t.trace_no" \
+	" FROM traces t" SQL_HOP_ROWS \
+	" WHERE t.first_ts >= %" PRIu64 " AND (t.first_ts >= %" PRIu64 \
+	" OR (t.src, t.dst, coalesce(t.ip_id, -1)) IN (SELECT src, dst, coalesce(ip_id, -1)" \
+	" FROM traces WHERE first_ts >= %" PRIu64 " AND first_ts < %" PRIu64 "))" \
+	" ORDER BY t.src, t.dst, t.proto, t.sport, t.dport, t.ip_id, t.seq, t.tcp_flags," \
+	" t.len, t.first_ts, t.id, " SQL_HOP_IDX
 
 /* the trace of row id SQL_P1, then its hops */
 static const char q_show[] =

@@ -162,6 +162,17 @@ int hs_store_query_ro(struct hs_store *st, const char *sql, const struct hs_rows
 			 : sq_query_ro(SQ(st), sql, out, err, errlen);
 }
 
+int hs_store_parts(struct hs_store *st, uint64_t since_ns, uint64_t window_ns,
+		   const struct hs_rows *out, char *err, size_t errlen)
+{
+	uint64_t lim = INT64_MAX, since = since_ns < lim ? since_ns : lim;
+	uint64_t from = since > window_ns ? since - window_ns : 0;
+	uint64_t to = window_ns < lim - since ? since + window_ns : lim;
+
+	return IS_PG(st) ? pg_parts(PG(st), from, since, to, out, err, errlen)
+			 : sq_parts(SQ(st), from, since, to, out, err, errlen);
+}
+
 int hs_store_list(struct hs_store *st, enum hs_listing what, uint64_t limit,
 		  const struct hs_rows *out, char *err, size_t errlen)
 {

@@ -29,8 +29,8 @@ run the same way, so the figures are read as ratios and not as absolutes:
            PostgreSQL's over SQLite's
   pgquery  10 million hops in a history on PostgreSQL (a fat-tree capture
            read once, its traces copied on the server a day apart each time):
-           'history traces', 'history load; drops' and queries of drops
-           ('sql'), each under a second
+           'history traces', 'drops', 'traces', 'history load; drops' and
+           queries of drops ('sql'), each under a second
   live     a burst of ERSPAN II copies sent by trafgen at its top speed into
            a veth pair in a network namespace of its own, captured on the
            other end by tcpdump -w /dev/null and by hopscope ('capture start',
@@ -559,9 +559,10 @@ sys.stdin.read()
         into a history of the bench's own server once ('history all'), its
         traces then copied on the server (INSERT ... SELECT), each copy a
         day later, until the history holds BENCH_PG_HOPS hops over as many days;
-        then 'history traces', 'history load; drops' and two queries of
-        drops ('sql'), each timed whole, the console started to its answer,
-        median of the runs."""
+        then 'history traces', 'drops' and 'traces' (a console with no
+        traces of its own reads the newest from the store), 'history load;
+        drops' and two queries of drops ('sql'), each timed whole, the
+        console started to its answer, median of the runs."""
         want = env_int("BENCH_PG_HOPS", 10 * 1000 * 1000)
         with self.pg_server("hs-bench-pgq.") as server:
             if server is None:
@@ -620,6 +621,8 @@ sys.stdin.read()
                  "sql \"SELECT session, trace_no, first_ts, src, dst, last_switch FROM traces"
                  " WHERE outcome = 'dropped' AND first_ts >= %d AND first_ts < %d"
                  " ORDER BY first_ts DESC LIMIT 100\"" % (last, last + self.DAY_NS)),
+                ("pgq.drops", "drops (the newest traces, read from the store)", "drops"),
+                ("pgq.traces_verb", "traces (the newest, read from the store)", "traces"),
                 ("pgq.load_drops", "history load; drops (the newest traces)",
                  "history load; drops"),
                 ("pgq.drops_all", "drops by switch, every day (sql)",

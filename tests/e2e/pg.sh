@@ -357,6 +357,7 @@ psql -c "update hopscope_schema set version = $version"
 # a history of schema 14 is upgraded in place: a flow's analyzer was its
 # row's, and goes (its session's row names it); a probe was keyed by its
 # number, and takes its analyzer into its key, its hops their probe's
+# (and its traces were found by no index of their time)
 psql -c "insert into probes(probe_id, seq, kind, sent, outcome, analyzer)
 		values (77, 0, 'probe', 1, 'delivered', 'pa1'), (78, 0, 'probe', 1, 'lost', '')" \
 	-c "insert into probe_hops(probe_id, seq, idx, switch, analyzer)
@@ -369,11 +370,14 @@ psql -c "insert into probes(probe_id, seq, kind, sent, outcome, analyzer)
 	-c "update probes set analyzer = null where analyzer = ''" \
 	-c 'alter table flows add column analyzer text' \
 	-c 'alter table analyzers drop column newest, drop column history' \
+	-c 'drop index traces_by_first_ts' \
 	-c 'update hopscope_schema set version = 14'
 nflows=$(psql -c 'select count(*) from flows')
 hs --db "$url" -c 'history probes'
 check "schema 14: upgraded, with a notice" \
 	eval '[ "$st" -eq 0 ] && has "upgrading history .* from schema 14 to $version" "$tmp/err"'
+check "schema 14: its traces are found by their time (an index on first_ts)" \
+	[ "$(psql -c "select count(*) from pg_indexes where indexname = 'traces_by_first_ts'")" = 1 ]
 check "schema 14: a flow names no analyzer, and every flow stays" \
 	[ "$(psql -c "select count(*) from information_schema.columns where table_name = 'flows'
 		and column_name = 'analyzer'") $(psql -c 'select count(*) from flows')" = "0 $nflows" ]
