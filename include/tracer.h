@@ -176,8 +176,15 @@ uint64_t hs_tracer_oldest(const struct hs_tracer *tr);
 /* close every open trace (end of a file, capture stop) */
 void hs_tracer_close_all(struct hs_tracer *tr);
 /* a trace another tracer closed (a worker's, workers.h): numbered, kept,
- * counted and handed to on_close as if it had closed here */
+ * counted and handed to on_close as if it had closed here; its hops'
+ * mirror sources are told by hs_tracer_learn_sources */
 void hs_tracer_adopt(struct hs_tracer *tr, const struct hs_trace *t);
+/* the mirror sources first + 1 .. last of another tracer (a worker's,
+ * whose sources up to last are all in: its stats said so) are this
+ * tracer's too, each counted once ('sources'); nothing once this one's
+ * table is full */
+void hs_tracer_learn_sources(struct hs_tracer *tr, const struct hs_tracer *from, uint64_t first,
+			     uint64_t last);
 /* t is to be adopted soon: what its close touches is asked for ahead, as
  * for a trace about to close here (on_soon; soon: the one adopted next) */
 void hs_tracer_adopt_soon(struct hs_tracer *tr, const struct hs_trace *t, bool soon);

@@ -152,7 +152,8 @@ void hs_workers_stop(struct hs_workers *ws);
 /* stop them if need be, and free */
 void hs_workers_free(struct hs_workers *ws);
 /* the frame counters and tracer counters of all the workers, and each
- * one's (per: one per worker) */
+ * one's (per: one per worker); on the loop thread: the merged tracer
+ * learns the mirror sources they found since (its 'sources') */
 void hs_workers_stats(struct hs_workers *ws, struct hs_capture_stats *s, uint64_t *derr,
 		      struct hs_tracer_stats *ts, struct hs_worker_stats *per);
 /* the loop changes what the workers read (topology, filters): they wait

@@ -1051,17 +1051,23 @@ void hs_tracer_adopt(struct hs_tracer *tr, const struct hs_trace *src)
 
 	memcpy(t, src, offsetof(struct hs_trace, hops) + src->nhops * sizeof(src->hops[0]));
 	t->id = tr->last_id;
-	/* its sources are this tracer's too: 'sources' counts them once */
-	for (unsigned i = 0; i < t->nhops; i++) {
-		const struct hs_hop *h = &t->hops[i];
-		msrc_intern(tr, &h->addr, h->session, msrc_hash(&h->addr, h->session));
-	}
 	tr->st.closed++;
 	tr->st.by_outcome[t->outcome]++;
 	if (t->flags & HS_TF_EVICTED)
 		tr->st.evicted++;
 	if (tr->cfg.on_close)
 		tr->cfg.on_close(tr->cfg.arg, t);
+}
+
+void hs_tracer_learn_sources(struct hs_tracer *tr, const struct hs_tracer *from, uint64_t first,
+			     uint64_t last)
+{
+	for (uint64_t id = first + 1; id <= last; id++) {
+		const struct msrc *m = &from->msrc[id];
+		if (tr->nmsrc >= tr->st.sources_max)
+			return;	/* full: the workers count the copies they could not keep */
+		msrc_intern(tr, &m->addr, m->session, msrc_hash(&m->addr, m->session));
+	}
 }
 
 void hs_tracer_adopt_soon(struct hs_tracer *tr, const struct hs_trace *t, bool soon)

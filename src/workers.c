@@ -130,6 +130,7 @@ struct worker {
 	struct hs_capture_stats pub;
 	uint64_t pub_derr[HS_DERR__COUNT];
 	struct hs_tracer_stats pub_ts;
+	uint64_t sources_told;	/* the loop's: its mirror sources the merged tracer knows */
 	atomic_bool finished;	/* the file read to its end, or failed */
 	char err[PCAP_ERRBUF_SIZE + 512];	/* "'PATH': what", "" when it did not fail */
 } __attribute__((aligned(64)));
@@ -1028,6 +1029,14 @@ struct merge {
 	size_t head[HS_WORKERS_MAX];	/* the next to pick */
 	size_t tail[HS_WORKERS_MAX];
 	uint64_t oldest[HS_WORKERS_MAX];	/* what it may queue from now on */
+	/* The run being taken: the traces of worker run come next in turn
+	 * while their last frames are below bound, what the others have
+	 * queued or may queue, so that each trace is picked with one
+	 * comparison, not a look at every worker (only run's head moves
+	 * meanwhile). -1: none; force: bound was set for a forced pick. */
+	int run;
+	bool run_force;
+	uint64_t bound;
 };
 
 static uint64_t head_frame(const struct worker *w, size_t head)
@@ -1037,24 +1046,40 @@ static uint64_t head_frame(const struct worker *w, size_t head)
 
 /* the worker whose queued trace is next, -1 while another worker may still
  * queue an older one (force: the oldest queued, whatever the others do) */
-static int merge_pick(const struct hs_workers *ws, const struct merge *m, bool force)
+static int merge_pick(const struct hs_workers *ws, struct merge *m, bool force)
 {
-	int best = -1;
-	uint64_t frame = 0;
+	int best = m->run;
+	uint64_t frame = 0, bound = UINT64_MAX;
 
+	if (best >= 0 && force == m->run_force && m->head[best] != m->tail[best] &&
+	    head_frame(&ws->w[best], m->head[best]) < m->bound)
+		return best;
+	best = m->run = -1;
 	for (unsigned i = 0; i < ws->n; i++) {
 		if (m->head[i] == m->tail[i])
 			continue;
 		uint64_t f = head_frame(&ws->w[i], m->head[i]);
 		if (best < 0 || f < frame) {
+			if (best >= 0)
+				bound = frame;
 			best = (int)i;
 			frame = f;
+		} else if (f < bound) {
+			bound = f;
 		}
 	}
 	/* live, the workers' frames have no common count: as they come */
-	for (unsigned i = 0; best >= 0 && !force && !ws->live && i < ws->n; i++)
-		if (m->head[i] == m->tail[i] && m->oldest[i] <= frame)
+	for (unsigned i = 0; best >= 0 && !force && !ws->live && i < ws->n; i++) {
+		if (m->head[i] != m->tail[i])
+			continue;
+		if (m->oldest[i] <= frame)
 			return -1;
+		if (m->oldest[i] < bound)
+			bound = m->oldest[i];
+	}
+	m->run = best;
+	m->run_force = force;
+	m->bound = bound;
 	return best;
 }
 
@@ -1104,6 +1129,9 @@ static bool drain_all(struct hs_workers *ws)
 	/* what each may queue from now on, before what it has queued */
 	for (unsigned i = 0; i < ws->n; i++)
 		m.oldest[i] = atomic_load_explicit(&ws->w[i].oldest, memory_order_acquire);
+	m.run = -1;
+	m.run_force = false;
+	m.bound = 0;
 	for (unsigned i = 0; i < ws->n; i++) {
 		struct worker *w = &ws->w[i];
 		m.head[i] = done[i] = atomic_load_explicit(&w->t_head, memory_order_relaxed);
@@ -1229,6 +1257,8 @@ void hs_workers_free(struct hs_workers *ws)
 void hs_workers_stats(struct hs_workers *ws, struct hs_capture_stats *s, uint64_t *derr,
 		      struct hs_tracer_stats *ts, struct hs_worker_stats *per)
 {
+	uint64_t sources[HS_WORKERS_MAX];
+
 	memset(ts, 0, sizeof(*ts));
 	pthread_mutex_lock(&ws->mu);
 	for (unsigned i = 0; i < ws->n; i++) {
@@ -1255,8 +1285,20 @@ void hs_workers_stats(struct hs_workers *ws, struct hs_capture_stats *s, uint64_
 		ts->open += w->pub_ts.open;
 		ts->duplicates += w->pub_ts.duplicates;
 		ts->sources_full += w->pub_ts.sources_full;
+		sources[i] = w->pub_ts.sources;
 	}
 	pthread_mutex_unlock(&ws->mu);
+	/* the mirror sources each has published are all in its table: the
+	 * merged view counts each source once, however many workers saw it
+	 * (once per source here, not once per hop of every trace handed on) */
+	for (unsigned i = 0; i < ws->n; i++) {
+		struct worker *w = &ws->w[i];
+		if (sources[i] > w->sources_told) {
+			hs_tracer_learn_sources(ws->merged, w->lane.tracer, w->sources_told,
+						sources[i]);
+			w->sources_told = sources[i];
+		}
+	}
 }
 
 void hs_workers_pause(struct hs_workers *ws)
