@@ -6,9 +6,9 @@
  * inner packet's identity (fanout.h), so all the copies of a packet
  * fall to one worker, and each worker joins its share of the copies into
  * traces on a tracer of its own exactly as one tracer joins them all. A
- * classic pcap file is walked once, from memory, by a reader thread that
- * gives each frame to its worker with the newest capture time of the
- * frames before it; the worker's tracer moves on to that time before the
+ * classic pcap file is walked once, from memory, by the workers in turn
+ * (one that has read all it was given walks on), each frame given to its
+ * worker with the newest capture time of the frames before it; the worker's tracer moves on to that time before the
  * frame (hs_lane_time), so a trace closes after the same quiet time in
  * capture time whichever worker holds it. Another file (pcapng, or one
  * libpcap reads on from a damaged record) is read whole by every worker:
@@ -26,8 +26,8 @@
  * of the frame that last added a copy to each (hs_trace.last_frame), the
  * order in which one tracer reading every frame closes them: a worker's
  * trace waits until no other can close an older one (each tells the
- * oldest it may still close; the reader tells a worker it gave no frame
- * the capture time the others reached). Live, the workers' frames have no
+ * oldest it may still close; a walk that waits for room tells a worker it
+ * gave no frame the capture time the others reached). Live, the workers' frames have no
  * common count, and their traces are numbered as they come. Control
  * messages come back the same way, in the order of their frames. A full queue holds its worker, never
  * loses a trace; a thread that waits sleeps until woken by the one it

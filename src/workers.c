@@ -40,18 +40,22 @@ struct ctl_ent {
 	struct hs_pkt p;	/* its l3 (a kept packet's) and l4_payload point into the
 				 * ring; its mpls is NULL */
 };
-/* frames the reader has given a worker and it has not read yet; a power of
- * two. The reader is that far ahead at most, so the frames are still in
+/* frames the walk has given a worker and it has not read yet; a power of
+ * two. The walk is that far ahead at most, so the frames are still in
  * the cache when the worker reads them. */
 #define HS_WORKER_IN	8192
-/* the reader hands frames on, and a worker takes them, in runs of this
+/* the walk hands frames on, and a worker takes them, in runs of this
  * many: the queue's indices are shared once a run, not once a frame */
 #define HS_WORKER_RUN	256
+/* a worker that has read all it was given walks on until it has this many
+ * frames of its own queued: with its share of the frames between them,
+ * what it walked is still in its caches when it decodes its own */
+#define HS_WORKER_WALK	1024
 /* a thread waiting on a gate looks again after this long whatever happens
  * (a stop is seen even if its wake-up is missed) */
 #define HS_WORKER_WAIT_NS 20000000
 /* a worker asks for the headers of the frame this many ahead of the one
- * it decodes, the reader for the bytes this far ahead of the record it
+ * it decodes, the walk for the bytes this far ahead of the record it
  * reads */
 #define HS_WORKER_AHEAD	8
 #define HS_READER_AHEAD	2048
@@ -70,7 +74,7 @@ struct gate {
 	atomic_bool asleep;
 };
 
-/* a frame the reader gave a worker: the offset of its record in the map,
+/* a frame the walk gave a worker: the offset of its record in the map,
  * or one of these */
 #define IN_END	0	/* the file's end: no more frames */
 #define IN_LEAVE 1	/* libpcap reads on from the next frame (map_leave) */
@@ -79,6 +83,37 @@ struct in_ent {
 	uint64_t off;
 	uint64_t frame;		/* its number in the file (at IN_*: frames before) */
 	uint64_t now;		/* the newest capture time of the frames before it */
+};
+
+/* the walker's view of a worker's queue */
+struct room {
+	struct worker *w;
+	size_t tail;		/* next to fill */
+	size_t head;		/* the worker's, as last read: the room is at least this */
+	uint64_t now;		/* the capture time it was last given */
+};
+
+/* A file read from memory is walked once, each frame given to its
+ * worker: every worker walking every frame to find its own cost each of
+ * them the whole walk, the first read of every frame's bytes, which was
+ * as much as the work on its own frames. The workers take turns at the
+ * walk: one that has read all it was given walks on, unless another is
+ * at it, until it has a run of its own queued, or another's queue is
+ * full. (A thread of its own for the walk cost, on two cores, as much
+ * CPU as a worker: a fourth thread to wake and put to sleep, and every
+ * frame's bytes read on one core, then decoded on another.) */
+struct walk {
+	pthread_mutex_t mu;	/* held by the worker walking */
+	struct room q[HS_WORKERS_MAX];
+	size_t off;		/* the next record */
+	size_t ahead;		/* bytes asked for up to here */
+	uint64_t frames;	/* frames taken so far */
+	uint64_t now;		/* the newest capture time of those */
+	uint64_t end;		/* IN_END, or IN_LEAVE: a record left to libpcap */
+	bool at_end;		/* no more records: the workers are told, end */
+	unsigned ended;		/* workers told so far */
+	int pend_to;		/* the queue full for pend, -1 none */
+	struct in_ent pend;	/* a frame, or the end, taken and not yet queued */
 };
 
 struct worker {
@@ -92,7 +127,7 @@ struct worker {
 	struct hs_freader *reader;	/* opened, never started: its file is read here */
 	struct hs_pfile *file;	/* reads on where the map is not read (below) */
 	char *filebuf;
-	bool given;		/* its frames come from the reader (in), else
+	bool given;		/* its frames come from the walk (in), else
 				 * from libpcap: it reads every frame */
 	struct hs_capture_stats st;	/* the lane's, the worker's own */
 	uint64_t derr[HS_DERR__COUNT];
@@ -101,7 +136,7 @@ struct worker {
 	/* Single producer, single consumer queues: each index on a cache line
 	 * of its own, so that the side that moves one does not take from
 	 * the other, at every move, the line of the index it moves */
-	struct in_ent *in;	/* the reader's to the worker */
+	struct in_ent *in;	/* the walk's to the worker */
 	_Alignas(64) _Atomic size_t in_head;	/* next to read: every frame before is read */
 	_Alignas(64) _Atomic size_t in_tail;	/* next to fill */
 	struct hs_trace *traces;	/* the worker's to the loop */
@@ -154,18 +189,15 @@ struct hs_workers {
 	bool swapped;		/* its byte order is not ours */
 	bool nano;		/* its timestamps (live: the sockets') are in nanoseconds */
 	uint32_t snaplen;	/* larger frames are libpcap's to truncate */
-	/* A file read from memory is walked once, by the reader, which gives
-	 * each frame to its worker: every worker walking every frame to find
-	 * its own cost each of them the whole walk, the first read of every
-	 * frame's bytes, which was as much as the work on its own frames. */
-	pthread_t reader;
-	bool reader_started;
 	/* what the threads write, each on lines of its own: away from what
 	 * they read at every frame above, and from each other */
-	_Alignas(64) struct gate reader_gate;	/* the reader waits here for room */
+	_Alignas(64) struct walk walk;
+	atomic_bool walking;	/* a worker holds walk.mu: the others wait for it */
+	atomic_bool walked;	/* every frame given, and every worker told the end */
+	_Alignas(64) struct gate reader_gate;	/* a walker waits here for room */
 	_Alignas(64) _Atomic uint64_t given;	/* frames given out so far */
-	/* the reader waits for room, every worker told its capture time then */
-	atomic_bool reader_waiting;
+	/* walkers that wait for room, every worker told the capture time then */
+	_Atomic unsigned reader_waiting;
 	_Atomic uint64_t reader_now;
 	_Alignas(64) pthread_mutex_t mu;	/* the published counters */
 	pthread_rwlock_t hold;	/* a worker reads a batch with it for reading */
@@ -238,7 +270,7 @@ static void gate_wake(struct gate *g)
 	if (!atomic_load_explicit(&g->asleep, memory_order_relaxed))
 		return;
 	pthread_mutex_lock(&g->mu);
-	pthread_cond_signal(&g->cv);
+	pthread_cond_broadcast(&g->cv);	/* walkers may wait for room together */
 	pthread_mutex_unlock(&g->mu);
 }
 
@@ -406,15 +438,7 @@ static bool map_record(const struct hs_workers *ws, size_t off, uint32_t *caplen
 	return true;
 }
 
-/* ---- the reader's thread: every frame to its worker ----------------------- */
-
-/* the reader's view of a worker's queue */
-struct room {
-	struct worker *w;
-	size_t tail;		/* next to fill */
-	size_t head;		/* the worker's, as last read: the room is at least this */
-	uint64_t now;		/* the capture time it was last given */
-};
+/* ---- the walk: every frame to its worker ---------------------------------- */
 
 static bool has_room(void *arg)
 {
@@ -424,7 +448,7 @@ static bool has_room(void *arg)
 	return r->tail - r->head < HS_WORKER_IN || atomic_load(&r->w->ws->stop);
 }
 
-/* what the reader queued is the workers' to read; a worker waiting for
+/* what the walk queued is the workers' to read; a worker waiting for
  * frames is woken once it has a good many (all: whatever it has), not for
  * every few, which had the threads take turns sleeping and waking */
 static void reader_hand_on(struct hs_workers *ws, const struct room *q, uint64_t frames, bool all)
@@ -460,85 +484,108 @@ static void reader_tell_time(struct hs_workers *ws, struct room *q, uint64_t fra
 	}
 }
 
-/* e into queue i, once it has room; false at a stop. The worker's index
- * is read only when the room last seen is used up. */
-static bool reader_put(struct hs_workers *ws, struct room *q, unsigned i, const struct in_ent *e,
-		       uint64_t frames)
+/* frames given out: those taken, but the one waiting for room */
+static uint64_t walk_given(const struct walk *k)
 {
-	struct room *r = &q[i];
+	return k->frames - (k->pend_to >= 0 && k->pend.off > IN_TIME);
+}
+
+/* e into queue i; when it is full, e waits in pend: false. The worker's
+ * index is read only when the room last seen is used up. */
+static bool walk_put(struct walk *k, unsigned i, const struct in_ent *e)
+{
+	struct room *r = &k->q[i];
 
 	if (r->tail - r->head == HS_WORKER_IN) {
-		while (!has_room(r)) {
-			/* what is queued is read meanwhile */
-			reader_tell_time(ws, q, frames, e->now);
-			reader_hand_on(ws, q, frames, true);
-			atomic_store(&ws->reader_now, e->now);
-			atomic_store(&ws->reader_waiting, true);
-			gate_sleep(&ws->reader_gate, has_room, r);
-			atomic_store(&ws->reader_waiting, false);
-		}
-		if (atomic_load(&ws->stop))
+		r->head = atomic_load_explicit(&r->w->in_head, memory_order_acquire);
+		if (r->tail - r->head == HS_WORKER_IN) {
+			k->pend = *e;
+			k->pend_to = (int)i;
 			return false;
+		}
 	}
 	r->w->in[r->tail++ & (HS_WORKER_IN - 1)] = *e;
 	r->now = e->now;
 	return true;
 }
 
-static void *reader_main(void *arg)
+enum { WALK_ON, WALK_FULL, WALK_DONE };
+
+/* With walk.mu held, by worker self: every frame to its worker, until self
+ * has want frames queued (WALK_ON), a queue is full (WALK_FULL: the frame
+ * waits in pend), or every worker is told where the frames end
+ * (WALK_DONE), or a stop */
+static int walk_on(struct hs_workers *ws, unsigned self, size_t want)
 {
-	struct hs_workers *ws = arg;
-	int dlt = hs_pfile_dlt(ws->w[0].file);
-	struct room q[HS_WORKERS_MAX];
-	size_t off = 24, ahead = 0;
-	uint64_t frames = 0, now = 0;
+	struct walk *k = &ws->walk;
+	const struct worker *me = &ws->w[self];
+	int dlt = hs_pfile_dlt(ws->w[0].file), rc = WALK_ON;
 	struct hs_pkt scratch;
-	struct in_ent e;
 
-	for (unsigned i = 0; i < ws->n; i++)
-		q[i] = (struct room){ .w = &ws->w[i] };
 	for (;;) {
-		uint32_t caplen = 0, len = 0, hash = 0;
-		uint64_t ts = 0;
-
-		if (off == ws->maplen || !map_record(ws, off, &caplen, &len, &ts))
+		if (k->pend_to >= 0) {
+			if (!walk_put(k, (unsigned)k->pend_to, &k->pend)) {
+				rc = WALK_FULL;
+				break;
+			}
+			if (k->pend.off <= IN_LEAVE)
+				k->ended++;
+			k->pend_to = -1;
+		}
+		if (k->at_end) {
+			/* every worker is told where the frames end, or from
+			 * where libpcap reads them (a record left to it) */
+			if (k->ended == ws->n) {
+				rc = WALK_DONE;
+				break;
+			}
+			k->pend = (struct in_ent){ .off = k->end, .frame = k->frames, .now = k->now };
+			k->pend_to = (int)k->ended;
+			continue;
+		}
+		if (k->q[self].tail - atomic_load_explicit(&me->in_head, memory_order_relaxed) >= want ||
+		    atomic_load_explicit(&ws->stop, memory_order_relaxed))
 			break;
-		for (; ahead < off + HS_READER_AHEAD + 16 + caplen && ahead < ws->maplen; ahead += 64)
-			__builtin_prefetch(ws->map + ahead, 0);
-		/* the worker hs_shard() gives it, its identity read from its
-		 * bytes where it has the common shape */
-		const uint8_t *d = ws->map + off + 16;
-		unsigned i;
-		if (hs_decode_ident(dlt, d, caplen, &hash)) {
-			i = hash % ws->n;
-		} else {
-			int drc = hs_decode(dlt, d, caplen, len < caplen ? caplen : len, ts, &scratch);
-			i = hs_shard(&scratch, drc, ws->n);
+		for (unsigned run = 0; run < HS_WORKER_RUN; run++) {
+			uint32_t caplen = 0, len = 0, hash = 0;
+			uint64_t ts = 0;
+			size_t off = k->off;
+
+			if (off == ws->maplen || !map_record(ws, off, &caplen, &len, &ts)) {
+				k->at_end = true;
+				k->end = off == ws->maplen ? IN_END : IN_LEAVE;
+				break;
+			}
+			for (; k->ahead < off + HS_READER_AHEAD + 16 + caplen && k->ahead < ws->maplen;
+			     k->ahead += 64)
+				__builtin_prefetch(ws->map + k->ahead, 0);
+			/* the worker hs_shard() gives it, its identity read from
+			 * its bytes where it has the common shape */
+			const uint8_t *d = ws->map + off + 16;
+			unsigned i;
+			if (hs_decode_ident(dlt, d, caplen, &hash)) {
+				i = hash % ws->n;
+			} else {
+				int drc = hs_decode(dlt, d, caplen, len < caplen ? caplen : len, ts,
+						    &scratch);
+				i = hs_shard(&scratch, drc, ws->n);
+			}
+			struct in_ent e = { .off = off, .frame = ++k->frames, .now = k->now };
+			if (ts > k->now)
+				k->now = ts;
+			k->off = off + 16 + (size_t)caplen;
+			if (!walk_put(k, i, &e))
+				break;
 		}
-		e = (struct in_ent){ .off = off, .frame = ++frames, .now = now };
-		if (!reader_put(ws, q, i, &e, frames - 1))
-			return NULL;
-		if (ts > now)
-			now = ts;
-		off += 16 + (size_t)caplen;
-		if (frames % HS_WORKER_RUN == 0) {
-			if (atomic_load_explicit(&ws->stop, memory_order_relaxed))
-				return NULL;
-			reader_hand_on(ws, q, frames, false);
-		}
+		if (k->pend_to >= 0)
+			continue;	/* WALK_FULL above, unless it has room now */
+		reader_hand_on(ws, k->q, k->frames, false);
 	}
-	/* every worker is told where the frames end, or from where libpcap
-	 * reads them (a record the map reader leaves to it) */
-	e = (struct in_ent){ .off = off == ws->maplen ? IN_END : IN_LEAVE, .frame = frames,
-			     .now = now };
-	for (unsigned i = 0; i < ws->n; i++)
-		if (!reader_put(ws, q, i, &e, frames))
-			return NULL;
-	reader_hand_on(ws, q, frames, true);
-	return NULL;
+	reader_hand_on(ws, k->q, walk_given(k), true);
+	return rc;
 }
 
-/* ---- on a worker's thread, the frames the reader gave it ------------------ */
+/* ---- on a worker's thread, the frames the walk gave it -------------------- */
 
 /* the loop may hand on the traces of the others up to here (drain_all) */
 static void tell_oldest(struct worker *w)
@@ -546,13 +593,75 @@ static void tell_oldest(struct worker *w)
 	atomic_store_explicit(&w->oldest, hs_lane_oldest(&w->lane), memory_order_release);
 }
 
+/* frames to read, or the walk to take on */
 static bool has_frames(void *arg)
 {
 	struct worker *w = arg;
 
 	return atomic_load_explicit(&w->in_head, memory_order_relaxed) !=
 	       atomic_load_explicit(&w->in_tail, memory_order_acquire) ||
-	       atomic_load(&w->ws->stop);
+	       atomic_load(&w->ws->stop) ||
+	       (!atomic_load(&w->ws->walking) && !atomic_load(&w->ws->walked));
+}
+
+/* The walk, if no other worker is at it, until this one has a run of its
+ * own queued; the others are woken after, to read what they were given or
+ * to walk on in turn */
+static void walk_take(struct worker *w)
+{
+	struct hs_workers *ws = w->ws;
+
+	if (atomic_load(&ws->walked) || atomic_load_explicit(&ws->walking, memory_order_relaxed) ||
+	    pthread_mutex_trylock(&ws->walk.mu) != 0)
+		return;
+	atomic_store(&ws->walking, true);
+	if (walk_on(ws, (unsigned)(w - ws->w), HS_WORKER_WALK) == WALK_DONE)
+		atomic_store(&ws->walked, true);
+	atomic_store(&ws->walking, false);
+	pthread_mutex_unlock(&ws->walk.mu);
+	for (unsigned i = 0; i < ws->n; i++)
+		gate_wake(&ws->w[i].gate);
+}
+
+/* It read all it was given. Another walks: it waits for that. The walk
+ * waits for room in another's queue: every worker is told the capture
+ * time it reached (this one first reads its own telling), and this one
+ * waits for the room, as all it was given is read (drain_all may hand on
+ * the traces out of order rather than never: merge_stuck). Else it walks
+ * on itself. */
+static void wait_frames(struct worker *w)
+{
+	struct hs_workers *ws = w->ws;
+	struct walk *k = &ws->walk;
+	unsigned self = (unsigned)(w - ws->w);
+
+	atomic_store(&w->parked_ts, w->lane.last_ts);
+	if (!atomic_load(&ws->walking) && !atomic_load(&ws->walked) &&
+	    pthread_mutex_trylock(&k->mu) == 0) {
+		int to = k->pend_to;
+		if (to < 0 || (unsigned)to == self) {
+			pthread_mutex_unlock(&k->mu);
+			return;	/* nothing stops the walk: it walks on */
+		}
+		uint64_t given = walk_given(k), now = k->pend.now;
+		reader_tell_time(ws, k->q, given, now);
+		reader_hand_on(ws, k->q, given, true);
+		struct room r = k->q[to];
+		pthread_mutex_unlock(&k->mu);
+		if (atomic_load_explicit(&w->in_tail, memory_order_acquire) !=
+		    atomic_load_explicit(&w->in_head, memory_order_relaxed))
+			return;	/* its telling first */
+		atomic_store(&ws->reader_now, now);
+		atomic_fetch_add(&ws->reader_waiting, 1);
+		atomic_store(&w->parked, true);
+		gate_sleep(&ws->reader_gate, has_room, &r);
+		atomic_store(&w->parked, false);
+		atomic_fetch_sub(&ws->reader_waiting, 1);
+		return;
+	}
+	atomic_store(&w->parked, true);
+	gate_sleep(&w->gate, has_frames, w);
+	atomic_store(&w->parked, false);
 }
 
 /* The frames read so far have their control messages queued: the loop
@@ -587,7 +696,7 @@ static int given_dispatch(struct worker *w, int cnt, bool *empty)
 		uint32_t caplen = 0, len = 0;
 		uint64_t ts = 0;
 
-		/* the reader read it on another core: its headers are asked
+		/* the walk may have read it on another core: its headers are asked
 		 * for some frames ahead */
 		if (tail - head > HS_WORKER_AHEAD) {
 			const struct in_ent *a = &w->in[(head + HS_WORKER_AHEAD) & (HS_WORKER_IN - 1)];
@@ -620,8 +729,8 @@ static int given_dispatch(struct worker *w, int cnt, bool *empty)
 		hs_lane_frame(&w->lane, dlt, ws->map + e->off + 16, caplen,
 			      len < caplen ? caplen : len, ts);
 		n++;
-		/* room for the reader now and then, not once a frame; a
-		 * reader waiting for room is woken once there is a good deal */
+		/* room for the walk now and then, not once a frame; a
+		 * walker waiting for room is woken once there is a good deal */
 		if (++head % HS_WORKER_RUN == 0) {
 			atomic_store_explicit(&w->in_head, head, memory_order_release);
 			if (tail - head <= HS_WORKER_IN / 2)
@@ -776,18 +885,19 @@ static void *worker_main(void *arg)
 			nap();
 		pthread_rwlock_rdlock(&ws->hold);
 		w->lane.kept = atomic_load_explicit(&ws->kept, memory_order_relaxed);
+		if (w->given && atomic_load_explicit(&w->in_tail, memory_order_acquire) -
+				atomic_load_explicit(&w->in_head, memory_order_relaxed) <
+				HS_WORKER_WALK)
+			walk_take(w);
 		n = atomic_load(&ws->stop) ? 0 :
 		    w->given ? given_dispatch(w, HS_FILE_BATCH, &empty) :
 			       hs_pfile_dispatch(w->file, HS_FILE_BATCH, on_frame, (u_char *)w);
-		if (empty) {	/* the reader is behind: wait for it */
+		if (empty) {	/* nothing given: wait, or walk on */
 			hs_lane_flush(&w->lane);
 			tell_oldest(w);
 			pthread_rwlock_unlock(&ws->hold);
 			publish(w);
-			atomic_store(&w->parked_ts, w->lane.last_ts);
-			atomic_store(&w->parked, true);
-			gate_sleep(&w->gate, has_frames, w);
-			atomic_store(&w->parked, false);
+			wait_frames(w);
 			n = 1;
 			continue;
 		}
@@ -845,6 +955,11 @@ static struct hs_workers *workers_new(struct hs_ctx *ctx, struct hs_tracer *merg
 	pthread_mutex_init(&ws->mu, NULL);
 	pthread_rwlock_init(&ws->hold, NULL);
 	gate_init(&ws->reader_gate);
+	pthread_mutex_init(&ws->walk.mu, NULL);
+	ws->walk.off = 24;	/* past the file's header */
+	ws->walk.pend_to = -1;
+	for (unsigned i = 0; i < n; i++)
+		ws->walk.q[i].w = &ws->w[i];
 	for (unsigned i = 0; i < n; i++) {
 		gate_init(&ws->w[i].gate);
 		gate_init(&ws->w[i].room);
@@ -914,21 +1029,11 @@ struct hs_workers *hs_workers_start(struct hs_ctx *ctx, uv_loop_t *loop, struct 
 
 		w->in = hs_xcalloc_big(HS_WORKER_IN, sizeof(*w->in));
 		w->given = true;
-		w->lane.nshards = 1;	/* the reader chose its frames */
+		w->lane.nshards = 1;	/* the walk chose its frames */
 	}
 	if (!workers_run(ws, err, errlen)) {
 		hs_workers_free(ws);
 		return NULL;
-	}
-	if (ws->map) {
-		int rc = pthread_create(&ws->reader, NULL, reader_main, ws);
-		if (rc != 0) {
-			snprintf(err, errlen, "cannot read '%s' with %u workers: %s", path, n,
-				 strerror(rc));
-			hs_workers_free(ws);
-			return NULL;
-		}
-		ws->reader_started = true;
 	}
 	return ws;
 }
@@ -987,7 +1092,7 @@ static bool drain_ctl(struct hs_workers *ws)
 	for (unsigned i = 0; i < ws->n; i++) {
 		struct worker *w = &ws->w[i];
 		uint64_t r = atomic_load_explicit(&w->read_through, memory_order_acquire);
-		/* a worker waiting for the reader has read all it was given
+		/* a worker waiting for the walk has read all it was given
 		 * (in_head moves on once the frames before are read) */
 		if (w->in && r < given &&
 		    atomic_load_explicit(&w->in_head, memory_order_acquire) ==
@@ -1084,9 +1189,9 @@ static int merge_pick(const struct hs_workers *ws, struct merge *m, bool force)
 }
 
 /* No worker can go on before the loop hands on a trace out of order: one
- * waits for room in its queue of traces, the reader for room in its queue
+ * waits for room in its queue of traces, a walker for room in its queue
  * of frames, and every other has read all it was given, up to the capture
- * time the reader has reached, and still holds open a trace older than
+ * time the walk has reached, and still holds open a trace older than
  * those queued (the capture's times go back) */
 static bool merge_stuck(struct hs_workers *ws, const struct merge *m, const size_t *done)
 {
@@ -1214,9 +1319,6 @@ void hs_workers_stop(struct hs_workers *ws)
 		gate_wake(&ws->w[i].gate);
 		gate_wake(&ws->w[i].room);
 	}
-	if (ws->reader_started)
-		pthread_join(ws->reader, NULL);
-	ws->reader_started = false;
 	for (unsigned i = 0; i < ws->n; i++) {
 		struct worker *w = &ws->w[i];
 		if (!w->started)
@@ -1248,6 +1350,7 @@ void hs_workers_free(struct hs_workers *ws)
 		munmap((void *)ws->map, ws->maplen);
 	pthread_rwlock_destroy(&ws->hold);
 	pthread_mutex_destroy(&ws->mu);
+	pthread_mutex_destroy(&ws->walk.mu);
 	gate_fini(&ws->reader_gate);
 	hs_free_big(ws->w, ws->n, sizeof(*ws->w));
 	free(ws->path);
