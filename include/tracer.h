@@ -132,6 +132,8 @@ void hs_tracer_free(struct hs_tracer *tr);
 /* its tables (open traces, their index, closed traces) backed with memory
  * now: otherwise each page is, on the copy that first touches it */
 void hs_tracer_populate(struct hs_tracer *tr);
+/* only its ring of closed traces: traces close elsewhere (hs_tracer_adopt) */
+void hs_tracer_populate_ring(struct hs_tracer *tr);
 void hs_tracer_set_topo(struct hs_tracer *tr, const struct hs_topo *topo);
 void hs_tracer_set_timeout(struct hs_tracer *tr, uint64_t timeout_ns);
 void hs_tracer_set_partial(struct hs_tracer *tr, bool partial);

@@ -1227,9 +1227,13 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 	 * it: on a virtual machine whose host takes back the guest's free
 	 * memory, a fault in the host per page: up to two thirds of the CPU
 	 * of a first burst of a million copies, while the ring filled. A
-	 * file's tables are backed as it fills them. */
+	 * file's tables are backed as it fills them. With workers, each
+	 * worker's are (workers.c), and here only the ring the traces they
+	 * close are kept in. */
 	if (!is_file && !ws)
 		hs_tracer_populate(ctx->tracer);
+	else if (!is_file)
+		hs_tracer_populate_ring(ctx->tracer);
 	if (!is_file)
 		hs_flowtab_populate(ctx->flows);
 

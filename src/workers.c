@@ -1060,6 +1060,10 @@ struct hs_workers *hs_workers_start_live(struct hs_ctx *ctx, struct hs_tracer *m
 		struct worker *w = &ws->w[i];
 
 		hs_tracer_populate(w->lane.tracer);	/* as one worker's (capture.c) */
+		/* and its queues to the loop: a flood fills them at once */
+		hs_populate_big(w->traces, HS_WORKER_TRACES, sizeof(*w->traces));
+		hs_populate_big(w->ctl, HS_WORKER_CTL, sizeof(*w->ctl));
+		hs_populate_big(w->ctl_ring, HS_WORKER_CTL_RING, 1);
 		w->pc = pcs[i];
 		w->lane.nshards = 1;	/* the kernel chose its frames */
 		atomic_store(&w->read_through, UINT64_MAX);
