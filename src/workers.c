@@ -166,6 +166,7 @@ struct worker {
 	uint64_t pub_derr[HS_DERR__COUNT];
 	struct hs_tracer_stats pub_ts;
 	uint64_t sources_told;	/* the loop's: its mirror sources the merged tracer knows */
+	size_t told_t, told_c;	/* live: its queues' tails when it last woke the loop */
 	atomic_bool finished;	/* the file read to its end, or failed */
 	char err[PCAP_ERRBUF_SIZE + 512];	/* "'PATH': what", "" when it did not fail */
 } __attribute__((aligned(64)));
@@ -199,6 +200,7 @@ struct hs_workers {
 	/* walkers that wait for room, every worker told the capture time then */
 	_Atomic unsigned reader_waiting;
 	_Atomic uint64_t reader_now;
+	_Atomic uint64_t woken_ns;	/* live: when a worker last woke the loop (hs_mono_ns) */
 	_Alignas(64) pthread_mutex_t mu;	/* the published counters */
 	pthread_rwlock_t hold;	/* a worker reads a batch with it for reading */
 	bool held;		/* by the loop (hs_workers_pause) */
@@ -778,7 +780,7 @@ static void map_file(struct hs_workers *ws, const char *path, int dlt)
 	ws->maplen = (size_t)sb.st_size;
 }
 
-static void publish(struct worker *w)
+static void publish_stats(struct worker *w)
 {
 	struct hs_workers *ws = w->ws;
 
@@ -787,7 +789,39 @@ static void publish(struct worker *w)
 	memcpy(w->pub_derr, w->derr, sizeof(w->derr));
 	hs_tracer_get_stats(w->lane.tracer, &w->pub_ts);
 	pthread_mutex_unlock(&ws->mu);
-	uv_async_send(ws->wake);
+}
+
+static void publish(struct worker *w)
+{
+	publish_stats(w);
+	uv_async_send(w->ws->wake);
+}
+
+/* Live, after a batch: the loop is woken to hand on what this worker
+ * queued (traces, control messages), unless any worker woke it less than
+ * a block's timeout ago (HS_LIVE_TIMEOUT_MS), and for the counters every
+ * HS_WORKER_STATS_NS. Woken by every worker after every batch, the loop
+ * woke twice a block per worker, each a switch of threads that cost more
+ * than the block's frames. What waits is asked for once the timeout has
+ * passed: the time to wait for it (ms), -1 when nothing waits. */
+static int live_wake(struct worker *w, uint64_t now)
+{
+	struct hs_workers *ws = w->ws;
+	size_t t = atomic_load_explicit(&w->t_tail, memory_order_relaxed);
+	size_t c = atomic_load_explicit(&w->c_tail, memory_order_relaxed);
+	bool news = t != w->told_t || c != w->told_c;
+	uint64_t since = now - atomic_load_explicit(&ws->woken_ns, memory_order_relaxed);
+	uint64_t after = (uint64_t)HS_LIVE_TIMEOUT_MS * 1000000;
+
+	publish_stats(w);
+	if ((news && since >= after) || since >= HS_WORKER_STATS_NS) {
+		atomic_store_explicit(&ws->woken_ns, now, memory_order_relaxed);
+		w->told_t = t;
+		w->told_c = c;
+		uv_async_send(ws->wake);
+		return -1;
+	}
+	return news ? (int)((after - since) / 1000000) + 1 : -1;
 }
 
 static void on_live_frame(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes)
@@ -849,9 +883,9 @@ static void live_main(struct worker *w)
 			live_kernel_stats(w);
 			stats_at = now;
 		}
-		publish(w);
+		int wait = live_wake(w, now);
 		if (n == 0 && pfd.fd >= 0)
-			poll(&pfd, 1, HS_WORKER_POLL_MS);
+			poll(&pfd, 1, wait >= 0 && wait < HS_WORKER_POLL_MS ? wait : HS_WORKER_POLL_MS);
 		else if (n == 0)
 			nap();
 	}
