@@ -19,6 +19,9 @@
 #include "workers.h"
 
 #define HS_WORKER_TRACES 4096	/* closed traces queued per worker; a power of two */
+/* the bytes of a trace of a fat tree's longest path, five hops: what is
+ * asked for ahead of reading or writing one in a queue */
+#define HS_TRACE_COMMON (offsetof(struct hs_trace, hops) + 5 * sizeof(struct hs_hop))
 /* Packets for the loop's subscribers (control messages, and the packets
  * kept while 'stats' wants them) queued per worker; a power of two. The
  * workers take their frames at their own pace, a few thousand apart, and
@@ -325,6 +328,9 @@ static void worker_on_close(void *arg, const struct hs_trace *t)
 	struct hs_trace *slot = &w->traces[tail & (HS_WORKER_TRACES - 1)];
 	memcpy(slot, t, offsetof(struct hs_trace, hops) + t->nhops * sizeof(t->hops[0]));
 	atomic_store_explicit(&w->t_tail, tail + 1, memory_order_release);
+	/* the next slot was last read by the loop, on another core: it is
+	 * asked for now, to be written at the next close without waiting */
+	hs_prefetch_span(&w->traces[(tail + 1) & (HS_WORKER_TRACES - 1)], HS_TRACE_COMMON);
 }
 
 /* a packet for the loop's subscribers, with the bytes they read copied
@@ -1182,6 +1188,14 @@ struct merge {
 	uint64_t bound;
 };
 
+#define HS_MERGE_AHEAD	4	/* traces of a queue asked for ahead of their turn */
+
+static void prefetch_trace(const struct hs_trace *t)
+{
+	for (size_t off = 0; off < HS_TRACE_COMMON; off += 64)
+		__builtin_prefetch((const char *)t + off, 0);
+}
+
 static uint64_t head_frame(const struct worker *w, size_t head)
 {
 	return w->traces[head & (HS_WORKER_TRACES - 1)].last_frame;
@@ -1287,7 +1301,11 @@ static bool drain_all(struct hs_workers *ws)
 		       (i = merge_pick(ws, &m, forced > 0 || atomic_load(&ws->pausing))) >= 0) {
 			const struct hs_trace *t =
 				&ws->w[i].traces[m.head[i]++ & (HS_WORKER_TRACES - 1)];
-			__builtin_prefetch(t, 0);
+			/* written on another core: the traces a few ahead in
+			 * its queue are asked for while these are handed on */
+			if (m.tail[i] - m.head[i] > HS_MERGE_AHEAD)
+				prefetch_trace(&ws->w[i].traces[(m.head[i] + HS_MERGE_AHEAD) &
+								(HS_WORKER_TRACES - 1)]);
 			hs_tracer_adopt_soon(ws->merged, t, false);
 			next[nnext++] = (unsigned)i;
 			if (forced && !--forced)
