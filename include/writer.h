@@ -24,6 +24,8 @@
 #include "tracer.h"
 
 #define HS_WRITER_SLOTS 8192	/* closed traces queued; a power of two */
+#define HS_WRITER_WAKE	256	/* traces queued between wakes by hs_writer_put(),
+				 * a power of two */
 
 struct hs_writer;
 
@@ -43,8 +45,12 @@ struct hs_writer *hs_writer_new(const struct hs_writer_ops *ops);
 /* writes what is queued, then stops the thread */
 void hs_writer_free(struct hs_writer *w);
 
-/* the loop thread: queue a closed trace; false when the queue is full */
+/* the loop thread: queue a closed trace; false when the queue is full.
+ * The writer is woken for every HS_WRITER_WAKE traces, or by the next
+ * hs_writer_kick() */
 bool hs_writer_put(struct hs_writer *w, int64_t session, const struct hs_trace *t);
+/* the loop thread, once per loop turn: wake the writer when traces wait */
+void hs_writer_kick(struct hs_writer *w);
 /* the writer commits its batch at its next turn */
 void hs_writer_commit_soon(struct hs_writer *w);
 /* take the lock for the rest of this loop turn (again: nothing more) */

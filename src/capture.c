@@ -321,8 +321,10 @@ void hs_capture_pause(struct hs_ctx *ctx)
 
 static void release_writer(struct hs_ctx *ctx)
 {
-	if (ctx->cap && ctx->cap->writer)
+	if (ctx->cap && ctx->cap->writer) {
 		hs_writer_release(ctx->cap->writer);
+		hs_writer_kick(ctx->cap->writer);	/* the traces of this turn */
+	}
 	if (ctx->cap)
 		hs_workers_resume(ctx->cap->workers);
 }

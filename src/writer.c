@@ -27,7 +27,10 @@ struct hs_writer {
 	/* With nothing to do the writer sleeps until woken: looking again
 	 * every few milliseconds cost a capture more CPU than its frames
 	 * when the history took few of them. Whoever finds it asleep (and
-	 * clears that) wakes it: one wake per sleep, none while it works. */
+	 * clears that) wakes it: one wake per sleep, none while it works.
+	 * Looking costs a full fence, which waits for the copy of the trace
+	 * just queued to leave the core: the loop looks once per turn
+	 * (hs_writer_kick()), a put only once per HS_WRITER_WAKE traces. */
 	pthread_mutex_t idle_mu;
 	pthread_cond_t more;
 	atomic_bool asleep;
@@ -154,8 +157,16 @@ bool hs_writer_put(struct hs_writer *w, int64_t session, const struct hs_trace *
 	j->session = session;
 	memcpy(&j->t, t, offsetof(struct hs_trace, hops) + n * sizeof(t->hops[0]));
 	atomic_store_explicit(&w->tail, tail + 1, memory_order_release);
-	wake(w);
+	if (((tail + 1) & (HS_WRITER_WAKE - 1)) == 0)
+		wake(w);
 	return true;
+}
+
+void hs_writer_kick(struct hs_writer *w)
+{
+	if (w && atomic_load_explicit(&w->tail, memory_order_relaxed) !=
+		 atomic_load_explicit(&w->head, memory_order_relaxed))
+		wake(w);
 }
 
 void hs_writer_commit_soon(struct hs_writer *w)
@@ -194,6 +205,7 @@ void hs_writer_drain(struct hs_writer *w)
 {
 	if (!w)
 		return;
+	hs_writer_kick(w);
 	hs_writer_hold(w);
 	while (atomic_load_explicit(&w->head, memory_order_acquire) !=
 	       atomic_load_explicit(&w->tail, memory_order_relaxed) || atomic_load(&w->commit))

@@ -1,6 +1,7 @@
 /* test_writer.c - the history writer: every trace queued is written in
  * order and a commit asked for is done; with nothing to do its thread
- * sleeps until asked, and does not look again every few milliseconds */
+ * sleeps until asked, and does not look again every few milliseconds nor
+ * wake for each trace */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -118,10 +119,63 @@ static void test_writes_and_sleeps(void **state)
 	alarm(0);
 }
 
+/* A trace queued does not wake the writer by itself: waking costs the
+ * loop a full fence per trace. The loop wakes it once per turn
+ * (hs_writer_kick), and a put once per HS_WRITER_WAKE traces. */
+static void test_woken_per_turn(void **state)
+{
+	struct sink s = { .in_order = true };
+	struct hs_writer_ops ops = { ready, write_one, commit, &s };
+	struct hs_trace t;
+	struct timespec quiet = { 0, 300 * 1000 * 1000 }, ms = { 0, 1000 * 1000 };
+	uint64_t id = 0;
+
+	(void)state;
+	alarm(20);
+	struct hs_writer *w = hs_writer_new(&ops);
+	assert_non_null(w);
+	nanosleep(&quiet, NULL);	/* asleep */
+
+	/* a trace now and then, as a quiet capture closes them: woken for
+	 * each, the writer switched once per trace */
+	memset(&t, 0, sizeof(t));
+	long before = others_switches();
+	for (int i = 0; i < 50; i++) {
+		t.id = ++id;
+		assert_true(hs_writer_put(w, 7, &t));
+		nanosleep(&ms, NULL);
+	}
+	assert_in_range(others_switches() - before, 0, 5);
+	assert_int_equal(hs_writer_queued(w), 50);
+
+	/* the end of the loop's turn wakes it for them */
+	hs_writer_kick(w);
+	for (int i = 0; i < 2000 && hs_writer_queued(w); i++)
+		nanosleep(&ms, NULL);
+	assert_int_equal(hs_writer_queued(w), 0);
+
+	/* a turn that queues many: woken without waiting for its end */
+	nanosleep(&quiet, NULL);
+	while (id % HS_WRITER_WAKE) {
+		t.id = ++id;
+		assert_true(hs_writer_put(w, 7, &t));
+	}
+	for (int i = 0; i < 2000 && hs_writer_queued(w); i++)
+		nanosleep(&ms, NULL);
+	assert_int_equal(hs_writer_queued(w), 0);
+
+	hs_writer_drain(w);
+	assert_int_equal(s.written, (int)id);
+	assert_true(s.in_order);
+	hs_writer_free(w);
+	alarm(0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_writes_and_sleeps),
+		cmocka_unit_test(test_woken_per_turn),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
