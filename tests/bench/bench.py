@@ -621,8 +621,8 @@ sys.stdin.read()
                  "sql \"SELECT session, trace_no, first_ts, src, dst, last_switch FROM traces"
                  " WHERE outcome = 'dropped' AND first_ts >= %d AND first_ts < %d"
                  " ORDER BY first_ts DESC LIMIT 100\"" % (last, last + self.DAY_NS)),
-                ("pgq.drops", "drops (the newest traces, read from the store)", "drops"),
-                ("pgq.traces_verb", "traces (the newest, read from the store)", "traces"),
+                ("pgq.drops", "drops (the newest, from the store)", "drops"),
+                ("pgq.traces_verb", "traces (the newest, from the store)", "traces"),
                 ("pgq.load_drops", "history load; drops (the newest traces)",
                  "history load; drops"),
                 ("pgq.drops_all", "drops by switch, every day (sql)",
