@@ -358,6 +358,10 @@ int cmd_traces(struct hs_ctx *ctx, int argc, char **argv)
 		hs_follow_get(ctx, &f);
 		out_text(o, "(the fabric view: %s)\n", hs_follow_others(&f, note, sizeof(note)));
 	}
+	/* as 'history load' says it: the stored outcome is not the joined packet's */
+	if (cl.tr && cl.n && !ctx->topo)
+		out_warn(o, "no topology: the history's traces are judged without one, their "
+			 "outcomes unknown (topo load FILE)");
 	free(sel);
 	hs_closed_free(&cl);
 	return HS_CMD_OK;

@@ -84,6 +84,12 @@ for db in lite pg; do
 		has '(1 of at least 8192 traces; traces limit N)' "$tmp/out"
 done
 
+# without a topology the packets are judged without one, and it says so
+hs --db "$lite" -c 'traces limit 1 --json'
+check "no topology: the outcomes are unknown, with a warning" \
+	eval '[ "$st" -eq 0 ] && has "\"outcome\":\"unknown\"" "$tmp/out" &&
+		has "warning: no topology: the history.s traces are judged without one" "$tmp/err"'
+
 # a console with traces of its own answers from them
 hs --db "$lite" --topo "$top_srcdir/share/sample/sample.topo" \
 	-r "$top_srcdir/share/sample/sample.pcap" -c 'drops'
