@@ -47,6 +47,7 @@
 #define BUCKET_WORDS 16
 #define BUCKET_ENTRIES (BUCKET_WORDS - 1)
 #define BUCKET_PASSED BUCKET_ENTRIES
+#define SPILL_FAR UINT8_MAX
 
 /* a cache line: the index is mapped at a huge page's boundary
  * (hs_xcalloc_big) */
@@ -81,6 +82,8 @@ struct __attribute__((aligned(64))) otrace {
 	uint16_t ip_id;
 	uint16_t hw_mask;	/* hop i has a switch timestamp */
 	uint8_t af, proto, tcp_flags, flags, nhops, extra;
+	uint8_t lane;		/* its index entry's in its bucket */
+	uint8_t spill;		/* buckets from its home to its entry's, SPILL_FAR: that or more */
 	uint32_t hash;		/* low 32 bits of id_hash, as in the index */
 	struct ohop hops[INLINE_HOPS];
 	uint64_t last_frame;	/* of the copy that last moved it on the activity list */
@@ -408,17 +411,20 @@ static inline struct bucket *next_bucket(const struct hs_tracer *tr, const struc
 
 /* a new trace's entry: in its home bucket, else the first after it with
  * room, each full one passed counting it (there is always room: the
- * buckets hold nearly twice the pool) */
-static void index_insert(struct hs_tracer *tr, uint32_t hash, uint32_t slot)
+ * buckets hold nearly twice the pool); where it went is kept in the trace */
+static void index_insert(struct hs_tracer *tr, struct otrace *ot, uint32_t slot)
 {
-	struct bucket *b = home_of(tr, hash);
-	uint32_t room;
+	struct bucket *b = home_of(tr, ot->hash);
+	uint32_t room, spill = 0;
 
 	while (!(room = bucket_match(b, UINT32_MAX, 0))) {
 		b->w[BUCKET_PASSED]++;
 		b = next_bucket(tr, b);
+		spill++;
 	}
-	b->w[__builtin_ctz(room)] = entry_tag(tr, hash) | slot;
+	ot->lane = (uint8_t)__builtin_ctz(room);
+	ot->spill = spill < SPILL_FAR ? (uint8_t)spill : SPILL_FAR;
+	b->w[ot->lane] = entry_tag(tr, ot->hash) | slot;
 }
 
 /* the open trace of p (of this hash, identity and IP ID), NIL if none */
@@ -442,18 +448,29 @@ static inline __attribute__((always_inline)) uint32_t index_find(const struct hs
 	}
 }
 
-/* a closing trace's entry, which is in the index */
-static void index_remove(struct hs_tracer *tr, uint32_t slot)
+/* A closing trace's entry: where the trace says, so that in its home
+ * bucket, nearly always, it is a store, which waits for no cache miss
+ * (reading the bucket to find it missed at every close of a burst) */
+static void index_remove(struct hs_tracer *tr, const struct otrace *ot)
 {
-	uint32_t hash = tr->pool[slot].hash, e = entry_tag(tr, hash) | slot;
-	struct bucket *b = home_of(tr, hash);
-	uint32_t at;
+	struct bucket *b = home_of(tr, ot->hash);
 
-	while (!(at = bucket_match(b, UINT32_MAX, e))) {
+	for (unsigned i = 0; i < ot->spill; i++) {
+		/* it spilled: the buckets it passed count one less */
+		if (i == SPILL_FAR - 1) {
+			/* that far, where is not known: found by its value */
+			uint32_t at, e = entry_tag(tr, ot->hash) | (uint32_t)(ot - tr->pool);
+			while (!(at = bucket_match(b, UINT32_MAX, e))) {
+				b->w[BUCKET_PASSED]--;
+				b = next_bucket(tr, b);
+			}
+			b->w[__builtin_ctz(at)] = 0;
+			return;
+		}
 		b->w[BUCKET_PASSED]--;
 		b = next_bucket(tr, b);
 	}
-	b->w[__builtin_ctz(at)] = 0;
+	b->w[ot->lane] = 0;
 }
 
 static struct ohop *hop_at(struct hs_tracer *tr, struct otrace *ot, unsigned i)
@@ -670,7 +687,7 @@ static void close_slot(struct hs_tracer *tr, uint32_t slot, uint8_t extra_flags)
 		tr->ext_free[tr->next_ext_free++] = ot->ext - 1;
 		ot->ext = 0;
 	}
-	index_remove(tr, slot);
+	index_remove(tr, ot);
 	lru_unlink(tr, slot);
 	prefetch_head(tr);
 	ot->nhops = 0;		/* free: no candidate for hs_tracer_add_prepared */
@@ -930,7 +947,7 @@ void hs_tracer_add_prepared(struct hs_tracer *tr, const struct hs_pkt *p, uint8_
 		ot->key_hash = hs_flowkey_hash(&p->key);
 		ot->len = p->len;
 		ot->tcp_flags = (p->have & HS_HAVE_TCP) ? p->tcp_flags : 0;
-		index_insert(tr, hash, slot);
+		index_insert(tr, ot, slot);
 		lru_append(tr, slot);
 		tr->st.open++;
 	} else {

@@ -1323,20 +1323,33 @@ static void test_index_memory(void **state)
 	(void)state;
 }
 
-/* the n-th packet after *ip_id (counting on from it) whose identity's hash
- * has its low six bits 0: in the first bucket of any index of up to 64 */
-static struct hs_pkt homed_first(struct hs_tracer *tr, uint16_t *ip_id, int sw, uint8_t ttl,
-				 uint64_t ts)
+/* the next packet from *n on (IP ID its low 16 bits, sequence number the
+ * rest) whose identity's hash has its low bits under mask 0: in the first
+ * bucket of an index of up to mask + 1 */
+static struct hs_pkt homed_first(struct hs_tracer *tr, uint32_t *n, uint32_t mask, int sw,
+				 uint8_t ttl, uint64_t ts)
 {
-	for (;; ++*ip_id) {
-		struct hs_pkt p = tcp("10.1.1.10", "10.1.2.10", *ip_id, 7, sw, ttl, ts);
-		struct hs_tracer_prep prep;
+	struct hs_pkt p = tcp("10.1.1.10", "10.1.2.10", 0, 0, sw, ttl, ts);
+	struct hs_tracer_prep prep;
+
+	for (;; ++*n) {
+		p.ip_id = (uint16_t)*n;
+		p.seq = *n >> 16;
 		hs_tracer_prepare(tr, &p, &prep);
-		if ((prep.hash & 63) == 0) {
-			++*ip_id;
+		if ((prep.hash & mask) == 0) {
+			++*n;
 			return p;
 		}
 	}
+}
+
+/* the copy of packet p seen at sw with this TTL and time */
+static struct hs_pkt copy_at(struct hs_pkt p, int sw, uint8_t ttl, uint64_t ts)
+{
+	p.mirror_src = A(mirror_of[sw]);
+	p.ttl = ttl;
+	p.ts_ns = ts;
+	return p;
 }
 
 /* Forty traces homed in one bucket of a pool of 64 (a bucket per eight):
@@ -1348,24 +1361,23 @@ static void test_index_spill(void **state)
 	struct sink s;
 	struct hs_tracer *tr = mk(&s, NULL, 64, 0);
 	struct hs_tracer_stats st;
-	uint16_t ids[60], next = 1;
+	uint32_t next = 1;
+	struct hs_pkt first[60];
 
 	for (int i = 0; i < 40; i++) {
-		struct hs_pkt p = homed_first(tr, &next, LEAF1, 64, T0 + (uint64_t)i * 10 * US);
-		ids[i] = p.ip_id;
-		add(tr, p);
+		first[i] = homed_first(tr, &next, 63, LEAF1, 64, T0 + (uint64_t)i * 10 * US);
+		add(tr, first[i]);
 	}
 	hs_tracer_advance(tr, T0 + 19 * 10 * US + MS + 1);	/* the first 20 close */
 	assert_int_equal(s.n, 20);
 	for (int i = 20; i < 40; i++)
-		add(tr, tcp("10.1.1.10", "10.1.2.10", ids[i], 7, SPINE1, 63, T0 + MS + (uint64_t)i));
+		add(tr, copy_at(first[i], SPINE1, 63, T0 + MS + (uint64_t)i));
 	for (int i = 40; i < 60; i++) {
-		struct hs_pkt p = homed_first(tr, &next, LEAF1, 64, T0 + MS + 100 + (uint64_t)i);
-		ids[i] = p.ip_id;
-		add(tr, p);
+		first[i] = homed_first(tr, &next, 63, LEAF1, 64, T0 + MS + 100 + (uint64_t)i);
+		add(tr, first[i]);
 	}
 	for (int i = 59; i >= 40; i--)
-		add(tr, tcp("10.1.1.10", "10.1.2.10", ids[i], 7, SPINE1, 63, T0 + MS + 200 + (uint64_t)i));
+		add(tr, copy_at(first[i], SPINE1, 63, T0 + MS + 200 + (uint64_t)i));
 	hs_tracer_close_all(tr);
 	hs_tracer_get_stats(tr, &st);
 	assert_int_equal(st.copies, 100);
@@ -1375,13 +1387,59 @@ static void test_index_spill(void **state)
 	for (int i = 0; i < 60; i++) {
 		int found = 0;
 		for (int k = 0; k < s.n; k++) {
-			if (s.t[k].ip_id != ids[i])
+			if (s.t[k].ip_id != first[i].ip_id || s.t[k].seq != first[i].seq)
 				continue;
 			found++;
 			assert_int_equal(s.t[k].nhops, i < 20 ? 1 : 2);
 		}
 		assert_int_equal(found, 1);
 	}
+	hs_tracer_free(tr);
+	(void)state;
+}
+
+static void count_by_hops(void *arg, const struct hs_trace *t)
+{
+	int *n = arg;
+
+	n[t->nhops < 4 ? t->nhops : 0]++;
+}
+
+/* 4,000 traces homed in one bucket of a pool of 4,096 (512 buckets) spill
+ * over 266 of them, past the distance a trace keeps. The last 200 close
+ * while the others stay open, their entries removed however far they
+ * went, and every other trace is still found; new ones take their room. */
+static void test_index_spill_far(void **state)
+{
+	int by_hops[4] = { 0 };
+	struct hs_tracer_cfg cfg = { .timeout_ns = MS, .max_open = 4096, .on_close = count_by_hops,
+				     .arg = by_hops };
+	struct hs_tracer *tr = hs_tracer_new(&cfg);
+	struct hs_tracer_stats st;
+	enum { N = 4000, KEEP = 3800 };
+	static struct hs_pkt first[N];
+	uint32_t next = 1;
+
+	for (int i = 0; i < N; i++) {
+		first[i] = homed_first(tr, &next, 511, LEAF1, 64, T0 + (uint64_t)i);
+		add(tr, first[i]);
+	}
+	for (int i = 0; i < KEEP; i++)
+		add(tr, copy_at(first[i], SPINE1, 63, T0 + N + (uint64_t)i));
+	hs_tracer_advance(tr, T0 + N - 1 + MS + 1);	/* the last 200 close */
+	assert_int_equal(by_hops[1], N - KEEP);
+	for (int i = 0; i < 100; i++)
+		add(tr, homed_first(tr, &next, 511, LEAF1, 64, T0 + 2 * N));
+	for (int i = KEEP - 1; i >= 0; i--)
+		add(tr, copy_at(first[i], LEAF2, 62, T0 + 2 * N + (uint64_t)i));
+	hs_tracer_close_all(tr);
+	hs_tracer_get_stats(tr, &st);
+	assert_int_equal(st.copies, N + 2 * KEEP + 100);
+	assert_int_equal(st.closed, N + 100);
+	assert_int_equal(st.evicted, 0);
+	assert_int_equal(st.duplicates, 0);
+	assert_int_equal(by_hops[1], N - KEEP + 100);
+	assert_int_equal(by_hops[3], KEEP);
 	hs_tracer_free(tr);
 	(void)state;
 }
@@ -1524,6 +1582,7 @@ int main(void)
 		cmocka_unit_test(test_populate),
 		cmocka_unit_test(test_index_memory),
 		cmocka_unit_test(test_index_spill),
+		cmocka_unit_test(test_index_spill_far),
 		cmocka_unit_test(test_flows_clear),
 		cmocka_unit_test(test_flows),
 	};
