@@ -809,7 +809,10 @@ sys.stdin.read()
         """Live capture against tcpdump on the same bursts. Not pinned: the
         sender and the capture need a core each. A tool's CPU is what all
         its threads ran (/proc/PID/task/*/schedstat) from just before the
-        burst to a second after it: reading the burst, not starting up."""
+        burst to a second after it: reading the burst, not starting up.
+        Each tool starts just after WARM_MB were touched and freed, as
+        each timed run of the ingest does, so that every one finds free
+        memory alike whichever ran before it (warm_memory)."""
         n = env_int("BENCH_LIVE_FRAMES", 1000000)
         why = self.live_unfit()
         if why:
@@ -1153,6 +1156,7 @@ class Live:
         return kpps, self.cpu(p) - c0
 
     def tcpdump(self):
+        self.b.warm_memory()
         p = self.start(["tcpdump", "-n", "-i", "rxa", "-w", "/dev/null"],
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         time.sleep(1.0)        # listening
@@ -1175,6 +1179,7 @@ class Live:
         for suffix in ("", "-wal", "-shm"):
             if os.path.exists(db + suffix):
                 os.unlink(db + suffix)
+        self.b.warm_memory()
         p = self.start([prog or self.b.bin, "--db", db], stdin=subprocess.PIPE,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         p.stdin.write("set history %s\ncapture start rxa%s\ncapture status\n" %
