@@ -106,8 +106,9 @@ struct hs_lane {
 	struct hs_pipe_ent pipe[HS_PIPE];	/* frames on their way to the tracer */
 	unsigned pipe_head, pipe_len;	/* oldest entry, entries queued */
 	uint64_t last_ts;		/* newest capture time */
-	uint64_t frames;		/* frames of the capture read so far, the
-					 * lane's and (hs_lane_time) the others' */
+	uint64_t frames;		/* a worker's: frames of the capture read so
+					 * far, the lane's and (hs_lane_time) the
+					 * others'; the loop's lane counts none */
 };
 
 /* one frame down a lane, and the lane's queue emptied (capture.c) */

@@ -579,11 +579,14 @@ void hs_lane_frame(struct hs_lane *l, int dlt, const uint8_t *data, uint32_t cap
 
 	/* another worker's copy: only the capture time moves. One of the
 	 * common shape is known for another's from its bytes, not decoded */
-	int drc = l->nshards > 1 ?
-		  hs_decode_share(dlt, data, caplen, wirelen, ts_ns, p, l->shard, l->nshards) :
-		  hs_decode(dlt, data, caplen, wirelen, ts_ns, p);
-	if (drc > 0 || (l->nshards > 1 && hs_shard(p, drc, l->nshards) != l->shard))
-		goto queued;
+	int drc;
+	if (l->nshards > 1) {
+		drc = hs_decode_share(dlt, data, caplen, wirelen, ts_ns, p, l->shard, l->nshards);
+		if (drc > 0 || hs_shard(p, drc, l->nshards) != l->shard)
+			goto queued;
+	} else {
+		drc = hs_decode(dlt, data, caplen, wirelen, ts_ns, p);
+	}
 	s->packets++;
 	s->bytes += wirelen;
 	if (!s->first_ts)
@@ -620,7 +623,8 @@ void hs_lane_frame(struct hs_lane *l, int dlt, const uint8_t *data, uint32_t cap
 	}
 queued:
 	e->now = l->last_ts;
-	e->prep.frame = ++l->frames;
+	if (l->on_pkt)		/* a worker's: the merge orders traces by frame */
+		e->prep.frame = ++l->frames;
 	l->pipe_len++;
 	if (l->pipe_len > HS_PIPE_SLOT) {
 		struct hs_pipe_ent *ahead =
