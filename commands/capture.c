@@ -296,7 +296,10 @@ static int capture_status(struct hs_ctx *ctx)
 	out_uint(o, "elapsed_ns", NULL, wall_end - s->started_ns);
 	out_uint(o, "packets", "packets        %" PRIu64 "\n", s->packets);
 	const struct hs_worker_stats *per;
-	unsigned nw = hs_capture_workers(ctx, &per);
+	const char *one_why;
+	unsigned nw = hs_capture_workers(ctx, &per, &one_why);
+	if (one_why[0])
+		out_str(o, "one_worker", "workers        1, %s\n", one_why);
 	if (nw > 1) {
 		uint64_t el = wall_end - s->started_ns;
 		out_text(o, "workers        %u:", nw);

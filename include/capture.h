@@ -111,8 +111,10 @@ void hs_capture_set_policy(struct hs_ctx *ctx, int policy);
 /* a history setting's name (default, all, off), NULL for no HS_POLICY_* */
 const char *hs_capture_policy_name(int policy);
 /* the workers of the current or last capture, and each one's figures
- * (read by one: 1, and no figures) */
-unsigned hs_capture_workers(struct hs_ctx *ctx, const struct hs_worker_stats **per);
+ * (read by one: 1, and no figures); *one_why: why one read where more were
+ * asked for or are the default ("not the default 2: why"), else "" */
+unsigned hs_capture_workers(struct hs_ctx *ctx, const struct hs_worker_stats **per,
+			    const char **one_why);
 /* the current or last live capture's kernel ring: bytes asked and bytes
  * the kernel gave (0 when it cannot be told); both 0 for a file */
 void hs_capture_ring(struct hs_ctx *ctx, uint64_t *asked, uint64_t *got);

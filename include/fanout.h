@@ -97,6 +97,10 @@ static inline uint32_t hs_ident_hash(const struct hs_pkt *p)
  * link type. */
 int hs_fanout_prog(int dlt, int32_t base, struct bpf_insn *out, size_t max);
 
+/* whether the kernel's fanout program can share out frames of link type
+ * dlt; false with why ("link type NAME (N) is read by one worker") */
+bool hs_fanout_link_ok(int dlt, char *why, size_t len);
+
 /* Put the live handles pcs[0..n-1], open on one interface of link type
  * dlt, in one fanout group of their own whose program is hs_fanout_prog():
  * the kernel gives each frame to one of them, pcs[hash % n]. 0, or -1 with

@@ -60,6 +60,10 @@ static inline unsigned hs_shard(const struct hs_pkt *p, int drc, unsigned n)
 
 /* "N" for --workers and 'capture start FILE workers N': 0 or -1 with err */
 int hs_workers_parse(const char *s, unsigned *n, char *err, size_t errlen);
+/* the workers of a capture none were asked for: one per online core (at
+ * most HS_WORKERS_MAX); a source several cannot read takes one
+ * (hs_capture_start) */
+unsigned hs_workers_default(void);
 
 /* Frames are decoded and filtered as they come, and reach the tracer
  * HS_PIPE frames later: the index entry of a copy's trace is asked for when

@@ -79,6 +79,9 @@ struct hs_capture {
 	uint64_t last_mono;	/* when the newest frame arrived */
 	struct hs_workers *workers;	/* a file read by several threads, else NULL */
 	unsigned nworkers;	/* of the current or last capture */
+	/* why one worker read where more were asked for or are the default
+	 * ("not the default 2: why"), "" otherwise */
+	char one_why[200];
 	struct hs_tracer_stats wts;	/* the workers' tracers' counters (copies, open) */
 	struct hs_worker_stats wstats[HS_WORKERS_MAX];	/* each worker's */
 	uv_async_t wake;	/* a worker queued traces, or finished */
@@ -1149,24 +1152,44 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 				  "(capture stop first)", c->source);
 	if (!ring)
 		ring = HS_LIVE_RING;
+	/* none asked for: the default, unless the source cannot have it */
+	bool asked = workers || ctx->set.workers;
+	char why[160] = "", one_why[sizeof(c->one_why)] = "";
 	if (!workers)
-		workers = ctx->set.workers ? ctx->set.workers : 1;
+		workers = ctx->set.workers ? ctx->set.workers : hs_workers_default();
+	unsigned dflt = workers;
 	if (is_file && (reader = open_file(ctx, source)))
 		file = hs_freader_file(reader);
 	/* what a FIFO gives one reader is gone for the others */
-	if (file && workers > 1 && !hs_pfile_regular(file))
+	if (file && workers > 1 && !hs_pfile_regular(file)) {
 		workers = 1;
+		snprintf(why, sizeof(why), "not a regular file, what a reader takes is gone "
+			 "for the others");
+	}
 	/* live, each worker has a socket and a ring of its own: the ring asked
 	 * is shared among them */
-	uint64_t each = ring / workers < HS_LIVE_RING_MIN ? HS_LIVE_RING_MIN : ring / workers;
 	for (unsigned i = 0; !is_file && i < workers; i++) {
+		uint64_t each = ring / workers < HS_LIVE_RING_MIN ? HS_LIVE_RING_MIN : ring / workers;
 		if (!(pcs[i] = open_live(ctx, source, each, &nano))) {
 			while (i--)
 				pcap_close(pcs[i]);
 			return -1;
 		}
 		pc = pcs[0];
+		/* a link type the kernel's fanout cannot share out: the
+		 * default is one socket, with the whole ring; asked for, it is
+		 * refused (hs_workers_start_live) */
+		if (i == 0 && workers > 1 && !asked &&
+		    !hs_fanout_link_ok(pcap_datalink(pc), why, sizeof(why))) {
+			pcap_close(pc);
+			pc = pcs[0] = NULL;
+			workers = 1;
+			i--;	/* opened again */
+		}
 	}
+	if (workers < dflt)
+		snprintf(one_why, sizeof(one_why), "not the %s%u%s: %s", asked ? "" : "default ",
+			 dflt, asked ? " asked" : "", why);
 	if (!pc && !file)
 		return -1;
 	int dlt = file ? hs_pfile_dlt(file) : pcap_datalink(pc);
@@ -1255,6 +1278,7 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 	c->ring_asked = ring_asked;
 	c->ring_got = ring_got;
 	c->nworkers = workers;
+	memcpy(c->one_why, one_why, sizeof(one_why));
 	memset(&c->wts, 0, sizeof(c->wts));
 	memset(c->wstats, 0, sizeof(c->wstats));
 	c->failed = false;
@@ -1533,11 +1557,13 @@ void hs_capture_set_policy(struct hs_ctx *ctx, int policy)
 		hs_workers_set_partial(ctx->cap->workers, policy == HS_POLICY_DEFAULT);
 }
 
-unsigned hs_capture_workers(struct hs_ctx *ctx, const struct hs_worker_stats **per)
+unsigned hs_capture_workers(struct hs_ctx *ctx, const struct hs_worker_stats **per,
+			    const char **one_why)
 {
 	struct hs_capture *c = ctx->cap;
 
 	*per = c ? c->wstats : NULL;
+	*one_why = c ? c->one_why : "";
 	return c && c->nworkers ? c->nworkers : 1;
 }
 

@@ -472,24 +472,31 @@ static void write_prog(struct prog *p, bool link)
 	emit(p, BPF_RET | BPF_K, 0, 0, 0);
 }
 
+/* the link types the program reads: *link, with an Ethernet header */
+static bool link_of(int dlt, bool *link)
+{
+	switch (dlt) {
+	case DLT_EN10MB:
+		*link = true;
+		return true;
+	case DLT_RAW:
+	case LINKTYPE_RAW:
+	case DLT_IPV4:
+	case DLT_IPV6:
+		*link = false;
+		return true;
+	default:
+		return false;
+	}
+}
+
 int hs_fanout_prog(int dlt, int32_t base, struct bpf_insn *out, size_t max)
 {
 	struct prog p = { .out = out, .max = max, .base = base };
 	bool link;
 
-	switch (dlt) {
-	case DLT_EN10MB:
-		link = true;
-		break;
-	case DLT_RAW:
-	case LINKTYPE_RAW:
-	case DLT_IPV4:
-	case DLT_IPV6:
-		link = false;
-		break;
-	default:
+	if (!link_of(dlt, &link))
 		return -1;
-	}
 	for (int i = 0; i < MAX_LABELS; i++)
 		p.at[i] = -1;
 	write_prog(&p, link);	/* where the labels fall */
@@ -497,6 +504,17 @@ int hs_fanout_prog(int dlt, int32_t base, struct bpf_insn *out, size_t max)
 	p.bad = false;
 	write_prog(&p, link);
 	return p.bad || p.n > HS_FANOUT_MAX_INSNS ? -1 : (int)p.n;
+}
+
+bool hs_fanout_link_ok(int dlt, char *why, size_t len)
+{
+	bool link;
+
+	if (link_of(dlt, &link))
+		return true;
+	const char *name = pcap_datalink_val_to_name(dlt);
+	snprintf(why, len, "link type %s (%d) is read by one worker", name ? name : "unknown", dlt);
+	return false;
 }
 
 int hs_fanout_join(pcap_t *const *pcs, unsigned n, int dlt, char *err, size_t errlen)
@@ -507,10 +525,11 @@ int hs_fanout_join(pcap_t *const *pcs, unsigned n, int dlt, char *err, size_t er
 	int arg, id = 0;
 	socklen_t alen = sizeof(arg);
 
+	if (!hs_fanout_link_ok(dlt, err, errlen))
+		return -1;
 	if (len < 0) {
-		const char *name = pcap_datalink_val_to_name(dlt);
-		snprintf(err, errlen, "link type %s (%d) is read by one worker",
-			 name ? name : "unknown", dlt);
+		snprintf(err, errlen, "the fanout program does not fit %d instructions",
+			 HS_FANOUT_MAX_INSNS);
 		return -1;
 	}
 	for (unsigned i = 0; i < n; i++) {

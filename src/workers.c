@@ -226,6 +226,13 @@ int hs_workers_parse(const char *s, unsigned *n, char *err, size_t errlen)
 	return 0;
 }
 
+unsigned hs_workers_default(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > HS_WORKERS_MAX ? HS_WORKERS_MAX : (unsigned)n;
+}
+
 static void nap(void)
 {
 	struct timespec ts = { 0, HS_WORKER_NAP_NS };

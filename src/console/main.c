@@ -41,7 +41,7 @@ static void usage(FILE *fp)
 		"\n"
 		"  -r, --read FILE       read mirrored packets from a capture file\n"
 		"      --again           store FILE's traces even if the history has them\n"
-		"      --workers N       read FILE or IFACE with N threads (default 1)\n"
+		"      --workers N       read FILE or IFACE with N threads (default: one per core)\n"
 		"  -i, --interface IFACE capture mirrored packets live on IFACE\n"
 		"      --lab             capture from the lab fabric (hopscope-lab up)\n"
 		"      --state DIR       the lab's state directory (default " LAB_STATE_DEFAULT ")\n"

@@ -372,7 +372,11 @@ sys.stdin.read()
     # ---- ingest ---------------------------------------------------------------
 
     def hopscope_argv(self, policy, db, prog=None):
-        return self.pin([prog or self.bin, "--db", db, "--topo", self.topo, "-c",
+        """one worker, on the one core it is pinned to (a build older than
+        --workers reads with one)"""
+        prog = prog or self.bin
+        one = ["--workers", "1"] if self.knows_workers(prog) else []
+        return self.pin([prog, "--db", db, "--topo", self.topo] + one + ["-c",
                          "set history %s; capture start %s; capture status" %
                          (policy, self.capture)])
 
@@ -445,7 +449,7 @@ sys.stdin.read()
             r = results[policy]
             key = "ingest.hopscope_%s" % policy
             if not r:
-                self.add(key + ".pps", "hopscope, history %s" % policy, None, "pps",
+                self.add(key + ".pps", "hopscope, 1 worker, history %s" % policy, None, "pps",
                          ">= %s" % fmt(targets[policy]), False)
                 continue
             st = r["status"]
@@ -453,7 +457,7 @@ sys.stdin.read()
                 self.note("hopscope (history %s) read %s frames of %d" %
                           (policy, st.get("packets"), F))
             p = pps(r)
-            self.add(key + ".pps", "hopscope, history %s" % policy, p, "pps",
+            self.add(key + ".pps", "hopscope, 1 worker, history %s" % policy, p, "pps",
                      ">= %s" % fmt(targets[policy]), p >= targets[policy])
             if policy == "off" and ref_loop:
                 v = rel(r, loop)
@@ -730,12 +734,13 @@ sys.stdin.read()
 
     def section_respond(self):
         # -r FILE as a user runs it (default history), then with history off
-        # started at the prompt: the difference is what history costs the prompt
-        for key, label, policy in (("respond", "hopscope -r FILE", None),
+        # started at the prompt: the difference is what history costs the
+        # prompt. One worker, on the one core the console is pinned to.
+        for key, label, policy in (("respond", "hopscope --workers 1 -r FILE", None),
                                    ("respond.history_off", "with 'set history off'", "off")):
             res = respond.measure(self.bin, self.topo, self.capture, self.cpu,
                                   env_int("BENCH_SAMPLES", 40), workdir=self.tmp,
-                                  policy=policy)
+                                  policy=policy, workers=1)
             if res["error"]:
                 self.note("prompt probe (%s): %s" % (label, res["error"]))
             s = res["samples"]
@@ -851,8 +856,8 @@ sys.stdin.read()
                          for k in ("read", "lost", "cpu", "kpps")}
         td = med["tcpdump"]
         for name, label in (("tcpdump", "tcpdump -w /dev/null"),
-                            ("default", "hopscope, default history"),
-                            ("all", "hopscope, 'set history all'"),
+                            ("default", "hopscope, default history, 1 worker"),
+                            ("all", "hopscope, 'set history all', 1 worker"),
                             ("default2", "hopscope, default history, 2 workers"),
                             ("all2", "hopscope, 'set history all', 2 workers")):
             m = med[name]

@@ -74,7 +74,7 @@ class Console:
 
 
 def measure(hopscope, topo, capture, cpu=None, samples=40, gap=0.05, workdir=None,
-            policy=None):
+            policy=None, workers=None):
     """returns a dict: samples (ms list, while running), late, error
 
     Without a policy the file is given with -r (the history policy is the
@@ -86,6 +86,8 @@ def measure(hopscope, topo, capture, cpu=None, samples=40, gap=0.05, workdir=Non
         if os.path.exists(db + sfx):
             os.unlink(db + sfx)
     argv = [hopscope, "--db", db, "--topo", topo]
+    if workers:
+        argv += ["--workers", str(workers)]
     if not policy:
         argv += ["-r", capture]
     if cpu is not None:

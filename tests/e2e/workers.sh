@@ -6,7 +6,8 @@
 # and conformance captures and synthetic fat-trees with drops and a loop,
 # one of more traces than the console keeps, and one whose times go back
 # (a frame stamped ahead); a bad number of workers is refused, saying so, with nothing read,
-# and so is an interface whose link type the kernel's fanout cannot read;
+# and so is an interface whose link type the kernel's fanout cannot read
+# (with none asked for, one worker reads it, and 'capture status' says why);
 # a FIFO is read whole, by one reader; 'stats' on an interface read by two
 # workers counts every packet kept.
 . "$(dirname "$0")/lib.sh"
@@ -171,9 +172,9 @@ mkfifo "$tmp/fifo"
 cat "$tmp/fat.pcap" >"$tmp/fifo" &
 hs --db "$tmp/v3.db" --workers 2 -r "$tmp/fifo" -c 'capture status'
 wait
-check "a FIFO with 2 workers: read whole, by one reader (status $st)" \
+check "a FIFO with 2 workers: read whole, by one reader, as 'capture status' says (status $st)" \
 	eval '[ "$st" -eq 0 ] && grep "^packets" "$tmp/out" | cmp -s - "$tmp/packets.1" &&
-	! grep -q "^workers" "$tmp/out"'
+	grep -q "^workers  *1, not the 2 asked: not a regular file" "$tmp/out"'
 # an interface is read by several workers only when the kernel's fanout
 # program reads its link type: the "any" device's cooked frames are refused
 if [ "$(id -u)" -eq 0 ]; then
@@ -181,6 +182,18 @@ if [ "$(id -u)" -eq 0 ]; then
 	check "cooked frames with 2 workers: refused, saying so (status $st)" \
 		eval '[ "$st" -ne 0 ] &&
 		has "cannot capture on .any. with 2 workers: link type LINUX_SLL" "$tmp/err"'
+	# none asked for: the default, one per core, is one worker there, and
+	# 'capture status' says why
+	cpus=$(getconf _NPROCESSORS_ONLN)
+	hs --db "$tmp/v.db" --json -c "capture start any; capture status; capture stop"
+	if [ "$cpus" -gt 1 ]; then
+		check "cooked frames, the default of $cpus workers: one reads, as 'capture status' says (status $st)" \
+			eval '[ "$st" -eq 0 ] && [ ! -s "$tmp/err" ] &&
+			has "\"one_worker\":\"not the default $cpus: link type LINUX_SLL (113) is read by one worker\"" "$tmp/out"'
+	else
+		check "cooked frames, the default of one worker: read (status $st)" \
+			eval '[ "$st" -eq 0 ] && [ ! -s "$tmp/err" ] && hasnt one_worker "$tmp/out"'
+	fi
 	# the packets kept reach 'stats' on the running capture as they do
 	# with one worker: every datagram sent on the loopback, counted once
 	port=$((20000 + $$ % 20000))
