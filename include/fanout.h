@@ -11,16 +11,20 @@
  *
  * The program finds the inner packet as hs_decode() does, through Ethernet
  * with up to HS_FANOUT_TAGS 802.1Q/802.1ad tags, IPv4 (its header length)
- * and IPv6, GRE (its flags give its length), ERSPAN I, II and III (with or
- * without the platform subheader; an Ethernet or IP frame), transparent
- * Ethernet bridging, GRE carrying IP, IP-in-IP, VXLAN, Geneve (past its
- * options) and MPLS (up to HS_FANOUT_LABELS labels after Ethernet, in GRE,
- * in UDP or in Geneve; IP at the bottom of the stack, or an Ethernet
- * pseudowire whose control word is told as the decoder tells it),
- * HS_FANOUT_LEVELS headers deep at most; a plain SPAN copy is its own
- * inner packet. What it does not read (VXLAN-GPE, WCCP, a GRE routing
- * field, MPLS's associated channel, a tunnel behind IPv6 extension
- * headers, deeper nesting) goes to worker 0, every copy of it.
+ * and IPv6 (past up to HS_FANOUT_IP6_EXT extension headers), GRE (its flags
+ * give its length, and up to HS_FANOUT_ROUTES source route entries follow
+ * its routing bit), ERSPAN I, II and III (with or without the platform
+ * subheader; an Ethernet or IP frame), transparent Ethernet bridging, GRE
+ * carrying IP, WCCP, IP-in-IP, VXLAN, VXLAN-GPE (its next protocol), Geneve
+ * (past its options) and MPLS (up to HS_FANOUT_LABELS labels after
+ * Ethernet, in GRE, in UDP or in Geneve; IP at the bottom of the stack, or
+ * an Ethernet pseudowire whose control word is told as the decoder tells
+ * it), HS_FANOUT_LEVELS headers deep at most; a plain SPAN copy is its own
+ * inner packet. What the decoder refuses (MPLS's associated channel, a
+ * later fragment, a header cut short) goes to worker 0, as hs_shard()
+ * sends it, and so does what the program does not read though the decoder
+ * does (deeper nesting, more extension headers or route entries), every
+ * copy of it.
  */
 #ifndef HS_FANOUT_H
 #define HS_FANOUT_H
@@ -34,6 +38,11 @@
 #define HS_FANOUT_LEVELS 6	/* IP headers, the mirror's own included */
 #define HS_FANOUT_TAGS 8	/* VLAN tags per Ethernet header, as the decoder takes */
 #define HS_FANOUT_LABELS 16	/* MPLS labels per stack, as the decoder takes */
+/* IPv6 extension headers before what a header carries, and GRE source
+ * route entries, read: fewer than the decoder takes (16 each), within the
+ * kernel's limit of instructions */
+#define HS_FANOUT_IP6_EXT 8
+#define HS_FANOUT_ROUTES 4
 #define HS_FANOUT_MAX_INSNS 4096	/* the kernel's limit for a classic program */
 
 #define HS_IDENT_SEED 0x811c9dc5u

@@ -25,10 +25,13 @@
 #endif
 #define LINKTYPE_RAW 101
 
-#define MAX_LABELS (HS_FANOUT_LEVELS * (HS_FANOUT_TAGS + HS_FANOUT_LABELS + 40) + 8)
+#define MAX_LABELS                                                                        \
+	(HS_FANOUT_LEVELS * (HS_FANOUT_TAGS + HS_FANOUT_LABELS + 5 * (HS_FANOUT_IP6_EXT + 1) + \
+			     HS_FANOUT_ROUTES + 47) + 8)
 
 /* scratch memory */
-enum { M_WORDS = 0, M_N = 9, M_CUR = 10, M_PROTO = 11, M_GRE = 12, M_FLAGS = 13, M_T = 14 };
+enum { M_WORDS = 0, M_N = 9, M_CUR = 10, M_PROTO = 11, M_GRE = 12, M_FLAGS = 13, M_T = 14,
+       M_S = 15 };
 
 struct prog {
 	struct bpf_insn *out;
@@ -86,6 +89,13 @@ static void jmp(struct prog *p, uint16_t op, uint32_t k, int t, int f)
 static void ja(struct prog *p, int l)
 {
 	emit(p, BPF_JMP | BPF_JA, 0, 0, dist(p, l));
+}
+
+/* to l, however far, when the test is true; else on */
+static void jmp_far(struct prog *p, uint16_t op, uint32_t k, int l)
+{
+	emit(p, BPF_JMP | op | BPF_K, 0, 1, k);
+	ja(p, l);
 }
 
 /* A = the size bytes at X + off */
@@ -227,6 +237,85 @@ static void mpls_block(struct prog *p, int eth, int ip, int unread)
 	ja(p, ip);
 }
 
+/* IPv6's extension headers from X on, as the decoder walks them (ip.c): X
+ * moves past them and M_PROTO is what follows, to past; a fragment other
+ * than the first, a header cut short or more than HS_FANOUT_IP6_EXT of
+ * them, to unread */
+static void ip6_ext(struct prog *p, int past, int unread)
+{
+	for (int k = 0; k <= HS_FANOUT_IP6_EXT; k++) {
+		int opt = label(p), ah = label(p), frag = label(p), len = label(p), none = label(p);
+
+		ld_mem(p, M_PROTO);
+		jmp(p, BPF_JEQ, 0, opt, -1);	/* hop-by-hop */
+		jmp(p, BPF_JEQ, 43, opt, -1);	/* routing */
+		jmp(p, BPF_JEQ, 60, opt, -1);	/* destination options */
+		jmp(p, BPF_JEQ, 51, ah, -1);
+		jmp(p, BPF_JEQ, 44, frag, none);
+		here(p, none);
+		ja(p, past);
+		if (k == HS_FANOUT_IP6_EXT) {	/* one more than the program reads */
+			here(p, opt);
+			here(p, ah);
+			here(p, frag);
+			ja(p, unread);
+			break;
+		}
+		here(p, opt);	/* 8-byte units after the first */
+		ldx_rel(p, BPF_B, 1);
+		alu(p, BPF_ADD, 1);
+		alu(p, BPF_LSH, 3);
+		ja(p, len);
+		here(p, ah);	/* 4-byte units after the first two */
+		ldx_rel(p, BPF_B, 1);
+		alu(p, BPF_ADD, 2);
+		alu(p, BPF_LSH, 2);
+		ja(p, len);
+		here(p, frag);
+		ldx_rel(p, BPF_H, 2);
+		jmp_far(p, BPF_JSET, 0xfff8, unread);
+		ld_imm(p, 8);
+		here(p, len);	/* A: the header's length; its last byte is there */
+		st(p, M_T);
+		ldx_rel(p, BPF_B, 0);
+		st(p, M_PROTO);
+		ld_mem(p, M_T);
+		alu_x(p, BPF_ADD);
+		alu(p, BPF_SUB, 1);
+		tax(p);
+		ldx_rel(p, BPF_B, 0);
+		x_add(p, 1);
+	}
+}
+
+/* GRE's source route entries (RFC 1701) from X on, ended by a null one: X
+ * moves past them; more than HS_FANOUT_ROUTES before the null one, to
+ * unread */
+static void gre_routes(struct prog *p, int unread)
+{
+	int end = label(p);
+
+	for (int k = 0; k <= HS_FANOUT_ROUTES; k++) {
+		int next = label(p);
+
+		ldx_rel(p, BPF_B, 3);	/* its length */
+		st(p, M_T);
+		ldx_rel(p, BPF_H, 0);	/* its address family */
+		st(p, M_S);
+		ld_mem(p, M_T);
+		alu(p, BPF_ADD, 4);
+		alu_x(p, BPF_ADD);
+		tax(p);
+		ld_mem(p, M_S);
+		jmp(p, BPF_JEQ, 0, -1, next);
+		ld_mem(p, M_T);
+		jmp(p, BPF_JEQ, 0, end, next);
+		here(p, next);
+	}
+	ja(p, unread);
+	here(p, end);
+}
+
 /* the block of level i: an Ethernet header at X (eth), or an IP header at X
  * (ip); deeper headers go to next, what is not read to unread, an inner
  * packet found to done */
@@ -235,7 +324,8 @@ static void level_block(struct prog *p, const struct level *lv, const struct lev
 {
 	int v4 = label(p), v6 = label(p), ip_l = label(p), gre = label(p), udp = label(p);
 	int et = label(p), e12 = label(p), e2 = label(p), e3 = label(p), e3n = label(p);
-	int vx = label(p), gnv = label(p), mpls_l = label(p), mpls_udp = label(p);
+	int vx = label(p), gpe = label(p), gnv = label(p), mpls_l = label(p), mpls_udp = label(p);
+	int wccp = label(p), opts = label(p);
 	/* far targets, through a jump of any length */
 	int to_unread = label(p), to_done = label(p), to_eth = label(p), to_ip = label(p);
 	int to_mpls = label(p);
@@ -266,7 +356,8 @@ static void level_block(struct prog *p, const struct level *lv, const struct lev
 	jmp(p, BPF_JEQ, 0x0800, ip_l, -1);
 	jmp(p, BPF_JEQ, 0x86dd, ip_l, -1);
 	jmp(p, BPF_JEQ, 0x8847, mpls_l, -1);
-	jmp(p, BPF_JEQ, 0x8848, mpls_l, to_unread);
+	jmp(p, BPF_JEQ, 0x8848, mpls_l, -1);
+	ja(p, unread);
 	here(p, mpls_l);
 	x_add(p, 14);
 	ja(p, to_mpls);
@@ -279,7 +370,8 @@ static void level_block(struct prog *p, const struct level *lv, const struct lev
 	ldx_rel(p, BPF_B, 0);
 	alu(p, BPF_RSH, 4);
 	jmp(p, BPF_JEQ, 4, v4, -1);
-	jmp(p, BPF_JEQ, 6, v6, to_unread);
+	jmp(p, BPF_JEQ, 6, v6, -1);
+	ja(p, unread);
 
 	here(p, v4);
 	ldx_rel(p, BPF_W, 12);
@@ -301,7 +393,7 @@ static void level_block(struct prog *p, const struct level *lv, const struct lev
 	st(p, M_N);
 	ldx_mem(p, M_CUR);
 	ldx_rel(p, BPF_H, 6);
-	jmp(p, BPF_JSET, 0x1fff, to_done, -1);	/* a fragment: the decoder stops */
+	jmp_far(p, BPF_JSET, 0x1fff, done);	/* a fragment: the decoder stops */
 	ldx_rel(p, BPF_B, 0);
 	alu(p, BPF_AND, 0x0f);
 	alu(p, BPF_LSH, 2);
@@ -320,6 +412,7 @@ static void level_block(struct prog *p, const struct level *lv, const struct lev
 	ldx_rel(p, BPF_B, 6);
 	st(p, M_PROTO);
 	x_add(p, 40);
+	ip6_ext(p, v4p, unread);
 
 	here(p, v4p);
 	ld_mem(p, M_PROTO);
@@ -328,13 +421,26 @@ static void level_block(struct prog *p, const struct level *lv, const struct lev
 	jmp(p, BPF_JEQ, 47, gre, -1);
 	jmp(p, BPF_JEQ, 17, udp, to_done);	/* anything else: this is the packet */
 
-	/* UDP: VXLAN, Geneve and MPLS in UDP go on, VXLAN-GPE is not read */
+	/* UDP: VXLAN, VXLAN-GPE, Geneve and MPLS in UDP go on */
 	here(p, udp);
 	ldx_rel(p, BPF_H, 2);
 	jmp(p, BPF_JEQ, 4789, vx, -1);
-	jmp(p, BPF_JEQ, 4790, to_unread, -1);
+	jmp(p, BPF_JEQ, 4790, gpe, -1);
 	jmp(p, BPF_JEQ, 6081, gnv, -1);
 	jmp(p, BPF_JEQ, 6635, mpls_udp, to_done);
+	/* VXLAN-GPE: an Ethernet frame, as VXLAN's, unless its P bit names
+	 * what it carries: IPv4, IPv6, Ethernet or MPLS (1, 2, 3, 5) */
+	here(p, gpe);
+	ldx_rel(p, BPF_B, 8);
+	jmp(p, BPF_JSET, 0x04, -1, vx);
+	ldx_rel(p, BPF_B, 8 + 3);
+	st(p, M_PROTO);
+	x_add(p, 16);
+	ld_mem(p, M_PROTO);
+	jmp(p, BPF_JEQ, 1, to_ip, -1);
+	jmp(p, BPF_JEQ, 2, to_ip, -1);
+	jmp(p, BPF_JEQ, 3, to_eth, -1);
+	jmp(p, BPF_JEQ, 5, to_mpls, to_unread);
 	here(p, vx);
 	x_add(p, 16);
 	ja(p, to_eth);
@@ -356,19 +462,25 @@ static void level_block(struct prog *p, const struct level *lv, const struct lev
 	ld_mem(p, M_PROTO);
 	payload_jumps(p, to_eth, to_ip, to_mpls, to_unread);
 
-	/* GRE: 4 bytes, and 4 more for each of checksum, key, sequence */
+	/* GRE: 4 bytes, and 4 more for each of checksum (or routing's
+	 * offset: one word for both), key, sequence */
 	here(p, gre);
 	stx(p, M_GRE);
 	ldx_rel(p, BPF_H, 2);
 	st(p, M_PROTO);
 	ldx_rel(p, BPF_H, 0);
-	jmp(p, BPF_JSET, 0x4007, to_unread, -1);	/* routing, or not version 0 */
+	jmp(p, BPF_JSET, 0x0007, to_unread, -1);	/* not version 0 */
 	st(p, M_FLAGS);
 	ld_imm(p, 0);
 	st(p, M_T);
-	static const uint32_t option_bits[] = { 15, 13, 12 };	/* C, K, S */
+	static const uint32_t option_bits[] = { 15, 13, 12 };	/* C or R, K, S */
 	for (size_t i = 0; i < sizeof(option_bits) / sizeof(option_bits[0]); i++) {
 		ld_mem(p, M_FLAGS);
+		if (i == 0) {	/* R is the bit below C */
+			alu(p, BPF_LSH, 1);
+			ldx_mem(p, M_FLAGS);
+			alu_x(p, BPF_OR);
+		}
 		alu(p, BPF_RSH, option_bits[i]);
 		alu(p, BPF_AND, 1);
 		ldx_mem(p, M_T);
@@ -380,10 +492,24 @@ static void level_block(struct prog *p, const struct level *lv, const struct lev
 	ldx_mem(p, M_GRE);
 	alu_x(p, BPF_ADD);
 	tax(p);
+	ld_mem(p, M_FLAGS);
+	jmp(p, BPF_JSET, 0x4000, -1, opts);
+	gre_routes(p, unread);
+	here(p, opts);
 	ld_mem(p, M_PROTO);
 	jmp(p, BPF_JEQ, 0x88be, e12, -1);
 	jmp(p, BPF_JEQ, 0x22eb, e3, -1);
+	jmp(p, BPF_JEQ, 0x883e, wccp, -1);
 	payload_jumps(p, to_eth, to_ip, to_mpls, to_unread);
+	/* WCCP: IPv4 at once (version 1), or after a 4-byte redirect header */
+	here(p, wccp);
+	ldx_rel(p, BPF_B, 0);
+	alu(p, BPF_RSH, 4);
+	jmp(p, BPF_JEQ, 4, to_ip, -1);
+	x_add(p, 4);
+	ldx_rel(p, BPF_B, 0);
+	alu(p, BPF_RSH, 4);
+	jmp(p, BPF_JEQ, 4, to_ip, to_unread);
 	/* ERSPAN I has no header of its own, II 8 bytes (the sequence bit
 	 * tells them apart) */
 	here(p, e12);

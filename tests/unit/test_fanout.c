@@ -248,6 +248,202 @@ static void test_mpls_geneve(void **state)
 	assert_true(geneve > 20);
 }
 
+/* ---- the encapsulations read by walking a header's own chain --------------- */
+
+/* h (hl bytes) put before the n bytes at b */
+static size_t wrap(uint8_t *b, size_t n, const void *h, size_t hl)
+{
+	memmove(b + hl, b, n);
+	memcpy(b, h, hl);
+	return n + hl;
+}
+
+static size_t wrap_eth(uint8_t *b, size_t n, uint16_t type)
+{
+	uint8_t h[14] = { 0x02, 0, 0, 0, 0, 0x99, 0x02, 0, 0, 0, 0, 0x01 };
+
+	h[12] = (uint8_t)(type >> 8);
+	h[13] = (uint8_t)type;
+	return wrap(b, n, h, sizeof(h));
+}
+
+static size_t wrap_ip4(uint8_t *b, size_t n, uint8_t proto)
+{
+	uint8_t h[20] = { 0x45, 0, 0, 0, 0, 7, 0, 0, 64, 0, 0, 0, 192, 0, 2, 1, 192, 0, 2, 99 };
+
+	h[2] = (uint8_t)((20 + n) >> 8);
+	h[3] = (uint8_t)(20 + n);
+	h[9] = proto;
+	return wrap(b, n, h, sizeof(h));
+}
+
+static size_t wrap_ip6(uint8_t *b, size_t n, uint8_t next)
+{
+	uint8_t h[40] = { 0x60, 0, 0, 0, 0, 0, 0, 64 };
+
+	h[4] = (uint8_t)(n >> 8);
+	h[5] = (uint8_t)n;
+	h[6] = next;
+	h[8] = h[24] = 0x20;
+	h[9] = h[25] = 0x01;
+	h[23] = 1;
+	h[39] = 0x99;
+	return wrap(b, n, h, sizeof(h));
+}
+
+static size_t wrap_udp(uint8_t *b, size_t n, uint16_t dport)
+{
+	uint8_t h[8] = { 0xc0, 0x01 };
+
+	h[2] = (uint8_t)(dport >> 8);
+	h[3] = (uint8_t)dport;
+	h[4] = (uint8_t)((8 + n) >> 8);
+	h[5] = (uint8_t)(8 + n);
+	return wrap(b, n, h, sizeof(h));
+}
+
+/* the program against the decoder on the frame at f: the inner packet's
+ * hash when the decoder reads it (read), else 0 */
+static void same_as_decoder(const uint8_t *f, size_t n, const char *what, bool read)
+{
+	struct hs_pkt p;
+	int drc = hs_decode(DLT_EN10MB, f, (uint32_t)n, (uint32_t)n, 1, &p);
+	uint32_t h = run(f, n);
+
+	if (read && (drc != 0 || !(p.have & HS_HAVE_IP)))
+		fail_msg("%s: the decoder does not read it (%d)", what, drc);
+	if (!read && drc >= 0)
+		fail_msg("%s: the decoder reads it", what);
+	/* a frame the decoder refuses goes to worker 0 (hs_shard) */
+	uint32_t want = read ? hs_ident_hash(&p) : 0;
+	if (h != want)
+		fail_msg("%s: %08x, not %08x", what, h, want);
+}
+
+/* VXLAN-GPE, WCCP, GRE with source route entries and tunnels behind IPv6
+ * extension headers: the decoder's inner packet, hashed; what the decoder
+ * refuses (a next protocol it does not know, a later fragment, a route
+ * never ended) goes to worker 0 */
+static void test_walked(void **state)
+{
+	uint8_t ib[MAXF], f[MAXF];
+	char what[128];
+
+	(void)state;
+	for (int v = 0; v < 16; v++) {
+		bool six = v & 1;
+		struct pktw_inner in = inner(six, v & 2 ? 17 : 6, (uint16_t)(3000 + v));
+		size_t il = pktw_inner(ib, sizeof(ib), &in), n;
+
+		/* VXLAN-GPE: without the P bit an Ethernet frame; with it, what
+		 * its next protocol names: IPv4 or IPv6, Ethernet, MPLS */
+		for (int np = -1; np <= 5; np++) {
+			uint8_t gpe[8] = { 0x08, 0, 0, 0, 0, 0, 42, 0 };
+			bool read = np != 0 && np != 4;
+
+			if ((np == 1 && six) || (np == 2 && !six))
+				continue;	/* an IP version its next protocol does not name */
+
+			memcpy(f, ib, il);
+			n = il;
+			if (np < 0 || np == 3)
+				n = wrap_eth(f, n, six ? 0x86dd : 0x0800);
+			if (np == 5) {
+				uint8_t lse[4] = { 0, 0x10, 0x01, 64 };	/* label 1, bottom */
+				n = wrap(f, n, lse, sizeof(lse));
+			}
+			if (np >= 0) {
+				gpe[0] |= 0x04;
+				gpe[3] = (uint8_t)np;
+			}
+			n = wrap(f, n, gpe, sizeof(gpe));
+			n = wrap_udp(f, n, 4790);
+			n = wrap_eth(f, wrap_ip4(f, n, 17), 0x0800);
+			snprintf(what, sizeof(what), "VXLAN-GPE, next protocol %d, variant %d", np, v);
+			same_as_decoder(f, n, what, read);
+		}
+
+		/* WCCP: IPv4 at once, or after the redirect header */
+		for (int redirect = 0; !six && redirect < 2; redirect++) {
+			uint8_t gre[4] = { 0, 0, 0x88, 0x3e }, rh[4] = { 0, 0, 0, 0x11 };
+
+			memcpy(f, ib, il);
+			n = redirect ? wrap(f, il, rh, sizeof(rh)) : il;
+			n = wrap(f, n, gre, sizeof(gre));
+			n = wrap_eth(f, wrap_ip4(f, n, 47), 0x0800);
+			snprintf(what, sizeof(what), "WCCP, redirect header %d, variant %d", redirect, v);
+			same_as_decoder(f, n, what, true);
+		}
+
+		/* GRE with routing: the offset word, the key and sequence when
+		 * asked, then up to HS_FANOUT_ROUTES entries and the null one;
+		 * one more is not read */
+		for (int routes = 0; routes <= HS_FANOUT_ROUTES + 1; routes++) {
+			uint16_t flags = (uint16_t)(0x4000 | (v & 4 ? 0x2000 : 0) | (v & 8 ? 0x1000 : 0) |
+						    (v & 2 ? 0x8000 : 0));
+			uint8_t gre[16] = { (uint8_t)(flags >> 8), 0, 0x08, 0x00 };
+			uint8_t sre[4 + 12] = { 0x08, 0x00, 0, 12 }, null[4] = { 0 };
+			size_t gl = 4 + 4 + (v & 4 ? 4 : 0) + (v & 8 ? 4 : 0);
+
+			if (six)
+				gre[2] = 0x86, gre[3] = 0xdd;
+			memcpy(f, ib, il);
+			n = routes <= HS_FANOUT_ROUTES ? wrap(f, il, null, sizeof(null)) : il;
+			for (int r = 0; r < routes; r++) {
+				sre[3] = (uint8_t)(4 * (r % 4));
+				n = wrap(f, n, sre, 4 + sre[3]);
+			}
+			n = wrap(f, n, gre, gl);
+			n = wrap_eth(f, wrap_ip4(f, n, 47), 0x0800);
+			snprintf(what, sizeof(what), "GRE, flags %04x, %d routes, variant %d", flags,
+				 routes, v);
+			if (routes <= HS_FANOUT_ROUTES)
+				same_as_decoder(f, n, what, true);
+			else
+				assert_int_equal(run(f, n), 0);
+		}
+
+		/* IPv6 with extension headers before GRE: hop-by-hop first, then
+		 * destination options, routing, a first fragment, AH, up to
+		 * HS_FANOUT_IP6_EXT of them; a later fragment is not read, nor
+		 * is one header more */
+		for (int ext = 0; ext <= HS_FANOUT_IP6_EXT + 1; ext++) {
+			static const uint8_t types[] = { 60, 43, 44, 51 };
+			uint8_t gre[4] = { 0, 0, 0x08, 0x00 }, h[24];
+			uint8_t next = 47;
+			bool later = ext == 3 && v & 4;
+
+			if (six)
+				gre[2] = 0x86, gre[3] = 0xdd;
+			memcpy(f, ib, il);
+			n = wrap(f, il, gre, sizeof(gre));
+			for (int k = ext - 1; k >= 0; k--) {
+				uint8_t t = k == 0 ? 0 : types[k % 4];
+				size_t hl = t == 44 ? 8 : t == 51 ? 24 : 8 * (1 + (size_t)(k % 2));
+
+				memset(h, 0, sizeof(h));
+				h[0] = next;
+				h[1] = t == 44 ? 0 : t == 51 ? 4 : (uint8_t)(hl / 8 - 1);
+				if (t == 44 && later)
+					h[3] = 0x08;	/* offset 1 */
+				n = wrap(f, n, h, hl);
+				next = t;
+			}
+			n = wrap_eth(f, wrap_ip6(f, n, next), 0x86dd);
+			snprintf(what, sizeof(what), "IPv6, %d extension headers, variant %d", ext, v);
+			if (ext <= HS_FANOUT_IP6_EXT)
+				same_as_decoder(f, n, what, !later);
+			else
+				assert_int_equal(run(f, n), 0);
+			/* cut short in the first header: not read */
+			if (ext > 0) {
+				snprintf(what, sizeof(what), "IPv6, %d extension headers, cut", ext);
+				same_as_decoder(f, 14 + 40 + 2, what, false);
+			}
+		}
+	}
+}
+
 struct tally {
 	unsigned frames, read, unread;
 	unsigned mg, mg_unread;	/* in MPLS or Geneve, and of them not read */
@@ -403,6 +599,7 @@ int main(void)
 		cmocka_unit_test(test_copies_meet),
 		cmocka_unit_test(test_not_read),
 		cmocka_unit_test(test_mpls_geneve),
+		cmocka_unit_test(test_walked),
 		cmocka_unit_test(test_files),
 	};
 
