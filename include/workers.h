@@ -27,9 +27,15 @@
  * order in which one tracer reading every frame closes them: a worker's
  * trace waits until no other can close an older one (each tells the
  * oldest it may still close; a walk that waits for room tells a worker it
- * gave no frame the capture time the others reached). Live, the workers' frames have no
- * common count, and their traces are numbered as they come. Control
- * messages come back the same way, in the order of their frames. A full queue holds its worker, never
+ * gave no frame the capture time the others reached). Live, the workers'
+ * frames have no common count: a frame's number is its capture time (one
+ * more than the number before, at least), the order in which one socket
+ * receives them, and a worker whose ring is empty tells the loop the clock
+ * less HS_WORKER_LATE_NS (a frame still in a block the kernel has not
+ * handed over is no older); a worker waiting for room in its queue has its
+ * traces handed on out of order rather than wait and let the kernel drop
+ * frames. Control messages come back the same way, in the order of their
+ * frames. A full queue of a file's worker holds it, never
  * loses a trace; a thread that waits sleeps until woken by the one it
  * waits for. The loop reads the frame counters each worker publishes
  * after every batch.

@@ -68,6 +68,10 @@ struct ctl_ent {
  * is seen, quiet traces close), and reads the kernel's counters this often */
 #define HS_WORKER_POLL_MS 20
 #define HS_WORKER_STATS_NS 100000000ull
+/* live: a frame read after its socket's ring was seen empty was stamped no
+ * earlier than this long before: it was in a block the kernel had not
+ * handed over yet (HS_LIVE_TIMEOUT_MS, rounded up to its timer tick) */
+#define HS_WORKER_LATE_NS (10ull * HS_LIVE_TIMEOUT_MS * 1000000)
 
 /* A thread with nothing to do sleeps on its gate; whoever gives it
  * something wakes it. Waking costs a load when nobody sleeps. */
@@ -854,6 +858,11 @@ static void on_live_frame(u_char *user, const struct pcap_pkthdr *h, const u_cha
 		w->in_group = true;
 	}
 	w->frames++;
+	/* the workers' frames have no common count: a frame's number is its
+	 * capture time (one more than the number before, at least), which
+	 * the loop orders the workers' traces by, as one socket's arrival */
+	if (ts > w->lane.frames)
+		w->lane.frames = ts;
 	hs_lane_frame(&w->lane, w->ws->dlt, bytes, caplen, h->len < caplen ? caplen : h->len, ts);
 }
 
@@ -889,6 +898,14 @@ static void live_main(struct worker *w)
 			w->last_mono = now;
 		else if (n == 0 && w->lane.last_ts)
 			hs_tracer_advance(w->lane.tracer, w->lane.last_ts + (now - w->last_mono));
+		if (n == 0) {
+			/* its ring was empty: a frame to come was stamped after
+			 * now, or just before */
+			uint64_t t = hs_wall_ns() - HS_WORKER_LATE_NS;
+			if (t > w->lane.frames)
+				w->lane.frames = t;
+		}
+		tell_oldest(w);
 		pthread_rwlock_unlock(&ws->hold);
 		if (n < 0)
 			break;
@@ -906,6 +923,7 @@ static void live_main(struct worker *w)
 	hs_lane_flush(&w->lane);
 	hs_tracer_close_all(w->lane.tracer);	/* what is open is over */
 	pthread_rwlock_unlock(&ws->hold);
+	atomic_store_explicit(&w->oldest, UINT64_MAX, memory_order_release);
 	if (n < 0 && !atomic_load(&ws->stop))
 		snprintf(w->err, sizeof(w->err), "capture on '%s' failed: %s", ws->path,
 			 pcap_geterr(w->pc));
@@ -1232,8 +1250,7 @@ static int merge_pick(const struct hs_workers *ws, struct merge *m, bool force)
 			bound = f;
 		}
 	}
-	/* live, the workers' frames have no common count: as they come */
-	for (unsigned i = 0; best >= 0 && !force && !ws->live && i < ws->n; i++) {
+	for (unsigned i = 0; best >= 0 && !force && i < ws->n; i++) {
 		if (m->head[i] != m->tail[i])
 			continue;
 		if (m->oldest[i] <= frame)
@@ -1256,6 +1273,11 @@ static bool merge_stuck(struct hs_workers *ws, const struct merge *m, const size
 {
 	bool full = false;
 
+	/* live, a worker that waits for room stops reading its socket: the
+	 * kernel would drop what comes meanwhile */
+	for (unsigned i = 0; ws->live && i < ws->n; i++)
+		if (m->tail[i] - done[i] == HS_WORKER_TRACES)
+			return true;
 	if (!atomic_load(&ws->reader_waiting))
 		return false;
 	uint64_t now = atomic_load(&ws->reader_now);

@@ -3,8 +3,9 @@
 # switch on its way, drops and a loop among them) replayed into a veth pair
 # in a network namespace of its own (hscap-*, not the lab's hs-*: no lab
 # lock) and read live at the same time by one worker and by two (one kernel
-# fanout group): the same traces (hops, times, outcomes), and 'capture
-# status' shows what each worker took
+# fanout group): the same traces (hops, times, outcomes), numbered alike
+# (in the order of their copies' capture times, one socket's order), and
+# 'capture status' shows what each worker took
 set -u
 . "${top_srcdir:-.}/tests/lab/lib.sh"
 need_built hopscope tests/tools/hs-synth
@@ -64,8 +65,7 @@ pids=
 [ "$st1" = 0 ] || fail "one worker: hopscope exited $st1: $(head -c 600 "$tmp/err.1")"
 [ "$st2" = 0 ] || fail "two workers: hopscope exited $st2: $(head -c 600 "$tmp/err.2")"
 
-# the traces, their numbers left out (they are numbered in the order they
-# close, which the workers change): sorted
+# the traces with their numbers (the session's name left out), sorted
 for w in 1 2; do
 	python3 - "$tmp/out.$w" >"$tmp/traces.$w" <<'PY'
 import json, sys
@@ -74,7 +74,7 @@ for line in open(sys.argv[1]):
     if not line.startswith("{"):
         continue
     for t in json.loads(line).get("traces", []):
-        for k in ("id", "trace", "session"):
+        for k in ("trace", "session"):
             t.pop(k, None)
         out.append(json.dumps(t, sort_keys=True))
 print("\n".join(sorted(out)))
@@ -90,7 +90,7 @@ cmp -s "$tmp/traces.1" "$tmp/traces.2" || {
 	diff "$tmp/traces.1" "$tmp/traces.2" | head -n 10 >&2
 	fail "two workers' traces differ from one worker's"
 }
-ok "a fat-tree's mirror stream read live by two workers: the $n traces one worker gives ($frames frames)"
+ok "a fat-tree's mirror stream read live by two workers: the $n traces one worker gives, numbered alike ($frames frames)"
 
 # what each worker took, and that the kernel shared the frames out
 grep -q '^workers  *2: [0-9]* + [0-9]* packets$' "$tmp/out.2" ||
