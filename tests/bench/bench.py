@@ -10,7 +10,8 @@ run the same way, so the figures are read as ratios and not as absolutes:
            of memory are touched and freed before every timed run (see
            warm_memory)
   ingest   whole-process wall and CPU time, median of BENCH_RUNS runs, pinned
-           to one core: hopscope with 'set history off', 'default' and 'all';
+           to one core: hopscope with one worker (--workers 1: the default is
+           one per core) and 'set history off', 'default' and 'all';
            the bare libpcap loop (pcaploop), opening the file as hopscope
            does and again with hopscope's 128 KiB stdio buffer; tcpdump -w /dev/null;
            the runs of these take turns, one of each per round, and a ratio
@@ -21,10 +22,10 @@ run the same way, so the figures are read as ratios and not as absolutes:
   memory   memtrace: bytes per open trace, peak RSS with 1M open traces and
            with 1M flows, through the tracer and flow table APIs
   respond  time from 'capture status' typed at the prompt to its answer
-           while the file is replayed at full speed (respond.py)
+           while the file is replayed at full speed by one worker (respond.py)
   sim007   the 007 blame simulator table (see section_sim007)
   pg       the capture into a history on PostgreSQL (a server of the
-           bench's own, share/lab/hs-pgserver) and into SQLite, default
+           bench's own, share/lab/hs-pgserver) and into SQLite, one worker, default
            history then 'set history all', in turn: the rate of each and
            PostgreSQL's over SQLite's
   pgquery  10 million hops in a history on PostgreSQL (a fat-tree capture
@@ -543,9 +544,10 @@ sys.stdin.read()
             for policy in ("default", "all"):
                 lite, pg = runs["sqlite %s" % policy], runs["pg %s" % policy]
                 key = "pg.%s" % policy
-                self.add(key + ".sqlite.pps", "hopscope > SQLite, history %s" % policy,
+                self.add(key + ".sqlite.pps", "hopscope > SQLite, 1 worker, history %s" % policy,
                          F / lite["wall"] if lite else None, "pps")
-                self.add(key + ".pg.pps", "hopscope > PostgreSQL, history %s" % policy,
+                self.add(key + ".pg.pps",
+                         "hopscope > PostgreSQL, 1 worker, history %s" % policy,
                          F / pg["wall"] if pg else None, "pps")
                 if lite and pg:
                     v = statistics.median(w_l / w for w, w_l in zip(pg["walls"], lite["walls"]))
