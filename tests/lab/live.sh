@@ -78,9 +78,11 @@ assert s["ring_bytes"] == 64 << 20 and s["ring_asked_bytes"] == 64 << 20
 PY
 ok "a burst of $N frames at the sender's top speed: all read, no kernel drop"
 
-# the interface goes away mid-capture
+# the interface goes away mid-capture: the workers, one per core, see it
+# on their own threads and tell the console, which is asked after a while
 say set format text
 in_ns ip link del txa || hard "cannot delete the veth pair"
+sleep 0.5
 say capture status
 say help sleep
 wait_for 'state          ended (interface error)'
