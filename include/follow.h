@@ -10,7 +10,8 @@
  * own traces of those kinds wait for the history and are not kept here in
  * the meantime, so every packet is one trace; those it closed before the
  * view turned on go as it does, from where the view starts reading, and
- * whoever kept them as they were published is told (HS_EV_TRACES_REPLACED).
+ * whoever kept them as they were published is told (HS_EV_TRACES_REPLACED),
+ * and whoever counted each, as it goes (HS_EV_TRACE_WITHDRAWN).
  * What a packet may still gain is left for later: while a capture runs
  * anywhere, the view stops two trace timeouts, the writers' commit
  * interval and their lag short of the newest stored trace (as the

@@ -47,6 +47,10 @@ enum hs_event_kind {
 				 * fabric view took some back from the history, a
 				 * history load): a subscriber that keeps what it was
 				 * published reads them again from the tracer */
+	HS_EV_TRACE_WITHDRAWN,	/* trace, published before, is taken back to come
+				 * again as another (the fabric view's, joined): a
+				 * subscriber that counted it uncounts it; before
+				 * TRACES_REPLACED */
 };
 
 struct hs_alert;
@@ -59,6 +63,7 @@ struct hs_event {
 	const struct hs_alert *alert;	/* ALERT */
 	double value;			/* ALERT: what was measured */
 	uint64_t ts;			/* ALERT: capture time */
+	const struct hs_trace *trace;	/* TRACE_WITHDRAWN */
 };
 
 typedef void (*hs_packet_fn)(void *arg, const struct hs_pkt *p);

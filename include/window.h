@@ -101,6 +101,9 @@ void hs_win_free(struct hs_win *w);
 void hs_win_packet(struct hs_win *w, const struct hs_pktrec *r);
 /* a dropped trace: one drop in the window of r->ts_ns (its last hop) */
 void hs_win_drop(struct hs_win *w, const struct hs_pktrec *r);
+/* that drop taken back (its trace is to be counted again as another):
+ * from its window while it is open; one emitted already keeps it */
+void hs_win_undrop(struct hs_win *w, const struct hs_pktrec *r);
 /* records before the window of t are not kept (counted as 'before'):
  * aggregates that start in the middle of a stream begin with t's window */
 void hs_win_begin(struct hs_win *w, uint64_t t);

@@ -229,12 +229,17 @@ static int count(struct hs_ctx *ctx, struct hs_store *st, uint64_t from, uint64_
 
 /* what this console's capture closed that the view now takes from the
  * history is hidden: the traces of its kinds first seen from the mark on,
- * which the view reads (an older one it never reads stays as it was) */
+ * which the view reads (an older one it never reads stays as it was);
+ * whoever counted it as it was published is told it goes */
 static bool own_from_history(void *arg, const struct hs_trace *t)
 {
-	const struct hs_ctx *ctx = arg;
+	struct hs_ctx *ctx = arg;
 
-	return t->nhops && t->hops[0].ts_ns >= ctx->follow->mark && from_history(t, ctx->topo);
+	if (!t->nhops || t->hops[0].ts_ns < ctx->follow->mark || !from_history(t, ctx->topo))
+		return false;
+	struct hs_event ev = { .kind = HS_EV_TRACE_WITHDRAWN, .trace = t };
+	hs_publish_event(&ctx->subs, &ev);
+	return true;
 }
 
 /* the view's first read is about to start at the mark: the traces it

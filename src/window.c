@@ -456,6 +456,38 @@ void hs_win_drop(struct hs_win *w, const struct hs_pktrec *r)
 	s->drops++;
 }
 
+/* the key's slot in an open window, NULL when it has none (not added) */
+static struct slot *slot_find(struct hs_win *w, struct win *wn, const struct hs_pktrec *r)
+{
+	struct hs_win_key k;
+
+	make_key(w->cfg.fields, r, &k);
+	uint64_t h = key_hash(&k);
+	size_t mask = w->kcap - 1;
+	for (size_t i = h & mask; wn->slots[i].hash; i = (i + 1) & mask)
+		if (wn->slots[i].hash == h && key_cmp(&wn->slots[i].key, &k) == 0)
+			return &wn->slots[i];
+	return NULL;
+}
+
+void hs_win_undrop(struct hs_win *w, const struct hs_pktrec *r)
+{
+	uint64_t len = w->cfg.window_ns, start = r->ts_ns - r->ts_ns % len;
+	struct win *wn = &w->ring[(start / len) % w->cfg.max_open];
+
+	if (start < w->closed_upto || !wn->open || wn->start != start || !w->st.drops)
+		return;		/* emitted (or never counted): as it was */
+	struct slot *s = slot_find(w, wn, r);
+	if (s && s->drops) {
+		s->drops--;
+		w->st.drops--;
+	} else if (!s && wn->other_drops) {
+		wn->other_drops--;	/* counted past the key cap */
+		w->st.over_keys--;
+		w->st.drops--;
+	}
+}
+
 void hs_win_begin(struct hs_win *w, uint64_t t)
 {
 	uint64_t start = t - t % w->cfg.window_ns;

@@ -26,8 +26,9 @@ static bool where_match(struct hs_wstats *w, const struct hs_pkt *p)
 	return !w->where || hs_filter_match(w->where, p, NULL);
 }
 
-/* a dropped trace: one drop in the window of its last hop, keyed by it */
-static void trace_drop(struct hs_wstats *w, const struct hs_trace *t, bool filter)
+/* a dropped trace: one drop in the window of its last hop, keyed by it
+ * (taken back: undo) */
+static void trace_drop(struct hs_wstats *w, const struct hs_trace *t, bool filter, bool undo)
 {
 	struct hs_pktrec r;
 
@@ -45,12 +46,15 @@ static void trace_drop(struct hs_wstats *w, const struct hs_trace *t, bool filte
 		if (!p.l3_caplen || !hs_filter_match(w->where, &p, NULL))
 			return;
 	}
-	hs_win_drop(w->win, &r);
+	if (undo)
+		hs_win_undrop(w->win, &r);
+	else
+		hs_win_drop(w->win, &r);
 }
 
 static void file_trace_closed(void *arg, const struct hs_trace *t)
 {
-	trace_drop(arg, t, false);	/* its copies were filtered on the way in */
+	trace_drop(arg, t, false, false);	/* its copies were filtered on the way in */
 }
 
 struct hs_wstats *hs_wstats_new(const struct hs_wstats_cfg *cfg, char *err, size_t errlen)
@@ -115,7 +119,16 @@ static void on_packet(void *arg, const struct hs_pkt *p)
 
 static void on_trace(void *arg, const struct hs_trace *t)
 {
-	trace_drop(arg, t, true);
+	trace_drop(arg, t, true, false);
+}
+
+/* a trace published before is taken back, to come again as another (the
+ * fabric view's, joined with the parts other analyzers stored): its drop
+ * is not counted twice */
+static void on_event(void *arg, const struct hs_event *ev)
+{
+	if (ev->kind == HS_EV_TRACE_WITHDRAWN && ev->trace)
+		trace_drop(arg, ev->trace, true, true);
 }
 
 int hs_wstats_subscribe(struct hs_wstats *w, struct hs_subs *subs)
@@ -129,6 +142,11 @@ int hs_wstats_subscribe(struct hs_wstats *w, struct hs_subs *subs)
 		hs_unsub_packets(subs, on_packet, w);
 		return -1;
 	}
+	if (hs_sub_events(subs, on_event, w) < 0) {
+		hs_unsub_packets(subs, on_packet, w);
+		hs_unsub_traces(subs, on_trace, w);
+		return -1;
+	}
 	w->subs = subs;
 	return 0;
 }
@@ -139,6 +157,7 @@ void hs_wstats_unsubscribe(struct hs_wstats *w)
 		return;
 	hs_unsub_packets(w->subs, on_packet, w);
 	hs_unsub_traces(w->subs, on_trace, w);
+	hs_unsub_events(w->subs, on_event, w);
 	w->subs = NULL;
 }
 

@@ -517,6 +517,7 @@ static void on_event(void *arg, const struct hs_event *ev)
 	case HS_EV_CAPTURE_STARTED:
 	case HS_EV_CAPTURE_STOPPED:
 	case HS_EV_TRACES_REPLACED:
+	case HS_EV_TRACE_WITHDRAWN:
 		break;
 	}
 }

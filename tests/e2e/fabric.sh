@@ -373,6 +373,82 @@ check "too far behind: the view says about how many older traces it did not read
 	"$tmp/out"
 kill -TERM $dpid
 
+# A 'stats' of the daemon's running capture, there before its view turns
+# on, counts each dropped packet once: the daemon's own dropped parts,
+# counted as they closed, are taken back when the view takes them from the
+# history joined with the other analyzer's. The daemon captures the
+# loopback of a network namespace of its own, where its half of the
+# copies (by switch) is sent now, as they were timed; the other half,
+# given the times it would have been sent at, the other analyzer reads
+# from a file once the daemon's traces closed.
+if unshare -n true 2>/dev/null && command -v nsenter >/dev/null 2>&1; then
+	psql -c 'drop schema public cascade' -c 'create schema public' 2>/dev/null
+	cat >"$tmp/resend.py" <<'PY'
+import socket, struct, sys, time
+a, b, out = sys.argv[1:]	# a's frames onto the loopback, b's into out, timed alike
+recs = []
+for side, name in ((0, a), (1, b)):
+    d = open(name, "rb").read()	# nanosecond pcaps (hs-synth's)
+    off = 24
+    while off + 16 <= len(d):
+        sec, ns, incl = struct.unpack_from("<III", d, off)
+        recs.append((sec * 10**9 + ns, side, d[off + 16:off + 16 + incl]))
+        off += 16 + incl
+recs.sort(key=lambda r: r[0])
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind(("lo", 0))
+o = open(out, "wb")
+o.write(open(b, "rb").read()[:24])
+t0, w0 = recs[0][0], time.time_ns() + 10**8
+for ts, side, frame in recs:
+    while time.time_ns() < w0 + ts - t0:
+        pass
+    if side == 0:
+        s.send(frame)
+    else:
+        now = time.time_ns()
+        o.write(struct.pack("<IIII", now // 10**9, now % 10**9, len(frame), len(frame)) + frame)
+PY
+	printf 'set analyzer an1\ntopo load %s\ncapture start lo\nlisten unix %s\n' \
+		"$tmp/f.topo" "$tmp/an1.sock" >"$tmp/an1.conf"
+	: >"$tmp/an1.log"
+	unshare -n sh -c 'ip link set lo up && exec "$0" "$@"' "$HS" serve \
+		--config "$tmp/an1.conf" --db "$url" >"$tmp/an1.out" 2>"$tmp/an1.log" </dev/null &
+	dpid=$!
+	cleanup="$cleanup kill -9 $dpid 2>/dev/null;"
+	i=0
+	while ! grep -q '^info: ready' "$tmp/an1.log" && kill -0 $dpid 2>/dev/null &&
+		[ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+	grep -q '^info: ready' "$tmp/an1.log" || hard "daemon an1 did not start: $(cat "$tmp/an1.log")"
+	# one window of an hour holds every copy: not one about to end
+	s=$(($(date +%s) % 3600))
+	[ $s -lt 3540 ] || sleep $((3601 - s))
+	# (while it is pending, the daemon runs no other console's line: the
+	# view, on its timer, reads the history in the meantime; by then, two
+	# trace timeouts and a heartbeat after the other analyzer stored, all
+	# of it)
+	"$HS" --attach "$tmp/an1.sock" --json -c 'stats by switch window 1h for 22s' \
+		>"$tmp/stats.out" 2>"$tmp/stats.err" </dev/null &
+	sj=$!
+	sleep 0.5
+	nsenter -t $dpid -n python3 "$tmp/resend.py" "$tmp/sw1.pcap" "$tmp/sw2.pcap" \
+		"$tmp/sw2.now.pcap" || hard "cannot send the copies on the loopback"
+	sleep 2
+	hs --db "$url" --topo "$tmp/f.topo" -c "set analyzer an2; capture start $tmp/sw2.now.pcap"
+	[ "$st" -eq 0 ] || hard "analyzer an2 failed: $(cat "$tmp/err")"
+	wait $sj
+	counted=$(python3 -c 'import json, sys
+print(sum(json.loads(l).get("drops", 0) for l in open(sys.argv[1]) if l.startswith("{")))' \
+		"$tmp/stats.out")
+	status_says '^view .*, 0ns behind'
+	hs --attach "$tmp/an1.sock" --json -c 'traces outcome dropped limit 100000'
+	held=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["total"])' "$tmp/out")
+	check "stats running as the view turns on: each dropped packet counted once ($counted, the view holds ${held:-?})" \
+		eval '[ "${held:-0}" -gt 0 ] && [ "$counted" = "$held" ]'
+	kill -TERM $dpid
+	wait $dpid
+fi
+
 # history load while a capture runs (a live one, on the loopback of a
 # network namespace of its own: nothing to read): refused, with what to do
 # instead; where the capture's view follows the history, that it does

@@ -271,6 +271,39 @@ static void test_flows_and_drops(void **state)
 	hs_win_free(w);
 }
 
+/* a drop taken back (its trace counted again as another) leaves its
+ * window as if it never came, while the window is open; one printed keeps
+ * it, and there is nothing to take back below none */
+static void test_undrop(void **state)
+{
+	struct hs_win *w = mk(SEC, HS_WF_SWITCH, 2, 0);
+	struct hs_win_stats st;
+
+	(void)state;
+	struct hs_pktrec d1 = rec(T0 + 1, 1, 11, 1000, 10), d2 = rec(T0 + 2, 2, 11, 1000, 10),
+			 d3 = rec(T0 + 3, 3, 11, 1000, 10);
+	hs_win_drop(w, &d1);
+	hs_win_drop(w, &d1);
+	hs_win_drop(w, &d2);
+	hs_win_drop(w, &d3);		/* past the two keys: "other" */
+	hs_win_undrop(w, &d1);
+	hs_win_undrop(w, &d3);
+	hs_win_undrop(w, &d3);		/* no more there */
+	hs_win_get_stats(w, &st);
+	assert_int_equal(st.drops, 2);
+	assert_int_equal(st.over_keys, 0);
+	hs_win_close_until(w, T0 + SEC);
+	assert_int_equal(nrows, 2);
+	assert_int_equal(rows[0].key.sw.a[3], 1);
+	assert_int_equal(rows[0].drops, 1);
+	assert_int_equal(rows[1].key.sw.a[3], 2);
+	assert_int_equal(rows[1].drops, 1);
+	hs_win_undrop(w, &d2);		/* printed: as it was */
+	hs_win_get_stats(w, &st);
+	assert_int_equal(st.drops, 2);
+	hs_win_free(w);
+}
+
 static void test_late_and_ring(void **state)
 {
 	struct hs_win *w = mk(SEC, HS_WF_SWITCH, 0, 4);
@@ -486,6 +519,7 @@ int main(void)
 		cmocka_unit_test(test_keys_and_order),
 		cmocka_unit_test(test_key_cap),
 		cmocka_unit_test(test_flows_and_drops),
+		cmocka_unit_test(test_undrop),
 		cmocka_unit_test(test_late_and_ring),
 		cmocka_unit_test(test_begin),
 		cmocka_unit_test(test_flow_set_full),
