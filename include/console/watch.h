@@ -86,13 +86,20 @@ struct hs_wcolumn {
 	bool right;		/* right-aligned */
 };
 extern const struct hs_wcolumn hs_wcolumns[HS_WC__COUNT];
-void hs_wcols_layout(int width, int widths[HS_WC__COUNT]);
+/* outcome_cells: the widest outcome of the rows, which that column grows
+ * to where there is room (past its usual width, for the names of the
+ * analyzers that stored a trace) */
+void hs_wcols_layout(int width, int outcome_cells, int widths[HS_WC__COUNT]);
 
 /* copy s into out (size outlen) keeping at most 'cells' display cells,
  * counting one cell per UTF-8 character; returns the cells used */
 int hs_wfit(const char *s, int cells, char *out, size_t outlen);
 /* the same, ending in ell ("..." or a UTF-8 ellipsis) when s had to be cut */
 int hs_wfit_ell(const char *s, int cells, const char *ell, char *out, size_t outlen);
+/* an outcome, and the analyzers that stored the trace after it in
+ * brackets: cut, the names are cut inside the brackets, the outcome and
+ * the closing bracket kept ("dropped [an1+a...]"); else as hs_wfit_ell */
+int hs_woutcome_fit(const char *s, int cells, const char *ell, char *out, size_t outlen);
 /* a path of names joined by sep in at most 'cells' cells: names left out
  * in the middle for ell, the first and the last kept whole
  * ("leaf1 > spine2 > ... > leaf4"), as many of the others as fit from both
@@ -150,6 +157,7 @@ struct hs_wmodel {
 	size_t cap;
 	struct hs_trace *traces;	/* cap copies */
 	struct hs_wrow *rows;		/* cap rows, [0, view.count) valid */
+	int outcome_cells;		/* the widest outcome among them */
 	const struct hs_trace **sorted;	/* cap: scratch for filtering and sorting */
 	size_t ntraces;
 	struct hs_wview view[HS_WP__COUNT];

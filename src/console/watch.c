@@ -276,7 +276,7 @@ static void draw_traces(struct hs_watch *w)
 		 m->filter_text[0] ? " [" : "", m->filter_text, m->filter_text[0] ? "]" : "",
 		 hs_wsort_name(m->sort), m->paused ? ", PAUSED" : "");
 	pane_frame(w, HS_WP_TRACES, title);
-	hs_wcols_layout(iw, widths);
+	hs_wcols_layout(iw, m->outcome_cells, widths);
 
 	wattron(win, A_UNDERLINE);
 	for (int c = 0, x = 1; c < HS_WC__COUNT; c++) {
@@ -306,6 +306,8 @@ static void draw_traces(struct hs_watch *w)
 				s += len - (size_t)widths[c];	/* the time of day */
 			else if (c == HS_WC_PATH)
 				s = (hs_wpath_fit(s, m->sep, m->ell, widths[c], cut, sizeof(cut)), cut);
+			else if (c == HS_WC_OUTCOME)
+				s = (hs_woutcome_fit(s, widths[c], m->ell, cut, sizeof(cut)), cut);
 			else
 				s = (hs_wfit_ell(s, widths[c], m->ell, cut, sizeof(cut)), cut);
 			wattron(win, a);

@@ -258,12 +258,13 @@ const struct hs_wcolumn hs_wcolumns[HS_WC__COUNT] = {
 	[HS_WC_LATENCY] = { "latency", 9, true },
 };
 
-void hs_wcols_layout(int width, int widths[HS_WC__COUNT])
+void hs_wcols_layout(int width, int outcome_cells, int widths[HS_WC__COUNT])
 {
 	/* Columns give way by priority, as mtr's and trippy's do: the flow, the
 	 * path (switch names) and the outcome always, latency and then the
 	 * time of day when there is room, the date with it when there is more;
-	 * what is left widens the flow, the outcome, then the path. */
+	 * what is left widens the flow, the outcome (to its widest, the names
+	 * of the analyzers that stored a trace whole), then the path. */
 	int used = WC_FLOW_MIN + 1 + WC_PATH_MIN + 1 + WC_OUTCOME_MIN;
 	int full_time = hs_wcolumns[HS_WC_TIME].width;
 
@@ -286,7 +287,9 @@ void hs_wcols_layout(int width, int widths[HS_WC__COUNT])
 	int more = spare < WC_FLOW_WANT - WC_FLOW_MIN ? spare : WC_FLOW_WANT - WC_FLOW_MIN;
 	widths[HS_WC_FLOW] = WC_FLOW_MIN + more;
 	spare -= more;
-	more = hs_wcolumns[HS_WC_OUTCOME].width - WC_OUTCOME_MIN;
+	int want = outcome_cells > hs_wcolumns[HS_WC_OUTCOME].width ? outcome_cells
+								      : hs_wcolumns[HS_WC_OUTCOME].width;
+	more = want - WC_OUTCOME_MIN;
 	more = spare < more ? spare : more;
 	widths[HS_WC_OUTCOME] += more;
 	widths[HS_WC_PATH] = WC_PATH_MIN + spare - more;
@@ -348,6 +351,37 @@ int hs_wfit_ell(const char *s, int cells, const char *ell, char *out, size_t out
 	if (o + strlen(ell) < outlen) {
 		memcpy(out + o, ell, strlen(ell) + 1);
 		used += e;
+	}
+	return used;
+}
+
+int hs_woutcome_fit(const char *s, int cells, const char *ell, char *out, size_t outlen)
+{
+	const char *open = strstr(s, " [");
+	size_t len = strlen(s);
+	int e = cells_of(ell);
+
+	if (cells_of(s) <= cells || !open || len < 2 || s[len - 1] != ']')
+		return hs_wfit_ell(s, cells, ell, out, outlen);
+	/* the outcome and its bracket whole, the names cut inside it */
+	size_t head = (size_t)(open - s) + 2;
+	char h[64];
+	if (head >= sizeof(h))
+		return hs_wfit_ell(s, cells, ell, out, outlen);
+	memcpy(h, s, head);
+	h[head] = '\0';
+	int hc = cells_of(h), room = cells - hc - 1;
+	if (room <= e || head + 2 >= outlen)
+		return hs_wfit_ell(s, cells, ell, out, outlen);
+	memcpy(out, h, head);
+	int used = hc + hs_wfit(open + 2, room - e, out + head, outlen - head);
+	size_t o = strlen(out);
+	if (o + strlen(ell) + 1 < outlen) {
+		memcpy(out + o, ell, strlen(ell));
+		o += strlen(ell);
+		out[o++] = ']';
+		out[o] = '\0';
+		used += e + 1;
 	}
 	return used;
 }
@@ -847,8 +881,13 @@ void hs_wmodel_rebuild(struct hs_wmodel *m)
 	sort_model = m;
 	qsort(ptrs, n, sizeof(*ptrs), row_cmp);
 	sort_model = NULL;
-	for (size_t i = 0; i < n; i++)
+	m->outcome_cells = 0;
+	for (size_t i = 0; i < n; i++) {
 		hs_wrow_fill(&m->rows[i], ptrs[i], m->topo, m->sep);
+		int c = cells_of(m->rows[i].col[HS_WC_OUTCOME]);
+		if (c > m->outcome_cells)
+			m->outcome_cells = c;
+	}
 
 	size_t sel = 0;
 	if (!m->follow) {

@@ -167,6 +167,14 @@ static void test_order_and_sort(void **state)
 	assert_int_equal(m->view[HS_WP_TRACES].count, 4);
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(m->rows[i].id, 4 - i);
+	assert_int_equal(m->outcome_cells, 9);	/* "delivered" */
+	struct hs_wmodel *named = hs_wmodel_new(100, 10);
+	hs_wmodel_set_topo(named, topo);
+	tr[0].analyzer = hs_fabric_analyzers_id("an1+an2");
+	update(named, tr, 4);
+	assert_int_equal(named->outcome_cells, 19);	/* "delivered [an1+an2]" */
+	tr[0].analyzer = 0;
+	hs_wmodel_free(named);
 	assert_int_equal(m->rows[1].cls, HS_WCL_DELIVERED);
 	assert_int_equal(m->rows[2].cls, HS_WCL_DROPPED);
 	assert_int_equal(m->rows[0].cls, HS_WCL_LOOPED);
@@ -580,28 +588,39 @@ static void test_layout(void **state)
 	int widths[] = { 56, 78, 158, 300 };
 	for (size_t s = 0; s < HS_ARRAY_SIZE(widths); s++) {
 		int sum = HS_WC__COUNT - 1;
-		hs_wcols_layout(widths[s], w);
+		hs_wcols_layout(widths[s], 0, w);
 		for (int i = 0; i < HS_WC__COUNT; i++)
 			sum += w[i] ? w[i] : -1;	/* a column left out has no gap */
 		assert_true(sum <= widths[s]);
 		assert_true(w[HS_WC_FLOW] >= 8 && w[HS_WC_PATH] >= 8);
 	}
-	hs_wcols_layout(158, w);
+	hs_wcols_layout(158, 0, w);
 	assert_int_equal(w[HS_WC_TIME], 26);
-	hs_wcols_layout(56, w);
+	hs_wcols_layout(56, 0, w);
 	assert_int_equal(w[HS_WC_TIME], 0);
 	/* 80 columns: the time gives way, a flow and a three-switch path fit whole */
-	hs_wcols_layout(78, w);
+	hs_wcols_layout(78, 0, w);
 	assert_int_equal(w[HS_WC_TIME], 0);
 	assert_int_equal(w[HS_WC_LATENCY], 9);
 	assert_true(w[HS_WC_FLOW] >= 33);
 	assert_true(w[HS_WC_PATH] >= 22);
 	/* a little more: the time of day before the date */
-	hs_wcols_layout(96, w);
+	hs_wcols_layout(96, 0, w);
 	assert_int_equal(w[HS_WC_TIME], 15);
-	hs_wcols_layout(198, w);
+	hs_wcols_layout(198, 0, w);
 	assert_int_equal(w[HS_WC_TIME], 26);
 	assert_int_equal(w[HS_WC_OUTCOME], 15);
+	/* outcomes naming the analyzers that stored them: shown whole where
+	 * there is room, the path keeping its least where there is not */
+	hs_wcols_layout(198, 31, w);
+	assert_int_equal(w[HS_WC_OUTCOME], 31);
+	hs_wcols_layout(130, 31, w);
+	assert_int_equal(w[HS_WC_OUTCOME], 27);
+	assert_int_equal(w[HS_WC_PATH], 22);
+	int sum = HS_WC__COUNT - 1;
+	for (int i = 0; i < HS_WC__COUNT; i++)
+		sum += w[i] ? w[i] : -1;
+	assert_true(sum <= 130);
 }
 
 static void test_path_fit(void **state)
@@ -646,6 +665,21 @@ static void test_fit(void **state)
 	assert_int_equal(strlen(out), 3);
 	assert_int_equal(hs_wfit("", 5, out, sizeof(out)), 0);
 	assert_string_equal(out, "");
+
+	/* an outcome cut: the analyzers' names inside their brackets, the
+	 * outcome and the closing bracket kept */
+	assert_int_equal(hs_woutcome_fit("dropped [an1+an2]", 15, "\xe2\x80\xa6", out,
+					 sizeof(out)), 15);
+	assert_string_equal(out, "dropped [an1+\xe2\x80\xa6]");
+	assert_int_equal(hs_woutcome_fit("dropped [an1+an2]", 15, "...", out, sizeof(out)), 15);
+	assert_string_equal(out, "dropped [an...]");
+	assert_int_equal(hs_woutcome_fit("dropped [an1+an2]", 17, "...", out, sizeof(out)), 17);
+	assert_string_equal(out, "dropped [an1+an2]");
+	/* no room for a name: cut as any other column */
+	assert_int_equal(hs_woutcome_fit("probe delivered [an1]", 15, "...", out, sizeof(out)), 15);
+	assert_string_equal(out, "probe delive...");
+	assert_int_equal(hs_woutcome_fit("delivered", 5, "...", out, sizeof(out)), 5);
+	assert_string_equal(out, "de...");
 }
 
 static void test_events(void **state)
