@@ -461,10 +461,13 @@ static bool flush_flows(struct hs_ctx *ctx, size_t max_write, size_t max_scan)
 		if (!f->dirty)
 			continue;
 		written++;
+		/* a row is counted once: its first write inserts it, the
+		 * flushes after (the flow changed meanwhile) update it */
+		bool fresh = f->row == 0;
 		if (ctx->session > 0 && ctx->store &&
 		    hs_store_flow(ctx->store, ctx->session, f) == 0) {
-			c->stored++;
-			c->queued++;
+			c->stored += fresh;
+			c->queued += fresh;
 			f->dirty = false;
 			/* in steps, commits stay small; all at once (the capture
 			 * stops) commits once, at the end */

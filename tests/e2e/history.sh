@@ -331,6 +331,27 @@ if [ "$(id -u)" -eq 0 ]; then
 	check "history sessions: the running capture's session is running, then ended" \
 		eval 'grep -Eq "^1 +[0-9-]+ [0-9:.]+ +- +lo .* running$" "$tmp/out" &&
 			grep -q "\"ended_ns\":[0-9]*,.*\"state\":\"ended\"" "$tmp/out"'
+	# a flow written again as it changes (every 2 s) is one row: the
+	# rows written are the rows the history has, however the flushes fell
+	port=$((20000 + $$ % 20000))
+	python3 - "$port" >"$tmp/sender.out" 2>&1 <<'PY' &
+import socket, sys, time
+port = int(sys.argv[1])
+rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+rx.bind(("127.0.0.1", port))	# no ICMP errors
+time.sleep(0.5)	# the console is up and capturing
+tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(35):	# 3.5 s: a flush of the flows falls within
+    tx.sendto(b"r%d" % i, ("127.0.0.1", port))
+    time.sleep(0.1)
+PY
+	sender=$!
+	hs --db "$tmp/rows.db" --json -c "set history all; capture start lo --for 5s; capture status"
+	wait "$sender"
+	written=$(sed -n 's/.*"history_writes":\([0-9]*\).*/\1/p' "$tmp/out" | tail -n 1)
+	rows=$(q "$tmp/rows.db" 'select (select count(*) from traces) + (select count(*) from flows)')
+	check "a live capture: the rows written (${written:-?}) are the rows in the history ($rows)" \
+		eval '[ "$st" -eq 0 ] && [ "${rows:-0}" -gt 30 ] && [ "${written:-}" = "$rows" ]'
 else
 	echo "# SKIP running session: capturing on 'lo' needs root"
 fi
