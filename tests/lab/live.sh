@@ -54,6 +54,41 @@ wait_for() {
 	cat "$tmp/out" "$tmp/err" >&2
 	fail "the console never printed '$1'"
 }
+# count_until N: asks 'capture status' (in JSON) until the capture has
+# counted N packets, 30 s at most: on a loaded machine the workers read a
+# burst out of the ring a while after the sender is done. $st is the last
+# status line.
+count_until() {
+	local i j seen
+	seen=$(grep -c '"source":"rxa"' "$tmp/out")
+	for ((i = 1; i <= 150; i++)); do
+		say capture status
+		for ((j = 0; j < 100; j++)); do
+			[ "$(grep -c '"source":"rxa"' "$tmp/out")" -ge $((seen + i)) ] && break
+			sleep 0.1
+		done
+		st=$(grep '"source":"rxa"' "$tmp/out" | tail -n 1)
+		case $st in *'"packets":'$1,*) return 0 ;; esac
+		sleep 0.2
+	done
+}
+# state_until TEXT: asks 'capture status' until its state line says TEXT,
+# 10 s at most
+state_until() {
+	local i j seen
+	seen=$(grep -c '^state ' "$tmp/out")
+	for ((i = 1; i <= 40; i++)); do
+		say capture status
+		for ((j = 0; j < 100; j++)); do
+			[ "$(grep -c '^state ' "$tmp/out")" -ge $((seen + i)) ] && break
+			sleep 0.1
+		done
+		grep -q -- "^state          $1" "$tmp/out" && return 0
+		sleep 0.2
+	done
+	cat "$tmp/out" "$tmp/err" >&2
+	fail "'capture status' never said '$1'"
+}
 
 say capture start rxa buffer 64M
 say capture status
@@ -63,11 +98,8 @@ grep -q '^ring           64 MiB (64 MiB asked)$' "$tmp/out" ||
 ok "'capture start rxa buffer 64M': the ring is shown"
 
 send $N
-say sleep 500ms
 say set format json
-say capture status
-wait_for '"source":"rxa"'
-st=$(grep '"source":"rxa"' "$tmp/out")
+count_until $N
 python3 - "$st" $N <<'PY' || fail "the burst was not read in full: $st"
 import json, sys
 s, n = json.loads(sys.argv[1]), int(sys.argv[2])
@@ -79,13 +111,11 @@ PY
 ok "a burst of $N frames at the sender's top speed: all read, no kernel drop"
 
 # the interface goes away mid-capture: the workers, one per core, see it
-# on their own threads and tell the console, which is asked after a while
+# on their own threads and tell the console, which is asked until it says so
 say set format text
 in_ns ip link del txa || hard "cannot delete the veth pair"
-sleep 0.5
-say capture status
+state_until 'ended (interface error)'
 say help sleep
-wait_for 'state          ended (interface error)'
 wait_for '^usage: sleep'
 say quit
 exec 3>&-
@@ -132,14 +162,12 @@ M=110000	# about 5.5 s at a 50 us gap, all of it while the lock is held
 in_ns trafgen -o txa -i "$cfg" -n $M -P 1 -Q -t 50us >"$tmp/trafgen" 2>&1 ||
 	{ cat "$tmp/trafgen" >&2; hard "trafgen failed"; }
 wait "$locker" || fail "the other program's transaction failed"
-say sleep 1s
 say set format json
-say capture status
+count_until $M
 say quit
 exec 3>&-
 wait "$console"
 console=
-st=$(grep '"source":"rxa"' "$tmp/out")
 python3 - "$st" $M <<'PY' || { cat "$tmp/err" >&2; fail "a history held by another program held the capture: $st"; }
 import json, sys
 s, n = json.loads(sys.argv[1]), int(sys.argv[2])
@@ -167,17 +195,7 @@ say capture status
 wait_for '^state          running'
 send $N
 say set format json
-st=
-for ((i = 1; i <= 150; i++)); do
-	say capture status
-	for ((j = 0; j < 100; j++)); do
-		[ "$(grep -c '"source":"rxa"' "$tmp/out")" -ge "$i" ] && break
-		sleep 0.1
-	done
-	st=$(grep '"source":"rxa"' "$tmp/out" | tail -n 1)
-	case $st in *'"packets":'$N,*) break ;; esac
-	sleep 0.2
-done
+count_until $N
 # past the 1 s the workers' tracers began with: their traces stay open
 say sleep 2s
 say capture status
