@@ -9,11 +9,7 @@
 
 pg_start
 
-# a fat-tree with a lossy link and a loop, every switch mirroring
-"$top_builddir/tests/tools/hs-synth" --shape fattree:4 --flows 300 --seed 3 \
-	--drop-link agg1-core1:0.2 --loop agg3-core2:edge3 --loop-flows 3 \
-	-w "$tmp/all.pcap" -t "$tmp/f.topo" 2>"$tmp/synth.err" ||
-	hard "hs-synth failed: $(cat "$tmp/synth.err")"
+lossy_fattree 300
 
 # its copies split between two analyzers: by switch (odd and even mirror
 # addresses; nearly every packet's copies go to both), or by pod (pods 1

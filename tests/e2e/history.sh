@@ -334,18 +334,7 @@ if [ "$(id -u)" -eq 0 ]; then
 	# a flow written again as it changes (every 2 s) is one row: the
 	# rows written are the rows the history has, however the flushes fell
 	port=$((20000 + $$ % 20000))
-	python3 - "$port" >"$tmp/sender.out" 2>&1 <<'PY' &
-import socket, sys, time
-port = int(sys.argv[1])
-rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-rx.bind(("127.0.0.1", port))	# no ICMP errors
-time.sleep(0.5)	# the console is up and capturing
-tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-for i in range(35):	# 3.5 s: a flush of the flows falls within
-    tx.sendto(b"r%d" % i, ("127.0.0.1", port))
-    time.sleep(0.1)
-PY
-	sender=$!
+	lo_send "$port" 0.5 35 0.1 r	# 3.5 s: a flush of the flows falls within
 	hs --db "$tmp/rows.db" --json -c "set history all; capture start lo --for 5s; capture status"
 	wait "$sender"
 	written=$(sed -n 's/.*"history_writes":\([0-9]*\).*/\1/p' "$tmp/out" | tail -n 1)

@@ -64,6 +64,33 @@ sig_pid() {
 	while [ ! -s "$tmp/hs.pid" ] && [ $i -lt 2000 ]; do sleep 0.005; i=$((i + 1)); done
 	cat "$tmp/hs.pid"
 }
+# lo_send PORT AFTER COUNT GAP TAG: in the background, COUNT datagrams to
+# 127.0.0.1:PORT (bound, so no ICMP error answers them), the first AFTER
+# seconds from now (the console is up and capturing), GAP seconds apart,
+# each TAG and its number; $sender is its pid
+lo_send() {
+	python3 - "$@" >"$tmp/sender.out" 2>&1 <<'PY' &
+import socket, sys, time
+port, after, count = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
+gap, tag = float(sys.argv[4]), sys.argv[5].encode()
+rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+rx.bind(("127.0.0.1", port))
+time.sleep(after)
+tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(count):
+    tx.sendto(b"%s%d" % (tag, i), ("127.0.0.1", port))
+    time.sleep(gap)
+PY
+	sender=$!
+}
+# lossy_fattree FLOWS: a fat tree of 4 pods, FLOWS flows, a lossy link and a
+# loop, every switch mirroring: $tmp/all.pcap and its topology $tmp/f.topo
+lossy_fattree() {
+	"$top_builddir/tests/tools/hs-synth" --shape fattree:4 --flows "$1" --seed 3 \
+		--drop-link agg1-core1:0.2 --loop agg3-core2:edge3 --loop-flows 3 \
+		-w "$tmp/all.pcap" -t "$tmp/f.topo" 2>"$tmp/synth.err" ||
+		hard "hs-synth failed: $(cat "$tmp/synth.err")"
+}
 has() { grep -q -- "$1" "$2"; }
 hasnt() { ! grep -q -- "$1" "$2"; }
 crashed() { [ "$st" -ge 124 ]; }

@@ -10,11 +10,8 @@
 
 pg_start
 
-# a fat-tree with a lossy link and a loop: more packets than a console keeps
-"$top_builddir/tests/tools/hs-synth" --shape fattree:4 --flows 1000 --seed 3 \
-	--drop-link agg1-core1:0.2 --loop agg3-core2:edge3 --loop-flows 3 \
-	-w "$tmp/all.pcap" -t "$tmp/f.topo" 2>"$tmp/synth.err" ||
-	hard "hs-synth failed: $(cat "$tmp/synth.err")"
+# more packets than a console keeps
+lossy_fattree 1000
 # its copies split by mirror address, odd and even: most packets' copies
 # go to both halves
 python3 -c 'import struct, sys

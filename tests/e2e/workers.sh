@@ -197,18 +197,7 @@ if [ "$(id -u)" -eq 0 ]; then
 	# the packets kept reach 'stats' on the running capture as they do
 	# with one worker: every datagram sent on the loopback, counted once
 	port=$((20000 + $$ % 20000))
-	python3 - "$port" >"$tmp/sender.out" 2>&1 <<'PY' &
-import socket, sys, time
-port = int(sys.argv[1])
-rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-rx.bind(("127.0.0.1", port))	# no ICMP errors
-time.sleep(3)	# the console is up and capturing
-tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-for i in range(30):
-    tx.sendto(b"w%d" % i, ("127.0.0.1", port))
-    time.sleep(0.02)
-PY
-	sender=$!
+	lo_send "$port" 3 30 0.02 w
 	hs --db "$tmp/lo.db" --json --workers 2 -c "capture start lo; stats by dport window 1s where udp dst port $port for 7s; capture stop"
 	wait "$sender"
 	got=$(python3 -c 'import json, sys
