@@ -34,6 +34,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "closed.h"
 #include "cmd.h"
 #include "console.h"
 #include "fwalk.h"
@@ -115,7 +116,7 @@ static int close_out(struct hs_ctx *ctx, struct hs_outfile *of, bool failed)
 }
 
 static int export_ndjson(struct hs_ctx *ctx, const char *path, bool force, int rec,
-			 const struct hs_trace **sel, size_t n)
+			 const struct hs_closed *cl, const struct hs_trace **sel, size_t n)
 {
 	bool to_stdout = strcmp(path, "-") == 0;
 	struct hs_outfile of = { 0 };
@@ -128,14 +129,16 @@ static int export_ndjson(struct hs_ctx *ctx, const char *path, bool force, int r
 	errno = 0;
 	out_init(&fo, fp, ctx->out->err, true);
 	for (size_t i = n; i-- > 0;) {	/* oldest first */
-		const struct hs_trace *t = sel[i];
+		/* named as 'traces' shows it: a stored one as the history has it */
+		struct hs_trace t;
+		int64_t session = hs_closed_named(cl, sel[i], &t);
 		if (rec != REC_PACKETS) {
-			hs_trace_row(&fo, ctx->topo, ctx->ring_session, "trace", t);
+			hs_trace_row(&fo, ctx->topo, session, "trace", &t);
 			traces++;
 		}
 		if (rec != REC_TRACES)
-			for (int h = 0; h < t->nhops; h++, packets++)
-				packet_json(&fo, ctx->topo, ctx->ring_session, t, h);
+			for (int h = 0; h < t.nhops; h++, packets++)
+				packet_json(&fo, ctx->topo, session, &t, h);
 	}
 	if (to_stdout) {
 		if (fflush(fp) != 0 || ferror(fp))
@@ -344,10 +347,17 @@ int cmd_export(struct hs_ctx *ctx, int argc, char **argv)
 				       "since, limit)", k, pcap ? "" : "records, ");
 	}
 
+	/* ndjson: a console with no traces of its own writes the history's
+	 * newest, as 'traces' lists them; pcap reads the packets again from
+	 * the capture file, which only a console's own traces have */
+	struct hs_closed cl = { .session = ctx->ring_session };
+	if (!pcap && hs_closed_get(ctx, "export", &cl) < 0)
+		return HS_CMD_FAIL;
 	const struct hs_trace **sel;
-	size_t n = hs_trace_select(ctx->tracer, ctx->topo, &q, &sel);
+	size_t n = hs_trace_select(cl.tr ? cl.tr : ctx->tracer, ctx->topo, &q, &sel);
 	int rc = pcap ? export_pcap(ctx, path, force, sel, n) :
-			export_ndjson(ctx, path, force, rec, sel, n);
+			export_ndjson(ctx, path, force, rec, &cl, sel, n);
 	free(sel);
+	hs_closed_free(&cl);
 	return rc;
 }

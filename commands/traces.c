@@ -336,12 +336,9 @@ int cmd_traces(struct hs_ctx *ctx, int argc, char **argv)
 	out_list_open(o, "traces");
 	for (size_t i = 0; i < n; i++) {
 		/* named as shown and taken back: a stored one as the history has it */
-		struct hs_closed_name nm = hs_closed_name(&cl, sel[i]->id);
 		struct hs_trace t;
-		memcpy(&t, sel[i], offsetof(struct hs_trace, hops) +
-		       sel[i]->nhops * sizeof(sel[i]->hops[0]));
-		t.id = nm.no;
-		hs_trace_row(o, ctx->topo, nm.session, NULL, &t);
+		int64_t session = hs_closed_named(&cl, sel[i], &t);
+		hs_trace_row(o, ctx->topo, session, NULL, &t);
 	}
 	out_arr_close(o);
 	out_uint(o, "total", NULL, q.matched);

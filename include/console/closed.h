@@ -40,5 +40,9 @@ void hs_closed_free(struct hs_closed *c);
  * SESSION:N for the console's own, a stored one's SESSION:N */
 struct hs_closed_name hs_closed_name(const struct hs_closed *c, uint64_t id);
 const char *hs_closed_ref(const struct hs_closed *c, uint64_t id, char *buf, size_t len);
+/* t (one of c's) copied into out with the number it is shown by; its
+ * session returned */
+int64_t hs_closed_named(const struct hs_closed *c, const struct hs_trace *t,
+			struct hs_trace *out);
 
 #endif

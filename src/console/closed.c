@@ -1,4 +1,5 @@
 /* closed.c - the closed traces the analyses answer from (closed.h) */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,6 +76,16 @@ const char *hs_closed_ref(const struct hs_closed *c, uint64_t id, char *buf, siz
 	struct hs_closed_name nm = hs_closed_name(c, id);
 
 	return hs_fmt_trace_ref(nm.session, nm.no, buf, len);
+}
+
+int64_t hs_closed_named(const struct hs_closed *c, const struct hs_trace *t,
+			struct hs_trace *out)
+{
+	struct hs_closed_name nm = hs_closed_name(c, t->id);
+
+	memcpy(out, t, offsetof(struct hs_trace, hops) + t->nhops * sizeof(t->hops[0]));
+	out->id = nm.no;
+	return nm.session;
 }
 
 void hs_closed_free(struct hs_closed *c)

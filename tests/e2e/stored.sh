@@ -69,6 +69,13 @@ for db in lite pg; do
 			eval '[ "$st" -eq 0 ] && [ "$(wc -c <"$tmp/stored")" -gt 100 ] &&
 				cmp -s "$tmp/loaded" "$tmp/stored"'
 	done
+	hs --db "$h" --topo "$tmp/f.topo" -c 'export ndjson - outcome dropped limit 50'
+	unnamed "$tmp/out" >"$tmp/stored"
+	hs --db "$h" --topo "$tmp/f.topo" -c 'history load; export ndjson - outcome dropped limit 50'
+	unnamed "$tmp/out" >"$tmp/loaded"
+	check "$db: export ndjson writes the traces and hops as after history load" \
+		eval '[ "$st" -eq 0 ] && [ "$(grep -c "\"type\": \"packet\"" "$tmp/stored")" -gt 50 ] &&
+			cmp -s "$tmp/loaded" "$tmp/stored"'
 	hs --db "$h" --topo "$tmp/f.topo" -c 'traces outcome dropped limit 1 --json'
 	ref=$(sed -n 's/.*"trace":"\([0-9]*:[0-9]*\)".*/\1/p' "$tmp/out")
 	src=$(sed -n 's/.*"src":"\([^"]*\)".*"dst".*/\1/p' "$tmp/out")
