@@ -54,19 +54,25 @@ wait_for() {
 	cat "$tmp/out" "$tmp/err" >&2
 	fail "the console never printed '$1'"
 }
+# ask_status LINE: asks 'capture status' once and waits (10 s at most) for
+# one more line of its answer matching LINE
+ask_status() {
+	local j before
+	before=$(grep -c -- "$1" "$tmp/out")
+	say capture status
+	for ((j = 0; j < 100; j++)); do
+		[ "$(grep -c -- "$1" "$tmp/out")" -gt "$before" ] && return 0
+		sleep 0.1
+	done
+}
 # count_until N: asks 'capture status' (in JSON) until the capture has
 # counted N packets, 30 s at most: on a loaded machine the workers read a
 # burst out of the ring a while after the sender is done. $st is the last
 # status line.
 count_until() {
-	local i j seen
-	seen=$(grep -c '"source":"rxa"' "$tmp/out")
+	local i
 	for ((i = 1; i <= 150; i++)); do
-		say capture status
-		for ((j = 0; j < 100; j++)); do
-			[ "$(grep -c '"source":"rxa"' "$tmp/out")" -ge $((seen + i)) ] && break
-			sleep 0.1
-		done
+		ask_status '"source":"rxa"'
 		st=$(grep '"source":"rxa"' "$tmp/out" | tail -n 1)
 		case $st in *'"packets":'$1,*) return 0 ;; esac
 		sleep 0.2
@@ -75,14 +81,9 @@ count_until() {
 # state_until TEXT: asks 'capture status' until its state line says TEXT,
 # 10 s at most
 state_until() {
-	local i j seen
-	seen=$(grep -c '^state ' "$tmp/out")
+	local i
 	for ((i = 1; i <= 40; i++)); do
-		say capture status
-		for ((j = 0; j < 100; j++)); do
-			[ "$(grep -c '^state ' "$tmp/out")" -ge $((seen + i)) ] && break
-			sleep 0.1
-		done
+		ask_status '^state '
 		grep -q -- "^state          $1" "$tmp/out" && return 0
 		sleep 0.2
 	done
