@@ -184,8 +184,11 @@ static inline void hs_index_remove(uint64_t *index, uint32_t mask, uint64_t entr
 void *hs_xcalloc(size_t n, size_t size);	/* aborts on OOM */
 /* The same for tables of megabytes read at random: whole 2 MB pages,
  * advised to be huge ones (a TLB miss per lookup otherwise); freed with
- * hs_free_big and the same n and size */
+ * hs_free_big and the same n and size. In every build (AddressSanitizer's
+ * takes them from the heap) a table starts on a multiple of HS_BIG_ALIGN,
+ * a cache line, the most any of the tree's types asks for */
 #define HS_HUGE_PAGE ((size_t)2 << 20)
+#define HS_BIG_ALIGN 64
 /* HS_ASAN: built with AddressSanitizer (GCC's macro, or clang's feature) */
 #if defined(__SANITIZE_ADDRESS__)
 #define HS_ASAN 1

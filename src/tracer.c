@@ -90,6 +90,7 @@ struct __attribute__((aligned(64))) otrace {
 };
 
 _Static_assert(sizeof(struct otrace) == 192, "open traces must stay small");
+_Static_assert(_Alignof(struct otrace) <= HS_BIG_ALIGN, "the pool is a big table");
 
 struct msrc {
 	struct hs_addr addr;

@@ -555,10 +555,19 @@ static void touch_pages(void *p, size_t len)
 }
 
 #ifdef HS_ASAN
-/* AddressSanitizer checks heap blocks, not mappings of our own */
+/* AddressSanitizer checks heap blocks, not mappings of our own: taken from
+ * the heap, aligned as the mappings' are for the types they hold */
 void *hs_xcalloc_big(size_t n, size_t size)
 {
-	return hs_xcalloc(n, size);
+	void *p = NULL;
+
+	n = n ? n : 1;
+	size = size ? size : 1;
+	if (n > SIZE_MAX / size || posix_memalign(&p, HS_BIG_ALIGN, n * size) != 0) {
+		fprintf(stderr, "hopscope: out of memory\n");
+		abort();
+	}
+	return memset(p, 0, n * size);
 }
 
 void hs_populate_big(void *p, size_t n, size_t size)

@@ -324,7 +324,8 @@ static void test_strdup(void **state)
 }
 
 /* big tables: zeroed, every byte theirs, apart; on huge-page boundaries
- * except under AddressSanitizer, which takes them from the heap */
+ * except under AddressSanitizer, which takes them from the heap, and
+ * aligned for the tree's most aligned types in every build */
 static void test_big_tables(void **state)
 {
 	static const size_t sizes[][2] = {
@@ -344,6 +345,8 @@ static void test_big_tables(void **state)
 		assert_non_null(a);
 		assert_non_null(b);
 		assert_true(a + len <= b || b + len <= a);
+		assert_int_equal((uintptr_t)a % HS_BIG_ALIGN, 0);
+		assert_int_equal((uintptr_t)b % HS_BIG_ALIGN, 0);
 		if (!asan) {
 			assert_int_equal((uintptr_t)a % HS_HUGE_PAGE, 0);
 			assert_int_equal((uintptr_t)b % HS_HUGE_PAGE, 0);
