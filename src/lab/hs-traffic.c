@@ -6,6 +6,7 @@
  *                     [--duration T]
  *   hs-traffic ping   ADDR [--ttl N] [--tos N] [--count N] [--timeout T]
  *   hs-traffic trace  ADDR [--max-ttl N] [--timeout T] [--tcp PORT [--sport P]]
+ *   hs-traffic duration T
  *
  * serve accepts connections and discards what it reads. client opens short
  * connections at --rate per second (a SYN, a little data, a FIN) and keeps
@@ -19,6 +20,10 @@
  * (an echo reply, a time exceeded or an unreachable, with the sender). trace
  * raises the TTL from 1 until the destination answers; with --tcp it sends
  * TCP SYNs that keep one 5-tuple, so every TTL follows the same ECMP path.
+ *
+ * duration prints T, read as the console reads a duration (500ms, 20s, 1m;
+ * a bare number is seconds), in nanoseconds: hopscope-lab's options take
+ * durations through it, so that they read them as the console does.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -65,7 +70,8 @@ static void usage(FILE *f)
 	      "                         [--rate R] [--flows N] [--flow-rate BPS] [--count N]\n"
 	      "                         [--duration T] [--allow PREFIX]\n"
 	      "       hs-traffic ping   ADDR [--ttl N] [--tos N] [--count N] [--timeout T]\n"
-	      "       hs-traffic trace  ADDR [--max-ttl N] [--timeout T] [--tcp PORT [--sport P]]\n",
+	      "       hs-traffic trace  ADDR [--max-ttl N] [--timeout T] [--tcp PORT [--sport P]]\n"
+	      "       hs-traffic duration T\n",
 	      f);
 }
 
@@ -851,9 +857,20 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	if (strcmp(argv[1], "duration") == 0) {
+		uint64_t ns;
+
+		if (argc != 3)
+			return fail("duration takes one argument");
+		if (hs_parse_duration(argv[2], &ns) < 0)
+			return fail("invalid duration '%s': expected a duration such as 10s or 500ms",
+				    argv[2]);
+		printf("%llu\n", (unsigned long long)ns);
+		return 0;
+	}
 	if (strcmp(argv[1], "serve") && strcmp(argv[1], "client") && strcmp(argv[1], "ping") &&
 	    strcmp(argv[1], "trace")) {
-		fail("unknown mode '%s': expected serve, client, ping or trace", argv[1]);
+		fail("unknown mode '%s': expected serve, client, ping, trace or duration", argv[1]);
 		usage(stderr);
 		return 2;
 	}
