@@ -225,6 +225,22 @@ void hs_wmodel_links(struct hs_wmodel *m, const struct hs_trace *const *recent, 
  * a '!' after the figure when blame reports the link */
 void hs_wlink_votes_text(const struct hs_wmodel *m, int i, char *buf, size_t len);
 
+/* the title of the Links pane's load column: "util" when every link of
+ * the topology has a speed (each figure then a percentage), "bit/s" when
+ * none has (each a rate), else "load" */
+const char *hs_wload_title(const struct hs_topo *topo);
+/* a load figure as hs_planck_link_load gives it ("45%", "~57.4k") shown
+ * under that title for topology link l: under "load" a rate says its unit
+ * ("~57.4kb/s"); "" stays "" */
+void hs_wload_text(const struct hs_topo *topo, int link, const char *fig, char *out, size_t len);
+/* the widths of a pane's ncol columns over nrows rows of texts (row r's in
+ * cells[r * ncol ...]): each column after the first as wide as its title
+ * and its widest text, and min[c] at least, so that no figure is ever cut;
+ * the first gets what they leave of the inner width, and while that is
+ * under first_min the columns of drop[] go (width 0), in that order */
+void hs_wcols_fit(int inner, int ncol, const char *const *titles, const char *const *cells,
+		  int nrows, const int *min, const int *drop, int ndrop, int first_min, int *cw);
+
 /* append a line (newlines split it; tabs become blanks) to the events */
 void hs_wmodel_event(struct hs_wmodel *m, const char *line);
 const char *hs_wmodel_event_at(const struct hs_wmodel *m, size_t i);	/* 0 = oldest */

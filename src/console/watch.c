@@ -377,26 +377,36 @@ static void draw_links(struct hs_watch *w)
 	struct hs_wview *v = &m->view[HS_WP_LINKS];
 	WINDOW *win = w->win[HS_WP_LINKS];
 	int iw = getmaxx(win) - 2;
-	/* name gets what the numbers leave */
-	enum { NCOL = 7 };
-	int cw[NCOL] = { 0, 6, 5, 6, 5, 5, 5 };
-	const char *titles[NCOL] = { "link", "pkts", "drops", "drop%", "ambig", "007", "load" };
-	int fixed = 0;
-
-	for (int c = 1; c < NCOL; c++)
-		fixed += cw[c] + 1;
-	cw[0] = iw - fixed;
+	/* the figures are as wide as they come, the name gets what they leave */
+	enum { NCOL = 7, ROWS = 256, W = 24 };
+	static const int min[NCOL] = { 0, 6, 5, 6, 5, 5, 5 };
+	const char *titles[NCOL] = { "link", "pkts", "drops", "drop%", "ambig", "007",
+				     hs_wload_title(m->topo) };
 	/* narrow: the later analyses go first, then the rate, then packets */
 	static const int drop_order[] = { 6, 5, 3, 1 };
-	for (size_t d = 0; d < HS_ARRAY_SIZE(drop_order) && cw[0] < 16; d++) {
-		cw[0] += cw[drop_order[d]] + 1;
-		cw[drop_order[d]] = 0;
-	}
+	static char names[ROWS][160], figs[ROWS][NCOL - 1][W];	/* the loop's alone */
+	const char *cells[ROWS * NCOL];
+	int cw[NCOL], n = 0;
+
 	pane_frame(w, HS_WP_LINKS, " Links (worst first) ");
 	if (!m->topo) {
 		put(win, 1, 1, iw, "no topology: 'topo load FILE'", false);
 		return;
 	}
+	for (; n < v->height && n < ROWS && v->top + (size_t)n < v->count; n++) {
+		int k = (int)(v->top + (size_t)n);
+		const struct hs_wlink *l = &m->links[m->order[k]];
+		char (*f)[W] = figs[n], load[W];
+		hs_wlink_text(m, k, names[n], sizeof(names[n]), f[0], f[1], f[2], f[3], W);
+		hs_wlink_votes_text(m, k, f[4], W);
+		w->feed->load(w->ctx, l->link, l->a, load, sizeof(load));
+		hs_wload_text(m->topo, l->link, load, f[5], W);
+		cells[n * NCOL] = names[n];
+		for (int c = 1; c < NCOL; c++)
+			cells[n * NCOL + c] = f[c - 1];
+	}
+	hs_wcols_fit(iw, NCOL, titles, cells, n, min, drop_order, (int)HS_ARRAY_SIZE(drop_order),
+		     16, cw);
 	wattron(win, A_UNDERLINE);
 	for (int c = 0, x = 1; c < NCOL; c++) {
 		if (!cw[c])
@@ -405,21 +415,16 @@ static void draw_links(struct hs_watch *w)
 		x += cw[c] + 1;
 	}
 	wattroff(win, A_UNDERLINE);
-	for (int i = 0; i < v->height && v->top + (size_t)i < v->count; i++) {
+	for (int i = 0; i < n; i++) {
 		int k = (int)(v->top + (size_t)i);
 		const struct hs_wlink *l = &m->links[m->order[k]];
-		char name[160], pk[24], dr[24], rate[24], amb[24], votes[24], load[24];
-		hs_wlink_text(m, k, name, sizeof(name), pk, dr, rate, amb, sizeof(pk));
-		hs_wlink_votes_text(m, k, votes, sizeof(votes));
-		w->feed->load(w->ctx, l->link, l->a, load, sizeof(load));
-		const char *vals[NCOL] = { name, pk, dr, rate, amb, votes, load };
 		for (int c = 0, x = 1; c < NCOL; c++) {
 			if (!cw[c])
 				continue;
 			attr_t a = (l->drops > 0 && (c == 2 || c == 3)) || (l->blamed && c == 5)
 					   ? class_attr(w, HS_WCL_DROPPED) : A_NORMAL;
 			wattron(win, a);
-			put(win, 2 + i, x, cw[c], vals[c], c > 0);
+			put(win, 2 + i, x, cw[c], cells[i * NCOL + c], c > 0);
 			wattroff(win, a);
 			x += cw[c] + 1;
 		}

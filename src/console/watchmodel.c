@@ -775,6 +775,49 @@ void hs_wlink_votes_text(const struct hs_wmodel *m, int i, char *buf, size_t len
 		snprintf(buf, len, "%.1f%s", w->votes, w->blamed ? "!" : "");
 }
 
+const char *hs_wload_title(const struct hs_topo *topo)
+{
+	int speeds = 0;
+
+	if (!topo)
+		return "load";
+	for (int l = 0; l < topo->nlinks; l++)
+		speeds += topo->links[l].speed > 0;
+	return speeds == 0 ? "bit/s" : speeds == topo->nlinks ? "util" : "load";
+}
+
+void hs_wload_text(const struct hs_topo *topo, int link, const char *fig, char *out, size_t len)
+{
+	bool rate = fig[0] && topo && link >= 0 && link < topo->nlinks &&
+		    !(topo->links[link].speed > 0);
+
+	snprintf(out, len, "%s%s", fig,
+		 rate && strcmp(hs_wload_title(topo), "load") == 0 ? "b/s" : "");
+}
+
+void hs_wcols_fit(int inner, int ncol, const char *const *titles, const char *const *cells,
+		  int nrows, const int *min, const int *drop, int ndrop, int first_min, int *cw)
+{
+	int fixed = 0;
+
+	for (int c = 1; c < ncol; c++) {
+		cw[c] = min[c] > cells_of(titles[c]) ? min[c] : cells_of(titles[c]);
+		for (int r = 0; r < nrows; r++) {
+			int n = cells_of(cells[r * ncol + c]);
+			if (n > cw[c])
+				cw[c] = n;
+		}
+		fixed += cw[c] + 1;
+	}
+	cw[0] = inner - fixed;
+	for (int d = 0; d < ndrop && cw[0] < first_min; d++) {
+		if (drop[d] <= 0 || drop[d] >= ncol || !cw[drop[d]])
+			continue;
+		cw[0] += cw[drop[d]] + 1;
+		cw[drop[d]] = 0;
+	}
+}
+
 static int cmp_newest(const struct hs_trace *a, const struct hs_trace *b)
 {
 	return a->id == b->id ? 0 : a->id > b->id ? -1 : 1;

@@ -102,6 +102,9 @@ check "the links pane lists directed links" has "leaf[0-9]+ > spine[0-9]+ "
 # the load of each row's own direction, as 'rates' gives it at the end of the sample
 check "the links pane shows each link's load from the rates" has "leaf1 > spine2 .* 32\.9k│"
 check "the load of the other direction is its own" has "spine2 > leaf1 .* 65\.6k│"
+# a figure on few samples ('~') keeps its unit; the column says what they are
+check "a rough load is shown whole, not cut to its column" has "leaf3 > spine2 .* ~16\.4k│"
+check "the load column's title says bits a second" has " 007 +bit/s│"
 # the sample's lossy link is one way, leaf1 to spine2: the worst row, with
 # the figures of 'drops'; the ambiguous drops are in their own column
 check "the lossy directed link comes first, with drops' figures" \

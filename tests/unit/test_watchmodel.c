@@ -754,6 +754,68 @@ static void test_event_block(void **state)
 	hs_wmodel_free(m);
 }
 
+/* the Links pane: no figure is cut to its column (a rough "~16.4k" in a
+ * column of five showed as "~16.4", a thousandth of the rate), and the
+ * load column's title says what its figures are */
+static void test_links_columns(void **state)
+{
+	enum { NCOL = 7 };
+	static const int min[NCOL] = { 0, 6, 5, 6, 5, 5, 5 };
+	static const int drop[] = { 6, 5, 3, 1 };
+	const char *titles[NCOL] = { "link", "pkts", "drops", "drop%", "ambig", "007", "bit/s" };
+	const char *cells[2 * NCOL] = {
+		"leaf1 > spine2", "1234567", "13", "16.7%", "14", "1.5!", "57.4k",
+		"spine2 > leaf1", "9", "0", "0.0%", "-", "-", "~16.4k",
+	};
+	int cw[NCOL];
+	char out[32];
+	(void)state;
+
+	hs_wcols_fit(80, NCOL, titles, cells, 2, min, drop, 4, 16, cw);
+	for (int r = 0; r < 2; r++)
+		for (int c = 1; c < NCOL; c++) {
+			hs_wfit(cells[r * NCOL + c], cw[c], out, sizeof(out));
+			assert_string_equal(out, cells[r * NCOL + c]);
+		}
+	assert_int_equal(cw[1], 7);
+	assert_int_equal(cw[6], 6);
+	assert_int_equal(cw[2], 5);	/* no wider than it needs */
+	int used = cw[0];
+	for (int c = 1; c < NCOL; c++)
+		used += cw[c] + 1;
+	assert_int_equal(used, 80);
+	/* narrow: whole columns go, the load first; what stays is whole */
+	hs_wcols_fit(40, NCOL, titles, cells, 2, min, drop, 4, 16, cw);
+	assert_int_equal(cw[6], 0);
+	assert_true(cw[0] >= 16);
+	assert_int_equal(cw[1], 7);
+	hs_wcols_fit(20, NCOL, titles, cells, 2, min, drop, 4, 16, cw);
+	assert_int_equal(cw[1] + cw[3] + cw[5] + cw[6], 0);
+	/* no rows: the titles and the usual widths */
+	hs_wcols_fit(80, NCOL, titles, cells, 0, min, drop, 4, 16, cw);
+	assert_int_equal(cw[1], 6);
+	assert_int_equal(cw[6], 5);
+
+	/* the load's title: the test fabric's links have no speed */
+	assert_string_equal(hs_wload_title(topo), "bit/s");
+	hs_wload_text(topo, 0, "~16.4k", out, sizeof(out));
+	assert_string_equal(out, "~16.4k");
+	topo->links[0].speed = 1e9;
+	assert_string_equal(hs_wload_title(topo), "load");
+	hs_wload_text(topo, 0, "~5.0%", out, sizeof(out));
+	assert_string_equal(out, "~5.0%");
+	hs_wload_text(topo, 1, "~16.4k", out, sizeof(out));
+	assert_string_equal(out, "~16.4kb/s");
+	hs_wload_text(topo, 1, "", out, sizeof(out));
+	assert_string_equal(out, "");
+	for (int l = 0; l < topo->nlinks; l++)
+		topo->links[l].speed = 1e9;
+	assert_string_equal(hs_wload_title(topo), "util");
+	for (int l = 0; l < topo->nlinks; l++)
+		topo->links[l].speed = 0;
+	assert_string_equal(hs_wload_title(NULL), "load");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -767,6 +829,7 @@ int main(void)
 		cmocka_unit_test(test_detail),
 		cmocka_unit_test(test_links),
 		cmocka_unit_test(test_links_blame),
+		cmocka_unit_test(test_links_columns),
 		cmocka_unit_test(test_layout),
 		cmocka_unit_test(test_fit),
 		cmocka_unit_test(test_path_fit),
