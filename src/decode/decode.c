@@ -78,24 +78,12 @@ bool dec_set_mirror(struct dctx *c, int encap)
 	return true;
 }
 
-void dec_clear(struct hs_pkt *pkt, uint64_t ts_ns, uint32_t caplen, uint32_t wirelen)
-{
-	memset(pkt, 0, sizeof(*pkt));
-	pkt->ts_ns = ts_ns;
-	pkt->caplen = caplen;
-	pkt->wirelen = wirelen;
-}
-
-static int decode(int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
-		  uint64_t ts_ns, struct hs_pkt *pkt, bool predict)
+int dec_layers(int dlt, const uint8_t *data, uint32_t caplen, struct hs_pkt *pkt)
 {
 	struct dctx c = { .pkt = pkt, .depth = 0 };
 
-	dec_clear(pkt, ts_ns, caplen, wirelen);
 	if (!data)
 		caplen = 0;
-	if (predict && dlt == DLT_EN10MB && data && dec_predicted(data, caplen, pkt))
-		return 0;
 	if (dec_link(&c, dlt, data, caplen) < 0) {
 		if (pkt->error == HS_DERR_NONE)
 			pkt->error = HS_DERR_NOT_IP;
@@ -105,16 +93,13 @@ static int decode(int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirele
 	return 0;
 }
 
-int hs_decode(int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
-	      uint64_t ts_ns, struct hs_pkt *pkt)
-{
-	return decode(dlt, data, caplen, wirelen, ts_ns, pkt, true);
-}
-
+/* hs_decode() is predict.c's: the common shape in one pass, any other
+ * frame by dec_layers */
 int hs_decode_general(int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
 		      uint64_t ts_ns, struct hs_pkt *pkt)
 {
-	return decode(dlt, data, caplen, wirelen, ts_ns, pkt, false);
+	dec_clear(pkt, ts_ns, caplen, wirelen);
+	return dec_layers(dlt, data, caplen, pkt);
 }
 
 /* ---- rendering ---------------------------------------------------------- */

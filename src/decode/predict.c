@@ -210,6 +210,20 @@ bool dec_predicted(const uint8_t *d, uint32_t caplen, struct hs_pkt *k)
 	return true;
 }
 
+int hs_decode(int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
+	      uint64_t ts_ns, struct hs_pkt *pkt)
+{
+	struct shape sh;
+
+	/* the shape inlined here, where nearly every frame is decoded: as a
+	 * call of its own it cost a tenth more */
+	dec_clear(pkt, ts_ns, caplen, wirelen);
+	if (dlt != DLT_EN10MB || !data || !shape_of(data, caplen, &sh))
+		return dec_layers(dlt, data, caplen, pkt);
+	store(&sh, pkt);
+	return 0;
+}
+
 bool hs_decode_ident(int dlt, const uint8_t *data, uint32_t caplen, uint32_t *hash)
 {
 	struct shape sh;

@@ -125,8 +125,19 @@ int dec_gre(struct dctx *c, const uint8_t *p, uint32_t len);
  * any other frame */
 bool dec_predicted(const uint8_t *d, uint32_t caplen, struct hs_pkt *k);
 
-/* decode.c: pkt cleared, and what is known before a byte is read */
-void dec_clear(struct hs_pkt *pkt, uint64_t ts_ns, uint32_t caplen, uint32_t wirelen);
+/* decode.c: a frame layer by layer, into pkt cleared by dec_clear: 0, or
+ * -1 with pkt->error */
+int dec_layers(int dlt, const uint8_t *data, uint32_t caplen, struct hs_pkt *pkt);
+
+/* pkt cleared, and what is known before a byte is read */
+static inline void dec_clear(struct hs_pkt *pkt, uint64_t ts_ns, uint32_t caplen,
+			     uint32_t wirelen)
+{
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->ts_ns = ts_ns;
+	pkt->caplen = caplen;
+	pkt->wirelen = wirelen;
+}
 
 /* overlay.c: UDP payload to a tunnel port; 1 when dport is no tunnel */
 int dec_overlay(struct dctx *c, uint16_t dport, const uint8_t *p, uint32_t len);
