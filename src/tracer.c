@@ -495,7 +495,10 @@ static int hop_cmp(const struct hs_hop *a, const struct hs_hop *b)
 	return 0;
 }
 
-static void classify(struct hs_trace *t, const struct hs_topo *topo, int leaf);
+/* inlined where every trace closes (close_slot): left to itself, the
+ * compiler stopped inlining it there once close_slot grew */
+static inline __attribute__((always_inline)) void classify(struct hs_trace *t,
+							   const struct hs_topo *topo, int leaf);
 
 /* hs_topo_leaf_for scans hosts and subnets: remember recent answers */
 static inline __attribute__((always_inline)) uint32_t leaf_slot(const struct hs_addr *a)
@@ -503,7 +506,8 @@ static inline __attribute__((always_inline)) uint32_t leaf_slot(const struct hs_
 	return msrc_hash(a, 0) & (LEAF_CACHE - 1);
 }
 
-static int leaf_of(struct hs_tracer *tr, const struct hs_addr *a)
+static inline __attribute__((always_inline)) int leaf_of(struct hs_tracer *tr,
+							 const struct hs_addr *a)
 {
 	struct leaf_entry *e = &tr->leaf_cache[leaf_slot(a)];
 
@@ -1164,7 +1168,8 @@ void hs_trace_classify(struct hs_trace *t, const struct hs_topo *topo)
 	classify(t, topo, topo ? hs_topo_leaf_for(topo, &t->key.dst) : -1);
 }
 
-static void classify(struct hs_trace *t, const struct hs_topo *topo, int leaf)
+static inline __attribute__((always_inline)) void classify(struct hs_trace *t,
+							   const struct hs_topo *topo, int leaf)
 {
 	t->n_next = 0;
 	t->last_sw = -1;
