@@ -33,8 +33,16 @@ enum {
 	S_CONTROL,
 	S_SOURCE_FIND,
 	S_SOURCE_ADD,
+	S_TRACES_QUEUED,
 	S__COUNT
 };
+
+/* the trace rows queued for the next INSERT, as SQLite reads them
+ * (flush_traces()), and the columns of traces they fill */
+#define QT_TABLE "hs_queued_traces"
+#define QT_COLS "analyzer, session, trace_no, src, dst, proto, sport, dport, ip_id, seq," \
+	" tcp_flags, len, first_ts, last_ts, outcome, last_switch, expected_next, nhops," \
+	" flags, probe_id, hop_list, first_hw_ts"
 
 static const char *const stmt_sql[S__COUNT] = {
 	[S_SESSION_BEGIN] =
@@ -55,6 +63,8 @@ static const char *const stmt_sql[S__COUNT] = {
 		" detail, analyzer) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
 	[S_SOURCE_FIND] = "SELECT id FROM mirror_sources WHERE addr = ?1 AND switch IS ?2",
 	[S_SOURCE_ADD] = "INSERT INTO mirror_sources(addr, switch) VALUES (?1, ?2)",
+	/* the queued trace rows (flush_traces()) */
+	[S_TRACES_QUEUED] = "INSERT INTO traces(" QT_COLS ") SELECT " QT_COLS " FROM " QT_TABLE,
 };
 
 /* the columns of sessions and traces as version 1 made them (later
@@ -468,7 +478,8 @@ _Static_assert(HS_ARRAY_SIZE(migrations) == HS_STORE_SCHEMA,
 #define TRACE_COLS 22
 #define FLOW_COLS 15
 #define BATCH_BITS 7
-#define BATCH_ROWS (1u << (BATCH_BITS - 1))	/* trace or flow rows per INSERT, 64 */
+#define BATCH_ROWS (1u << (BATCH_BITS - 1))	/* flow rows per INSERT, 64 */
+#define TRACE_BATCH 256		/* trace rows per INSERT */
 
 struct sq_store {
 	struct hs_store base;	/* first: the handle store.h's callers hold */
@@ -476,19 +487,18 @@ struct sq_store {
 	char *path;
 	int lock_fd;		/* flock()ed while open: one console per file */
 	sqlite3_stmt *stmt[S__COUNT];
-	/* Trace rows go in BATCH_ROWS at a time, one INSERT of that many rows:
-	 * with 'history all', stepping a statement per trace cost more than
-	 * the rows, and SQLite's cost per row still falls from 16 rows to an
-	 * INSERT to 64. Queued rows are inserted before a commit and before
-	 * the history is read. trace_stmt[i] inserts 1 << i rows: fewer rows
-	 * go in as few INSERTs as their number has bits, so a statement of
-	 * every size up to BATCH_ROWS is never kept. */
-	struct hs_store_row trows[BATCH_ROWS];
+	/* Trace rows go in TRACE_BATCH at a time, one INSERT that takes them
+	 * all (flush_traces()): with 'history all', stepping a statement per
+	 * trace cost more than the rows. Queued rows are inserted before a
+	 * commit and before the history is read. */
+	struct hs_store_row trows[TRACE_BATCH];
 	unsigned ntrows;
-	sqlite3_stmt *trace_stmt[BATCH_BITS];
-	/* New flows likewise (most flows are written once). Their values are
-	 * bound when the INSERT runs, and their rows learnt from it: a queued
-	 * flow's row is HS_FLOW_ROW_QUEUED until then. */
+	/* New flows likewise (most flows are written once), INSERTs of up to
+	 * BATCH_ROWS rows: flow_stmt[i] inserts 1 << i rows, so fewer rows go
+	 * in as few INSERTs as their number has bits, and a statement of every
+	 * size up to BATCH_ROWS is never kept. Their values are bound when
+	 * the INSERT runs, and their rows learnt from it: a queued flow's row
+	 * is HS_FLOW_ROW_QUEUED until then. */
 	struct flow_row {
 		int64_t session;
 		struct hs_flow *f;
@@ -677,14 +687,199 @@ fail:
 	return -1;
 }
 
+/* ---- the queued trace rows, read by SQLite as a table -------------------------
+ *
+ * With 'history all', binding a row's 22 values cost a third of writing
+ * it (each bind takes the statement's mutex and releases the value it
+ * replaces), more than SQLite's record and B-tree work. The queued rows are
+ * a virtual table instead, QT_TABLE, with the columns of a trace's row but
+ * its id: one INSERT ... SELECT takes them all, and SQLite asks for each
+ * value as it builds the record, from the row hs_store_row_fill() left. */
+
+enum {
+	QT_ANALYZER, QT_SESSION, QT_TRACE_NO, QT_SRC, QT_DST, QT_PROTO, QT_SPORT, QT_DPORT,
+	QT_IP_ID, QT_SEQ, QT_TCP_FLAGS, QT_LEN, QT_FIRST_TS, QT_LAST_TS, QT_OUTCOME,
+	QT_LAST_SWITCH, QT_EXPECTED_NEXT, QT_NHOPS, QT_FLAGS, QT_PROBE_ID, QT_HOP_LIST,
+	QT_FIRST_HW_TS, QT__COUNT
+};
+_Static_assert(QT__COUNT == TRACE_COLS, "a queued trace has every column of its row");
+
+struct qt_table {
+	sqlite3_vtab base;	/* first: what SQLite holds */
+	struct sq_store *st;
+};
+
+struct qt_cursor {
+	sqlite3_vtab_cursor base;	/* first: what SQLite holds */
+	unsigned i;
+};
+
+static int qt_connect(sqlite3 *db, void *st, int argc, const char *const *argv,
+		      sqlite3_vtab **out, char **why)
+{
+	struct qt_table *t;
+	int rc = sqlite3_declare_vtab(db, "CREATE TABLE x(" QT_COLS ")");
+
+	(void)argc;
+	(void)argv;
+	(void)why;
+	if (rc != SQLITE_OK)
+		return rc;
+	if (!(t = sqlite3_malloc(sizeof(*t))))
+		return SQLITE_NOMEM;
+	memset(t, 0, sizeof(*t));
+	t->st = st;
+	*out = &t->base;
+	return SQLITE_OK;
+}
+
+static int qt_disconnect(sqlite3_vtab *t)
+{
+	sqlite3_free(t);
+	return SQLITE_OK;
+}
+
+static int qt_best_index(sqlite3_vtab *t, sqlite3_index_info *info)
+{
+	(void)t;
+	info->estimatedCost = TRACE_BATCH;
+	info->estimatedRows = TRACE_BATCH;
+	return SQLITE_OK;
+}
+
+static int qt_open(sqlite3_vtab *t, sqlite3_vtab_cursor **out)
+{
+	struct qt_cursor *c = sqlite3_malloc(sizeof(*c));
+
+	(void)t;
+	if (!c)
+		return SQLITE_NOMEM;
+	memset(c, 0, sizeof(*c));
+	*out = &c->base;
+	return SQLITE_OK;
+}
+
+static int qt_close(sqlite3_vtab_cursor *c)
+{
+	sqlite3_free(c);
+	return SQLITE_OK;
+}
+
+static int qt_filter(sqlite3_vtab_cursor *c, int idx, const char *idx_str, int argc,
+		     sqlite3_value **argv)
+{
+	(void)idx;
+	(void)idx_str;
+	(void)argc;
+	(void)argv;
+	((struct qt_cursor *)c)->i = 0;
+	return SQLITE_OK;
+}
+
+static int qt_next(sqlite3_vtab_cursor *c)
+{
+	((struct qt_cursor *)c)->i++;
+	return SQLITE_OK;
+}
+
+static struct sq_store *qt_store(sqlite3_vtab_cursor *c)
+{
+	return ((struct qt_table *)c->pVtab)->st;
+}
+
+static int qt_eof(sqlite3_vtab_cursor *c)
+{
+	return ((struct qt_cursor *)c)->i >= qt_store(c)->ntrows;
+}
+
+static int qt_rowid(sqlite3_vtab_cursor *c, sqlite3_int64 *id)
+{
+	*id = ((struct qt_cursor *)c)->i;
+	return SQLITE_OK;
+}
+
+static void result_u64(sqlite3_context *cx, uint64_t v)
+{
+	sqlite3_result_int64(cx, v > INT64_MAX ? INT64_MAX : (sqlite3_int64)v);
+}
+
+/* text that outlives the statement's step (SQLITE_STATIC), as the row
+ * has it; NULL for none */
+static void result_text(sqlite3_context *cx, const char *v)
+{
+	if (v)
+		sqlite3_result_text(cx, v, -1, SQLITE_STATIC);
+}
+
+/* the same, NULL when empty too */
+static void result_text_or_null(sqlite3_context *cx, const char *v)
+{
+	result_text(cx, v && v[0] ? v : NULL);
+}
+
+static int qt_column(sqlite3_vtab_cursor *c, sqlite3_context *cx, int col)
+{
+	struct sq_store *st = qt_store(c);
+	const struct hs_store_row *r = &st->trows[((struct qt_cursor *)c)->i];
+
+	switch (col) {
+	case QT_ANALYZER: result_text(cx, hs_store_an(&st->base)); break;
+	case QT_SESSION: sqlite3_result_int64(cx, r->session); break;
+	case QT_TRACE_NO: result_u64(cx, r->id); break;
+	case QT_SRC: result_text(cx, r->src); break;
+	case QT_DST: result_text(cx, r->dst); break;
+	case QT_PROTO: sqlite3_result_int(cx, r->proto); break;
+	case QT_SPORT: sqlite3_result_int(cx, r->sport); break;
+	case QT_DPORT: sqlite3_result_int(cx, r->dport); break;
+	case QT_IP_ID: sqlite3_result_int(cx, r->ip_id); break;
+	case QT_SEQ: result_u64(cx, r->seq); break;
+	case QT_TCP_FLAGS: sqlite3_result_int(cx, r->tcp_flags); break;
+	case QT_LEN: result_u64(cx, r->len); break;
+	case QT_FIRST_TS:
+	case QT_LAST_TS:
+		if (r->have_ts)
+			result_u64(cx, col == QT_FIRST_TS ? r->first : r->last);
+		break;		/* a column given no value is NULL */
+	case QT_OUTCOME: result_text(cx, r->outcome); break;
+	case QT_LAST_SWITCH: result_text_or_null(cx, r->last_sw); break;
+	case QT_EXPECTED_NEXT: result_text_or_null(cx, r->next); break;
+	case QT_NHOPS: sqlite3_result_int(cx, r->nhops); break;
+	case QT_FLAGS: sqlite3_result_int(cx, r->flags); break;
+	case QT_PROBE_ID:
+		if (r->have_probe)
+			result_u64(cx, r->probe_id);
+		break;
+	case QT_HOP_LIST: sqlite3_result_text(cx, r->hops, r->hops_len, SQLITE_STATIC); break;
+	case QT_FIRST_HW_TS:
+		if (r->have_hw)
+			result_u64(cx, r->first_hw);
+		break;
+	default: break;
+	}
+	return SQLITE_OK;
+}
+
+/* eponymous only (no xCreate): it exists in every connection it is made for,
+ * and CREATE VIRTUAL TABLE cannot make another */
+static const sqlite3_module qt_module = {
+	.xConnect = qt_connect,
+	.xBestIndex = qt_best_index,
+	.xDisconnect = qt_disconnect,
+	.xOpen = qt_open,
+	.xClose = qt_close,
+	.xFilter = qt_filter,
+	.xNext = qt_next,
+	.xEof = qt_eof,
+	.xColumn = qt_column,
+	.xRowid = qt_rowid,
+};
+
 static void store_destroy(struct sq_store *st)
 {
 	for (int i = 0; i < S__COUNT; i++)
 		sqlite3_finalize(st->stmt[i]);
-	for (int i = 0; i < BATCH_BITS; i++) {
-		sqlite3_finalize(st->trace_stmt[i]);
+	for (int i = 0; i < BATCH_BITS; i++)
 		sqlite3_finalize(st->flow_stmt[i]);
-	}
 	sqlite3_close_v2(st->db);
 	hs_sources_free(&st->src);
 	/* only now: closing another descriptor of the file while SQLite has it
@@ -834,6 +1029,10 @@ struct sq_store *sq_open_notice(const char *path, char *err, size_t errlen,
 	}
 	if (version < HS_STORE_SCHEMA && migrate(st, version, notice, arg) < 0) {
 		snprintf(err, errlen, "%s", st->errmsg);
+		goto fail;
+	}
+	if (sqlite3_create_module(st->db, QT_TABLE, &qt_module, st) != SQLITE_OK) {
+		snprintf(err, errlen, "cannot use '%s': %s", path, db_why(st->db, why, sizeof(why)));
 		goto fail;
 	}
 	for (int i = 0; i < S__COUNT; i++) {
@@ -1109,21 +1308,6 @@ static unsigned batch_take(unsigned n)
 	return 1u << (31 - __builtin_clz(n));
 }
 
-static sqlite3_stmt *trace_stmt(struct sq_store *st, unsigned n)
-{
-	return batch_stmt(st, st->trace_stmt,
-			  "INSERT INTO traces(analyzer, session, trace_no, src, dst, proto, sport,"
-			  " dport, ip_id, seq, tcp_flags, len, first_ts, last_ts, outcome,"
-			  " last_switch, expected_next, nhops, flags, probe_id, hop_list, first_hw_ts)"
-			  " VALUES ",
-			  TRACE_COLS, true, n);
-}
-
-static void bind_text_or_null(sqlite3_stmt *s, int i, const char *v)
-{
-	bind_static(s, i, v[0] ? v : NULL);
-}
-
 /* queued rows that cannot be inserted are lost with the rest of the batch */
 static void drop_batch(struct sq_store *st)
 {
@@ -1133,66 +1317,21 @@ static void drop_batch(struct sq_store *st)
 	}
 }
 
-/* trace row r's values but the analyzer, TRACE_COLS - 1 of them from
- * parameter b + 1 on */
-static void bind_trace(sqlite3_stmt *s, int b, const struct hs_store_row *r)
-{
-	sqlite3_bind_int64(s, b + 1, r->session);
-	bind_u64(s, b + 2, r->id);
-	bind_static(s, b + 3, r->src);
-	bind_static(s, b + 4, r->dst);
-	sqlite3_bind_int(s, b + 5, r->proto);
-	sqlite3_bind_int(s, b + 6, r->sport);
-	sqlite3_bind_int(s, b + 7, r->dport);
-	sqlite3_bind_int(s, b + 8, r->ip_id);
-	bind_u64(s, b + 9, r->seq);
-	sqlite3_bind_int(s, b + 10, r->tcp_flags);
-	bind_u64(s, b + 11, r->len);
-	if (r->have_ts) {
-		bind_u64(s, b + 12, r->first);
-		bind_u64(s, b + 13, r->last);
-	} else {
-		sqlite3_bind_null(s, b + 12);
-		sqlite3_bind_null(s, b + 13);
-	}
-	bind_static(s, b + 14, r->outcome);
-	bind_text_or_null(s, b + 15, r->last_sw);
-	bind_text_or_null(s, b + 16, r->next);
-	sqlite3_bind_int(s, b + 17, r->nhops);
-	sqlite3_bind_int(s, b + 18, r->flags);
-	if (r->have_probe)
-		bind_u64(s, b + 19, r->probe_id);
-	else
-		sqlite3_bind_null(s, b + 19);
-	sqlite3_bind_text(s, b + 20, r->hops, r->hops_len, SQLITE_STATIC);
-	if (r->have_hw)
-		bind_u64(s, b + 21, r->first_hw);
-	else
-		sqlite3_bind_null(s, b + 21);
-}
-
 /* insert the queued trace rows. On failure they are lost with the rest of
  * the batch, which is rolled back and reported by the next commit. */
 static int flush_traces(struct sq_store *st)
 {
-	unsigned n = st->ntrows, k;
+	sqlite3_stmt *s = st->stmt[S_TRACES_QUEUED];
+	int rc = 0;
 
-	st->ntrows = 0;
-	for (unsigned done = 0; done < n; done += k) {
-		sqlite3_stmt *s = trace_stmt(st, k = batch_take(n - done));
-
-		if (!s)
-			goto lost;
-		bind_static(s, 1, hs_store_an(&st->base));
-		for (unsigned j = 0; j < k; j++)
-			bind_trace(s, 1 + (int)j * (TRACE_COLS - 1), &st->trows[done + j]);
-		if (run_bound(st, s) < 0)
-			goto lost;
+	if (!st->ntrows)
+		return 0;
+	if (run_bound(st, s) < 0) {
+		drop_batch(st);
+		rc = -1;
 	}
-	return 0;
-lost:
-	drop_batch(st);
-	return -1;
+	st->ntrows = 0;
+	return rc;
 }
 
 static int64_t source_of(void *arg, const struct hs_addr *a, const char *name)
@@ -1212,7 +1351,7 @@ int sq_trace(struct sq_store *st, int64_t session, const struct hs_trace *t,
 	if (r->have_ts && r->first > st->newest_batch)
 		st->newest_batch = r->first;
 	st->pending++;
-	if (++st->ntrows == BATCH_ROWS)
+	if (++st->ntrows == TRACE_BATCH)
 		flush_traces(st);	/* a failure is the batch's, reported by its commit */
 	return 0;
 }
