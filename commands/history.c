@@ -433,15 +433,17 @@ static void extent_row(void *arg, const struct hs_value *v, int ncol)
 }
 
 /* the newest stored trace's first copy, and how many traces are first
- * seen from since on */
-static int extent(struct hs_store *st, uint64_t since, struct extent *e, char *err, size_t errlen)
+ * seen from since on (counted: the newest alone is found by the traces'
+ * time, without reading every trace) */
+static int extent(struct hs_store *st, uint64_t since, bool counted, struct extent *e,
+		  char *err, size_t errlen)
 {
 	struct hs_rows rows = { .row = extent_row, .arg = e };
 	char sql[256];
 
 	/* since is a number formatted here, not text from the user */
-	snprintf(sql, sizeof(sql), "SELECT max(first_ts), count(*) FROM traces WHERE first_ts >= %"
-		 PRIu64, since > INT64_MAX ? (uint64_t)INT64_MAX : since);
+	snprintf(sql, sizeof(sql), "SELECT max(first_ts), %s FROM traces WHERE first_ts >= %"
+		 PRIu64, counted ? "count(*)" : "0", since > INT64_MAX ? (uint64_t)INT64_MAX : since);
 	memset(e, 0, sizeof(*e));
 	return hs_store_query_ro(st, sql, &rows, err, errlen) == 0 ? 0 : -1;
 }
@@ -469,11 +471,11 @@ static int load(struct hs_ctx *ctx, struct hs_store *st, bool by_since, uint64_t
 			       "console's (capture stop first; or set view fabric before the "
 			       "capture, and its view joins every analyzer's stored traces into "
 			       "its own as they come)");
-	if (extent(st, 0, &e, err, sizeof(err)) < 0)
+	if (extent(st, 0, !by_since, &e, err, sizeof(err)) < 0)
 		return out_err(o, "cannot read history '%s': %s", hs_store_path(st), err);
 	if (by_since && e.have) {
 		since = e.head > dur ? e.head - dur : 0;
-		if (extent(st, since, &e, err, sizeof(err)) < 0)
+		if (extent(st, since, true, &e, err, sizeof(err)) < 0)
 			return out_err(o, "cannot read history '%s': %s", hs_store_path(st), err);
 	}
 	hs_tracer_clear(ctx->tracer);

@@ -143,6 +143,10 @@ int hs_store_query_ro(struct hs_store *st, const char *sql, const struct hs_rows
  * signal stops it. 0, or -1 with err set. */
 int hs_store_parts(struct hs_store *st, uint64_t since_ns, uint64_t window_ns,
 		   const struct hs_rows *out, char *err, size_t errlen);
+/* the same rows of every trace first seen from from_ns up to to_ns, each
+ * read from its own row (a range of time does not read the others) */
+int hs_store_parts_range(struct hs_store *st, uint64_t from_ns, uint64_t to_ns,
+			 const struct hs_rows *out, char *err, size_t errlen);
 
 /* the history's listings, newest first, at most limit rows; 0, or -1 with
  * the database's message in err */

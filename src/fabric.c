@@ -294,25 +294,14 @@ static int load(struct hs_store *st, const struct hs_topo *topo, const struct hs
 			  .since = clamp(r->since_ns),
 			  .until = r->until_ns ? clamp(r->until_ns) : UINT64_MAX };
 	struct hs_rows rows = { .row = on_row, .arg = &j };
-	char sql[1024];
 	/* the parts of the range's packets: a window either side of it */
 	uint64_t from = j.since > r->window_ns ? j.since - r->window_ns : 0;
 	uint64_t to = j.until >= (uint64_t)INT64_MAX - r->window_ns ? (uint64_t)INT64_MAX
 								    : j.until + r->window_ns;
 
 	memset(fs, 0, sizeof(*fs));
-	/* the bounds are numbers formatted here, not text from the user */
-	snprintf(sql, sizeof(sql),
-		 "SELECT t.id, t.src, t.dst, t.proto, t.sport, t.dport, t.ip_id, t.seq,"
-		 " t.tcp_flags, t.len, t.flags, t.probe_id, t.first_ts, h.switch, h.addr, h.ts,"
-		 " h.hw_ts, h.ttl, h.tos, h.session, t.analyzer, t.session, t.trace_no"
-		 " FROM traces t JOIN hops h"
-		 " ON h.trace = t.id WHERE t.first_ts >= %" PRIu64 " AND t.first_ts < %" PRIu64
-		 " ORDER BY t.src, t.dst, t.proto, t.sport,"
-		 " t.dport, t.ip_id, t.seq, t.tcp_flags, t.len, t.first_ts, t.id, h.idx",
-		 from, to);
 	int rc = newest ? hs_store_parts(st, j.since, r->window_ns, &rows, err, errlen)
-			: hs_store_query_ro(st, sql, &rows, err, errlen);
+			: hs_store_parts_range(st, from, to, &rows, err, errlen);
 	finish(&j);
 	if (rc == 0 && j.bad) {
 		snprintf(err, errlen, "'%s' holds a trace this hopscope cannot read back "

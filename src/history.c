@@ -112,13 +112,16 @@ static int run(struct sq_store *st, const char *sql, int64_t param, const struct
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
-int sq_parts(struct sq_store *st, uint64_t from, uint64_t since, uint64_t to,
+int sq_parts(struct sq_store *st, bool range, uint64_t from, uint64_t since, uint64_t to,
 	     const struct hs_rows *out, char *err, size_t errlen)
 {
 	char sql[2048];
 	int rc;
 
-	snprintf(sql, sizeof(sql), SQL_PARTS, from, since, since, to);
+	if (range)
+		snprintf(sql, sizeof(sql), SQL_PARTS_RANGE, from, to);
+	else
+		snprintf(sql, sizeof(sql), SQL_PARTS, from, since, since, to);
 	/* a signal stops it, as it stops the user's queries */
 	sqlite3_progress_handler(sq_db(st), 1000, hs_interrupt_sqlite, NULL);
 	rc = run(st, sql, 0, out, err, errlen);

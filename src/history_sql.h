@@ -57,25 +57,30 @@ static const char *const listing_sql[] = {
 		"ORDER BY seen DESC LIMIT " SQL_P1,
 };
 
-/* The stored traces (parts of packets) first seen from SINCE on, and of
- * those first seen from FROM on the ones whose addresses and IP ID a trace
- * first seen before TO has (a part of the same packet may be among them),
- * one row a hop, as fabric.c joins them: sorted by the packet's identity,
- * then time, then hop. Each trace's hops come from its own row, not
- * through the hops view, which would read every trace of the history
- * to find them. printf's FROM, SINCE, SINCE, TO: numbers, never text from
- * the user. */
-#define SQL_PARTS \
+/* Stored traces (parts of packets), one row a hop, as fabric.c joins
+ * them: sorted by the packet's identity, then time, then hop. Each
+ * trace's hops come from its own row, not through the hops view, which
+ * would read every trace of the history to find them. The bounds given
+ * to printf are numbers, never text from the user. */
+#define SQL_PARTS_ROWS \
 	"SELECT t.id, t.src, t.dst, t.proto, t.sport, t.dport, t.ip_id, t.seq, t.tcp_flags," \
 	" t.len, t.flags, t.probe_id, t.first_ts, m.switch, m.addr," \
 	" coalesce(t.first_ts, 0) + " SQL_HOP(1) ", t.first_hw_ts + " SQL_HOP(2) "," \
 	" " SQL_HOP(3) ", " SQL_HOP(4) ", " SQL_HOP(5) ", t.analyzer, t.session, t.trace_no" \
-	" FROM traces t" SQL_HOP_ROWS \
-	" WHERE t.first_ts >= %" PRIu64 " AND (t.first_ts >= %" PRIu64 \
-	" OR (t.src, t.dst, coalesce(t.ip_id, -1)) IN (SELECT src, dst, coalesce(ip_id, -1)" \
-	" FROM traces WHERE first_ts >= %" PRIu64 " AND first_ts < %" PRIu64 "))" \
+	" FROM traces t" SQL_HOP_ROWS
+#define SQL_PARTS_ORDER \
 	" ORDER BY t.src, t.dst, t.proto, t.sport, t.dport, t.ip_id, t.seq, t.tcp_flags," \
 	" t.len, t.first_ts, t.id, " SQL_HOP_IDX
+/* those first seen from SINCE on, and of those first seen from FROM on
+ * the ones whose addresses and IP ID a trace first seen before TO has (a
+ * part of the same packet may be among them): FROM, SINCE, SINCE, TO */
+#define SQL_PARTS SQL_PARTS_ROWS \
+	" WHERE t.first_ts >= %" PRIu64 " AND (t.first_ts >= %" PRIu64 \
+	" OR (t.src, t.dst, coalesce(t.ip_id, -1)) IN (SELECT src, dst, coalesce(ip_id, -1)" \
+	" FROM traces WHERE first_ts >= %" PRIu64 " AND first_ts < %" PRIu64 "))" SQL_PARTS_ORDER
+/* those first seen from FROM up to TO: FROM, TO */
+#define SQL_PARTS_RANGE SQL_PARTS_ROWS \
+	" WHERE t.first_ts >= %" PRIu64 " AND t.first_ts < %" PRIu64 SQL_PARTS_ORDER
 
 /* the trace of row id SQL_P1, then its hops */
 static const char q_show[] =

@@ -169,8 +169,17 @@ int hs_store_parts(struct hs_store *st, uint64_t since_ns, uint64_t window_ns,
 	uint64_t from = since > window_ns ? since - window_ns : 0;
 	uint64_t to = window_ns < lim - since ? since + window_ns : lim;
 
-	return IS_PG(st) ? pg_parts(PG(st), from, since, to, out, err, errlen)
-			 : sq_parts(SQ(st), from, since, to, out, err, errlen);
+	return IS_PG(st) ? pg_parts(PG(st), false, from, since, to, out, err, errlen)
+			 : sq_parts(SQ(st), false, from, since, to, out, err, errlen);
+}
+
+int hs_store_parts_range(struct hs_store *st, uint64_t from_ns, uint64_t to_ns,
+			 const struct hs_rows *out, char *err, size_t errlen)
+{
+	uint64_t lim = INT64_MAX, from = from_ns < lim ? from_ns : lim, to = to_ns < lim ? to_ns : lim;
+
+	return IS_PG(st) ? pg_parts(PG(st), true, from, from, to, out, err, errlen)
+			 : sq_parts(SQ(st), true, from, from, to, out, err, errlen);
 }
 
 int hs_store_list(struct hs_store *st, enum hs_listing what, uint64_t limit,

@@ -138,7 +138,8 @@ int sq_query_ro(struct sq_store *st, const char *sql, const struct hs_rows *out,
 		size_t errlen);
 int sq_list(struct sq_store *st, enum hs_listing what, uint64_t limit,
 	    const struct hs_rows *out, char *err, size_t errlen);
-int sq_parts(struct sq_store *st, uint64_t from, uint64_t since, uint64_t to,
+/* range: the traces first seen from 'from' up to 'to' (SQL_PARTS_RANGE) */
+int sq_parts(struct sq_store *st, bool range, uint64_t from, uint64_t since, uint64_t to,
 	     const struct hs_rows *out, char *err, size_t errlen);
 int sq_trace_show(struct sq_store *st, uint64_t session, uint64_t no, int64_t prefer,
 		  const struct hs_rows *trace, const struct hs_rows *hops, char *err,
@@ -202,7 +203,8 @@ int pg_query_ro(struct pg_store *st, const char *sql, const struct hs_rows *out,
 		size_t errlen);
 int pg_list(struct pg_store *st, enum hs_listing what, uint64_t limit,
 	    const struct hs_rows *out, char *err, size_t errlen);
-int pg_parts(struct pg_store *st, uint64_t from, uint64_t since, uint64_t to,
+/* range: the traces first seen from 'from' up to 'to' (SQL_PARTS_RANGE) */
+int pg_parts(struct pg_store *st, bool range, uint64_t from, uint64_t since, uint64_t to,
 	     const struct hs_rows *out, char *err, size_t errlen);
 int pg_trace_show(struct pg_store *st, uint64_t session, uint64_t no, int64_t prefer,
 		  const struct hs_rows *trace, const struct hs_rows *hops, char *err,

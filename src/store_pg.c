@@ -1916,7 +1916,7 @@ static int run(struct pg_store *st, const char *sql, int64_t param, const struct
 #define SQL_HOP(n) "(h.v->>" #n ")::bigint"
 #include "history_sql.h"
 
-int pg_parts(struct pg_store *st, uint64_t from, uint64_t since, uint64_t to,
+int pg_parts(struct pg_store *st, bool range, uint64_t from, uint64_t since, uint64_t to,
 	     const struct hs_rows *out, char *err, size_t errlen)
 {
 	char sql[2048];
@@ -1926,7 +1926,10 @@ int pg_parts(struct pg_store *st, uint64_t from, uint64_t since, uint64_t to,
 	 * one worth compiling: seconds of JIT for a read of milliseconds */
 	if (exec_ok(st, "cannot read", "SET jit = off") < 0)
 		return hs_errf(err, errlen, "%s", st->errmsg);
-	snprintf(sql, sizeof(sql), SQL_PARTS, from, since, since, to);
+	if (range)
+		snprintf(sql, sizeof(sql), SQL_PARTS_RANGE, from, to);
+	else
+		snprintf(sql, sizeof(sql), SQL_PARTS, from, since, since, to);
 	rc = pg_query_ro(st, sql, out, err, errlen);
 	exec_ok(st, "cannot read", "RESET jit");
 	return rc == 0 ? 0 : -1;
