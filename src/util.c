@@ -556,14 +556,20 @@ static void touch_pages(void *p, size_t len)
 
 #ifdef HS_ASAN
 /* AddressSanitizer checks heap blocks, not mappings of our own: taken from
- * the heap, aligned as the mappings' are for the types they hold */
+ * the heap, aligned as the mappings' are for the types they hold. A large
+ * block of its calloc is (behind a redzone of up to 2 KB) and comes from
+ * mmap untouched, backed as it is first touched as the mappings are; a
+ * block that is not aligned is taken again aligned, and zeroed */
 void *hs_xcalloc_big(size_t n, size_t size)
 {
-	void *p = NULL;
+	void *p = hs_xcalloc(n, size);
 
+	if ((uintptr_t)p % HS_BIG_ALIGN == 0)
+		return p;
+	free(p);
 	n = n ? n : 1;
 	size = size ? size : 1;
-	if (n > SIZE_MAX / size || posix_memalign(&p, HS_BIG_ALIGN, n * size) != 0) {
+	if (posix_memalign(&p, HS_BIG_ALIGN, n * size) != 0) {
 		fprintf(stderr, "hopscope: out of memory\n");
 		abort();
 	}
