@@ -15,6 +15,7 @@
 
 #include "subs.h"
 #include "freader.h"
+#include "gate.h"
 #include "pfile.h"
 #include "workers.h"
 
@@ -72,14 +73,6 @@ struct ctl_ent {
  * earlier than this long before: it was in a block the kernel had not
  * handed over yet (HS_LIVE_TIMEOUT_MS, rounded up to its timer tick) */
 #define HS_WORKER_LATE_NS (10ull * HS_LIVE_TIMEOUT_MS * 1000000)
-
-/* A thread with nothing to do sleeps on its gate; whoever gives it
- * something wakes it. Waking costs a load when nobody sleeps. */
-struct gate {
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	atomic_bool asleep;
-};
 
 /* a frame the walk gave a worker: the offset of its record in the map,
  * or one of these */
@@ -165,8 +158,8 @@ struct worker {
 	 * time at parked_ts */
 	atomic_bool parked;
 	_Atomic uint64_t parked_ts;
-	struct gate gate;	/* given: waits here for frames */
-	struct gate room;	/* waits here for room in its queues to the loop */
+	struct hs_gate gate;	/* given: waits here for frames */
+	struct hs_gate room;	/* waits here for room in its queues to the loop */
 
 	/* published after every batch, under the set's lock */
 	struct hs_capture_stats pub;
@@ -202,7 +195,7 @@ struct hs_workers {
 	_Alignas(64) struct walk walk;
 	atomic_bool walking;	/* a worker holds walk.mu: the others wait for it */
 	atomic_bool walked;	/* every frame given, and every worker told the end */
-	_Alignas(64) struct gate reader_gate;	/* a walker waits here for room */
+	_Alignas(64) struct hs_gate reader_gate;	/* a walker waits here for room */
 	_Alignas(64) _Atomic uint64_t given;	/* frames given out so far */
 	/* walkers that wait for room, every worker told the capture time then */
 	_Atomic unsigned reader_waiting;
@@ -244,50 +237,11 @@ static void nap(void)
 	nanosleep(&ts, NULL);
 }
 
-static void gate_init(struct gate *g)
+/* a thread with nothing to do sleeps on its gate; whoever gives it
+ * something wakes it (gate.h) */
+static void gate_sleep(struct hs_gate *g, bool (*ready)(void *), void *arg)
 {
-	pthread_mutex_init(&g->mu, NULL);
-	pthread_cond_init(&g->cv, NULL);
-}
-
-static void gate_fini(struct gate *g)
-{
-	pthread_cond_destroy(&g->cv);
-	pthread_mutex_destroy(&g->mu);
-}
-
-/* sleep until ready(arg), or a while: whoever makes it ready calls
- * gate_wake() after */
-static void gate_sleep(struct gate *g, bool (*ready)(void *), void *arg)
-{
-	struct timespec until;
-
-	pthread_mutex_lock(&g->mu);
-	atomic_store(&g->asleep, true);
-	/* asleep is seen by a waker that changes what ready() reads after
-	 * this, or ready() sees the change */
-	atomic_thread_fence(memory_order_seq_cst);
-	if (!ready(arg)) {
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_nsec += HS_WORKER_WAIT_NS;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&g->cv, &g->mu, &until);
-	}
-	atomic_store(&g->asleep, false);
-	pthread_mutex_unlock(&g->mu);
-}
-
-static void gate_wake(struct gate *g)
-{
-	atomic_thread_fence(memory_order_seq_cst);
-	if (!atomic_load_explicit(&g->asleep, memory_order_relaxed))
-		return;
-	pthread_mutex_lock(&g->mu);
-	pthread_cond_broadcast(&g->cv);	/* walkers may wait for room together */
-	pthread_mutex_unlock(&g->mu);
+	hs_gate_sleep(g, ready, arg, HS_WORKER_WAIT_NS);
 }
 
 /* ---- on a worker's thread ------------------------------------------------- */
@@ -480,7 +434,7 @@ static void reader_hand_on(struct hs_workers *ws, const struct room *q, uint64_t
 		struct worker *w = &ws->w[i];
 		if (all || q[i].tail - atomic_load_explicit(&w->in_head, memory_order_relaxed) >=
 				   HS_WORKER_IN / 4)
-			gate_wake(&w->gate);
+			hs_gate_wake(&w->gate);
 	}
 }
 
@@ -639,7 +593,7 @@ static void walk_take(struct worker *w)
 	atomic_store(&ws->walking, false);
 	pthread_mutex_unlock(&ws->walk.mu);
 	for (unsigned i = 0; i < ws->n; i++)
-		gate_wake(&ws->w[i].gate);
+		hs_gate_wake(&ws->w[i].gate);
 }
 
 /* It read all it was given. Another walks: it waits for that. The walk
@@ -736,7 +690,7 @@ static int given_dispatch(struct worker *w, int cnt, bool *empty)
 		if (e->off == IN_END || e->off == IN_LEAVE) {
 			bool end = e->off == IN_END;
 			atomic_store_explicit(&w->in_head, head + 1, memory_order_release);
-			gate_wake(&ws->reader_gate);
+			hs_gate_wake(&ws->reader_gate);
 			if (end)
 				return 0;
 			/* every worker reads every frame from here on */
@@ -753,14 +707,14 @@ static int given_dispatch(struct worker *w, int cnt, bool *empty)
 		if (++head % HS_WORKER_RUN == 0) {
 			atomic_store_explicit(&w->in_head, head, memory_order_release);
 			if (tail - head <= HS_WORKER_IN / 2)
-				gate_wake(&ws->reader_gate);
+				hs_gate_wake(&ws->reader_gate);
 			read_on(w);
 			tell_oldest(w);
 		}
 	}
 	atomic_store_explicit(&w->in_head, head, memory_order_release);
 	if (head == tail)
-		gate_wake(&ws->reader_gate);
+		hs_gate_wake(&ws->reader_gate);
 	return n;
 }
 
@@ -997,8 +951,8 @@ static void worker_free(struct worker *w)
 	hs_free_big(w->ctl_ring, HS_WORKER_CTL_RING, 1);
 	if (w->in)
 		hs_free_big(w->in, HS_WORKER_IN, sizeof(*w->in));
-	gate_fini(&w->gate);
-	gate_fini(&w->room);
+	hs_gate_fini(&w->gate);
+	hs_gate_fini(&w->room);
 }
 
 /* the set and its workers' queues and tracers; NULL when a tracer cannot
@@ -1019,15 +973,15 @@ static struct hs_workers *workers_new(struct hs_ctx *ctx, struct hs_tracer *merg
 	ws->w = hs_xcalloc_big(n, sizeof(*ws->w));
 	pthread_mutex_init(&ws->mu, NULL);
 	pthread_rwlock_init(&ws->hold, NULL);
-	gate_init(&ws->reader_gate);
+	hs_gate_init(&ws->reader_gate);
 	pthread_mutex_init(&ws->walk.mu, NULL);
 	ws->walk.off = 24;	/* past the file's header */
 	ws->walk.pend_to = -1;
 	for (unsigned i = 0; i < n; i++)
 		ws->walk.q[i].w = &ws->w[i];
 	for (unsigned i = 0; i < n; i++) {
-		gate_init(&ws->w[i].gate);
-		gate_init(&ws->w[i].room);
+		hs_gate_init(&ws->w[i].gate);
+		hs_gate_init(&ws->w[i].room);
 	}
 	for (unsigned i = 0; i < n; i++) {
 		struct worker *w = &ws->w[i];
@@ -1363,7 +1317,7 @@ static bool drain_all(struct hs_workers *ws)
 	for (unsigned i = 0; i < ws->n; i++) {
 		struct worker *w = &ws->w[i];
 		atomic_store_explicit(&w->t_head, done[i], memory_order_release);
-		gate_wake(&w->room);	/* it may wait for room, in either queue */
+		hs_gate_wake(&w->room);	/* it may wait for room, in either queue */
 	}
 	ws->draining = false;
 	return any;
@@ -1399,10 +1353,10 @@ void hs_workers_stop(struct hs_workers *ws)
 	if (ws->held)
 		hs_workers_resume(ws);
 	atomic_store(&ws->stop, true);
-	gate_wake(&ws->reader_gate);
+	hs_gate_wake(&ws->reader_gate);
 	for (unsigned i = 0; i < ws->n; i++) {
-		gate_wake(&ws->w[i].gate);
-		gate_wake(&ws->w[i].room);
+		hs_gate_wake(&ws->w[i].gate);
+		hs_gate_wake(&ws->w[i].room);
 	}
 	for (unsigned i = 0; i < ws->n; i++) {
 		struct worker *w = &ws->w[i];
@@ -1436,7 +1390,7 @@ void hs_workers_free(struct hs_workers *ws)
 	pthread_rwlock_destroy(&ws->hold);
 	pthread_mutex_destroy(&ws->mu);
 	pthread_mutex_destroy(&ws->walk.mu);
-	gate_fini(&ws->reader_gate);
+	hs_gate_fini(&ws->reader_gate);
 	hs_free_big(ws->w, ws->n, sizeof(*ws->w));
 	free(ws->path);
 	hs_free_big(ws, 1, sizeof(*ws));
