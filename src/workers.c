@@ -413,12 +413,15 @@ static bool map_record(const struct hs_workers *ws, size_t off, uint32_t *caplen
 
 /* ---- the walk: every frame to its worker ---------------------------------- */
 
+/* room in a worker's queue of frames. A walker waiting for it holds a
+ * copy of the room as it was (wait_frames): the worker may have taken the
+ * walk on since, and read past that tail, which is room as well. */
 static bool has_room(void *arg)
 {
 	struct room *r = arg;
 
 	r->head = atomic_load_explicit(&r->w->in_head, memory_order_acquire);
-	return r->tail - r->head < HS_WORKER_IN || atomic_load(&r->w->ws->stop);
+	return (ptrdiff_t)(r->tail - r->head) < HS_WORKER_IN || atomic_load(&r->w->ws->stop);
 }
 
 /* what the walk queued is the workers' to read; a worker waiting for
@@ -436,6 +439,8 @@ static void reader_hand_on(struct hs_workers *ws, const struct room *q, uint64_t
 				   HS_WORKER_IN / 4)
 			hs_gate_wake(&w->gate);
 	}
+	/* a walker that waited for room walks on, or reads what it was given */
+	hs_gate_wake(&ws->reader_gate);
 }
 
 /* Every worker not told the capture time now is told it, where its queue
@@ -596,6 +601,22 @@ static void walk_take(struct worker *w)
 		hs_gate_wake(&ws->w[i].gate);
 }
 
+struct room_wait {
+	struct room r;		/* the queue the walk waits for */
+	struct worker *w;	/* the walker waiting */
+};
+
+/* the walk may go on, or the walker was given frames meanwhile (another
+ * took the walk on): it waits no longer */
+static bool walk_may_go_on(void *arg)
+{
+	struct room_wait *rw = arg;
+
+	return has_room(&rw->r) ||
+	       atomic_load_explicit(&rw->w->in_tail, memory_order_acquire) !=
+		       atomic_load_explicit(&rw->w->in_head, memory_order_relaxed);
+}
+
 /* It read all it was given. Another walks: it waits for that. The walk
  * waits for room in another's queue: every worker is told the capture
  * time it reached (this one first reads its own telling), and this one
@@ -619,7 +640,7 @@ static void wait_frames(struct worker *w)
 		uint64_t given = walk_given(k), now = k->pend.now;
 		reader_tell_time(ws, k->q, given, now);
 		reader_hand_on(ws, k->q, given, true);
-		struct room r = k->q[to];
+		struct room_wait rw = { .r = k->q[to], .w = w };
 		pthread_mutex_unlock(&k->mu);
 		if (atomic_load_explicit(&w->in_tail, memory_order_acquire) !=
 		    atomic_load_explicit(&w->in_head, memory_order_relaxed))
@@ -627,7 +648,14 @@ static void wait_frames(struct worker *w)
 		atomic_store(&ws->reader_now, now);
 		atomic_fetch_add(&ws->reader_waiting, 1);
 		atomic_store(&w->parked, true);
-		gate_sleep(&ws->reader_gate, has_room, &r);
+		/* a worker whose queue of traces is full waits for the loop,
+		 * which may have to hand them on out of order now (merge_stuck) */
+		for (unsigned i = 0; i < ws->n; i++)
+			if (!trace_room(&ws->w[i])) {
+				uv_async_send(ws->wake);
+				break;
+			}
+		gate_sleep(&ws->reader_gate, walk_may_go_on, &rw);
 		atomic_store(&w->parked, false);
 		atomic_fetch_sub(&ws->reader_waiting, 1);
 		return;
@@ -1254,7 +1282,7 @@ static bool merge_stuck(struct hs_workers *ws, const struct merge *m, const size
 static bool drain_all(struct hs_workers *ws)
 {
 	struct merge m;
-	size_t done[HS_WORKERS_MAX];
+	size_t done[HS_WORKERS_MAX], ctl_was[HS_WORKERS_MAX];
 	/* the next three to hand on, in order: what the first's close
 	 * touches is asked for ahead, as for a trace about to close here */
 	unsigned next[3];
@@ -1265,6 +1293,8 @@ static bool drain_all(struct hs_workers *ws)
 	if (ws->draining)
 		return false;	/* what is handed on below asked for a drain */
 	ws->draining = true;
+	for (unsigned i = 0; i < ws->n; i++)
+		ctl_was[i] = atomic_load_explicit(&ws->w[i].c_head, memory_order_relaxed);
 	any = drain_ctl(ws);
 	/* what each may queue from now on, before what it has queued */
 	for (unsigned i = 0; i < ws->n; i++)
@@ -1314,10 +1344,16 @@ static bool drain_all(struct hs_workers *ws)
 		next[1] = next[2];
 		nnext--;
 	}
+	/* one that waits for room in either queue is woken once it has
+	 * some: woken for none, it asked again at once, and the two threads
+	 * took turns at nothing */
 	for (unsigned i = 0; i < ws->n; i++) {
 		struct worker *w = &ws->w[i];
+		if (done[i] == atomic_load_explicit(&w->t_head, memory_order_relaxed) &&
+		    ctl_was[i] == atomic_load_explicit(&w->c_head, memory_order_relaxed))
+			continue;
 		atomic_store_explicit(&w->t_head, done[i], memory_order_release);
-		hs_gate_wake(&w->room);	/* it may wait for room, in either queue */
+		hs_gate_wake(&w->room);
 	}
 	ws->draining = false;
 	return any;
