@@ -416,14 +416,17 @@ PY
 	while ! grep -q '^info: ready' "$tmp/an1.log" && kill -0 $dpid 2>/dev/null &&
 		[ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
 	grep -q '^info: ready' "$tmp/an1.log" || hard "daemon an1 did not start: $(cat "$tmp/an1.log")"
-	# one window of an hour holds every copy: not one about to end
-	s=$(($(date +%s) % 3600))
-	[ $s -lt 3540 ] || sleep $((3601 - s))
+	# one window holds every copy: windows start on whole multiples of
+	# their length (since the epoch), so the length is an hour or a
+	# little more, whichever next ends three minutes from now or later
+	# (the stats below ends in 22 s)
+	now=$(date +%s) w=3600
+	while [ $((w - now % w)) -lt 180 ]; do w=$((w + 60)); done
 	# (while it is pending, the daemon runs no other console's line: the
 	# view, on its timer, reads the history in the meantime; by then, two
 	# trace timeouts and a heartbeat after the other analyzer stored, all
 	# of it)
-	"$HS" --attach "$tmp/an1.sock" --json -c 'stats by switch window 1h for 22s' \
+	"$HS" --attach "$tmp/an1.sock" --json -c "stats by switch window ${w}s for 22s" \
 		>"$tmp/stats.out" 2>"$tmp/stats.err" </dev/null &
 	sj=$!
 	sleep 0.5
