@@ -48,17 +48,6 @@ check() { # check DESCRIPTION COMMAND...
 }
 
 snap() { $T capture-pane -p -t hs >"$tmp/screen" 2>/dev/null; }
-# wait until the screen matches an extended regex (10 s)
-wait_for() {
-	i=0
-	while [ $i -lt 100 ]; do
-		snap
-		grep -Eq -- "$1" "$tmp/screen" && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	return 1
-}
 # wait until the screen stops changing (the view redraws at most 20/s)
 settle() {
 	snap; prev=$(cat "$tmp/screen"); i=0
@@ -70,6 +59,30 @@ settle() {
 		prev=$cur
 		i=$((i + 1))
 	done
+}
+# until CONDITION holds of the screen (10 s): a key or a resize is drawn
+# when the console gets to it, which on a busy machine can be after the
+# screen was still for a while
+until_screen() {
+	i=0
+	while [ $i -lt 100 ]; do
+		snap
+		eval "$1" && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+# wait until the screen matches an extended regex (10 s)
+wait_for() { _re=$1; until_screen 'grep -Eq -- "$_re" "$tmp/screen"'; }
+# the panes are drawn, whole, for a screen of $1 lines: the status line
+# (drawn last) is the last line and the top border ends at the right edge
+# (after a resize tmux shows what was drawn for the old size, cut or
+# padded, until the console draws again)
+drawn() {
+	until_screen "sed -n ${1}p '$tmp/screen' | grep -q 'pkt/s' &&
+		head -n 1 '$tmp/screen' | grep -q '┐\$'" || true
+	settle
 }
 has() { grep -Eq -- "$1" "$tmp/screen"; }
 lacks() { ! grep -Eq -- "$1" "$tmp/screen"; }
@@ -87,11 +100,14 @@ echo "$out" | grep -q "watch: needs a terminal" && ok "and says it needs a termi
 $T new-session -d -s hs -x 160 -y 45 \
 	"env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color '$HS' --db '$tmp/h.db' -r '$PCAP' --topo '$TOPO'; sleep 30"
 check "the prompt comes up" wait_for "$PROMPT"
+# the prompt opens at once, the file is read behind it: the load and the
+# counts checked below are those of the whole sample
+wait_for "capture of .*sample\.pcap.* ended" || true
 settle
 
 $T send-keys -t hs 'watch' Enter
 check "watch opens the panes" wait_for "Traces .*sort newest"
-settle
+drawn 45
 check "trace rows show switch paths" has "leaf[0-9]+ › spine[0-9]+ › leaf[0-9]+"
 check "delivered traces are listed" has "delivered"
 check "dropped traces are listed" has "dropped"
@@ -117,21 +133,24 @@ first=$(detail_id)
 check "the detail names the trace SESSION:N, as 'traces' does ($first)" \
 	sh -c "echo '$first' | grep -Eq '^trace 1:[0-9]+ \$'"
 $T send-keys -t hs Down Enter
+until_screen 'differ "$first" "$(detail_id)"'
 settle
 second=$(detail_id)
 check "Down + Enter shows another trace ($first -> $second)" differ "$first" "$second"
 # Enter moved the focus to Detail: three Tabs come back round to Traces
 $T send-keys -t hs Tab Tab Tab Down
+until_screen 'differ "$second" "$(detail_id)"'
 settle
 third=$(detail_id)
 check "Tab cycles the panes back to Traces ($second -> $third)" differ "$second" "$third"
 
 $T send-keys -t hs '/outcome dropped' Enter
+check "the display filter shows in the title" wait_for "Traces [0-9]+ \[outcome dropped\]"
 settle
-check "the display filter shows in the title" has "Traces [0-9]+ \[outcome dropped\]"
 check "and only dropped traces are left" sh -c \
 	"! grep -E 'leaf[0-9]+ › spine' '$tmp/screen' | grep -q 'delivered'"
 $T send-keys -t hs '/' C-u Enter
+wait_for "Traces [0-9]+, sort" || true
 settle
 
 $T send-keys -t hs ':traces limit 3' Enter
@@ -142,7 +161,7 @@ $T send-keys -t hs ':nosuchverb' Enter
 check "a wrong ':' command shows its error in Events" wait_for "error: .*nosuchverb"
 
 $T resize-window -t hs -x 100 -y 30
-settle
+drawn 30
 check "a resize keeps the panes (100x30)" \
 	sh -c "grep -q 'Traces ' '$tmp/screen' && grep -q ' Links ' '$tmp/screen' && grep -q ' Events ' '$tmp/screen'"
 check "the status line is still the last line" \
@@ -155,7 +174,7 @@ check "the bottom border is where the screen ends" \
 # 80x24: the columns give way by priority: the time goes, the flow and the
 # switch names stay whole, a looped path gives way in its middle
 $T resize-window -t hs -x 80 -y 24
-settle
+drawn 24
 check "80x24: no line is wider than the screen" [ "$(widest "$tmp/screen")" -le 80 ]
 check "80x24: the time column gives way" lacks "│ *time +flow"
 check "80x24: flow, path, outcome and latency are shown" has "│ *flow +path +outcome +latency"
@@ -163,25 +182,24 @@ check "80x24: a flow's addresses and ports are whole, what is cut says so" \
 	has "│ *10\.1\.[0-9]+\.[0-9]+:[0-9]+ > 10\.1\.[0-9]+\.[0-9]+:[0-9]+( \[[A-Z.]*(\]|…)|…) "
 check "80x24: a path is shown whole" has " leaf[0-9] › spine[0-9] › leaf[0-9] +delivered"
 $T send-keys -t hs '/outcome looped' Enter
-settle
-check "80x24: a looped path gives way in the middle" has " leaf[0-9] › .*… › .*spine[0-9] [+][0-9]+ +looped"
+check "80x24: a looped path gives way in the middle" wait_for " leaf[0-9] › .*… › .*spine[0-9] [+][0-9]+ +looped"
 $T send-keys -t hs '/' C-u Enter
+wait_for "Traces [0-9]+, sort" || true
 settle
 # 200x50: room for every column, the date with the time
 $T resize-window -t hs -x 200 -y 50
-settle
+drawn 50
 check "200x50: no line is wider than the screen" [ "$(widest "$tmp/screen")" -le 200 ]
 check "200x50: every column" has "│ *time +flow +path +outcome +latency"
 check "200x50: the time with its date" has "│ *20[0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9:.]+ +10\.1\."
 $T resize-window -t hs -x 50 -y 12
-settle
-check "a tiny terminal gets the too-small message" has "terminal too small \(50x12\)"
+check "a tiny terminal gets the too-small message" wait_for "terminal too small \(50x12\)"
 check "and no panes" lacks " Events "
 $T resize-window -t hs -x 160 -y 45
-settle
-check "growing back draws the panes again" has "Traces .*sort newest"
+check "growing back draws the panes again" wait_for "Traces .*sort newest"
 
 $T send-keys -t hs q
+until_screen "! grep -q ' Events ' '$tmp/screen'" || true
 settle
 check "q returns to the prompt" sh -c "grep -v '^$' '$tmp/screen' | tail -n 1 | grep -q '$PROMPT'"
 $T send-keys -t hs 'help' Enter
@@ -197,7 +215,7 @@ $T send-keys -t hs "topo load $tmp/ttl.topo" Enter "capture start $tmp/ttl.pcap"
 wait_for "capture of .*ttl\.pcap.* ended" || true
 $T send-keys -t hs 'watch' Enter
 wait_for " Links " || true
-settle
+drawn 45
 check "expired packets: the lossy link's drops are in the Links pane" \
 	has "leaf1 > spine1 +[0-9]+ +[1-9]"
 check "expired packets: no drops on the links past the switch where the TTL ran out" \
