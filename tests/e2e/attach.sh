@@ -542,7 +542,7 @@ check "tmux is there for the attached view" command -v tmux
 rm -f "$tmp/hs.pid"
 term_start 160 45 "sh -c 'echo \$\$ >$tmp/hs.pid; exec $HS --attach $SOCK'"
 a=$(sig_pid)
-wait_for '^hopscope> ' || true
+wait_for '^hopscope>' || true
 $T send-keys -t hs 'traces switch sp' Tab
 wait_for 'traces switch spine' || true
 check "TAB completes a switch name from the daemon's topology" has 'hopscope> traces switch spine$' "$tmp/screen"
@@ -640,8 +640,11 @@ for t, p in frames(read_for(s, 2.5)):
 	types.add(t)
 print(hello, ' '.join(str(t) for t in sorted(types)))
 PY
-python3 "$tmp/flags.py" "$SOCK" "$VERSION" 0 >"$tmp/flags0"
+# (the two at once: each reads what it is sent for 2.5 s)
+python3 "$tmp/flags.py" "$SOCK" "$VERSION" 0 >"$tmp/flags0" &
+f0=$!
 python3 "$tmp/flags.py" "$SOCK" "$VERSION" 6 >"$tmp/flags6"
+wait $f0
 check "a console whose hello lists no optional frame is sent none ($(cat "$tmp/flags0"))" \
 	eval 'read -r h types <"$tmp/flags0" && [ "$h" = 0 ] && echo " $types " | grep -q " 13 " &&
 		! echo " $types " | grep -q " 1[56] "'
@@ -685,7 +688,7 @@ cleanup="$cleanup kill $oldd 2>/dev/null;"
 i=0
 while [ ! -S "$tmp/old.sock" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 $T new-session -d -s old -x 160 -y 45 "$HS --attach $tmp/old.sock"
-wait_all old '^hopscope> ' || true
+wait_all old '^hopscope>' || true
 $T send-keys -t old 'traces show 1' Tab
 $T send-keys -t old C-u 'flows' Enter
 wait_all old '^answered: flows$' || true
