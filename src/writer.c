@@ -217,3 +217,8 @@ size_t hs_writer_queued(const struct hs_writer *w)
 	return w ? atomic_load(&((struct hs_writer *)w)->tail) -
 		   atomic_load(&((struct hs_writer *)w)->head) : 0;
 }
+
+bool hs_writer_asleep(const struct hs_writer *w)
+{
+	return w && atomic_load(&((struct hs_writer *)w)->asleep);
+}

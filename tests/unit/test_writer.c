@@ -68,6 +68,17 @@ static long others_switches(void)
 	return sum;
 }
 
+/* A thread's start and its first sleep can take longer than any fixed
+ * wait on a busy machine: wait until the writer says it sleeps. */
+static void until_asleep(struct hs_writer *w)
+{
+	struct timespec ms = { 0, 1000 * 1000 };
+
+	for (int i = 0; i < 10000 && !hs_writer_asleep(w); i++)
+		nanosleep(&ms, NULL);
+	assert_true(hs_writer_asleep(w));
+}
+
 static void test_writes_and_sleeps(void **state)
 {
 	struct sink s = { .in_order = true };
@@ -79,7 +90,7 @@ static void test_writes_and_sleeps(void **state)
 	alarm(20);	/* a writer that is never woken hangs the drain */
 	struct hs_writer *w = hs_writer_new(&ops);
 	assert_non_null(w);
-	nanosleep(&quiet, NULL);	/* it starts, and goes to sleep */
+	until_asleep(w);	/* it starts, and goes to sleep */
 
 	/* idle: it was looking every 2 ms, 150 times in these 0.3 s */
 	long before = others_switches();
@@ -103,7 +114,7 @@ static void test_writes_and_sleeps(void **state)
 	hs_writer_release(w);
 
 	/* asleep again, and woken by the next trace */
-	nanosleep(&quiet, NULL);
+	until_asleep(w);
 	t.id = 4;
 	assert_true(hs_writer_put(w, 7, &t));
 	hs_writer_drain(w);
@@ -127,14 +138,14 @@ static void test_woken_per_turn(void **state)
 	struct sink s = { .in_order = true };
 	struct hs_writer_ops ops = { ready, write_one, commit, &s };
 	struct hs_trace t;
-	struct timespec quiet = { 0, 300 * 1000 * 1000 }, ms = { 0, 1000 * 1000 };
+	struct timespec ms = { 0, 1000 * 1000 };
 	uint64_t id = 0;
 
 	(void)state;
 	alarm(20);
 	struct hs_writer *w = hs_writer_new(&ops);
 	assert_non_null(w);
-	nanosleep(&quiet, NULL);	/* asleep */
+	until_asleep(w);
 
 	/* a trace now and then, as a quiet capture closes them: woken for
 	 * each, the writer switched once per trace */
@@ -155,7 +166,7 @@ static void test_woken_per_turn(void **state)
 	assert_int_equal(hs_writer_queued(w), 0);
 
 	/* a turn that queues many: woken without waiting for its end */
-	nanosleep(&quiet, NULL);
+	until_asleep(w);
 	while (id % HS_WRITER_WAKE) {
 		t.id = ++id;
 		assert_true(hs_writer_put(w, 7, &t));
