@@ -31,7 +31,7 @@
 #define HS_SOURCES_MAX	16383	/* mirror sources (address, session) */
 
 /* a bounded table's size: max, or smaller for the tests that fill it
- * (HOPSCOPE_TEST_FLOWS_MAX, HOPSCOPE_TEST_SOURCES_MAX) */
+ * (HOPSCOPE_TEST_FLOWS_MAX, HOPSCOPE_TEST_SOURCES_MAX, HOPSCOPE_TEST_OPEN_MAX) */
 static size_t table_max(const char *env_name, size_t max)
 {
 	const char *env = getenv(env_name);
@@ -732,7 +732,7 @@ static struct hs_tracer_cfg tracer_cfg(struct hs_ctx *ctx, hs_trace_cb on_close,
 	struct hs_tracer_cfg cfg = {
 		.timeout_ns = ctx->set.trace_timeout_ns ? ctx->set.trace_timeout_ns
 							 : HS_NS_PER_SEC,
-		.max_open = HS_TRACER_OPEN,
+		.max_open = table_max("HOPSCOPE_TEST_OPEN_MAX", HS_TRACER_OPEN),
 		.ring = HS_TRACER_RING,
 		.max_sources = table_max("HOPSCOPE_TEST_SOURCES_MAX", HS_SOURCES_MAX),
 		.topo = ctx->topo,
@@ -743,9 +743,14 @@ static struct hs_tracer_cfg tracer_cfg(struct hs_ctx *ctx, hs_trace_cb on_close,
 	return cfg;
 }
 
-struct hs_tracer *hs_lane_tracer_new(struct hs_ctx *ctx, hs_trace_cb on_close, void *arg)
+struct hs_tracer *hs_lane_tracer_new(struct hs_ctx *ctx, hs_trace_cb on_close, void *arg,
+				     unsigned n)
 {
 	struct hs_tracer_cfg cfg = tracer_cfg(ctx, on_close, arg);
+
+	/* the n workers hold between them the open traces one tracer holds,
+	 * each its share: a trace is evicted at the age one tracer evicts it */
+	cfg.max_open = cfg.max_open / n ? cfg.max_open / n : 1;
 
 	cfg.ring = 1;	/* the loop's tracer keeps the closed traces (hs_tracer_adopt) */
 	return hs_tracer_new(&cfg);

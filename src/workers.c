@@ -1019,7 +1019,7 @@ static struct hs_workers *workers_new(struct hs_ctx *ctx, struct hs_tracer *merg
 		w->ctl = hs_xcalloc_big(HS_WORKER_CTL, sizeof(*w->ctl));
 		w->ctl_ring = hs_xcalloc_big(HS_WORKER_CTL_RING, 1);
 		w->lane.ctx = ctx;
-		w->lane.tracer = hs_lane_tracer_new(ctx, worker_on_close, w);
+		w->lane.tracer = hs_lane_tracer_new(ctx, worker_on_close, w, n);
 		w->lane.stats = &w->st;
 		w->lane.derr = w->derr;
 		w->lane.shard = i;

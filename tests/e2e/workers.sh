@@ -4,8 +4,9 @@
 # the same packets, hops, times and outcomes, the same flows, drops, loops,
 # latency, counters and control messages, on the bundled sample, the golden
 # and conformance captures and synthetic fat-trees with drops and a loop,
-# one of more traces than the console keeps, and one whose times go back
-# (a frame stamped ahead); a bad number of workers is refused, saying so, with nothing read,
+# one of more traces than the console keeps, one whose times go back
+# (a frame stamped ahead), and one of more open traces than the pool holds
+# (the oldest evicted); a bad number of workers is refused, saying so, with nothing read,
 # and so is an interface whose link type the kernel's fanout cannot read
 # (with none asked for, one worker reads it, and 'capture status' says why);
 # a FIFO is read whole, by one reader; 'stats' on an interface read by two
@@ -144,6 +145,24 @@ for w in 2 3; do
 	check "a frame stamped 3 s ahead, $w workers: the same traces, drops and loops as one" \
 		cmp -s "$tmp/ahead.1" "$tmp/ahead.$w"
 	cmp -s "$tmp/ahead.1" "$tmp/ahead.$w" || diff "$tmp/ahead.1" "$tmp/ahead.$w" | cut -c 1-300 | head -n 6
+done
+
+# --- more open traces than the pool holds: the oldest is evicted ---------------------
+# The workers hold between them the open traces one tracer holds, each its
+# share (a pool of 198, shared evenly by 2 and by 3): a trace is evicted at
+# the age one tracer evicts it, and the traces are the same
+for w in 1 2 3; do
+	HOPSCOPE_TEST_OPEN_MAX=198 hs --json --db "$tmp/pool$w.db" --workers $w \
+		-c "topo load $tmp/fat.topo; capture start $tmp/fat.pcap; traces limit 100000; drops; loops; capture status"
+	check "a pool of 198 open traces, $w workers: read (status $st)" [ "$st" -eq 0 ]
+	view "$tmp/out" >"$tmp/pool.$w"
+done
+ev=$(grep -o '"evicted": [0-9]*' "$tmp/pool.1" | head -n 1 | grep -o '[0-9]*$')
+check "a pool of 198 open traces, one worker: traces evicted ($ev)" [ "${ev:-0}" -gt 0 ]
+for w in 2 3; do
+	check "a pool of 198 open traces, $w workers: the same traces, evicted alike, drops and loops as one" \
+		cmp -s "$tmp/pool.1" "$tmp/pool.$w"
+	cmp -s "$tmp/pool.1" "$tmp/pool.$w" || diff "$tmp/pool.1" "$tmp/pool.$w" | cut -c 1-300 | head -n 6
 done
 
 # --- a number of workers that makes no sense -----------------------------------------------
