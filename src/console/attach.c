@@ -547,8 +547,11 @@ static void got(const void *data, size_t n)
 static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 {
 	(void)s;
+	/* a daemon that ends before it read our last frame resets the
+	 * socket rather than end it: closed all the same */
 	if (n < 0) {
-		lost(n == UV_EOF ? "the connection closed" : uv_strerror((int)n));
+		lost(n == UV_EOF || n == UV_ECONNRESET ? "the connection closed" :
+		     uv_strerror((int)n));
 		return;
 	}
 	got(buf->base, (size_t)n);

@@ -607,6 +607,13 @@ cat >"$tmp/frames.py" <<'PY'
 import socket, struct, time
 def fr(t, p=b''):
 	return struct.pack('>IB', len(p) + 1, t) + p
+def one_console(path):
+	"""a stand-in daemon at path: the first console that connects (30 s)"""
+	srv = socket.socket(socket.AF_UNIX)
+	srv.bind(path)
+	srv.listen(1)
+	srv.settimeout(30)
+	return srv.accept()[0]
 def read_for(s, seconds):
 	s.settimeout(0.5)
 	got, t0 = b'', time.time()
@@ -654,15 +661,10 @@ check "one that lists them has them kept in the daemon's hello, and is sent the 
 # a daemon of protocol 2 that knows none of them (an older one): it closes
 # on a frame it does not know; the console asks it for no names
 cat >"$tmp/old.py" <<'PY'
-import os, socket, struct, sys
+import struct, sys
+from frames import fr, one_console
 path, version, log = sys.argv[1:]
-def fr(t, p=b''):
-	return struct.pack('>IB', len(p) + 1, t) + p
-srv = socket.socket(socket.AF_UNIX)
-srv.bind(path)
-srv.listen(1)
-srv.settimeout(30)
-c, _ = srv.accept()
+c = one_console(path)
 out, buf = open(log, 'w'), b''
 while True:
 	b = c.recv(65536)
@@ -695,6 +697,28 @@ wait_all old '^answered: flows$' || true
 check "attached to an older daemon: TAB asks it nothing, its lines run" \
 	eval 'has "^answered: flows$" "$tmp/screen" && [ ! -s "$tmp/old.log" ]'
 $T kill-session -t old
+
+# a daemon that ends before it read the console's line (the socket is
+# reset, not ended): the console says it lost it as when it ended
+cat >"$tmp/gone.py" <<'PY'
+import select, sys
+from frames import fr, one_console
+path, version = sys.argv[1:]
+c = one_console(path)
+c.recv(65536)					# the console's hello
+c.sendall(fr(1, b'\x02\x00' + version.encode()) + fr(14))
+select.select([c], [], [], 30)			# its line has come: gone, unread
+c.close()
+PY
+python3 "$tmp/gone.py" "$tmp/gone.sock" "$VERSION" &
+gonej=$!
+i=0
+while [ ! -S "$tmp/gone.sock" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+hs --attach "$tmp/gone.sock" -c 'flows'
+wait $gonej
+check "a daemon gone with the console's line unread: the same one line (status $st)" \
+	eval '[ "$st" -eq 1 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+		has "^error: lost the daemon at .$tmp/gone.sock.: the connection closed" "$tmp/err"'
 
 # a console that does not read: the traces it is not sent are counted, the daemon goes on
 "$top_builddir/tests/tools/hs-synth" --packets 40000 --seed 2 -w "$tmp/big.pcap" -t "$tmp/big.topo" \
