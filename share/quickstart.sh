@@ -71,5 +71,5 @@ status=0
 make -j"$jobs" check || status=1
 sh tests/summary.sh test-suite.log tests
 [ $status -eq 0 ] || grep -h -A40 '^FAIL\|^ERROR' test-suite.log | head -200
-make check-sanitizers || status=1
+make -j"$jobs" check-sanitizers || status=1
 exit $status
