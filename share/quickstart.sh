@@ -66,10 +66,21 @@ if [ "$mode" = console ]; then
 	exec ./hopscope -r share/sample/sample.pcap --topo share/sample/sample.topo
 fi
 
-# the whole suite, then the unit and end-to-end tests again under ASan/UBSan
+# the whole suite, then the unit and end-to-end tests again under ASan/UBSan.
+# The lab tests take the lab's lock in turn (tests/lab/lib.sh): once what
+# the tests need is built, they run one after another beside the others,
+# rather than each hold one of make's jobs while it waits for the lock.
 status=0
-make -j"$jobs" check || status=1
+make -j"$jobs" check TESTS= || status=1
+if [ $status -eq 0 ]; then
+	make check TESTS='$(LAB_TESTS)' TEST_SUITE_LOG=lab-suite.log >lab-check.log 2>&1 &
+	lab=$!
+	make -j"$jobs" check TESTS='$(UNIT_TESTS) $(SCRIPT_TESTS)' || status=1
+	wait $lab || status=1
+	cat lab-check.log
+fi
 sh tests/summary.sh test-suite.log tests
-[ $status -eq 0 ] || grep -h -A40 '^FAIL\|^ERROR' test-suite.log | head -200
+sh tests/summary.sh lab-suite.log "lab tests"
+[ $status -eq 0 ] || grep -h -A40 '^FAIL\|^ERROR' test-suite.log lab-suite.log 2>/dev/null | head -200
 make -j"$jobs" check-sanitizers || status=1
 exit $status
