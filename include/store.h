@@ -148,6 +148,35 @@ int hs_store_parts(struct hs_store *st, uint64_t since_ns, uint64_t window_ns,
 int hs_store_parts_range(struct hs_store *st, uint64_t from_ns, uint64_t to_ns,
 			 const struct hs_rows *out, char *err, size_t errlen);
 
+/* the first copy's time of the (nth + 1)-th newest stored trace to *ts:
+ * 1, 0 when there are not that many, -1 with err set */
+int hs_store_nth_newest(struct hs_store *st, uint64_t nth, uint64_t *ts, char *err,
+			size_t errlen);
+/* whether a stored trace was first seen from from_ns up to to_ns (the
+ * first found answers): 1, 0, or -1 with err set */
+int hs_store_any(struct hs_store *st, uint64_t from_ns, uint64_t to_ns, char *err,
+		 size_t errlen);
+/* the stored traces first seen from from_ns up to to_ns: whether there is
+ * any, the newest's first copy and, when count, how many (else 0: the
+ * newest alone is found without reading every trace). 0, or -1 with err */
+struct hs_store_span {
+	bool any;
+	uint64_t newest, n;
+};
+int hs_store_span(struct hs_store *st, uint64_t from_ns, uint64_t to_ns, bool count,
+		  struct hs_store_span *sp, char *err, size_t errlen);
+/* what the heartbeats tell of the analyzers other than own (NULL: none
+ * is this one): the newest trace stored (the traces' own where no
+ * heartbeat tells of any), how many others there are, how many of them
+ * store all their traces, how many run a capture (a heartbeat from
+ * since_ns on), and the longest lag of a running one. 0, or -1 with err */
+struct hs_store_others {
+	bool have_newest;
+	uint64_t newest, others, others_all, running, lag_ns;
+};
+int hs_store_others(struct hs_store *st, const char *own, uint64_t since_ns,
+		    struct hs_store_others *o, char *err, size_t errlen);
+
 /* the history's listings, newest first, at most limit rows; 0, or -1 with
  * the database's message in err */
 enum hs_listing {

@@ -343,21 +343,6 @@ int hs_fabric_load(struct hs_store *st, const struct hs_topo *topo,
 
 /* ---- the newest packets ---------------------------------------------------------- */
 
-struct nth {
-	bool have;
-	uint64_t ts;
-};
-
-static void nth_row(void *arg, const struct hs_value *v, int ncol)
-{
-	struct nth *n = arg;
-
-	if (ncol != 1 || v[0].type != HS_VAL_INT)
-		return;
-	n->have = true;
-	n->ts = v[0].i > 0 ? (uint64_t)v[0].i : 0;
-}
-
 struct kept {
 	struct joined *t;
 	size_t n, cap;
@@ -387,36 +372,29 @@ int hs_fabric_newest(struct hs_store *st, const struct hs_topo *topo, uint64_t m
 
 	memset(fs, 0, sizeof(*fs));
 	for (;;) {
-		struct nth nth = { 0 };
-		struct hs_rows rows = { .row = nth_row, .arg = &nth };
-		char sql[256];
+		uint64_t ts = 0;
 
 		/* the time of the back-th newest stored part, found by the
-		 * traces' time (a number formatted here, not the user's text) */
-		snprintf(sql, sizeof(sql), "SELECT first_ts FROM traces WHERE first_ts IS NOT NULL"
-			 " ORDER BY first_ts DESC LIMIT 1 OFFSET %" PRIu64, back - 1);
-		rc = hs_store_query_ro(st, sql, &rows, err, errlen);
-		if (rc != 0)
+		 * traces' time */
+		int have = hs_store_nth_newest(st, back - 1, &ts, err, errlen);
+		if (have < 0) {
+			rc = -1;
 			break;
-		struct hs_fabric_range r = { .since_ns = nth.have ? nth.ts : 0,
-					     .window_ns = window_ns };
+		}
+		struct hs_fabric_range r = { .since_ns = have ? ts : 0, .window_ns = window_ns };
 		nth_ts = r.since_ns;
 		k.n = 0;
 		rc = load(st, topo, &r, true, keep, &k, fs, err, errlen);
 		/* parts joined into fewer packets than asked: further back */
-		if (rc != 0 || !nth.have || fs->traces >= max || back > INT64_MAX / 2)
+		if (rc != 0 || !have || fs->traces >= max || back > INT64_MAX / 2)
 			break;
 		back *= 2;
 	}
 	if (rc == 0 && nth_ts > 0) {
-		struct nth older = { 0 };
-		struct hs_rows rows = { .row = nth_row, .arg = &older };
-		char sql[128];
+		int older = hs_store_any(st, 0, nth_ts, err, errlen);
 
-		snprintf(sql, sizeof(sql), "SELECT first_ts FROM traces WHERE first_ts < %" PRIu64
-			 " LIMIT 1", nth_ts);
-		rc = hs_store_query_ro(st, sql, &rows, err, errlen);
-		fs->older = older.have;
+		rc = older < 0 ? -1 : 0;
+		fs->older = older > 0;
 	}
 	if (rc == 0)
 		for (size_t i = 0; i < k.n; i++)

@@ -95,38 +95,48 @@ int sq_query_ro(struct sq_store *st, const char *sql, const struct hs_rows *out,
 #define SQL_HOP(n) "json_extract(h.value, '$[" #n "]')"
 #include "history_sql.h"
 
-/* run sql with ?1 bound to param, its rows to out; 0 or -1 with err set */
-static int run(struct sq_store *st, const char *sql, int64_t param, const struct hs_rows *out,
-	       char *err, size_t errlen)
+int sq_read(struct sq_store *st, const char *sql, const struct hs_value *param, int n,
+	    const struct hs_rows *out, char *err, size_t errlen)
 {
 	sqlite3 *db = sq_db(st);
 	sqlite3_stmt *s = NULL;
 
 	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
 		return hs_errf(err, errlen, "%s", sqlite3_errmsg(db));
-	sqlite3_bind_int64(s, 1, param);
+	for (int i = 0; i < n; i++)
+		if (param[i].type == HS_VAL_INT)
+			sqlite3_bind_int64(s, i + 1, param[i].i);
+		else if (param[i].type == HS_VAL_TEXT)
+			sqlite3_bind_text(s, i + 1, param[i].s, -1, SQLITE_TRANSIENT);
+	/* a signal stops it, as it stops the user's queries */
+	sqlite3_progress_handler(db, 1000, hs_interrupt_sqlite, NULL);
 	int rc = rows_out(s, out);
 	if (rc != SQLITE_DONE)
 		hs_errf(err, errlen, "%s", sqlite3_errmsg(db));
 	sqlite3_finalize(s);
+	sqlite3_progress_handler(db, 0, NULL, NULL);
 	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* run sql with ?1 bound to param, its rows to out; 0 or -1 with err set */
+static int run(struct sq_store *st, const char *sql, int64_t param, const struct hs_rows *out,
+	       char *err, size_t errlen)
+{
+	const struct hs_value v = { .type = HS_VAL_INT, .i = param };
+
+	return sq_read(st, sql, &v, 1, out, err, errlen);
 }
 
 int sq_parts(struct sq_store *st, bool range, uint64_t from, uint64_t since, uint64_t to,
 	     const struct hs_rows *out, char *err, size_t errlen)
 {
 	char sql[2048];
-	int rc;
 
 	if (range)
 		snprintf(sql, sizeof(sql), SQL_PARTS_RANGE, from, to);
 	else
 		snprintf(sql, sizeof(sql), SQL_PARTS, from, since, since, to);
-	/* a signal stops it, as it stops the user's queries */
-	sqlite3_progress_handler(sq_db(st), 1000, hs_interrupt_sqlite, NULL);
-	rc = run(st, sql, 0, out, err, errlen);
-	sqlite3_progress_handler(sq_db(st), 0, NULL, NULL);
-	return rc;
+	return run(st, sql, 0, out, err, errlen);
 }
 
 int sq_list(struct sq_store *st, enum hs_listing what, uint64_t limit,

@@ -5,6 +5,7 @@
  * (store.c). Each call goes to the engine the history was opened on: no
  * caller knows which it is.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -180,6 +181,117 @@ int hs_store_parts_range(struct hs_store *st, uint64_t from_ns, uint64_t to_ns,
 
 	return IS_PG(st) ? pg_parts(PG(st), true, from, from, to, out, err, errlen)
 			 : sq_parts(SQ(st), true, from, from, to, out, err, errlen);
+}
+
+/* the store's own read: sql (written for st's engine) with its n
+ * parameters, its rows to row(arg, ...) */
+static int read_rows(struct hs_store *st, const char *sql, const struct hs_value *param, int n,
+		     void (*row)(void *arg, const struct hs_value *v, int ncol), void *arg,
+		     char *err, size_t errlen)
+{
+	const struct hs_rows out = { .row = row, .arg = arg };
+
+	return (IS_PG(st) ? pg_read(PG(st), sql, param, n, &out, err, errlen)
+			  : sq_read(SQ(st), sql, param, n, &out, err, errlen)) == 0 ? 0 : -1;
+}
+
+static struct hs_value int_value(uint64_t v)
+{
+	return (struct hs_value){ .type = HS_VAL_INT, .i = v > INT64_MAX ? INT64_MAX : (int64_t)v };
+}
+
+/* a count or a time as read: a negative one or none is 0 */
+static uint64_t uint_of(const struct hs_value *v)
+{
+	return v->type == HS_VAL_INT && v->i > 0 ? (uint64_t)v->i : 0;
+}
+
+struct nth {
+	bool have;
+	uint64_t ts;
+};
+
+static void nth_row(void *arg, const struct hs_value *v, int ncol)
+{
+	struct nth *n = arg;
+
+	if (ncol == 1 && v[0].type == HS_VAL_INT) {
+		n->have = true;
+		n->ts = uint_of(&v[0]);
+	}
+}
+
+int hs_store_nth_newest(struct hs_store *st, uint64_t nth, uint64_t *ts, char *err,
+			size_t errlen)
+{
+	const struct hs_value p = int_value(nth);
+	struct nth n = { 0 };
+
+	*ts = 0;
+	if (read_rows(st, IS_PG(st) ? HS_NTH_NEWEST_SQL("$") : HS_NTH_NEWEST_SQL("?"), &p, 1,
+		      nth_row, &n, err, errlen) < 0)
+		return -1;
+	*ts = n.ts;
+	return n.have ? 1 : 0;
+}
+
+int hs_store_any(struct hs_store *st, uint64_t from_ns, uint64_t to_ns, char *err,
+		 size_t errlen)
+{
+	const struct hs_value p[] = { int_value(from_ns), int_value(to_ns) };
+	struct nth n = { 0 };
+
+	if (read_rows(st, IS_PG(st) ? HS_ANY_SQL("$") : HS_ANY_SQL("?"), p, 2, nth_row, &n, err,
+		      errlen) < 0)
+		return -1;
+	return n.have ? 1 : 0;
+}
+
+static void span_row(void *arg, const struct hs_value *v, int ncol)
+{
+	struct hs_store_span *sp = arg;
+
+	if (ncol != 2 || v[0].type != HS_VAL_INT)
+		return;
+	sp->any = true;
+	sp->newest = uint_of(&v[0]);
+	sp->n = uint_of(&v[1]);
+}
+
+int hs_store_span(struct hs_store *st, uint64_t from_ns, uint64_t to_ns, bool count,
+		  struct hs_store_span *sp, char *err, size_t errlen)
+{
+	const struct hs_value p[] = { int_value(from_ns), int_value(to_ns) };
+	const char *sql = IS_PG(st) ? (count ? HS_SPAN_SQL("$", "count(*)") : HS_SPAN_SQL("$", "0"))
+				    : (count ? HS_SPAN_SQL("?", "count(*)") : HS_SPAN_SQL("?", "0"));
+
+	memset(sp, 0, sizeof(*sp));
+	return read_rows(st, sql, p, 2, span_row, sp, err, errlen);
+}
+
+static void others_row(void *arg, const struct hs_value *v, int ncol)
+{
+	struct hs_store_others *o = arg;
+
+	if (ncol != 5)
+		return;
+	o->have_newest = v[0].type == HS_VAL_INT;
+	o->newest = uint_of(&v[0]);
+	o->others = uint_of(&v[1]);
+	o->others_all = uint_of(&v[2]);
+	o->running = uint_of(&v[3]);
+	o->lag_ns = uint_of(&v[4]);
+}
+
+int hs_store_others(struct hs_store *st, const char *own, uint64_t since_ns,
+		    struct hs_store_others *o, char *err, size_t errlen)
+{
+	const struct hs_value p[] = { { .type = HS_VAL_TEXT, .s = own ? own : "" },
+				      int_value(since_ns) };
+
+	memset(o, 0, sizeof(*o));
+	return read_rows(st, IS_PG(st) ? HS_ANALYZERS_SQL("$") : HS_ANALYZERS_SQL("?"), p, 2,
+			 others_row, o, err, errlen);
 }
 
 int hs_store_list(struct hs_store *st, enum hs_listing what, uint64_t limit,

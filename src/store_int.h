@@ -45,6 +45,32 @@ static inline const char *hs_store_probe_an(const struct hs_store *st)
 	" THEN analyzers.newest ELSE coalesce(excluded.newest, analyzers.newest) END," \
 	" history = excluded.history"
 
+/* the store's own reads of the traces' times and the analyzers (store_api.c),
+ * the same on both engines but for how their parameters are written (?N
+ * or $N), each given as P "N" */
+/* the first copy's time of the (P1 + 1)-th newest trace */
+#define HS_NTH_NEWEST_SQL(P) "SELECT first_ts FROM traces WHERE first_ts IS NOT NULL" \
+	" ORDER BY first_ts DESC LIMIT 1 OFFSET " P "1"
+/* a trace first seen from P1 up to P2, the first found */
+#define HS_ANY_SQL(P) "SELECT first_ts FROM traces WHERE first_ts >= " P "1" \
+	" AND first_ts < " P "2 LIMIT 1"
+/* of the traces first seen from P1 up to P2: the newest's first copy,
+ * and how many (counted, or 0: the newest alone is found by the traces'
+ * time, without reading every trace) */
+#define HS_SPAN_SQL(P, n) "SELECT max(first_ts), " n " FROM traces" \
+	" WHERE first_ts >= " P "1 AND first_ts < " P "2"
+/* what a fabric view asks of the others: the newest trace (the
+ * heartbeats', the traces' own only where no heartbeat tells of any),
+ * the analyzers but P1, those of them storing all, those running (seen
+ * from P2 on), the longest lag */
+#define HS_ANALYZERS_SQL(P) \
+	"SELECT coalesce((SELECT max(newest) FROM analyzers)," \
+	" (SELECT max(first_ts) FROM traces))," \
+	" (SELECT count(*) FROM analyzers WHERE name <> " P "1)," \
+	" (SELECT count(*) FROM analyzers WHERE name <> " P "1 AND history = 'all')," \
+	" (SELECT count(*) FROM analyzers WHERE session IS NOT NULL AND seen >= " P "2)," \
+	" (SELECT max(lag) FROM analyzers WHERE session IS NOT NULL)"
+
 /* a traceroute path reader (hs_store_paths_open) begins the same way */
 struct hs_store_paths {
 	enum hs_store_engine engine;
@@ -136,6 +162,10 @@ int sq_trace_names(struct sq_store *st, const char *pfx, int max,
 		   void (*fn)(void *arg, const char *name), void *arg);
 int sq_query_ro(struct sq_store *st, const char *sql, const struct hs_rows *out, char *err,
 		size_t errlen);
+/* the store's own read sql, its n parameters bound in order (INT, TEXT or
+ * NULL), its rows to out; a signal stops it. 0, or -1 with err set */
+int sq_read(struct sq_store *st, const char *sql, const struct hs_value *param, int n,
+	    const struct hs_rows *out, char *err, size_t errlen);
 int sq_list(struct sq_store *st, enum hs_listing what, uint64_t limit,
 	    const struct hs_rows *out, char *err, size_t errlen);
 /* range: the traces first seen from 'from' up to 'to' (SQL_PARTS_RANGE) */
@@ -201,6 +231,8 @@ int pg_trace_names(struct pg_store *st, const char *pfx, int max,
 		   void (*fn)(void *arg, const char *name), void *arg);
 int pg_query_ro(struct pg_store *st, const char *sql, const struct hs_rows *out, char *err,
 		size_t errlen);
+int pg_read(struct pg_store *st, const char *sql, const struct hs_value *param, int n,
+	    const struct hs_rows *out, char *err, size_t errlen);
 int pg_list(struct pg_store *st, enum hs_listing what, uint64_t limit,
 	    const struct hs_rows *out, char *err, size_t errlen);
 /* range: the traces first seen from 'from' up to 'to' (SQL_PARTS_RANGE) */

@@ -1888,16 +1888,20 @@ static void rows_out(const PGresult *r, const struct hs_rows *out)
 	free(v);
 }
 
-/* run sql with $1 = param, its rows to out; 0 or -1 with err set */
-static int run(struct pg_store *st, const char *sql, int64_t param, const struct hs_rows *out,
-	       char *err, size_t errlen)
+int pg_read(struct pg_store *st, const char *sql, const struct hs_value *param, int n,
+	    const struct hs_rows *out, char *err, size_t errlen)
 {
-	char p[24];
-	const char *vals[] = { I64(p, param) };
+	char num[8][24];
+	const char *vals[8];
 	PGresult *r = NULL;
 
+	if (n < 0 || n > (int)HS_ARRAY_SIZE(vals))
+		return hs_errf(err, errlen, "cannot read: %d parameters", n);
+	for (int i = 0; i < n; i++)
+		vals[i] = param[i].type == HS_VAL_INT ? I64(num[i], param[i].i) :
+			  param[i].type == HS_VAL_TEXT ? param[i].s : NULL;
 	pg_commit(st);	/* a reader sees every row written so far */
-	r = exec_params(st, "cannot read", sql, 1, vals);
+	r = exec_params(st, "cannot read", sql, n, vals);
 	if (!r)
 		return hs_errf(err, errlen, "%s", st->errmsg);
 	char **names = names_out(r, out, NULL);
@@ -1905,6 +1909,15 @@ static int run(struct pg_store *st, const char *sql, int64_t param, const struct
 	names_free(names);
 	PQclear(r);
 	return 0;
+}
+
+/* run sql with $1 = param, its rows to out; 0 or -1 with err set */
+static int run(struct pg_store *st, const char *sql, int64_t param, const struct hs_rows *out,
+	       char *err, size_t errlen)
+{
+	const struct hs_value v = { .type = HS_VAL_INT, .i = param };
+
+	return pg_read(st, sql, &v, 1, out, err, errlen);
 }
 
 #define SQL_P1 "$1"
