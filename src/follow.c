@@ -156,75 +156,26 @@ static struct hs_store *followed(struct hs_ctx *ctx)
 	}
 }
 
-struct probe {
-	uint64_t head, others, others_all, running, lag;
-	bool have_head;
-};
-
-static uint64_t uval(const struct hs_value *v)
-{
-	return v->type == HS_VAL_INT && v->i > 0 ? (uint64_t)v->i : 0;
-}
-
-static void probe_row(void *arg, const struct hs_value *v, int ncol)
-{
-	struct probe *p = arg;
-
-	if (ncol != 5)
-		return;
-	p->have_head = v[0].type == HS_VAL_INT;
-	p->head = uval(&v[0]);
-	p->others = uval(&v[1]);
-	p->others_all = uval(&v[2]);
-	p->running = uval(&v[3]);
-	p->lag = uval(&v[4]);
-}
-
-static int ask(struct hs_ctx *ctx, struct hs_store *st, struct probe *p)
+/* what the heartbeats tell of the others, the newest trace stored with
+ * them */
+static int ask(struct hs_ctx *ctx, struct hs_store *st, struct hs_store_others *p)
 {
 	struct hs_follow *f = ctx->follow;
-	const char *own = hs_ctx_analyzer(ctx);
-	struct hs_rows rows = { .row = probe_row, .arg = p };
 	uint64_t now = hs_wall_ns(), recent = now > RUNNING_NS ? now - RUNNING_NS : 0;
-	char sql[768];
 
-	/* own is a name hs_analyzer_name_ok took (letters, digits, '.', '-',
-	 * '_'), recent a number: nothing here is the user's text. The newest
-	 * trace is the heartbeats' (the traces themselves are read for it
-	 * only where no heartbeat tells of any: written without a name) */
-	snprintf(sql, sizeof(sql),
-		 "SELECT coalesce((SELECT max(newest) FROM analyzers),"
-		 " (SELECT max(first_ts) FROM traces)),"
-		 " (SELECT count(*) FROM analyzers WHERE name <> '%s'),"
-		 " (SELECT count(*) FROM analyzers WHERE name <> '%s' AND history = 'all'),"
-		 " (SELECT count(*) FROM analyzers WHERE session IS NOT NULL AND seen >= %" PRIu64
-		 "), (SELECT max(lag) FROM analyzers WHERE session IS NOT NULL)",
-		 own ? own : "", own ? own : "", recent > INT64_MAX ? (uint64_t)INT64_MAX : recent);
-	memset(p, 0, sizeof(*p));
-	return hs_store_query_ro(st, sql, &rows, f->err, sizeof(f->err)) == 0 ? 0 : -1;
-}
-
-static void count_row(void *arg, const struct hs_value *v, int ncol)
-{
-	uint64_t *n = arg;
-
-	if (ncol == 1 && v[0].type == HS_VAL_INT && v[0].i > 0)
-		*n = (uint64_t)v[0].i;
+	return hs_store_others(st, hs_ctx_analyzer(ctx), recent, p, f->err, sizeof(f->err));
 }
 
 /* the stored traces first seen in [from, to) */
 static int count(struct hs_ctx *ctx, struct hs_store *st, uint64_t from, uint64_t to,
 		 uint64_t *n)
 {
-	struct hs_rows rows = { .row = count_row, .arg = n };
-	char sql[160];
+	struct hs_store_span sp;
+	int rc = hs_store_span(st, from, to, true, &sp, ctx->follow->err,
+			       sizeof(ctx->follow->err));
 
-	*n = 0;
-	snprintf(sql, sizeof(sql), "SELECT count(*) FROM traces WHERE first_ts >= %" PRIu64
-		 " AND first_ts < %" PRIu64, from > INT64_MAX ? (uint64_t)INT64_MAX : from,
-		 to > INT64_MAX ? (uint64_t)INT64_MAX : to);
-	return hs_store_query_ro(st, sql, &rows, ctx->follow->err, sizeof(ctx->follow->err)) == 0
-		       ? 0 : -1;
+	*n = sp.n;
+	return rc;
 }
 
 /* what this console's capture closed that the view now takes from the
@@ -280,7 +231,7 @@ static void tick(uv_timer_t *h)
 	struct hs_ctx *ctx = h->data;
 	struct hs_follow *f = ctx->follow;
 	struct hs_store *st;
-	struct probe p;
+	struct hs_store_others p;
 
 	f->ticks++;
 	if (!f->on && ctx->set.view != HS_VIEW_FABRIC && f->ticks % PROBE_TICKS != 1)
@@ -300,14 +251,14 @@ static void tick(uv_timer_t *h)
 	f->others_all = p.others_all;
 	if (!f->on && ctx->set.view != HS_VIEW_FABRIC && !p.others)
 		return;
-	if (!p.have_head)
+	if (!p.have_newest)
 		return;		/* nothing stored yet */
 	uint64_t now = hs_wall_ns();
-	if (!f->started || p.head != f->head)
+	if (!f->started || p.newest != f->head)
 		f->head_seen = now;
-	f->head = p.head;
+	f->head = p.newest;
 	if (!f->started) {
-		uint64_t start = ctx->last_stats.first_ts ? ctx->last_stats.first_ts : p.head;
+		uint64_t start = ctx->last_stats.first_ts ? ctx->last_stats.first_ts : p.newest;
 		f->mark = start > BEFORE_NS ? start - BEFORE_NS : 0;
 		f->started = true;
 	}
@@ -315,15 +266,15 @@ static void tick(uv_timer_t *h)
 		f->on = f->rekeep = ctx->following = true;
 
 	uint64_t window = ctx->set.trace_timeout_ns ? ctx->set.trace_timeout_ns : HS_NS_PER_SEC;
-	uint64_t to, settle = 2 * window + COMMIT_NS + p.lag;
+	uint64_t to, settle = 2 * window + COMMIT_NS + p.lag_ns;
 	f->settled = p.running == 0;
 	if (f->settled || now - f->head_seen > settle + HS_HEARTBEAT_NS) {
 		/* nothing captures, or no heartbeat told of a newer trace for
 		 * longer than a part takes to be stored and to be told of:
 		 * what is there is whole */
-		to = p.head + 1;
+		to = p.newest + 1;
 	} else {
-		to = p.head > settle ? p.head - settle : 0;
+		to = p.newest > settle ? p.newest - settle : 0;
 	}
 	if (to <= f->mark)
 		return;
