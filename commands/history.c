@@ -415,39 +415,6 @@ static void load_one(void *arg, const struct hs_trace *t, bool foreign)
 	hs_tracer_adopt(ctx->tracer, t);
 }
 
-
-struct extent {
-	bool have;
-	uint64_t head, n;
-};
-
-static void extent_row(void *arg, const struct hs_value *v, int ncol)
-{
-	struct extent *e = arg;
-
-	if (ncol != 2 || v[0].type != HS_VAL_INT)
-		return;
-	e->have = true;
-	e->head = v[0].i > 0 ? (uint64_t)v[0].i : 0;
-	e->n = v[1].type == HS_VAL_INT && v[1].i > 0 ? (uint64_t)v[1].i : 0;
-}
-
-/* the newest stored trace's first copy, and how many traces are first
- * seen from since on (counted: the newest alone is found by the traces'
- * time, without reading every trace) */
-static int extent(struct hs_store *st, uint64_t since, bool counted, struct extent *e,
-		  char *err, size_t errlen)
-{
-	struct hs_rows rows = { .row = extent_row, .arg = e };
-	char sql[256];
-
-	/* since is a number formatted here, not text from the user */
-	snprintf(sql, sizeof(sql), "SELECT max(first_ts), %s FROM traces WHERE first_ts >= %"
-		 PRIu64, counted ? "count(*)" : "0", since > INT64_MAX ? (uint64_t)INT64_MAX : since);
-	memset(e, 0, sizeof(*e));
-	return hs_store_query_ro(st, sql, &rows, err, errlen) == 0 ? 0 : -1;
-}
-
 /* history load [since DURATION]: the stored traces of every analyzer (of
  * the last DURATION of capture time, counted back from the newest),
  * joined by packet, become the console's traces, in place of its last
@@ -456,7 +423,7 @@ static int load(struct hs_ctx *ctx, struct hs_store *st, bool by_since, uint64_t
 {
 	struct hs_out *o = ctx->out;
 	struct hs_fabric_stats all = { 0 };
-	struct extent e;
+	struct hs_store_span e;
 	char err[512];
 	uint64_t window = ctx->set.trace_timeout_ns ? ctx->set.trace_timeout_ns : HS_NS_PER_SEC;
 	uint64_t since = 0;
@@ -471,11 +438,11 @@ static int load(struct hs_ctx *ctx, struct hs_store *st, bool by_since, uint64_t
 			       "console's (capture stop first; or set view fabric before the "
 			       "capture, and its view joins every analyzer's stored traces into "
 			       "its own as they come)");
-	if (extent(st, 0, !by_since, &e, err, sizeof(err)) < 0)
+	if (hs_store_span(st, 0, INT64_MAX, !by_since, &e, err, sizeof(err)) < 0)
 		return out_err(o, "cannot read history '%s': %s", hs_store_path(st), err);
-	if (by_since && e.have) {
-		since = e.head > dur ? e.head - dur : 0;
-		if (extent(st, since, true, &e, err, sizeof(err)) < 0)
+	if (by_since && e.any) {
+		since = e.newest > dur ? e.newest - dur : 0;
+		if (hs_store_span(st, since, INT64_MAX, true, &e, err, sizeof(err)) < 0)
 			return out_err(o, "cannot read history '%s': %s", hs_store_path(st), err);
 	}
 	hs_tracer_clear(ctx->tracer);
@@ -485,8 +452,8 @@ static int load(struct hs_ctx *ctx, struct hs_store *st, bool by_since, uint64_t
 	/* and whoever kept them as they were published forgets them too */
 	hs_publish_event(&ctx->subs, &replaced);
 	uint64_t batches = e.n / hs_fabric_batch() + 1;
-	uint64_t span = e.have ? (e.head - since) / batches + 1 : 0;
-	for (uint64_t a = since; e.have && a <= e.head; a += span) {
+	uint64_t span = e.any ? (e.newest - since) / batches + 1 : 0;
+	for (uint64_t a = since; e.any && a <= e.newest; a += span) {
 		struct hs_fabric_range r = {
 			.since_ns = a, .until_ns = a + span, .window_ns = window,
 		};
