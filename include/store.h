@@ -187,6 +187,8 @@ enum hs_listing {
 	HS_LIST_EVENTS,
 	HS_LIST_CONTROL,
 	HS_LIST_RUNNING,	/* the analyzers' running sessions: session, seen */
+	HS_LIST_ANALYZERS,	/* by name: name, session, seen, packets, kernel_drops,
+				 * rate, queued, lag, lost, history */
 };
 int hs_store_list(struct hs_store *st, enum hs_listing what, uint64_t limit,
 		  const struct hs_rows *out, char *err, size_t errlen);

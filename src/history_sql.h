@@ -55,6 +55,10 @@ static const char *const listing_sql[] = {
 	[HS_LIST_RUNNING] =
 		"SELECT session, seen FROM analyzers WHERE session IS NOT NULL "
 		"ORDER BY seen DESC LIMIT " SQL_P1,
+	/* every analyzer's last heartbeat */
+	[HS_LIST_ANALYZERS] =
+		"SELECT name, session, seen, packets, kernel_drops, rate, queued, lag, lost, "
+		"history FROM analyzers ORDER BY name LIMIT " SQL_P1,
 };
 
 /* Stored traces (parts of packets), one row a hop, as fabric.c joins
