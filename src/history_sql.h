@@ -20,6 +20,9 @@
 /* a trace is named as everywhere else: SESSION:N, N its tracer's number */
 #define SQL_TRACE_REF "t.session || ':' || t.trace_no AS trace"
 
+/* hop h's time: the trace's first copy's, and its own from that */
+#define SQL_HOP_TS "coalesce(t.first_ts, 0) + " SQL_HOP(1)
+
 static const char *const listing_sql[] = {
 	[HS_LIST_SESSIONS] =
 		"SELECT id, started, ended, source, "
@@ -69,7 +72,7 @@ static const char *const listing_sql[] = {
 #define SQL_PARTS_ROWS \
 	"SELECT t.id, t.src, t.dst, t.proto, t.sport, t.dport, t.ip_id, t.seq, t.tcp_flags," \
 	" t.len, t.flags, t.probe_id, t.first_ts, m.switch, m.addr," \
-	" coalesce(t.first_ts, 0) + " SQL_HOP(1) ", t.first_hw_ts + " SQL_HOP(2) "," \
+	" " SQL_HOP_TS ", t.first_hw_ts + " SQL_HOP(2) "," \
 	" " SQL_HOP(3) ", " SQL_HOP(4) ", " SQL_HOP(5) ", t.analyzer, t.session, t.trace_no" \
 	" FROM traces t" SQL_HOP_ROWS
 #define SQL_PARTS_ORDER \
@@ -92,10 +95,13 @@ static const char q_show[] =
 	"t.dst, t.dport, " SQL_PROTO("t.proto") " AS proto, t.ip_id, t.len, t.outcome, "
 	"t.last_switch, t.expected_next, t.nhops, t.probe_id FROM traces t WHERE t.id = " SQL_P1;
 
+/* (read from the trace's own row, as SQL_PARTS_ROWS reads them) */
 static const char q_hops[] =
-	"SELECT idx + 1 AS idx, coalesce(switch, '-') AS switch, addr, ts, "
-	"ts - lag(ts) OVER (ORDER BY idx) AS latency, ttl, tos, session "
-	"FROM hops WHERE trace = " SQL_P1 " ORDER BY idx";
+	"SELECT row_number() OVER (ORDER BY " SQL_HOP_IDX ") AS idx, "
+	"coalesce(m.switch, '-') AS switch, m.addr, " SQL_HOP_TS " AS ts, "
+	SQL_HOP_TS " - lag(" SQL_HOP_TS ") OVER (ORDER BY " SQL_HOP_IDX ") AS latency, "
+	SQL_HOP(3) " AS ttl, " SQL_HOP(4) " AS tos, " SQL_HOP(5) " AS session "
+	"FROM traces t" SQL_HOP_ROWS " WHERE t.id = " SQL_P1 " ORDER BY " SQL_HOP_IDX;
 
 /* the row of stored trace SESSION:N: ?1/$1 its session (0: any), $2 its
  * number, $3 the session preferred when several have it */
