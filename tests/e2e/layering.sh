@@ -23,6 +23,12 @@
 #   4. a unit test linked with the console's library (libhscon.a) tests
 #      the console: it includes a console header. The engine's link
 #      without it (Makefile.am).
+#   5. all SQL lives behind the store's interface (include/store.h): no C
+#      file but the store's own (src/store*.c, src/history.c,
+#      src/history_sql.h, src/store_int.h) has a string that begins a
+#      statement (SELECT, INSERT, UPDATE, DELETE, CREATE, ...). The user's
+#      own query ('sql') is text typed, not written here; Redis's SELECT
+#      of a database by its number (src/agent) is not SQL.
 #
 # What is left of the old tangle would be listed in KNOWN below, each line
 # to go when its cause does: nothing is left. Any other violation fails, and
@@ -109,6 +115,16 @@ while read -r t libs; do
 	[ "$console" = yes ] || echo "tests/unit/$t.c links-console"
 done <"$tmp/ldadd" >>"$tmp/found"
 
+# --- 5. SQL --------------------------------------------------------------------------
+find "$S/src" "$S/commands" "$S/include" -name '*.[ch]' | sort | while read -r f; do
+	rel=${f#"$S"/}
+	case "$rel" in
+	src/store*.c | src/history.c | src/history_sql.h | src/store_int.h) continue ;;
+	esac
+	grep -nE '"(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|WITH|PRAGMA|REPLACE) ' "$f" |
+		grep -vE '"SELECT [0-9]+"' | sed -n "1s/^\([0-9]*\):.*/$(echo "$rel" | sed 's|/|\\/|g') sql:\1/p"
+done >>"$tmp/found"
+
 sort -u -o "$tmp/found" "$tmp/found"
 echo "$KNOWN" | sed '/^$/d' | sort -u >"$tmp/known"
 
@@ -119,6 +135,8 @@ comm -23 "$tmp/found" "$tmp/known" >"$tmp/new"
 while read -r file what; do
 	case "$what" in
 	"includes "*) not_ok "$file, an engine file, includes the console's ${what#includes }" ;;
+	sql:*) not_ok "$file writes SQL (line ${what#sql:}): all of it lives behind the\
+ store's interface (include/store.h, src/store*.c, src/history.c)" ;;
 	links-console) not_ok "$file tests the engine but links the console's library \
 (link \$(HS_ENGINE), not \$(HS_CORE))" ;;
 	*) case "$file" in
