@@ -822,26 +822,27 @@ static void publish(struct worker *w)
  * a block's timeout ago (HS_LIVE_TIMEOUT_MS), and for the counters every
  * HS_WORKER_STATS_NS. Woken by every worker after every batch, the loop
  * woke twice a block per worker, each a switch of threads that cost more
- * than the block's frames. What waits is asked for once the timeout has
- * passed: the time to wait for it (ms), -1 when nothing waits. */
-static int live_wake(struct worker *w, uint64_t now)
+ * than the block's frames. What waits then goes with the next wake-up,
+ * whichever worker asks for it: a flood's next block, or this worker's
+ * look after HS_WORKER_POLL_MS without frames. (A worker that came back
+ * for it once the timeout had passed woke, on two cores, about once a
+ * block more than its frames asked, each time to find its ring empty.) */
+static void live_wake(struct worker *w, uint64_t now)
 {
 	struct hs_workers *ws = w->ws;
 	size_t t = atomic_load_explicit(&w->t_tail, memory_order_relaxed);
 	size_t c = atomic_load_explicit(&w->c_tail, memory_order_relaxed);
 	bool news = t != w->told_t || c != w->told_c;
 	uint64_t since = now - atomic_load_explicit(&ws->woken_ns, memory_order_relaxed);
-	uint64_t after = (uint64_t)HS_LIVE_TIMEOUT_MS * 1000000;
 
 	publish_stats(w);
-	if ((news && since >= after) || since >= HS_WORKER_STATS_NS) {
+	if ((news && since >= (uint64_t)HS_LIVE_TIMEOUT_MS * 1000000) ||
+	    since >= HS_WORKER_STATS_NS) {
 		atomic_store_explicit(&ws->woken_ns, now, memory_order_relaxed);
 		w->told_t = t;
 		w->told_c = c;
 		uv_async_send(ws->wake);
-		return -1;
 	}
-	return news ? (int)((after - since) / 1000000) + 1 : -1;
 }
 
 static void on_live_frame(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes)
@@ -901,9 +902,13 @@ static void live_main(struct worker *w)
 			w->last_mono = now;
 		else if (n == 0 && w->lane.last_ts)
 			hs_tracer_advance(w->lane.tracer, w->lane.last_ts + (now - w->last_mono));
-		if (n == 0) {
-			/* its ring was empty: a frame to come was stamped after
-			 * now, or just before */
+		/* Less than a batch: libpcap stopped at a block the kernel
+		 * has not handed over, its ring is empty. Read again at once,
+		 * it finds it so again and costs a poll() of its own: the
+		 * worker waits for the next block here instead. */
+		bool empty = n >= 0 && n < HS_CAP_BATCH;
+		if (empty) {
+			/* a frame to come was stamped after now, or just before */
 			uint64_t t = hs_wall_ns() - HS_WORKER_LATE_NS;
 			if (t > w->lane.frames)
 				w->lane.frames = t;
@@ -916,10 +921,10 @@ static void live_main(struct worker *w)
 			live_kernel_stats(w);
 			stats_at = now;
 		}
-		int wait = live_wake(w, now);
-		if (n == 0 && pfd.fd >= 0)
-			poll(&pfd, 1, wait >= 0 && wait < HS_WORKER_POLL_MS ? wait : HS_WORKER_POLL_MS);
-		else if (n == 0)
+		live_wake(w, now);
+		if (empty && pfd.fd >= 0)
+			poll(&pfd, 1, HS_WORKER_POLL_MS);
+		else if (empty)
 			nap();
 	}
 	pthread_rwlock_rdlock(&ws->hold);
