@@ -149,12 +149,13 @@ struct hs_workers *hs_workers_start(struct hs_ctx *ctx, uv_loop_t *loop, struct 
 				    const struct hs_subs *subs, uv_async_t *wake, const char *path,
 				    unsigned n, char *err, size_t errlen);
 /* the same for a live interface: pcs (its handles, now the set's, closed
- * with it, also when it cannot start) join one fanout group (fanout.h), a
- * worker reads each; nano: their timestamps are in nanoseconds */
+ * with it, also when it cannot start), joined in one fanout group
+ * (hs_fanout_join) at wall time t0, a worker reads each, from its first
+ * frame stamped t0 or later; nano: their timestamps are in nanoseconds */
 struct hs_workers *hs_workers_start_live(struct hs_ctx *ctx, struct hs_tracer *merged,
 					 const struct hs_subs *subs, uv_async_t *wake,
 					 const char *ifname, pcap_t **pcs, unsigned n, bool nano,
-					 char *err, size_t errlen);
+					 uint64_t t0, char *err, size_t errlen);
 /* on the loop thread: hand on the traces and control messages queued; true
  * once every worker has read the whole file (or failed, *err then says why)
  * and everything it queued is handed on */

@@ -1209,6 +1209,26 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 			pcap_close(pcs[i]);
 		return -1;
 	}
+	/* The kernel may refuse the group for another reason than the link
+	 * type (one that has no fanout, or forbids it): the default is one
+	 * socket then too, and says why; asked for, it is refused. The
+	 * frames from before the group was whole are not read (workers.c). */
+	uint64_t t0 = 0;
+	if (!file && workers > 1) {
+		if (hs_fanout_join(pcs, workers, dlt, why, sizeof(why)) == 0) {
+			t0 = hs_wall_ns();
+		} else {
+			for (unsigned i = 0; i < workers; i++)
+				pcap_close(pcs[i]);
+			if (asked)
+				return hs_say_err(ctx, "cannot capture on '%s' with %u workers: %s",
+						  source, workers, why);
+			workers = 1;
+			snprintf(one_why, sizeof(one_why), "not the default %u: %s", dflt, why);
+			if (!(pc = pcs[0] = open_live(ctx, source, ring, &nano)))
+				return -1;
+		}
+	}
 	uint64_t ring_asked = 0, ring_got = 0;
 	if (!file) {
 		/* the rings, before the workers have the handles */
@@ -1219,7 +1239,7 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 	if (!file && workers > 1) {
 		char err[PCAP_ERRBUF_SIZE + 512];
 		ws = hs_workers_start_live(ctx, ctx->tracer, &ctx->subs, &c->wake, source, pcs,
-					   workers, nano, err, sizeof(err));
+					   workers, nano, t0, err, sizeof(err));
 		pc = NULL;	/* the workers' now */
 		if (!ws)
 			return hs_say_err(ctx, "%s", err);

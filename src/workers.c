@@ -1114,10 +1114,9 @@ struct hs_workers *hs_workers_start(struct hs_ctx *ctx, uv_loop_t *loop, struct 
 struct hs_workers *hs_workers_start_live(struct hs_ctx *ctx, struct hs_tracer *merged,
 					 const struct hs_subs *subs, uv_async_t *wake,
 					 const char *ifname, pcap_t **pcs, unsigned n, bool nano,
-					 char *err, size_t errlen)
+					 uint64_t t0, char *err, size_t errlen)
 {
 	struct hs_workers *ws = workers_new(ctx, merged, subs, wake, ifname, n);
-	char why[256];
 
 	if (!ws) {
 		for (unsigned i = 0; i < n; i++)
@@ -1141,14 +1140,9 @@ struct hs_workers *hs_workers_start_live(struct hs_ctx *ctx, struct hs_tracer *m
 		w->lane.nshards = 1;	/* the kernel chose its frames */
 		atomic_store(&w->read_through, UINT64_MAX);
 	}
-	if (hs_fanout_join(pcs, n, ws->dlt, why, sizeof(why)) < 0) {
-		snprintf(err, errlen, "cannot capture on '%s' with %u workers: %s", ifname, n, why);
-		hs_workers_free(ws);
-		return NULL;
-	}
 	/* a frame of before: it came to every socket, or to one the
 	 * program did not choose */
-	ws->t0 = hs_wall_ns();
+	ws->t0 = t0;
 	if (!workers_run(ws, err, errlen)) {
 		hs_workers_free(ws);
 		return NULL;

@@ -5,10 +5,12 @@
 # lock) and read live at the same time by one worker and by two (one kernel
 # fanout group): the same traces (hops, times, outcomes), numbered alike
 # (in the order of their copies' capture times, one socket's order), and
-# 'capture status' shows what each worker took
+# 'capture status' shows what each worker took; with the kernel's fanout
+# refused (tests/tools/hs-nofanout.so), the default reads with one socket
+# and says why, and a number of workers asked for is refused
 set -u
 . "${top_srcdir:-.}/tests/lab/lib.sh"
-need_built hopscope tests/tools/hs-synth
+need_built hopscope tests/tools/hs-synth tests/tools/hs-nofanout.so
 command -v netsniff-ng >/dev/null ||
 	{ echo "SKIP: $TEST: netsniff-ng (Debian package netsniff-ng) is not installed" >&2; exit 77; }
 command -v python3 >/dev/null || hard "python3 is missing"
@@ -49,24 +51,41 @@ console() {
 		    set format text; capture status" \
 		>"$tmp/out.$1" 2>"$tmp/err.$1" </dev/null
 }
+# the kernel refusing the fanout group (hs-nofanout.so makes setsockopt
+# PACKET_FANOUT fail): the default number of workers is one socket then,
+# reads as one worker does, and says why; a number asked for is refused
+nofanout() {
+	in_ns env LD_PRELOAD="$top_builddir/tests/tools/hs-nofanout.so" \
+		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" "$HOPSCOPE" "$@"
+}
+cores=$(getconf _NPROCESSORS_ONLN)
 console 1 &
 one=$!
 console 2 &
 two=$!
 pids="$one $two"
+if [ "$cores" -gt 1 ]; then
+	nofanout --db "$tmp/h0.db" --topo "$tmp/fat.topo" -i rxa \
+		-c "sleep 6s; capture stop; set format json; traces limit 100000;
+		    capture status; set format text; capture status" \
+		>"$tmp/out.0" 2>"$tmp/err.0" </dev/null &
+	pids="$pids $!"
+fi
 sleep 2		# both capturing before the first frame
 in_ns netsniff-ng --in "$tmp/fat.pcap" --out txa --silent -S 8MiB >"$tmp/replay" 2>&1 &&
 	! grep -q "Cannot allocate" "$tmp/replay" ||
 	{ cat "$tmp/replay" >&2; hard "netsniff-ng could not replay the capture"; }
-st1=0 st2=0
+st1=0 st2=0 st0=0
 wait "$one" || st1=$?
 wait "$two" || st2=$?
+[ "$cores" -gt 1 ] && { wait "${pids##* }" || st0=$?; }
 pids=
 [ "$st1" = 0 ] || fail "one worker: hopscope exited $st1: $(head -c 600 "$tmp/err.1")"
 [ "$st2" = 0 ] || fail "two workers: hopscope exited $st2: $(head -c 600 "$tmp/err.2")"
 
 # the traces with their numbers (the session's name left out), sorted
-for w in 1 2; do
+for w in 0 1 2; do
+	[ -e "$tmp/out.$w" ] || continue
 	python3 - "$tmp/out.$w" >"$tmp/traces.$w" <<'PY'
 import json, sys
 out = []
@@ -102,3 +121,26 @@ total=$(awk '$1 == "packets" { print $2 }' "$tmp/out.2")
 grep -q '^  worker 1  *[0-9]* packets, 0 kernel drops, [0-9]* packets/s$' "$tmp/out.2" ||
 	fail "no status line of worker 1: $(grep worker "$tmp/out.2")"
 ok "'capture status': worker 0 took $p0 frames, worker 1 $p1, of $total"
+
+# the kernel refused the fanout group: one socket read the stream
+if [ "$cores" -gt 1 ]; then
+	[ "$st0" = 0 ] || fail "fanout refused: hopscope exited $st0: $(head -c 600 "$tmp/err.0")"
+	why="not the default $cores: cannot join worker 0 to a fanout group: Protocol not available"
+	grep -qx "workers  *1, $why" "$tmp/out.0" ||
+		fail "fanout refused: 'capture status' does not say why one worker read: $(grep -i worker "$tmp/out.0")"
+	grep -q "\"one_worker\":\"$why\"" "$tmp/out.0" ||
+		fail "fanout refused: no one_worker in the JSON status: $(grep '"source"' "$tmp/out.0")"
+	cmp -s "$tmp/traces.1" "$tmp/traces.0" || {
+		diff "$tmp/traces.1" "$tmp/traces.0" | head -n 10 >&2
+		fail "fanout refused: the traces read differ from one worker's"
+	}
+	ok "the kernel refused the fanout group: the default read with one socket, the $n traces, and said why"
+else
+	echo "ok: (one core here: no default of several workers to fall back from)"
+fi
+st=0
+nofanout --db "$tmp/h3.db" --workers 2 -i rxa -c 'capture status' >"$tmp/out.3" 2>"$tmp/err.3" \
+	</dev/null || st=$?
+[ "$st" != 0 ] && grep -q "error: cannot capture on 'rxa' with 2 workers: cannot join worker 0 to a fanout group: Protocol not available" "$tmp/err.3" ||
+	fail "fanout refused, 2 workers asked: exit $st, $(head -c 600 "$tmp/err.3")"
+ok "the kernel refused the fanout group: 2 workers asked for are refused, naming why"
