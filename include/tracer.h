@@ -134,6 +134,11 @@ void hs_tracer_free(struct hs_tracer *tr);
 void hs_tracer_populate(struct hs_tracer *tr);
 /* only its ring of closed traces: traces close elsewhere (hs_tracer_adopt) */
 void hs_tracer_populate_ring(struct hs_tracer *tr);
+/* its ring of closed traces (hs_tracer_cfg.ring of them): the n-th trace
+ * it closes is written at slot (n - 1) % ring, before on_close is called
+ * with it. An owner that hands the traces on from there (workers.c) sees
+ * to it that the slot of the next one has been read. */
+struct hs_trace *hs_tracer_ring(struct hs_tracer *tr);
 void hs_tracer_set_topo(struct hs_tracer *tr, const struct hs_topo *topo);
 void hs_tracer_set_timeout(struct hs_tracer *tr, uint64_t timeout_ns);
 void hs_tracer_set_partial(struct hs_tracer *tr, bool partial);

@@ -133,9 +133,10 @@ void hs_lane_time(struct hs_lane *l, uint64_t ts_ns, uint64_t frames);
  * this frame or a later one (hs_tracer_oldest, and the frames queued) */
 uint64_t hs_lane_oldest(const struct hs_lane *l);
 /* the tracer of a lane of one of n workers, made as the loop's is, with
- * its share of the loop's pool of open traces (capture.c) */
+ * its share of the loop's pool of open traces (capture.c), and a ring of
+ * ring closed traces */
 struct hs_tracer *hs_lane_tracer_new(struct hs_ctx *ctx, hs_trace_cb on_close, void *arg,
-				     unsigned n);
+				     unsigned n, size_t ring);
 
 struct hs_workers;
 

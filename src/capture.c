@@ -744,7 +744,7 @@ static struct hs_tracer_cfg tracer_cfg(struct hs_ctx *ctx, hs_trace_cb on_close,
 }
 
 struct hs_tracer *hs_lane_tracer_new(struct hs_ctx *ctx, hs_trace_cb on_close, void *arg,
-				     unsigned n)
+				     unsigned n, size_t ring)
 {
 	struct hs_tracer_cfg cfg = tracer_cfg(ctx, on_close, arg);
 
@@ -752,7 +752,7 @@ struct hs_tracer *hs_lane_tracer_new(struct hs_ctx *ctx, hs_trace_cb on_close, v
 	 * each its share: a trace is evicted at the age one tracer evicts it */
 	cfg.max_open = cfg.max_open / n ? cfg.max_open / n : 1;
 
-	cfg.ring = 1;	/* the loop's tracer keeps the closed traces (hs_tracer_adopt) */
+	cfg.ring = ring;	/* the loop's tracer keeps the closed traces (hs_tracer_adopt) */
 	return hs_tracer_new(&cfg);
 }
 

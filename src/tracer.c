@@ -787,6 +787,11 @@ void hs_tracer_populate_ring(struct hs_tracer *tr)
 	hs_populate_big(tr->ring, tr->ring_size, sizeof(*tr->ring));
 }
 
+struct hs_trace *hs_tracer_ring(struct hs_tracer *tr)
+{
+	return tr->ring;
+}
+
 void hs_tracer_set_topo(struct hs_tracer *tr, const struct hs_topo *topo)
 {
 	tr->topo = topo;

@@ -145,7 +145,7 @@ struct worker {
 	struct in_ent *in;	/* the walk's to the worker */
 	_Alignas(64) _Atomic size_t in_head;	/* next to read: every frame before is read */
 	_Alignas(64) _Atomic size_t in_tail;	/* next to fill */
-	struct hs_trace *traces;	/* the worker's to the loop */
+	struct hs_trace *traces;	/* the worker's to the loop: its tracer's ring */
 	_Alignas(64) _Atomic size_t t_head;	/* next to take */
 	_Alignas(64) _Atomic size_t t_tail;	/* next to fill */
 	struct ctl_ent *ctl;
@@ -286,22 +286,26 @@ static bool ctl_room(void *arg)
 	return ctl_place(w) + w->ctl_need - oldest <= HS_WORKER_CTL_RING;
 }
 
+/* The queue of traces is the worker's tracer's ring (hs_tracer_ring): t
+ * was closed into the queue's next slot, which the loop may now read. The
+ * tracer asks for the slot after it ahead of the close (prefetch_head) as
+ * for any close. (Built in a slot of its own and copied into the queue,
+ * each trace cost its bytes written twice, the second time to lines last
+ * read on the loop's core.) */
 static void worker_on_close(void *arg, const struct hs_trace *t)
 {
 	struct worker *w = arg;
 	size_t tail = atomic_load_explicit(&w->t_tail, memory_order_relaxed);
 
-	/* a full queue waits for the loop: a trace is never lost */
+	(void)t;	/* at w->traces[tail % HS_WORKER_TRACES] */
+	atomic_store_explicit(&w->t_tail, tail + 1, memory_order_release);
+	/* the next close writes the slot after: with the queue full it is
+	 * the oldest the loop has not read, and waits for it to be. A trace
+	 * is never lost. */
 	while (!trace_room(w)) {
 		uv_async_send(w->ws->wake);
 		gate_sleep(&w->room, trace_room, w);
 	}
-	struct hs_trace *slot = &w->traces[tail & (HS_WORKER_TRACES - 1)];
-	memcpy(slot, t, offsetof(struct hs_trace, hops) + t->nhops * sizeof(t->hops[0]));
-	atomic_store_explicit(&w->t_tail, tail + 1, memory_order_release);
-	/* the next slot was last read by the loop, on another core: it is
-	 * asked for now, to be written at the next close without waiting */
-	hs_prefetch_span(&w->traces[(tail + 1) & (HS_WORKER_TRACES - 1)], HS_TRACE_COMMON);
 }
 
 /* a packet for the loop's subscribers, with the bytes they read copied
@@ -1000,7 +1004,6 @@ static void worker_free(struct worker *w)
 	if (w->pc)
 		pcap_close(w->pc);
 	free(w->filebuf);
-	hs_free_big(w->traces, HS_WORKER_TRACES, sizeof(*w->traces));
 	hs_free_big(w->ctl, HS_WORKER_CTL, sizeof(*w->ctl));
 	hs_free_big(w->ctl_ring, HS_WORKER_CTL_RING, 1);
 	if (w->in)
@@ -1041,11 +1044,10 @@ static struct hs_workers *workers_new(struct hs_ctx *ctx, struct hs_tracer *merg
 		struct worker *w = &ws->w[i];
 
 		w->ws = ws;
-		w->traces = hs_xcalloc_big(HS_WORKER_TRACES, sizeof(*w->traces));
 		w->ctl = hs_xcalloc_big(HS_WORKER_CTL, sizeof(*w->ctl));
 		w->ctl_ring = hs_xcalloc_big(HS_WORKER_CTL_RING, 1);
 		w->lane.ctx = ctx;
-		w->lane.tracer = hs_lane_tracer_new(ctx, worker_on_close, w, n);
+		w->lane.tracer = hs_lane_tracer_new(ctx, worker_on_close, w, n, HS_WORKER_TRACES);
 		w->lane.stats = &w->st;
 		w->lane.derr = w->derr;
 		w->lane.shard = i;
@@ -1056,6 +1058,7 @@ static struct hs_workers *workers_new(struct hs_ctx *ctx, struct hs_tracer *merg
 			hs_workers_free(ws);
 			return NULL;
 		}
+		w->traces = hs_tracer_ring(w->lane.tracer);
 	}
 	return ws;
 }
@@ -1131,9 +1134,10 @@ struct hs_workers *hs_workers_start_live(struct hs_ctx *ctx, struct hs_tracer *m
 	for (unsigned i = 0; i < n; i++) {
 		struct worker *w = &ws->w[i];
 
-		hs_tracer_populate(w->lane.tracer);	/* as one worker's (capture.c) */
-		/* and its queues to the loop: a flood fills them at once */
-		hs_populate_big(w->traces, HS_WORKER_TRACES, sizeof(*w->traces));
+		/* as one worker's (capture.c), its queue of traces (the ring)
+		 * with them; and its other queues to the loop: a flood fills
+		 * them at once */
+		hs_tracer_populate(w->lane.tracer);
 		hs_populate_big(w->ctl, HS_WORKER_CTL, sizeof(*w->ctl));
 		hs_populate_big(w->ctl_ring, HS_WORKER_CTL_RING, 1);
 		w->pc = pcs[i];
