@@ -41,8 +41,9 @@ struct hs_control *hs_control_new(size_t ring);
 void hs_control_free(struct hs_control *c);
 void hs_control_clear(struct hs_control *c);
 
-/* decode a marked frame's messages into the ring; allocates nothing */
-void hs_control_frame(struct hs_control *c, const struct hs_pkt *p);
+/* decode a marked frame's messages into the ring: the records added (0
+ * for a frame with none, or one that does not decode); allocates nothing */
+size_t hs_control_frame(struct hs_control *c, const struct hs_pkt *p);
 
 size_t hs_control_count(const struct hs_control *c);	/* records held */
 /* i = 0 is the newest; NULL past the end */

@@ -71,13 +71,14 @@ static void count(struct hs_control_stats *st, const struct hs_ctl_msg *m)
 	}
 }
 
-void hs_control_frame(struct hs_control *c, const struct hs_pkt *p)
+size_t hs_control_frame(struct hs_control *c, const struct hs_pkt *p)
 {
 	uint32_t off = 0;
+	size_t added = 0;
 	int err, rc;
 
 	if (p->ctl >= HS_CTL__COUNT || p->ctl == HS_CTL_NONE)
-		return;
+		return 0;
 	c->st.frames[p->ctl]++;
 	for (;;) {
 		struct hs_ctl_rec *r = &c->ring[c->head];
@@ -99,12 +100,14 @@ void hs_control_frame(struct hs_control *c, const struct hs_pkt *p)
 		else
 			memset(&r->key, 0, sizeof(r->key));
 		count(&c->st, &r->msg);
+		added++;
 		c->head = (c->head + 1) % c->cap;
 		if (c->n < c->cap)
 			c->n++;
 		else
 			c->st.overwritten++;
 	}
+	return added;
 }
 
 size_t hs_control_count(const struct hs_control *c)
@@ -323,15 +326,6 @@ static void store_records(struct hs_ctx *ctx, size_t added)
 	}
 }
 
-static uint64_t records_total(const struct hs_control_stats *st)
-{
-	uint64_t n = 0;
-
-	for (int i = 0; i < HS_CTL__COUNT; i++)
-		n += st->records[i];
-	return n;
-}
-
 /* a control frame the pipeline published */
 static void on_frame(void *arg, const struct hs_pkt *p)
 {
@@ -343,11 +337,10 @@ static void on_frame(void *arg, const struct hs_pkt *p)
 		hs_control_clear(ctx->control);	/* a new capture, a new log */
 		ctx->control->epoch = ctx->last_stats.started_ns;
 	}
-	uint64_t before = records_total(&ctx->control->st);
-	hs_control_frame(ctx->control, p);
+	size_t added = hs_control_frame(ctx->control, p);
 	/* the history keeps every control message under 'all' and the default policy */
-	if (ctx->cap && ctx->set.policy != HS_POLICY_OFF)
-		store_records(ctx, (size_t)(records_total(&ctx->control->st) - before));
+	if (added && ctx->cap && ctx->set.policy != HS_POLICY_OFF)
+		store_records(ctx, added);
 }
 
 int hs_control_subscribe(struct hs_ctx *ctx)

@@ -407,7 +407,7 @@ static void test_ring(void **state)
 
 	for (size_t i = 0; i < nf; i++) {
 		hs_decode(fr[i].dlt, fr[i].data, fr[i].len, fr[i].len, 100 + i, &p);
-		hs_control_frame(c, &p);
+		assert_int_equal(hs_control_frame(c, &p), 1);	/* the records added */
 	}
 	const struct hs_control_stats *st = hs_control_stats(c);
 	assert_int_equal(hs_control_count(c), 4);
@@ -432,7 +432,7 @@ static void test_ring(void **state)
 
 	/* a segment of three BGP messages is three records, in order */
 	hs_decode(bg[4].dlt, bg[4].data, bg[4].len, bg[4].len, 500, &p);
-	hs_control_frame(c, &p);
+	assert_int_equal(hs_control_frame(c, &p), 3);
 	assert_int_equal(hs_control_at(c, 0)->msg.u.bgp.type, HS_BGP_ROUTE_REFRESH);
 	assert_int_equal(hs_control_at(c, 2)->msg.u.bgp.type, HS_BGP_KEEPALIVE);
 	assert_int_equal(hs_control_at(c, 0)->sw.af, 0);	/* plain SPAN */
@@ -443,7 +443,7 @@ static void test_ring(void **state)
 	size_t nt = load("control-truncated", tr);
 	for (size_t i = 1; i < nt; i++) {
 		hs_decode(tr[i].dlt, tr[i].data, tr[i].len, tr[i].len, 600, &p);
-		hs_control_frame(c, &p);
+		assert_int_equal(hs_control_frame(c, &p), 0);
 	}
 	assert_int_equal(hs_control_at(c, 0)->ts_ns, 500);
 	assert_int_equal(st->errors[HS_CERR_BGP_SPLIT], 1);
