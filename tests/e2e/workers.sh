@@ -13,6 +13,13 @@
 # workers counts every packet kept.
 . "$(dirname "$0")/lib.sh"
 
+# same DESCRIPTION ONE N: N workers' output equals one worker's; the first
+# lines that differ are shown when it does not
+same() {
+	check "$1" cmp -s "$2" "$3"
+	cmp -s "$2" "$3" || diff "$2" "$3" | cut -c 1-300 | head -n 6 | sed 's/^/#   /'
+}
+
 SYNTH=$top_builddir/tests/tools/hs-synth
 command -v python3 >/dev/null 2>&1 || skip "python3 is missing"
 [ -x "$SYNTH" ] || hard "'$SYNTH' is not built"
@@ -91,12 +98,10 @@ check "and control messages" grep -q '"proto": "bgp"' "$tmp/view.1"
 big=$(grep -o '"traces_closed": [0-9]*' "$tmp/big.1" | head -n 1 | grep -o '[0-9]*$')
 check "one worker: more traces than are kept in $tmp/big.pcap ($big)" [ "${big:-0}" -gt 8192 ]
 for w in 2 3; do
-	check "$w workers: the same traces and numbers, flows, drops, loops, latency, counters and control messages" \
-		cmp -s "$tmp/view.1" "$tmp/view.$w"
-	cmp -s "$tmp/view.1" "$tmp/view.$w" || diff "$tmp/view.1" "$tmp/view.$w" | cut -c 1-300 | head -n 6
-	check "$w workers, $big traces: the same newest traces, and what drops, loops and latency say of them" \
-		cmp -s "$tmp/big.1" "$tmp/big.$w"
-	cmp -s "$tmp/big.1" "$tmp/big.$w" || diff "$tmp/big.1" "$tmp/big.$w" | cut -c 1-300 | head -n 6
+	same "$w workers: the same traces and numbers, flows, drops, loops, latency, counters and control messages" \
+		"$tmp/view.1" "$tmp/view.$w"
+	same "$w workers, $big traces: the same newest traces, and what drops, loops and latency say of them" \
+		"$tmp/big.1" "$tmp/big.$w"
 done
 
 # --- a damaged file: the frames before the damage, and what one reader says -------
@@ -142,9 +147,8 @@ print(sum(len(o["traces"]) for o in map(json.loads, open(sys.argv[1]))
 check "a frame stamped 3 s ahead, one worker: each of the 4000 packets one trace ($ntr)" \
 	[ "$ntr" = 4000 ]
 for w in 2 3; do
-	check "a frame stamped 3 s ahead, $w workers: the same traces, drops and loops as one" \
-		cmp -s "$tmp/ahead.1" "$tmp/ahead.$w"
-	cmp -s "$tmp/ahead.1" "$tmp/ahead.$w" || diff "$tmp/ahead.1" "$tmp/ahead.$w" | cut -c 1-300 | head -n 6
+	same "a frame stamped 3 s ahead, $w workers: the same traces, drops and loops as one" \
+		"$tmp/ahead.1" "$tmp/ahead.$w"
 done
 
 # --- more open traces than the pool holds: the oldest is evicted ---------------------
@@ -160,9 +164,8 @@ done
 ev=$(grep -o '"evicted": [0-9]*' "$tmp/pool.1" | head -n 1 | grep -o '[0-9]*$')
 check "a pool of 198 open traces, one worker: traces evicted ($ev)" [ "${ev:-0}" -gt 0 ]
 for w in 2 3; do
-	check "a pool of 198 open traces, $w workers: the same traces, evicted alike, drops and loops as one" \
-		cmp -s "$tmp/pool.1" "$tmp/pool.$w"
-	cmp -s "$tmp/pool.1" "$tmp/pool.$w" || diff "$tmp/pool.1" "$tmp/pool.$w" | cut -c 1-300 | head -n 6
+	same "a pool of 198 open traces, $w workers: the same traces, evicted alike, drops and loops as one" \
+		"$tmp/pool.1" "$tmp/pool.$w"
 done
 
 # --- a number of workers that makes no sense -----------------------------------------------
