@@ -65,7 +65,5 @@ int hs_driver_switches(const struct hs_topo *topo, const char *kind, const char 
 		       char *out, size_t len);
 /* the switches of topo the driver of kind serves, "SW,SW" in out */
 void hs_driver_served(const struct hs_topo *topo, const char *kind, char *out, size_t len);
-/* " (set HOPSCOPE_DRIVER ...)" after an error ERR that running it gave, or "" */
-const char *hs_driver_hint(int err);
 
 #endif

@@ -90,6 +90,9 @@ int hs_broker_run(char *const *argv, hs_broker_cb cb, void *arg);
 /* close the broker; unanswered requests get cb(arg, NULL) */
 void hs_broker_stop(void);
 
+/* " (set HOPSCOPE_DRIVER ...)" after an error ERR that running a driver gave, or "" */
+const char *hs_driver_hint(int err);
+
 /* what the broker runs: a mirror argv (hs_mirror_argv_check), or exactly
  * DRIVER [--state STATE] snapshot [--at-ns T]. 0 or -1. */
 int hs_driver_argv_check(int argc, char *const *argv, const char *driver, const char *state);

@@ -149,15 +149,6 @@ void hs_driver_served(const struct hs_topo *topo, const char *kind, char *out, s
 		snprintf(out, len, "none known");
 }
 
-/* where a driver could not be run: say how to name another */
-const char *hs_driver_hint(int err)
-{
-	if (err != ENOENT && err != EACCES)
-		return "";
-	return getenv("HOPSCOPE_DRIVER") && *getenv("HOPSCOPE_DRIVER") ?
-	       " (named by HOPSCOPE_DRIVER)" : " (set HOPSCOPE_DRIVER to the fabric's driver)";
-}
-
 static void job_closed(uv_handle_t *h)
 {
 	struct hs_driver_job *job = h->data;

@@ -683,6 +683,15 @@ int hs_broker_start(uv_loop_t *loop, const char *const *drivers, const char *sta
 	return 0;
 }
 
+/* where a driver could not be run: say how to name another */
+const char *hs_driver_hint(int err)
+{
+	if (err != ENOENT && err != EACCES)
+		return "";
+	return getenv("HOPSCOPE_DRIVER") && *getenv("HOPSCOPE_DRIVER") ?
+	       " (named by HOPSCOPE_DRIVER)" : " (set HOPSCOPE_DRIVER to the fabric's driver)";
+}
+
 bool hs_broker_active(void)
 {
 	return bk.active;

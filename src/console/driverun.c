@@ -7,6 +7,7 @@
 #include "cmd.h"
 #include "console.h"
 #include "driverun.h"
+#include "privsep.h"
 
 struct driver_group;
 
