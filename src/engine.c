@@ -1,9 +1,5 @@
-/* engine.c - the pipeline and the analyses that always run on it, and what
- * the engine tells the client that asked
- */
-#include <stdarg.h>
+/* engine.c - the pipeline and the analyses that always run on it */
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "capture.h"
 #include "control.h"
@@ -29,51 +25,4 @@ void hs_engine_fini(struct hs_ctx *ctx)
 	hs_pipeline_fini(ctx);
 	hs_planck_unsubscribe(ctx);
 	hs_control_unsubscribe(ctx);
-}
-
-/* ---- what the engine says ------------------------------------------------------ */
-
-static void vsay(struct hs_ctx *ctx, enum hs_say what, const char *fmt, va_list ap)
-{
-	static const char *const prefix[] = { "error: ", "warning: ", "" };
-	char *msg = NULL;
-
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
-	if (ctx->say) {
-		ctx->say(ctx, what, msg ? msg : fmt);
-	} else {
-		fflush(stdout);
-		fprintf(what == HS_SAY_INFO ? stdout : stderr, "%s%s\n", prefix[what],
-			msg ? msg : fmt);
-	}
-	free(msg);
-}
-
-int hs_say_err(struct hs_ctx *ctx, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsay(ctx, HS_SAY_ERR, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-void hs_say_warn(struct hs_ctx *ctx, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsay(ctx, HS_SAY_WARN, fmt, ap);
-	va_end(ap);
-}
-
-void hs_say_info(struct hs_ctx *ctx, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsay(ctx, HS_SAY_INFO, fmt, ap);
-	va_end(ap);
 }
