@@ -29,18 +29,25 @@
 #      statement (SELECT, INSERT, UPDATE, DELETE, CREATE, ...). The user's
 #      own query ('sql') is text typed, not written here; Redis's SELECT
 #      of a database by its number (src/agent) is not SQL.
+#   6. the engine's objects form no circle (A refers to what B defines, and
+#      B, through any others, to what A defines) but among src/decode/*.o,
+#      where protocols nest: each file's place is below what uses it.
 #
-# What is left of the old tangle would be listed in KNOWN below, each line
-# to go when its cause does: nothing is left. Any other violation fails, and
-# so does a line of KNOWN that is no longer one: take it off the list.
+# What is left of the old tangle is listed in KNOWN below, each line to go
+# when its cause does: one circle, the capture with the fabric view (the
+# context's store accessors, capture.c's) and with the workers (the lane, the
+# per-copy path both run, capture.c's). Any other violation fails, and so does
+# a line of KNOWN that is no longer one: take it off the list.
 . "$(dirname "$0")/lib.sh"
 
 command -v nm >/dev/null 2>&1 || skip "nm is not installed"
 LC_ALL=C	# one order for sort, join and comm
 export LC_ALL
 
-# FILE includes HEADER | FILE SYMBOL (a console symbol it refers to)
+# FILE includes HEADER | FILE SYMBOL (a console symbol it refers to) |
+# FILE circle:FILE,FILE,... (the files of a circle, FILE the first)
 KNOWN='
+src/capture.c circle:src/capture.c,src/follow.c,src/workers.c
 '
 
 S=$top_srcdir
@@ -125,6 +132,36 @@ find "$S/src" "$S/commands" "$S/include" -name '*.[ch]' | sort | while read -r f
 		grep -vE '"SELECT [0-9]+"' | sed -n "1s/^\([0-9]*\):.*/$(echo "$rel" | sed 's|/|\\/|g') sql:\1/p"
 done >>"$tmp/found"
 
+# --- 6. circles --------------------------------------------------------------------
+# A B: engine object A refers to a symbol engine object B defines
+while read -r rel; do
+	o=$(object "$rel") || hard "$(cat "$tmp/unbuilt")"
+	nm -g --defined-only "$o" | awk -v s="$rel" 'NF == 3 { print $3, s }'
+done <"$tmp/engine_c" | sort -u >"$tmp/engine_syms"
+[ -s "$tmp/engine_syms" ] || hard "nm found no symbol in the engine's objects"
+while read -r rel; do
+	o=$(object "$rel") || hard "$(cat "$tmp/unbuilt")"
+	refs "$o" | join - "$tmp/engine_syms" | awk -v f="$rel" '$2 != f { print f, $2 }'
+done <"$tmp/engine_c" | sort -u >"$tmp/edges"
+# the files each reaches (closure of the edges); a circle is the files that
+# reach one another, said once, by its first file
+awk '
+	{ e[$1, $2] = 1; n[$1] = 1; n[$2] = 1 }
+	END {
+		for (k in n) for (i in n) if (e[i, k]) for (j in n) if (e[k, j]) e[i, j] = 1
+		for (a in n) {
+			c = a; first = a
+			for (b in n) if (b != a && e[a, b] && e[b, a]) { c = c " " b; if (b < first) first = b }
+			if (first == a && c != a) print c
+		}
+	}' "$tmp/edges" | while read -r files; do
+	set -- $(printf '%s\n' $files | sort)
+	decode=yes
+	for f; do case "$f" in src/decode/*) ;; *) decode=no ;; esac; done
+	[ "$decode" = yes ] && continue
+	echo "$1 circle:$(echo "$*" | tr ' ' ,)"
+done >>"$tmp/found"
+
 sort -u -o "$tmp/found" "$tmp/found"
 echo "$KNOWN" | sed '/^$/d' | sort -u >"$tmp/known"
 
@@ -137,6 +174,8 @@ while read -r file what; do
 	"includes "*) not_ok "$file, an engine file, includes the console's ${what#includes }" ;;
 	sql:*) not_ok "$file writes SQL (line ${what#sql:}): all of it lives behind the\
  store's interface (include/store.h, src/store*.c, src/history.c)" ;;
+	circle:*) not_ok "the engine's objects $(echo "${what#circle:}" | sed 's/,/, /g') use one\
+ another in a circle: move what one of them defines to where it belongs, below both" ;;
 	links-console) not_ok "$file tests the engine but links the console's library \
 (link \$(HS_ENGINE), not \$(HS_CORE))" ;;
 	*) case "$file" in
@@ -145,7 +184,7 @@ while read -r file what; do
 	   esac ;;
 	esac
 done <"$tmp/new"
-[ -s "$tmp/new" ] || ok "no engine file depends on the console beyond the known exceptions\
+[ -s "$tmp/new" ] || ok "no engine file depends on the console, and no circle, beyond the known exceptions\
  ($(wc -l <"$tmp/engine_c") engine sources, $(wc -l <"$tmp/console_c") console ones)"
 
 comm -13 "$tmp/found" "$tmp/known" >"$tmp/gone"
