@@ -46,10 +46,11 @@ int hs_fabric_load(struct hs_store *st, const struct hs_topo *topo,
 		   const struct hs_fabric_range *r, hs_fabric_fn each, void *arg,
 		   struct hs_fabric_stats *fs, char *err, size_t errlen);
 
-/* The newest max packets of the history, joined as hs_fabric_load joins
- * them (window_ns the trace timeout, every part foreign), handed oldest
- * first: the packets first seen from the time of the max-th newest stored
- * part on (further back while joining left fewer than max), so a read
+/* The newest max packets of the history first seen before until_ns (0:
+ * no end), joined as hs_fabric_load joins them (window_ns the trace
+ * timeout, every part foreign), handed oldest first: the packets first
+ * seen from the time of the max-th newest stored part on (further back
+ * while joining left fewer than max), so a read
  * takes about max stored traces, found by their time, however many the
  * history holds. A few more than max may be handed (parts first seen at
  * the same instant). Each is handed with the name of its first stored
@@ -58,8 +59,24 @@ int hs_fabric_load(struct hs_store *st, const struct hs_topo *topo,
 typedef void (*hs_fabric_named_fn)(void *arg, const struct hs_trace *t, int64_t session,
 				   uint64_t no);
 int hs_fabric_newest(struct hs_store *st, const struct hs_topo *topo, uint64_t max,
-		     uint64_t window_ns, hs_fabric_named_fn each, void *arg,
+		     uint64_t window_ns, uint64_t until_ns, hs_fabric_named_fn each, void *arg,
 		     struct hs_fabric_stats *fs, char *err, size_t errlen);
+
+/* an analyzer whose heartbeat is this old runs no capture (the since_ns
+ * asked of hs_store_others: now less this) */
+#define HS_FABRIC_RUNNING_NS (15 * HS_NS_PER_SEC)
+
+/* how long a packet's later parts may take to be stored after its first,
+ * while the analyzers p tells of capture: two trace timeouts (window_ns)
+ * open in a tracer, a writer's commit and the longest lag of a writer */
+uint64_t hs_fabric_settle_ns(const struct hs_store_others *p, uint64_t window_ns);
+
+/* where the history is whole at wall clock now: the packets first seen
+ * before the returned time have all their parts stored (newest less
+ * settle), or 0 for all of them (nothing captures, or the newest stored
+ * packet is older than a settle and a heartbeat) */
+uint64_t hs_fabric_whole_until(const struct hs_store_others *p, uint64_t window_ns,
+			       uint64_t now);
 
 /* the traces a read of the history joins at most: a range of time holding
  * this many is one query, well inside a statement timeout, and its joined

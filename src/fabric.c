@@ -11,9 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture.h"
 #include "fabric.h"
 
 #define HS_FABRIC_PART_NAMES 8	/* a packet's analyzers named, at most */
+#define COMMIT_NS	(HS_NS_PER_SEC / 2)	/* the writers' commit interval */
 
 enum {
 	C_ID, C_SRC, C_DST, C_PROTO, C_SPORT, C_DPORT, C_IPID, C_SEQ, C_FLAGS_TCP, C_LEN,
@@ -341,6 +343,23 @@ int hs_fabric_load(struct hs_store *st, const struct hs_topo *topo,
 	return load(st, topo, r, false, unnamed, &u, fs, err, errlen);
 }
 
+/* ---- where the history is whole --------------------------------------------------- */
+
+uint64_t hs_fabric_settle_ns(const struct hs_store_others *p, uint64_t window_ns)
+{
+	return 2 * window_ns + COMMIT_NS + p->lag_ns;
+}
+
+uint64_t hs_fabric_whole_until(const struct hs_store_others *p, uint64_t window_ns,
+			       uint64_t now)
+{
+	uint64_t settle = hs_fabric_settle_ns(p, window_ns);
+
+	if (!p->running || !p->have_newest || p->newest + settle + HS_HEARTBEAT_NS < now)
+		return 0;
+	return p->newest > settle ? p->newest - settle : 1;
+}
+
 /* ---- the newest packets ---------------------------------------------------------- */
 
 struct kept {
@@ -363,7 +382,7 @@ static void keep(void *arg, const struct hs_trace *t, bool foreign, int64_t sess
 }
 
 int hs_fabric_newest(struct hs_store *st, const struct hs_topo *topo, uint64_t max,
-		     uint64_t window_ns, hs_fabric_named_fn each, void *arg,
+		     uint64_t window_ns, uint64_t until_ns, hs_fabric_named_fn each, void *arg,
 		     struct hs_fabric_stats *fs, char *err, size_t errlen)
 {
 	struct kept k = { 0 };
@@ -381,7 +400,8 @@ int hs_fabric_newest(struct hs_store *st, const struct hs_topo *topo, uint64_t m
 			rc = -1;
 			break;
 		}
-		struct hs_fabric_range r = { .since_ns = have ? ts : 0, .window_ns = window_ns };
+		struct hs_fabric_range r = { .since_ns = have ? ts : 0, .until_ns = until_ns,
+					     .window_ns = window_ns };
 		nth_ts = r.since_ns;
 		k.n = 0;
 		rc = load(st, topo, &r, true, keep, &k, fs, err, errlen);

@@ -20,8 +20,6 @@
 
 #define FOLLOW_MS	1000		/* a tick */
 #define PROBE_TICKS	5		/* not following: the history asked this seldom */
-#define COMMIT_NS	(HS_NS_PER_SEC / 2)	/* the writers' commit interval */
-#define RUNNING_NS	(15 * HS_NS_PER_SEC)	/* a heartbeat this old: no capture runs there */
 #define BEFORE_NS	(60 * HS_NS_PER_SEC)	/* the view starts this long before its
 						 * capture */
 
@@ -161,7 +159,8 @@ static struct hs_store *followed(struct hs_ctx *ctx)
 static int ask(struct hs_ctx *ctx, struct hs_store *st, struct hs_store_others *p)
 {
 	struct hs_follow *f = ctx->follow;
-	uint64_t now = hs_wall_ns(), recent = now > RUNNING_NS ? now - RUNNING_NS : 0;
+	uint64_t now = hs_wall_ns();
+	uint64_t recent = now > HS_FABRIC_RUNNING_NS ? now - HS_FABRIC_RUNNING_NS : 0;
 
 	return hs_store_others(st, hs_ctx_analyzer(ctx), recent, p, f->err, sizeof(f->err));
 }
@@ -266,7 +265,7 @@ static void tick(uv_timer_t *h)
 		f->on = f->rekeep = ctx->following = true;
 
 	uint64_t window = ctx->set.trace_timeout_ns ? ctx->set.trace_timeout_ns : HS_NS_PER_SEC;
-	uint64_t to, settle = 2 * window + COMMIT_NS + p.lag_ns;
+	uint64_t to, settle = hs_fabric_settle_ns(&p, window);
 	f->settled = p.running == 0;
 	if (f->settled || now - f->head_seen > settle + HS_HEARTBEAT_NS) {
 		/* nothing captures, or no heartbeat told of a newer trace for

@@ -50,10 +50,19 @@ int hs_closed_get(struct hs_ctx *ctx, const char *verb, struct hs_closed *c)
 	}
 	if (hs_ctx_store_read(ctx, false, &st) < 0)
 		return -1;
+	/* while an analyzer captures, the newest packets' later parts may
+	 * still be on their way: those are left out */
+	uint64_t window = ctx->set.trace_timeout_ns ? ctx->set.trace_timeout_ns : HS_NS_PER_SEC;
+	uint64_t now = hs_wall_ns();
+	struct hs_store_others p;
 	struct hs_tracer_cfg cfg = { .max_open = 1, .ring = HS_TRACER_RING, .topo = ctx->topo };
+	if (hs_store_others(st, NULL, now > HS_FABRIC_RUNNING_NS ? now - HS_FABRIC_RUNNING_NS : 0,
+			    &p, err, sizeof(err)) < 0)
+		return out_err(ctx->out, "%s: cannot read history '%s': %s", verb,
+			       hs_store_path(st), err);
 	c->tr = hs_tracer_new(&cfg);
-	if (hs_fabric_newest(st, ctx->topo, HS_TRACER_RING, ctx->set.trace_timeout_ns ?
-			     ctx->set.trace_timeout_ns : HS_NS_PER_SEC, adopt, c, &fs,
+	if (hs_fabric_newest(st, ctx->topo, HS_TRACER_RING, window,
+			     hs_fabric_whole_until(&p, window, now), adopt, c, &fs,
 			     err, sizeof(err)) < 0) {
 		hs_closed_free(c);
 		return out_err(ctx->out, "%s: cannot read history '%s': %s", verb,
