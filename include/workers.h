@@ -121,7 +121,7 @@ struct hs_lane {
 					 * others'; the loop's lane counts none */
 };
 
-/* one frame down a lane, and the lane's queue emptied (capture.c) */
+/* one frame down a lane, and the lane's queue emptied (lane.c) */
 void hs_lane_frame(struct hs_lane *l, int dlt, const uint8_t *data, uint32_t caplen,
 		   uint32_t wirelen, uint64_t ts_ns);
 void hs_lane_flush(struct hs_lane *l);
@@ -133,10 +133,15 @@ void hs_lane_time(struct hs_lane *l, uint64_t ts_ns, uint64_t frames);
  * this frame or a later one (hs_tracer_oldest, and the frames queued) */
 uint64_t hs_lane_oldest(const struct hs_lane *l);
 /* the tracer of a lane of one of n workers, made as the loop's is, with
- * its share of the loop's pool of open traces (capture.c), and a ring of
- * ring closed traces */
+ * its share of the loop's pool of open traces, and a ring of ring closed
+ * traces */
 struct hs_tracer *hs_lane_tracer_new(struct hs_ctx *ctx, hs_trace_cb on_close, void *arg,
 				     unsigned n, size_t ring);
+/* the configuration of the loop's tracer, closing traces to on_close */
+struct hs_tracer_cfg hs_lane_tracer_cfg(struct hs_ctx *ctx, hs_trace_cb on_close, void *arg);
+/* a bounded table's size: max, or the smaller one the environment variable
+ * env_name gives (the tests that fill it) */
+size_t hs_table_max(const char *env_name, size_t max);
 
 struct hs_workers;
 

@@ -35,9 +35,8 @@
 #
 # What is left of the old tangle is listed in KNOWN below, each line to go
 # when its cause does: one circle, the capture with the fabric view (the
-# context's store accessors, capture.c's) and with the workers (the lane, the
-# per-copy path both run, capture.c's). Any other violation fails, and so does
-# a line of KNOWN that is no longer one: take it off the list.
+# context's store accessors, capture.c's). Any other violation fails, and so
+# does a line of KNOWN that is no longer one: take it off the list.
 . "$(dirname "$0")/lib.sh"
 
 command -v nm >/dev/null 2>&1 || skip "nm is not installed"
@@ -47,7 +46,7 @@ export LC_ALL
 # FILE includes HEADER | FILE SYMBOL (a console symbol it refers to) |
 # FILE circle:FILE,FILE,... (the files of a circle, FILE the first)
 KNOWN='
-src/capture.c circle:src/capture.c,src/follow.c,src/workers.c
+src/capture.c circle:src/capture.c,src/follow.c
 '
 
 S=$top_srcdir
