@@ -13,8 +13,8 @@ set -euo pipefail
 lab_init
 need_built hopscope hs-agent
 getent passwd nobody >/dev/null || hard "no user 'nobody' to drop to"
-open_max=$(awk '$1 == "#define" && $2 == "HS_TRACER_OPEN" { print $3 }' "$top_srcdir/src/capture.c")
-[ -n "$open_max" ] || hard "cannot read HS_TRACER_OPEN from src/capture.c"
+open_max=$(awk '$1 == "#define" && $2 == "HS_TRACER_OPEN" { print $3 }' "$top_srcdir/src/lane.c")
+[ -n "$open_max" ] || hard "cannot read HS_TRACER_OPEN from src/lane.c"
 
 lab up >/dev/null 2>&1 || fail "up failed"
 # the state directory is root's (mktemp): the console opens what it needs
