@@ -193,8 +193,10 @@ void hs_tracer_adopt(struct hs_tracer *tr, const struct hs_trace *t);
 void hs_tracer_learn_sources(struct hs_tracer *tr, const struct hs_tracer *from, uint64_t first,
 			     uint64_t last);
 /* t is to be adopted soon: what its close touches is asked for ahead, as
- * for a trace about to close here (on_soon; soon: the one adopted next) */
-void hs_tracer_adopt_soon(struct hs_tracer *tr, const struct hs_trace *t, bool soon);
+ * for a trace about to close here (on_soon). ahead 0: its flow's index
+ * entries; ahead k > 0, k traces are adopted before it: its flow's
+ * records and its ring slot (on_soon, soon true) */
+void hs_tracer_adopt_soon(struct hs_tracer *tr, const struct hs_trace *t, unsigned ahead);
 /* a closed trace still kept (the one on_close was just handed, or one
  * find or recent gave) is not kept after all: no longer counted, find and
  * recent pass it by; its id stays taken */

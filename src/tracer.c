@@ -1102,13 +1102,14 @@ void hs_tracer_learn_sources(struct hs_tracer *tr, const struct hs_tracer *from,
 	}
 }
 
-void hs_tracer_adopt_soon(struct hs_tracer *tr, const struct hs_trace *t, bool soon)
+void hs_tracer_adopt_soon(struct hs_tracer *tr, const struct hs_trace *t, unsigned ahead)
 {
-	if (soon)
-		hs_prefetch_span(&tr->ring[tr->ring_pos],
+	if (ahead)
+		hs_prefetch_span(&tr->ring[(tr->ring_pos + ahead) % tr->ring_size],
 				 offsetof(struct hs_trace, hops) + t->nhops * sizeof(t->hops[0]));
 	if (tr->cfg.on_soon)
-		tr->cfg.on_soon(tr->cfg.arg, &(struct hs_soon){ t->key_hash, t->key.proto, soon }, 1);
+		tr->cfg.on_soon(tr->cfg.arg,
+				&(struct hs_soon){ t->key_hash, t->key.proto, ahead != 0 }, 1);
 }
 
 void hs_tracer_hide(struct hs_tracer *tr, const struct hs_trace *t)

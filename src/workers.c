@@ -1219,7 +1219,7 @@ struct merge {
 	uint64_t bound;
 };
 
-#define HS_MERGE_AHEAD	4	/* traces of a queue asked for ahead of their turn */
+#define HS_MERGE_AHEAD	24	/* traces of a queue asked for ahead of their pick */
 
 static void prefetch_trace(const struct hs_trace *t)
 {
@@ -1302,15 +1302,29 @@ static bool merge_stuck(struct hs_workers *ws, const struct merge *m, const size
 	return full;
 }
 
+/* The traces picked ahead of the one handed on, and how far ahead of it
+ * their flows' records are asked for: a trace's flow index entries are
+ * asked for as it is picked, its flow's records (through them) once it is
+ * HS_MERGE_SOON from its turn, and its own lines at HS_MERGE_AHEAD from
+ * its pick. Each stage reads only what the one before asked for some
+ * traces earlier. (Picked three ahead, their records asked for one ahead,
+ * each flow's update stalled on memory as a near-cache miss: the flow
+ * table cost the loop four times what it costs one reader.) */
+#define HS_MERGE_PICKED 16	/* a power of two */
+#define HS_MERGE_SOON	6
+
 /* hand on what the workers queued; false when there was nothing */
 static bool drain_all(struct hs_workers *ws)
 {
 	struct merge m;
 	size_t done[HS_WORKERS_MAX], ctl_was[HS_WORKERS_MAX];
-	/* the next three to hand on, in order: what the first's close
-	 * touches is asked for ahead, as for a trace about to close here */
-	unsigned next[3];
-	unsigned nnext = 0;
+	/* the picked, in order from first: each in its worker's queue (which
+	 * the worker fills no further than t_head, moved on below), its
+	 * worker, and whether its flow's records were asked for */
+	const struct hs_trace *picked[HS_MERGE_PICKED];
+	unsigned next[HS_MERGE_PICKED];
+	bool warm[HS_MERGE_PICKED];
+	unsigned first = 0, nnext = 0;
 	unsigned forced = 0;
 	bool any;
 
@@ -1334,17 +1348,20 @@ static bool drain_all(struct hs_workers *ws)
 	for (;;) {
 		int i;
 
-		while (nnext < 3 &&
+		while (nnext < HS_MERGE_PICKED &&
 		       (i = merge_pick(ws, &m, forced > 0 || atomic_load(&ws->pausing))) >= 0) {
 			const struct hs_trace *t =
 				&ws->w[i].traces[m.head[i]++ & (HS_WORKER_TRACES - 1)];
-			/* written on another core: the traces a few ahead in
-			 * its queue are asked for while these are handed on */
+			/* written on another core: the traces further on in its
+			 * queue are asked for while these are handed on */
 			if (m.tail[i] - m.head[i] > HS_MERGE_AHEAD)
 				prefetch_trace(&ws->w[i].traces[(m.head[i] + HS_MERGE_AHEAD) &
 								(HS_WORKER_TRACES - 1)]);
-			hs_tracer_adopt_soon(ws->merged, t, false);
-			next[nnext++] = (unsigned)i;
+			hs_tracer_adopt_soon(ws->merged, t, 0);
+			unsigned at = (first + nnext++) & (HS_MERGE_PICKED - 1);
+			picked[at] = t;
+			next[at] = (unsigned)i;
+			warm[at] = false;
 			if (forced && !--forced)
 				break;
 		}
@@ -1356,16 +1373,17 @@ static bool drain_all(struct hs_workers *ws)
 			}
 			break;
 		}
-		if (nnext > 1) {
-			struct worker *w = &ws->w[next[1]];
-			size_t at = done[next[1]] + (next[1] == next[0]);
-			hs_tracer_adopt_soon(ws->merged, &w->traces[at & (HS_WORKER_TRACES - 1)], true);
+		/* the one HS_MERGE_SOON from its turn, or the last picked */
+		unsigned k = nnext > HS_MERGE_SOON ? HS_MERGE_SOON : nnext - 1;
+		unsigned ka = (first + k) & (HS_MERGE_PICKED - 1);
+		if (k && !warm[ka]) {
+			hs_tracer_adopt_soon(ws->merged, picked[ka], k);
+			warm[ka] = true;
 		}
-		struct worker *w = &ws->w[next[0]];
-		hs_tracer_adopt(ws->merged, &w->traces[done[next[0]]++ & (HS_WORKER_TRACES - 1)]);
+		done[next[first]]++;
+		hs_tracer_adopt(ws->merged, picked[first]);
 		any = true;
-		next[0] = next[1];
-		next[1] = next[2];
+		first = (first + 1) & (HS_MERGE_PICKED - 1);
 		nnext--;
 	}
 	/* one that waits for room in either queue is woken once it has
