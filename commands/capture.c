@@ -209,7 +209,7 @@ static void analyzers(struct hs_ctx *ctx)
 		st = hs_ctx_store(ctx);
 	if (!st)
 		return;
-	hs_capture_hold_store(ctx);
+	hs_ctx_hold_store(ctx);
 	out_text(o, "analyzers      (their last heartbeats, in the history)\n");
 	out_arr_open(o, "analyzers");
 	if (hs_store_list(st, HS_LIST_ANALYZERS, UINT64_MAX, &rows, err, sizeof(err)) != 0)

@@ -230,7 +230,7 @@ static int set_retention(struct hs_ctx *ctx, int argc, char **argv)
 write:
 	if (!(st = hs_ctx_store(ctx)))
 		return HS_CMD_FAIL;
-	hs_capture_hold_store(ctx);
+	hs_ctx_hold_store(ctx);
 	if (hs_store_set_retention(st, &r) < 0)
 		return out_err(ctx->out, "set retention: %s", hs_store_errmsg(st));
 	return HS_CMD_OK;

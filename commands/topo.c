@@ -17,7 +17,7 @@ static int topo_load(struct hs_ctx *ctx, const char *path)
 
 	if (!t)
 		return out_err(ctx->out, "%s", err);
-	hs_capture_hold_store(ctx);	/* the history writer names hops by it */
+	hs_ctx_hold_store(ctx);	/* the history writer names hops by it */
 	hs_capture_set_topo(ctx, t);
 	struct hs_topo *old = ctx->topo;
 	ctx->topo = t;

@@ -87,15 +87,11 @@ void hs_capture_writer(struct hs_ctx *ctx, uint64_t *queued, uint64_t *behind);
 /* history rows queued and not committed yet: the batch being filled, or
  * rows held while the history's server cannot be reached */
 uint64_t hs_capture_waiting(struct hs_ctx *ctx);
-/* before touching ctx->store or what the history reads with it (ctx->topo)
- * outside hs_ctx_store(): while a live capture's writer thread may be
- * writing, take its lock for the rest of this loop turn (writer.h) */
-void hs_capture_hold_store(struct hs_ctx *ctx);
 /* a file's workers (workers.h) read the topology and the filters: before
  * either changes, they wait between batches for the rest of this loop turn */
 void hs_capture_pause(struct hs_ctx *ctx);
 /* the topology is about to become t, ctx->topo still the old one (the
- * caller holds the store, hs_capture_hold_store): the workers paused, the
+ * caller holds the store, hs_ctx_hold_store): the workers paused, the
  * tracers name hops and judge outcomes by t */
 struct hs_topo;
 void hs_capture_set_topo(struct hs_ctx *ctx, const struct hs_topo *t);

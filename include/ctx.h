@@ -59,6 +59,7 @@ struct hs_probe_run;
 struct hs_out;
 struct hs_watch;
 struct hs_wfeed;
+struct hs_writer;
 struct hs_cands;
 struct screen;		/* curses' SCREEN */
 
@@ -73,6 +74,11 @@ struct hs_ctx {
 	char *store_err, *store_err_path;	/* why root could not open it before the drop */
 	bool history_failed;		/* a capture could not write it (a full disk) */
 	int64_t session;		/* history session of the running capture, 0 none */
+	bool capturing;			/* a capture runs (capture.c): the history it
+					 * writes stays open, whatever 'set db' says */
+	struct hs_writer *store_writer;	/* the writer thread of a live capture while
+					 * its traces go through it (writer.h), else
+					 * NULL: hs_ctx_hold_store takes its lock */
 	int64_t ring_session;		/* history session of the traces in memory (the
 					 * last capture's, running or not), 0 none */
 	struct hs_tracer *tracer;
@@ -128,9 +134,15 @@ int hs_say_err(struct hs_ctx *ctx, const char *fmt, ...) __attribute__((format(p
 void hs_say_warn(struct hs_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void hs_say_info(struct hs_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* the context's history and analyzer's name (ctx.c) */
+
 /* the analyzer's name its rows carry: 'set analyzer', else the host's
  * (its first label), NULL when that is no name (hs_analyzer_name_ok) */
 const char *hs_ctx_analyzer(struct hs_ctx *ctx);
+/* before touching ctx->store or what the history reads with it (ctx->topo)
+ * outside hs_ctx_store(): while a live capture's writer thread may be
+ * writing, take its lock for the rest of this loop turn (writer.h) */
+void hs_ctx_hold_store(struct hs_ctx *ctx);
 /* open the history on first use; NULL with the error told (hs_say_err) */
 struct hs_store *hs_ctx_store(struct hs_ctx *ctx);
 /* the same without printing why not, before root is dropped: the verb that

@@ -8,14 +8,11 @@
  * fd, plus a timer when libpcap asks for one); files are read in slices of
  * HS_FILE_BATCH frames per loop turn so the prompt stays responsive.
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "ctx.h"
 #include "follow.h"
@@ -83,11 +80,10 @@ struct hs_capture {
 	char *end_input, *end_path;
 	uint64_t end_ns;
 	/* A live capture's traces go to the history through the writer thread
-	 * (writer.h); while it is in use (use_writer) the history and the
-	 * counters above are touched under its lock. A file is read as fast as
-	 * its traces can be written: they are written here, in turn. */
+	 * (writer.h); while it is in use (ctx->store_writer) the history and
+	 * the counters above are touched under its lock. A file is read as fast
+	 * as its traces can be written: they are written here, in turn. */
 	struct hs_writer *writer;
-	bool use_writer;
 	uint64_t behind;	/* traces the writer's full queue refused */
 	bool flush_again;	/* flows waited for a batch: the next tick */
 	uv_prepare_t release_prepare;	/* let the writer have the lock ... */
@@ -99,110 +95,6 @@ struct hs_capture {
 };
 
 /* ---- history -------------------------------------------------------------- */
-
-static void store_notice(void *arg, const char *msg)
-{
-	struct hs_ctx *ctx = arg;
-
-	hs_say_warn(ctx, "%s", msg);
-}
-
-/* the history open now is the one at path (a running capture keeps its own
- * until it stops, whatever 'set db' says) */
-static bool store_current(struct hs_ctx *ctx, const char *path)
-{
-	if (ctx->store && strcmp(hs_store_path(ctx->store), path) != 0 &&
-	    !hs_capture_running(ctx)) {
-		hs_store_close(ctx->store);
-		ctx->store = NULL;
-	}
-	return ctx->store != NULL;
-}
-
-static const char *db_path(const struct hs_ctx *ctx)
-{
-	return ctx->set.db_path ? ctx->set.db_path : "hopscope.db";
-}
-
-static struct hs_store *ctx_store(struct hs_ctx *ctx, bool say)
-{
-	char err[512];
-	const char *path = db_path(ctx);
-
-	hs_capture_hold_store(ctx);
-
-	/* 'set db' may have pointed us elsewhere since it was opened */
-	if (store_current(ctx, path))
-		return ctx->store;
-	ctx->store = hs_store_open_notice(path, err, sizeof(err), store_notice, ctx);
-	if (ctx->store) {
-		hs_store_set_analyzer(ctx->store, hs_ctx_analyzer(ctx));
-		return ctx->store;
-	}
-	if (!say) {
-		free(ctx->store_err);
-		free(ctx->store_err_path);
-		ctx->store_err = hs_xstrdup(err);
-		ctx->store_err_path = hs_xstrdup(path);
-	} else if (ctx->store_err && strcmp(ctx->store_err_path, path) == 0) {
-		/* why root could not open it is the reason, not the user's EACCES */
-		hs_say_err(ctx, "%s", ctx->store_err);
-	} else {
-		hs_say_err(ctx, "%s", err);
-	}
-	return NULL;
-}
-
-const char *hs_ctx_analyzer(struct hs_ctx *ctx)
-{
-	char host[256];
-
-	if (!ctx->set.analyzer && gethostname(host, sizeof(host)) == 0) {
-		host[sizeof(host) - 1] = '\0';
-		host[strcspn(host, ".")] = '\0';	/* its first label */
-		if (hs_analyzer_name_ok(host))
-			ctx->set.analyzer = hs_xstrdup(host);
-	}
-	return ctx->set.analyzer;
-}
-
-struct hs_store *hs_ctx_store(struct hs_ctx *ctx)
-{
-	return ctx_store(ctx, true);
-}
-
-struct hs_store *hs_ctx_store_early(struct hs_ctx *ctx)
-{
-	return ctx_store(ctx, false);
-}
-
-bool hs_ctx_has_history(struct hs_ctx *ctx)
-{
-	const char *path = db_path(ctx);
-	struct stat sb;
-
-	hs_capture_hold_store(ctx);
-	/* none there, or an empty file (SQLite would write a new history into it) */
-	return store_current(ctx, path) || hs_store_is_pg(path) ||
-	       !(stat(path, &sb) < 0 ? errno == ENOENT : S_ISREG(sb.st_mode) && sb.st_size == 0);
-}
-
-int hs_ctx_store_read(struct hs_ctx *ctx, bool list, struct hs_store **st)
-{
-	const char *path = db_path(ctx);
-
-	*st = NULL;
-	if (!hs_ctx_has_history(ctx)) {
-		if (!list)
-			return hs_say_err(ctx, "no history at '%s' (a capture makes one; --db "
-					  "names another)", path);
-		hs_say_info(ctx, "no history at '%s' (a capture makes one; --db names "
-			    "another)", path);
-		return 0;
-	}
-	*st = hs_ctx_store(ctx);
-	return *st ? 1 : -1;
-}
 
 static void commit(struct hs_ctx *ctx);
 static void read_kernel_stats(struct hs_capture *c);
@@ -263,7 +155,7 @@ static void history_trace(void *arg, const struct hs_trace *t)
 
 	if (!c || c->known || hs_follow_feeding(ctx))
 		return;
-	if (c->use_writer && ctx->session > 0 && ctx->store) {
+	if (ctx->store_writer && ctx->session > 0 && ctx->store) {
 		/* never waited for: a history behind is counted, not a copy lost */
 		if (!hs_writer_put(c->writer, ctx->session, t))
 			c->behind++;
@@ -294,12 +186,6 @@ static void writer_commit(void *arg)
 	struct hs_ctx *ctx = arg;
 
 	commit(ctx);
-}
-
-void hs_capture_hold_store(struct hs_ctx *ctx)
-{
-	if (ctx->cap && ctx->cap->use_writer)
-		hs_writer_hold(ctx->cap->writer);
 }
 
 void hs_capture_pause(struct hs_ctx *ctx)
@@ -363,7 +249,7 @@ static void heartbeat(struct hs_ctx *ctx, int64_t session)
 {
 	struct hs_capture *c = ctx->cap;
 	const struct hs_capture_stats *s = &ctx->last_stats;
-	uint64_t now = hs_mono_ns(), wq = c->use_writer ? hs_writer_queued(c->writer) : 0;
+	uint64_t now = hs_mono_ns(), wq = ctx->store_writer ? hs_writer_queued(c->writer) : 0;
 	struct hs_heartbeat hb = {
 		.session = session,
 		.seen_ns = hs_wall_ns(),
@@ -426,7 +312,7 @@ void hs_capture_row(struct hs_ctx *ctx, bool queued)
 		c->queued++;
 		if (hs_store_pending(ctx->store) >= HS_COMMIT_ROWS)
 			commit(ctx);
-	} else if (c->running || c->use_writer) {
+	} else if (c->running || ctx->store_writer) {
 		c->unstored++;
 	}
 }
@@ -507,7 +393,7 @@ static void flush_step(uv_idle_t *h)
 
 	/* the writer has the history (a commit, a slow disk), or another
 	 * program holds the file: the flows stay dirty, for the next tick */
-	if (c->use_writer && (!hs_writer_try_hold(c->writer) || !ctx->store ||
+	if (ctx->store_writer && (!hs_writer_try_hold(c->writer) || !ctx->store ||
 			      hs_store_begin(ctx->store, false) < 0)) {
 		c->flush_again = true;
 		uv_idle_stop(h);
@@ -515,7 +401,7 @@ static void flush_step(uv_idle_t *h)
 	}
 	if (flush_flows(ctx, HS_FLUSH_CHUNK, HS_FLUSH_SCAN)) {
 		uv_idle_stop(h);
-		if (c->use_writer)
+		if (ctx->store_writer)
 			hs_writer_commit_soon(c->writer);
 		else
 			commit(ctx);
@@ -552,7 +438,7 @@ static void commit_tick(uv_timer_t *t)
 	}
 	bool beat_due = c->running && ctx->session > 0 && c->ticks % HS_HEARTBEAT_TICKS == 1 &&
 			ctx->set.policy != HS_POLICY_OFF;
-	if (!c->use_writer) {
+	if (!ctx->store_writer) {
 		if (beat_due)
 			beat(ctx);
 		commit(ctx);
@@ -1147,7 +1033,7 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 	hs_flowtab_clear(ctx->flows);
 	hs_follow_reset(ctx);
 	hs_tracer_get_stats(ctx->tracer, &c->base);
-	c->running = true;
+	c->running = ctx->capturing = true;
 
 	ctx->session = ctx->ring_session = 0;
 	c->input[0] = '\0';
@@ -1201,7 +1087,7 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 						     ctx };
 			c->writer = hs_writer_new(&ops);	/* NULL: written here */
 		}
-		c->use_writer = c->writer != NULL;
+		ctx->store_writer = c->writer;
 	}
 
 	if (ws) {
@@ -1246,9 +1132,9 @@ void hs_capture_stop(struct hs_ctx *ctx, const char *why)
 	if (!c || !c->running)
 		return;
 	/* the writer writes what it has; the rest is written here */
-	if (c->use_writer) {
+	if (ctx->store_writer) {
 		hs_writer_drain(c->writer);
-		c->use_writer = false;
+		ctx->store_writer = NULL;
 	}
 	c->done = NULL;
 	uv_timer_stop(&c->select_timer);
@@ -1281,7 +1167,7 @@ void hs_capture_stop(struct hs_ctx *ctx, const char *why)
 	uv_idle_stop(&c->flush_idle);
 	c->flush_pos = 0;
 	flush_flows(ctx, SIZE_MAX, SIZE_MAX);
-	c->running = false;
+	c->running = ctx->capturing = false;
 	ctx->last_stats.ended_ns = hs_wall_ns();
 	snprintf(c->end_reason, sizeof(c->end_reason), "%s", why ? why : "stopped");
 
@@ -1342,7 +1228,7 @@ bool hs_capture_info(struct hs_ctx *ctx, const char **source, bool *is_file,
 		return false;
 	if (c->running)
 		read_kernel_stats(c);
-	hs_capture_hold_store(ctx);	/* the counters the writer keeps */
+	hs_ctx_hold_store(ctx);	/* the counters the writer keeps */
 	*source = c->source;
 	*is_file = c->is_file;
 	*end_reason = c->end_reason;
@@ -1356,7 +1242,7 @@ uint64_t hs_capture_waiting(struct hs_ctx *ctx)
 {
 	struct hs_capture *c = ctx->cap;
 
-	hs_capture_hold_store(ctx);
+	hs_ctx_hold_store(ctx);
 	return c ? c->queued + (ctx->store ? hs_store_in_flight(ctx->store) : 0) : 0;
 }
 
@@ -1364,7 +1250,7 @@ void hs_capture_writer(struct hs_ctx *ctx, uint64_t *queued, uint64_t *behind)
 {
 	struct hs_capture *c = ctx->cap;
 
-	*queued = c && c->use_writer ? hs_writer_queued(c->writer) : 0;
+	*queued = c && ctx->store_writer ? hs_writer_queued(c->writer) : 0;
 	*behind = c ? c->behind : 0;
 }
 

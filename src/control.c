@@ -311,7 +311,7 @@ static void store_records(struct hs_ctx *ctx, size_t added)
 {
 	char sw[64 + HS_ADDRSTRLEN], kind[32], detail[HS_CTL_DETAIL_MAX];
 
-	hs_capture_hold_store(ctx);
+	hs_ctx_hold_store(ctx);
 	for (size_t i = added; i-- > 0;) {
 		const struct hs_ctl_rec *r = hs_control_at(ctx->control, i);
 		if (!r)

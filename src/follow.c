@@ -239,7 +239,7 @@ static void tick(uv_timer_t *h)
 		f->on = ctx->following = false;
 		return;
 	}
-	hs_capture_hold_store(ctx);
+	hs_ctx_hold_store(ctx);
 	if (ask(ctx, st, &p) < 0) {
 		unread(f, NULL);
 		return;

@@ -63,7 +63,7 @@ static void store_event(struct hs_ctx *ctx, const struct hs_alert *a, double v, 
 {
 	struct hs_planck *p = ctx->planck;
 
-	hs_capture_hold_store(ctx);
+	hs_ctx_hold_store(ctx);
 	if (!ctx->store || hs_store_event(ctx->store, ctx->session, ts, a->id, a->text, v,
 					  hs_wall_ns()) < 0)
 		p->unstored++;

@@ -43,7 +43,7 @@ static int step(struct hs_ctx *ctx, struct hs_prune *res)
 	struct hs_store *st = ctx->store;
 	int rc;
 
-	hs_capture_hold_store(ctx);
+	hs_ctx_hold_store(ctx);
 	rc = hs_store_prune(st, hs_wall_ns(), live_session(ctx), RETAIN_STEP_ROWS, res);
 	if (rc < 0)
 		hs_async_print(ctx, "warning: retention: %s", hs_store_errmsg(st));
