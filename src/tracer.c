@@ -1196,8 +1196,11 @@ static inline __attribute__((always_inline)) void classify(struct hs_trace *t,
 	 * A hop with no address is a copy from a mirror source the tracer
 	 * could not keep (its table full): it is no switch in particular, so
 	 * it repeats none, and as the last hop it says neither where the
-	 * packet died nor that it arrived. */
-	for (unsigned i = 0; i < t->nhops; i++) {
+	 * packet died nor that it arrived. The last hop has none after it
+	 * to repeat: not read (a trace just expanded into its ring slot
+	 * waited there for the first hop's address, written across two
+	 * cache lines, to reach the cache before it could be read back). */
+	for (unsigned i = 0; i + 1 < t->nhops; i++) {
 		if (t->hops[i].addr.af == 0)
 			continue;
 		for (unsigned j = i + 1; j < t->nhops; j++) {
