@@ -89,10 +89,16 @@ void hs_trace_row(struct hs_out *o, const struct hs_topo *topo, int64_t session,
 	if (session > 0)
 		out_int(o, "session", NULL, session);
 	out_str(o, "trace", "%-8s ", hs_fmt_trace_ref(session, t->id, b, sizeof(b)));
+	/* the trace's time in text (hs_trace_time, as watch and 'traces show'
+	 * give it); in JSON the first hop's capture time, and its switch's
+	 * when that is the one shown */
+	bool sc = hs_trace_switch_clock(t);
 	if (t->nhops)
-		out_time(o, "ts_ns", "%-26s  ", t->hops[0].ts_ns);
+		out_time(o, "ts_ns", sc ? NULL : "%-26s  ", t->hops[0].ts_ns);
 	else
 		out_text(o, "%-26s  ", "-");
+	if (sc)
+		out_time(o, "switch_ts_ns", "%-26s  ", hs_trace_time(t));
 	flow_fields(o, t, "%-44s ");
 	out_uint(o, "ip_id", NULL, t->ip_id);
 	out_str(o, "outcome", "%-9s  ", hs_outcome_name(t->outcome));
@@ -110,6 +116,8 @@ void hs_trace_row(struct hs_out *o, const struct hs_topo *topo, int64_t session,
 		out_str(o, "switch", NULL, hs_hop_name(topo, h, b, sizeof(b)));
 		out_str(o, "addr", NULL, hs_addr_str(&h->addr, a, sizeof(a)));
 		out_time(o, "ts_ns", NULL, h->ts_ns);
+		if (sc)
+			out_time(o, "switch_ts_ns", NULL, h->hw_ns);
 		out_uint(o, "ttl", NULL, h->ttl);
 		if (i > 0)
 			out_int(o, "latency_ns", NULL, hs_hop_delta(&t->hops[i - 1], h));
@@ -228,11 +236,13 @@ static int traces_show(struct hs_ctx *ctx, const char *idstr)
 	if (t->analyzer)
 		out_str(o, "analyzer", ", stored by %s", hs_fabric_analyzers(t->analyzer));
 	out_nl(o);
+	bool sc = hs_trace_switch_clock(t);
 	if (t->nhops)
 		out_time(o, "ts_ns", NULL, t->hops[0].ts_ns);
+	if (sc)
+		out_time(o, "switch_ts_ns", NULL, hs_trace_time(t));
 	out_text(o, "%-3s %-16s %-16s %-26s %10s %4s %4s %7s\n", "idx", "switch", "addr", "time",
 		 "delta", "ttl", "tos", "session");
-	bool sc = hs_trace_switch_clock(t);
 	out_arr_open(o, "hops");
 	for (int i = 0; i < t->nhops; i++) {
 		const struct hs_hop *h = &t->hops[i];

@@ -228,6 +228,9 @@ bool hs_trace_switch_clock(const struct hs_trace *t);
 /* the time of hop i on the trace's one clock: the switch's timestamp when
  * hs_trace_switch_clock(t), else the capture time */
 uint64_t hs_hop_time(const struct hs_trace *t, unsigned i);
+/* the trace's time, which the lists show and sort by: its first hop's on
+ * the trace's one clock (hs_hop_time), 0 without hops */
+uint64_t hs_trace_time(const struct hs_trace *t);
 /* hop i is in path order with the hop before it (hs_hop_delta not
  * negative); a hop that is not has a time that cannot be trusted */
 bool hs_hop_trusted(const struct hs_trace *t, unsigned i);

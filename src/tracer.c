@@ -1281,6 +1281,11 @@ uint64_t hs_hop_time(const struct hs_trace *t, unsigned i)
 	return hs_trace_switch_clock(t) ? t->hops[i].hw_ns : t->hops[i].ts_ns;
 }
 
+uint64_t hs_trace_time(const struct hs_trace *t)
+{
+	return t->nhops ? hs_hop_time(t, 0) : 0;
+}
+
 bool hs_hop_trusted(const struct hs_trace *t, unsigned i)
 {
 	return i == 0 || i >= t->nhops || hs_hop_delta(&t->hops[i - 1], &t->hops[i]) >= 0;

@@ -114,7 +114,7 @@ enum hs_wclass { HS_WCL_NONE, HS_WCL_DELIVERED, HS_WCL_DROPPED, HS_WCL_LOOPED,
 
 struct hs_wrow {
 	uint64_t id;
-	uint64_t ts_ns;		/* first hop's capture time */
+	uint64_t ts_ns;		/* the trace's time (hs_trace_time), the rows' order */
 	uint64_t lat_ns;	/* first to last hop, 0 with one hop */
 	int cls;		/* enum hs_wclass */
 	char col[HS_WC__COUNT][200];

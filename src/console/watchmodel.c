@@ -503,7 +503,7 @@ void hs_wrow_fill(struct hs_wrow *r, const struct hs_trace *t, const struct hs_t
 	bool ports = t->key.proto == 6 || t->key.proto == 17;
 
 	r->id = t->id;
-	r->ts_ns = t->nhops ? t->hops[0].ts_ns : 0;
+	r->ts_ns = hs_trace_time(t);
 	r->lat_ns = trace_latency(t);
 	r->cls = trace_class(t);
 
@@ -818,8 +818,15 @@ void hs_wcols_fit(int inner, int ncol, const char *const *titles, const char *co
 	}
 }
 
+/* by the time the row shows: traces close in the order they go quiet, and
+ * a second worker's reach the console later than the first's, so neither
+ * their ids nor their arrival is their time order */
 static int cmp_newest(const struct hs_trace *a, const struct hs_trace *b)
 {
+	uint64_t ta = hs_trace_time(a), tb = hs_trace_time(b);
+
+	if (ta != tb)
+		return ta > tb ? -1 : 1;
 	return a->id == b->id ? 0 : a->id > b->id ? -1 : 1;
 }
 

@@ -26,6 +26,25 @@ check "traces --json: nanoseconds since the epoch" \
 	has '"trace":"1:12","ts_ns":1700000000000012204,.*"hops":\[{"switch":"192.0.2.11","addr":"192.0.2.11","ts_ns":1700000000000012204,' "$tmp/out"
 check "history traces --json: nanoseconds since the epoch" has '"trace":"1:12","ts_ns":1700000000000012204,' "$tmp/out"
 
+# a trace whose hops carry switch timestamps on the capture's clock (the
+# sample's 1:589: captured at .550630, stamped by leaf1 at .550473) is
+# listed at its first hop's time as 'traces show' gives it
+rm -f "$tmp"/h.db*
+S=$top_srcdir/share/sample
+hs --db "$tmp/h.db" -r "$S/sample.pcap" --topo "$S/sample.topo" \
+	-c 'traces limit 3; traces show 589; traces limit 3 --json; traces show 589 --json'
+check "the sample's traces (status $st)" [ "$st" -eq 0 ]
+check "traces: the first hop's time, on the switches' clock" \
+	has '^1:589  *2026-11-22 08:36:06\.550473  ' "$tmp/out"
+check "traces show: the same time at the first hop" \
+	has '^1  *leaf1  *10\.255\.0\.3  *2026-11-22 08:36:06\.550473 ' "$tmp/out"
+check "traces --json: the capture time and the switch's" \
+	has '"trace":"1:589","ts_ns":1795336566550630000,"switch_ts_ns":1795336566550473000,"src"' "$tmp/out"
+check "traces --json: each hop's switch time" \
+	has '"hops":\[{"switch":"leaf1","addr":"10.255.0.3","ts_ns":1795336566550630000,"switch_ts_ns":1795336566550473000,"ttl":64}' "$tmp/out"
+check "traces show --json: the trace's switch time" \
+	has '"len":60,"ts_ns":1795336566550630000,"switch_ts_ns":1795336566550473000,"hops"' "$tmp/out"
+
 rm -f "$tmp"/h.db*
 TZ=EST5 run 'set tz local; traces limit 1; set tz; set tz utc; traces limit 1'
 check "set tz local: the local time zone" has '^1:12  *2023-11-14 17:13:20\.000012 ' "$tmp/out"

@@ -194,6 +194,61 @@ static void test_order_and_sort(void **state)
 	hs_wmodel_free(m);
 }
 
+/* Rows are in the order of the time they show, the trace's first hop's on
+ * the clock of the detail pane: traces close in the order they go quiet,
+ * and with two workers reach the view out of their time order, so neither
+ * their ids nor their arrival orders them. */
+static void test_time_order(void **state)
+{
+	struct hs_wmodel *m = hs_wmodel_new(100, 10);
+	struct hs_trace tr[5] = {
+		mk(1, 1001, "10.1.2.7", P_OK, 3000000000ULL, 10000),
+		mk(2, 1002, "10.1.2.7", P_OK, 1000000000ULL, 10000),
+		mk(3, 1003, "10.1.2.7", P_OK, 2000000000ULL, 10000),
+		/* captured at 5.000100, stamped by its switches 50us before */
+		mk(4, 1004, "10.1.2.7", P_OK, 5000100000ULL, 10000),
+		/* captured at 5.000080, no switch clock */
+		mk(5, 1005, "10.1.2.7", P_OK2, 5000080000ULL, 10000),
+	};
+	char when[32];
+
+	for (unsigned i = 0; i < tr[3].nhops; i++)
+		tr[3].hops[i].hw_ns = tr[3].hops[i].ts_ns - 50000;
+	hs_wmodel_set_topo(m, topo);
+	update(m, tr, 5);
+	assert_int_equal(m->view[HS_WP_TRACES].count, 5);
+	static const uint64_t order[5] = { 5, 4, 1, 3, 2 };
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(m->rows[i].id, order[i]);
+	for (int i = 1; i < 5; i++)
+		assert_true(m->rows[i - 1].ts_ns >= m->rows[i].ts_ns);
+
+	/* the row's time is the detail's first hop's, the switch's here */
+	assert_int_equal(m->rows[1].ts_ns, 5000050000ULL);
+	assert_string_equal(m->rows[1].col[HS_WC_TIME],
+			    hs_fmt_time(5000050000ULL, when, sizeof(when)));
+	hs_wmodel_select(m, 1);
+	assert_int_equal(m->detail.id, 4);
+	assert_string_equal(m->hops[0].ts, m->rows[1].col[HS_WC_TIME]);
+	assert_string_equal(m->hops[1].ts, hs_fmt_time(5000060000ULL, when, sizeof(when)));
+
+	/* following the newest: a trace that arrives later but is older goes
+	 * below, the cursor stays on the newest */
+	hs_wmodel_select(m, 0);
+	struct hs_trace more[6] = { tr[0], tr[1], tr[2], tr[3], tr[4],
+				    mk(6, 1006, "10.1.2.7", P_OK, 4000000000ULL, 10000) };
+	update(m, more, 6);
+	assert_int_equal(m->rows[0].id, 5);
+	assert_int_equal(m->rows[2].id, 6);
+	assert_int_equal(m->sel_id, 5);
+
+	/* the other orders fall back on it among equals */
+	hs_wmodel_set_sort(m, HS_WSORT_OUTCOME);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(m->rows[i].id, ((const uint64_t[]){ 5, 4, 6, 1, 3 })[i]);
+	hs_wmodel_free(m);
+}
+
 static void test_filter_parse(void **state)
 {
 	struct hs_wfilter f;
@@ -821,6 +876,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_row_text),
 		cmocka_unit_test(test_order_and_sort),
+		cmocka_unit_test(test_time_order),
 		cmocka_unit_test(test_filter_parse),
 		cmocka_unit_test(test_filter_match),
 		cmocka_unit_test(test_model_filter),
