@@ -30,7 +30,8 @@ struct hs_trace_query {
 	bool scan_cut;
 };
 
-/* the closed traces of tr (NULL: none) that match, newest first, at most
+/* the closed traces of tr (NULL: none) that match, newest first by their
+ * time (hs_trace_cmp_newest), at most
  * q->limit; a switch is also known by its mirror address in topo (may be
  * NULL). *out is allocated (free it), NULL when tr is. */
 size_t hs_trace_select(const struct hs_tracer *tr, const struct hs_topo *topo,

@@ -231,6 +231,10 @@ uint64_t hs_hop_time(const struct hs_trace *t, unsigned i);
 /* the trace's time, which the lists show and sort by: its first hop's on
  * the trace's one clock (hs_hop_time), 0 without hops */
 uint64_t hs_trace_time(const struct hs_trace *t);
+/* the order of every list of traces: newest first by hs_trace_time, the
+ * higher id first among equals (ids are the order traces close in, not
+ * their time order) */
+int hs_trace_cmp_newest(const struct hs_trace *a, const struct hs_trace *b);
 /* hop i is in path order with the hop before it (hs_hop_delta not
  * negative); a hop that is not has a time that cannot be trusted */
 bool hs_hop_trusted(const struct hs_trace *t, unsigned i);

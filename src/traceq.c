@@ -35,6 +35,12 @@ static bool trace_matches(const struct hs_topo *topo, const struct hs_trace_quer
 	return true;
 }
 
+static int newest_first(const void *x, const void *y)
+{
+	return hs_trace_cmp_newest(*(const struct hs_trace *const *)x,
+				   *(const struct hs_trace *const *)y);
+}
+
 size_t hs_trace_select(const struct hs_tracer *tr, const struct hs_topo *topo,
 		       struct hs_trace_query *q, const struct hs_trace ***out)
 {
@@ -52,16 +58,13 @@ size_t hs_trace_select(const struct hs_tracer *tr, const struct hs_topo *topo,
 		if (all[i]->nhops && all[i]->hops[all[i]->nhops - 1].ts_ns > newest)
 			newest = all[i]->hops[all[i]->nhops - 1].ts_ns;
 
-	size_t kept = 0;
 	q->matched = 0;
 	q->scan_cut = n < st.closed;
-	for (size_t i = 0; i < n; i++) {
-		if (!trace_matches(topo, q, all[i], newest))
-			continue;
-		if (kept < q->limit)
-			all[kept++] = all[i];
-		q->matched++;
-	}
+	for (size_t i = 0; i < n; i++)
+		if (trace_matches(topo, q, all[i], newest))
+			all[q->matched++] = all[i];
+	/* the newest by their time, which is not the order they closed in */
+	qsort(all, q->matched, sizeof(*all), newest_first);
 	*out = all;
-	return kept;
+	return q->matched < q->limit ? q->matched : (size_t)q->limit;
 }

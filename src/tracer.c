@@ -1286,6 +1286,15 @@ uint64_t hs_trace_time(const struct hs_trace *t)
 	return t->nhops ? hs_hop_time(t, 0) : 0;
 }
 
+int hs_trace_cmp_newest(const struct hs_trace *a, const struct hs_trace *b)
+{
+	uint64_t ta = hs_trace_time(a), tb = hs_trace_time(b);
+
+	if (ta != tb)
+		return ta > tb ? -1 : 1;
+	return a->id == b->id ? 0 : a->id > b->id ? -1 : 1;
+}
+
 bool hs_hop_trusted(const struct hs_trace *t, unsigned i)
 {
 	return i == 0 || i >= t->nhops || hs_hop_delta(&t->hops[i - 1], &t->hops[i]) >= 0;

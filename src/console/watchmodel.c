@@ -818,18 +818,6 @@ void hs_wcols_fit(int inner, int ncol, const char *const *titles, const char *co
 	}
 }
 
-/* by the time the row shows: traces close in the order they go quiet, and
- * a second worker's reach the console later than the first's, so neither
- * their ids nor their arrival is their time order */
-static int cmp_newest(const struct hs_trace *a, const struct hs_trace *b)
-{
-	uint64_t ta = hs_trace_time(a), tb = hs_trace_time(b);
-
-	if (ta != tb)
-		return ta > tb ? -1 : 1;
-	return a->id == b->id ? 0 : a->id > b->id ? -1 : 1;
-}
-
 static int row_cmp(const void *x, const void *y)
 {
 	const struct hs_trace *a = *(const struct hs_trace *const *)x;
@@ -857,7 +845,10 @@ static int row_cmp(const void *x, const void *y)
 	default:
 		break;
 	}
-	return cmp_newest(a, b);
+	/* by the time the row shows: traces close in the order they go quiet,
+	 * and a second worker's reach the console later than the first's, so
+	 * neither their ids nor their arrival is their time order */
+	return hs_trace_cmp_newest(a, b);
 }
 
 static void detail_refresh(struct hs_wmodel *m)

@@ -596,8 +596,9 @@ kill -9 "$a"
 i=0
 while ! grep -q "pid=$a) detached" "$tmp/log" && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 att -c 'traces limit 1'
+# (1:588 is the sample's newest trace by its first hop's time)
 check "the watching console killed: the daemon lives on and answers (status $st)" \
-	eval '[ "$st" -eq 0 ] && kill -0 $dpid && has "^1:589 " "$tmp/out" && has "pid=$a) detached" "$tmp/log"'
+	eval '[ "$st" -eq 0 ] && kill -0 $dpid && has "^1:588 " "$tmp/out" && has "pid=$a) detached" "$tmp/log"'
 
 # the optional frames of protocol 2: a console that asks for none (an older
 # one) is sent none; one that asks for them is told so and sent the load

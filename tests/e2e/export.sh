@@ -41,8 +41,10 @@ for t in tr:
     if t != want or list(t)[0] != "type" or list(t)[1:] != list(by_id[t["trace"]]):
         bad.append("trace %s differs from 'traces --json'" % t["trace"])
         break
-ids = [t["id"] for t in tr]
-if ids != sorted(ids):
+# oldest first by the time 'traces' shows (the switches' when it has
+# them), which is not the order of the ids
+when = [(t.get("switch_ts_ns", t["ts_ns"]), t["id"]) for t in tr]
+if when != sorted(when):
     bad.append("traces not oldest first")
 keys = ["type", "ts_ns", "switch", "addr", "src", "dst", "proto", "sport", "dport", "len",
         "tcp_flags", "ttl", "dscp", "trace", "hop"]

@@ -36,6 +36,8 @@ hs --db "$tmp/h.db" -r "$S/sample.pcap" --topo "$S/sample.topo" \
 check "the sample's traces (status $st)" [ "$st" -eq 0 ]
 check "traces: the first hop's time, on the switches' clock" \
 	has '^1:589  *2026-11-22 08:36:06\.550473  ' "$tmp/out"
+check "traces: newest first by that time (1:588 is newer than 1:589)" \
+	[ "$(awk '/^1:[0-9]+ /{printf "%s ", $1}' "$tmp/out")" = "1:588 1:589 1:587 " ]
 check "traces show: the same time at the first hop" \
 	has '^1  *leaf1  *10\.255\.0\.3  *2026-11-22 08:36:06\.550473 ' "$tmp/out"
 check "traces --json: the capture time and the switch's" \
