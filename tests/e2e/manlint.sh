@@ -72,6 +72,28 @@ case " $seealso " in
 *) not_ok "hopscope.1 SEE ALSO does not list hopscope-json(7)" ;;
 esac
 
+# --- what the pages' examples show the console printing is what it prints ----------------
+# a verb's usage line, wherever a page shows one, is 'help VERB''s
+for page in "$MAN"/*.1; do
+	mandoc -T ascii "$page" | sed 's/.\x08//g' | sed -n 's/^ *usage: //p' | sort -u >"$tmp/usages"
+	while read -r usage; do
+		hs -c "help ${usage%% *}"
+		check "$(basename "$page"): 'usage: $usage' is what 'help ${usage%% *}' prints" \
+			eval '[ "$(head -n 1 "$tmp/out")" = "usage: $usage" ]'
+	done <"$tmp/usages"
+done
+# set's example: its commands run give the lines it shows, setting by
+# setting (the history's file and the analyzer's name are the machine's)
+mandoc -T ascii "$MAN/hopscope-set.1" | sed 's/.\x08//g' |
+	awk '/^EXAMPLES$/ { on = 1; next } /^[A-Z][A-Z ]*$/ { on = 0 } on' |
+	sed 's/^ *//; /^$/d' >"$tmp/set.example"
+cmds=$(sed -n 's/^hopscope> //p' "$tmp/set.example" | paste -sd ';' -)
+hs --db "$tmp/set.db" -c "$cmds"
+grep -v '^hopscope> ' "$tmp/set.example" | grep -Ev '^(db|analyzer) ' >"$tmp/set.want"
+grep -Ev '^(db|analyzer) ' "$tmp/out" >"$tmp/set.got"
+check "hopscope-set.1: the example's 'set' is what '$cmds' prints" \
+	eval '[ "$st" -eq 0 ] && diff -u "$tmp/set.want" "$tmp/set.got" >&2'
+
 # --- mandoc -T lint ---------------------------------------------------------------------
 for page in "$MAN"/*.1 "$MAN"/*.7; do
 	if out=$(mandoc -T lint -W warning "$page" 2>&1) && [ -z "$out" ]; then
