@@ -8,6 +8,7 @@
 #include "closed.h"
 #include "cmd.h"
 #include "console.h"
+#include "traces.h"
 
 #define DROPS_DEFAULT_LIMIT 20
 #define DROPS_PROBE_COUNT 20
@@ -39,14 +40,8 @@ int cmd_drops(struct hs_ctx *ctx, int argc, char **argv)
 	struct hs_out *o = ctx->out;
 	uint64_t limit = DROPS_DEFAULT_LIMIT;
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "limit") == 0 && i + 1 < argc) {
-			if (hs_parse_uint(argv[++i], 100000, &limit) < 0 || limit == 0)
-				return out_err(o, "bad limit '%s'", argv[i]);
-		} else {
-			return out_err(o, "drops: unexpected '%s' (limit N)", argv[i]);
-		}
-	}
+	if (hs_limit_args(o, "drops", argc, argv, 100000, &limit) < 0)
+		return HS_CMD_FAIL;
 	if (!ctx->topo)
 		return out_err(o, "drops needs a topology to know the expected next hops "
 			       "(topo load FILE)");

@@ -6,6 +6,7 @@
 
 #include "cmd.h"
 #include "console.h"
+#include "traces.h"
 
 #define FLOWS_DEFAULT_LIMIT 50
 
@@ -69,12 +70,8 @@ int cmd_flows(struct hs_ctx *ctx, int argc, char **argv)
 	uint64_t limit = FLOWS_DEFAULT_LIMIT;
 	struct hs_out *o = ctx->out;
 
-	if (argc == 3 && strcmp(argv[1], "limit") == 0) {
-		if (hs_parse_uint(argv[2], 100000000, &limit) < 0 || limit == 0)
-			return out_err(o, "bad limit '%s'", argv[2]);
-	} else if (argc != 1) {
-		return out_err(o, "usage: flows [limit N]");
-	}
+	if (hs_limit_args(o, "flows", argc, argv, 100000000, &limit) < 0)
+		return HS_CMD_FAIL;
 	size_t n = ctx->flows ? hs_flowtab_count(ctx->flows) : 0;
 	out_list_open(o, "flows");
 	if (n == 0) {

@@ -8,6 +8,7 @@
 #include "closed.h"
 #include "cmd.h"
 #include "console.h"
+#include "traces.h"
 
 #define LATENCY_DEFAULT_LIMIT 50
 
@@ -26,14 +27,8 @@ int cmd_latency(struct hs_ctx *ctx, int argc, char **argv)
 	struct hs_out *o = ctx->out;
 	uint64_t limit = LATENCY_DEFAULT_LIMIT;
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "limit") == 0 && i + 1 < argc) {
-			if (hs_parse_uint(argv[++i], 100000, &limit) < 0 || limit == 0)
-				return out_err(o, "bad limit '%s'", argv[i]);
-		} else {
-			return out_err(o, "latency: unexpected '%s' (limit N)", argv[i]);
-		}
-	}
+	if (hs_limit_args(o, "latency", argc, argv, 100000, &limit) < 0)
+		return HS_CMD_FAIL;
 
 	struct hs_closed cl;
 	if (hs_closed_get(ctx, "latency", &cl) < 0)

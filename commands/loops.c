@@ -8,6 +8,7 @@
 #include "closed.h"
 #include "cmd.h"
 #include "console.h"
+#include "traces.h"
 
 #define LOOPS_DEFAULT_LIMIT 20
 
@@ -16,14 +17,8 @@ int cmd_loops(struct hs_ctx *ctx, int argc, char **argv)
 	struct hs_out *o = ctx->out;
 	uint64_t limit = LOOPS_DEFAULT_LIMIT;
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "limit") == 0 && i + 1 < argc) {
-			if (hs_parse_uint(argv[++i], 100000, &limit) < 0 || limit == 0)
-				return out_err(o, "bad limit '%s'", argv[i]);
-		} else {
-			return out_err(o, "loops: unexpected '%s' (limit N)", argv[i]);
-		}
-	}
+	if (hs_limit_args(o, "loops", argc, argv, 100000, &limit) < 0)
+		return HS_CMD_FAIL;
 
 	struct hs_closed cl;
 	if (hs_closed_get(ctx, "loops", &cl) < 0)

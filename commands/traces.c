@@ -312,6 +312,21 @@ int hs_trace_query_arg(struct hs_ctx *ctx, struct hs_trace_query *q, const char 
 	return 1;
 }
 
+int hs_limit_args(struct hs_out *o, const char *verb, int argc, char **argv, uint64_t max,
+		  uint64_t *limit)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "limit") != 0)
+			return out_err(o, "%s: unexpected '%s' (limit N)", verb, argv[i]);
+		if (++i == argc)
+			return out_err(o, "%s: 'limit' needs a value", verb);
+		if (hs_parse_uint(argv[i], max, limit) < 0 || *limit == 0)
+			return out_err(o, "%s: bad limit '%s' (a number from 1 to %" PRIu64 ")",
+				       verb, argv[i], max);
+	}
+	return 0;
+}
+
 int cmd_traces(struct hs_ctx *ctx, int argc, char **argv)
 {
 	struct hs_trace_query q = { .limit = TRACES_DEFAULT_LIMIT, .sw = -1 };

@@ -15,6 +15,11 @@ struct hs_ctx;
 /* one "KEY VALUE" filter; 1 taken, 0 not a filter key, -1 bad value (error printed) */
 int hs_trace_query_arg(struct hs_ctx *ctx, struct hs_trace_query *q, const char *k,
 		       const char *v);
+/* the arguments of a listing whose only word is "limit N" (flows, drops,
+ * loops, latency): 0 with *limit set (left as it was without one), or -1
+ * with the error printed, naming the verb */
+int hs_limit_args(struct hs_out *o, const char *verb, int argc, char **argv, uint64_t max,
+		  uint64_t *limit);
 /* one trace as a row of 'traces': its line in text, its object in JSON;
  * with type, a leading "type" key. session is the history session the
  * trace belongs to (0 none): "id" is the trace's number in it, "trace" the

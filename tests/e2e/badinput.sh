@@ -100,7 +100,12 @@ cat >"$tmp/catalogue" <<'EOF_CAT'
 = | traces show abc | bad trace id 'abc'
 = | traces limit -1 | bad limit '-1'
 = | traces since yesterday | bad duration 'yesterday'
-= | flows limit x | bad limit 'x'
+= | flows limit x | flows: bad limit 'x' (a number from 1 to 100000000)
+= | flows sideways | flows: unexpected 'sideways' (limit N)
+= | flows limit | flows: 'limit' needs a value
+= | loops limit | loops: 'limit' needs a value
+= | latency limit 0 | latency: bad limit '0' (a number from 1 to 100000)
+= | drops window 5s | drops: unexpected 'window' (limit N)
 = | filter add tcp port | bad filter 'tcp port': can't parse filter expression: syntax error
 = | filter add ip host 10.1.1. | bad filter 'ip host 10.1.1.'
 = | filter add port 99999 | bad filter 'port 99999'
