@@ -11,9 +11,9 @@ static const char *const traces_words[] = { "show", "flow", "switch", "outcome",
 	"limit", NULL };
 static const char *const probe_words[] = { "tcp", "udp", "icmp", "link", "flags", "ttl",
 	"dscp", "ecn", "id", "len", "from", "via", "count", "interval", "timeout", "--badsum",
-	"--expect", "delivered", "lost", "--json", NULL };
-static const char *const traceroute_words[] = { "count", "interval", "--report", "proto", "tcp",
-	"udp", "from", "max-ttl", "timeout", "--json", NULL };
+	"--expect", "--json", NULL };
+static const char *const traceroute_words[] = { "count", "interval", "--report", "proto",
+	"from", "max-ttl", "timeout", "--json", NULL };
 static const char *const mirror_words[] = { "add", "del", "list", "on", "session", "all",
 	"default", "syn", "fin", "rst", "debug", "bgp", "roce", "flow", "prefix", "tcp", "udp",
 	"icmp", "any", NULL };
@@ -22,7 +22,7 @@ static const char *const topo_words[] = { "load", "show", NULL };
 static const char *const history_words[] = { "sessions", "flows", "traces", "probes", "events",
 	"control", "show", "limit", "prune", "load", "since", NULL };
 
-static const char *const drops_words[] = { "limit", NULL };
+static const char *const drops_words[] = { "limit", NULL };	/* flows' too */
 static const char *const ecmp_words[] = { "window", "--threshold", NULL };
 static const char *const blame_words[] = { "--epoch", "--all", NULL };
 static const char *const control_words[] = { "bgp", "roce", "pfc", "limit", "since", NULL };
@@ -56,7 +56,7 @@ const struct hs_cmd hs_cmds[] = {
 	{ "traces", cmd_traces, "[show ID] [flow FLOW] [switch SW] [outcome O] [since T] [limit N]",
 	  "list closed traces, or one trace hop by hop", traces_words, HS_CMDF_PAGE },
 	{ "flows", cmd_flows, "[limit N]",
-	  "list flows seen in traces with their counters", NULL, HS_CMDF_PAGE },
+	  "list flows seen in traces with their counters", drops_words, HS_CMDF_PAGE },
 	{ "topo", cmd_topo, "load|show [FILE]",
 	  "load or show the fabric topology", topo_words, 0 },
 	{ "history", cmd_history,
@@ -109,6 +109,8 @@ static const char *const tz_vals[] = { "utc", "local", NULL };
 static const char *const view_vals[] = { "auto", "fabric", "local", NULL };
 static const char *const retention_vals[] = { "off", "1d", "7d", "30d", "1GiB", "10GiB", NULL };
 static const char *const records_vals[] = { "all", "traces", "packets", NULL };
+static const char *const expect_vals[] = { "delivered", "lost", NULL };
+static const char *const proto_vals[] = { "tcp", "udp", NULL };
 static const char *const stats_fields[] = { "src", "dst", "sport", "dport", "proto", "switch",
 	"flow", "dscp", NULL };
 
@@ -136,6 +138,8 @@ const struct hs_cmd_value hs_cmd_values[] = {
 	{ "mirror", "on", HS_VAL_SWITCHES, NULL },
 	{ "probe", "via", HS_VAL_SWITCHES, NULL },
 	{ "probe", "link", HS_VAL_SWITCH, NULL },
+	{ "probe", "--expect", HS_VAL_WORDS, expect_vals },
+	{ "traceroute", "proto", HS_VAL_WORDS, proto_vals },
 	{ "traces", "show", HS_VAL_TRACE, NULL },
 	{ "history", "show", HS_VAL_STORED_TRACE, NULL },
 };

@@ -376,6 +376,13 @@ static void test_complete(void **state)
 	/* a sub-verb only first */
 	assert_string_equal(cands("snapshot diff 1 2 "), "--threshold");
 	assert_string_equal(cands("export pcap x.pcap records "), "all traces packets");
+	/* a keyword's values after it only, never where the verb refuses them */
+	assert_string_equal(cands("traceroute h8 "),
+			    "count interval --report proto from max-ttl timeout --json");
+	assert_string_equal(cands("traceroute h8 proto "), "tcp udp");
+	assert_null(strstr(cands("probe tcp > h8:80 "), "delivered"));
+	assert_string_equal(cands("probe tcp > h8:80 --expect "), "delivered lost");
+	assert_string_equal(cands("flows "), "limit");
 	assert_string_equal(cands("help sl"), "sleep");
 	assert_string_equal(cands("show tra"), "traces traceroute");
 	/* switches need a topology; without one, say so */
