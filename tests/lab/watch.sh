@@ -56,6 +56,23 @@ $T send-keys -t hs Enter
 wait_for 'trace [0-9]+:[0-9]+ .*' || fail "no detail"
 grep -Eq '^│1 +leaf[0-9]' "$screen" || grep -Eq '1 +leaf[0-9] ' "$screen" || fail "the detail pane has no hop rows"
 ok "Enter fills the detail pane hop by hop"
+# the traces in the order of the time they show, newest first, though two
+# workers hand them over out of it; the top row's time is its first hop's
+# in Detail
+python3 - "$screen" <<'PY' || fail "the Traces pane's times are not in order or not Detail's"
+import re, sys
+t = r"(?:\d{4}-\d\d-\d\d )?(\d\d:\d\d:\d\d\.\d{6})"
+lines = open(sys.argv[1], encoding="utf-8").read().split("\n")
+rows = [m.group(1) for m in (re.match("│" + t + r" +\S+ > ", l) for l in lines) if m]
+hop1 = [m.group(1) for m in (re.match(r"│ *1 +\S+ +" + t + " ", l) for l in lines) if m]
+print("traces pane: %d rows from %s to %s; detail's first hop at %s" %
+      (len(rows), rows[:1], rows[-1:], hop1[:1]))
+if len(rows) < 3 or rows != sorted(rows, reverse=True):
+    sys.exit("rows out of time order: %s" % rows)
+if hop1[:1] != rows[:1]:
+    sys.exit("the top row shows %s, its first hop in Detail %s" % (rows[:1], hop1[:1]))
+PY
+ok "the Traces pane newest first by the time it shows, its first hop's in Detail"
 $T send-keys -t hs p
 $T send-keys -t hs ':traces limit 2' Enter
 wait_for 'id +time +flow' 50 || fail "':traces' output is not in the events pane"
@@ -107,4 +124,4 @@ $T send-keys -t hs 'capture status' Enter
 wait_for 'state +running' 50 || fail "capture is not running after watch"
 ok "q returns to a working prompt and capture went on"
 $T send-keys -t hs 'quit' Enter
-echo "1..7"
+echo "1..8"
