@@ -72,6 +72,47 @@ case " $seealso " in
 *) not_ok "hopscope.1 SEE ALSO does not list hopscope-json(7)" ;;
 esac
 
+# --- the programs' usage: hopscope.1 and README name every option --help gives ----------
+# each form (the console, attached, serve) with the options of its own usage lines
+"$HS" --help >"$tmp/help.txt" 2>&1
+"$HS" serve --help >"$tmp/shelp.txt" 2>&1
+section "$MAN/hopscope.1" SYNOPSIS >"$tmp/syn.txt"
+sed -n '/^Using it$/,/^The analyzer as a daemon$/p' "$top_srcdir/README" >"$tmp/readme.txt"
+python3 - "$tmp/help.txt" "$tmp/shelp.txt" "$tmp/syn.txt" "$tmp/readme.txt" >"$tmp/usage.out" <<'PY'
+import re, sys
+def forms(text):
+    # the usage lines, split into forms at each "hopscope" that begins one;
+    # a form is named by its first words (serve, --attach, else the console)
+    text = text.split("\n\n")[0] if "usage:" in text else text
+    out = {}
+    for f in re.split(r"(?:^|\s)(?=hopscope(?:\s|$))", text):
+        words = f.split()
+        if not words or words[0] != "hopscope" or len(words) < 2:
+            continue
+        key = "serve" if words[1] == "serve" else "attach" if words[1] == "--attach" else \
+              None if words[1] in ("-h", "[-h") else "console"
+        if key:
+            out[key] = set(re.findall(r"(?<![\w-])(--?[A-Za-z][\w-]*)", " ".join(words[1:])))
+    return out
+want = forms(open(sys.argv[1]).read())
+want.update(forms(open(sys.argv[2]).read()))
+for name, path in (("hopscope.1 SYNOPSIS", sys.argv[3]), ("README's usage", sys.argv[4])):
+    text = open(path).read()
+    if "README" in name:
+        text = " ".join(l for l in text.split("\n") if l.startswith("    hopscope") or
+                        l.startswith("             ") or l.startswith("                   "))
+    have = forms(text)
+    for key, opts in sorted(want.items()):
+        missing = sorted(opts - have.get(key, set()))
+        print("%s\t%s names every option of the %s usage in --help%s" %
+              ("ok" if not missing else "missing", name, key,
+               missing and " (not " + " ".join(missing) + ")" or ""))
+PY
+while IFS="$tab" read -r verdict what; do
+	check "$what" [ "$verdict" = ok ]
+done <"$tmp/usage.out"
+[ -s "$tmp/usage.out" ] || not_ok "no usage forms read from --help"
+
 # --- what the pages' examples show the console printing is what it prints ----------------
 # a verb's usage line, wherever a page shows one, is 'help VERB''s
 for page in "$MAN"/*.1; do
