@@ -114,8 +114,7 @@ int cmd_drops(struct hs_ctx *ctx, int argc, char **argv)
 	out_arr_close(o);
 	out_uint(o, "total", NULL, d.n);
 	out_obj_close(o);
-	if (d.n > limit)
-		out_text(o, "(%zu more links; drops limit N)\n", d.n - (size_t)limit);
+	hs_limit_note(o, "drops", "links", d.n < limit ? d.n : (size_t)limit, d.n, false);
 	hs_drops_free(&d);
 	hs_closed_free(&cl);
 	return HS_CMD_OK;

@@ -92,8 +92,7 @@ int cmd_flows(struct hs_ctx *ctx, int argc, char **argv)
 	out_uint(o, "total", NULL, m);
 	out_uint(o, "not_counted", NULL, hs_flowtab_overflow(ctx->flows));
 	out_obj_close(o);
-	if (!o->json && m > limit)
-		out_text(o, "(%" PRIu64 " of %zu flows; flows limit N)\n", limit, m);
+	hs_limit_note(o, "flows", "flows", m < limit ? m : (size_t)limit, m, false);
 	if (!o->json && hs_flowtab_overflow(ctx->flows))
 		out_text(o, "(table full at %zu flows: %" PRIu64 " traces of other flows not "
 			 "counted)\n", hs_flowtab_max(ctx->flows), hs_flowtab_overflow(ctx->flows));

@@ -7,6 +7,7 @@
 
 #include "cmd.h"
 #include "console.h"
+#include "traces.h"
 #include "planck.h"
 
 #define RATES_DEFAULT_LIMIT 20
@@ -82,8 +83,9 @@ static void print_rates(struct hs_out *o, const struct hs_topo *topo, const stru
 		marked |= rough;
 	}
 	out_arr_close(o);
-	if (rep->nflows > limit)
-		out_text(o, "(%zu more flows; rates limit N)\n", rep->nflows - (size_t)limit);
+	out_uint(o, "flows_total", NULL, rep->nflows);
+	hs_limit_note(o, "rates", "flows", rep->nflows < limit ? rep->nflows : (size_t)limit,
+		      rep->nflows, false);
 	if (rep->nlinks)
 		out_text(o, "\n%-32s %8s %7s %8s %-8s %5s %7s\n", "link (direction)", "bps", "util",
 			 "speed", "from", "flows", "samples");
@@ -127,8 +129,9 @@ static void print_rates(struct hs_out *o, const struct hs_topo *topo, const stru
 		marked |= rough;
 	}
 	out_arr_close(o);
-	if (rep->nlinks > limit)
-		out_text(o, "(%zu more links; rates limit N)\n", rep->nlinks - (size_t)limit);
+	out_uint(o, "links_total", NULL, rep->nlinks);
+	hs_limit_note(o, "rates", "links", rep->nlinks < limit ? rep->nlinks : (size_t)limit,
+		      rep->nlinks, false);
 	out_obj_close(o);
 	if (marked)
 		out_text(o, "\nn/a: fewer than %d samples of the flow in the window, or spread "

@@ -327,6 +327,14 @@ int hs_limit_args(struct hs_out *o, const char *verb, int argc, char **argv, uin
 	return 0;
 }
 
+void hs_limit_note(struct hs_out *o, const char *verb, const char *what, size_t shown,
+		   size_t total, bool at_least)
+{
+	if (shown < total)
+		out_text(o, "(%zu of %s%zu %s; %s limit N)\n", shown, at_least ? "at least " : "",
+			 total, what, verb);
+}
+
 int cmd_traces(struct hs_ctx *ctx, int argc, char **argv)
 {
 	struct hs_trace_query q = { .limit = TRACES_DEFAULT_LIMIT, .sw = -1 };
@@ -369,10 +377,7 @@ int cmd_traces(struct hs_ctx *ctx, int argc, char **argv)
 	out_uint(o, "total", NULL, q.matched);
 	out_bool(o, "scan_cut", NULL, q.scan_cut);
 	out_obj_close(o);
-	/* what the limit left out, as 'rates' says it */
-	if (n < q.matched)
-		out_text(o, "(%zu of %s%zu traces; traces limit N)\n", n, q.scan_cut ? "at least " : "",
-			 q.matched);
+	hs_limit_note(o, "traces", "traces", n, q.matched, q.scan_cut);
 	if (ctx->following) {
 		struct hs_follow_status f;
 		char note[256];

@@ -20,6 +20,11 @@ int hs_trace_query_arg(struct hs_ctx *ctx, struct hs_trace_query *q, const char 
  * with the error printed, naming the verb */
 int hs_limit_args(struct hs_out *o, const char *verb, int argc, char **argv, uint64_t max,
 		  uint64_t *limit);
+/* what a listing cut by its limit left out, in text, after its rows:
+ * "(SHOWN of TOTAL WHAT; VERB limit N)", "at least" before TOTAL when more
+ * may have been left unread; nothing when nothing was cut */
+void hs_limit_note(struct hs_out *o, const char *verb, const char *what, size_t shown,
+		   size_t total, bool at_least);
 /* one trace as a row of 'traces': its line in text, its object in JSON;
  * with type, a leading "type" key. session is the history session the
  * trace belongs to (0 none): "id" is the trace's number in it, "trace" the

@@ -29,4 +29,19 @@ flows=$(rows flows)
 hs -r "$S" -c 'flows limit 3'
 check "flows: what was cut ($flows in all)" \
 	eval '[ "$(tail -n 1 "$tmp/out")" = "(3 of $flows flows; flows limit N)" ]'
+# every listing says it the same way, and its JSON gives the count it cut from
+T=$top_srcdir/share/sample/sample.topo
+key() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$tmp/out" "$1"; }
+hs -r "$S" --topo "$T" --json -c 'rates limit 1'
+rflows=$(key flows_total) rlinks=$(key links_total)
+hs -r "$S" --topo "$T" -c 'rates limit 1'
+check "rates: what was cut ($rflows flows, $rlinks links in all)" \
+	eval '[ "$rflows" -gt 1 ] && [ "$rlinks" -gt 1 ] &&
+	      has "^(1 of $rflows flows; rates limit N)$" "$tmp/out" &&
+	      has "^(1 of $rlinks links; rates limit N)$" "$tmp/out"'
+hs -r "$S" --topo "$T" --json -c 'drops limit 1'
+dlinks=$(key total)
+hs -r "$S" --topo "$T" -c 'drops limit 1'
+check "drops: what was cut ($dlinks links in all)" \
+	eval '[ "$dlinks" -gt 1 ] && has "^(1 of $dlinks links; drops limit N)$" "$tmp/out"'
 finish
