@@ -1,4 +1,4 @@
-/* history.c - history [sessions|flows|traces|probes|events|control|show ID|prune|load]
+/* history.c - history [sessions|flows|traces|probes|events|control|prune|load|show ID]
  *                [limit N]
  *
  * Reads the history through the store's listings (hs_store_list).

@@ -20,7 +20,7 @@ static const char *const mirror_words[] = { "add", "del", "list", "on", "session
 static const char *const decode_words[] = { "-c", NULL };
 static const char *const topo_words[] = { "load", "show", NULL };
 static const char *const history_words[] = { "sessions", "flows", "traces", "probes", "events",
-	"control", "show", "limit", "prune", "load", "since", NULL };
+	"control", "prune", "load", "show", "limit", NULL };
 
 static const char *const drops_words[] = { "limit", NULL };	/* flows' too */
 static const char *const ecmp_words[] = { "window", "--threshold", NULL };
@@ -60,7 +60,7 @@ const struct hs_cmd hs_cmds[] = {
 	{ "topo", cmd_topo, "load|show [FILE]",
 	  "load or show the fabric topology", topo_words, 0 },
 	{ "history", cmd_history,
-	  "[sessions|flows|traces|probes|events|control|show ID|prune|load] [since DURATION] [limit N]",
+	  "[sessions|flows|traces|probes|events|control|prune|load|show ID] [since DURATION] [limit N]",
 	  "query the stored history", history_words, HS_CMDF_PAGE },
 	{ "sql", cmd_sql, "<QUERY...>",
 	  "run a read-only SQL query on the history", NULL, HS_CMDF_PAGE },
@@ -111,6 +111,7 @@ static const char *const retention_vals[] = { "off", "1d", "7d", "30d", "1GiB", 
 static const char *const records_vals[] = { "all", "traces", "packets", NULL };
 static const char *const expect_vals[] = { "delivered", "lost", NULL };
 static const char *const proto_vals[] = { "tcp", "udp", NULL };
+static const char *const since_words[] = { "since", NULL };
 static const char *const stats_fields[] = { "src", "dst", "sport", "dport", "proto", "switch",
 	"flow", "dscp", NULL };
 
@@ -142,6 +143,7 @@ const struct hs_cmd_value hs_cmd_values[] = {
 	{ "traceroute", "proto", HS_VAL_WORDS, proto_vals },
 	{ "traces", "show", HS_VAL_TRACE, NULL },
 	{ "history", "show", HS_VAL_STORED_TRACE, NULL },
+	{ "history", "load", HS_VAL_WORDS, since_words },
 };
 
 const unsigned hs_ncmd_values = HS_ARRAY_SIZE(hs_cmd_values);

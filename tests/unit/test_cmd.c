@@ -383,6 +383,11 @@ static void test_complete(void **state)
 	assert_null(strstr(cands("probe tcp > h8:80 "), "delivered"));
 	assert_string_equal(cands("probe tcp > h8:80 --expect "), "delivered lost");
 	assert_string_equal(cands("flows "), "limit");
+	/* every sub-verb of history is one (not only those before 'show ID'),
+	 * and 'since' is load's alone */
+	assert_string_equal(cands("history traces "), "limit");
+	assert_string_equal(cands("history load "), "since");
+	assert_string_equal(cands("history lo"), "load");
 	assert_string_equal(cands("help sl"), "sleep");
 	assert_string_equal(cands("show tra"), "traces traceroute");
 	/* switches need a topology; without one, say so */
