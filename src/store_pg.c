@@ -25,6 +25,8 @@
  * lost. Every value from the user or the wire goes as a parameter or
  * through COPY, never spliced into SQL. Probe runs, 007's votes and
  * snapshots, written seldom, go a statement a row in a transaction.
+ * Every read, the verbs' own as the user's query, runs in a read-only
+ * transaction with a statement timeout (read_begin).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -52,7 +54,7 @@ _Static_assert(PG_SCHEMA == HS_STORE_SCHEMA,
 
 #define PG_HOLD_MAX ((size_t)64 << 20)	/* bytes of rows held while the server is away */
 #define PG_RETRY_NS HS_NS_PER_SEC	/* a reconnection at most this often */
-#define PG_QUERY_TIMEOUT "30s"		/* 'sql': a query's statement_timeout */
+#define PG_READ_TIMEOUT "30s"		/* every read's statement_timeout (read_begin) */
 #define PG_LOCK_KEY 0x48734331		/* advisory lock around setting up the schema */
 #define PG_HALF_ROWS 2048	/* a batch of this many traces sends half on a second connection */
 #define PG_ID_BLOCK 4096	/* trace ids taken at once: the step of sequence traces_ids */
@@ -820,6 +822,42 @@ static void rollback(struct pg_store *st)
 		PQclear(PQexec(st->conn, "ROLLBACK"));
 }
 
+/* Every read of the history, the store's own as the user's query, runs
+ * in a transaction begun here: read-only (a statement that would write,
+ * or a view or function it reads that would, is refused by the server),
+ * with a statement timeout of PG_READ_TIMEOUT (one that runs longer
+ * fails); both in one round trip. The read ends with rollback(). 0, or
+ * -1 with errmsg set (what: what failed). */
+static int read_begin(struct pg_store *st, const char *what)
+{
+	PGresult *r = NULL;
+	int rc;
+
+	answer(st);
+	if (connected(st) < 0)
+		return -1;
+	r = PQexec(st->conn, "BEGIN READ ONLY; SET LOCAL statement_timeout = '" PG_READ_TIMEOUT "'");
+	rc = PQresultStatus(r) == PGRES_COMMAND_OK ? 0 : pg_err(st, what, r);
+	PQclear(r);
+	if (rc < 0)
+		rollback(st);
+	return rc;
+}
+
+/* a read of sql with n text parameters, as exec_params runs it, in a
+ * transaction of read_begin's */
+static PGresult *read_params(struct pg_store *st, const char *what, const char *sql, int n,
+			     const char *const *vals)
+{
+	PGresult *r = NULL;
+
+	if (read_begin(st, what) < 0)
+		return NULL;
+	r = exec_params(st, what, sql, n, vals);
+	rollback(st);
+	return r;
+}
+
 #define I64(buf, v) (snprintf(buf, sizeof(buf), "%" PRId64, (int64_t)(v)), buf)
 #define U64(buf, v) I64(buf, (v) > INT64_MAX ? INT64_MAX : (int64_t)(v))
 
@@ -1040,7 +1078,7 @@ int pg_session_end(struct pg_store *st, int64_t session, const struct hs_session
 
 int64_t pg_input_session(struct pg_store *st, const char *input)
 {
-	PGresult *r = exec_params(st, "cannot read sessions of",
+	PGresult *r = read_params(st, "cannot read sessions of",
 				  "SELECT coalesce(min(id), 0) FROM sessions WHERE input = $1", 1,
 				  &input);
 
@@ -1901,7 +1939,7 @@ int pg_read(struct pg_store *st, const char *sql, const struct hs_value *param, 
 		vals[i] = param[i].type == HS_VAL_INT ? I64(num[i], param[i].i) :
 			  param[i].type == HS_VAL_TEXT ? param[i].s : NULL;
 	pg_commit(st);	/* a reader sees every row written so far */
-	r = exec_params(st, "cannot read", sql, n, vals);
+	r = read_params(st, "cannot read", sql, n, vals);
 	if (!r)
 		return hs_errf(err, errlen, "%s", st->errmsg);
 	char **names = names_out(r, out, NULL);
@@ -1967,7 +2005,7 @@ int pg_trace_show(struct pg_store *st, uint64_t session, uint64_t no, int64_t pr
 	int64_t id = 0;
 
 	pg_commit(st);
-	r = exec_params(st, "cannot read", SQL_TRACE_FIND("$1", "$2", "$3"), 3, vals);
+	r = read_params(st, "cannot read", SQL_TRACE_FIND("$1", "$2", "$3"), 3, vals);
 	if (!r)
 		return hs_errf(err, errlen, "%s", st->errmsg);
 	if (PQntuples(r) == 1)
@@ -1986,7 +2024,7 @@ int pg_trace_names(struct pg_store *st, const char *pfx, int max,
 {
 	char m[24];
 	const char *vals[] = { pfx, I64(m, max) };
-	PGresult *r = exec_params(st, "cannot read",
+	PGresult *r = read_params(st, "cannot read",
 				  "SELECT session || ':' || trace_no FROM traces"
 				  " WHERE left(session || ':' || trace_no, length($1)) = $1"
 				  " ORDER BY id DESC LIMIT $2", 2, vals);
@@ -2001,8 +2039,8 @@ int pg_trace_names(struct pg_store *st, const char *pfx, int max,
 	return n;
 }
 
-/* the user's query: one statement, in a read-only transaction with a
- * statement timeout, rows handed over as they come; a signal cancels it */
+/* the user's query: one statement, in a transaction of read_begin's,
+ * rows handed over as they come; a signal cancels it */
 int pg_query_ro(struct pg_store *st, const char *sql, const struct hs_rows *out, char *err,
 		size_t errlen)
 {
@@ -2015,12 +2053,8 @@ int pg_query_ro(struct pg_store *st, const char *sql, const struct hs_rows *out,
 	if (errlen)
 		err[0] = '\0';
 	pg_commit(st);
-	if (exec_ok(st, "cannot read", "BEGIN READ ONLY") < 0)
+	if (read_begin(st, "cannot read") < 0)
 		return hs_errf(err, errlen, "%s", st->errmsg), HS_STORE_FAILED;
-	if (exec_ok(st, "cannot read", "SET LOCAL statement_timeout = '" PG_QUERY_TIMEOUT "'") < 0) {
-		rollback(st);
-		return hs_errf(err, errlen, "%s", st->errmsg), HS_STORE_FAILED;
-	}
 	/* the extended protocol runs one statement, never a list of them */
 	if (!PQsendQueryParams(st->conn, sql, 0, NULL, NULL, NULL, NULL, 0)) {
 		hs_errf(err, errlen, "%s", first_line(PQerrorMessage(st->conn), why, sizeof(why)));
@@ -2269,7 +2303,7 @@ int pg_traceroute_path(struct hs_store_paths *h, const struct hs_flowkey *k, int
 	char s[HS_ADDRSTRLEN], d[HS_ADDRSTRLEN], b[3][24];
 	const char *vals[] = { hs_addr_str(&k->src, s, sizeof(s)), hs_addr_str(&k->dst, d, sizeof(d)),
 			       I64(b[0], k->proto), I64(b[1], k->sport), I64(b[2], k->dport) };
-	PGresult *r = exec_params(p->st, "cannot read", SQL_TRACEROUTE_PATH("$1", "$2", "$3", "$4",
+	PGresult *r = read_params(p->st, "cannot read", SQL_TRACEROUTE_PATH("$1", "$2", "$3", "$4",
 									 "$5"), 5, vals);
 	int n = 0;
 
@@ -2347,7 +2381,7 @@ int pg_snapshot_load(struct pg_store *st, int64_t id, bool ports, struct hs_snap
 	PGresult *r;
 
 	memset(s, 0, sizeof(*s));
-	r = exec_params(st, "cannot read snapshots of", "SELECT taken, target, spread, switches,"
+	r = read_params(st, "cannot read snapshots of", "SELECT taken, target, spread, switches,"
 			" ports, coalesce(session, 0) FROM snapshots WHERE id = $1", 1, vals);
 	if (!r)
 		return hs_errf(err, errlen, "%s", st->errmsg);
@@ -2365,7 +2399,7 @@ int pg_snapshot_load(struct pg_store *st, int64_t id, bool ports, struct hs_snap
 	if (!ports)
 		return 0;
 	/* in the driver's order, as they were stored */
-	r = exec_params(st, "cannot read snapshot counters of", "SELECT switch, port, read_ts,"
+	r = read_params(st, "cannot read snapshot counters of", "SELECT switch, port, read_ts,"
 			" rx_packets, rx_bytes, rx_drops, tx_packets, tx_bytes, tx_drops,"
 			" backlog_bytes, backlog_packets FROM snapshot_counters WHERE snapshot = $1"
 			" ORDER BY ctid", 1, vals);
@@ -2393,7 +2427,7 @@ int pg_snapshot_load(struct pg_store *st, int64_t id, bool ports, struct hs_snap
 int pg_snapshots(struct pg_store *st, void (*each)(void *arg, const struct hs_snap *s),
 		 void *arg, char *err, size_t errlen)
 {
-	PGresult *r = exec_params(st, "cannot read snapshots of", "SELECT id, taken, target,"
+	PGresult *r = read_params(st, "cannot read snapshots of", "SELECT id, taken, target,"
 				  " spread, switches, ports, coalesce(session, 0) FROM snapshots"
 				  " ORDER BY id", 0, NULL);
 
@@ -2419,7 +2453,7 @@ int pg_snapshots(struct pg_store *st, void (*each)(void *arg, const struct hs_sn
 
 int pg_retention(struct pg_store *st, struct hs_retention *r)
 {
-	PGresult *res = exec_params(st, "cannot read", "SELECT name, value FROM settings", 0, NULL);
+	PGresult *res = read_params(st, "cannot read", "SELECT name, value FROM settings", 0, NULL);
 
 	memset(r, 0, sizeof(*r));
 	if (!res)
@@ -2463,7 +2497,7 @@ int pg_set_retention(struct pg_store *st, const struct hs_retention *r)
 
 uint64_t pg_used_bytes(struct pg_store *st)
 {
-	PGresult *r = exec_params(st, "cannot read",
+	PGresult *r = read_params(st, "cannot read",
 				  "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)"
 				  " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
 				  " WHERE c.relkind = 'r' AND n.nspname = current_schema()", 0, NULL);

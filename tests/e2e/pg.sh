@@ -252,6 +252,29 @@ hs --db "$url" -c "sql 'select count(*) as n from nosuchtable'"
 check "a query on no table: the server's reason" \
 	eval 'failed_cleanly && has "relation \"nosuchtable\" does not exist" "$tmp/err"'
 
+# every read of the history runs as the user's query does: a read of the
+# verbs' own that would write (here through a view of the heartbeats that
+# logs its readers, as an audit might) is refused by the server and writes
+# nothing, and it runs under the statement timeout
+psql -c 'create table reads (timeout text)' \
+	-c "create function audited() returns boolean language plpgsql as \$\$ begin
+		insert into reads values (current_setting('statement_timeout')); return true;
+	    end \$\$" \
+	-c 'alter table analyzers rename to analyzers_kept' \
+	-c 'create view analyzers as select * from analyzers_kept where audited()'
+hs --db "$url" --topo "$TOPO" -c drops
+check "a read of drops that would write is refused by the server" eval 'failed_cleanly &&
+	has "drops: cannot read history .*: cannot execute INSERT in a read-only transaction" "$tmp/err"'
+check "and it wrote nothing" [ "$(psql -c 'select count(*) from reads')" = 0 ]
+psql -c "create or replace function audited() returns boolean language plpgsql as \$\$ begin
+		raise exception 'read with statement_timeout %', current_setting('statement_timeout');
+	    end \$\$"
+hs --db "$url" --topo "$TOPO" -c drops
+check "a read of drops runs with a statement timeout of 30 s" \
+	has "drops: cannot read history .*: read with statement_timeout 30s$" "$tmp/err"
+psql -c 'drop view analyzers' -c 'alter table analyzers_kept rename to analyzers' \
+	-c 'drop function audited()' -c 'drop table reads'
+
 # a query without end: Ctrl-C cancels it on the server, at once
 sleeping() { psql -c "select count(*) from pg_stat_activity where query like '%pg_sleep(30)%'
 	and pid <> pg_backend_pid() ${1-}"; }
