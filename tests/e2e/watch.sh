@@ -4,11 +4,8 @@
 # between panes and change the detail, ':' output lands in the events pane, a
 # resize keeps a valid layout (a tiny one says so), and 'q' gives back a
 # working prompt. Without a terminal 'watch' refuses clearly.
-set -u
+. "$(dirname "$0")/lib.sh"
 
-top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
-top_builddir=${top_builddir:-$top_srcdir}
-HS=$top_builddir/hopscope
 PCAP=$top_srcdir/share/sample/sample.pcap
 TOPO=$top_srcdir/share/sample/sample.topo
 PROMPT=${HS_PROMPT:-hopscope>}
@@ -19,32 +16,20 @@ if ! command -v tmux >/dev/null 2>&1; then
 	exit 77
 fi
 command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 is missing"; exit 77; }
-for f in "$HS" "$PCAP" "$TOPO"; do
+for f in "$PCAP" "$TOPO"; do
 	if [ ! -e "$f" ]; then
 		echo "SKIP: $f is missing"
 		exit 77
 	fi
 done
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/hs-watch.XXXXXX")
 T="tmux -S $tmp/sock"
-cleanup() {
-	$T kill-server >/dev/null 2>&1
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+cleanup="$cleanup"'$T kill-server >/dev/null 2>&1;'
 
-fails=0
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
+# a check that failed shows the screen
 not_ok() {
 	n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"
 	echo "# screen:"; sed 's/^/#   /' "$tmp/screen"
-}
-check() { # check DESCRIPTION COMMAND...
-	d=$1; shift
-	if "$@"; then ok "$d"; else not_ok "$d"; fi
 }
 
 snap() { $T capture-pane -p -t hs >"$tmp/screen" 2>/dev/null; }
@@ -222,9 +207,4 @@ check "expired packets: no drops on the links past the switch where the TTL ran 
 	lacks "spine[0-9] > leaf[0-9] +[0-9]+ +[1-9]"
 $T send-keys -t hs q
 
-if [ $fails -ne 0 ]; then
-	echo "# $fails of $n checks failed"
-	exit 1
-fi
-echo "# all $n checks passed"
-exit 0
+finish
