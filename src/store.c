@@ -1547,6 +1547,16 @@ uint64_t sq_lost(const struct sq_store *st)
 
 /* ---- read-only queries ------------------------------------------------- */
 
+/* The writer's table of queued trace rows (QT_TABLE) is none of the
+ * history's, and always empty to a query (the rows are inserted before
+ * it runs): a query that reads it is refused as naming no such table
+ * (arg, a bool, set), a pragma of it tells nothing, as of a table that is
+ * not there. */
+static bool queue_named(const char *name)
+{
+	return name && strcasecmp(name, QT_TABLE) == 0;
+}
+
 static int ro_authorizer(void *arg, int action, const char *a1, const char *a2,
 			 const char *db, const char *trigger)
 {
@@ -1558,8 +1568,13 @@ static int ro_authorizer(void *arg, int action, const char *a1, const char *a2,
 	};
 
 	switch (action) {
-	case SQLITE_SELECT:
 	case SQLITE_READ:
+		if (queue_named(a1)) {
+			*(bool *)arg = true;
+			return SQLITE_DENY;
+		}
+		return SQLITE_OK;
+	case SQLITE_SELECT:
 	case SQLITE_RECURSIVE:
 		return SQLITE_OK;
 	case SQLITE_FUNCTION:
@@ -1567,6 +1582,8 @@ static int ro_authorizer(void *arg, int action, const char *a1, const char *a2,
 			return SQLITE_DENY;
 		return SQLITE_OK;
 	case SQLITE_PRAGMA:
+		if (queue_named(a2))
+			return SQLITE_IGNORE;
 		if (a2)		/* PRAGMA x = y, or with an argument: may change things */
 			if (strcasecmp(a1, "table_info") && strcasecmp(a1, "table_xinfo") &&
 			    strcasecmp(a1, "index_list") && strcasecmp(a1, "index_info") &&
@@ -1606,17 +1623,20 @@ sqlite3_stmt *sq_prepare_ro(struct sq_store *st, const char *sql, char *err,
 {
 	sqlite3_stmt *s = NULL;
 	const char *tail = NULL;
+	bool queue = false;
 	int rc;
 
 	if (errlen)
 		err[0] = '\0';
 	flush_rows(st);
 	sqlite3_db_config(st->db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
-	sqlite3_set_authorizer(st->db, ro_authorizer, st);
+	sqlite3_set_authorizer(st->db, ro_authorizer, &queue);
 	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, &tail);
 	sqlite3_set_authorizer(st->db, NULL, NULL);
 	if (rc != SQLITE_OK) {
-		if (rc == SQLITE_AUTH)
+		if (rc == SQLITE_AUTH && queue)
+			snprintf(err, errlen, "no such table: %s", QT_TABLE);
+		else if (rc == SQLITE_AUTH)
 			snprintf(err, errlen, "refused: the history is read-only here (%s)",
 				 sqlite3_errmsg(st->db));
 		else
@@ -1636,7 +1656,7 @@ sqlite3_stmt *sq_prepare_ro(struct sq_store *st, const char *sql, char *err,
 	/* one statement only: anything but blanks and comments after it is refused */
 	sqlite3_stmt *more = NULL;
 	if (tail && *tail) {
-		sqlite3_set_authorizer(st->db, ro_authorizer, st);
+		sqlite3_set_authorizer(st->db, ro_authorizer, &queue);
 		rc = sqlite3_prepare_v2(st->db, tail, -1, &more, NULL);
 		sqlite3_set_authorizer(st->db, NULL, NULL);
 		if (rc != SQLITE_OK || more) {

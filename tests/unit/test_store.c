@@ -613,6 +613,20 @@ static void test_sql_readonly(void **state)
 	assert_int_equal(query_ro(st, "INSERT INTO sessions(started) VALUES (1)", &g, err,
 				  sizeof(err)), HS_STORE_REFUSED);
 	assert_non_null(strstr(err, "read-only"));
+	/* the writer's queue of trace rows is no table of the history's */
+	static const char *const queue[] = {
+		"SELECT * FROM hs_queued_traces",
+		"SELECT count(*) FROM main.HS_QUEUED_TRACES",
+		"SELECT id, (SELECT count(*) FROM hs_queued_traces) FROM sessions",
+	};
+	for (size_t i = 0; i < HS_ARRAY_SIZE(queue); i++) {
+		if (query_ro(st, queue[i], &g, err, sizeof(err)) != HS_STORE_REFUSED)
+			fail_msg("accepted '%s'", queue[i]);
+		assert_string_equal(err, "no such table: hs_queued_traces");
+	}
+	if (query_ro(st, "PRAGMA table_info(hs_queued_traces)", &g, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(g.nrows, 0);
 
 	char sql[128];
 	snprintf(sql, sizeof(sql), "SELECT id, source, NULL AS n, 1.5 AS r, x'00ff' AS b"
