@@ -89,8 +89,9 @@ int sq_query_ro(struct sq_store *st, const char *sql, const struct hs_rows *out,
 #define SQL_P1 "?1"
 #define SQL_JOIN(x, sep) "group_concat(" x ", " sep ")"
 /* as the hops view (store.c) reads a trace's hop_list */
-#define SQL_HOP_ROWS ", json_each(t.hop_list) h" \
+#define SQL_HOPS_OF(list) "json_each(" list ") h" \
 	" LEFT JOIN mirror_sources m ON m.id = json_extract(h.value, '$[0]')"
+#define SQL_HOP_ROWS ", " SQL_HOPS_OF("t.hop_list")
 #define SQL_HOP_IDX "h.key"
 #define SQL_HOP(n) "json_extract(h.value, '$[" #n "]')"
 #include "history_sql.h"

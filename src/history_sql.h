@@ -4,8 +4,10 @@
  *   SQL_P1            its first parameter: "?1", "$1"
  *   SQL_JOIN(x, sep)  the aggregate joining x with sep, in the order of
  *                     the rows it reads
+ *   SQL_HOPS_OF(list) a FROM clause of the hops of a hop_list, list,
+ *                     as h, a row a hop, each with its mirror source m
  *   SQL_HOP_ROWS      the rest of a FROM clause expanding traces t's
- *                     hop_list into h, a row a hop, its mirror source m
+ *                     hop_list the same way
  *   SQL_HOP_IDX       h's place in the list, from 0
  *   SQL_HOP(n)        h's n-th number
  */
@@ -32,12 +34,14 @@ static const char *const listing_sql[] = {
 		"SELECT session, src, sport, dst, dport, " SQL_PROTO("proto") " AS proto, packets, "
 		"bytes, syn, fin, rst, dropped, looped, last_ts "
 		"FROM flows ORDER BY session DESC, last_ts DESC, bytes DESC LIMIT " SQL_P1,
+	/* each trace's path from its own row's hops, as q_hops reads them:
+	 * through the hops view each listed trace was looked up again */
 	[HS_LIST_TRACES] =
 		"SELECT " SQL_TRACE_REF ", t.first_ts AS ts, t.src, t.sport, t.dst, t.dport, "
 		SQL_PROTO("t.proto") " AS proto, t.outcome, "
-		"(SELECT " SQL_JOIN("name", "' > '") " FROM (SELECT coalesce(h.switch, h.addr) AS name "
-		"FROM hops h WHERE h.trace = t.id ORDER BY h.idx) AS p) AS path, t.expected_next "
-		"FROM traces t ORDER BY t.id DESC LIMIT " SQL_P1,
+		"(SELECT " SQL_JOIN("name", "' > '") " FROM (SELECT coalesce(m.switch, m.addr) AS name "
+		"FROM " SQL_HOPS_OF("t.hop_list") " ORDER BY " SQL_HOP_IDX ") AS p) AS path, "
+		"t.expected_next FROM traces t ORDER BY t.id DESC LIMIT " SQL_P1,
 	/* a probe's rows share its kind and spec; analyzers number their
 	 * probes each on its own, so a probe is its analyzer's number */
 	[HS_LIST_PROBES] =

@@ -1961,8 +1961,9 @@ static int run(struct pg_store *st, const char *sql, int64_t param, const struct
 #define SQL_P1 "$1"
 #define SQL_JOIN(x, sep) "string_agg(" x ", " sep ")"
 /* as the hops view (PG_HOPS_VIEW) reads a trace's hop_list */
-#define SQL_HOP_ROWS " CROSS JOIN LATERAL json_array_elements(t.hop_list::json)" \
+#define SQL_HOPS_OF(list) "json_array_elements(" list "::json)" \
 	" WITH ORDINALITY AS h(v, n) LEFT JOIN mirror_sources m ON m.id = (h.v->>0)::bigint"
+#define SQL_HOP_ROWS " CROSS JOIN LATERAL " SQL_HOPS_OF("t.hop_list")
 #define SQL_HOP_IDX "h.n"
 #define SQL_HOP(n) "(h.v->>" #n ")::bigint"
 #include "history_sql.h"

@@ -120,6 +120,18 @@ for line in open(sys.argv[1]):
 nall=$(q "$db2" 'select count(*) from traces')
 check "history all stores every closed trace ($nall of ${closed:-?})" [ "$nall" = "${closed:-x}" ]
 check "history all stores more than the default ($nall > $ndefault)" [ "$nall" -gt "$ndefault" ]
+# each listed trace's path is read from the trace's own row, not through
+# the hops view: the listing is the same in a copy without the view
+hs --db "$db2" -c 'history traces limit 100'
+cp "$tmp/out" "$tmp/listed"
+python3 -c 'import sqlite3, sys
+src, dst = sqlite3.connect(sys.argv[1]), sqlite3.connect(sys.argv[2])
+src.backup(dst)
+dst.execute("drop view hops")
+dst.commit()' "$db2" "$tmp/noview.db"
+hs --db "$tmp/noview.db" -c 'history traces limit 100'
+check "history traces: each path from the trace's own row (the same without the hops view)" \
+	eval '[ "$st" -eq 0 ] && has "leaf[0-9] > spine[0-9] > " "$tmp/out" && cmp -s "$tmp/listed" "$tmp/out"'
 
 # --- sql is read-only -------------------------------------------------------
 before=$(cksum <"$db")

@@ -33,6 +33,15 @@ for v in 'history traces' 'history flows' 'history control' 'history show 1:588'
 	same "$v" -c "$v"
 	same "$v --json" -c "$v --json"
 done
+# each listed trace's path is read from the trace's own row, not through
+# the hops view: the listing is the same without the view
+hs --db "$url" -c 'history traces'
+cp "$tmp/out" "$tmp/listed"
+psql -c 'alter view hops rename to hops_kept'
+hs --db "$url" -c 'history traces'
+check "history traces: each path from the trace's own row (the same without the hops view)" \
+	eval '[ "$st" -eq 0 ] && has "leaf[0-9] > spine[0-9] > " "$tmp/out" && cmp -s "$tmp/listed" "$tmp/out"'
+psql -c 'alter view hops_kept rename to hops'
 q="select outcome, count(*) as n, sum(nhops) as hops, avg(len) as len from traces group by outcome order by outcome"
 same "sql: counts by outcome" -c "sql '$q'"
 same "sql: counts by outcome, JSON" -c "sql '$q' --json"
