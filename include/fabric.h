@@ -62,9 +62,12 @@ int hs_fabric_newest(struct hs_store *st, const struct hs_topo *topo, uint64_t m
 		     uint64_t window_ns, uint64_t until_ns, hs_fabric_named_fn each, void *arg,
 		     struct hs_fabric_stats *fs, char *err, size_t errlen);
 
-/* an analyzer whose heartbeat is this old runs no capture (the since_ns
- * asked of hs_store_others: now less this) */
+/* the analyzers heard as of wall clock now (hs_store_others, own as it
+ * takes it): those whose heartbeat is older than HS_FABRIC_RUNNING_NS run
+ * no capture. 0, or -1 with err set */
 #define HS_FABRIC_RUNNING_NS (15 * HS_NS_PER_SEC)
+int hs_fabric_others(struct hs_store *st, const char *own, uint64_t now,
+		     struct hs_store_others *p, char *err, size_t errlen);
 
 /* how long a packet's later parts may take to be stored after its first,
  * while the analyzers p tells of capture: two trace timeouts (window_ns)

@@ -345,6 +345,14 @@ int hs_fabric_load(struct hs_store *st, const struct hs_topo *topo,
 
 /* ---- where the history is whole --------------------------------------------------- */
 
+int hs_fabric_others(struct hs_store *st, const char *own, uint64_t now,
+		     struct hs_store_others *p, char *err, size_t errlen)
+{
+	uint64_t recent = now > HS_FABRIC_RUNNING_NS ? now - HS_FABRIC_RUNNING_NS : 0;
+
+	return hs_store_others(st, own, recent, p, err, errlen);
+}
+
 uint64_t hs_fabric_settle_ns(const struct hs_store_others *p, uint64_t window_ns)
 {
 	return 2 * window_ns + COMMIT_NS + p->lag_ns;

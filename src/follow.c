@@ -154,17 +154,6 @@ static struct hs_store *followed(struct hs_ctx *ctx)
 	}
 }
 
-/* what the heartbeats tell of the others, the newest trace stored with
- * them */
-static int ask(struct hs_ctx *ctx, struct hs_store *st, struct hs_store_others *p)
-{
-	struct hs_follow *f = ctx->follow;
-	uint64_t now = hs_wall_ns();
-	uint64_t recent = now > HS_FABRIC_RUNNING_NS ? now - HS_FABRIC_RUNNING_NS : 0;
-
-	return hs_store_others(st, hs_ctx_analyzer(ctx), recent, p, f->err, sizeof(f->err));
-}
-
 /* the stored traces first seen in [from, to) */
 static int count(struct hs_ctx *ctx, struct hs_store *st, uint64_t from, uint64_t to,
 		 uint64_t *n)
@@ -240,7 +229,10 @@ static void tick(uv_timer_t *h)
 		return;
 	}
 	hs_ctx_hold_store(ctx);
-	if (ask(ctx, st, &p) < 0) {
+	/* what the heartbeats tell of the others, the newest trace stored
+	 * with them */
+	if (hs_fabric_others(st, hs_ctx_analyzer(ctx), hs_wall_ns(), &p, f->err,
+			     sizeof(f->err)) < 0) {
 		unread(f, NULL);
 		return;
 	}

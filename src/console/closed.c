@@ -56,8 +56,7 @@ int hs_closed_get(struct hs_ctx *ctx, const char *verb, struct hs_closed *c)
 	uint64_t now = hs_wall_ns();
 	struct hs_store_others p;
 	struct hs_tracer_cfg cfg = { .max_open = 1, .ring = HS_TRACER_RING, .topo = ctx->topo };
-	if (hs_store_others(st, NULL, now > HS_FABRIC_RUNNING_NS ? now - HS_FABRIC_RUNNING_NS : 0,
-			    &p, err, sizeof(err)) < 0)
+	if (hs_fabric_others(st, NULL, now, &p, err, sizeof(err)) < 0)
 		return out_err(ctx->out, "%s: cannot read history '%s': %s", verb,
 			       hs_store_path(st), err);
 	c->tr = hs_tracer_new(&cfg);
