@@ -74,10 +74,19 @@ int hs_fabric_others(struct hs_store *st, const char *own, uint64_t now,
  * open in a tracer, a writer's commit and the longest lag of a writer */
 uint64_t hs_fabric_settle_ns(const struct hs_store_others *p, uint64_t window_ns);
 
-/* where the history is whole at wall clock now: the packets first seen
- * before the returned time have all their parts stored (newest less
- * settle), or 0 for all of them (nothing captures, or the newest stored
- * packet is older than a settle and a heartbeat) */
+/* where the history is whole at wall clock now, the newest stored packet
+ * (p->newest) having last changed at moved (wall clock): the packets first
+ * seen before the returned time have all their parts stored. p->newest + 1
+ * when all of them have (nothing captures, or no newer packet was told of
+ * for longer than a settle and a heartbeat), else newest less settle (0:
+ * none has). The fabric view passes when it saw the newest change; the
+ * store-answered verbs, which look once, the newest's own time
+ * (hs_fabric_whole_until) */
+uint64_t hs_fabric_whole_end(const struct hs_store_others *p, uint64_t window_ns,
+			     uint64_t now, uint64_t moved);
+/* hs_fabric_whole_end as a read of the newest packets takes it
+ * (hs_fabric_newest's until_ns), the newest stored packet having moved at
+ * its own time: 0 for all of them, else at least 1 */
 uint64_t hs_fabric_whole_until(const struct hs_store_others *p, uint64_t window_ns,
 			       uint64_t now);
 

@@ -358,14 +358,25 @@ uint64_t hs_fabric_settle_ns(const struct hs_store_others *p, uint64_t window_ns
 	return 2 * window_ns + COMMIT_NS + p->lag_ns;
 }
 
-uint64_t hs_fabric_whole_until(const struct hs_store_others *p, uint64_t window_ns,
-			       uint64_t now)
+uint64_t hs_fabric_whole_end(const struct hs_store_others *p, uint64_t window_ns,
+			     uint64_t now, uint64_t moved)
 {
 	uint64_t settle = hs_fabric_settle_ns(p, window_ns);
 
-	if (!p->running || !p->have_newest || p->newest + settle + HS_HEARTBEAT_NS < now)
+	/* longer than a part takes to be stored and to be told of */
+	if (!p->running || moved + settle + HS_HEARTBEAT_NS < now)
+		return p->newest + 1;
+	return p->newest > settle ? p->newest - settle : 0;
+}
+
+uint64_t hs_fabric_whole_until(const struct hs_store_others *p, uint64_t window_ns,
+			       uint64_t now)
+{
+	uint64_t end = hs_fabric_whole_end(p, window_ns, now, p->newest);
+
+	if (!p->have_newest || end > p->newest)
 		return 0;
-	return p->newest > settle ? p->newest - settle : 1;
+	return end ? end : 1;
 }
 
 /* ---- the newest packets ---------------------------------------------------------- */

@@ -257,16 +257,10 @@ static void tick(uv_timer_t *h)
 		f->on = f->rekeep = ctx->following = true;
 
 	uint64_t window = ctx->set.trace_timeout_ns ? ctx->set.trace_timeout_ns : HS_NS_PER_SEC;
-	uint64_t to, settle = hs_fabric_settle_ns(&p, window);
+	/* the packets first seen before to are whole: all of them when
+	 * nothing captures, or no heartbeat told of a newer trace for long */
+	uint64_t to = hs_fabric_whole_end(&p, window, now, f->head_seen);
 	f->settled = p.running == 0;
-	if (f->settled || now - f->head_seen > settle + HS_HEARTBEAT_NS) {
-		/* nothing captures, or no heartbeat told of a newer trace for
-		 * longer than a part takes to be stored and to be told of:
-		 * what is there is whole */
-		to = p.newest + 1;
-	} else {
-		to = p.newest > settle ? p.newest - settle : 0;
-	}
 	if (to <= f->mark)
 		return;
 	/* far behind (the view turned on late, the history was away): about
