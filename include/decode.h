@@ -70,6 +70,8 @@ enum hs_derr {
 #define HS_HAVE_SESSION	0x0800	/* session valid: ERSPAN's, or a VXLAN/Geneve
 				 * mirror's VNI */
 
+#define HS_IPV4_HLEN	20	/* an IPv4 header without options, the shortest */
+
 /* control traffic found by the decoder (hs_pkt.ctl); its fields are decoded
  * only when asked, by hs_ctl_decode() */
 enum hs_ctl_proto {

@@ -30,7 +30,6 @@
 #include "ctx.h"
 #include "probe.h"
 
-#define IPV4_H 20
 
 static uint16_t l4_hdr_len(uint8_t proto)
 {
@@ -39,12 +38,12 @@ static uint16_t l4_hdr_len(uint8_t proto)
 
 uint16_t hs_probe_min_len(const struct hs_probe_spec *s)
 {
-	return (uint16_t)(IPV4_H + l4_hdr_len(s->proto) + HS_PROBE_SIG_LEN);
+	return (uint16_t)(HS_IPV4_HLEN + l4_hdr_len(s->proto) + HS_PROBE_SIG_LEN);
 }
 
 uint16_t hs_probe_max_len(const struct hs_probe_spec *s)
 {
-	return (uint16_t)(HS_PROBE_MTU - IPV4_H * s->nvia);
+	return (uint16_t)(HS_PROBE_MTU - HS_IPV4_HLEN * s->nvia);
 }
 
 /* ---- crafting ---------------------------------------------------------------- */
@@ -95,7 +94,7 @@ size_t hs_probe_craft(struct libnet_context *l, const struct hs_probe_spec *s,
 			 hs_probe_min_len(s), hs_probe_max_len(s));
 		return 0;
 	}
-	uint32_t plen = (uint32_t)len - IPV4_H - l4h;
+	uint32_t plen = (uint32_t)len - HS_IPV4_HLEN - l4h;
 	hs_probe_sig_write(payload, pk->probe_id, pk->seq, pk->sent_ns);
 	for (uint32_t i = HS_PROBE_SIG_LEN; i < plen; i++)
 		payload[i] = (uint8_t)i;
@@ -128,7 +127,7 @@ size_t hs_probe_craft(struct libnet_context *l, const struct hs_probe_spec *s,
 	/* IP-in-IP, innermost layer first: the last one built is the outermost */
 	uint16_t total = len;
 	for (int k = s->nvia - 1; k >= 0; k--) {
-		total = (uint16_t)(total + IPV4_H);
+		total = (uint16_t)(total + HS_IPV4_HLEN);
 		t = libnet_build_ipv4(total, HS_DEBUG_TOS_BIT, (uint16_t)(pk->ip_id + 0x100 * (k + 1)),
 				      0, 64, IPPROTO_IPIP, 0, v4(&s->outer_src),
 				      v4(&s->via_addr[k]), NULL, 0, l, 0);
@@ -150,7 +149,7 @@ size_t hs_probe_craft(struct libnet_context *l, const struct hs_probe_spec *s,
 
 	if (s->badsum) {
 		static const uint8_t csum_off[] = { [1] = 2, [6] = 16, [17] = 6 };
-		size_t at = (size_t)IPV4_H * s->nvia + IPV4_H + csum_off[s->proto];
+		size_t at = (size_t)HS_IPV4_HLEN * s->nvia + HS_IPV4_HLEN + csum_off[s->proto];
 		uint16_t good = (uint16_t)(buf[at] << 8 | buf[at + 1]);
 		uint16_t bad = good ^ 0x5a5a;
 		if (bad == 0 || bad == 0xffff)	/* 0 means "no checksum" for UDP */
@@ -754,10 +753,10 @@ static void icmp_drain(struct hs_probe_run *r)
 		if (n <= 0)
 			return;
 		size_t len = (size_t)n;
-		if (len < IPV4_H || (b[0] >> 4) != 4)
+		if (len < HS_IPV4_HLEN || (b[0] >> 4) != 4)
 			continue;
 		size_t ihl = (size_t)(b[0] & 0x0f) * 4;
-		if (ihl < IPV4_H || len < ihl + 8 + IPV4_H)
+		if (ihl < HS_IPV4_HLEN || len < ihl + 8 + HS_IPV4_HLEN)
 			continue;
 		const uint8_t *ic = b + ihl;
 		if (ic[0] != 11 && ic[0] != 3)	/* time exceeded, unreachable */
@@ -765,7 +764,7 @@ static void icmp_drain(struct hs_probe_run *r)
 		const uint8_t *q = ic + 8;	/* the quoted header */
 		size_t qlen = len - ihl - 8;
 		size_t qihl = (size_t)(q[0] & 0x0f) * 4;
-		if ((q[0] >> 4) != 4 || qihl < IPV4_H || qlen < qihl + 4)
+		if ((q[0] >> 4) != 4 || qihl < HS_IPV4_HLEN || qlen < qihl + 4)
 			continue;
 		if (q[9] != r->s.proto || memcmp(q + 16, r->s.dst.a, 4) != 0)
 			continue;

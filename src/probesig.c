@@ -8,7 +8,6 @@
 
 #include "probe.h"
 
-#define IPV4_H 20
 
 static void put32(uint8_t *b, uint32_t v)
 {
@@ -60,10 +59,10 @@ bool hs_probe_sig_parse_seq(const struct hs_pkt *p, uint32_t *probe_id, uint32_t
 	} else if (p->key.proto == 1 && (p->have & HS_HAVE_ICMP) &&
 		   (p->icmp_type == 8 || p->icmp_type == 0)) {
 		/* echo data follows the 8-byte echo header */
-		if (!p->l3 || p->l3_caplen < IPV4_H)
+		if (!p->l3 || p->l3_caplen < HS_IPV4_HLEN)
 			return false;
 		uint32_t ihl = (uint32_t)(p->l3[0] & 0x0f) * 4;
-		if (ihl < IPV4_H || p->l3_caplen < ihl + 8)
+		if (ihl < HS_IPV4_HLEN || p->l3_caplen < ihl + 8)
 			return false;
 		b = p->l3 + ihl + 8;
 		n = p->l3_caplen - ihl - 8;

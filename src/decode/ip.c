@@ -16,7 +16,6 @@ enum {
 	P_NONE = 59, P_DSTOPTS = 60,
 };
 
-#define IP4_MIN 20
 #define IP6_HLEN 40
 #define TCP_MIN 20
 #define UDP_HLEN 8
@@ -138,11 +137,11 @@ int dec_ipv4(struct dctx *c, const uint8_t *p, uint32_t len)
 
 	if (!dec_enter(c))
 		return -1;
-	if (!rd_have(len, 0, IP4_MIN))
+	if (!rd_have(len, 0, HS_IPV4_HLEN))
 		return dec_fail(c, HS_DERR_TRUNC_IP);
 	uint32_t hl = (uint32_t)(p[0] & 0x0f) * 4;
 	uint32_t tot = be16(p + 2);
-	if (p[0] >> 4 != 4 || hl < IP4_MIN || (tot != 0 && tot < hl))
+	if (p[0] >> 4 != 4 || hl < HS_IPV4_HLEN || (tot != 0 && tot < hl))
 		return dec_fail(c, HS_DERR_BAD_IP);
 	if (!rd_have(len, 0, hl))
 		return dec_fail(c, HS_DERR_TRUNC_IP);

@@ -21,7 +21,6 @@
 #include "rd.h"
 
 #define ETH_HLEN 14
-#define IP4_HLEN 20		/* no options */
 #define ERSPAN2_HLEN 8
 #define ERSPAN3_HLEN 12
 #define ERSPAN3_PLAT_HLEN 8	/* the platform subheader, when the O bit is set */
@@ -38,7 +37,7 @@
  * its own, of protocol proto */
 static bool plain_ip4(const uint8_t *p, uint8_t proto)
 {
-	return p[0] == 0x45 && be16(p + 2) >= IP4_HLEN && !(be16(p + 6) & 0x1fff) &&
+	return p[0] == 0x45 && be16(p + 2) >= HS_IPV4_HLEN && !(be16(p + 6) & 0x1fff) &&
 	       p[9] == proto;
 }
 
@@ -69,9 +68,9 @@ static inline __attribute__((always_inline)) bool ers_shape(const uint8_t *oip, 
 	/* ERSPAN III version 2 or ERSPAN II version 1 with Ethernet inside,
 	 * then an IPv4 header, all captured; platform 3's subheader holds the
 	 * upper timestamp bits */
-	if (len < IP4_HLEN + glen + (v3 ? ERSPAN3_HLEN : ERSPAN2_HLEN))
+	if (len < HS_IPV4_HLEN + glen + (v3 ? ERSPAN3_HLEN : ERSPAN2_HLEN))
 		return false;
-	const uint8_t *ers = oip + IP4_HLEN + glen;
+	const uint8_t *ers = oip + HS_IPV4_HLEN + glen;
 	uint16_t bits = 0;
 	uint32_t elen = ERSPAN2_HLEN;
 	uint64_t hi = 0;
@@ -83,8 +82,8 @@ static inline __attribute__((always_inline)) bool ers_shape(const uint8_t *oip, 
 	} else if (ers[0] >> 4 != 1) {
 		return false;
 	}
-	uint32_t hdrs = IP4_HLEN + glen + elen + ETH_HLEN;
-	if (len < hdrs + IP4_HLEN)
+	uint32_t hdrs = HS_IPV4_HLEN + glen + elen + ETH_HLEN;
+	if (len < hdrs + HS_IPV4_HLEN)
 		return false;
 	if (v3 && elen > ERSPAN3_HLEN && ers[ERSPAN3_HLEN] >> 2 == 3)
 		hi = be32(ers + ERSPAN3_HLEN + 4);
@@ -99,10 +98,10 @@ static inline __attribute__((always_inline)) bool ers_shape(const uint8_t *oip, 
 	uint32_t ilen = len - hdrs;
 	if (ilen > tot)
 		ilen = tot;
-	if (ilen < IP4_HLEN + TCP_MIN)
+	if (ilen < HS_IPV4_HLEN + TCP_MIN)
 		return false;
-	const uint8_t *tcp = ip + IP4_HLEN;
-	uint32_t tlen = ilen - IP4_HLEN, doff = (uint32_t)(tcp[12] >> 4) * 4;
+	const uint8_t *tcp = ip + HS_IPV4_HLEN;
+	uint32_t tlen = ilen - HS_IPV4_HLEN, doff = (uint32_t)(tcp[12] >> 4) * 4;
 	if (doff < TCP_MIN || doff > tlen)
 		return false;
 	*sh = (struct shape){ oip, ers, ip, tcp, elen, ilen, tlen, doff, tot, bits, v3, hi };
@@ -115,7 +114,7 @@ static inline __attribute__((always_inline)) bool shape_of(const uint8_t *d, uin
 							  struct shape *sh)
 {
 	/* the outer IP header's view ends with its total length */
-	if (caplen < ETH_HLEN + IP4_HLEN || be16(d + 12) != ETHERTYPE_IP)
+	if (caplen < ETH_HLEN + HS_IPV4_HLEN || be16(d + 12) != ETHERTYPE_IP)
 		return false;
 	const uint8_t *oip = d + ETH_HLEN;
 	if (!plain_ip4(oip, PROTO_GRE))
@@ -125,9 +124,9 @@ static inline __attribute__((always_inline)) bool shape_of(const uint8_t *d, uin
 		len = be16(oip + 2);
 
 	/* GRE version 0 with a sequence number, perhaps a key, nothing else */
-	if (len < IP4_HLEN + 4)
+	if (len < HS_IPV4_HLEN + 4)
 		return false;
-	const uint8_t *gre = oip + IP4_HLEN;
+	const uint8_t *gre = oip + HS_IPV4_HLEN;
 	uint16_t flags = be16(gre), gproto = be16(gre + 2);
 	uint32_t glen = flags == GRE_S ? 8 : flags == (GRE_S | GRE_K) ? 12 : 0;
 	if (!glen)
@@ -193,7 +192,7 @@ static inline __attribute__((always_inline)) void store(const struct shape *s, s
 	k->ack = be32(tcp + 8);
 	k->tcp_flags = tcp[13];
 	k->tcp_hlen = (uint8_t)doff;
-	k->l4_len = (uint16_t)(tot - IP4_HLEN > doff ? tot - IP4_HLEN - doff : 0);
+	k->l4_len = (uint16_t)(tot - HS_IPV4_HLEN > doff ? tot - HS_IPV4_HLEN - doff : 0);
 	k->l4_payload = tcp + doff;
 	k->l4_payload_caplen = tlen - doff;
 	if (k->key.sport == HS_PORT_BGP || k->key.dport == HS_PORT_BGP)
