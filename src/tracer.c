@@ -945,8 +945,15 @@ void hs_tracer_add_prepared(struct hs_tracer *tr, const struct hs_pkt *p, uint8_
 		ot = &tr->pool[slot];
 		memset(ot, 0, offsetof(struct otrace, hops));
 		ot->first_ns = p->ts_ns;
-		memcpy(ot->src, p->key.src.a, af == 4 ? 4 : 16);	/* zeroed above */
-		memcpy(ot->dst, p->key.dst.a, af == 4 ? 4 : 16);
+		/* zeroed above past an IPv4 address; each copy of a length
+		 * fixed at build time is one move */
+		if (af == 4) {
+			memcpy(ot->src, p->key.src.a, 4);
+			memcpy(ot->dst, p->key.dst.a, 4);
+		} else {
+			memcpy(ot->src, p->key.src.a, 16);
+			memcpy(ot->dst, p->key.dst.a, 16);
+		}
 		ot->ident = ident;
 		ot->ip_id = ip_id;
 		ot->sport = p->key.sport;
