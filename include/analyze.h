@@ -17,7 +17,8 @@
  * allocated array (free() it); returns how many */
 size_t hs_an_closed(const struct hs_tracer *tr, const struct hs_trace ***out);
 
-/* capture time of a trace: its first hop's, 0 without hops */
+/* the time of a trace the analyses window and group by, and show: the
+ * one every list of traces shows (hs_trace_time), 0 without hops */
 uint64_t hs_an_trace_ts(const struct hs_trace *t);
 
 /* ---- drops --------------------------------------------------------------

@@ -31,7 +31,7 @@ size_t hs_an_closed(const struct hs_tracer *tr, const struct hs_trace ***out)
 
 uint64_t hs_an_trace_ts(const struct hs_trace *t)
 {
-	return t->nhops ? t->hops[0].ts_ns : 0;
+	return hs_trace_time(t);
 }
 
 static int cmp_addr(const struct hs_addr *x, const struct hs_addr *y)

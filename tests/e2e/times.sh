@@ -46,6 +46,12 @@ check "traces --json: each hop's switch time" \
 	has '"hops":\[{"switch":"leaf1","addr":"10.255.0.3","ts_ns":1795336566550630000,"switch_ts_ns":1795336566550473000,"ttl":64}' "$tmp/out"
 check "traces show --json: the trace's switch time" \
 	has '"len":60,"ts_ns":1795336566550630000,"switch_ts_ns":1795336566550473000,"hops"' "$tmp/out"
+rm -f "$tmp"/h.db*
+hs --db "$tmp/h.db" -r "$S/sample.pcap" --topo "$S/sample.topo" -c 'loops; traces show 6'
+check "loops: from its first trace's time to its last's, as 'traces' shows them" \
+	has 'e\.g\. trace 1:6 .* from 2026-11-22 08:36:04\.614804 to 2026-11-22 08:36:06\.549391$' "$tmp/out"
+check "traces show: 1:6's first hop at that time" \
+	has '^1  *leaf1  *10\.255\.0\.3  *2026-11-22 08:36:04\.614804 ' "$tmp/out"
 
 rm -f "$tmp"/h.db*
 TZ=EST5 run 'set tz local; traces limit 1; set tz; set tz utc; traces limit 1'
