@@ -1,10 +1,9 @@
 /* source.c - run the commands of a runbook file, then carry on */
 #include "cmd.h"
 #include "console.h"
-#include "runner.h"
 
 int cmd_source(struct hs_ctx *ctx, int argc, char **argv)
 {
 	(void)argc;
-	return hs_runner_source(ctx, argv[1]);
+	return ctx->con->source(ctx, argv[1]);
 }

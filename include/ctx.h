@@ -61,6 +61,7 @@ struct hs_watch;
 struct hs_wfeed;
 struct hs_writer;
 struct hs_cands;
+struct hs_con;
 struct screen;		/* curses' SCREEN */
 
 struct hs_ctx {
@@ -101,6 +102,8 @@ struct hs_ctx {
 	void (*cancel)(struct hs_ctx *ctx);	/* set by a pending verb: Ctrl-C calls it */
 	void *pending;			/* runner state of the pending verb */
 	struct hs_runner *runner;	/* sources of command lines (runbook.c) */
+	const struct hs_con *con;	/* what a verb asks of the console above it
+					 * (console/reply.h), set by the runner */
 	struct hs_probe_run *probe;	/* the probe or traceroute running, one at a time (probe.c) */
 	uint32_t next_probe_id;		/* 0: not drawn yet (probe.c) */
 	struct {			/* the full-screen view (watch.c) */

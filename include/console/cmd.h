@@ -36,7 +36,8 @@ struct hs_cmd {
 extern const struct hs_cmd hs_cmds[];
 extern const unsigned hs_ncmds;
 
-/* exact name or unambiguous prefix; NULL with *ambiguous set when several match */
+/* exact name or unambiguous prefix; NULL with *ambiguous set when several
+ * match (cmdline.c, as the next) */
 const struct hs_cmd *hs_cmd_lookup(const char *word, int *ambiguous);
 /* derived from args: min and max (-1 = no limit) argument counts */
 void hs_cmd_arity(const struct hs_cmd *c, int *min, int *max);

@@ -67,6 +67,9 @@ void out_json_string(FILE *fp, const char *s);
 /* flush the results: 0, or -1 with one error when writing them failed
  * (a full disk, a closed pipe) since the last check */
 int out_check(struct hs_out *o);
+/* a verb that failed half-way through a JSON object still ends its line:
+ * close what is open, then out_check */
+int out_settle(struct hs_out *o);
 
 /* "error: <msg>" (git style: lowercase, no full stop); returns -1 */
 int out_err(struct hs_out *o, const char *fmt, ...)

@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "cmd.h"
+#include "cmdline.h"
 
 struct hs_ctx;
 
@@ -77,12 +78,6 @@ void hs_runner_set_front(struct hs_ctx *ctx, const struct hs_runner_front *front
  * error printed */
 int hs_check_line(struct hs_ctx *ctx, const char *line, const struct hs_cmd **verb,
 		  const char **sub);
-
-/* split the text of -c into commands at ';' outside quotes; returns how
- * many, each a new string in *out (free each and the array) */
-int hs_split_commands(const char *s, char ***out);
-/* the text that follows a verb in its errors: "usage: VERB SPEC" */
-const char *hs_cmd_usage(const struct hs_cmd *c, char *buf, size_t len);
 
 /* console.c: the runner waits for input (prompt), or has no more (leave) */
 void hs_console_idle(struct hs_ctx *ctx);

@@ -429,16 +429,6 @@ static void on_sigwinch(uv_signal_t *h, int sig)
 
 /* ---- the console ------------------------------------------------------------------ */
 
-int hs_console_poll_stdin(uv_loop_t *loop, uv_poll_t *poll)
-{
-	int flags = fcntl(STDIN_FILENO, F_GETFL);
-	int rc = uv_poll_init(loop, poll, STDIN_FILENO);
-
-	if (rc == 0 && flags >= 0)
-		fcntl(STDIN_FILENO, F_SETFL, flags);
-	return rc;
-}
-
 /* ---- what the engine tells ------------------------------------------------- */
 
 /* what the engine says to the verb it serves (ctx->say), on that verb's output */
@@ -651,23 +641,15 @@ void hs_console_close(struct hs_ctx *ctx)
 	con.started = false;
 }
 
-void hs_async_print(struct hs_ctx *ctx, const char *fmt, ...)
+void hs_console_vprint(struct hs_ctx *ctx, const char *fmt, va_list ap)
 {
-	va_list ap;
-	FILE *fp = ctx->out->json ? ctx->out->err : ctx->out->fp;
-
-	if (!fp)
-		fp = stdout;
 	if (hs_watch_active(ctx)) {
 		/* the full-screen view has the terminal: its events pane */
 		char msg[1024];
-		va_start(ap, fmt);
 		vsnprintf(msg, sizeof(msg), fmt, ap);
-		va_end(ap);
 		hs_watch_event(ctx, msg);
 		return;
 	}
-	va_start(ap, fmt);
 	if (con.started && con.prompting && con.el) {
 		/* above the prompt: clear it, print, draw it again with the line */
 		fputs("\r\033[K", stdout);
@@ -676,12 +658,8 @@ void hs_async_print(struct hs_ctx *ctx, const char *fmt, ...)
 		fflush(stdout);
 		el_set(con.el, EL_REFRESH);
 	} else {
-		fflush(ctx->out->fp);
-		vfprintf(fp, fmt, ap);
-		fputc('\n', fp);
-		fflush(fp);
+		hs_print_line(ctx, fmt, ap);
 	}
-	va_end(ap);
 }
 
 void hs_console_suspend(struct hs_ctx *ctx)

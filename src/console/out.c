@@ -383,3 +383,15 @@ int out_check(struct hs_out *o)
 	return out_err(o, "cannot write %s: some of it was lost",
 		       o->fp == stdout ? "standard output" : "the output");
 }
+
+int out_settle(struct hs_out *o)
+{
+	while (o->depth > 0) {
+		int d = o->depth - 1 < HS_OUT_MAX_DEPTH ? o->depth - 1 : HS_OUT_MAX_DEPTH - 1;
+		if (o->is_array[d])
+			out_arr_close(o);
+		else
+			out_obj_close(o);
+	}
+	return out_check(o);
+}

@@ -25,7 +25,7 @@
 #include "interrupt.h"
 #include "outfile.h"
 #include "privsep.h"
-#include "runner.h"
+#include "reply.h"
 #include "store.h"
 
 void hs_guard_init(struct hs_guard *g)
@@ -146,7 +146,8 @@ void hs_guard_ctx(struct hs_guard *g, struct hs_ctx *ctx)
 		hs_guard_path(g, source, what);
 	}
 	/* runbooks (-f, source) and commands read from a file on standard input */
-	hs_runner_each_file(ctx, guard_runbook, g);
+	if (ctx->con)
+		ctx->con->each_file(ctx, guard_runbook, g);
 	if (fstat(STDIN_FILENO, &sb) == 0 && S_ISREG(sb.st_mode))
 		guard_add(g, &sb, NULL, "it is the file on standard input");
 }

@@ -2,7 +2,8 @@
  *
  * A line is split into words, its verb is looked up in the command table
  * (exact name or unambiguous prefix), its argument count is checked against
- * the table's spec, and the verb runs. Lines come from sources stacked in
+ * the table's spec (cmdline.c), and the verb runs, with ctx->con set to what
+ * it may ask of the runner and the REPL above it (reply.h). Lines come from sources stacked in
  * the runner (see runner.h); a failed line of a runbook stops it with its
  * FILE:LINE in front of the error, unless --keep-going.
  */
@@ -54,209 +55,25 @@ struct hs_runner {
 	const struct hs_runner_front *front;	/* NULL: the console alone */
 };
 
-/* ---- words ---------------------------------------------------------------- */
+static void runner_finish(struct hs_ctx *ctx, int status);
 
-static bool blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
-}
-
-int hs_split_words(char *buf, char **argv, int max, int *errcol)
-{
-	char *r = buf, *w = buf;
-	int argc = 0;
-
-	*errcol = 0;
-	for (;;) {
-		while (blank(*r))
-			r++;
-		if (*r == '\0' || *r == '#')
-			break;
-		if (argc >= max) {
-			*errcol = (int)(r - buf) + 1;
-			return -1;
-		}
-		argv[argc++] = w;
-		/* one word: runs of plain and quoted text until a blank */
-		while (*r && !blank(*r)) {
-			if (*r == '\'' || *r == '"') {
-				char q = *r;
-				char *open = r++;
-				while (*r && *r != q)
-					*w++ = *r++;
-				if (*r != q) {
-					*errcol = (int)(open - buf) + 1;
-					return -1;
-				}
-				r++;
-			} else {
-				*w++ = *r++;
-			}
-		}
-		/* the terminator may overwrite the blank just read, never text ahead */
-		if (*r)
-			r++;
-		*w++ = '\0';
-	}
-	return argc;
-}
-
-int hs_split_commands(const char *s, char ***out)
-{
-	size_t n = 1, len = strlen(s);
-	char quote = 0;
-	bool comment = false, word_start = true;
-
-	for (size_t i = 0; i < len; i++)
-		if (s[i] == ';' || s[i] == '\n')
-			n++;
-	char **v = hs_xcalloc(n, sizeof(*v));
-	size_t start = 0, cn = 0;
-
-	/* each command is copied at its own length: memory stays linear in
-	 * the text however many commands it holds */
-	for (size_t i = 0; i <= len; i++) {
-		char c = s[i];
-		if (c == '\0' || (!quote && (c == '\n' || (c == ';' && !comment)))) {
-			v[cn] = hs_xcalloc(1, i - start + 1);
-			memcpy(v[cn++], s + start, i - start);
-			if (c == '\0')
-				break;
-			start = i + 1;
-			comment = false;
-			word_start = true;
-			continue;
-		}
-		if (comment)
-			continue;
-		if (quote) {
-			if (c == quote)
-				quote = 0;
-		} else if (c == '\'' || c == '"') {
-			quote = c;
-		} else if (c == '#' && word_start) {
-			comment = true;
-		}
-		word_start = blank(c);
-	}
-	*out = v;
-	return (int)cn;
-}
-
-/* ---- the command table ------------------------------------------------------ */
-
-const struct hs_cmd *hs_cmd_lookup(const char *word, int *ambiguous)
-{
-	const struct hs_cmd *found = NULL;
-	size_t n = strlen(word);
-	int matches = 0;
-
-	if (ambiguous)
-		*ambiguous = 0;
-	if (n == 0)
-		return NULL;
-	for (unsigned i = 0; i < hs_ncmds; i++)
-		if (strcmp(hs_cmds[i].name, word) == 0)
-			return &hs_cmds[i];
-	for (unsigned i = 0; i < hs_ncmds; i++) {
-		const struct hs_cmd *c = &hs_cmds[i];
-		if (strncmp(c->name, word, n) != 0)
-			continue;
-		/* an alias and the verb it names are one match */
-		if (found && found->fn == c->fn) {
-			if (found->flags & HS_CMDF_ALIAS)
-				found = c;
-			continue;
-		}
-		matches++;
-		found = c;
-	}
-	if (matches > 1) {
-		if (ambiguous)
-			*ambiguous = matches;
-		return NULL;
-	}
-	return found;
-}
-
-/* words inside one spec group, and whether one of them repeats */
-static int group_words(const char *s, size_t len, bool *rep)
-{
-	int n = 0;
-	bool in = false;
-
-	for (size_t i = 0; i < len; i++) {
-		if (blank(s[i])) {
-			in = false;
-		} else if (!in) {
-			in = true;
-			n++;
-		}
-		if (i + 2 < len && s[i] == '.' && s[i + 1] == '.' && s[i + 2] == '.')
-			*rep = true;
-	}
-	return n;
-}
-
-void hs_cmd_arity(const struct hs_cmd *c, int *min, int *max)
-{
-	const char *s = c->args ? c->args : "";
-	int lo = 0, hi = 0;
-	bool unlimited = false;
-
-	while (*s) {
-		if (blank(*s)) {
-			s++;
-			continue;
-		}
-		if (*s == '[' || *s == '<') {
-			char close = *s == '[' ? ']' : '>';
-			const char *e = strchr(s + 1, close);
-			size_t len = e ? (size_t)(e - s - 1) : strlen(s + 1);
-			bool rep = false;
-			int n = group_words(s + 1, len, &rep);
-			if (*s == '<')
-				lo += n;
-			hi += n;
-			unlimited |= rep;
-			s = e ? e + 1 : s + 1 + len;
-		} else {
-			/* a literal word or a choice of sub-verbs: required */
-			size_t len = strcspn(s, " \t");
-			bool rep = false;
-			group_words(s, len, &rep);
-			lo++;
-			hi++;
-			unlimited |= rep;
-			s += len;
-		}
-	}
-	*min = lo;
-	*max = unlimited ? -1 : hi;
-}
-
-const char *hs_cmd_usage(const struct hs_cmd *c, char *buf, size_t len)
-{
-	snprintf(buf, len, "usage: %s%s%s", c->name, c->args && *c->args ? " " : "",
-		 c->args ? c->args : "");
-	return buf;
-}
+/* what the verbs below reach the runner, the table and the terminal by */
+static const struct hs_con runner_con = {
+	.cmds = hs_cmds,
+	.ncmds = &hs_ncmds,
+	.lookup = hs_cmd_lookup,
+	.suggest_verb = hs_suggest_verb,
+	.verbs_prefixed = hs_verbs_prefixed,
+	.finish = runner_finish,
+	.run_line = hs_run_line,
+	.source = hs_runner_source,
+	.each_file = hs_runner_each_file,
+	.vprint = hs_console_vprint,
+	.suspend = hs_console_suspend,
+	.resume = hs_console_resume,
+};
 
 /* ---- one line ----------------------------------------------------------------- */
-
-/* a verb that failed half-way through a JSON object still ends its line;
- * -1 when its results could not be written */
-static int out_settle(struct hs_out *o)
-{
-	while (o->depth > 0) {
-		int d = o->depth - 1 < HS_OUT_MAX_DEPTH ? o->depth - 1 : HS_OUT_MAX_DEPTH - 1;
-		if (o->is_array[d])
-			out_arr_close(o);
-		else
-			out_obj_close(o);
-	}
-	return out_check(o);
-}
 
 static void ambiguity(struct hs_ctx *ctx, const char *word)
 {
@@ -407,6 +224,9 @@ static int run_words(struct hs_ctx *ctx, int argc, char **argv)
 	c = resolve(ctx, &argc, &argv);
 	if (!c)
 		return HS_CMD_FAIL;
+	/* a verb run without the runner (a test) still reaches what is above */
+	if (!ctx->con)
+		ctx->con = &runner_con;
 	ctx->out->json = ctx->set.json || json;
 	if (r)
 		r->in_verb++;
@@ -485,6 +305,7 @@ int hs_check_line(struct hs_ctx *ctx, const char *line, const struct hs_cmd **ve
 
 void hs_runner_init(struct hs_ctx *ctx)
 {
+	ctx->con = &runner_con;
 	if (!ctx->runner)
 		ctx->runner = hs_xcalloc(1, sizeof(struct hs_runner));
 	if (!ctx->say)
@@ -932,7 +753,8 @@ void hs_runner_start(struct hs_ctx *ctx)
 	pump(ctx);
 }
 
-void hs_cmd_finish(struct hs_ctx *ctx, int status)
+/* a pending verb finished (hs_cmd_finish, through ctx->con) */
+static void runner_finish(struct hs_ctx *ctx, int status)
 {
 	struct hs_runner *r = ctx->runner;
 	struct hs_src *s;

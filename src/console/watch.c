@@ -1,6 +1,7 @@
 /* watch.c - the full-screen live view: ncurses panes drawn from the model
  *
- * The REPL hands the terminal over (hs_console_suspend), the view reads
+ * The REPL hands the terminal over (ctx->con's suspend: the REPL is above
+ * the verbs, and the view below the one that opens it), the view reads
  * stdin through its own uv_poll with a non-blocking getch, and a uv_timer
  * refreshes the model from the tracer and redraws at most HS_WATCH_FPS
  * times a second, never per packet. While it is up the view subscribes to
@@ -9,8 +10,8 @@
  * (and the links' figures once a second), not on every tick. Capture and every other part of the
  * loop keep running. Everything verbs print while the view is up (':'
  * commands, capture errors) is caught in a memory stream and shown in the
- * events pane. 'q' gives the terminal back with endwin() and
- * hs_console_resume.
+ * events pane. 'q' gives the terminal back with endwin() and ctx->con's
+ * resume.
  *
  * Attached to a daemon, the view is the same: only what it reads comes
  * from elsewhere. ctx->watch.feed names the daemon's feed, which brings
@@ -102,6 +103,14 @@ struct hs_watch {
  * a shell escape */
 
 static void leave(struct hs_watch *w);
+
+/* the terminal back to the console above (ctx->con), as hs_watch_start
+ * took it */
+static void terminal_back(struct hs_ctx *ctx)
+{
+	if (ctx->con)
+		ctx->con->resume(ctx);
+}
 
 bool hs_watch_active(struct hs_ctx *ctx)
 {
@@ -675,11 +684,17 @@ void hs_watch_status(struct hs_ctx *ctx, struct hs_feed_status *st)
 	st->session = ctx->ring_session;
 }
 
+/* a ':' line, run by the runner above (ctx->con) */
+static int run_line(struct hs_ctx *ctx, const char *line)
+{
+	return ctx->con->run_line(ctx, line);
+}
+
 static const struct hs_wfeed local_feed = {
 	.recent = local_recent,
 	.status = hs_watch_status,
 	.load = hs_planck_link_load,
-	.run = hs_run_line,
+	.run = run_line,
 };
 
 static void refresh_model(struct hs_watch *w)
@@ -1013,7 +1028,7 @@ static void leave(struct hs_watch *w)
 	if (ctx->watch.view == w)
 		ctx->watch.view = NULL;
 	ctx->cancel = w->saved_cancel;
-	hs_console_resume(ctx);
+	terminal_back(ctx);
 	/* what a verb prints from now on goes to the terminal again */
 	hs_cmd_finish(ctx, HS_CMD_OK);
 }
@@ -1070,12 +1085,13 @@ int hs_watch_start(struct hs_ctx *ctx)
 
 	fflush(ctx->out->fp);
 	fflush(ctx->out->err);
-	hs_console_suspend(ctx);
+	if (ctx->con)
+		ctx->con->suspend(ctx);
 	if (!ctx->watch.screen) {
 		atexit(watch_atexit);
 		ctx->watch.screen = newterm(NULL, stdout, stdin);
 		if (!ctx->watch.screen) {
-			hs_console_resume(ctx);
+			terminal_back(ctx);
 			const char *term = getenv("TERM");
 			return out_err(ctx->out, "watch: cannot use terminal type '%s'",
 				       term ? term : "");
@@ -1124,7 +1140,7 @@ int hs_watch_start(struct hs_ctx *ctx)
 			free(w->recent);
 			free(w);
 		}
-		hs_console_resume(ctx);
+		terminal_back(ctx);
 		snprintf(msg, sizeof(msg), "%s", uv_strerror(rc));
 		return out_err(ctx->out, "watch: cannot poll the terminal: %s", msg);
 	}

@@ -335,6 +335,84 @@ static void test_run_line_json(void **state)
 	fake_free(f);
 }
 
+/* ---- what a verb asks of the console above it (reply.h) ------------------------------ */
+
+static int frob_fn(struct hs_ctx *ctx, int argc, char **argv)
+{
+	(void)ctx;
+	(void)argc;
+	(void)argv;
+	return HS_CMD_OK;
+}
+
+static const struct hs_cmd up_cmds[] = {
+	{ "help", cmd_help, "[VERB]", "list the verbs", NULL, 0 },
+	{ "frob", frob_fn, "<N>", "frob the fabric", NULL, 0 },
+};
+static const unsigned up_ncmds = HS_ARRAY_SIZE(up_cmds);
+
+static const struct hs_cmd *up_lookup(const char *word, int *ambiguous)
+{
+	*ambiguous = 0;
+	for (unsigned i = 0; i < up_ncmds; i++)
+		if (strcmp(up_cmds[i].name, word) == 0)
+			return &up_cmds[i];
+	return NULL;
+}
+
+static const char *up_suggest(const char *word)
+{
+	return strcmp(word, "frb") == 0 ? "frob" : NULL;
+}
+
+static int up_finished = -2;
+
+static void up_finish(struct hs_ctx *ctx, int status)
+{
+	(void)ctx;
+	up_finished = status;
+}
+
+static void up_vprint(struct hs_ctx *ctx, const char *fmt, va_list ap)
+{
+	fputs("above: ", ctx->out->fp);
+	vfprintf(ctx->out->fp, fmt, ap);
+}
+
+/* the verbs and what they use reach the table, the runner and the terminal
+ * through ctx->con, whatever console is above them */
+static void test_verb_reaches_up(void **state)
+{
+	struct fake *f = fake_new();
+	const struct hs_con up = {
+		.cmds = up_cmds,
+		.ncmds = &up_ncmds,
+		.lookup = up_lookup,
+		.suggest_verb = up_suggest,
+		.finish = up_finish,
+		.vprint = up_vprint,
+	};
+	char *list[] = { "help", NULL }, *one[] = { "help", "frob", NULL },
+	     *typo[] = { "help", "frb", NULL };
+
+	(void)state;
+	f->ctx.con = &up;
+	assert_int_equal(cmd_help(&f->ctx, 1, list), HS_CMD_OK);
+	assert_int_equal(cmd_help(&f->ctx, 2, one), HS_CMD_OK);
+	assert_int_equal(cmd_help(&f->ctx, 2, typo), HS_CMD_FAIL);
+	hs_cmd_finish(&f->ctx, HS_CMD_FAIL);
+	assert_int_equal(up_finished, HS_CMD_FAIL);
+	hs_async_print(&f->ctx, "alert %d", 7);
+	fake_flush(f);
+	assert_non_null(strstr(f->out, "frob <N>"));
+	assert_non_null(strstr(f->out, "usage: frob <N>\n"));
+	assert_null(strstr(f->out, "traces"));
+	assert_non_null(strstr(f->out, "above: alert 7"));
+	assert_string_equal(f->err, "error: no verb 'frb': did you mean 'frob'?\n");
+	f->ctx.con = NULL;
+	fake_free(f);
+}
+
 /* ---- what may come next: completion, '?', sub-verbs, did-you-mean -------------------- */
 
 /* the candidates for LINE, joined by spaces */
@@ -825,6 +903,7 @@ int main(void)
 		cmocka_unit_test(test_arity_every_verb),
 		cmocka_unit_test(test_run_line_errors),
 		cmocka_unit_test(test_run_line_json),
+		cmocka_unit_test(test_verb_reaches_up),
 		cmocka_unit_test(test_complete),
 		cmocka_unit_test(test_subverbs),
 		cmocka_unit_test(test_suggest),
