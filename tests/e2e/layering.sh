@@ -32,6 +32,17 @@
 #   6. the engine's objects form no circle (A refers to what B defines, and
 #      B, through any others, to what A defines) but among src/decode/*.o,
 #      where protocols nest: each file's place is below what uses it.
+#   7. the console's objects form no circle either, but the one between
+#      src/console/console.c and src/console/runbook.c: the REPL feeds the
+#      runner its lines and the runner prompts, reports and ends through
+#      the REPL, one component as a shell's loop and its command runner
+#      are. Below the verbs (commands/*.c) sit what they use (the output,
+#      replying later, the file walk, the full-screen view, formatting:
+#      src/console/reply.c and the others), which never name the table
+#      or a verb; above them the table (commands/table.c), the command
+#      line's reading (cmdline.c), completion, the runner, the REPL, the
+#      daemon and its client. A verb reaches what is above it (help the
+#      table, 'source' the runner) through ctx->con, set by the runner.
 #
 # Nothing is left of the old tangle: KNOWN below, the violations let
 # through, each line to go when its cause does, is empty. Any violation
@@ -46,6 +57,9 @@ export LC_ALL
 # FILE includes HEADER | FILE SYMBOL (a console symbol it refers to) |
 # FILE circle:FILE,FILE,... (the files of a circle, FILE the first)
 KNOWN=''
+
+# the console's one component: the REPL and its runner of command lines
+CONSOLE_ONE='src/console/console.c src/console/runbook.c'
 
 S=$top_srcdir
 B=$top_builddir
@@ -130,29 +144,38 @@ find "$S/src" "$S/commands" "$S/include" -name '*.[ch]' | sort | while read -r f
 done >>"$tmp/found"
 
 # --- 6. circles --------------------------------------------------------------------
-# A B: engine object A refers to a symbol engine object B defines
-while read -r rel; do
-	o=$(object "$rel") || hard "$(cat "$tmp/unbuilt")"
-	nm -g --defined-only "$o" | awk -v s="$rel" 'NF == 3 { print $3, s }'
-done <"$tmp/engine_c" | sort -u >"$tmp/engine_syms"
-[ -s "$tmp/engine_syms" ] || hard "nm found no symbol in the engine's objects"
-while read -r rel; do
-	o=$(object "$rel") || hard "$(cat "$tmp/unbuilt")"
-	refs "$o" | join - "$tmp/engine_syms" | awk -v f="$rel" '$2 != f { print f, $2 }'
-done <"$tmp/engine_c" | sort -u >"$tmp/edges"
-# the files each reaches (closure of the edges); a circle is the files that
-# reach one another, said once, by its first file
-awk '
-	{ e[$1, $2] = 1; n[$1] = 1; n[$2] = 1 }
-	END {
-		for (k in n) for (i in n) if (e[i, k]) for (j in n) if (e[k, j]) e[i, j] = 1
-		for (a in n) {
-			c = a; first = a
-			for (b in n) if (b != a && e[a, b] && e[b, a]) { c = c " " b; if (b < first) first = b }
-			if (first == a && c != a) print c
-		}
-	}' "$tmp/edges" | while read -r files; do
-	set -- $(printf '%s\n' $files | sort)
+# edges LIST: A B for each object A of the sources in LIST (one a line) that
+# refers to a symbol object B of LIST defines
+edges() {
+	while read -r rel; do
+		o=$(object "$rel") || hard "$(cat "$tmp/unbuilt")"
+		nm -g --defined-only "$o" | awk -v s="$rel" 'NF == 3 { print $3, s }'
+	done <"$1" | sort -u >"$1.syms"
+	[ -s "$1.syms" ] || hard "nm found no symbol in the objects of $(wc -l <"$1") sources"
+	while read -r rel; do
+		o=$(object "$rel") || hard "$(cat "$tmp/unbuilt")"
+		refs "$o" | join - "$1.syms" | awk -v f="$rel" '$2 != f { print f, $2 }'
+	done <"$1" | sort -u
+}
+# circles EDGES: the files each reaches (closure of the edges); a circle is
+# the files that reach one another, one a line, in order
+circles() {
+	awk '
+		{ e[$1, $2] = 1; n[$1] = 1; n[$2] = 1 }
+		END {
+			for (k in n) for (i in n) if (e[i, k]) for (j in n) if (e[k, j]) e[i, j] = 1
+			for (a in n) {
+				c = a; first = a
+				for (b in n) if (b != a && e[a, b] && e[b, a]) { c = c " " b; if (b < first) first = b }
+				if (first == a && c != a) print c
+			}
+		}' "$1" | while read -r files; do
+		echo $(printf '%s\n' $files | sort)
+	done
+}
+edges "$tmp/engine_c" >"$tmp/edges"
+circles "$tmp/edges" | while read -r files; do
+	set -- $files
 	decode=yes
 	for f; do case "$f" in src/decode/*) ;; *) decode=no ;; esac; done
 	[ "$decode" = yes ] && continue
@@ -189,5 +212,18 @@ while read -r file what; do
 	not_ok "'$file $what' is no longer so: take it off KNOWN in tests/e2e/layering.sh"
 done <"$tmp/gone"
 [ -s "$tmp/gone" ] || ok "every known exception is still one ($(wc -l <"$tmp/known") left)"
+
+# --- 7. the console's circles -----------------------------------------------------
+edges "$tmp/console_c" >"$tmp/console_edges"
+circles "$tmp/console_edges" | while read -r files; do
+	[ "$files" = "$CONSOLE_ONE" ] || echo "$files"
+done >"$tmp/console_circles"
+while read -r files; do
+	not_ok "the console's objects $(echo "$files" | sed 's/ /, /g') use one another in a\
+ circle: what a verb uses goes below the verbs, and a verb reaches the table, the runner\
+ or the terminal above it through ctx->con (include/console/reply.h)"
+done <"$tmp/console_circles"
+[ -s "$tmp/console_circles" ] || ok "the console's objects form no circle but $(echo "$CONSOLE_ONE" |
+	sed 's/ / with /')"
 
 finish
