@@ -8,13 +8,8 @@
 
 #define GRE_C 0x8000
 #define GRE_R 0x4000
-#define GRE_K 0x2000
-#define GRE_S 0x1000
 #define GRE_VER 0x0007
 
-#define ERSPAN2_HLEN 8
-#define ERSPAN3_HLEN 12
-#define ERSPAN3_PLAT_HLEN 8
 #define MAX_SRE 16
 
 /* ERSPAN III frame types */

@@ -17,7 +17,6 @@ enum {
 };
 
 #define IP6_HLEN 40
-#define TCP_MIN 20
 #define UDP_HLEN 8
 
 static const uint8_t *l4_payload(const uint8_t *p, uint32_t len, uint32_t off,

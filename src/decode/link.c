@@ -11,7 +11,6 @@
 
 #include "rd.h"
 
-#define ETH_HLEN 14
 #define SLL_HLEN 16
 #define SLL2_HLEN 20
 

@@ -20,13 +20,6 @@
 #include "fanout.h"
 #include "rd.h"
 
-#define ETH_HLEN 14
-#define ERSPAN2_HLEN 8
-#define ERSPAN3_HLEN 12
-#define ERSPAN3_PLAT_HLEN 8	/* the platform subheader, when the O bit is set */
-#define TCP_MIN 20
-#define GRE_S 0x1000
-#define GRE_K 0x2000
 #define ETHERTYPE_IP 0x0800
 #define GRE_ERSPAN2 0x88be	/* with a sequence number; without, type I */
 #define GRE_ERSPAN3 0x22eb

@@ -98,6 +98,16 @@ static inline bool dec_enter(struct dctx *c)
  * false when an enclosing one has already been taken */
 bool dec_set_mirror(struct dctx *c, int encap);
 
+/* lengths and flags more than one layer's file reads (the ERSPAN shape
+ * that predict.c checks is gre.c's) */
+#define ETH_HLEN 14
+#define TCP_MIN 20		/* a TCP header without options */
+#define GRE_K 0x2000		/* GRE flags: a key, a sequence number */
+#define GRE_S 0x1000
+#define ERSPAN2_HLEN 8
+#define ERSPAN3_HLEN 12
+#define ERSPAN3_PLAT_HLEN 8	/* ERSPAN III's platform subheader, when the O bit is set */
+
 /* control traffic: marked while decoding, its fields read by hs_ctl_decode() */
 #define HS_PORT_BGP 179
 #define HS_PORT_ROCE 4791
