@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <net/if.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 
@@ -795,6 +796,13 @@ int hs_probe_verb_run(struct hs_ctx *ctx, struct hs_probe_spec *s, const char *w
 	char err[512];
 
 	s->json = s->json || ctx->out->json;	/* --json after the verb */
+	/* the copies come back only through the analyzer's interface: said
+	 * before anything is opened, and why it is wanted */
+	if (!hs_capture_running(ctx) && ctx->topo && ctx->topo->analyzer_iface[0] &&
+	    if_nametoindex(ctx->topo->analyzer_iface) == 0)
+		return out_err(ctx->out, "%s: no interface '%s', where the topology's analyzer "
+			       "takes the mirrored copies (is the fabric up? the lab's: "
+			       "hopscope-lab up)", verb, ctx->topo->analyzer_iface);
 	struct hs_probe_run *r = hs_probe_open(ctx, s, err, sizeof(err));
 	if (!r)
 		return out_err(ctx->out, "%s", err);

@@ -258,6 +258,13 @@ cd - >/dev/null || hard "cannot leave '$tmp'"
 hs --db "$db" --topo "$tmp/unknown-switch.topo" -c 'help quit'
 check "--topo with a bad file: status $st" [ "$st" -eq 1 ]
 check "--topo with a bad file: FILE:LINE:COL" has "unknown-switch.topo:2:11: unknown switch 'b'" "$tmp/err"
+# a probe whose topology's analyzer interface is not there: said before
+# anything is opened or sent
+sed 's/^analyzer \(.*\) iface .*/analyzer \1 iface hs-nosuch0/' "$TOPO" >"$tmp/noiface.topo"
+hs --db "$db" --topo "$tmp/noiface.topo" -c 'probe tcp > 10.1.3.12:5001 count 1'
+check "probe without the analyzer's interface: status $st, one line" eval '[ "$st" -eq 1 ] && one_line && sane'
+check "probe without the analyzer's interface: named, and why it is wanted" \
+	has "^-c:1: error: probe: no interface 'hs-nosuch0', where the topology's analyzer takes the mirrored copies (is the fabric up" "$tmp/err"
 hs --db "$db" --frobnicate
 check "an unknown option is a usage error (status $st)" [ "$st" -eq 2 ]
 check "an unknown option is named" has "unknown option '--frobnicate'" "$tmp/err"

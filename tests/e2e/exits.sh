@@ -118,7 +118,7 @@ if [ "$(id -u)" -eq 0 ]; then
 		hs --db "$tmp/e.db" --topo "$tmp/lo.topo" -c "$verb"
 		check "$verb, no capture possible: fails (status $st)" [ "$st" -eq 1 ]
 		check "$verb, no capture possible: one error, naming the interface" \
-			sh -c "[ \$(wc -l <'$tmp/err') -eq 1 ] && grep -q \"^-c:1: error: cannot capture on 'hsnone9'\" '$tmp/err'"
+			sh -c "[ \$(wc -l <'$tmp/err') -eq 1 ] && grep -q \"^-c:1: error: ${verb%% *}: no interface 'hsnone9'\" '$tmp/err'"
 		check "$verb, no capture possible: no result printed" [ ! -s "$tmp/out" ]
 	done
 else
