@@ -68,6 +68,10 @@ struct ctl_ent {
  * pages faulted once every 16 of them (on the bench's capture 23,000
  * faults a read, 6% of the CPU of two workers) */
 #define HS_WALK_MAPPED	(1u << 21)
+/* ... and takes them out of it again behind the workers, this many bytes
+ * at a time: taken down at the end, the page table of the bench's whole
+ * 1.4 GB capture held the loop 35 ms after the last traces */
+#define HS_WALK_UNMAPPED (1u << 23)
 #define HS_WORKER_FILEBUF (1u << 17)	/* as the loop's own reader (capture.c) */
 #define HS_WORKER_NAP_NS 200000	/* a pause, or a stop, is looked at again after 0.2 ms */
 /* live: a worker with nothing to read looks again after this long (a stop
@@ -113,6 +117,7 @@ struct walk {
 	size_t off;		/* the next record */
 	size_t ahead;		/* bytes asked for up to here */
 	size_t mapped;		/* the map's pages are in the page table up to here */
+	size_t unmapped;	/* and out of it again below here */
 	uint64_t frames;	/* frames taken so far */
 	uint64_t now;		/* the newest capture time of those */
 	uint64_t end;		/* IN_END, or IN_LEAVE: a record left to libpcap */
@@ -512,6 +517,33 @@ static void walk_map(const struct hs_workers *ws, struct walk *k)
 	k->mapped += span;	/* from the map's start, in whole pages but the last */
 }
 
+/* The map's pages every worker has read past out of the page table (a
+ * read of one again would only fault it back in): below the first frame
+ * each has still to read, or, one that has read all it was given, below
+ * where the walk is. The queues are the walker's to fill: what a queue
+ * holds is not overwritten meanwhile. */
+static void walk_unmap(const struct hs_workers *ws, struct walk *k)
+{
+	size_t low = k->pend_to >= 0 && k->pend.off > IN_TIME ? (size_t)k->pend.off : k->off;
+
+	for (unsigned i = 0; i < ws->n; i++) {
+		const struct worker *w = &ws->w[i];
+		size_t head = atomic_load_explicit(&w->in_head, memory_order_acquire);
+		if (head == k->q[i].tail)
+			continue;
+		uint64_t off = w->in[head & (HS_WORKER_IN - 1)].off;
+		if (off <= IN_TIME)
+			return;	/* a telling first: looked at again later */
+		if (off < low)
+			low = (size_t)off;
+	}
+	low &= ~(size_t)(HS_WALK_UNMAPPED - 1);
+	if (low <= k->unmapped)
+		return;
+	(void)madvise((void *)(ws->map + k->unmapped), low - k->unmapped, MADV_DONTNEED);
+	k->unmapped = low;
+}
+
 /* With walk.mu held, by worker self: every frame to its worker, until self
  * has want frames queued (WALK_ON), a queue is full (WALK_FULL: the frame
  * waits in pend), or every worker is told where the frames end
@@ -557,8 +589,11 @@ static int walk_on(struct hs_workers *ws, unsigned self, size_t want)
 				k->end = off == ws->maplen ? IN_END : IN_LEAVE;
 				break;
 			}
-			if (k->mapped < off + HS_READER_AHEAD + 16 + caplen && k->mapped < ws->maplen)
+			if (k->mapped < off + HS_READER_AHEAD + 16 + caplen && k->mapped < ws->maplen) {
 				walk_map(ws, k);
+				if (k->off - k->unmapped >= 2 * (size_t)HS_WALK_UNMAPPED)
+					walk_unmap(ws, k);
+			}
 			for (; k->ahead < off + HS_READER_AHEAD + 16 + caplen && k->ahead < ws->maplen;
 			     k->ahead += 64)
 				__builtin_prefetch(ws->map + k->ahead, 0);
