@@ -24,7 +24,7 @@
 #include "topo.h"
 
 #define HS_STORE_APP_ID 0x48734331	/* "HsC1" */
-#define HS_STORE_SCHEMA 19
+#define HS_STORE_SCHEMA 18
 
 /* An analyzer's name: what each row it writes says of who wrote it (and
  * its heartbeat's key), 1 to HS_ANALYZER_MAX - 1 letters, digits, '.',

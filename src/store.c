@@ -427,24 +427,9 @@ static const char schema_v17[] =
 	" WHERE t.analyzer = analyzers.name);";
 
 /* version 18: PostgreSQL finds the newest traces by their time, through
- * an index (store_pg.c); nothing changes here (SQLite's came with
- * version 19) */
+ * an index (store_pg.c); nothing changes here, where traces keep no index
+ * so that they are written fast (version 9) */
 static const char schema_v18[] = "";
-
-/* version 19: the traces are found by their time (first_ts) through an
- * index, as on PostgreSQL (store_pg.c, its version 18): without it each
- * of the store's reads of the newest or of a range of time ('drops' and
- * 'traces' of a console with no traces of its own, 'history load', a
- * fabric view's count of the newest each second) read every trace. On a
- * history of a million traces (the bench's size: 1,000,000 packets of a
- * fat tree of 16, 'set history all'), in CPU: 'drops' 0.61 s where it
- * took 1.12, 'traces' 0.58 where 1.11, 'history load since 10m; drops'
- * 0.012 where 0.36 (a whole 'history load' is its joining, 22.9 where
- * 23.8); the ingest 2.78 s where 2.46 (13 % more, each entry going at
- * the index's right edge, as the traces come in about time order), the
- * file 8 % larger. An older file gets it when opened. */
-static const char schema_v19[] =
-	"CREATE INDEX traces_by_first_ts ON traces(first_ts);";
 
 /* A new file (no tables yet) is made at the latest version at once, as
  * the migrations would leave it (the same tables, columns in the same
@@ -467,9 +452,7 @@ static const char schema_new[] =
 	HOPS_V12_VIEW
 	FLOWS_PROBES_V15;
 
-static const char *const schema_new_steps[] = {
-	schema_new, schema_v3, schema_v5, schema_v11, schema_v19
-};
+static const char *const schema_new_steps[] = { schema_new, schema_v3, schema_v5, schema_v11 };
 
 /* migrations[i] takes the schema from version i to i + 1: its sql, then
  * its fill over every trace (if any), then its after (if any) */
@@ -482,7 +465,7 @@ static const struct migration {
 	{ schema_v9, schema_v9_fill, schema_v9_after }, { schema_v10, NULL, NULL },
 	{ schema_v11, NULL, NULL }, { schema_v12, NULL, NULL }, { schema_v13, NULL, NULL },
 	{ schema_v14, NULL, NULL }, { schema_v15, NULL, NULL }, { schema_v16, NULL, NULL },
-	{ schema_v17, NULL, NULL }, { schema_v18, NULL, NULL }, { schema_v19, NULL, NULL },
+	{ schema_v17, NULL, NULL }, { schema_v18, NULL, NULL },
 };
 
 #define FILL_IDS 65536		/* trace ids per step of a fill */

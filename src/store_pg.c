@@ -48,7 +48,7 @@
 #include "store_int.h"
 #include "pq.h"
 
-#define PG_SCHEMA 19
+#define PG_SCHEMA 18
 _Static_assert(PG_SCHEMA == HS_STORE_SCHEMA,
 	       "a schema version of SQLite's is one of PostgreSQL's too: add its step to pg_steps");
 
@@ -256,11 +256,6 @@ static const char pg_schema_v17[] =
 static const char pg_schema_v18[] =
 	"CREATE INDEX traces_by_first_ts ON traces(first_ts);";
 
-/* version 19: store.c's, SQLite's traces found by their time through an
- * index too; here it is there since version 18 */
-static const char pg_schema_v19[] =
-	"CREATE INDEX IF NOT EXISTS traces_by_first_ts ON traces(first_ts);";
-
 /* the steps from one schema version to another, taken in turn; a database
  * made by this hopscope starts at 0 (no tables) and takes the first */
 static const struct pg_step {
@@ -275,7 +270,6 @@ static const struct pg_step {
 	{ 15, 16, pg_schema_v16 },
 	{ 16, 17, pg_schema_v17 },
 	{ 17, 18, pg_schema_v18 },
-	{ 18, 19, pg_schema_v19 },
 };
 
 /* the rows buffered for COPY, one buffer a table; a flow's first row

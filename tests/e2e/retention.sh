@@ -54,19 +54,18 @@ check "nothing of it is left, the newer one stays" eval '[ "$(sessions)" = "2" ]
 	[ "$(sqlite3 "$H" "select count(*) from traces where session = 2")" -eq 20000 ]'
 check "'history' says what retention removed" has '^retention: 30m (.* in use); at .* removed 20000 traces' "$tmp/out"
 
-# a size: the oldest session goes first, the newest stays (a session is
-# 4 MB, its traces with the index of their time)
+# a size: the oldest session goes first, the newest stays
 rm -f "$H"*
 store 1
 store 2
-hs --db "$H" -c 'set retention 6MiB; history prune'
+hs --db "$H" -c 'set retention 4MiB; history prune'
 check "a size removes the oldest session (status $st)" \
 	eval '[ "$st" -eq 0 ] && [ "$(sessions)" = "2" ]'
 check "the newest session keeps its traces" \
 	[ "$(sqlite3 "$H" 'select count(*) from traces where session = 2')" -eq 20000 ]
 used=$(sqlite3 "$H" 'select (page_count - freelist_count) * page_size from pragma_page_count, pragma_freelist_count, pragma_page_size')
-check "what is in use is within the bound ($used bytes)" [ "$used" -le 6291456 ]
-check "the file gave the pages back" [ "$(stat -c %s "$H")" -le 6291456 ]
+check "what is in use is within the bound ($used bytes)" [ "$used" -le 4194304 ]
+check "the file gave the pages back" [ "$(stat -c %s "$H")" -le 4194304 ]
 
 # in the background: a console looks at the bounds while it works
 rm -f "$H"*

@@ -121,25 +121,6 @@ static int64_t q1(const char *path, const char *sql)
 	return v;
 }
 
-/* whether SQLite's plan of sql reads index */
-static bool plan_uses(const char *path, const char *sql, const char *index)
-{
-	sqlite3 *db;
-	sqlite3_stmt *s;
-	char q[1024];
-	bool uses = false;
-
-	snprintf(q, sizeof(q), "EXPLAIN QUERY PLAN %s", sql);
-	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-	if (sqlite3_prepare_v2(db, q, -1, &s, NULL) != SQLITE_OK)
-		fail_msg("%s: %s", q, sqlite3_errmsg(db));
-	while (sqlite3_step(s) == SQLITE_ROW)
-		uses |= strstr((const char *)sqlite3_column_text(s, 3), index) != NULL;
-	sqlite3_finalize(s);
-	sqlite3_close(db);
-	return uses;
-}
-
 static char *qtext(const char *path, const char *sql)
 {
 	sqlite3 *db;
@@ -418,11 +399,8 @@ static const char undo_v17[] =
 	"ALTER TABLE analyzers DROP COLUMN newest;"
 	"ALTER TABLE analyzers DROP COLUMN history;";
 
-/* what a version 18 history looked like: no index of the traces' time */
-static const char undo_v19[] = "DROP INDEX traces_by_first_ts;";
-
-/* an empty history as version 18 left it */
-static void make_v18(const char *path)
+/* an empty history as version 16 left it */
+static void make_v16(const char *path)
 {
 	char err[512];
 	struct hs_store *st = hs_store_open(path, err, sizeof(err));
@@ -430,14 +408,6 @@ static void make_v18(const char *path)
 	if (!st)
 		fail_msg("%s", err);
 	hs_store_close(st);
-	exec(path, undo_v19);
-	exec(path, "PRAGMA user_version = 18");
-}
-
-/* an empty history as version 16 left it */
-static void make_v16(const char *path)
-{
-	make_v18(path);
 	exec(path, undo_v17);
 	exec(path, "PRAGMA user_version = 16");
 }
@@ -772,7 +742,6 @@ static void test_migrate_v5_control(void **state)
 	assert_int_equal(hs_store_commit(st), 1);
 	hs_store_close(st);
 	/* what version 5 wrote: everything but the control table */
-	exec(f->path, undo_v19);
 	exec(f->path, undo_v15);
 	exec(f->path, undo_v12);
 	exec(f->path, undo_v9);
@@ -1337,9 +1306,8 @@ static void test_migrate_v8_sources(void **state)
 	upgraded_same_hops(f->path, before);
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM mirror_sources"), 3);
 	assert_int_equal(q1(f->path, "SELECT first_hw_ts FROM traces WHERE id = 1"), 50);
-	/* none but the index of their time (version 19) */
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM sqlite_master WHERE type = 'index'"
-			     " AND tbl_name = 'traces' AND name <> 'traces_by_first_ts'"), 0);
+			     " AND tbl_name = 'traces'"), 0);
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM traces WHERE first_hw_ts IS NULL"), 3);
 
 	st = open_ok(f->path);
@@ -1484,16 +1452,6 @@ static void test_heartbeat_newest(void **state)
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM analyzers WHERE history IS NULL"), 1);
 }
 
-/* three traces of an old history's session, two of analyzer an1, first
- * seen at 1000 and 3000, one of an2 at 5000 */
-static const char old_traces[] =
-	"INSERT INTO sessions(id, started, source) VALUES (1, 1, 'old.pcap');"
-	"INSERT INTO traces(id, session, trace_no, src, dst, proto, first_ts, last_ts, outcome,"
-	" nhops, flags, analyzer) VALUES"
-	" (1, 1, 1, 'a', 'b', 6, 1000, 1000, 'dropped', 0, 0, 'an1'),"
-	" (2, 1, 2, 'a', 'b', 6, 3000, 3000, 'dropped', 0, 0, 'an1'),"
-	" (3, 1, 3, 'a', 'b', 6, 5000, 5000, 'dropped', 0, 0, 'an2');";
-
 /* A version 16 history: each analyzer's heartbeat takes the newest of
  * the traces it stored, and says no history setting */
 static void test_migrate_v16_newest(void **state)
@@ -1501,8 +1459,13 @@ static void test_migrate_v16_newest(void **state)
 	struct fixture *f = *state;
 
 	make_v16(f->path);
-	exec(f->path, old_traces);
 	exec(f->path,
+	     "INSERT INTO sessions(id, started, source) VALUES (1, 1, 'old.pcap');"
+	     "INSERT INTO traces(id, session, trace_no, src, dst, proto, first_ts, last_ts, outcome,"
+	     " nhops, flags, analyzer) VALUES"
+	     " (1, 1, 1, 'a', 'b', 6, 1000, 1000, 'dropped', 0, 0, 'an1'),"
+	     " (2, 1, 2, 'a', 'b', 6, 3000, 3000, 'dropped', 0, 0, 'an1'),"
+	     " (3, 1, 3, 'a', 'b', 6, 5000, 5000, 'dropped', 0, 0, 'an2');"
 	     "INSERT INTO analyzers(name, seen, packets, kernel_drops, rate, queued, lost) VALUES"
 	     " ('an1', 1, 0, 0, 0, 0, 0), ('an3', 1, 0, 0, 0, 0, 0);");
 	hs_store_close(open_ok(f->path));
@@ -1510,29 +1473,6 @@ static void test_migrate_v16_newest(void **state)
 	assert_int_equal(q1(f->path, "SELECT newest FROM analyzers WHERE name = 'an1'"), 3000);
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM analyzers WHERE name = 'an3'"
 			     " AND newest IS NULL AND history IS NULL"), 1);
-}
-
-/* A version 18 history: its traces, every one kept, are found by their
- * time through an index, the store's reads of a range of time too */
-static void test_migrate_v18_first_ts(void **state)
-{
-	struct fixture *f = *state;
-
-	make_v18(f->path);
-	exec(f->path, old_traces);
-	assert_int_equal(q1(f->path, "SELECT count(*) FROM sqlite_master"
-			     " WHERE name = 'traces_by_first_ts'"), 0);
-	hs_store_close(open_ok(f->path));
-	assert_int_equal(q1(f->path, "PRAGMA user_version"), HS_STORE_SCHEMA);
-	assert_int_equal(q1(f->path, "SELECT count(*) FROM traces"), 3);
-	assert_int_equal(q1(f->path, "SELECT sum(first_ts) FROM traces"), 9000);
-	assert_int_equal(q1(f->path, "SELECT count(*) FROM sqlite_master"
-			     " WHERE type = 'index' AND name = 'traces_by_first_ts'"), 1);
-	/* the newest, and a range, found through it */
-	assert_true(plan_uses(f->path, "SELECT first_ts FROM traces WHERE first_ts IS NOT NULL"
-			      " ORDER BY first_ts DESC LIMIT 1 OFFSET 0", "traces_by_first_ts"));
-	assert_true(plan_uses(f->path, "SELECT max(first_ts), count(*) FROM traces"
-			      " WHERE first_ts >= 0 AND first_ts < 2000", "traces_by_first_ts"));
 }
 
 /* A version 14 history: flows lose their analyzer (their session's row
@@ -1796,7 +1736,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_migrate_v11_analyzers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heartbeat_newest, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_v16_newest, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_migrate_v18_first_ts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_analyzer_rows, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_v14_analyzer_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_probe_ids_per_analyzer, setup, teardown),
