@@ -28,6 +28,31 @@ need_built() {
 }
 ok() { echo "ok: $*"; }
 
+# own_ns NAME: a network namespace of the test's own, hscap-NAME<pid> (not
+# the lab's hs-* names, so no lab lock), in which in_ns runs a command, and
+# a temporary directory $tmp; both go when the test ends, however it ends,
+# and so do the processes the test lists in $pids. Where no namespace can
+# be made (not root, no namespace support) the test is skipped, saying so.
+own_ns() {
+	ns=hscap-$1$$
+	if ! ip netns add "$ns" 2>/dev/null; then
+		echo "SKIP: $TEST: cannot create a network namespace (not root, or no namespace support)" >&2
+		exit 77
+	fi
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/hs-$TEST.XXXXXX") || { ip netns del "$ns"; hard "no temporary directory"; }
+	pids=
+	trap own_ns_end EXIT
+	trap 'exit 130' INT TERM
+}
+own_ns_end() {
+	local st=$?
+	[ -n "$pids" ] && kill $pids 2>/dev/null
+	ip netns del "$ns" 2>/dev/null
+	rm -rf "$tmp"
+	exit "$st"
+}
+in_ns() { ip netns exec "$ns" "$@"; }
+
 lab_cleanup() {
 	local st=$?
 	if [ -n "${LAB_STATE:-}" ]; then

@@ -10,25 +10,9 @@ set -u
 need_built hopscope
 N=20000		# about 2.5 MB in a TPACKET_V3 ring: all of it fits in the ring asked
 
-ns=hscap-live$$
-if ! ip netns add "$ns" 2>/dev/null; then
-	echo "SKIP: $TEST: cannot create a network namespace (not root, or no namespace support)" >&2
-	exit 77
-fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/hs-$TEST.XXXXXX") || { ip netns del "$ns"; hard "no temporary directory"; }
-console=
-cleanup() {
-	local st=$?
-	[ -n "$console" ] && kill "$console" 2>/dev/null
-	ip netns del "$ns" 2>/dev/null
-	rm -rf "$tmp"
-	exit "$st"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+own_ns live
 command -v trafgen >/dev/null || { echo "SKIP: $TEST: trafgen (Debian package netsniff-ng) is not installed" >&2; exit 77; }
 
-in_ns() { ip netns exec "$ns" "$@"; }
 in_ns sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 ||
 	hard "cannot turn IPv6 off in '$ns'"	# no router solicitations on the capture
 in_ns ip link add txa type veth peer name rxa || hard "cannot make a veth pair in '$ns'"
@@ -41,7 +25,7 @@ send() { in_ns trafgen -o txa -i "$cfg" -n "$1" -P 1 -Q >"$tmp/trafgen" 2>&1 ||
 # the console reads its commands from a pipe; say CMD sends one line
 mkfifo "$tmp/in" || hard "cannot make a fifo"
 in_ns "$HOPSCOPE" --db "$tmp/h.db" <"$tmp/in" >"$tmp/out" 2>"$tmp/err" &
-console=$!
+console=$! pids=$!
 exec 3>"$tmp/in"
 say() { echo "$*" >&3; }
 # wait_for TEXT: until the console has printed it (10 s at most)
@@ -122,7 +106,7 @@ say quit
 exec 3>&-
 wait "$console"
 st=$?
-console=
+console= pids=
 errs=$(grep -c "^error: capture on 'rxa' failed: The interface" "$tmp/err")
 [ "$errs" = 1 ] && [ "$(wc -l <"$tmp/err")" = 1 ] ||
 	{ cat "$tmp/err" >&2; fail "a deleted interface gave $errs errors naming it (want 1, and nothing else)"; }
@@ -141,7 +125,7 @@ in_ns ip link add txa type veth peer name rxa && in_ns ip link set txa up &&
 	in_ns ip link set rxa up || hard "cannot make the veth pair again"
 mkfifo "$tmp/in2" || hard "cannot make a fifo"
 in_ns "$HOPSCOPE" --db "$tmp/h2.db" <"$tmp/in2" >"$tmp/out" 2>"$tmp/err" &
-console=$!
+console=$! pids=$!
 exec 3>"$tmp/in2"
 say set history all
 say set trace-timeout 100ms
@@ -168,7 +152,7 @@ count_until $M
 say quit
 exec 3>&-
 wait "$console"
-console=
+console= pids=
 python3 - "$st" $M <<'PY' || { cat "$tmp/err" >&2; fail "a history held by another program held the capture: $st"; }
 import json, sys
 s, n = json.loads(sys.argv[1]), int(sys.argv[2])
@@ -188,7 +172,7 @@ ok "the history locked by another program for a whole burst: every frame read, t
 # most, then 2 s after.
 mkfifo "$tmp/in3" || hard "cannot make a fifo"
 in_ns "$HOPSCOPE" --db "$tmp/h3.db" <"$tmp/in3" >"$tmp/out" 2>"$tmp/err" &
-console=$!
+console=$! pids=$!
 exec 3>"$tmp/in3"
 say capture start rxa workers 2
 say set trace-timeout 60s
@@ -203,7 +187,7 @@ say capture status
 say quit
 exec 3>&-
 wait "$console"
-console=
+console= pids=
 st=$(grep '"source":"rxa"' "$tmp/out" | tail -n 1)
 python3 - "$st" $N <<'PY' || { cat "$tmp/err" >&2; fail "two workers on one interface: $st"; }
 import json, sys

@@ -21,23 +21,7 @@ command -v python3 >/dev/null || hard "python3 is missing"
 [ "$(getconf _NPROCESSORS_ONLN)" -gt 1 ] ||
 	{ echo "SKIP: $TEST: one core here, and two live workers need a core each" >&2; exit 77; }
 
-ns=hscap-queue$$
-if ! ip netns add "$ns" 2>/dev/null; then
-	echo "SKIP: $TEST: cannot create a network namespace (not root, or no namespace support)" >&2
-	exit 77
-fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/hs-$TEST.XXXXXX") || { ip netns del "$ns"; hard "no temporary directory"; }
-pids=
-cleanup() {
-	local st=$?
-	[ -n "$pids" ] && kill $pids 2>/dev/null
-	ip netns del "$ns" 2>/dev/null
-	rm -rf "$tmp"
-	exit "$st"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-in_ns() { ip netns exec "$ns" "$@"; }
+own_ns queue
 
 # pair  packets  open traces (two workers' share)
 runs="a 3000 2048

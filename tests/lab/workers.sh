@@ -15,23 +15,7 @@ command -v netsniff-ng >/dev/null ||
 	{ echo "SKIP: $TEST: netsniff-ng (Debian package netsniff-ng) is not installed" >&2; exit 77; }
 command -v python3 >/dev/null || hard "python3 is missing"
 
-ns=hscap-workers$$
-if ! ip netns add "$ns" 2>/dev/null; then
-	echo "SKIP: $TEST: cannot create a network namespace (not root, or no namespace support)" >&2
-	exit 77
-fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/hs-$TEST.XXXXXX") || { ip netns del "$ns"; hard "no temporary directory"; }
-pids=
-cleanup() {
-	local st=$?
-	[ -n "$pids" ] && kill $pids 2>/dev/null
-	ip netns del "$ns" 2>/dev/null
-	rm -rf "$tmp"
-	exit "$st"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-in_ns() { ip netns exec "$ns" "$@"; }
+own_ns workers
 
 "$top_builddir/tests/tools/hs-synth" --shape fattree:4 --packets 3000 --seed 11 \
 	--drop-link edge1-agg1:0.2 --loop agg1-core1:edge3 --loop-flows 4 \
