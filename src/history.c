@@ -94,6 +94,7 @@ int sq_query_ro(struct sq_store *st, const char *sql, const struct hs_rows *out,
 #define SQL_HOP_ROWS ", " SQL_HOPS_OF("t.hop_list")
 #define SQL_HOP_IDX "h.key"
 #define SQL_HOP(n) "json_extract(h.value, '$[" #n "]')"
+#define SQL_HOP0(n) "json_extract(t.hop_list, '$[0][" #n "]')"
 #include "history_sql.h"
 
 int sq_read(struct sq_store *st, const char *sql, const struct hs_value *param, int n,

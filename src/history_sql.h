@@ -10,6 +10,7 @@
  *                     hop_list the same way
  *   SQL_HOP_IDX       h's place in the list, from 0
  *   SQL_HOP(n)        h's n-th number
+ *   SQL_HOP0(n)       the n-th number of traces t's first hop
  */
 #ifndef HS_HISTORY_SQL_H
 #define HS_HISTORY_SQL_H
@@ -25,6 +26,26 @@
 /* hop h's time: the trace's first copy's, and its own from that */
 #define SQL_HOP_TS "coalesce(t.first_ts, 0) + " SQL_HOP(1)
 
+/* trace t's time as every list shows it and sorts by (hs_trace_time): its
+ * first hop's switch timestamp when every hop has one on the capture's
+ * clock (hs_trace_switch_clock: not after its capture time, less than
+ * HS_HW_WALL_SKEW before it), else its first hop's capture time; 0
+ * without hops */
+#define SQL_HW_WALL_SKEW "100000000"
+_Static_assert(HS_HW_WALL_SKEW == 100000000, "SQL_HW_WALL_SKEW is HS_HW_WALL_SKEW");
+#define SQL_TRACE_TIME "coalesce(CASE WHEN NOT EXISTS (SELECT 1 FROM " SQL_HOPS_OF("t.hop_list") \
+	" WHERE " SQL_HOP(2) " IS NULL OR t.first_hw_ts + " SQL_HOP(2) " > " SQL_HOP_TS \
+	" OR " SQL_HOP_TS " - t.first_hw_ts - " SQL_HOP(2) " >= " SQL_HW_WALL_SKEW ")" \
+	" THEN t.first_hw_ts + " SQL_HOP0(2) " ELSE coalesce(t.first_ts, 0) + " SQL_HOP0(1) " END, 0)"
+
+/* trace t may be among the n newest by that time: the n-th newest first
+ * copy is f, so n traces' times are from f - HS_HW_WALL_SKEW on, and no
+ * trace's time is after its last copy. What reads every trace's hops
+ * reads only these (a scan of two columns, not of every hop list). */
+#define SQL_TRACE_MAYBE_NEWEST(n) "coalesce(t.last_ts, 0) >= coalesce((SELECT first_ts" \
+	" FROM traces WHERE first_ts IS NOT NULL ORDER BY first_ts DESC LIMIT 1 OFFSET " n \
+	" - 1), 0) - " SQL_HW_WALL_SKEW
+
 static const char *const listing_sql[] = {
 	[HS_LIST_SESSIONS] =
 		"SELECT id, started, ended, source, "
@@ -35,13 +56,15 @@ static const char *const listing_sql[] = {
 		"bytes, syn, fin, rst, dropped, looped, last_ts "
 		"FROM flows ORDER BY session DESC, last_ts DESC, bytes DESC LIMIT " SQL_P1,
 	/* each trace's path from its own row's hops, as q_hops reads them:
-	 * through the hops view each listed trace was looked up again */
+	 * through the hops view each listed trace was looked up again; newest
+	 * first by the time every list of traces shows (hs_trace_cmp_newest) */
 	[HS_LIST_TRACES] =
-		"SELECT " SQL_TRACE_REF ", t.first_ts AS ts, t.src, t.sport, t.dst, t.dport, "
+		"SELECT " SQL_TRACE_REF ", " SQL_TRACE_TIME " AS ts, t.src, t.sport, t.dst, t.dport, "
 		SQL_PROTO("t.proto") " AS proto, t.outcome, "
 		"(SELECT " SQL_JOIN("name", "' > '") " FROM (SELECT coalesce(m.switch, m.addr) AS name "
 		"FROM " SQL_HOPS_OF("t.hop_list") " ORDER BY " SQL_HOP_IDX ") AS p) AS path, "
-		"t.expected_next FROM traces t ORDER BY t.id DESC LIMIT " SQL_P1,
+		"t.expected_next FROM traces t WHERE " SQL_TRACE_MAYBE_NEWEST(SQL_P1)
+		" ORDER BY ts DESC, t.session DESC, t.trace_no DESC LIMIT " SQL_P1,
 	/* a probe's rows share its kind and spec; analyzers number their
 	 * probes each on its own, so a probe is its analyzer's number */
 	[HS_LIST_PROBES] =
@@ -95,7 +118,7 @@ static const char *const listing_sql[] = {
 
 /* the trace of row id SQL_P1, then its hops */
 static const char q_show[] =
-	"SELECT " SQL_TRACE_REF ", t.first_ts AS ts, t.src, t.sport, "
+	"SELECT " SQL_TRACE_REF ", " SQL_TRACE_TIME " AS ts, t.src, t.sport, "
 	"t.dst, t.dport, " SQL_PROTO("t.proto") " AS proto, t.ip_id, t.len, t.outcome, "
 	"t.last_switch, t.expected_next, t.nhops, t.probe_id FROM traces t WHERE t.id = " SQL_P1;
 

@@ -1966,6 +1966,7 @@ static int run(struct pg_store *st, const char *sql, int64_t param, const struct
 #define SQL_HOP_ROWS " CROSS JOIN LATERAL " SQL_HOPS_OF("t.hop_list")
 #define SQL_HOP_IDX "h.n"
 #define SQL_HOP(n) "(h.v->>" #n ")::bigint"
+#define SQL_HOP0(n) "(t.hop_list::json->0->>" #n ")::bigint"
 #include "history_sql.h"
 
 int pg_parts(struct pg_store *st, bool range, uint64_t from, uint64_t since, uint64_t to,

@@ -57,6 +57,15 @@ done
 same "the same file read again adds nothing" -r "$PCAP" --topo "$TOPO" \
 	-c "sql 'select count(*) as sessions from sessions'"
 
+# a stored trace is listed at the time 'traces' gives it (the sample's
+# 1:589: its first hop's switch timestamp) and in its order, as on SQLite
+psql -c 'create database times'
+hs --db "postgresql://hopscope@/times?host=$sock" --topo "$TOPO" \
+	-c "set history all; capture start $PCAP" -c 'history traces limit 3; history show 1:589'
+check "history traces: each trace at its time, newest first by it" eval '[ "$st" -eq 0 ] &&
+	has "^1:589  *2026-11-22 08:36:06\.550473  " "$tmp/out" &&
+	[ "$(awk "/^1:[0-9]+ .* tcp /{printf \"%s \", \$1}" "$tmp/out")" = "1:588 1:589 1:587 1:589 " ]'
+
 # a session without an end is running while an analyzer's heartbeat names
 # it, else it was never ended: the same state on both
 lite_sql() { python3 -c 'import sqlite3, sys

@@ -46,6 +46,16 @@ check "traces --json: each hop's switch time" \
 	has '"hops":\[{"switch":"leaf1","addr":"10.255.0.3","ts_ns":1795336566550630000,"switch_ts_ns":1795336566550473000,"ttl":64}' "$tmp/out"
 check "traces show --json: the trace's switch time" \
 	has '"len":60,"ts_ns":1795336566550630000,"switch_ts_ns":1795336566550473000,"hops"' "$tmp/out"
+# the stored ones are listed at the same time, in the same order
+rm -f "$tmp"/h.db*
+hs --db "$tmp/h.db" --topo "$S/sample.topo" -c "set history all; capture start $S/sample.pcap" \
+	-c 'history traces limit 3; history show 1:589; history traces limit 3 --json'
+check "history traces: the first hop's time, on the switches' clock" \
+	has '^1:589  *2026-11-22 08:36:06\.550473  ' "$tmp/out"
+check "history traces: newest first by that time, as traces lists them" \
+	[ "$(awk '/^1:[0-9]+ .* tcp /{printf "%s ", $1}' "$tmp/out")" = "1:588 1:589 1:587 1:589 " ]
+check "history traces --json: that time" \
+	has '"trace":"1:589","ts_ns":1795336566550473000,' "$tmp/out"
 rm -f "$tmp"/h.db*
 hs --db "$tmp/h.db" -r "$S/sample.pcap" --topo "$S/sample.topo" -c 'loops; traces show 6'
 check "loops: from its first trace's time to its last's, as 'traces' shows them" \
