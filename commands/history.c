@@ -189,17 +189,13 @@ static const char *session_state(const struct table *t, const struct hs_value *v
 	return "unended";
 }
 
-/* An analyzer beats every 5 s while it captures; one not heard from for
- * three of them is gone, and the session it named no longer runs. */
-#define HEARTBEAT_GONE_NS (15 * HS_NS_PER_SEC)
-
 static void running_row(void *arg, const struct hs_value *v, int ncol)
 {
 	struct table *t = arg;
 	uint64_t now = hs_wall_ns();
 
 	if (ncol != 2 || v[0].type != HS_VAL_INT || v[1].type != HS_VAL_INT ||
-	    v[1].i < 0 || (uint64_t)v[1].i + HEARTBEAT_GONE_NS < now)
+	    v[1].i < 0 || (uint64_t)v[1].i + HS_STORE_RUNNING_NS < now)
 		return;
 	t->running = realloc(t->running, (t->nrunning + 1) * sizeof(*t->running));
 	if (!t->running)

@@ -65,7 +65,7 @@ int hs_fabric_newest(struct hs_store *st, const struct hs_topo *topo, uint64_t m
 /* the analyzers heard as of wall clock now (hs_store_others, own as it
  * takes it): those whose heartbeat is older than HS_FABRIC_RUNNING_NS run
  * no capture. 0, or -1 with err set */
-#define HS_FABRIC_RUNNING_NS (15 * HS_NS_PER_SEC)
+#define HS_FABRIC_RUNNING_NS HS_STORE_RUNNING_NS
 int hs_fabric_others(struct hs_store *st, const char *own, uint64_t now,
 		     struct hs_store_others *p, char *err, size_t errlen);
 

@@ -294,7 +294,9 @@ uint64_t hs_store_memory(void);
 /* Retention: the history's own bounds, kept in the file. A bound of 0 is
  * none. Rows older than age go (a session by when it ended, wall clock;
  * the live capture's rows by capture time); over max_bytes, the oldest
- * session's rows go first, the live session's oldest last. */
+ * session's rows go first. A session still captured (the console's own,
+ * or one an analyzer's heartbeat of the last HS_STORE_RUNNING_NS names)
+ * never goes whole, and none of its rows goes for the size. */
 struct hs_retention {
 	uint64_t age_ns, max_bytes;
 };
@@ -306,10 +308,15 @@ int hs_store_set_retention(struct hs_store *st, const struct hs_retention *r);	/
 /* pages in use, the free ones not counted */
 uint64_t hs_store_used_bytes(struct hs_store *st);
 /* One step of enforcing retention, at most budget rows of each kind, in one
- * transaction. live: the session of a running live capture (0: none).
- * Returns 1 when more remains to remove, 0 when the history is within its
- * bounds, -1 on error (hs_store_errmsg). */
-int hs_store_prune(struct hs_store *st, uint64_t now_wall_ns, int64_t live, unsigned budget,
-		   struct hs_prune *res);
+ * transaction. current: the session of the console's running capture, of
+ * a file or live (0: none); live: that session when the capture is live,
+ * its rows aging by capture time (0: none). Returns 1 when more remains
+ * to remove, 0 when the history is within its bounds or only sessions
+ * still captured are over them, -1 on error (hs_store_errmsg). */
+int hs_store_prune(struct hs_store *st, uint64_t now_wall_ns, int64_t current, int64_t live,
+		   unsigned budget, struct hs_prune *res);
+/* an analyzer not heard from for this long runs no capture: three of its
+ * heartbeats (every 5 s) missed */
+#define HS_STORE_RUNNING_NS (15 * HS_NS_PER_SEC)
 
 #endif

@@ -1759,19 +1759,25 @@ static int64_t prune_exec(struct sq_store *st, const char *sql, int64_t cut, int
 	return sqlite3_changes(st->db);
 }
 
-/* The sessions whose rows go, in temp table prune_s: every session but the
- * live one that ended (or, never ended, began) before the wall-clock cut;
- * over the size bound, the oldest session but the live one too. */
+/* The sessions still captured, in temp table prune_open: the console's
+ * (?1, ?2), and those an analyzer's heartbeat since ?3 names */
+static const char prune_open[] =
+	"INSERT OR IGNORE INTO temp.prune_open SELECT ?1 UNION SELECT ?2 UNION"
+	" SELECT session FROM analyzers WHERE session IS NOT NULL AND seen >= ?3";
+
+/* The sessions whose rows go, in temp table prune_s: every session not
+ * still captured that ended (or, never ended, began) before the wall-clock
+ * cut; over the size bound, the oldest session not still captured too. */
 static const char *const prune_sessions[] = {
 	"DELETE FROM temp.prune_s",
 	"INSERT OR IGNORE INTO temp.prune_s SELECT id FROM sessions"
-	" WHERE id IS NOT :live AND :wall > 0 AND coalesce(ended, started) < :wall",
+	" WHERE id NOT IN temp.prune_open AND :wall > 0 AND coalesce(ended, started) < :wall",
 	"INSERT OR IGNORE INTO temp.prune_s SELECT min(id) FROM sessions"
-	" WHERE id IS NOT :live AND :bound > 0 HAVING min(id) IS NOT NULL",
+	" WHERE id NOT IN temp.prune_open AND :bound > 0 HAVING min(id) IS NOT NULL",
 };
 
-int sq_prune(struct sq_store *st, uint64_t now_wall, int64_t live, unsigned budget,
-		   struct hs_prune *res)
+int sq_prune(struct sq_store *st, uint64_t now_wall, int64_t current, int64_t live,
+	     unsigned budget, struct hs_prune *res)
 {
 	struct hs_retention r;
 	uint64_t used;
@@ -1793,8 +1799,18 @@ int sq_prune(struct sq_store *st, uint64_t now_wall, int64_t live, unsigned budg
 		return 0;
 	if (begin(st) < 0 || flush_rows(st) < 0)
 		return -1;
-	if (sqlite3_exec(st->db, "CREATE TEMP TABLE IF NOT EXISTS prune_s(id INTEGER PRIMARY KEY)",
-			 NULL, NULL, NULL) != SQLITE_OK)
+	if (sqlite3_exec(st->db, "CREATE TEMP TABLE IF NOT EXISTS prune_s(id INTEGER PRIMARY KEY);"
+			 "CREATE TEMP TABLE IF NOT EXISTS prune_open(id INTEGER PRIMARY KEY);"
+			 "DELETE FROM temp.prune_open", NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(st->db, prune_open, -1, &s, NULL) != SQLITE_OK)
+		return db_err(st, "cannot prune");
+	sqlite3_bind_int64(s, 1, current);
+	sqlite3_bind_int64(s, 2, live);
+	sqlite3_bind_int64(s, 3, now_wall > HS_STORE_RUNNING_NS ?
+			   (int64_t)(now_wall - HS_STORE_RUNNING_NS) : 0);
+	int open_rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	if (open_rc != SQLITE_DONE)
 		return db_err(st, "cannot prune");
 	for (size_t i = 0; i < HS_ARRAY_SIZE(prune_sessions); i++)
 		if (prune_exec(st, prune_sessions[i], 0, wall_cut, live, 0, over) < 0)
@@ -1803,17 +1819,8 @@ int sq_prune(struct sq_store *st, uint64_t now_wall, int64_t live, unsigned budg
 	/* Traces, oldest first: a session's traces have consecutive ids and
 	 * sessions follow one another, so what goes is a run of the lowest
 	 * ids; the run ends at the first trace that stays. The live session's
-	 * traces age by capture time; over the size bound with nothing but the
-	 * live session left, its oldest go. */
-	bool live_only = over;
-	if (sqlite3_prepare_v2(st->db, "SELECT 1 FROM sessions WHERE id IS NOT ?1 LIMIT 1", -1,
-			       &s, NULL) == SQLITE_OK) {
-		sqlite3_bind_int64(s, 1, live);
-		if (sqlite3_step(s) == SQLITE_ROW)
-			live_only = false;
-		sqlite3_finalize(s);
-	}
-	int64_t last = 0, last_ts = 0;
+	 * traces age by capture time, never by the size. */
+	int64_t last = 0;
 	unsigned seen = 0;
 	if (sqlite3_prepare_v2(st->db, "SELECT id, session, coalesce(last_ts, 0) FROM traces"
 			       " ORDER BY id LIMIT ?1", -1, &s, NULL) != SQLITE_OK)
@@ -1832,7 +1839,7 @@ int sq_prune(struct sq_store *st, uint64_t now_wall, int64_t live, unsigned budg
 
 		seen++;
 		if (sess == live && live)
-			gone = live_only || (cut && ts < cut);
+			gone = cut && ts < cut;
 		else {
 			sqlite3_bind_int64(in, 1, sess);
 			gone = sqlite3_step(in) == SQLITE_ROW;
@@ -1843,8 +1850,6 @@ int sq_prune(struct sq_store *st, uint64_t now_wall, int64_t live, unsigned budg
 			break;
 		}
 		last = id;
-		if (ts > last_ts)
-			last_ts = ts;
 	}
 	sqlite3_finalize(in);
 	sqlite3_finalize(s);
@@ -1862,14 +1867,11 @@ int sq_prune(struct sq_store *st, uint64_t now_wall, int64_t live, unsigned budg
 		int what;		/* HS_PRUNE_... */
 	} del[] = {
 		{ "DELETE FROM flows WHERE rowid IN (SELECT rowid FROM flows WHERE session IN"
-		  " temp.prune_s OR (session = :live AND (last_ts < :cut OR :bound > 0 AND"
-		  " last_ts <= :bound)) LIMIT :n)", HS_PRUNE_FLOWS },
+		  " temp.prune_s OR (session = :live AND last_ts < :cut) LIMIT :n)", HS_PRUNE_FLOWS },
 		{ "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE session IN"
-		  " temp.prune_s OR (session = :live AND (ts < :cut OR :bound > 0 AND ts <= :bound))"
-		  " LIMIT :n)", HS_PRUNE_OTHER },
+		  " temp.prune_s OR (session = :live AND ts < :cut) LIMIT :n)", HS_PRUNE_OTHER },
 		{ "DELETE FROM control WHERE id IN (SELECT id FROM control WHERE session IN"
-		  " temp.prune_s OR (session = :live AND (ts < :cut OR :bound > 0 AND ts <= :bound))"
-		  " LIMIT :n)", HS_PRUNE_OTHER },
+		  " temp.prune_s OR (session = :live AND ts < :cut) LIMIT :n)", HS_PRUNE_OTHER },
 		{ "DELETE FROM probe_hops WHERE (analyzer, probe_id, seq) IN (SELECT analyzer,"
 		  " probe_id, seq FROM probes WHERE session IN temp.prune_s OR sent < :wall LIMIT :n)",
 		  HS_PRUNE_UNCOUNTED },
@@ -1881,12 +1883,9 @@ int sq_prune(struct sq_store *st, uint64_t now_wall, int64_t live, unsigned budg
 		{ "DELETE FROM snapshots WHERE id IN (SELECT id FROM snapshots"
 		  " WHERE session IN temp.prune_s OR taken < :wall LIMIT :n)", HS_PRUNE_OTHER },
 	};
-	/* the live session's flows, events and control over the size bound go
-	 * up to the capture time of the traces that went */
-	int64_t live_bound = live_only && last ? last_ts : 0;
 	for (size_t i = 0; i < HS_ARRAY_SIZE(del); i++) {
 		got = prune_exec(st, del[i].sql, cut ? cut : INT64_MIN, wall_cut ? wall_cut : INT64_MIN,
-				 live, n, live_bound);
+				 live, n, 0);
 		if (got < 0)
 			return -1;
 		hs_prune_add(res, del[i].what, (uint64_t)got);

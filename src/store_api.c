@@ -395,9 +395,9 @@ uint64_t hs_store_used_bytes(struct hs_store *st)
 	return IS_PG(st) ? pg_used_bytes(PG(st)) : sq_used_bytes(SQ(st));
 }
 
-int hs_store_prune(struct hs_store *st, uint64_t now_wall_ns, int64_t live, unsigned budget,
-		   struct hs_prune *res)
+int hs_store_prune(struct hs_store *st, uint64_t now_wall_ns, int64_t current, int64_t live,
+		   unsigned budget, struct hs_prune *res)
 {
 	return IS_PG(st) ? pg_prune(PG(st), now_wall_ns, live, budget, res)
-			 : sq_prune(SQ(st), now_wall_ns, live, budget, res);
+			 : sq_prune(SQ(st), now_wall_ns, current, live, budget, res);
 }

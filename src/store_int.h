@@ -193,8 +193,8 @@ int sq_snapshots(struct sq_store *st, void (*each)(void *arg, const struct hs_sn
 int sq_retention(struct sq_store *st, struct hs_retention *r);
 int sq_set_retention(struct sq_store *st, const struct hs_retention *r);
 uint64_t sq_used_bytes(struct sq_store *st);
-int sq_prune(struct sq_store *st, uint64_t now_wall_ns, int64_t live, unsigned budget,
-	     struct hs_prune *res);
+int sq_prune(struct sq_store *st, uint64_t now_wall_ns, int64_t current, int64_t live,
+	     unsigned budget, struct hs_prune *res);
 
 /* the SQLite handle, for history.c; a reader sees every row written so far */
 sqlite3 *sq_db(struct sq_store *st);

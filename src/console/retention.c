@@ -20,16 +20,19 @@ static struct {
 	bool have_last;
 } rt;
 
-static int64_t live_session(struct hs_ctx *ctx)
+/* the session of the running capture (0: none), and whether it is live */
+static int64_t current_session(struct hs_ctx *ctx, bool *live)
 {
 	const char *source, *end_reason;
 	uint64_t stored, unstored;
 	bool is_file = true;
 
+	*live = false;
 	if (!ctx->session || !hs_capture_running(ctx) ||
 	    !hs_capture_info(ctx, &source, &is_file, &end_reason, &stored, &unstored))
 		return 0;
-	return is_file ? 0 : ctx->session;
+	*live = !is_file;
+	return ctx->session;
 }
 
 static bool removed(const struct hs_prune *p)
@@ -41,10 +44,12 @@ static bool removed(const struct hs_prune *p)
 static int step(struct hs_ctx *ctx, struct hs_prune *res)
 {
 	struct hs_store *st = ctx->store;
+	bool live;
 	int rc;
 
 	hs_ctx_hold_store(ctx);
-	rc = hs_store_prune(st, hs_wall_ns(), live_session(ctx), RETAIN_STEP_ROWS, res);
+	int64_t current = current_session(ctx, &live);
+	rc = hs_store_prune(st, hs_wall_ns(), current, live ? current : 0, RETAIN_STEP_ROWS, res);
 	if (rc < 0)
 		hs_async_print(ctx, "warning: retention: %s", hs_store_errmsg(st));
 	return rc;

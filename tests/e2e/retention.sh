@@ -67,6 +67,49 @@ used=$(sqlite3 "$H" 'select (page_count - freelist_count) * page_size from pragm
 check "what is in use is within the bound ($used bytes)" [ "$used" -le 4194304 ]
 check "the file gave the pages back" [ "$(stat -c %s "$H")" -le 4194304 ]
 
+# a session being captured is never taken, not even over the size: a
+# capture from a FIFO (a file, as the console sees it) whose writer holds
+# it open, 10 s of capture time so that its traces are stored as it reads;
+# its console looks at the bounds every 100 ms
+"$SYNTH" --packets 20000 --duration 10 --seed 3 -w "$tmp/3.pcap" -t "$tmp/3.topo" >/dev/null 2>&1 ||
+	hard "hs-synth failed"
+rm -f "$H"*
+store 1
+mkfifo "$tmp/fifo"
+(cat "$tmp/3.pcap"; sleep 5) >"$tmp/fifo" &
+writer=$!
+HOPSCOPE_RETENTION_PERIOD=100ms timeout 60 "$HS" --db "$H" --topo "$tmp/3.topo" \
+	-c "set retention 1MiB; set history all; capture start $tmp/fifo" >/dev/null 2>&1 &
+capturing=$!
+# (read while the console writes: wait for its commits)
+q() { sqlite3 -cmd '.timeout 10000' "$H" "$1"; }
+seen=0 taken=0 most=0
+while kill -0 "$writer" 2>/dev/null; do
+	if [ "$(q 'select count(*) from sessions where id = 2')" = 1 ]; then
+		seen=1; k=$(q 'select count(*) from traces where session = 2')
+		[ "${k:-0}" -gt "$most" ] && most=$k
+	elif [ "$seen" = 1 ]; then
+		taken=1
+	fi
+	sleep 0.3
+done
+wait "$capturing"
+check "over the size, the session being captured stays, its traces too ($most)" \
+	eval '[ "$seen" = 1 ] && [ "$taken" = 0 ] && [ "$most" -ge 10000 ]'
+
+# nor one that another analyzer's heartbeat names running: session 1 as if
+# captured elsewhere, no end, heard from now
+rm -f "$H"*
+store 1
+store 2
+sqlite3 "$H" "update sessions set ended = null where id = 1;
+	insert into analyzers(name, session, seen, packets, kernel_drops, rate, queued, lost)
+	values ('elsewhere', 1, $(date +%s%N), 0, 0, 0, 0, 0)"
+hs --db "$H" -c 'set retention 1MiB; history prune'
+check "over the size, a session an analyzer runs stays (status $st)" \
+	eval '[ "$st" -eq 0 ] && [ "$(sessions)" = "1,2" ] &&
+	[ "$(sqlite3 "$H" "select count(*) from traces where session = 1")" -eq 20000 ]'
+
 # in the background: a console looks at the bounds while it works
 rm -f "$H"*
 store 1

@@ -1641,7 +1641,7 @@ static void test_retention(void **state)
 	assert_int_equal(hs_store_retention(st, &got), 0);
 	assert_int_equal(got.age_ns, 0);	/* none until set */
 	memset(&res, 0, sizeof(res));
-	assert_int_equal(hs_store_prune(st, T0 + 1000 * S, 0, 100, &res), 0);
+	assert_int_equal(hs_store_prune(st, T0 + 1000 * S, 0, 0, 100, &res), 0);
 
 	int64_t old = hs_store_session_begin(st, "old.pcap", NULL, T0);
 	for (int i = 0; i < 3; i++) {
@@ -1676,7 +1676,7 @@ static void test_retention(void **state)
 	/* now T0 + 230 s: the cut is T0 + 170 s */
 	memset(&res, 0, sizeof(res));
 	int rc;
-	while ((rc = hs_store_prune(st, T0 + 230 * S, live, 2, &res)) == 1)
+	while ((rc = hs_store_prune(st, T0 + 230 * S, live, live, 2, &res)) == 1)
 		;
 	assert_int_equal(rc, 0);
 	assert_int_equal(res.traces, 5);
@@ -1697,9 +1697,9 @@ static void test_retention(void **state)
 	/* with the live capture over, its session ages by when it ended */
 	assert_int_equal(hs_store_session_end(st, live, &ss, T0 + 300 * S), 0);
 	memset(&res, 0, sizeof(res));
-	assert_int_equal(hs_store_prune(st, T0 + 330 * S, 0, 100, &res), 0);
+	assert_int_equal(hs_store_prune(st, T0 + 330 * S, 0, 0, 100, &res), 0);
 	assert_int_equal(res.traces, 0);
-	while (hs_store_prune(st, T0 + 361 * S, 0, 100, &res) == 1)
+	while (hs_store_prune(st, T0 + 361 * S, 0, 0, 100, &res) == 1)
 		;
 	assert_int_equal(res.traces, 1);
 	assert_int_equal(res.sessions, 1);
