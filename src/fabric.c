@@ -220,11 +220,15 @@ static void add_hop(struct join *j, const struct hs_value *v)
 	struct hs_trace *t = &j->t.t;
 	struct hs_hop h = { .sw = -1 };
 
-	if (!v[C_ADDR].s || hs_addr_parse(v[C_ADDR].s, &h.addr) < 0) {
+	/* a copy of a source the analyzer did not keep (a plain copy that
+	 * names none, as the tracer's source 0) is stored with address "-":
+	 * a hop of no known switch, as it was */
+	bool none = v[C_ADDR].s && strcmp(v[C_ADDR].s, "-") == 0;
+	if (!v[C_ADDR].s || (!none && hs_addr_parse(v[C_ADDR].s, &h.addr) < 0)) {
 		j->bad = true;
 		return;
 	}
-	if (j->topo)
+	if (j->topo && !none)
 		h.sw = v[C_SW].s ? hs_topo_switch_by_name(j->topo, v[C_SW].s)
 				 : hs_topo_switch_by_addr(j->topo, &h.addr);
 	h.ts_ns = (uint64_t)ival(&v[C_TS]);
@@ -232,8 +236,10 @@ static void add_hop(struct join *j, const struct hs_value *v)
 	h.ttl = (uint8_t)ival(&v[C_TTL]);
 	h.tos = (uint8_t)ival(&v[C_TOS]);
 	h.session = (uint32_t)ival(&v[C_SESSION]);
-	/* a copy two analyzers both stored counts once */
-	for (unsigned i = 0; i < t->nhops; i++)
+	/* a copy two analyzers both stored counts once (of a source not
+	 * kept, no copy is the duplicate of another: they cannot be told
+	 * apart) */
+	for (unsigned i = 0; !none && i < t->nhops; i++)
 		if (t->hops[i].ttl == h.ttl && t->hops[i].ts_ns == h.ts_ns &&
 		    hs_addr_eq(&t->hops[i].addr, &h.addr))
 			return;

@@ -1,10 +1,14 @@
 /* test_fabric.c - where a history many analyzers write is whole: the
  * packets whose parts may still be on their way are left out, by the
- * fabric view and the store-answered verbs alike */
+ * fabric view and the store-answered verbs alike; what is read back of it */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "capture.h"
@@ -83,6 +87,92 @@ static void test_none_whole(void **state)
 	assert_int_equal(hs_fabric_whole_until(&empty, WINDOW, T0), 0);
 }
 
+static struct hs_addr addr(const char *s)
+{
+	struct hs_addr a;
+
+	assert_int_equal(hs_addr_parse(s, &a), 0);
+	return a;
+}
+
+struct got {
+	struct hs_trace t[4];
+	unsigned n;
+};
+
+static void got(void *arg, const struct hs_trace *t, bool foreign)
+{
+	struct got *g = arg;
+
+	(void)foreign;
+	if (g->n < HS_ARRAY_SIZE(g->t))
+		g->t[g->n] = *t;
+	g->n++;
+}
+
+/* A copy from a source the analyzer does not know (a plain copy naming no
+ * mirror source, the tracer's source 0) is stored with no address; read
+ * back it is a hop of no switch, as it was, beside the packets of known
+ * switches: the history is read whole, not refused */
+static void test_unknown_source(void **state)
+{
+	char dir[] = "/tmp/hs-fabric-XXXXXX", path[64], err[512];
+	struct hs_trace t;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/h.db", dir);
+	struct hs_store *st = hs_store_open(path, err, sizeof(err));
+	if (!st)
+		fail_msg("%s", err);
+	hs_store_set_analyzer(st, "an1");
+	int64_t sess = hs_store_session_begin(st, "x", NULL, T0);
+	memset(&t, 0, sizeof(t));
+	t.key.src = addr("fe80::1");
+	t.key.dst = addr("ff02::16");
+	t.key.proto = 58;
+	t.nhops = 2;
+	for (unsigned i = 0; i < 2; i++) {
+		t.hops[i].sw = -1;	/* addr: af 0, none */
+		t.hops[i].ts_ns = T0 + i * 1000;
+		t.hops[i].ttl = 1;
+	}
+	hs_trace_classify(&t, NULL);
+	assert_int_equal(hs_store_trace(st, sess, &t, NULL), 0);
+	t.key.src = addr("10.1.1.10");
+	t.key.dst = addr("10.1.2.10");
+	t.key.proto = 6;
+	t.nhops = 1;
+	t.hops[0].addr = addr("10.255.0.3");
+	t.hops[0].ts_ns = T0 + 5000;
+	t.hops[0].ttl = 64;
+	assert_int_equal(hs_store_trace(st, sess, &t, NULL), 0);
+	assert_true(hs_store_commit(st) >= 2);
+
+	struct hs_fabric_range r = { .since_ns = T0, .window_ns = WINDOW };
+	struct hs_fabric_stats fs;
+	struct got g = { .n = 0 };
+	if (hs_fabric_load(st, NULL, &r, got, &g, &fs, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	assert_int_equal(g.n, 2);
+	assert_int_equal(fs.traces, 2);
+	assert_int_equal(g.t[0].key.proto, 58);
+	assert_int_equal(g.t[0].nhops, 2);	/* two copies, neither the other's duplicate */
+	assert_int_equal(g.t[0].hops[0].addr.af, 0);
+	assert_int_equal(g.t[0].hops[0].sw, -1);
+	assert_int_equal(g.t[0].hops[1].ts_ns, T0 + 1000);
+	assert_int_equal(g.t[1].nhops, 1);
+	assert_int_equal(g.t[1].hops[0].addr.af, 4);
+	hs_store_close(st);
+
+	static const char *const sfx[] = { "", "-wal", "-shm", "-journal" };
+	for (size_t i = 0; i < HS_ARRAY_SIZE(sfx); i++) {
+		snprintf(path, sizeof(path), "%s/h.db%s", dir, sfx[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -90,6 +180,7 @@ int main(void)
 		cmocka_unit_test(test_capturing),
 		cmocka_unit_test(test_moved),
 		cmocka_unit_test(test_none_whole),
+		cmocka_unit_test(test_unknown_source),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
