@@ -113,6 +113,7 @@ static int set_db(struct hs_ctx *ctx, const char *v)
 	}
 	free(ctx->set.db_path);
 	ctx->set.db_path = hs_xstrdup(v);
+	hs_capture_set_policy(ctx, ctx->set.policy);	/* what it keeps there */
 	return HS_CMD_OK;
 }
 

@@ -99,7 +99,9 @@ void hs_capture_set_topo(struct hs_ctx *ctx, const struct hs_topo *t);
  * trace after ns of quiet from now on */
 void hs_capture_set_timeout(struct hs_ctx *ctx, uint64_t ns);
 /* 'set history': the traces the history keeps from now on (an
- * HS_POLICY_*); with off the history writer is not even told of them */
+ * HS_POLICY_*; the default keeps every trace on PostgreSQL, as all does),
+ * and 'set db': those of the setting in the history now named; with off
+ * the history writer is not even told of them */
 void hs_capture_set_policy(struct hs_ctx *ctx, int policy);
 /* a running capture's analyzer writes its heartbeat in its history this
  * often (store.h) */

@@ -130,12 +130,24 @@ static void on_trace_close(void *arg, const struct hs_trace *t)
 	hs_publish_trace(&ctx->subs, t);
 }
 
+/* what a history setting keeps in the history the console writes: on
+ * PostgreSQL, the history analyzers share, the default keeps every trace,
+ * as all does. The figures of the fabric (drops' crossings of a link,
+ * latency, ECMP) are read from it, and a trace whole at one analyzer, not
+ * kept, would be a crossing the history never holds. */
+static enum hs_policy kept_policy(const struct hs_ctx *ctx, enum hs_policy policy)
+{
+	if (policy == HS_POLICY_DEFAULT && ctx->set.db_path && hs_store_is_pg(ctx->set.db_path))
+		return HS_POLICY_ALL;
+	return policy;
+}
+
 /* the traces the history keeps, and the only ones its writer is told of:
  * by default the anomalous, probe and filter-matched traces, and a part of
  * a trace (another analyzer may hold the rest) */
-static struct hs_trace_cond history_cond(enum hs_policy policy)
+static struct hs_trace_cond history_cond(const struct hs_ctx *ctx, enum hs_policy policy)
 {
-	switch (policy) {
+	switch (kept_policy(ctx, policy)) {
 	case HS_POLICY_ALL:
 		return HS_TRACES_ALL;
 	case HS_POLICY_OFF:
@@ -257,7 +269,7 @@ static void heartbeat(struct hs_ctx *ctx, int64_t session)
 		.kernel_drops = s->kernel_drops,
 		.queued = c->queued + (ctx->store ? hs_store_in_flight(ctx->store) : 0) + wq,
 		.lost = c->unstored + c->behind,
-		.history = hs_capture_policy_name(ctx->set.policy),
+		.history = hs_capture_policy_name(kept_policy(ctx, ctx->set.policy)),
 	};
 
 	if (!ctx->store || !hs_store_analyzer(ctx->store))
@@ -493,7 +505,7 @@ int hs_pipeline_init(struct hs_ctx *ctx)
 		return hs_say_err(ctx, "cannot set up the packet pipeline");
 	}
 	ctx->cap = c;
-	hs_sub_traces(&ctx->subs, history_cond(ctx->set.policy), history_trace, NULL, ctx);
+	hs_sub_traces(&ctx->subs, history_cond(ctx, ctx->set.policy), history_trace, NULL, ctx);
 	c->lane.tracer = ctx->tracer;
 	uv_async_init(ctx->loop, &c->wake, on_wake);
 	c->wake.data = ctx;
@@ -1287,7 +1299,7 @@ const char *hs_capture_policy_name(int policy)
 void hs_capture_set_policy(struct hs_ctx *ctx, int policy)
 {
 	ctx->set.policy = (enum hs_policy)policy;
-	hs_sub_traces_cond(&ctx->subs, history_trace, ctx, history_cond(policy));
+	hs_sub_traces_cond(&ctx->subs, history_trace, ctx, history_cond(ctx, policy));
 	hs_capture_pause(ctx);
 	if (ctx->tracer)
 		hs_tracer_set_partial(ctx->tracer, policy == HS_POLICY_DEFAULT);
