@@ -411,18 +411,43 @@ static void load_one(void *arg, const struct hs_trace *t, bool foreign)
 	hs_tracer_adopt(ctx->tracer, t);
 }
 
+/* the ranges of time a load reads, one a read (hs_store_ranges) */
+struct cuts {
+	uint64_t *start;
+	size_t n, cap;
+};
+
+static void cut(void *arg, uint64_t start, uint64_t count)
+{
+	struct cuts *c = arg;
+
+	(void)count;
+	if (c->n && c->start[c->n - 1] == start)
+		return;		/* one time shared by more: one range */
+	if (c->n == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 64;
+		uint64_t *grown = realloc(c->start, c->cap * sizeof(*c->start));
+		if (!grown)
+			abort();
+		c->start = grown;
+	}
+	c->start[c->n++] = start;
+}
+
 /* history load [since DURATION]: the stored traces of every analyzer (of
  * the last DURATION of capture time, counted back from the newest),
  * joined by packet, become the console's traces, in place of its last
- * capture's; read a range of time at a time */
+ * capture's; read a range of time at a time, each of at most a batch of
+ * stored traces (hs_fabric_batch), however they spread over time */
 static int load(struct hs_ctx *ctx, struct hs_store *st, bool by_since, uint64_t dur)
 {
 	struct hs_out *o = ctx->out;
 	struct hs_fabric_stats all = { 0 };
 	struct hs_store_span e;
+	struct cuts c = { 0 };
 	char err[512];
 	uint64_t window = ctx->set.trace_timeout_ns ? ctx->set.trace_timeout_ns : HS_NS_PER_SEC;
-	uint64_t since = 0;
+	uint64_t since = 0, largest = 0;
 	const struct hs_event replaced = { .kind = HS_EV_TRACES_REPLACED };
 
 	if (hs_capture_running(ctx) && ctx->following)
@@ -434,12 +459,14 @@ static int load(struct hs_ctx *ctx, struct hs_store *st, bool by_since, uint64_t
 			       "console's (capture stop first; or set view fabric before the "
 			       "capture, and its view joins every analyzer's stored traces into "
 			       "its own as they come)");
-	if (hs_store_span(st, 0, INT64_MAX, !by_since, &e, err, sizeof(err)) < 0)
-		return out_err(o, "cannot read history '%s': %s", hs_store_path(st), err);
-	if (by_since && e.any) {
-		since = e.newest > dur ? e.newest - dur : 0;
-		if (hs_store_span(st, since, INT64_MAX, true, &e, err, sizeof(err)) < 0)
+	if (by_since) {
+		if (hs_store_span(st, 0, INT64_MAX, false, &e, err, sizeof(err)) < 0)
 			return out_err(o, "cannot read history '%s': %s", hs_store_path(st), err);
+		since = e.any && e.newest > dur ? e.newest - dur : 0;
+	}
+	if (hs_store_ranges(st, since, hs_fabric_batch(), cut, &c, err, sizeof(err)) < 0) {
+		free(c.start);
+		return out_err(o, "cannot read history '%s': %s", hs_store_path(st), err);
 	}
 	hs_tracer_clear(ctx->tracer);
 	hs_flowtab_clear(ctx->flows);
@@ -447,24 +474,29 @@ static int load(struct hs_ctx *ctx, struct hs_store *st, bool by_since, uint64_t
 	ctx->ring_session = 0;
 	/* and whoever kept them as they were published forgets them too */
 	hs_publish_event(&ctx->subs, &replaced);
-	uint64_t batches = e.n / hs_fabric_batch() + 1;
-	uint64_t span = e.any ? (e.newest - since) / batches + 1 : 0;
-	for (uint64_t a = since; e.any && a <= e.newest; a += span) {
+	for (size_t i = 0; i < c.n; i++) {
+		/* the last range is open: what was stored since is read too */
 		struct hs_fabric_range r = {
-			.since_ns = a, .until_ns = a + span, .window_ns = window,
+			.since_ns = c.start[i], .until_ns = i + 1 < c.n ? c.start[i + 1] : 0,
+			.window_ns = window,
 		};
 		struct hs_fabric_stats fs;
-		if (hs_interrupted())
+		if (hs_interrupted()) {
+			free(c.start);
 			return out_err(o, "history load: interrupted, %" PRIu64 " traces loaded",
 				       all.traces);
-		if (hs_fabric_load(st, ctx->topo, &r, load_one, ctx, &fs, err, sizeof(err)) < 0)
+		}
+		if (hs_fabric_load(st, ctx->topo, &r, load_one, ctx, &fs, err, sizeof(err)) < 0) {
+			free(c.start);
 			return out_err(o, "cannot read history '%s': %s", hs_store_path(st), err);
+		}
 		all.stored += fs.stored;
 		all.traces += fs.traces;
 		all.joined += fs.joined;
-		if (span > UINT64_MAX - a)
-			break;
+		if (fs.stored > largest)
+			largest = fs.stored;
 	}
+	free(c.start);
 	/* whoever kept the traces as they were published has the newest again */
 	hs_publish_event(&ctx->subs, &replaced);
 	out_obj_open(o, NULL);
@@ -477,6 +509,8 @@ static int load(struct hs_ctx *ctx, struct hs_store *st, bool by_since, uint64_t
 		out_uint(o, "since_ns", NULL, since);
 		out_text(o, ", the last %s", hs_fmt_duration(dur, d, sizeof(d)));
 	}
+	out_uint(o, "ranges", ", read in %" PRIu64 " ranges of time", (uint64_t)c.n);
+	out_uint(o, "range_stored", " of at most %" PRIu64 " stored traces", largest);
 	out_nl(o);
 	out_obj_close(o);
 	if (!ctx->topo)

@@ -139,8 +139,9 @@ int hs_store_query_ro(struct hs_store *st, const char *sql, const struct hs_rows
  * sequence number, TCP flags, length), then time, then hop, each row the
  * trace's id, src, dst, proto, sport, dport, ip_id, seq, tcp_flags, len,
  * flags, probe_id, first_ts, then the hop's switch, addr, ts, hw_ts, ttl,
- * tos and session, then the trace's analyzer, session and trace_no. A
- * signal stops it. 0, or -1 with err set. */
+ * tos and session (as integers, not as text too), then the trace's
+ * analyzer, session and trace_no. A signal stops it. 0, or -1 with err
+ * set. */
 int hs_store_parts(struct hs_store *st, uint64_t since_ns, uint64_t window_ns,
 		   const struct hs_rows *out, char *err, size_t errlen);
 /* the same rows of every trace first seen from from_ns up to to_ns, each
@@ -165,6 +166,14 @@ struct hs_store_span {
 };
 int hs_store_span(struct hs_store *st, uint64_t from_ns, uint64_t to_ns, bool count,
 		  struct hs_store_span *sp, char *err, size_t errlen);
+/* the stored traces first seen from from_ns on, cut by their time into
+ * groups of n each, the last of fewer: each group's first time and size,
+ * oldest first, to fn(arg, start, count), in one read (groups that begin
+ * at one time, more traces sharing it than a group holds, are one range
+ * of time). 0, or -1 with err set */
+int hs_store_ranges(struct hs_store *st, uint64_t from_ns, uint64_t n,
+		    void (*fn)(void *arg, uint64_t start, uint64_t count), void *arg, char *err,
+		    size_t errlen);
 /* what the heartbeats tell of the analyzers other than own (NULL: none
  * is this one): the newest trace stored (the traces' own where no
  * heartbeat tells of any), how many others there are, how many of them

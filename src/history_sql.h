@@ -102,19 +102,22 @@ static const char *const listing_sql[] = {
 	" " SQL_HOP_TS ", t.first_hw_ts + " SQL_HOP(2) "," \
 	" " SQL_HOP(3) ", " SQL_HOP(4) ", " SQL_HOP(5) ", t.analyzer, t.session, t.trace_no" \
 	" FROM traces t" SQL_HOP_ROWS
-#define SQL_PARTS_ORDER \
+/* the order of the stored traces: a packet's parts next to each other */
+#define SQL_PARTS_KEY \
 	" ORDER BY t.src, t.dst, t.proto, t.sport, t.dport, t.ip_id, t.seq, t.tcp_flags," \
-	" t.len, t.first_ts, t.id, " SQL_HOP_IDX
+	" t.len, t.first_ts, t.id"
+#define SQL_PARTS_ORDER SQL_PARTS_KEY ", " SQL_HOP_IDX
 /* those first seen from SINCE on, and of those first seen from FROM on
  * the ones whose addresses and IP ID a trace first seen before TO has (a
  * part of the same packet may be among them): FROM, SINCE, SINCE, TO */
-#define SQL_PARTS SQL_PARTS_ROWS \
+#define SQL_PARTS_NEWEST \
 	" WHERE t.first_ts >= %" PRIu64 " AND (t.first_ts >= %" PRIu64 \
 	" OR (t.src, t.dst, coalesce(t.ip_id, -1)) IN (SELECT src, dst, coalesce(ip_id, -1)" \
-	" FROM traces WHERE first_ts >= %" PRIu64 " AND first_ts < %" PRIu64 "))" SQL_PARTS_ORDER
+	" FROM traces WHERE first_ts >= %" PRIu64 " AND first_ts < %" PRIu64 "))"
 /* those first seen from FROM up to TO: FROM, TO */
-#define SQL_PARTS_RANGE SQL_PARTS_ROWS \
-	" WHERE t.first_ts >= %" PRIu64 " AND t.first_ts < %" PRIu64 SQL_PARTS_ORDER
+#define SQL_PARTS_SPAN " WHERE t.first_ts >= %" PRIu64 " AND t.first_ts < %" PRIu64
+#define SQL_PARTS SQL_PARTS_ROWS SQL_PARTS_NEWEST SQL_PARTS_ORDER
+#define SQL_PARTS_RANGE SQL_PARTS_ROWS SQL_PARTS_SPAN SQL_PARTS_ORDER
 
 /* the trace of row id SQL_P1, then its hops */
 static const char q_show[] =

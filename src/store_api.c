@@ -269,6 +269,30 @@ int hs_store_span(struct hs_store *st, uint64_t from_ns, uint64_t to_ns, bool co
 	return read_rows(st, sql, p, 2, span_row, sp, err, errlen);
 }
 
+struct ranges {
+	void (*fn)(void *arg, uint64_t start, uint64_t count);
+	void *arg;
+};
+
+static void range_row(void *arg, const struct hs_value *v, int ncol)
+{
+	const struct ranges *r = arg;
+
+	if (ncol == 2 && v[0].type == HS_VAL_INT)
+		r->fn(r->arg, uint_of(&v[0]), uint_of(&v[1]));
+}
+
+int hs_store_ranges(struct hs_store *st, uint64_t from_ns, uint64_t n,
+		    void (*fn)(void *arg, uint64_t start, uint64_t count), void *arg, char *err,
+		    size_t errlen)
+{
+	const struct hs_value p[] = { int_value(from_ns), int_value(n ? n : 1) };
+	struct ranges r = { .fn = fn, .arg = arg };
+
+	return read_rows(st, IS_PG(st) ? HS_RANGES_SQL("$") : HS_RANGES_SQL("?"), p, 2, range_row,
+			 &r, err, errlen);
+}
+
 static void others_row(void *arg, const struct hs_value *v, int ncol)
 {
 	struct hs_store_others *o = arg;

@@ -59,6 +59,11 @@ static inline const char *hs_store_probe_an(const struct hs_store *st)
  * time, without reading every trace) */
 #define HS_SPAN_SQL(P, n) "SELECT max(first_ts), " n " FROM traces" \
 	" WHERE first_ts >= " P "1 AND first_ts < " P "2"
+/* the traces first seen from P1 on, numbered in time order and cut into
+ * groups of P2: each group's first time and size, oldest first */
+#define HS_RANGES_SQL(P) "SELECT min(first_ts), count(*) FROM (SELECT first_ts," \
+	" (row_number() OVER (ORDER BY first_ts) - 1) / " P "2 AS k FROM traces" \
+	" WHERE first_ts >= " P "1) AS r GROUP BY k ORDER BY k"
 /* what a fabric view asks of the others: the newest trace (the
  * heartbeats', the traces' own only where no heartbeat tells of any),
  * the analyzers but P1, those of them storing all, those running (seen

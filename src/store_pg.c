@@ -828,7 +828,10 @@ static void rollback(struct pg_store *st)
  * with a statement timeout of PG_READ_TIMEOUT (one that runs longer
  * fails); both in one round trip. The read ends with rollback(). 0, or
  * -1 with errmsg set (what: what failed). */
-static int read_begin(struct pg_store *st, const char *what)
+#define PG_READ_BEGIN "BEGIN READ ONLY; SET LOCAL statement_timeout = '" PG_READ_TIMEOUT "'"
+
+/* read_begin with begin, PG_READ_BEGIN and more */
+static int read_begin_as(struct pg_store *st, const char *what, const char *begin)
 {
 	PGresult *r = NULL;
 	int rc;
@@ -836,12 +839,17 @@ static int read_begin(struct pg_store *st, const char *what)
 	answer(st);
 	if (connected(st) < 0)
 		return -1;
-	r = PQexec(st->conn, "BEGIN READ ONLY; SET LOCAL statement_timeout = '" PG_READ_TIMEOUT "'");
+	r = PQexec(st->conn, begin);
 	rc = PQresultStatus(r) == PGRES_COMMAND_OK ? 0 : pg_err(st, what, r);
 	PQclear(r);
 	if (rc < 0)
 		rollback(st);
 	return rc;
+}
+
+static int read_begin(struct pg_store *st, const char *what)
+{
+	return read_begin_as(st, what, PG_READ_BEGIN);
 }
 
 /* a read of sql with n text parameters, as exec_params runs it, in a
@@ -1958,6 +1966,9 @@ static int run(struct pg_store *st, const char *sql, int64_t param, const struct
 	return pg_read(st, sql, &v, 1, out, err, errlen);
 }
 
+static int query_in(struct pg_store *st, const char *sql, const struct hs_rows *out, char *err,
+		    size_t errlen);
+
 #define SQL_P1 "$1"
 #define SQL_JOIN(x, sep) "string_agg(" x ", " sep ")"
 /* as the hops view (PG_HOPS_VIEW) reads a trace's hop_list */
@@ -1969,22 +1980,189 @@ static int run(struct pg_store *st, const char *sql, int64_t param, const struct
 #define SQL_HOP0(n) "(t.hop_list::json->0->>" #n ")::bigint"
 #include "history_sql.h"
 
+/* ---- the stored traces, a packet's parts together (pg_parts) ------------------------ */
+
+/* The rows are those of SQL_PARTS_ROWS, a hop a row, but read a trace a
+ * row, its hop list as stored: the server neither expands the lists
+ * (JSON, five times the rows) nor sorts the hops, and each list is cut
+ * into its hops here, their mirror sources looked up in the table of
+ * them read in the same snapshot. */
+#define PG_PARTS_ROWS \
+	"SELECT t.id, t.src, t.dst, t.proto, t.sport, t.dport, t.ip_id, t.seq, t.tcp_flags," \
+	" t.len, t.flags, t.probe_id, t.first_ts, t.first_hw_ts, t.hop_list, t.analyzer," \
+	" t.session, t.trace_no FROM traces t"
+enum { P_ID, P_FIRST = 12, P_FIRST_HW, P_HOPS, P_ANALYZER, P_SESSION, P_TNO, P__COUNT };
+/* the columns of SQL_PARTS_ROWS: a trace's first 13, then its hop's 7, then 3 more */
+enum { H_SW = P_FIRST + 1, H_ADDR, H_TS, H_HW, H_TTL, H_TOS, H_SESSION, H_ANALYZER, H__COUNT = 23 };
+
+struct pg_source {
+	int64_t id;
+	const char *sw, *addr;
+};
+
+struct pg_hops {
+	const struct hs_rows *out;
+	const struct pg_source *src;
+	int nsrc;
+	int64_t bad;		/* the first trace whose hop list is not read, 0 none */
+};
+
+static const struct pg_source *source_of(const struct pg_hops *x, int64_t id)
+{
+	int lo = 0, hi = x->nsrc;
+
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		if (x->src[mid].id == id)
+			return &x->src[mid];
+		if (x->src[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* a JSON integer or null at *p (blanks before it skipped): false when
+ * neither */
+static bool json_int(const char **p, struct hs_value *v)
+{
+	const char *q = *p;
+	char *end = NULL;
+
+	while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r')
+		q++;
+	if (strncmp(q, "null", 4) == 0) {
+		*v = (struct hs_value){ .type = HS_VAL_NULL };
+		*p = q + 4;
+		return true;
+	}
+	if (*q != '-' && (*q < '0' || *q > '9'))
+		return false;
+	errno = 0;
+	long long n = strtoll(q, &end, 10);
+	if (errno || *end == '.' || *end == 'e' || *end == 'E')
+		return false;
+	*v = (struct hs_value){ .type = HS_VAL_INT, .i = n };
+	*p = end;
+	return true;
+}
+
+/* the character c at *p, blanks before it skipped */
+static bool json_char(const char **p, char c)
+{
+	const char *q = *p;
+
+	while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r')
+		q++;
+	if (*q != c)
+		return false;
+	*p = q + 1;
+	return true;
+}
+
+/* v + w as SQL adds them: NULL if either is */
+static struct hs_value sum_of(const struct hs_value *v, const struct hs_value *w)
+{
+	if (v->type != HS_VAL_INT || w->type != HS_VAL_INT)
+		return (struct hs_value){ .type = HS_VAL_NULL };
+	return (struct hs_value){ .type = HS_VAL_INT, .i = v->i + w->i };
+}
+
+/* a trace's row, as a row for each of its hops (none for no hop list) */
+static void hops_out(void *arg, const struct hs_value *t, int ncol)
+{
+	struct pg_hops *x = arg;
+	struct hs_value v[H__COUNT], h[6];
+	const char *p = t[P_HOPS].s;
+
+	if (ncol != P__COUNT) {
+		x->bad = x->bad ? x->bad : -1;
+		return;
+	}
+	if (t[P_HOPS].type == HS_VAL_NULL || x->bad)
+		return;
+	memcpy(v, t, (P_FIRST + 1) * sizeof(*v));
+	v[H_ANALYZER] = t[P_ANALYZER];
+	v[H_ANALYZER + 1] = t[P_SESSION];
+	v[H_ANALYZER + 2] = t[P_TNO];
+	const struct hs_value first = t[P_FIRST].type == HS_VAL_INT ? t[P_FIRST] :
+		(struct hs_value){ .type = HS_VAL_INT, .i = 0 };
+	if (!json_char(&p, '['))
+		goto bad;
+	if (json_char(&p, ']'))
+		return;
+	do {
+		if (!json_char(&p, '['))
+			goto bad;
+		for (int i = 0; i < 6; i++)
+			if ((i && !json_char(&p, ',')) || !json_int(&p, &h[i]))
+				goto bad;
+		if (!json_char(&p, ']'))
+			goto bad;
+		const struct pg_source *m = h[0].type == HS_VAL_INT ? source_of(x, h[0].i) : NULL;
+		v[H_SW] = (struct hs_value){ .type = m && m->sw ? HS_VAL_TEXT : HS_VAL_NULL,
+					     .s = m ? m->sw : NULL, .len = m && m->sw ? strlen(m->sw) : 0 };
+		v[H_ADDR] = (struct hs_value){ .type = m ? HS_VAL_TEXT : HS_VAL_NULL,
+					       .s = m ? m->addr : NULL, .len = m ? strlen(m->addr) : 0 };
+		v[H_TS] = sum_of(&first, &h[1]);
+		v[H_HW] = sum_of(&t[P_FIRST_HW], &h[2]);
+		v[H_TTL] = h[3];
+		v[H_TOS] = h[4];
+		v[H_SESSION] = h[5];
+		x->out->row(x->out->arg, v, H__COUNT);
+	} while (json_char(&p, ','));
+	if (json_char(&p, ']') && json_char(&p, '\0'))
+		return;
+bad:
+	x->bad = t[P_ID].type == HS_VAL_INT && t[P_ID].i ? t[P_ID].i : -1;
+}
+
 int pg_parts(struct pg_store *st, bool range, uint64_t from, uint64_t since, uint64_t to,
 	     const struct hs_rows *out, char *err, size_t errlen)
 {
 	char sql[2048];
+	struct pg_hops x = { .out = out };
+	const struct hs_rows trace_rows = { .row = hops_out, .arg = &x };
+	PGresult *m = NULL;
 	int rc;
 
-	/* the planner takes each trace for a hundred hops, and the read for
-	 * one worth compiling: seconds of JIT for a read of milliseconds */
-	if (exec_ok(st, "cannot read", "SET jit = off") < 0)
-		return hs_errf(err, errlen, "%s", st->errmsg);
 	if (range)
-		snprintf(sql, sizeof(sql), SQL_PARTS_RANGE, from, to);
+		snprintf(sql, sizeof(sql), PG_PARTS_ROWS SQL_PARTS_SPAN SQL_PARTS_KEY, from, to);
 	else
-		snprintf(sql, sizeof(sql), SQL_PARTS, from, since, since, to);
-	rc = pg_query_ro(st, sql, out, err, errlen);
-	exec_ok(st, "cannot read", "RESET jit");
+		snprintf(sql, sizeof(sql), PG_PARTS_ROWS SQL_PARTS_NEWEST SQL_PARTS_KEY, from, since,
+			 since, to);
+	pg_commit(st);
+	/* the sources and the traces of one snapshot; and no JIT: the
+	 * planner takes the read for one worth compiling, seconds of it
+	 * for a read of milliseconds */
+	if (read_begin_as(st, "cannot read",
+			  "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;"
+			  " SET LOCAL statement_timeout = '" PG_READ_TIMEOUT "'; SET LOCAL jit = off") < 0)
+		return hs_errf(err, errlen, "%s", st->errmsg);
+	if (!(m = exec_params(st, "cannot read", "SELECT id, switch, addr FROM mirror_sources"
+			      " ORDER BY id", 0, NULL))) {
+		rollback(st);
+		return hs_errf(err, errlen, "%s", st->errmsg);
+	}
+	x.nsrc = PQntuples(m);
+	struct pg_source *src = hs_xcalloc(x.nsrc > 0 ? (size_t)x.nsrc : 1, sizeof(*src));
+	for (int i = 0; i < x.nsrc; i++)
+		src[i] = (struct pg_source){
+			.id = strtoll(PQgetvalue(m, i, 0), NULL, 10),
+			.sw = PQgetisnull(m, i, 1) ? NULL : PQgetvalue(m, i, 1),
+			.addr = PQgetvalue(m, i, 2),
+		};
+	x.src = src;
+	if (errlen)
+		err[0] = '\0';
+	rc = query_in(st, sql, &trace_rows, err, errlen);
+	rollback(st);
+	free(src);
+	PQclear(m);
+	if (rc == 0 && x.bad)
+		return hs_errf(err, errlen, "'%s' holds a trace this hopscope cannot read back "
+			       "(the hop list of row %" PRId64 ")", st->name, x.bad);
 	return rc == 0 ? 0 : -1;
 }
 
@@ -2041,10 +2219,11 @@ int pg_trace_names(struct pg_store *st, const char *pfx, int max,
 	return n;
 }
 
-/* the user's query: one statement, in a transaction of read_begin's,
- * rows handed over as they come; a signal cancels it */
-int pg_query_ro(struct pg_store *st, const char *sql, const struct hs_rows *out, char *err,
-		size_t errlen)
+/* one statement in the transaction of a read_begin, rows handed over as
+ * they come; a signal cancels it. 0, or HS_STORE_REFUSED / _FAILED with
+ * err set; the transaction is left to end */
+static int query_in(struct pg_store *st, const char *sql, const struct hs_rows *out, char *err,
+		    size_t errlen)
 {
 	char why[384];
 	int rc = 0;
@@ -2052,15 +2231,9 @@ int pg_query_ro(struct pg_store *st, const char *sql, const struct hs_rows *out,
 	char **names = NULL;
 	PGresult *r = NULL;
 
-	if (errlen)
-		err[0] = '\0';
-	pg_commit(st);
-	if (read_begin(st, "cannot read") < 0)
-		return hs_errf(err, errlen, "%s", st->errmsg), HS_STORE_FAILED;
 	/* the extended protocol runs one statement, never a list of them */
 	if (!PQsendQueryParams(st->conn, sql, 0, NULL, NULL, NULL, NULL, 0)) {
 		hs_errf(err, errlen, "%s", first_line(PQerrorMessage(st->conn), why, sizeof(why)));
-		rollback(st);
 		return HS_STORE_FAILED;
 	}
 	PQsetSingleRowMode(st->conn);
@@ -2123,11 +2296,26 @@ int pg_query_ro(struct pg_store *st, const char *sql, const struct hs_rows *out,
 		PQclear(r);
 	}
 	names_free(names);
-	rollback(st);
 	if (!rc && PQstatus(st->conn) != CONNECTION_OK) {
 		rc = HS_STORE_FAILED;
 		hs_errf(err, errlen, "%s", first_line(PQerrorMessage(st->conn), why, sizeof(why)));
 	}
+	return rc;
+}
+
+/* the user's query: one statement, in a transaction of read_begin's */
+int pg_query_ro(struct pg_store *st, const char *sql, const struct hs_rows *out, char *err,
+		size_t errlen)
+{
+	int rc;
+
+	if (errlen)
+		err[0] = '\0';
+	pg_commit(st);
+	if (read_begin(st, "cannot read") < 0)
+		return hs_errf(err, errlen, "%s", st->errmsg), HS_STORE_FAILED;
+	rc = query_in(st, sql, out, err, errlen);
+	rollback(st);
 	return rc;
 }
 

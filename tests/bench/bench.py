@@ -31,7 +31,9 @@ run the same way, so the figures are read as ratios and not as absolutes:
   pgquery  10 million hops in a history on PostgreSQL (a fat-tree capture
            read once, its traces copied on the server a day apart each time):
            'history traces', 'drops', 'traces', 'history load; drops' and
-           queries of drops ('sql'), each under a second
+           queries of drops ('sql'), each under a second; beside the load,
+           psql counting the traces and reading every trace's row as the
+           load reads it, and the load's time over the latter's
   live     a burst of ERSPAN II copies sent by trafgen at its top speed into
            a veth pair in a network namespace of its own, captured on the
            other end by tcpdump -w /dev/null and by hopscope ('capture start',
@@ -635,13 +637,37 @@ sys.stdin.read()
                  "sql \"SELECT last_switch, count(*) AS drops FROM traces"
                  " WHERE outcome <> 'delivered' GROUP BY last_switch ORDER BY 2 DESC\""),
             ]
+            # beside 'history load', psql on the same server: the traces
+            # counted, and every trace's row as the load reads it (its
+            # columns, the hop list as stored) sent to psql and dropped
+            refs = [
+                ("pgq.ref_count", "  psql: count(*) of every trace",
+                 "SELECT count(*) FROM traces"),
+                ("pgq.ref_rows", "  psql: every trace's row as the load reads it",
+                 "SELECT id, src, dst, proto, sport, dport, ip_id, seq, tcp_flags, len, flags,"
+                 " probe_id, first_ts, first_hw_ts, hop_list, analyzer, session, trace_no"
+                 " FROM traces"),
+            ]
             runs = self.median_runs([(key, [self.bin, "--db", url, "--topo", topo,
                                             "-c", cmd],
-                                      None, None) for key, _, cmd in queries])
+                                      None, None) for key, _, cmd in queries] +
+                                    [(key, [pgs, "psql", d, "-qtA", "-o", "/dev/null", "-c", sql],
+                                      None, None) for key, _, sql in refs])
             for key, label, _ in queries:
                 r = runs[key]
                 self.add(key + ".s", label, r["wall"] if r else None, "s", "< 1",
                          bool(r) and r["wall"] < 1.0)
+                if key != "pgq.load_drops":
+                    continue
+                self.add(key + ".cpu_s", "  its CPU time (hopscope's own)",
+                         r["cpu"] if r else None, "s")
+                for rkey, rlabel, _ in refs:
+                    ref = runs[rkey]
+                    self.add(rkey + ".s", rlabel, ref["wall"] if ref else None, "s")
+                ref = runs["pgq.ref_rows"]
+                if r and ref:
+                    v = statistics.median(w / w_r for w, w_r in zip(r["walls"], ref["walls"]))
+                    self.add(key + ".vs_rows", "  history load; drops over psql's rows", v, "x")
 
     def section_workers(self):
         """The file read with one worker and with two, on every core (not

@@ -23,6 +23,20 @@ load
 grep -q "dropped" "$tmp/out" || hard "the capture's drops are not found: $(cat "$tmp/out")"
 cp "$tmp/out" "$tmp/before"
 
+# the same figures from the history on PostgreSQL, a range of 50 traces
+# at a time, as from one on SQLite and as from the capture in memory
+verbs='drops; loops; blame; ecmp agg1'
+hs --db "$tmp/mem.db" --topo "$tmp/f.topo" -c "set history off; capture start $tmp/all.pcap; $verbs"
+sed 1d "$tmp/out" >"$tmp/mem.fig"
+hs --db "$tmp/lite.db" --topo "$tmp/f.topo" -c "set history all; capture start $tmp/all.pcap"
+HOPSCOPE_TEST_LOAD_BATCH=50 hs --db "$tmp/lite.db" --topo "$tmp/f.topo" -c "history load; $verbs"
+sed 1d "$tmp/out" >"$tmp/lite.fig"
+HOPSCOPE_TEST_LOAD_BATCH=50 hs --db "$url" --topo "$tmp/f.topo" -c "history load; $verbs"
+sed 1d "$tmp/out" >"$tmp/pg.fig"
+check "drops, loops, blame, ecmp: the same from PostgreSQL, SQLite and memory" \
+	eval 'grep -q "^[1-9][0-9]* dropped of" "$tmp/mem.fig" &&
+		cmp -s "$tmp/mem.fig" "$tmp/lite.fig" && cmp -s "$tmp/mem.fig" "$tmp/pg.fig"'
+
 # the same traces a week before, in a day of their own
 DAY=86400000000000
 days=$(psql -c "SELECT min(first_ts) / $DAY, max(first_ts) / $DAY FROM traces") ||
@@ -70,5 +84,17 @@ check "the load of the newest hour scans no day of a week before" \
 	[ "$(scanned "$before")" = "$(scanned "$after")" ]
 echo "# rows read (day|sequential|all), before: $before; after: $after" | tr '\n' ' '
 echo
+
+# the whole history, its days a week apart, read 50 traces at a time: each
+# read a range of time of 50 traces, not a range of a share of the time
+# since 1970 (which held them all)
+ntr=$(psql -c "SELECT count(*) FROM traces")
+HOPSCOPE_TEST_LOAD_BATCH=50 hs --db "$url" --topo "$tmp/f.topo" -c 'history load --json'
+check "history load reads the history in ranges of 50 traces ($ntr)" \
+	eval '[ "$st" -eq 0 ] && python3 -c "import json, sys
+r = json.loads(open(sys.argv[1]).read())
+n = int(sys.argv[2])
+assert r[\"traces\"] == r[\"stored\"] == n, r
+assert r[\"ranges\"] >= n // 50 and 0 < r[\"range_stored\"] <= 50, r" "$tmp/out" "$ntr"'
 
 finish
