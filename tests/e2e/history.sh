@@ -346,8 +346,8 @@ if [ "$(id -u)" -eq 0 ]; then
 	# a flow written again as it changes (every 2 s) is one row: the
 	# rows written are the rows the history has, however the flushes fell
 	port=$((20000 + $$ % 20000))
-	lo_send "$port" 0.5 35 0.1 r	# 3.5 s: a flush of the flows falls within
-	hs --db "$tmp/rows.db" --json -c "set history all; capture start lo --for 5s; capture status"
+	lo_send "$port" 0.5 35 0.1 r	# 3.5 s of 8: a flush of the flows falls within
+	hs --db "$tmp/rows.db" --json -c "set history all; capture start lo; capture status; sleep 8s; capture stop; capture status"
 	wait "$sender"
 	written=$(sed -n 's/.*"history_writes":\([0-9]*\).*/\1/p' "$tmp/out" | tail -n 1)
 	rows=$(q "$tmp/rows.db" 'select (select count(*) from traces) + (select count(*) from flows)')

@@ -64,21 +64,38 @@ sig_pid() {
 	while [ ! -s "$tmp/hs.pid" ] && [ $i -lt 2000 ]; do sleep 0.005; i=$((i + 1)); done
 	cat "$tmp/hs.pid"
 }
-# lo_send PORT AFTER COUNT GAP TAG: in the background, COUNT datagrams to
-# 127.0.0.1:PORT (bound, so no ICMP error answers them), the first AFTER
-# seconds from now (the console is up and capturing), GAP seconds apart,
-# each TAG and its number; $sender is its pid
+# lo_send PORT AFTER COUNT GAP TAG [SIZE]: in the background, COUNT
+# datagrams to 127.0.0.1:PORT (bound, so no ICMP error answers them), GAP
+# seconds apart, each TAG and its number (or SIZE bytes of TAG), the first AFTER seconds after the console that
+# runs next (writing $tmp/out) has said that its capture is running: its
+# runbook has 'capture status' after 'capture start', so that the burst
+# falls within the capture however long a loaded machine takes to start
+# it. $sender is its pid
 lo_send() {
-	python3 - "$@" >"$tmp/sender.out" 2>&1 <<'PY' &
-import socket, sys, time
-port, after, count = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
-gap, tag = float(sys.argv[4]), sys.argv[5].encode()
+	rm -f "$tmp/out"
+	python3 - "$tmp/out" "$@" >>"$tmp/sender.out" 2>&1 <<'PY' &
+import re, socket, sys, time
+out = sys.argv[1]
+port, after, count = int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+gap, tag = float(sys.argv[5]), sys.argv[6].encode()
+size = int(sys.argv[7]) if len(sys.argv) > 7 else 0
 rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 rx.bind(("127.0.0.1", port))
+running = re.compile(r'^state +running$|"state":"running"', re.M)
+end = time.monotonic() + 60
+while time.monotonic() < end:
+    try:
+        if running.search(open(out).read()):
+            break
+    except OSError:
+        pass
+    time.sleep(0.02)
+else:
+    print("lo_send: the console never said its capture was running")
 time.sleep(after)
 tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 for i in range(count):
-    tx.sendto(b"%s%d" % (tag, i), ("127.0.0.1", port))
+    tx.sendto(tag * size if size else b"%s%d" % (tag, i), ("127.0.0.1", port))
     time.sleep(gap)
 PY
 	sender=$!

@@ -44,6 +44,15 @@ signal_run() {
 	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 }
 
+# "within a second" is on an idle machine: on a loaded one, where starting
+# and ending the console takes longer, the bound grows by twice what one
+# start and end of the console takes here now (on an idle machine, a few
+# tens of milliseconds)
+t0=$(date +%s%N)
+"$HS" --db "$tmp/base.db" -c 'help quit' >/dev/null 2>&1 </dev/null
+within=$(( 1000 + 2 * ($(date +%s%N) - t0) / 1000000 ))
+echo "# the bound of a signal's stop here: ${within}ms"
+
 runaway="sql 'with recursive c(x) as (select 1 union all select x + 1 from c) select count(*) from c'"
 
 # --- a query without end --------------------------------------------------------
@@ -54,7 +63,7 @@ for s in INT:130 TERM:143 HUP:129; do
 	sig=${s%:*} want=${s#*:}
 	signal_run "$sig" 0.5 --db "$tmp/h.db" -c "$runaway; help quit"
 	check "SIG$sig stops a runaway sql with status $want (status $st, ${ms}ms)" \
-		sh -c "[ $st -eq $want ] && [ $ms -lt 1000 ]"
+		sh -c "[ $st -eq $want ] && [ $ms -lt $within ]"
 	check "SIG$sig: sql says it was interrupted" has '^-c:1: error: sql: interrupted$' "$tmp/err"
 	check "SIG$sig: no line after it ran" hasnt 'usage: quit' "$tmp/out"
 done
@@ -63,7 +72,7 @@ done
 terms=$(awk 'BEGIN { for (i = 1; i <= 2000; i++) printf "%stcp port %d", (i > 1 ? " or " : ""), i }')
 signal_run INT 0.5 --db "$tmp/h.db" -c "filter add '$terms'; help quit"
 check "Ctrl-C stops a filter compile with status 130 (status $st, ${ms}ms)" \
-	sh -c "[ $st -eq 130 ] && [ $ms -lt 1000 ]"
+	sh -c "[ $st -eq 130 ] && [ $ms -lt $within ]"
 check "the filter was not added" has 'filter not added: interrupted while compiling' "$tmp/err"
 t0=$(date +%s)
 hs --db "$tmp/h.db" -c "filter add '$terms'; help quit"
@@ -82,7 +91,7 @@ sample=$top_srcdir/share/sample/sample.pcap
 mkfifo "$tmp/fifo" || hard "mkfifo failed"
 signal_run INT wchan:poll_schedule_timeout* -r "$sample" --db "$tmp/f.db" -c "export ndjson $tmp/fifo; help quit"
 check "Ctrl-C stops an export waiting for a FIFO's reader, status 130 (status $st, ${ms}ms)" \
-	sh -c "[ $st -eq 130 ] && [ $ms -lt 1000 ]"
+	sh -c "[ $st -eq 130 ] && [ $ms -lt $within ]"
 check "the export says it waited for a reader" \
 	has "^-c:1: error: export: '$tmp/fifo' not written: interrupted while waiting for a reader$" \
 	"$tmp/err"
@@ -94,7 +103,7 @@ cleanup="kill $holder 2>/dev/null;"
 signal_run TERM 1 -r "$sample" --db "$tmp/f.db" -c "export pcap $tmp/fifo; help quit"
 kill "$holder" 2>/dev/null
 check "SIGTERM stops an export into a FIFO nobody reads, status 143 (status $st, ${ms}ms)" \
-	sh -c "[ $st -eq 143 ] && [ $ms -lt 1000 ]"
+	sh -c "[ $st -eq 143 ] && [ $ms -lt $within ]"
 check "the export says it was not finished" \
 	has "^-c:1: error: export: '$tmp/fifo' not finished: interrupted$" "$tmp/err"
 cat "$tmp/fifo" >"$tmp/fifo.out" &
@@ -109,7 +118,7 @@ check "the reader got every trace" [ "$(wc -l <"$tmp/fifo.out")" -gt 500 ]
 mkfifo "$tmp/in.fifo" || hard "mkfifo failed"
 signal_run TERM wchan:poll_schedule_timeout* --db "$tmp/fifo.db" -c "capture start $tmp/in.fifo; help quit"
 check "SIGTERM stops a capture waiting for a FIFO's writer, status 143 (status $st, ${ms}ms)" \
-	sh -c "[ $st -eq 143 ] && [ $ms -lt 1000 ]"
+	sh -c "[ $st -eq 143 ] && [ $ms -lt $within ]"
 check "the capture says it was interrupted opening the FIFO" \
 	has "^-c:1: error: cannot open '$tmp/in.fifo': Interrupted system call$" "$tmp/err"
 # a writer that stops half-way: the reads wait, a signal ends them, and
@@ -120,7 +129,7 @@ cleanup="kill $writer 2>/dev/null;"
 signal_run INT 1.5 --db "$tmp/fifo.db" -c "capture start $tmp/in.fifo; help quit"
 kill "$writer" 2>/dev/null
 check "Ctrl-C stops a capture waiting for its FIFO's writer to go on, status 130 (status $st, ${ms}ms)" \
-	sh -c "[ $st -eq 130 ] && [ $ms -lt 1000 ]"
+	sh -c "[ $st -eq 130 ] && [ $ms -lt $within ]"
 check "what the FIFO gave is stored, its session ended" \
 	[ "$(sqlite3 "$tmp/fifo.db" 'select count(*) from sessions where ended is not null and packets > 0')" = 1 ]
 
@@ -133,7 +142,7 @@ for s in TERM:143 HUP:129 INT:130; do
 	rm -f "$tmp/i.db"*
 	signal_run "$sig" "session:$tmp/i.db" -r "$tmp/big.pcap" --db "$tmp/i.db" -c 'traces; help quit'
 	check "SIG$sig mid-ingest exits $want (status $st, ${ms}ms)" \
-		sh -c "[ $st -eq $want ] && [ $ms -lt 1000 ]"
+		sh -c "[ $st -eq $want ] && [ $ms -lt $within ]"
 	hs --db "$tmp/i.db" -c "sql 'select count(*) from sessions where ended is null'"
 	check "SIG$sig mid-ingest leaves no session unended" has '^0$' "$tmp/out"
 	hs --db "$tmp/i.db" -c "sql 'select packets < 900000 from sessions'"

@@ -183,26 +183,12 @@ if [ "$(id -u)" -ne 0 ]; then
 	echo "# SKIP live part: capturing on 'lo' needs root"
 else
 	port=$((20000 + $$ % 20000))
-	python3 - "$port" >"$tmp/sender.out" 2>&1 <<'PY' &
-import socket, sys, time
-port = int(sys.argv[1])
-# bound receivers: no ICMP errors; paced: the capture ring on lo is small
-rx = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(2)]
-rx[0].bind(("127.0.0.1", port))
-rx[1].bind(("127.0.0.1", port + 1))
-time.sleep(3)	# the console is up and capturing (a loaded machine is slow)
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-for i in range(40):
-    s.sendto(b"x" * 20, ("127.0.0.1", port))
-    time.sleep(0.02)
-t = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-for i in range(25):
-    t.sendto(b"y" * 20, ("127.0.0.1", port + 1))
-    time.sleep(0.02)
-PY
-	sender=$!
-	hs --db "$tmp/live.db" --json -c "capture start lo; stats by dport,proto window 1s where udp and (dst port $port or dst port $((port + 1))) for 8s; capture stop"
-	wait "$sender"
+	# paced: the capture ring on lo is small
+	lo_send "$port" 1 40 0.02 x 20
+	first=$sender
+	lo_send "$((port + 1))" 1 25 0.02 y 20
+	hs --db "$tmp/live.db" --json -c "capture start lo; capture status; stats by dport,proto window 1s where udp and (dst port $port or dst port $((port + 1))) for 8s; capture stop"
+	wait "$first" "$sender"
 	check "live: stats on 'lo' for 8s (status $st)" [ "$st" -eq 0 ]
 	python3 - "$tmp/out" "$port" >"$tmp/cmp" <<'PY'
 import collections, json, sys

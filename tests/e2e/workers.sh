@@ -219,8 +219,8 @@ if [ "$(id -u)" -eq 0 ]; then
 	# the packets kept reach 'stats' on the running capture as they do
 	# with one worker: every datagram sent on the loopback, counted once
 	port=$((20000 + $$ % 20000))
-	lo_send "$port" 3 30 0.02 w
-	hs --db "$tmp/lo.db" --json --workers 2 -c "capture start lo; stats by dport window 1s where udp dst port $port for 7s; capture stop"
+	lo_send "$port" 1 30 0.02 w
+	hs --db "$tmp/lo.db" --json --workers 2 -c "capture start lo; capture status; stats by dport window 1s where udp dst port $port for 7s; capture stop"
 	wait "$sender"
 	got=$(python3 -c 'import json, sys
 print(sum(o["packets"] for o in map(json.loads, open(sys.argv[1])) if o.get("dport") == int(sys.argv[2])))' \
