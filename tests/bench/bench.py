@@ -48,7 +48,7 @@ the previous results, when there are any, are shown as a change.
 
 Given two programs (--hopscope NAME=PROGRAM twice, the first as before;
 tests/bench/compare.sh builds two revisions and gives them), only the
-ingest and live figures are measured, the two builds taking turns within
+ingest, workers and live figures are measured, the two builds taking turns within
 each round, and each figure is printed as both medians, the median of the
 rounds' ratios and their spread; results go to tests/bench/results/compare.tsv.
 
@@ -669,6 +669,11 @@ sys.stdin.read()
                     v = statistics.median(w / w_r for w, w_r in zip(r["walls"], ref["walls"]))
                     self.add(key + ".vs_rows", "  history load; drops over psql's rows", v, "x")
 
+    def workers_argv(self, w, db, prog=None):
+        """w workers, on every core (not pinned), history off"""
+        return [prog or self.bin, "--db", db, "--topo", self.topo, "--workers", str(w), "-c",
+                "set history off; capture start %s; capture status" % self.capture]
+
     def section_workers(self):
         """The file read with one worker and with two, on every core (not
         pinned), history off: the rate of each and their ratio, the median
@@ -679,10 +684,7 @@ sys.stdin.read()
         jobs = []
         for w in (1, 2):
             db = os.path.join(self.tmp, "workers-%d.db" % w)
-            jobs.append(("%d" % w, [self.bin, "--db", db, "--topo", self.topo,
-                                    "--workers", str(w), "-c",
-                                    "set history off; capture start %s; capture status" %
-                                    self.capture], None, None))
+            jobs.append(("%d" % w, self.workers_argv(w, db), None, None))
         runs = self.median_runs(jobs)
         one, two = runs["1"], runs["2"]
         for w, r in (("1", one), ("2", two)):
@@ -977,6 +979,54 @@ sys.stdin.read()
                              [cb / ca for ca, cb in zip(ra["cpus"], rb["cpus"])]
                              if both else [], False)
 
+    def section_compare_workers(self):
+        """The capture read by each build with one worker and with two, on
+        every core, history off, as in the workers section; a round reads it
+        once per build and number of workers, in turn. Per build the rate of
+        two workers and their speed-up over one (the median of the rounds'
+        ratios), and the CPU time of two workers."""
+        F = self.frames
+        cpus = os.cpu_count() or 1
+        self.compare_head("")
+        jobs = []
+        for name, prog in self.hopscopes:
+            for w in (1, 2):
+                db = os.path.join(self.tmp, "compare-%s-w%d.db" % (name, w))
+                jobs.append(("%s, %d" % (name, w), self.workers_argv(w, db, prog),
+                             lambda db=db: remove_db(db), None))
+        runs = self.median_runs(jobs)
+        for job, r in runs.items():
+            if r and parse_status(r["out"]).get("packets") != F:
+                self.note("%s workers read %s frames of %d" %
+                          (job, parse_status(r["out"]).get("packets"), F))
+        (na, _), (nb, _) = self.hopscopes
+        one = {n: runs["%s, 1" % n] for n in (na, nb)}
+        two = {n: runs["%s, 2" % n] for n in (na, nb)}
+        both = all(one.values()) and all(two.values())
+
+        def speedups(n):
+            return [w1 / w2 for w1, w2 in zip(one[n]["walls"], two[n]["walls"])]
+        self.compare_row("compare.workers_one.pps", "file, 1 worker, history off", "pps",
+                         F / one[na]["wall"] if one[na] else None,
+                         F / one[nb]["wall"] if one[nb] else None,
+                         [a / b for a, b in zip(one[na]["walls"], one[nb]["walls"])]
+                         if both else [], True)
+        self.compare_row("compare.workers_two.pps", "file, 2 workers, history off", "pps",
+                         F / two[na]["wall"] if two[na] else None,
+                         F / two[nb]["wall"] if two[nb] else None,
+                         [a / b for a, b in zip(two[na]["walls"], two[nb]["walls"])]
+                         if both else [], True)
+        self.compare_row("compare.workers_speedup", "  2 workers over 1 (%d CPUs)" % cpus, "x",
+                         statistics.median(speedups(na)) if both else None,
+                         statistics.median(speedups(nb)) if both else None,
+                         [b / a for a, b in zip(speedups(na), speedups(nb))] if both else [],
+                         True)
+        self.compare_row("compare.workers_two.cpu_s_per_m", "  CPU s per M copies, 2 workers",
+                         "s", two[na]["cpu"] * MILLION / F if two[na] else None,
+                         two[nb]["cpu"] * MILLION / F if two[nb] else None,
+                         [b / a for a, b in zip(two[na]["cpus"], two[nb]["cpus"])]
+                         if both else [], False)
+
     @staticmethod
     def knows_workers(prog):
         """whether a build's capture takes 'workers N' (its --help names it)"""
@@ -1076,11 +1126,13 @@ sys.stdin.read()
          section_live),
     )
     NO_INPUT = ("sim007", "live", "pgquery")    # sections that do not read the capture
-    # two builds compared: their file and live figures only
+    # two builds compared: their file, workers and live figures only
     COMPARE_SECTIONS = (
         ("input", "input", section_input),
         ("ingest", "file: ingest, one core, the builds in turn (%(runs)d rounds)",
          section_compare_ingest),
+        ("workers", "file: 1 and 2 workers, every core, the builds in turn (%(runs)d rounds)",
+         section_compare_workers),
         ("live", "live: a burst into a veth per build in turn (%(runs)d rounds)",
          section_compare_live),
     )

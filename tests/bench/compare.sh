@@ -1,16 +1,18 @@
 #!/bin/sh
 # compare.sh - the bench's file and live figures of two builds, run in turn
 #
-#   tests/bench/compare.sh [-n ROUNDS] [-s ingest|live] REV
+#   tests/bench/compare.sh [-n ROUNDS] [-s SECTIONS] REV
 #
 # Builds REV (a commit, checked out in a temporary git worktree) and the
 # working tree as it is (tracked and untracked files, not the ignored ones,
 # copied to a temporary directory) each with the configure of a release
 # (./configure --enable-werror: PGO and LTO), then runs bench.py's file
-# section (ingest on one core, history off, default and all) and live
-# section (a burst into a veth, default history and all) with the two
-# programs in turn, A B A B ..., ROUNDS rounds (default 5), on the same
-# capture and the same bursts. Per figure it prints REV's median, the
+# section (ingest on one core, history off, default and all), workers
+# section (the file read with 1 and 2 workers on every core, history off)
+# and live section (a burst into a veth, default history and all) with
+# the two programs in turn, A B A B ..., ROUNDS rounds (default 5), on the
+# same capture and the same bursts. SECTIONS (-s) names some of them,
+# comma-separated: ingest, workers, live (default all three). Per figure it prints REV's median, the
 # tree's, the median of the rounds' ratios and their spread, so that load
 # that hits both builds alike cancels out of the ratio.
 #
@@ -22,12 +24,12 @@
 set -u
 
 usage() {
-	echo "usage: tests/bench/compare.sh [-n ROUNDS] [-s ingest|live] REV" >&2
+	echo "usage: tests/bench/compare.sh [-n ROUNDS] [-s ingest,workers,live] REV" >&2
 	exit 2
 }
 
 rounds=5
-only=ingest,live
+only=ingest,workers,live
 while getopts n:s: opt; do
 	case $opt in
 	n) rounds=$OPTARG ;;
@@ -40,10 +42,20 @@ shift $((OPTIND - 1))
 case $rounds in
 '' | *[!0-9]* | 0) echo "compare.sh: -n: rounds must be a positive integer, got '$rounds'" >&2; exit 2 ;;
 esac
-case $only in
-ingest | live | ingest,live | live,ingest) ;;
-*) echo "compare.sh: -s: sections are ingest and live, got '$only'" >&2; exit 2 ;;
+ok=yes
+case ,$only, in
+*,,*) ok= ;;	# an empty name
 esac
+for sec in $(echo "$only" | tr , ' '); do
+	case $sec in
+	ingest | workers | live) ;;
+	*) ok= ;;
+	esac
+done
+[ -n "$ok" ] || {
+	echo "compare.sh: -s: sections are ingest, workers and live, comma-separated, got '$only'" >&2
+	exit 2
+}
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
