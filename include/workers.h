@@ -6,9 +6,10 @@
  * inner packet's identity (fanout.h), so all the copies of a packet
  * fall to one worker, and each worker joins its share of the copies into
  * traces on a tracer of its own exactly as one tracer joins them all. A
- * classic pcap file is walked once, from memory, by the workers in turn
- * (one that has read all it was given walks on), each frame given to its
- * worker with the newest capture time of the frames before it; the worker's tracer moves on to that time before the
+ * classic pcap file is read once, into a ring of its bytes, and walked by
+ * the workers in turn (one that has read all it was given walks on),
+ * each frame given to its worker with the newest capture time of the
+ * frames before it; the worker's tracer moves on to that time before the
  * frame (hs_lane_time), so a trace closes after the same quiet time in
  * capture time whichever worker holds it. Another file (pcapng, or one
  * libpcap reads on from a damaged record) is read whole by every worker:

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -59,19 +58,27 @@ struct ctl_ent {
  * (a stop is seen even if its wake-up is missed) */
 #define HS_WORKER_WAIT_NS 20000000
 /* a worker asks for the headers of the frame this many ahead of the one
- * it decodes, the walk for the bytes this far ahead of the record it
- * reads */
+ * it decodes */
 #define HS_WORKER_AHEAD	8
-#define HS_READER_AHEAD	2048
-/* the walk has the map's pages put in the page table this many bytes at a
- * time, ahead of reading them: one call where the first reads of the
- * pages faulted once every 16 of them (on the bench's capture 23,000
- * faults a read, 6% of the CPU of two workers) */
-#define HS_WALK_MAPPED	(1u << 21)
-/* ... and takes them out of it again behind the workers, this many bytes
- * at a time: taken down at the end, the page table of the bench's whole
- * 1.4 GB capture held the loop 35 ms after the last traces */
-#define HS_WALK_UNMAPPED (1u << 23)
+/* The file's bytes are read (pread) into a ring of this many, on huge
+ * pages, this many at a time: what the walk reads next is in its core's
+ * cache, and the same few pages of the ring are used again and again.
+ * What is read into its first HS_RING_TAIL bytes is copied past its end
+ * too, so that a record across its end is read whole. (On a 2-core virtual
+ * machine, a thread walking the records of the bench's capture mapped
+ * whole took three times the CPU of one reading it into 256 KB at a time
+ * and walking that, the copy counted: every page of the map put in the
+ * page table, and its lines read through TLB misses.) The ring holds every
+ * frame the workers have queued and not read: a worker is 8192 frames
+ * behind the walk at most, 2.4 MB of the bench's capture. Larger frames
+ * fill it first: the walk then waits for the worker holding the oldest.
+ * (The same ring of small pages, mapped twice in a row for the records
+ * across its end, cost two workers a tenth more CPU.)
+ * HOPSCOPE_TEST_WORKER_RING makes it smaller (the tests that fill it). */
+#define HS_RING		(1u << 23)
+#define HS_RING_MIN	(1u << 20)	/* a record longest and room */
+#define HS_RING_CHUNK	(1u << 18)
+#define HS_RING_TAIL	(16 + 262144)	/* a record, longest (snaplen 262144) */
 #define HS_WORKER_FILEBUF (1u << 17)	/* as the loop's own reader (capture.c) */
 #define HS_WORKER_NAP_NS 200000	/* a pause, or a stop, is looked at again after 0.2 ms */
 /* live: a worker with nothing to read looks again after this long (a stop
@@ -102,7 +109,7 @@ struct room {
 	uint64_t now;		/* the capture time it was last given */
 };
 
-/* A file read from memory is walked once, each frame given to its
+/* A file read into the ring is walked once, each frame given to its
  * worker: every worker walking every frame to find its own cost each of
  * them the whole walk, the first read of every frame's bytes, which was
  * as much as the work on its own frames. The workers take turns at the
@@ -115,9 +122,10 @@ struct walk {
 	pthread_mutex_t mu;	/* held by the worker walking */
 	struct room q[HS_WORKERS_MAX];
 	size_t off;		/* the next record */
-	size_t ahead;		/* bytes asked for up to here */
-	size_t mapped;		/* the map's pages are in the page table up to here */
-	size_t unmapped;	/* and out of it again below here */
+	size_t filled;		/* the file's bytes are in the ring up to here */
+	size_t eof;		/* what the file gave: its size, or less when a read fails */
+	int ring_to;		/* the ring is full: the worker holding the oldest
+				 * frame in it reads on first, -1 none */
 	uint64_t frames;	/* frames taken so far */
 	uint64_t now;		/* the newest capture time of those */
 	uint64_t end;		/* IN_END, or IN_LEAVE: a record left to libpcap */
@@ -193,11 +201,15 @@ struct hs_workers {
 	uv_async_t *wake;
 	unsigned n;
 	struct worker *w;
-	/* A classic pcap file is read from memory (through stdio each worker
-	 * paid for copying the whole file twice). NULL: each worker reads it
-	 * with libpcap, every frame of it. */
-	const uint8_t *map;
-	size_t maplen;
+	/* A classic pcap file is read into the ring (HS_RING; through stdio
+	 * each worker paid for copying the whole file twice): a frame at
+	 * offset off of the file is at ring + off % ring_len, whole (its
+	 * HS_RING_TAIL bytes past ring_len are its first ones again). NULL:
+	 * each worker reads it with libpcap, every frame of it. */
+	uint8_t *ring;
+	size_t ring_len;
+	int fd;			/* the file, read by the walk */
+	size_t flen;		/* its size when it was opened */
 	bool swapped;		/* its byte order is not ours */
 	bool nano;		/* its timestamps (live: the sockets') are in nanoseconds */
 	uint32_t snaplen;	/* larger frames are libpcap's to truncate */
@@ -393,8 +405,8 @@ static uint32_t map_u32(const struct hs_workers *ws, const uint8_t *p)
 	return ws->swapped ? __builtin_bswap32(v) : v;
 }
 
-/* From the frame after the last one read from memory on, libpcap reads the
- * file: a record the map reader leaves to it (damaged, or longer than the
+/* From the frame after the last one read from the ring on, libpcap reads
+ * the file: a record the walk leaves to it (damaged, or longer than the
  * file's snapshot length) is read, or refused, as one reader would. */
 static int map_leave(struct worker *w)
 {
@@ -407,23 +419,21 @@ static int map_leave(struct worker *w)
 	return 0;
 }
 
-/* the record at off: false when the map reader leaves it to libpcap
- * (cut short, or longer than the file's snapshot length) */
-static bool map_record(const struct hs_workers *ws, size_t off, uint32_t *caplen, uint32_t *len,
-		       uint64_t *ts)
+/* the record at offset off of the file, in the ring */
+static const uint8_t *ring_at(const struct hs_workers *ws, size_t off)
 {
-	const uint8_t *r = ws->map + off;
-	size_t left = ws->maplen - off;
+	return ws->ring + off % ws->ring_len;
+}
 
-	if (left < 16)
-		return false;
+static void ring_record(const struct hs_workers *ws, size_t off, uint32_t *caplen, uint32_t *len,
+			uint64_t *ts)
+{
+	const uint8_t *r = ring_at(ws, off);
+	uint64_t frac = map_u32(ws, r + 4);
+
 	*caplen = map_u32(ws, r + 8);
 	*len = map_u32(ws, r + 12);
-	if (*caplen > ws->snaplen || *caplen > left - 16)
-		return false;
-	uint64_t frac = map_u32(ws, r + 4);
 	*ts = map_u32(ws, r) * (uint64_t)HS_NS_PER_SEC + (ws->nano ? frac : frac * 1000);
-	return true;
 }
 
 /* ---- the walk: every frame to its worker ---------------------------------- */
@@ -504,44 +514,80 @@ static bool walk_put(struct walk *k, unsigned i, const struct in_ent *e)
 
 enum { WALK_ON, WALK_FULL, WALK_DONE };
 
-/* the map's next pages into the page table (where the kernel cannot, its
- * pages fault in as they are read) */
-static void walk_map(const struct hs_workers *ws, struct walk *k)
-{
-	size_t span = ws->maplen - k->mapped < HS_WALK_MAPPED ? ws->maplen - k->mapped
-							     : HS_WALK_MAPPED;
-
-#ifdef MADV_POPULATE_READ
-	(void)madvise((void *)(ws->map + k->mapped), span, MADV_POPULATE_READ);
-#endif
-	k->mapped += span;	/* from the map's start, in whole pages but the last */
-}
-
-/* The map's pages every worker has read past out of the page table (a
- * read of one again would only fault it back in): below the first frame
- * each has still to read, or, one that has read all it was given, below
- * where the walk is. The queues are the walker's to fill: what a queue
- * holds is not overwritten meanwhile. */
-static void walk_unmap(const struct hs_workers *ws, struct walk *k)
+/* The lowest offset of the file the ring must still hold: the first
+ * frame each worker has queued and not read (a telling before it holds
+ * none), the frame waiting for room, and the walk's next record. The
+ * queues are the walker's to fill: what a queue holds is not overwritten
+ * meanwhile. */
+static size_t ring_low(const struct hs_workers *ws, const struct walk *k, int *holder)
 {
 	size_t low = k->pend_to >= 0 && k->pend.off > IN_TIME ? (size_t)k->pend.off : k->off;
 
+	*holder = -1;
 	for (unsigned i = 0; i < ws->n; i++) {
 		const struct worker *w = &ws->w[i];
 		size_t head = atomic_load_explicit(&w->in_head, memory_order_acquire);
-		if (head == k->q[i].tail)
-			continue;
-		uint64_t off = w->in[head & (HS_WORKER_IN - 1)].off;
-		if (off <= IN_TIME)
-			return;	/* a telling first: looked at again later */
-		if (off < low)
-			low = (size_t)off;
+		for (; head != k->q[i].tail; head++) {
+			uint64_t off = w->in[head & (HS_WORKER_IN - 1)].off;
+			if (off <= IN_TIME)
+				continue;
+			if (off < low) {
+				low = (size_t)off;
+				*holder = (int)i;
+			}
+			break;
+		}
 	}
-	low &= ~(size_t)(HS_WALK_UNMAPPED - 1);
-	if (low <= k->unmapped)
-		return;
-	(void)madvise((void *)(ws->map + k->unmapped), low - k->unmapped, MADV_DONTNEED);
-	k->unmapped = low;
+	return low;
+}
+
+/* The file's bytes into the ring up to need, or to its end: false when
+ * the ring has no room for them (ring_to: the worker to read on first).
+ * A read that fails ends the bytes there: libpcap reads on from the
+ * record cut short, and says why as one reader would. */
+static bool walk_fill(const struct hs_workers *ws, struct walk *k, size_t need)
+{
+	while (k->filled < need && k->filled < k->eof) {
+		int holder;
+		size_t room = ring_low(ws, k, &holder) + ws->ring_len - k->filled;
+		size_t n = k->eof - k->filled < HS_RING_CHUNK ? k->eof - k->filled : HS_RING_CHUNK;
+		size_t at = k->filled % ws->ring_len;
+
+		if (n > room)
+			n = room;
+		if (n > ws->ring_len - at)
+			n = ws->ring_len - at;
+		if (n == 0) {
+			k->ring_to = holder;
+			return false;
+		}
+		ssize_t got = pread(ws->fd, ws->ring + at, n, (off_t)k->filled);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			k->eof = k->filled;
+			break;
+		}
+		if (at < HS_RING_TAIL)
+			memcpy(ws->ring + ws->ring_len + at, ws->ring + at,
+			       (size_t)got < HS_RING_TAIL - at ? (size_t)got : HS_RING_TAIL - at);
+		k->filled += (size_t)got;
+	}
+	return true;
+}
+
+/* the record at off once its bytes are in the ring: false when the walk
+ * leaves it to libpcap (cut short, or longer than the file's snapshot
+ * length), or with ring_to set when the ring has no room for it yet */
+static bool walk_record(const struct hs_workers *ws, struct walk *k, size_t off, uint32_t *caplen,
+			uint32_t *len, uint64_t *ts)
+{
+	if (!walk_fill(ws, k, off + 16) || k->filled - off < 16)
+		return false;
+	ring_record(ws, off, caplen, len, ts);
+	if (*caplen > ws->snaplen || !walk_fill(ws, k, off + 16 + *caplen))
+		return false;
+	return k->filled - off - 16 >= *caplen;
 }
 
 /* With walk.mu held, by worker self: every frame to its worker, until self
@@ -555,6 +601,7 @@ static int walk_on(struct hs_workers *ws, unsigned self, size_t want)
 	int dlt = hs_pfile_dlt(ws->w[0].file), rc = WALK_ON;
 	struct hs_pkt scratch;
 
+	k->ring_to = -1;
 	for (;;) {
 		if (k->pend_to >= 0) {
 			if (!walk_put(k, (unsigned)k->pend_to, &k->pend)) {
@@ -584,22 +631,16 @@ static int walk_on(struct hs_workers *ws, unsigned self, size_t want)
 			uint64_t ts = 0;
 			size_t off = k->off;
 
-			if (off == ws->maplen || !map_record(ws, off, &caplen, &len, &ts)) {
+			if (!walk_record(ws, k, off, &caplen, &len, &ts)) {
+				if (k->ring_to >= 0)
+					break;	/* read on once the ring has room */
 				k->at_end = true;
-				k->end = off == ws->maplen ? IN_END : IN_LEAVE;
+				k->end = off == ws->flen && k->eof == ws->flen ? IN_END : IN_LEAVE;
 				break;
 			}
-			if (k->mapped < off + HS_READER_AHEAD + 16 + caplen && k->mapped < ws->maplen) {
-				walk_map(ws, k);
-				if (k->off - k->unmapped >= 2 * (size_t)HS_WALK_UNMAPPED)
-					walk_unmap(ws, k);
-			}
-			for (; k->ahead < off + HS_READER_AHEAD + 16 + caplen && k->ahead < ws->maplen;
-			     k->ahead += 64)
-				__builtin_prefetch(ws->map + k->ahead, 0);
 			/* the worker hs_shard() gives it, its identity read from
 			 * its bytes where it has the common shape */
-			const uint8_t *d = ws->map + off + 16;
+			const uint8_t *d = ring_at(ws, off) + 16;
 			unsigned i;
 			if (hs_decode_ident(dlt, d, caplen, &hash)) {
 				i = hash % ws->n;
@@ -617,6 +658,10 @@ static int walk_on(struct hs_workers *ws, unsigned self, size_t want)
 		}
 		if (k->pend_to >= 0)
 			continue;	/* WALK_FULL above, unless it has room now */
+		if (k->ring_to >= 0) {
+			rc = WALK_FULL;
+			break;
+		}
 		reader_hand_on(ws, k->q, k->frames, false);
 	}
 	reader_hand_on(ws, k->q, walk_given(k), true);
@@ -663,6 +708,8 @@ static void walk_take(struct worker *w)
 
 struct room_wait {
 	struct room r;		/* the queue the walk waits for */
+	bool ring;		/* not for room in it: for its worker to read on
+				 * past r.head, which frees some of the ring */
 	struct worker *w;	/* the walker waiting */
 };
 
@@ -671,18 +718,20 @@ struct room_wait {
 static bool walk_may_go_on(void *arg)
 {
 	struct room_wait *rw = arg;
+	bool room = rw->ring ? atomic_load_explicit(&rw->r.w->in_head, memory_order_acquire) !=
+					   rw->r.head || atomic_load(&rw->w->ws->stop)
+			     : has_room(&rw->r);
 
-	return has_room(&rw->r) ||
-	       atomic_load_explicit(&rw->w->in_tail, memory_order_acquire) !=
-		       atomic_load_explicit(&rw->w->in_head, memory_order_relaxed);
+	return room || atomic_load_explicit(&rw->w->in_tail, memory_order_acquire) !=
+			       atomic_load_explicit(&rw->w->in_head, memory_order_relaxed);
 }
 
 /* It read all it was given. Another walks: it waits for that. The walk
- * waits for room in another's queue: every worker is told the capture
- * time it reached (this one first reads its own telling), and this one
- * waits for the room, as all it was given is read (drain_all may hand on
- * the traces out of order rather than never: merge_stuck). Else it walks
- * on itself. */
+ * waits for room in another's queue, or in the ring for the frames of
+ * another: every worker is told the capture time it reached (this one
+ * first reads its own telling), and this one waits for the room, as all
+ * it was given is read (drain_all may hand on the traces out of order
+ * rather than never: merge_stuck). Else it walks on itself. */
 static void wait_frames(struct worker *w)
 {
 	struct hs_workers *ws = w->ws;
@@ -692,15 +741,17 @@ static void wait_frames(struct worker *w)
 	atomic_store(&w->parked_ts, w->lane.last_ts);
 	if (!atomic_load(&ws->walking) && !atomic_load(&ws->walked) &&
 	    pthread_mutex_trylock(&k->mu) == 0) {
-		int to = k->pend_to;
+		bool ring = k->pend_to < 0;
+		int to = ring ? k->ring_to : k->pend_to;
 		if (to < 0 || (unsigned)to == self) {
 			pthread_mutex_unlock(&k->mu);
 			return;	/* nothing stops the walk: it walks on */
 		}
-		uint64_t given = walk_given(k), now = k->pend.now;
+		uint64_t given = walk_given(k), now = ring ? k->now : k->pend.now;
 		reader_tell_time(ws, k->q, given, now);
 		reader_hand_on(ws, k->q, given, true);
-		struct room_wait rw = { .r = k->q[to], .w = w };
+		struct room_wait rw = { .r = k->q[to], .ring = ring, .w = w };
+		rw.r.head = atomic_load_explicit(&rw.r.w->in_head, memory_order_acquire);
 		pthread_mutex_unlock(&k->mu);
 		if (atomic_load_explicit(&w->in_tail, memory_order_acquire) !=
 		    atomic_load_explicit(&w->in_head, memory_order_relaxed))
@@ -762,9 +813,10 @@ static int given_dispatch(struct worker *w, int cnt, bool *empty)
 		if (tail - head > HS_WORKER_AHEAD) {
 			const struct in_ent *a = &w->in[(head + HS_WORKER_AHEAD) & (HS_WORKER_IN - 1)];
 			if (a->off > IN_LEAVE) {
-				__builtin_prefetch(ws->map + a->off, 0);
-				__builtin_prefetch(ws->map + a->off + 64, 0);
-				__builtin_prefetch(ws->map + a->off + 128, 0);
+				const uint8_t *r = ring_at(ws, (size_t)a->off);
+				__builtin_prefetch(r, 0);
+				__builtin_prefetch(r + 64, 0);
+				__builtin_prefetch(r + 128, 0);
 			}
 		}
 
@@ -786,15 +838,16 @@ static int given_dispatch(struct worker *w, int cnt, bool *empty)
 			w->lane.nshards = ws->n;
 			return map_leave(w) < 0 ? PCAP_ERROR : n + 1;
 		}
-		map_record(ws, (size_t)e->off, &caplen, &len, &ts);
-		hs_lane_frame(&w->lane, dlt, ws->map + e->off + 16, caplen,
+		ring_record(ws, (size_t)e->off, &caplen, &len, &ts);
+		hs_lane_frame(&w->lane, dlt, ring_at(ws, (size_t)e->off) + 16, caplen,
 			      len < caplen ? caplen : len, ts);
 		n++;
 		/* room for the walk now and then, not once a frame; a
 		 * walker waiting for room is woken once there is a good deal */
 		if (++head % HS_WORKER_RUN == 0) {
 			atomic_store_explicit(&w->in_head, head, memory_order_release);
-			if (tail - head <= HS_WORKER_IN / 2)
+			if (tail - head <= HS_WORKER_IN / 2 ||
+			    atomic_load_explicit(&ws->reader_waiting, memory_order_relaxed))
 				hs_gate_wake(&ws->reader_gate);
 			read_on(w);
 			tell_oldest(w);
@@ -806,8 +859,8 @@ static int given_dispatch(struct worker *w, int cnt, bool *empty)
 	return n;
 }
 
-/* a classic pcap file whose frames hopscope decodes: read from memory */
-static void map_file(struct hs_workers *ws, const char *path, int dlt)
+/* a classic pcap file whose frames hopscope decodes: read into the ring */
+static void ring_file(struct hs_workers *ws, const char *path, int dlt)
 {
 	struct stat sb;
 	uint8_t hdr[24];
@@ -825,18 +878,20 @@ static void map_file(struct hs_workers *ws, const char *path, int dlt)
 	ws->swapped = magic == 0xd4c3b2a1 || magic == 0x4d3cb2a1;
 	ws->nano = magic == 0xa1b23c4d || magic == 0x4d3cb2a1;
 	ws->snaplen = map_u32(ws, hdr + 16);
+	size_t len = hs_table_max("HOPSCOPE_TEST_WORKER_RING", HS_RING);
+	if (len < HS_RING_MIN)
+		len = HS_RING_MIN;
 	if ((magic != 0xa1b2c3d4 && !ws->swapped && !ws->nano) || ws->snaplen == 0 ||
 	    ws->snaplen > 262144) {
 		close(fd);
 		return;
 	}
-	void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_SHARED, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED)
-		return;
-	madvise(m, (size_t)sb.st_size, MADV_SEQUENTIAL);
-	ws->map = m;
-	ws->maplen = (size_t)sb.st_size;
+	ws->ring = hs_xcalloc_big(len + HS_RING_TAIL, 1);
+	ws->ring_len = len;
+	ws->fd = fd;
+	ws->flen = (size_t)sb.st_size;
+	ws->walk.eof = ws->flen;
+	(void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 }
 
 static void publish_stats(struct worker *w)
@@ -1134,8 +1189,8 @@ struct hs_workers *hs_workers_start(struct hs_ctx *ctx, uv_loop_t *loop, struct 
 			return NULL;
 		}
 	}
-	map_file(ws, path, hs_pfile_dlt(ws->w[0].file));
-	for (unsigned i = 0; ws->map && i < n; i++) {
+	ring_file(ws, path, hs_pfile_dlt(ws->w[0].file));
+	for (unsigned i = 0; ws->ring && i < n; i++) {
 		struct worker *w = &ws->w[i];
 
 		w->in = hs_xcalloc_big(HS_WORKER_IN, sizeof(*w->in));
@@ -1498,8 +1553,10 @@ void hs_workers_free(struct hs_workers *ws)
 	hs_workers_stop(ws);
 	for (unsigned i = 0; i < ws->n; i++)
 		worker_free(&ws->w[i]);
-	if (ws->map)
-		munmap((void *)ws->map, ws->maplen);
+	if (ws->ring) {
+		hs_free_big(ws->ring, ws->ring_len + HS_RING_TAIL, 1);
+		close(ws->fd);
+	}
 	pthread_rwlock_destroy(&ws->hold);
 	pthread_mutex_destroy(&ws->mu);
 	pthread_mutex_destroy(&ws->walk.mu);

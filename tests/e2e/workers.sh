@@ -4,7 +4,8 @@
 # the same packets, hops, times and outcomes, the same flows, drops, loops,
 # latency, counters and control messages, on the bundled sample, the golden
 # and conformance captures and synthetic fat-trees with drops and a loop,
-# one of more traces than the console keeps, one whose times go back
+# one of more traces than the console keeps (read also through a ring of
+# the file's bytes smaller than it), one whose times go back
 # (a frame stamped ahead), and one of more open traces than the pool holds
 # (the oldest evicted); a bad number of workers is refused, saying so, with nothing read,
 # and so is an interface whose link type the kernel's fanout cannot read
@@ -102,6 +103,20 @@ for w in 2 3; do
 		"$tmp/view.1" "$tmp/view.$w"
 	same "$w workers, $big traces: the same newest traces, and what drops, loops and latency say of them" \
 		"$tmp/big.1" "$tmp/big.$w"
+done
+
+# --- a ring smaller than the file: the walk waits for room in it --------------------
+# A file's bytes are read into a ring (workers.c, HS_RING) that the walk
+# fills no further than the oldest frame a worker has still to read: made
+# as small as it goes (1 MiB), the records lie across its end, and the
+# walk waits for the workers many times over ($tmp/big.pcap is 19 MB)
+for w in 2 3; do
+	HOPSCOPE_TEST_WORKER_RING=1048576 hs --json --db "$tmp/ring$w.db" --workers $w \
+		-f "$tmp/runbook.big"
+	check "a ring of 1 MiB, $w workers: $tmp/big.pcap read (status $st)" [ "$st" -eq 0 ]
+	view "$tmp/out" >"$tmp/ring.$w"
+	same "a ring of 1 MiB, $w workers: the same traces, drops, loops and latency as one" \
+		"$tmp/big.1" "$tmp/ring.$w"
 done
 
 # --- a damaged file: the frames before the damage, and what one reader says -------
