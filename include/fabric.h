@@ -6,7 +6,9 @@
  * the packet's identity (5-tuple, IP ID, sequence number, TCP flags,
  * length) within one trace timeout of each other, their hops put in path
  * order (TTL down, then time) and the whole given its outcome from the
- * topology, as one analyzer seeing every copy would have. The history is
+ * topology, as one analyzer seeing every copy would have; two traces one
+ * analyzer stored are two packets alike to the byte, each joined with the
+ * others' parts in turn. The history is
  * read through the store's read-only query, on either engine.
  */
 #ifndef HS_FABRIC_H

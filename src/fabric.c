@@ -15,6 +15,7 @@
 #include "fabric.h"
 
 #define HS_FABRIC_PART_NAMES 8	/* a packet's analyzers named, at most */
+#define HS_FABRIC_OPEN 8	/* packets of one identity joined at once, at most */
 #define COMMIT_NS	(HS_NS_PER_SEC / 2)	/* the writers' commit interval */
 
 enum {
@@ -33,22 +34,32 @@ struct joined {
 typedef void (*named_fn)(void *arg, const struct hs_trace *t, bool foreign, int64_t session,
 			 int64_t no);
 
+/* a packet being joined: a part of each analyzer at most */
+struct open {
+	struct joined t;
+	uint64_t first;			/* its first part's first copy */
+	unsigned parts;
+	char names[HS_FABRIC_PART_NAMES][HS_ANALYZER_MAX];	/* its parts' analyzers */
+	unsigned nnames;
+};
+
 struct join {
 	const struct hs_topo *topo;
 	uint64_t window;
 	uint64_t since, until;		/* traces first in [since, until) are handed */
 	struct hs_fabric_stats *fs;
 	const char *own;		/* NULL: every part is foreign */
-	/* the trace being joined: its identity as stored, its first copy's time */
+	/* the identity being joined, as stored, and its packets: packets
+	 * alike to the byte (a SYN-ACK sent again at once, IP ID 0) are as
+	 * many as one analyzer's parts of them */
 	bool have;
-	int64_t part;			/* the stored trace whose hops come now */
-	unsigned parts;
-	char names[HS_FABRIC_PART_NAMES][HS_ANALYZER_MAX];	/* its parts' analyzers */
-	unsigned nnames;
 	char src[HS_ADDRSTRLEN], dst[HS_ADDRSTRLEN];
 	int64_t num[C_LEN + 1];		/* proto .. len, by column */
-	uint64_t first;
-	struct joined t;
+	struct hs_trace key;		/* its fields of the identity */
+	struct open open[HS_FABRIC_OPEN];
+	unsigned nopen;
+	struct open *cur;		/* the packet the hops of part come to */
+	int64_t part;			/* the stored trace whose hops come now */
 	/* joined traces, to be handed on oldest first */
 	struct joined *out;
 	size_t n, cap;
@@ -126,47 +137,49 @@ static int by_name(const void *a, const void *b)
 	return strcmp(a, b);
 }
 
-/* the analyzers of the trace being joined, by its parts: "an1+an2" */
-static uint16_t part_names(struct join *j)
+/* the analyzers of a packet being joined, by its parts: "an1+an2" */
+static uint16_t part_names(struct open *o)
 {
 	char list[HS_FABRIC_PART_NAMES * HS_ANALYZER_MAX];
 	size_t n = 0;
 
-	qsort(j->names, j->nnames, sizeof(j->names[0]), by_name);
+	qsort(o->names, o->nnames, sizeof(o->names[0]), by_name);
 	list[0] = '\0';
-	for (unsigned i = 0; i < j->nnames; i++)
-		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", i ? "+" : "", j->names[i]);
+	for (unsigned i = 0; i < o->nnames; i++)
+		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", i ? "+" : "", o->names[i]);
 	return hs_fabric_analyzers_id(list);
 }
 
-static void part_named(struct join *j, const char *name)
+static bool part_of(const struct open *o, const char *name)
 {
-	if (!name || !name[0])
+	for (unsigned i = 0; i < o->nnames; i++)
+		if (strcmp(o->names[i], name) == 0)
+			return true;
+	return false;
+}
+
+static void part_named(struct open *o, const char *name)
+{
+	if (!name || !name[0] || part_of(o, name))
 		return;
-	for (unsigned i = 0; i < j->nnames; i++)
-		if (strcmp(j->names[i], name) == 0)
-			return;
-	if (j->nnames < HS_FABRIC_PART_NAMES)
-		snprintf(j->names[j->nnames++], sizeof(j->names[0]), "%s", name);
+	if (o->nnames < HS_FABRIC_PART_NAMES)
+		snprintf(o->names[o->nnames++], sizeof(o->names[0]), "%s", name);
 }
 
 /* ---- joining ------------------------------------------------------------------- */
 
-static void finish(struct join *j)
+static void finish(struct join *j, struct open *o)
 {
-	if (!j->have)
-		return;
-	j->have = false;
 	/* a packet first seen outside the range is another read's */
-	if (j->first < j->since || j->first >= j->until)
+	if (o->first < j->since || o->first >= j->until)
 		return;
-	if (j->t.foreign)
-		j->t.t.analyzer = part_names(j);
-	order_hops(&j->t.t);
-	hs_trace_classify(&j->t.t, j->topo);
-	j->fs->stored += j->parts;
+	if (o->t.foreign)
+		o->t.t.analyzer = part_names(o);
+	order_hops(&o->t.t);
+	hs_trace_classify(&o->t.t, j->topo);
+	j->fs->stored += o->parts;
 	j->fs->traces++;
-	if (j->parts > 1)
+	if (o->parts > 1)
 		j->fs->joined++;
 	if (j->n == j->cap) {
 		j->cap = j->cap ? 2 * j->cap : 1024;
@@ -174,11 +187,22 @@ static void finish(struct join *j)
 		if (!j->out)
 			abort();
 	}
-	j->out[j->n++] = j->t;
+	j->out[j->n++] = o->t;
 }
 
-/* the same packet as the trace being joined, within the window */
-static bool same_packet(const struct join *j, const struct hs_value *v)
+/* the packets of the identity being joined are done with */
+static void finish_all(struct join *j)
+{
+	if (!j->have)
+		return;
+	for (unsigned i = 0; i < j->nopen; i++)
+		finish(j, &j->open[i]);
+	j->nopen = 0;
+	j->have = false;
+}
+
+/* the same identity as the one being joined */
+static bool same_identity(const struct join *j, const struct hs_value *v)
 {
 	if (!j->have || strcmp(j->src, v[C_SRC].s ? v[C_SRC].s : "") != 0 ||
 	    strcmp(j->dst, v[C_DST].s ? v[C_DST].s : "") != 0)
@@ -186,22 +210,19 @@ static bool same_packet(const struct join *j, const struct hs_value *v)
 	for (int c = C_PROTO; c <= C_LEN; c++)
 		if (j->num[c] != ival(&v[c]))
 			return false;
-	return (uint64_t)ival(&v[C_FIRST]) - j->first <= j->window;
+	return true;
 }
 
 static void begin(struct join *j, const struct hs_value *v)
 {
-	struct hs_trace *t = &j->t.t;
+	struct hs_trace *t = &j->key;
 
-	memset(&j->t, 0, sizeof(j->t));
+	memset(t, 0, sizeof(*t));
 	snprintf(j->src, sizeof(j->src), "%s", v[C_SRC].s ? v[C_SRC].s : "");
 	snprintf(j->dst, sizeof(j->dst), "%s", v[C_DST].s ? v[C_DST].s : "");
 	for (int c = C_PROTO; c <= C_LEN; c++)
 		j->num[c] = ival(&v[c]);
-	j->first = (uint64_t)ival(&v[C_FIRST]);
-	j->t.session = ival(&v[C_TSESSION]);
-	j->t.no = ival(&v[C_TNO]);
-	j->parts = j->nnames = 0;
+	j->nopen = 0;
 	j->have = true;
 	if (hs_addr_parse(j->src, &t->key.src) < 0 || hs_addr_parse(j->dst, &t->key.dst) < 0)
 		j->bad = true;
@@ -215,9 +236,45 @@ static void begin(struct join *j, const struct hs_value *v)
 	t->len = (uint32_t)j->num[C_LEN];
 }
 
+/* the packet a stored part of the identity being joined is of: the
+ * oldest one whose first copy is within the window before the part's and
+ * that has no part of the part's analyzer yet (an analyzer joined every
+ * copy it had of one packet: two of its traces are two packets), else a
+ * packet of its own */
+static struct open *packet_of(struct join *j, const struct hs_value *v)
+{
+	uint64_t first = (uint64_t)ival(&v[C_FIRST]);
+	const char *name = v[C_ANALYZER].s;
+	unsigned i = 0, k = 0;
+
+	/* (the parts come by their first copy's time: a packet the window
+	 * left behind takes no more) */
+	for (; i < j->nopen; i++) {
+		if (first > j->open[i].first && first - j->open[i].first > j->window)
+			finish(j, &j->open[i]);
+		else if (k++ < i)
+			j->open[k - 1] = j->open[i];
+	}
+	j->nopen = k;
+	for (i = 0; i < j->nopen; i++)
+		if (!name || !name[0] || !part_of(&j->open[i], name))
+			return &j->open[i];
+	if (j->nopen == HS_FABRIC_OPEN) {	/* the oldest goes as it is */
+		finish(j, &j->open[0]);
+		memmove(j->open, j->open + 1, --j->nopen * sizeof(j->open[0]));
+	}
+	struct open *o = &j->open[j->nopen++];
+	memset(o, 0, sizeof(*o));
+	memcpy(&o->t.t, &j->key, offsetof(struct hs_trace, hops));
+	o->first = first;
+	o->t.session = ival(&v[C_TSESSION]);
+	o->t.no = ival(&v[C_TNO]);
+	return o;
+}
+
 static void add_hop(struct join *j, const struct hs_value *v)
 {
-	struct hs_trace *t = &j->t.t;
+	struct hs_trace *t = &j->cur->t.t;
 	struct hs_hop h = { .sw = -1 };
 
 	/* a copy of a source the analyzer did not keep (a plain copy that
@@ -267,19 +324,20 @@ static void on_row(void *arg, const struct hs_value *v, int ncol)
 		return;
 	}
 	if (!j->have || ival(&v[C_ID]) != j->part) {
-		/* the next stored part: of the same packet, or of another */
-		if (!same_packet(j, v)) {
-			finish(j);
+		/* the next stored part: of the same identity, or of another */
+		if (!same_identity(j, v)) {
+			finish_all(j);
 			begin(j, v);
 		}
 		j->part = ival(&v[C_ID]);
-		j->parts++;
-		j->t.t.flags |= (uint8_t)ival(&v[C_FLAGS]);
+		struct open *o = j->cur = packet_of(j, v);
+		o->parts++;
+		o->t.t.flags |= (uint8_t)ival(&v[C_FLAGS]);
 		if (v[C_PROBE].type == HS_VAL_INT)
-			j->t.t.probe_id = (uint32_t)v[C_PROBE].i;
+			o->t.t.probe_id = (uint32_t)v[C_PROBE].i;
 		if (!j->own || !v[C_ANALYZER].s || strcmp(v[C_ANALYZER].s, j->own) != 0)
-			j->t.foreign = true;
-		part_named(j, v[C_ANALYZER].s);
+			o->t.foreign = true;
+		part_named(o, v[C_ANALYZER].s);
 	}
 	add_hop(j, v);
 }
@@ -310,7 +368,7 @@ static int load(struct hs_store *st, const struct hs_topo *topo, const struct hs
 	memset(fs, 0, sizeof(*fs));
 	int rc = newest ? hs_store_parts(st, j.since, r->window_ns, &rows, err, errlen)
 			: hs_store_parts_range(st, from, to, &rows, err, errlen);
-	finish(&j);
+	finish_all(&j);
 	if (rc == 0 && j.bad) {
 		snprintf(err, errlen, "'%s' holds a trace this hopscope cannot read back "
 			 "(a bad address in its row)", hs_store_path(st));

@@ -110,21 +110,50 @@ static void got(void *arg, const struct hs_trace *t, bool foreign)
 	g->n++;
 }
 
+/* a history of the test's own, in a directory of its own */
+struct hist {
+	char dir[32], path[64];
+	struct hs_store *st;
+};
+
+static void hist_open(struct hist *h)
+{
+	char err[512];
+
+	snprintf(h->dir, sizeof(h->dir), "/tmp/hs-fabric-XXXXXX");
+	assert_non_null(mkdtemp(h->dir));
+	snprintf(h->path, sizeof(h->path), "%s/h.db", h->dir);
+	h->st = hs_store_open(h->path, err, sizeof(err));
+	if (!h->st)
+		fail_msg("%s", err);
+}
+
+static void hist_close(struct hist *h)
+{
+	static const char *const sfx[] = { "", "-wal", "-shm", "-journal" };
+	char p[80];
+
+	hs_store_close(h->st);
+	for (size_t i = 0; i < HS_ARRAY_SIZE(sfx); i++) {
+		snprintf(p, sizeof(p), "%s%s", h->path, sfx[i]);
+		unlink(p);
+	}
+	rmdir(h->dir);
+}
+
 /* A copy from a source the analyzer does not know (a plain copy naming no
  * mirror source, the tracer's source 0) is stored with no address; read
  * back it is a hop of no switch, as it was, beside the packets of known
  * switches: the history is read whole, not refused */
 static void test_unknown_source(void **state)
 {
-	char dir[] = "/tmp/hs-fabric-XXXXXX", path[64], err[512];
+	char err[512];
 	struct hs_trace t;
+	struct hist h;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/h.db", dir);
-	struct hs_store *st = hs_store_open(path, err, sizeof(err));
-	if (!st)
-		fail_msg("%s", err);
+	hist_open(&h);
+	struct hs_store *st = h.st;
 	hs_store_set_analyzer(st, "an1");
 	int64_t sess = hs_store_session_begin(st, "x", NULL, T0);
 	memset(&t, 0, sizeof(t));
@@ -163,14 +192,83 @@ static void test_unknown_source(void **state)
 	assert_int_equal(g.t[0].hops[1].ts_ns, T0 + 1000);
 	assert_int_equal(g.t[1].nhops, 1);
 	assert_int_equal(g.t[1].hops[0].addr.af, 4);
-	hs_store_close(st);
+	hist_close(&h);
+}
 
-	static const char *const sfx[] = { "", "-wal", "-shm", "-journal" };
-	for (size_t i = 0; i < HS_ARRAY_SIZE(sfx); i++) {
-		snprintf(path, sizeof(path), "%s/h.db%s", dir, sfx[i]);
-		unlink(path);
+/* one analyzer's part of a packet: the copies of switches sw (by name in
+ * tp), from TTL 64 - first down, at ts and a microsecond apart */
+static void part(struct hs_store *st, const char *analyzer, const struct hs_topo *tp,
+		 const char *const *sw, unsigned n, uint8_t first, uint64_t ts)
+{
+	struct hs_trace t;
+
+	hs_store_set_analyzer(st, analyzer);
+	int64_t sess = hs_store_session_begin(st, analyzer, NULL, T0);
+	memset(&t, 0, sizeof(t));
+	t.key.src = addr("10.1.3.12");
+	t.key.dst = addr("10.1.4.11");
+	t.key.proto = 6;
+	t.key.sport = 5001;
+	t.key.dport = 43414;
+	t.seq = 1275681819;	/* a SYN-ACK: IP ID 0 */
+	t.tcp_flags = 0x12;
+	t.len = 60;
+	t.nhops = n;
+	for (unsigned i = 0; i < n; i++) {
+		int k = hs_topo_switch_by_name(tp, sw[i]);
+		t.hops[i].sw = k;
+		t.hops[i].addr = tp->sw[k].mirror;
+		t.hops[i].ts_ns = ts + i * 1000;
+		t.hops[i].ttl = (uint8_t)(64 - first - i);
 	}
-	rmdir(dir);
+	hs_trace_classify(&t, tp);
+	assert_int_equal(hs_store_trace(st, sess, &t, tp), 0);
+	assert_true(hs_store_commit(st) >= 1);
+}
+
+/* Two packets alike to the byte (a SYN-ACK sent twice at once, IP ID 0),
+ * each seen at leaf3 by an1 and at spine2 and leaf4 by an2, each analyzer
+ * storing a trace of each: read back, two packets of three hops, as one
+ * analyzer seeing every copy has them, not one of six (leaf3 twice, the
+ * link to leaf4 crossed once) */
+static void test_alike_packets(void **state)
+{
+	char err[512];
+	struct hist h;
+	static const char *const an1[] = { "leaf3" }, *const an2[] = { "spine2", "leaf4" };
+	struct hs_topo *tp = hs_topo_parse("switch leaf3 role leaf mirror 10.255.0.5\n"
+					   "switch spine2 role spine mirror 10.255.0.2\n"
+					   "switch leaf4 role leaf mirror 10.255.0.6\n"
+					   "link leaf3 a spine2 b\nlink leaf4 c spine2 d\n"
+					   "subnet leaf3 10.1.3.0/24\nsubnet leaf4 10.1.4.0/24\n",
+					   "t", err, sizeof(err));
+
+	(void)state;
+	assert_non_null(tp);
+	hist_open(&h);
+	part(h.st, "an2", tp, an2, 2, 1, T0 + 1000);
+	part(h.st, "an2", tp, an2, 2, 1, T0 + 23000);
+	part(h.st, "an1", tp, an1, 1, 0, T0 + 64000);
+	part(h.st, "an1", tp, an1, 1, 0, T0 + 121000);
+
+	struct hs_fabric_range r = { .since_ns = T0, .window_ns = WINDOW };
+	struct hs_fabric_stats fs;
+	struct got g = { .n = 0 };
+	if (hs_fabric_load(h.st, tp, &r, got, &g, &fs, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	assert_int_equal(g.n, 2);
+	assert_int_equal(fs.stored, 4);
+	assert_int_equal(fs.joined, 2);
+	for (unsigned i = 0; i < 2; i++) {
+		assert_int_equal(g.t[i].nhops, 3);
+		assert_int_equal(g.t[i].outcome, HS_OUT_DELIVERED);
+		assert_string_equal(tp->sw[g.t[i].hops[0].sw].name, "leaf3");
+		assert_string_equal(tp->sw[g.t[i].hops[1].sw].name, "spine2");
+		assert_string_equal(tp->sw[g.t[i].hops[2].sw].name, "leaf4");
+		assert_string_equal(hs_fabric_analyzers(g.t[i].analyzer), "an1+an2");
+	}
+	hist_close(&h);
+	hs_topo_free(tp);
 }
 
 int main(void)
@@ -181,6 +279,7 @@ int main(void)
 		cmocka_unit_test(test_moved),
 		cmocka_unit_test(test_none_whole),
 		cmocka_unit_test(test_unknown_source),
+		cmocka_unit_test(test_alike_packets),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
