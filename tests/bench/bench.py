@@ -27,7 +27,8 @@ run the same way, so the figures are read as ratios and not as absolutes:
   pg       the capture into a history on PostgreSQL (a server of the
            bench's own, share/lab/hs-pgserver) and into SQLite, one worker, default
            history then 'set history all', in turn: the rate of each and
-           PostgreSQL's over SQLite's
+           PostgreSQL's over SQLite's (on PostgreSQL the default keeps every
+           trace too: the two settings write the same there)
   pgquery  10 million hops in a history on PostgreSQL (a fat-tree capture
            read once, its traces copied on the server a day apart each time):
            'history traces', 'drops', 'traces', 'history load; drops' and
