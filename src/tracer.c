@@ -67,7 +67,10 @@ struct ohop {
 
 /* An open trace: 192 bytes, three cache lines from the pool's huge-page
  * boundary on. A fat tree's longest path is five switches; copies past
- * the seventh (loops) go to an extension block. */
+ * the seventh (loops) go to an extension block. Everything but the hops
+ * past the first is in the first two lines: a trace of one copy (a packet
+ * one switch mirrors) is opened, closed and asked for early in two, where
+ * the third, for last_frame alone, cost every close a miss more. */
 struct __attribute__((aligned(64))) otrace {
 	uint64_t first_ns;
 	uint64_t key_hash;	/* hs_flowkey_hash of its flow, from its first copy */
@@ -76,20 +79,23 @@ struct __attribute__((aligned(64))) otrace {
 	uint32_t last_dts;	/* last activity (hs_tracer_prep.now) - first_ns */
 	uint32_t prev, next;	/* activity list */
 	uint32_t ext;		/* extension block + 1 for hops past INLINE_HOPS, 0 none */
+	uint64_t last_frame;	/* of the copy that last moved it on the activity list */
 	uint32_t len;
 	uint32_t probe_id;
+	uint32_t hash;		/* low 32 bits of id_hash, as in the index */
 	uint16_t sport, dport;
 	uint16_t ip_id;
 	uint16_t hw_mask;	/* hop i has a switch timestamp */
 	uint8_t af, proto, tcp_flags, flags, nhops, extra;
 	uint8_t lane;		/* its index entry's in its bucket */
 	uint8_t spill;		/* buckets from its home to its entry's, SPILL_FAR: that or more */
-	uint32_t hash;		/* low 32 bits of id_hash, as in the index */
 	struct ohop hops[INLINE_HOPS];
-	uint64_t last_frame;	/* of the copy that last moved it on the activity list */
 };
 
 _Static_assert(sizeof(struct otrace) == 192, "open traces must stay small");
+/* the lines of a trace of one copy */
+#define OT_ONE_HOP offsetof(struct otrace, hops[1])
+_Static_assert(OT_ONE_HOP <= 128, "a trace of one copy is two cache lines");
 _Static_assert(_Alignof(struct otrace) <= HS_BIG_ALIGN, "the pool is a big table");
 
 struct msrc {
@@ -588,7 +594,9 @@ static void ot_key(const struct otrace *ot, struct hs_flowkey *k)
  *     soon false);
  *   the next: its ring slot, its destination's leaf cache entry, and its
  *     flow's records (on_soon, soon true).
- * on_soon is told of both flows in one call.
+ * on_soon is told of both flows in one call. The third's third line, which
+ * only its hops past the first are in, is asked for a close later, as the
+ * second, once its hop count is known.
  * Always inline: it runs for every closed trace, and is mostly prefetches. */
 static inline __attribute__((always_inline)) void prefetch_head(struct hs_tracer *tr)
 {
@@ -612,12 +620,14 @@ static inline __attribute__((always_inline)) void prefetch_head(struct hs_tracer
 	}
 	const struct otrace *o2 = &tr->pool[o1->next];
 	__builtin_prefetch(home_of(tr, o2->hash), 1);
+	if (o2->nhops > 1)	/* its third line: hops past the first */
+		__builtin_prefetch((const char *)o2 + 128, 1);
 	s[1] = (struct hs_soon){ o2->key_hash, o2->proto, false };
 	if (tr->cfg.on_soon)
 		tr->cfg.on_soon(tr->cfg.arg, s, 2);
 	if (o2->next == NIL)
 		return;
-	hs_prefetch_span(&tr->pool[o2->next], sizeof(struct otrace));
+	hs_prefetch_span(&tr->pool[o2->next], OT_ONE_HOP);
 }
 
 /* the ring's slot of the next closed trace, numbered last_id */
