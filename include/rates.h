@@ -107,7 +107,8 @@ struct hs_rates {
 	uint64_t *index;
 	uint32_t index_mask;
 	uint64_t *hashes;		/* cap: hs_flowkey_hash of each used slot's flow */
-	size_t nused;			/* slots handed out since the table was cleared */
+	size_t nused;			/* slots handed out since the table was cleared,
+					 * in order: none past them is in use */
 	uint8_t *ref;			/* cap: sampled since the sweep last passed */
 	size_t hand;			/* the sweep's position */
 	uint64_t now;			/* newest sample time */

@@ -301,7 +301,7 @@ bool hs_acond_measure(const struct hs_acond *c, const struct hs_rates *r, uint64
 	}
 	case HS_AK_FLOW: {
 		double sum = 0;
-		for (size_t i = 0; i < r->cap; i++)
+		for (size_t i = 0; i < r->nused; i++)
 			if (r->flows[i].used && r->flows[i].has_rate && flow_matches(c, &r->flows[i].key))
 				sum += r->flows[i].bps;
 		*value = sum;

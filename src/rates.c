@@ -175,7 +175,10 @@ void hs_rates_free(struct hs_rates *r)
 void hs_rates_clear(struct hs_rates *r)
 {
 	memset(r->index, 0, ((size_t)r->index_mask + 1) * sizeof(*r->index));
-	for (size_t i = 0; i < r->cap; i++)
+	/* the slots are handed out in order: those past nused were never
+	 * used since the last clear (a new table's were never touched, and
+	 * are not now: its megabytes are backed as flows come) */
+	for (size_t i = 0; i < r->nused; i++)
 		hs_rflow_init(&r->flows[i]);
 	r->nused = 0;
 	memset(r->ref, 0, r->cap);
@@ -233,7 +236,7 @@ void hs_rates_set_topo(struct hs_rates *r, const struct hs_topo *topo)
 		}
 		free(fill);
 	}
-	for (size_t i = 0; i < r->cap; i++)
+	for (size_t i = 0; i < r->nused; i++)
 		r->flows[i].npath = 0;
 }
 
@@ -441,7 +444,7 @@ void hs_rates_compute(struct hs_rates *r, uint64_t now, uint64_t window, double 
 		memset(link_flows, 0, 2 * (size_t)r->nlinks * sizeof(*link_flows));
 		memset(link_samples, 0, 2 * (size_t)r->nlinks * sizeof(*link_samples));
 	}
-	for (size_t i = 0; i < r->cap; i++) {
+	for (size_t i = 0; i < r->nused; i++) {
 		struct hs_rflow *f = &r->flows[i];
 		struct hs_rwin w;
 		if (!f->used)
@@ -547,7 +550,7 @@ void hs_rates_report(struct hs_rates *r, uint64_t window, struct hs_rate_report 
 	out->window = window;
 	hs_rates_compute(r, r->now, window, lb, lf, ls);
 	out->flows = hs_xcalloc(r->nflows ? r->nflows : 1, sizeof(*out->flows));
-	for (size_t i = 0; i < r->cap; i++) {
+	for (size_t i = 0; i < r->nused; i++) {
 		const struct hs_rflow *f = &r->flows[i];
 		if (!f->used || !(f->has_rate || f->win_bytes > 0))
 			continue;
