@@ -197,12 +197,6 @@ const char *hs_flowkey_str(const struct hs_flowkey *k, char *buf, size_t len)
 	return buf;
 }
 
-bool hs_flowkey_eq(const struct hs_flowkey *x, const struct hs_flowkey *y)
-{
-	return x->proto == y->proto && x->sport == y->sport && x->dport == y->dport &&
-	       hs_addr_eq(&x->src, &y->src) && hs_addr_eq(&x->dst, &y->dst);
-}
-
 const char *hs_proto_name(uint8_t proto, char *buf, size_t len)
 {
 	switch (proto) {
