@@ -29,7 +29,7 @@ static int store_blame(struct hs_ctx *ctx, const struct hs_blame *b)
 	if (!st)
 		return -1;
 	if (hs_store_blame(st, b, ctx->topo, err, sizeof(err)) < 0)
-		return out_err(ctx->out, "cannot store blame in '%s': %s", hs_store_path(st), err);
+		return out_err(ctx->out, "cannot store blame in '%s': %s", hs_store_name(st), err);
 	return 0;
 }
 

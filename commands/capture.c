@@ -213,7 +213,7 @@ static void analyzers(struct hs_ctx *ctx)
 	out_text(o, "analyzers      (their last heartbeats, in the history)\n");
 	out_arr_open(o, "analyzers");
 	if (hs_store_list(st, HS_LIST_ANALYZERS, UINT64_MAX, &rows, err, sizeof(err)) != 0)
-		out_warn(o, "cannot read the analyzers of '%s': %s", hs_store_path(st), err);
+		out_warn(o, "cannot read the analyzers of '%s': %s", hs_store_name(st), err);
 	out_arr_close(o);
 }
 

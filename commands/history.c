@@ -302,7 +302,7 @@ static int list(struct hs_ctx *ctx, struct hs_store *st, enum hs_listing what, u
 		table_print(&t, empty);
 	table_free(&t);
 	if (rc < 0)
-		return out_err(ctx->out, "cannot read history '%s': %s", hs_store_path(st), err);
+		return out_err(ctx->out, "cannot read history '%s': %s", hs_store_name(st), err);
 	return HS_CMD_OK;
 }
 
@@ -330,7 +330,7 @@ static int show_trace(struct hs_ctx *ctx, struct hs_store *st, const char *ref)
 	table_free(&tr);
 	table_free(&hops);
 	if (rc < 0)
-		return out_err(ctx->out, "cannot read history '%s': %s", hs_store_path(st), err);
+		return out_err(ctx->out, "cannot read history '%s': %s", hs_store_name(st), err);
 	if (rc == 0)
 		return out_err(ctx->out, "no stored trace %s", ref);
 	return HS_CMD_OK;
@@ -461,12 +461,12 @@ static int load(struct hs_ctx *ctx, struct hs_store *st, bool by_since, uint64_t
 			       "its own as they come)");
 	if (by_since) {
 		if (hs_store_span(st, 0, INT64_MAX, false, &e, err, sizeof(err)) < 0)
-			return out_err(o, "cannot read history '%s': %s", hs_store_path(st), err);
+			return out_err(o, "cannot read history '%s': %s", hs_store_name(st), err);
 		since = e.any && e.newest > dur ? e.newest - dur : 0;
 	}
 	if (hs_store_ranges(st, since, hs_fabric_batch(), cut, &c, err, sizeof(err)) < 0) {
 		free(c.start);
-		return out_err(o, "cannot read history '%s': %s", hs_store_path(st), err);
+		return out_err(o, "cannot read history '%s': %s", hs_store_name(st), err);
 	}
 	hs_tracer_clear(ctx->tracer);
 	hs_flowtab_clear(ctx->flows);
@@ -488,7 +488,7 @@ static int load(struct hs_ctx *ctx, struct hs_store *st, bool by_since, uint64_t
 		}
 		if (hs_fabric_load(st, ctx->topo, &r, load_one, ctx, &fs, err, sizeof(err)) < 0) {
 			free(c.start);
-			return out_err(o, "cannot read history '%s': %s", hs_store_path(st), err);
+			return out_err(o, "cannot read history '%s': %s", hs_store_name(st), err);
 		}
 		all.stored += fs.stored;
 		all.traces += fs.traces;

@@ -118,7 +118,7 @@ static int take_done(struct hs_ctx *ctx, struct hs_driver_result *r, int n, void
 	hs_store_commit(st);
 	if (hs_store_snapshot(st, &s, err, sizeof(err)) < 0) {
 		hs_snap_free(&s);
-		return out_err(o, "%s in '%s'", err, hs_store_path(st));
+		return out_err(o, "%s in '%s'", err, hs_store_name(st));
 	}
 	print_summary(o, &s, true);
 	warn_missing(ctx, &s);
@@ -183,9 +183,9 @@ static int load(struct hs_ctx *ctx, int64_t id, bool ports, struct hs_snap *s)
 		return HS_CMD_FAIL;
 	rc = hs_store_snapshot_load(st, id, ports, s, err, sizeof(err));
 	if (rc > 0)
-		return out_err(ctx->out, "no snapshot %" PRId64 " in '%s'", id, hs_store_path(st));
+		return out_err(ctx->out, "no snapshot %" PRId64 " in '%s'", id, hs_store_name(st));
 	if (rc < 0)
-		return out_err(ctx->out, "%s in '%s'", err, hs_store_path(st));
+		return out_err(ctx->out, "%s in '%s'", err, hs_store_name(st));
 	return 0;
 }
 
@@ -217,7 +217,7 @@ static int list(struct hs_ctx *ctx)
 		return HS_CMD_OK;
 	}
 	if (hs_store_snapshots(st, list_one, &l, err, sizeof(err)) < 0)
-		return out_err(ctx->out, "cannot read snapshots in '%s': %s", hs_store_path(st),
+		return out_err(ctx->out, "cannot read snapshots in '%s': %s", hs_store_name(st),
 			       err);
 	if (l.rows == 0)
 		out_text(ctx->out, "no snapshots (snapshot take)\n");

@@ -49,8 +49,14 @@ struct hs_store *hs_store_open(const char *path, char *err, size_t errlen);
 struct hs_store *hs_store_open_notice(const char *path, char *err, size_t errlen,
 				      void (*notice)(void *arg, const char *msg), void *arg);
 void hs_store_close(struct hs_store *st);	/* commits what is queued */
+/* the history as named (to open it again, to compare), and as it may be
+ * shown: a PostgreSQL URI's password hidden */
 const char *hs_store_path(const struct hs_store *st);
+const char *hs_store_name(const struct hs_store *st);
+/* the last error, naming what failed and the history (hs_store_name);
+ * and its reason alone, for a message that names them itself */
 const char *hs_store_errmsg(struct hs_store *st);
+const char *hs_store_errwhy(struct hs_store *st);
 /* the analyzer every row written from now on names (NULL: none), and
  * which it is; the name must be hs_analyzer_name_ok */
 void hs_store_set_analyzer(struct hs_store *st, const char *name);

@@ -251,7 +251,7 @@ static void store_warn(struct hs_ctx *ctx)
 		return;
 	c->warn_due = false;
 	if (ctx->store)
-		history_failed(ctx, hs_store_path(ctx->store), hs_store_errmsg(ctx->store));
+		history_failed(ctx, hs_store_name(ctx->store), hs_store_errwhy(ctx->store));
 }
 
 /* The analyzer's heartbeat in the history it writes (the store held):
@@ -1076,7 +1076,7 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 							      hs_filter_summary(ctx->filters),
 							      ctx->last_stats.started_ns);
 			if (ctx->session < 0) {
-				history_failed(ctx, hs_store_path(st), hs_store_errmsg(st));
+				history_failed(ctx, hs_store_name(st), hs_store_errwhy(st));
 				ctx->session = 0;
 			} else {
 				commit(ctx);
@@ -1207,7 +1207,7 @@ void hs_capture_stop(struct hs_ctx *ctx, const char *why)
 		c->end_ns = ctx->last_stats.ended_ns;
 		if (!end_due(ctx)) {
 			commit(ctx);
-			history_failed(ctx, hs_store_path(ctx->store), hs_store_errmsg(ctx->store));
+			history_failed(ctx, hs_store_name(ctx->store), hs_store_errwhy(ctx->store));
 		}
 		/* the last, its capture over: after the session's end, which
 		 * waited for the rows sent before it (a history server's batch

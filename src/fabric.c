@@ -371,7 +371,7 @@ static int load(struct hs_store *st, const struct hs_topo *topo, const struct hs
 	finish_all(&j);
 	if (rc == 0 && j.bad) {
 		snprintf(err, errlen, "'%s' holds a trace this hopscope cannot read back "
-			 "(a bad address in its row)", hs_store_path(st));
+			 "(a bad address in its row)", hs_store_name(st));
 		rc = -1;
 	}
 	if (rc == 0 && j.n) {	/* (qsort takes no NULL, even for nothing) */

@@ -504,7 +504,7 @@ static void store_slots(struct hs_probe_run *r, const struct hs_probe_slot *slot
 	};
 	struct stored sd = { r, slots };
 	if (hs_store_probe(st, &run, n, store_pkt, &sd, err, sizeof(err)) < 0)
-		hs_say_warn(ctx, "cannot write to '%s': %s", hs_store_path(st), err);
+		hs_say_warn(ctx, "cannot write to '%s': %s", hs_store_name(st), err);
 }
 
 /* A console numbers its probes from the clock and its process id: two

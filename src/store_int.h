@@ -124,6 +124,11 @@ struct hs_store_row {
 enum { HS_PRUNE_FLOWS, HS_PRUNE_PROBES, HS_PRUNE_OTHER, HS_PRUNE_UNCOUNTED, HS_PRUNE_SESSIONS };
 void hs_prune_add(struct hs_prune *res, int kind, uint64_t n);
 
+/* an error message "WHAT 'NAME': REASON" of history NAME: its reason (the
+ * whole message when it is not of that form), for callers that name the
+ * history themselves */
+const char *hs_store_reason(const char *msg, const char *name);
+
 /* v in decimal at q; returns the end */
 char *hs_put_u64(char *q, uint64_t v);
 
@@ -214,6 +219,7 @@ struct pg_store *pg_open_notice(const char *uri, char *err, size_t errlen,
 				void (*notice)(void *arg, const char *msg), void *arg);
 void pg_close(struct pg_store *st);
 const char *pg_path(const struct pg_store *st);
+const char *pg_name(const struct pg_store *st);
 const char *pg_errmsg(struct pg_store *st);
 int64_t pg_session_begin(struct pg_store *st, const char *source, const char *filter,
 			 uint64_t wall_ns);

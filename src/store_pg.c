@@ -1039,6 +1039,11 @@ const char *pg_path(const struct pg_store *st)
 	return st->uri;
 }
 
+const char *pg_name(const struct pg_store *st)
+{
+	return st->name;
+}
+
 const char *pg_errmsg(struct pg_store *st)
 {
 	return st->errmsg;
@@ -1949,7 +1954,7 @@ int pg_read(struct pg_store *st, const char *sql, const struct hs_value *param, 
 	pg_commit(st);	/* a reader sees every row written so far */
 	r = read_params(st, "cannot read", sql, n, vals);
 	if (!r)
-		return hs_errf(err, errlen, "%s", st->errmsg);
+		return hs_errf(err, errlen, "%s", hs_store_reason(st->errmsg, st->name));
 	char **names = names_out(r, out, NULL);
 	rows_out(r, out);
 	names_free(names);
@@ -2139,11 +2144,11 @@ int pg_parts(struct pg_store *st, bool range, uint64_t from, uint64_t since, uin
 	if (read_begin_as(st, "cannot read",
 			  "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;"
 			  " SET LOCAL statement_timeout = '" PG_READ_TIMEOUT "'; SET LOCAL jit = off") < 0)
-		return hs_errf(err, errlen, "%s", st->errmsg);
+		return hs_errf(err, errlen, "%s", hs_store_reason(st->errmsg, st->name));
 	if (!(m = exec_params(st, "cannot read", "SELECT id, switch, addr FROM mirror_sources"
 			      " ORDER BY id", 0, NULL))) {
 		rollback(st);
-		return hs_errf(err, errlen, "%s", st->errmsg);
+		return hs_errf(err, errlen, "%s", hs_store_reason(st->errmsg, st->name));
 	}
 	x.nsrc = PQntuples(m);
 	struct pg_source *src = hs_xcalloc(x.nsrc > 0 ? (size_t)x.nsrc : 1, sizeof(*src));
@@ -2187,7 +2192,7 @@ int pg_trace_show(struct pg_store *st, uint64_t session, uint64_t no, int64_t pr
 	pg_commit(st);
 	r = read_params(st, "cannot read", SQL_TRACE_FIND("$1", "$2", "$3"), 3, vals);
 	if (!r)
-		return hs_errf(err, errlen, "%s", st->errmsg);
+		return hs_errf(err, errlen, "%s", hs_store_reason(st->errmsg, st->name));
 	if (PQntuples(r) == 1)
 		id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
 	PQclear(r);
@@ -2313,7 +2318,7 @@ int pg_query_ro(struct pg_store *st, const char *sql, const struct hs_rows *out,
 		err[0] = '\0';
 	pg_commit(st);
 	if (read_begin(st, "cannot read") < 0)
-		return hs_errf(err, errlen, "%s", st->errmsg), HS_STORE_FAILED;
+		return hs_errf(err, errlen, "%s", hs_store_reason(st->errmsg, st->name)), HS_STORE_FAILED;
 	rc = query_in(st, sql, out, err, errlen);
 	rollback(st);
 	return rc;
@@ -2428,7 +2433,7 @@ int pg_probe(struct pg_store *st, const struct hs_store_probe *run_, unsigned n,
 fail:
 	rollback(st);
 	free(p);
-	return hs_errf(err, errlen, "%s", st->errmsg);
+	return hs_errf(err, errlen, "%s", hs_store_reason(st->errmsg, st->name));
 }
 
 static const char *swname(const struct hs_topo *topo, int sw)
@@ -2444,13 +2449,13 @@ int pg_blame(struct pg_store *st, const struct hs_blame *bl, const struct hs_top
 
 	pg_commit(st);
 	if (exec_ok(st, what, "BEGIN") < 0)
-		return hs_errf(err, errlen, "%s", st->errmsg);
+		return hs_errf(err, errlen, "%s", hs_store_reason(st->errmsg, st->name));
 	for (size_t e = 0; e < bl->nepochs; e++) {
 		const struct hs_blame_epoch *ep = &bl->epochs[e];
 		const char *dv[] = { U64(b[0], ep->start) };
 
 		if (step(st, what, "DELETE FROM blame WHERE epoch_start = $1", 1, dv) < 0)
-			return hs_errf(err, errlen, "%s", st->errmsg);
+			return hs_errf(err, errlen, "%s", hs_store_reason(st->errmsg, st->name));
 		for (size_t i = 0; i < ep->nlinks; i++) {
 			const struct hs_blame_link *l = &bl->links[ep->link_off + i];
 			if (!l->reported)
@@ -2460,12 +2465,12 @@ int pg_blame(struct pg_store *st, const struct hs_blame *bl, const struct hs_top
 					     I64(b[2], l->flows) };
 			if (step(st, what, "INSERT INTO blame(epoch_start, a, b, votes, flows)"
 				 " VALUES ($1, $2, $3, $4, $5)", 5, iv) < 0)
-				return hs_errf(err, errlen, "%s", st->errmsg);
+				return hs_errf(err, errlen, "%s", hs_store_reason(st->errmsg, st->name));
 		}
 	}
 	if (exec_ok(st, what, "COMMIT") < 0) {
 		rollback(st);
-		return hs_errf(err, errlen, "%s", st->errmsg);
+		return hs_errf(err, errlen, "%s", hs_store_reason(st->errmsg, st->name));
 	}
 	return 0;
 }
@@ -2526,12 +2531,12 @@ int pg_snapshot(struct pg_store *st, struct hs_snap *s, char *err, size_t errlen
 	int64_t id;
 
 	if (exec_ok(st, what, "BEGIN") < 0)
-		return hs_errf(err, errlen, "%s", st->errmsg);
+		return hs_errf(err, errlen, "%s", hs_store_reason(st->errmsg, st->name));
 	r = exec_params(st, what, "INSERT INTO snapshots(taken, target, spread, switches, ports,"
 			" session) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id", 6, hv);
 	if (!r) {
 		rollback(st);
-		return hs_errf(err, errlen, "%s", st->errmsg);
+		return hs_errf(err, errlen, "%s", hs_store_reason(st->errmsg, st->name));
 	}
 	id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
 	PQclear(r);
@@ -2548,11 +2553,11 @@ int pg_snapshot(struct pg_store *st, struct hs_snap *s, char *err, size_t errlen
 			 " rx_packets, rx_bytes, rx_drops, tx_packets, tx_bytes, tx_drops,"
 			 " backlog_bytes, backlog_packets)"
 			 " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)", 12, pv) < 0)
-			return hs_errf(err, errlen, "%s", st->errmsg);
+			return hs_errf(err, errlen, "%s", hs_store_reason(st->errmsg, st->name));
 	}
 	if (exec_ok(st, what, "COMMIT") < 0) {
 		rollback(st);
-		return hs_errf(err, errlen, "%s", st->errmsg);
+		return hs_errf(err, errlen, "%s", hs_store_reason(st->errmsg, st->name));
 	}
 	s->id = id;
 	return 0;
@@ -2574,7 +2579,7 @@ int pg_snapshot_load(struct pg_store *st, int64_t id, bool ports, struct hs_snap
 	r = read_params(st, "cannot read snapshots of", "SELECT taken, target, spread, switches,"
 			" ports, coalesce(session, 0) FROM snapshots WHERE id = $1", 1, vals);
 	if (!r)
-		return hs_errf(err, errlen, "%s", st->errmsg);
+		return hs_errf(err, errlen, "%s", hs_store_reason(st->errmsg, st->name));
 	if (PQntuples(r) != 1) {
 		PQclear(r);
 		return 1;
@@ -2594,7 +2599,7 @@ int pg_snapshot_load(struct pg_store *st, int64_t id, bool ports, struct hs_snap
 			" backlog_bytes, backlog_packets FROM snapshot_counters WHERE snapshot = $1"
 			" ORDER BY ctid", 1, vals);
 	if (!r)
-		return hs_errf(err, errlen, "%s", st->errmsg);
+		return hs_errf(err, errlen, "%s", hs_store_reason(st->errmsg, st->name));
 	s->nports = (size_t)PQntuples(r);
 	s->ports = hs_xcalloc(s->nports ? s->nports : 1, sizeof(*s->ports));
 	for (size_t i = 0; i < s->nports; i++) {
@@ -2622,7 +2627,7 @@ int pg_snapshots(struct pg_store *st, void (*each)(void *arg, const struct hs_sn
 				  " ORDER BY id", 0, NULL);
 
 	if (!r)
-		return hs_errf(err, errlen, "%s", st->errmsg);
+		return hs_errf(err, errlen, "%s", hs_store_reason(st->errmsg, st->name));
 	for (int i = 0; i < PQntuples(r); i++) {
 		struct hs_snap s = {
 			.id = (int64_t)u64_at(r, i, 0),

@@ -58,14 +58,14 @@ int hs_closed_get(struct hs_ctx *ctx, const char *verb, struct hs_closed *c)
 	struct hs_tracer_cfg cfg = { .max_open = 1, .ring = HS_TRACER_RING, .topo = ctx->topo };
 	if (hs_fabric_others(st, NULL, now, &p, err, sizeof(err)) < 0)
 		return out_err(ctx->out, "%s: cannot read history '%s': %s", verb,
-			       hs_store_path(st), err);
+			       hs_store_name(st), err);
 	c->tr = hs_tracer_new(&cfg);
 	if (hs_fabric_newest(st, ctx->topo, HS_TRACER_RING, window,
 			     hs_fabric_whole_until(&p, window, now), adopt, c, &fs,
 			     err, sizeof(err)) < 0) {
 		hs_closed_free(c);
 		return out_err(ctx->out, "%s: cannot read history '%s': %s", verb,
-			       hs_store_path(st), err);
+			       hs_store_name(st), err);
 	}
 	c->n = hs_an_closed(c->tr, &c->t);
 	c->older = fs.older;

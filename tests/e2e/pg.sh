@@ -291,8 +291,16 @@ psql -c "create or replace function audited() returns boolean language plpgsql a
 hs --db "$url" --topo "$TOPO" -c drops
 check "a read of drops runs with a statement timeout of 30 s" \
 	has "drops: cannot read history .*: read with statement_timeout 30s$" "$tmp/err"
+check "a failed read names the history once" [ "$(grep -o "'postgresql://" "$tmp/err" | wc -l)" = 1 ]
 psql -c 'drop view analyzers' -c 'alter table analyzers_kept rename to analyzers' \
 	-c 'drop function audited()' -c 'drop table reads'
+# the history as the error names it: a password in its URI hidden
+psql -c 'alter table mirror_sources rename to mirror_sources_kept'
+hs --db "postgresql://hopscope:secretpw@/hopscope?host=$sock" -c 'history traces'
+check "a failed read: one error, naming the history once, its password hidden" eval 'failed_cleanly &&
+	[ "$(wc -l <"$tmp/err")" = 1 ] && hasnt secretpw "$tmp/err" &&
+	has "^-c:1: error: cannot read history .postgresql://hopscope:\.\.\.@/hopscope?host=[^ ]*.: relation \"mirror_sources\" does not exist$" "$tmp/err"'
+psql -c 'alter table mirror_sources_kept rename to mirror_sources'
 
 # a query without end: Ctrl-C cancels it on the server, at once
 sleeping() { psql -c "select count(*) from pg_stat_activity where query like '%pg_sleep(30)%'
@@ -570,6 +578,7 @@ check "live: rows were written before the server stopped" \
 	eval 'hasnt "no capture on lo" "$tmp/live.log" && hasnt "no rows before" "$tmp/live.log"'
 check "live: the lost server is told, once" \
 	[ "$(grep -c "cannot write history 'postgresql://.*rows held, written when it answers" "$tmp/live.err")" = 1 ]
+check "live: the history named once" [ "$(grep -o "'postgresql://" "$tmp/live.err" | wc -l)" = 1 ]
 closed=$(j traces_closed)
 check "live: the capture went on ($closed traces)" [ "$closed" -gt 1000 ]
 check "live: nothing waits, nothing lost" eval '[ "$(j history_waiting)" = 0 ] && [ "$(j history_unstored)" = 0 ]'
