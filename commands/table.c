@@ -60,7 +60,8 @@ const struct hs_cmd hs_cmds[] = {
 	{ "topo", cmd_topo, "load|show [FILE]",
 	  "load or show the fabric topology", topo_words, 0 },
 	{ "history", cmd_history,
-	  "[sessions|flows|traces|probes|events|control|prune|load|show ID] [since DURATION] [limit N]",
+	  "[sessions|flows|traces|probes|events|control|prune|load|show ID|load since DURATION] "
+	  "[limit N]",
 	  "query the stored history", history_words, HS_CMDF_PAGE },
 	{ "sql", cmd_sql, "<QUERY...>",
 	  "run a read-only SQL query on the history", NULL, HS_CMDF_PAGE },
