@@ -20,7 +20,8 @@ void hs_retention_stop(struct hs_ctx *ctx);
 int hs_retention_pass(struct hs_ctx *ctx, struct hs_prune *res);
 /* the last pass that removed something: false when none did yet */
 bool hs_retention_last(struct hs_ctx *ctx, struct hs_prune *res, uint64_t *wall_ns);
-/* "7d", "36h", "90m", "45s": the age as typed, in its largest whole unit */
+/* "1w", "36h", "90m", "45s": the age in its largest whole unit (7d is
+ * "1w", as 'set retention' shows it) */
 const char *hs_fmt_age(uint64_t ns, char *buf, size_t len);
 
 #endif
