@@ -23,7 +23,7 @@ static int filter_add(struct hs_ctx *ctx, int argc, char **argv)
 	int id = hs_filter_add(ctx->filters, expr, err, sizeof(err));
 	if (id < 0) {
 		free(expr);
-		return out_err(ctx->out, "%s", err);
+		return out_err(ctx->out, "filter add: %s", err);
 	}
 	out_obj_open(ctx->out, NULL);
 	out_int(ctx->out, "id", "filter %" PRId64, id);
@@ -44,10 +44,10 @@ static int filter_del(struct hs_ctx *ctx, int argc, char **argv)
 	if (argc != 1)
 		return out_err(ctx->out, "filter del needs one filter id");
 	if (hs_parse_uint(argv[0], INT32_MAX, &id) < 0)
-		return out_err(ctx->out, "bad filter id '%s'", argv[0]);
+		return out_err(ctx->out, "filter del: bad filter id '%s'", argv[0]);
 	hs_capture_pause(ctx);
 	if (hs_filter_del(ctx->filters, (int)id) < 0)
-		return out_err(ctx->out, "no filter %s", argv[0]);
+		return out_err(ctx->out, "filter del: no filter %s", argv[0]);
 	out_obj_open(ctx->out, NULL);
 	out_uint(ctx->out, "id", "filter %" PRIu64, id);
 	out_bool(ctx->out, "deleted", " deleted", true);

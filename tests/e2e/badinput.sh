@@ -106,10 +106,10 @@ cat >"$tmp/catalogue" <<'EOF_CAT'
 = | loops limit | loops: 'limit' needs a value
 = | latency limit 0 | latency: bad limit '0' (a number from 1 to 100000)
 = | drops window 5s | drops: unexpected 'window' (limit N)
-= | filter add tcp port | bad filter 'tcp port': can't parse filter expression: syntax error
-= | filter add ip host 10.1.1. | bad filter 'ip host 10.1.1.'
-= | filter add port 99999 | bad filter 'port 99999'
-= | filter del 7 | no filter 7
+= | filter add tcp port | filter add: bad filter 'tcp port': can't parse filter expression: syntax error
+= | filter add ip host 10.1.1. | filter add: bad filter 'ip host 10.1.1.'
+= | filter add port 99999 | filter add: bad filter 'port 99999'
+= | filter del 7 | filter del: no filter 7
 = | probe tcp > 10.1.3.12:99999 | probe: '10.1.3.12:99999': port out of range
 = | probe tcp > 10.1.3.12:5001 via leaf9 | probe: unknown switch 'leaf9'
 = | probe tcp > 10.1.3.12:5001 count 0 | probe: 'count 0' out of range

@@ -80,7 +80,7 @@ took=$(( $(date +%s) - t0 ))
 check "a filter past the compile deadline is refused (status $st, ${took}s)" \
 	sh -c "[ $st -eq 1 ] && [ $took -lt 10 ]"
 check "the refusal names the filter, clipped, and the deadline" \
-	has "^-c:1: error: filter 'tcp port 1 or tcp port 2 or tcp port 3 o\.\.\.' takes more than 3s to compile" "$tmp/err"
+	has "^-c:1: error: filter add: filter 'tcp port 1 or tcp port 2 or tcp port 3 o\.\.\.' takes more than 3s to compile" "$tmp/err"
 check "the refusal is one line" [ "$(wc -l <"$tmp/err")" -eq 1 ]
 hs --db "$tmp/h.db" -c "filter add 'tcp port 80 or udp port 53'; filter list"
 check "a filter of a few terms still compiles (status $st)" [ "$st" -eq 0 ]
