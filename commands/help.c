@@ -21,28 +21,59 @@ static void aliases(struct hs_ctx *ctx, const struct hs_cmd *c)
 	out_arr_close(o);
 }
 
-/* one verb: its line of the list (width: the synopsis column), or with
- * width -1 its usage, summary and page */
+/* the text's width: a line of help is never longer; and the widest
+ * synopsis the list gives a column (a longer one has a line of its own,
+ * its summary below it), leaving the summaries 44 columns */
+#define HELP_COLS 80
+#define HELP_SYN_COLS 32
+
+/* s in text from column col, its words wrapped at HELP_COLS, each line
+ * after the first begun at column indent; then a newline */
+static void out_wrapped(struct hs_out *o, const char *s, int col, int indent)
+{
+	for (bool first = true; *(s += strspn(s, " ")); first = false) {
+		int n = (int)strcspn(s, " ");
+		if (!first && col + 1 + n > HELP_COLS) {
+			out_text(o, "\n%*s", indent, "");
+			col = indent;
+		} else if (!first) {
+			out_text(o, " ");
+			col++;
+		}
+		out_text(o, "%.*s", n, s);
+		col += n;
+		s += n;
+	}
+	out_text(o, "\n");
+}
+
+/* one verb: its line of the list (width: the synopsis column), no line
+ * of it past HELP_COLS; or with width -1 its usage, summary and page */
 static void print_verb(struct hs_ctx *ctx, const struct hs_cmd *c, int width)
 {
 	struct hs_out *o = ctx->out;
-	char syn[512], fmt[32], page[64];
+	char syn[512], page[64];
+	int sumcol = width + 4;
 
 	snprintf(syn, sizeof(syn), "%s%s%s", c->name, *c->args ? " " : "", c->args);
 	out_obj_open(o, NULL);
 	out_str(o, "name", NULL, c->name);
+	out_str(o, "synopsis", NULL, syn);
 	if (width < 0) {
-		out_str(o, "synopsis", "usage: %s\n", syn);
+		/* one line, as errors quote it */
+		out_text(o, "usage: %s\n", syn);
+		sumcol = 0;
 	} else if ((int)strlen(syn) > width) {
 		/* too long for the column: the summary goes below it */
-		out_str(o, "synopsis", "  %s\n", syn);
-		out_text(o, "  %*s  ", width, "");
+		out_text(o, "  ");
+		out_wrapped(o, syn, 2, 6);
+		out_text(o, "%*s", sumcol, "");
 	} else {
-		snprintf(fmt, sizeof(fmt), "  %%-%ds  ", width);
-		out_str(o, "synopsis", fmt, syn);
+		out_text(o, "  %-*s  ", width, syn);
 	}
 	out_str(o, "args", NULL, c->args);
-	out_str(o, "summary", "%s\n", c->summary);
+	out_str(o, "summary", NULL, c->summary);
+	out_wrapped(o, c->summary, sumcol, sumcol);
 	if (width < 0) {
 		snprintf(page, sizeof(page), "hopscope-%s(1)", c->name);
 		out_str(o, "page", "see %s\n", page);
@@ -89,7 +120,7 @@ int cmd_help(struct hs_ctx *ctx, int argc, char **argv)
 	for (unsigned i = 0; i < *up->ncmds; i++) {
 		const struct hs_cmd *c = &up->cmds[i];
 		int w = (int)(strlen(c->name) + 1 + strlen(c->args));
-		if (!(c->flags & HS_CMDF_ALIAS) && w > width && w <= 40)
+		if (!(c->flags & HS_CMDF_ALIAS) && w > width && w <= HELP_SYN_COLS)
 			width = w;
 	}
 	out_list_open(o, "verbs");

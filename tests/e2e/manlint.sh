@@ -123,6 +123,10 @@ for page in "$MAN"/*.1; do
 			eval '[ "$(head -n 1 "$tmp/out")" = "usage: $usage" ]'
 	done <"$tmp/usages"
 done
+# the list of verbs fits a terminal of 80 columns
+hs -c help
+check "help: no line of the list is longer than 80 columns" eval '[ "$st" -eq 0 ] &&
+	[ "$(wc -l <"$tmp/out")" -gt 20 ] && [ "$(awk "length > 80" "$tmp/out" | wc -l)" = 0 ]'
 # set's example: its commands run give the lines it shows, setting by
 # setting (the history's file and the analyzer's name are the machine's)
 mandoc -T ascii "$MAN/hopscope-set.1" | sed 's/.\x08//g' |
