@@ -2,15 +2,10 @@
  * of a decoded frame (JSON and text)
  */
 #include <inttypes.h>
-#include <pcap/dlt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "rd.h"
-
-#ifndef DLT_LINUX_SLL2
-#define DLT_LINUX_SLL2 276
-#endif
 
 static const char *const encap_names[HS_ENCAP__COUNT] = {
 	[HS_ENCAP_NONE] = "none",

@@ -7,16 +7,10 @@
  * and control bytes of RFC 1662 and a compressed protocol field), carrying
  * IPv4, IPv6 (RFC 5072) or MPLS (RFC 3032), as MPLS core links do.
  */
-#include <pcap/dlt.h>
-
 #include "rd.h"
 
 #define SLL_HLEN 16
 #define SLL2_HLEN 20
-
-#ifndef DLT_LINUX_SLL2
-#define DLT_LINUX_SLL2 276
-#endif
 #define LINKTYPE_RAW 101	/* the file value; libpcap maps it to DLT_RAW */
 #define LINKTYPE_PPP_HDLC 50	/* PPP in HDLC-like framing */
 #ifndef DLT_IPV4

@@ -15,6 +15,12 @@
 
 #include "decode.h"
 
+/* Linux cooked capture v2, which libpcap before 1.10 does not name */
+#include <pcap/dlt.h>
+#ifndef DLT_LINUX_SLL2
+#define DLT_LINUX_SLL2 276
+#endif
+
 /* n bytes at off fit in a view of len bytes (no overflow for any inputs) */
 static inline bool rd_have(uint32_t len, uint32_t off, uint32_t n)
 {
