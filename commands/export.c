@@ -339,7 +339,7 @@ int cmd_export(struct hs_ctx *ctx, int argc, char **argv)
 				return out_err(o, "export: bad records '%s' (all, traces, packets)", v);
 			continue;
 		}
-		int rc = hs_trace_query_arg(ctx, &q, k, v);
+		int rc = hs_trace_query_arg(ctx, "export", &q, k, v);
 		if (rc < 0)
 			return HS_CMD_FAIL;
 		if (rc == 0)

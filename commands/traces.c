@@ -209,7 +209,7 @@ static int traces_show(struct hs_ctx *ctx, const char *idstr)
 	char a[HS_ADDRSTRLEN], b[64], ref[48];
 
 	if (hs_parse_trace_ref(idstr, &session, &id) < 0)
-		return out_err(o, "bad trace id '%s' (N, or SESSION:N)", idstr);
+		return out_err(o, "traces show: bad trace id '%s' (N, or SESSION:N)", idstr);
 	if (session && (int64_t)session != ctx->ring_session)
 		return out_err(o, "trace %s is not in memory: the traces in memory are %s; "
 			       "'history show %s' reads the history", idstr,
@@ -278,34 +278,34 @@ static int traces_show(struct hs_ctx *ctx, const char *idstr)
 
 /* one "KEY VALUE" filter of traces; 1 taken, 0 not a filter key, -1 bad
  * value (error printed, naming verb) */
-int hs_trace_query_arg(struct hs_ctx *ctx, struct hs_trace_query *q, const char *k,
-		       const char *v)
+int hs_trace_query_arg(struct hs_ctx *ctx, const char *verb, struct hs_trace_query *q,
+		       const char *k, const char *v)
 {
 	struct hs_out *o = ctx->out;
 
 	if (strcmp(k, "flow") == 0) {
 		if (parse_flow_arg(v, q) < 0)
-			return out_err(o, "bad flow '%s' (ADDR or ADDR:PORT)", v);
+			return out_err(o, "%s: bad flow '%s' (ADDR or ADDR:PORT)", verb, v);
 	} else if (strcmp(k, "switch") == 0) {
 		q->by_switch = true;
 		q->sw = ctx->topo ? hs_topo_switch_by_name(ctx->topo, v) : -1;
 		if (q->sw < 0 && hs_addr_parse(v, &q->sw_addr) < 0)
-			return out_err(o, "unknown switch '%s'", v);
+			return out_err(o, "%s: unknown switch '%s'", verb, v);
 		if (q->sw < 0 && ctx->topo)
 			q->sw = hs_topo_switch_by_addr(ctx->topo, &q->sw_addr);
 	} else if (strcmp(k, "outcome") == 0) {
 		q->by_outcome = true;
 		q->outcome = outcome_by_name(v);
 		if (q->outcome < 0)
-			return out_err(o, "bad outcome '%s' (delivered, dropped, looped, "
-				       "unknown)", v);
+			return out_err(o, "%s: bad outcome '%s' (delivered, dropped, looped, "
+				       "unknown)", verb, v);
 	} else if (strcmp(k, "since") == 0) {
 		q->by_since = true;
 		if (hs_parse_duration(v, &q->since_ns) < 0)
-			return out_err(o, "bad duration '%s' (e.g. 500ms, 10s, 2m)", v);
+			return out_err(o, "%s: bad duration '%s' (e.g. 500ms, 10s, 2m)", verb, v);
 	} else if (strcmp(k, "limit") == 0) {
 		if (hs_parse_uint(v, 1000000, &q->limit) < 0 || q->limit == 0)
-			return out_err(o, "bad limit '%s'", v);
+			return out_err(o, "%s: bad limit '%s' (a number from 1 to 1000000)", verb, v);
 	} else {
 		return 0;
 	}
@@ -350,7 +350,7 @@ int cmd_traces(struct hs_ctx *ctx, int argc, char **argv)
 				return out_err(o, "traces show takes only a trace id");
 			return traces_show(ctx, v);
 		}
-		int rc = hs_trace_query_arg(ctx, &q, k, v);
+		int rc = hs_trace_query_arg(ctx, "traces", &q, k, v);
 		if (rc < 0)
 			return HS_CMD_FAIL;
 		if (rc == 0)

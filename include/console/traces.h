@@ -12,9 +12,10 @@
 
 struct hs_ctx;
 
-/* one "KEY VALUE" filter; 1 taken, 0 not a filter key, -1 bad value (error printed) */
-int hs_trace_query_arg(struct hs_ctx *ctx, struct hs_trace_query *q, const char *k,
-		       const char *v);
+/* one "KEY VALUE" filter of verb's; 1 taken, 0 not a filter key, -1 bad
+ * value (error printed, naming the verb) */
+int hs_trace_query_arg(struct hs_ctx *ctx, const char *verb, struct hs_trace_query *q,
+		       const char *k, const char *v);
 /* the arguments of a listing whose only word is "limit N" (flows, drops,
  * loops, latency): 0 with *limit set (left as it was without one), or -1
  * with the error printed, naming the verb */
