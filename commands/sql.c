@@ -112,8 +112,6 @@ int cmd_sql(struct hs_ctx *ctx, int argc, char **argv)
 	free(q);
 	if (so.opened)
 		out_list_close(o);
-	if (rc == HS_STORE_REFUSED)
-		return out_err(o, "%s", err);
 	if (rc < 0)
 		return out_err(o, "sql: %s", err);
 	return HS_CMD_OK;

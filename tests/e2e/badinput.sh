@@ -140,9 +140,10 @@ cat >"$tmp/catalogue" <<'EOF_CAT'
 = | history show x | history show needs a stored trace id
 = | history controls | unknown history table 'controls' (sessions, flows, traces, probes, events, control, show ID, prune, load)
 = | history control limit 0 | bad limit '0'
-= | sql delete from flows | refused: the history is read-only here
-= | sql drop table hops | refused: the history is read-only here
-= | sql selec 1 | near "selec": syntax error
+= | sql delete from flows | sql: refused: the history is read-only here
+= | sql drop table hops | sql: refused: the history is read-only here
+= | sql selec 1 | sql: near "selec": syntax error
+= | sql 'select * from nosuch' | sql: no such table: nosuch
 = | capture start garbage.pcap | cannot read 'garbage.pcap': unknown file format
 = | capture start empty.pcap | 'empty.pcap': truncated dump file
 = | capture start headonly.pcap | 'headonly.pcap': truncated dump file

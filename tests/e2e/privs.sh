@@ -75,9 +75,9 @@ check "-Z nobody: a capture started after the drop counts packets (${second:-non
 check "-Z nobody: no capture error" hasnt 'cannot capture' "$tmp/err"
 check "-Z nobody: sql reads the history" has '"n":2' "$tmp/out"
 check "-Z nobody: sql refuses the insert and the attach" \
-	[ "$(grep -c 'error: refused: the history is read-only' "$tmp/err")" -eq 2 ]
+	[ "$(grep -c 'error: sql: refused: the history is read-only' "$tmp/err")" -eq 2 ]
 check "-Z nobody: attach created no file" [ ! -e "$tmp/y.db" ]
-check "-Z nobody: sql refuses load_extension" has "error: not authorized to use function: load_extension" "$tmp/err"
+check "-Z nobody: sql refuses load_extension" has "error: sql: not authorized to use function: load_extension" "$tmp/err"
 check "-Z nobody: three errors, no more" [ "$(wc -l <"$tmp/err")" -eq 3 ]
 check "-Z nobody: probe still opens its raw socket" hasnt 'raw socket' "$tmp/err"
 check "-Z nobody: the probe was sent" has '"sent":1' "$tmp/out"
