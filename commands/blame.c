@@ -117,7 +117,7 @@ int cmd_blame(struct hs_ctx *ctx, int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--epoch") == 0 && i + 1 < argc) {
 			if (hs_parse_duration(argv[++i], &cfg.epoch_ns) < 0 || cfg.epoch_ns == 0)
-				return out_err(o, "bad duration '%s' (e.g. 30s, 1m)", argv[i]);
+				return out_err(o, "blame: bad epoch '%s' (e.g. 30s, 1m)", argv[i]);
 		} else if (strcmp(argv[i], "--all") == 0) {
 			all = true;
 		} else {

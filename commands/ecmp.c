@@ -27,7 +27,7 @@ int cmd_ecmp(struct hs_ctx *ctx, int argc, char **argv)
 			       "(topo load FILE)");
 	int sw = hs_topo_switch_by_name(ctx->topo, argv[1]);
 	if (sw < 0)
-		return out_err(o, "unknown switch '%s'", argv[1]);
+		return out_err(o, "ecmp: unknown switch '%s'", argv[1]);
 	for (int i = 2; i < argc; i++) {
 		const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!v)
@@ -35,10 +35,10 @@ int cmd_ecmp(struct hs_ctx *ctx, int argc, char **argv)
 		i++;
 		if (strcmp(k, "window") == 0) {
 			if (hs_parse_duration(v, &window) < 0 || window == 0)
-				return out_err(o, "bad duration '%s' (e.g. 500ms, 10s, 2m)", v);
+				return out_err(o, "ecmp: bad window '%s' (e.g. 500ms, 10s, 2m)", v);
 		} else if (strcmp(k, "--threshold") == 0) {
 			if (hs_parse_share(v, &threshold) < 0)
-				return out_err(o, "bad threshold '%s' (e.g. 0.25 or 25%%)", v);
+				return out_err(o, "ecmp: bad threshold '%s' (e.g. 0.25 or 25%%)", v);
 		} else {
 			return out_err(o, "ecmp: unexpected '%s' (window D, --threshold X)", k);
 		}

@@ -542,8 +542,8 @@ int cmd_history(struct hs_ctx *ctx, int argc, char **argv)
 						       "duration (e.g. 10m, 1h, 7d)");
 				if (hs_parse_duration(argv[i + 1], &load_since) < 0 ||
 				    !load_since)
-					return out_err(ctx->out, "bad duration '%s' (e.g. 10m, "
-						       "1h, 7d)", argv[i + 1]);
+					return out_err(ctx->out, "history load: bad duration '%s' "
+						       "(e.g. 10m, 1h, 7d)", argv[i + 1]);
 				by_since = true;
 				i += 2;
 			}
@@ -563,7 +563,7 @@ int cmd_history(struct hs_ctx *ctx, int argc, char **argv)
 		if (strcmp(argv[i], "limit") != 0 || i + 2 != argc)
 			return out_err(ctx->out, "history: unexpected '%s'", argv[i]);
 		if (hs_parse_uint(argv[i + 1], INT64_MAX, &limit) < 0 || limit == 0)
-			return out_err(ctx->out, "bad limit '%s'", argv[i + 1]);
+			return out_err(ctx->out, "history: bad limit '%s' (a number from 1)", argv[i + 1]);
 	}
 
 	/* a list of nothing where there is no history; 'show ID' has nothing */

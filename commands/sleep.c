@@ -59,7 +59,7 @@ int cmd_sleep(struct hs_ctx *ctx, int argc, char **argv)
 
 	(void)argc;
 	if (hs_parse_duration(argv[1], &ns) < 0)
-		return out_err(ctx->out, "bad duration '%s' (e.g. 500ms, 2s, 1m)", argv[1]);
+		return out_err(ctx->out, "sleep: bad duration '%s' (e.g. 500ms, 2s, 1m)", argv[1]);
 	if (ns == 0)
 		return HS_CMD_OK;
 	if (!ctx->loop)

@@ -166,9 +166,9 @@ static int parse_id(struct hs_out *o, const char *w, int64_t *id)
 	uint64_t v;
 
 	if (!w)
-		return out_err(o, "snapshot needs a snapshot id (see 'snapshot list')");
+		return out_err(o, "snapshot: a snapshot id is needed (see 'snapshot list')");
 	if (w[0] < '1' || w[0] > '9' || hs_parse_uint(w, INT64_MAX, &v) < 0)
-		return out_err(o, "bad snapshot id '%s' (a number, see 'snapshot list')", w);
+		return out_err(o, "snapshot: bad snapshot id '%s' (a number, see 'snapshot list')", w);
 	*id = (int64_t)v;
 	return 0;
 }
@@ -430,7 +430,7 @@ int cmd_snapshot(struct hs_ctx *ctx, int argc, char **argv)
 					return out_err(o, "snapshot diff: '--threshold' needs a value "
 						       "(e.g. 0.25 or 25%%)");
 				if (hs_parse_share(argv[++i], &threshold) < 0)
-					return out_err(o, "bad threshold '%s' (e.g. 0.25 or 25%%)", argv[i]);
+					return out_err(o, "snapshot diff: bad threshold '%s' (e.g. 0.25 or 25%%)", argv[i]);
 			} else if (nid < 2) {
 				ids[nid++] = argv[i];
 			} else {

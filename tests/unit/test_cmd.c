@@ -758,7 +758,7 @@ static void test_runbook_pending(void **state)
 	fake_flush(f);
 	assert_true(hs_mono_ns() - t0 >= 50000000ULL);
 	assert_int_equal(count(f->out, "usage: quit"), 1);
-	assert_non_null(strstr(f->err, "-c:3: error: bad duration 'nonsense'"));
+	assert_non_null(strstr(f->err, "-c:3: error: sleep: bad duration 'nonsense'"));
 	assert_int_equal(f->ctx.exit_status, 1);
 	assert_true(f->ctx.quit);
 	fake_free(f);
