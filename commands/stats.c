@@ -11,7 +11,10 @@
  * still close (its end plus the trace timeout has passed, in capture time,
  * or in wall time on a live interface), above the prompt when interactive.
  * It ends when 'for D' has passed, when the capture ends, or on Ctrl-C,
- * printing the windows still open.
+ * printing the windows still open. On a live interface the fabric view
+ * hands the traces of packets seen before the end later, as their parts
+ * are stored: past 'for D' no copy is counted, and those drops are waited
+ * for, a bounded time.
  *
  * 'where' is a BPF filter on the inner packet, compiled like 'filter add'.
  */
@@ -24,12 +27,15 @@
 
 #include "cmd.h"
 #include "console.h"
+#include "follow.h"
 #include "fwalk.h"
 #include "wstats.h"
 
 #define STATS_TICK_MS	100
 #define STATS_LIVE_SLACK_NS HS_NS_PER_SEC	/* traces close on the 500 ms commit tick */
 #define STATS_WHERE_MAX	1024
+#define STATS_VIEW_SLACK_NS (3 * HS_NS_PER_SEC)	/* the view's tick and its read, past
+						 * what it waits for */
 
 struct hs_stats {
 	struct hs_ctx *ctx;
@@ -43,6 +49,9 @@ struct hs_stats {
 	bool live, ending;
 	uv_timer_t *tick;		/* closes due windows; finishes the verb */
 	uint64_t deadline_mono;		/* 'for D', 0 = until the capture ends */
+	uint64_t end_wall;		/* 'for D' passed then, on a live interface */
+	uint64_t wait_mono;		/* ... the fabric view is waited for until then */
+	bool view_unread;		/* it had not read up to the end by then */
 };
 
 /* ---- rows ----------------------------------------------------------------- */
@@ -283,6 +292,9 @@ static void live_end(struct hs_ctx *ctx, int status)
 	live_close(s, 0, true);
 	print_empty(s, ctx->out->fp);
 	report_losses(s);
+	if (s->view_unread)
+		out_warn(ctx->out, "stats: the fabric view had not read the history up to the "
+			 "end of the run: drops of packets it has still to read are not counted");
 	ctx->stats = NULL;
 	ctx->pending = NULL;
 	uv_timer_stop(s->tick);
@@ -291,20 +303,54 @@ static void live_end(struct hs_ctx *ctx, int status)
 	hs_cmd_finish(ctx, status);
 }
 
+/* the fabric view takes the traces of packets first seen before the end
+ * of the run from the history, joined, as late as their parts are stored
+ * and told of (follow.h): those it has not read yet are still to come */
+static bool view_owes(const struct hs_stats *s)
+{
+	struct hs_follow_status f;
+
+	hs_follow_get(s->ctx, &f);
+	return f.on && !f.err && f.behind_ns && f.read_until < s->end_wall;
+}
+
+/* 'for D' passed: on a live interface, the copies after now are not
+ * counted, and the drops the fabric view still owes the run are waited
+ * for, as long as the view takes to read a part stored last; true when
+ * the run is to end now */
+static bool run_over(struct hs_stats *s, bool live)
+{
+	uint64_t now = hs_mono_ns();
+
+	if (!live)
+		return true;
+	if (!s->end_wall) {
+		s->end_wall = hs_wall_ns();
+		s->wait_mono = now + 2 * s->timeout_ns + HS_HEARTBEAT_NS + STATS_VIEW_SLACK_NS;
+		hs_wstats_end_at(s->w, s->end_wall);
+	}
+	if (!view_owes(s))
+		return true;
+	s->view_unread = now >= s->wait_mono;
+	return s->view_unread;
+}
+
 static void live_tick(uv_timer_t *t)
 {
 	struct hs_stats *s = t->data;
 	struct hs_ctx *ctx = s->ctx;
-
-	if (s->ending || (s->deadline_mono && hs_mono_ns() >= s->deadline_mono)) {
-		live_end(ctx, HS_CMD_OK);
-		return;
-	}
 	const char *src, *why;
 	bool is_file = true;
 	uint64_t a, b;
+	bool live = hs_capture_info(ctx, &src, &is_file, &why, &a, &b) && !is_file;
+
+	if (s->ending || (s->deadline_mono && hs_mono_ns() >= s->deadline_mono &&
+			  run_over(s, live))) {
+		live_end(ctx, HS_CMD_OK);
+		return;
+	}
 	uint64_t now = hs_wstats_watermark(s->w);
-	if (hs_capture_info(ctx, &src, &is_file, &why, &a, &b) && !is_file)
+	if (live)
 		now = hs_wall_ns() > STATS_LIVE_SLACK_NS ? hs_wall_ns() - STATS_LIVE_SLACK_NS : 0;
 	if (now > s->timeout_ns)
 		live_close(s, now - s->timeout_ns, false);

@@ -40,6 +40,8 @@ struct hs_follow_status {
 	uint64_t skipped;	/* stored traces it did not read, too far behind
 				 * to read them at once, about */
 	uint64_t behind_ns;	/* newest stored trace - the view's watermark */
+	uint64_t read_until;	/* the watermark: the traces first seen before it
+				 * are read (0 before the first read) */
 	bool settled;		/* no capture runs: the view is all there is */
 	const char *err;	/* the last read's error, NULL none */
 	uint64_t unread_ns;	/* the history could not be read for this long (wall

@@ -37,6 +37,9 @@ struct hs_win *hs_wstats_win(struct hs_wstats *w);
  * counted from now until unsubscribed; 0, or -1 when it has no room */
 int hs_wstats_subscribe(struct hs_wstats *w, struct hs_subs *subs);
 void hs_wstats_unsubscribe(struct hs_wstats *w);
+/* the run ends at capture time until: no more copies are counted, and of
+ * the traces still to close (the fabric view's) only the drops before it */
+void hs_wstats_end_at(struct hs_wstats *w, uint64_t until);
 /* the capture time of the newest record counted */
 uint64_t hs_wstats_watermark(const struct hs_wstats *w);
 

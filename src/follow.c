@@ -107,6 +107,7 @@ void hs_follow_get(const struct hs_ctx *ctx, struct hs_follow_status *s)
 	s->added = f->added;
 	s->skipped = f->skipped;
 	s->behind_ns = f->started && f->head >= f->mark ? f->head - f->mark : 0;
+	s->read_until = f->started ? f->mark : 0;
 	s->settled = f->settled;
 	s->err = f->err[0] ? f->err : NULL;
 	if (f->err[0] && f->failed_since) {

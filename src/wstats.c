@@ -15,6 +15,7 @@ struct hs_wstats {
 	struct hs_filterset *where;	/* NULL: every record */
 	struct hs_subs *subs;		/* subscribed to, NULL when not */
 	uint64_t watermark;		/* newest record's capture time */
+	uint64_t until;			/* the run's end, 0 none yet */
 	/* over a file */
 	struct hs_tracer *ftr;
 	uint64_t timeout_ns;
@@ -35,6 +36,8 @@ static void trace_drop(struct hs_wstats *w, const struct hs_trace *t, bool filte
 	if (t->outcome != HS_OUT_DROPPED || !t->nhops)
 		return;
 	hs_pktrec_from_hop(&r, t, &t->hops[t->nhops - 1]);
+	if (w->until && r.ts_ns >= w->until)
+		return;		/* after the run */
 	if (filter && w->where) {
 		uint8_t hdr[HS_PKTREC_HDR_MAX];
 		struct hs_pkt p;
@@ -159,6 +162,13 @@ void hs_wstats_unsubscribe(struct hs_wstats *w)
 	hs_unsub_traces(w->subs, on_trace, w);
 	hs_unsub_events(w->subs, on_event, w);
 	w->subs = NULL;
+}
+
+void hs_wstats_end_at(struct hs_wstats *w, uint64_t until)
+{
+	if (w->subs)
+		hs_unsub_packets(w->subs, on_packet, w);
+	w->until = until;
 }
 
 uint64_t hs_wstats_watermark(const struct hs_wstats *w)

@@ -426,13 +426,14 @@ PY
 	# one window holds every copy: windows start on whole multiples of
 	# their length (since the epoch), so the length is an hour or a
 	# little more, whichever next ends three minutes from now or later
-	# (the stats below ends in 22 s)
+	# (the stats below ends in 22 s, and its wait for the view in 10 s more)
 	now=$(date +%s) w=3600
 	while [ $((w - now % w)) -lt 180 ]; do w=$((w + 60)); done
 	# (while it is pending, the daemon runs no other console's line: the
-	# view, on its timer, reads the history in the meantime; by then, two
-	# trace timeouts and a heartbeat after the other analyzer stored, all
-	# of it)
+	# view, on its timer, reads the history in the meantime, all of it two
+	# trace timeouts and a heartbeat after the other analyzer stored, which
+	# may be after the 22 s: the copies sent and the other analyzer's parts
+	# stored before then, stats waits at its end for the view to read them)
 	"$HS" --attach "$tmp/an1.sock" --json -c "stats by switch window ${w}s for 22s" \
 		>"$tmp/stats.out" 2>"$tmp/stats.err" </dev/null &
 	sj=$!
