@@ -10,7 +10,8 @@
  * has passed since the last one. It tells its front end through callbacks
  * (struct hs_probe_cbs): each result as its trace closes, each traceroute
  * round, the end of the run and its status. The words of the verbs and
- * what they print are the console's (commands/probe.c, traceroute.c).
+ * what they print are the console's (src/console/probecmd.c, and the
+ * verbs commands/probe.c and traceroute.c).
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -1,4 +1,4 @@
-/* probecmd.h - what the probe and traceroute verbs share (commands/probe.c):
+/* probecmd.h - what the probe and traceroute verbs share (src/console/probecmd.c):
  * the grammar of their words, and running the engine's probe (probe.h) for
  * a verb, its results printed on the client's output
  */

@@ -1,6 +1,7 @@
-/* traces.h - the 'traces' filters as typed and traces written as JSON,
- * shared by the verbs that take them (traces, export); the selection is the
- * engine's (traceq.h) */
+/* traces.h - the 'traces' filters as typed, a listing's limit and traces
+ * written as rows (src/console/traces.c), shared by the verbs that take them
+ * (traces, export, drops, loops, latency, flows, rates); the selection is
+ * the engine's (traceq.h) */
 #ifndef HS_TRACES_H
 #define HS_TRACES_H
 
@@ -26,6 +27,12 @@ int hs_limit_args(struct hs_out *o, const char *verb, int argc, char **argv, uin
  * may have been left unread; nothing when nothing was cut */
 void hs_limit_note(struct hs_out *o, const char *verb, const char *what, size_t shown,
 		   size_t total, bool at_least);
+/* the flow's 5-tuple: its fields in JSON, "a:p > b:p tcp" in text (textfmt
+ * a format of one %s) */
+void hs_trace_flow_fields(struct hs_out *o, const struct hs_trace *t, const char *textfmt);
+/* a dropped trace's last switch and the ones expected next:
+ * " after leaf1, expected next: spine1|spine2" in text; nothing for another */
+void hs_trace_dropped_at(struct hs_out *o, const struct hs_topo *topo, const struct hs_trace *t);
 /* one trace as a row of 'traces': its line in text, its object in JSON;
  * with type, a leading "type" key. session is the history session the
  * trace belongs to (0 none): "id" is the trace's number in it, "trace" the

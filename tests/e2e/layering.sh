@@ -43,6 +43,10 @@
 #      line's reading (cmdline.c), completion, the runner, the REPL, the
 #      daemon and its client. A verb reaches what is above it (help the
 #      table, 'source' the runner) through ctx->con, set by the runner.
+#   8. a verb calls no other verb: no object of commands/ but the table's
+#      (commands/table.c) refers to a function another file of commands/
+#      defines. What verbs share (the probe's grammar and run, the traces'
+#      filters and rows) lives below them, in src/console/.
 #
 # Nothing is left of the old tangle: KNOWN below, the violations let
 # through, each line to go when its cause does, is empty. Any violation
@@ -225,5 +229,19 @@ while read -r files; do
 done <"$tmp/console_circles"
 [ -s "$tmp/console_circles" ] || ok "the console's objects form no circle but $(echo "$CONSOLE_ONE" |
 	sed 's/ / with /')"
+
+# --- 8. verbs calling verbs ----------------------------------------------------------
+grep '^commands/' "$tmp/console_c" | grep -v '^commands/table\.c$' >"$tmp/verbs_c"
+[ -s "$tmp/verbs_c" ] || hard "no verbs under $S/commands"
+while read -r rel; do
+	o=$(object "$rel") || hard "$(cat "$tmp/unbuilt")"
+	refs "$o" | join - "$tmp/console_syms" |
+		awk -v f="$rel" '$2 == "T" && $3 ~ /^commands\// && $3 != f { print f, $1, $3 }'
+done <"$tmp/verbs_c" >"$tmp/verb_calls"
+while read -r file sym def; do
+	not_ok "$file, a verb, calls $sym of $def, another verb: what verbs share goes below\
+ them (src/console/, its header in include/console/)"
+done <"$tmp/verb_calls"
+[ -s "$tmp/verb_calls" ] || ok "no verb calls another ($(wc -l <"$tmp/verbs_c") verbs)"
 
 finish
