@@ -184,6 +184,8 @@ int cmd_blame(struct hs_ctx *ctx, int argc, char **argv)
 	if (b.nepochs == 0)
 		out_text(o, "no TCP traces to judge by\n");
 
+	hs_closed_warn(ctx, &cl, "blame", "the flows counted are those of the kept traces "
+		       "alone");
 	int rc = HS_CMD_OK;
 	if (b.nepochs && ctx->set.policy != HS_POLICY_OFF && store_blame(ctx, &b) < 0)
 		rc = HS_CMD_FAIL;

@@ -52,6 +52,7 @@ int cmd_drops(struct hs_ctx *ctx, int argc, char **argv)
 	const struct hs_trace **all = cl.t;
 	size_t n = cl.n;
 	struct hs_drops d;
+	bool partial = cl.kept < cl.traced;
 	hs_an_drops(all, n, ctx->topo, &d);
 
 	out_obj_open(o, NULL);
@@ -88,8 +89,13 @@ int cmd_drops(struct hs_ctx *ctx, int argc, char **argv)
 		out_text(o, "%-24s", lk);
 		out_uint(o, "drops", " %6" PRIu64, l->drops);
 		out_uint(o, "crossed", " %7" PRIu64, l->crossed);
-		out_share(o, "loss", l->drops ? " %5.1f%%" : NULL, hs_drop_loss(l));
-		if (!l->drops)
+		/* of a history that kept fewer traces than it traced, the
+		 * crossings are not all there: no loss to claim */
+		if (partial)
+			out_null(o, "loss");
+		else
+			out_share(o, "loss", l->drops ? " %5.1f%%" : NULL, hs_drop_loss(l));
+		if (!l->drops || partial)
 			out_text(o, " %6s", "-");
 		out_uint(o, "ambiguous", " %5" PRIu64, l->ambiguous);
 		out_uint(o, "flows", " %5" PRIu64, l->flows);
@@ -115,6 +121,8 @@ int cmd_drops(struct hs_ctx *ctx, int argc, char **argv)
 	out_uint(o, "total", NULL, d.n);
 	out_obj_close(o);
 	hs_limit_note(o, "drops", "links", d.n < limit ? d.n : (size_t)limit, d.n, false);
+	hs_closed_warn(ctx, &cl, "drops", "a link's crossings are not either and its loss "
+		       "is not shown");
 	hs_drops_free(&d);
 	hs_closed_free(&cl);
 	return HS_CMD_OK;

@@ -94,6 +94,7 @@ int cmd_ecmp(struct hs_ctx *ctx, int argc, char **argv)
 	}
 	out_arr_close(o);
 	out_obj_close(o);
+	hs_closed_warn(ctx, &cl, "ecmp", "these shares are those of the kept traces alone");
 	hs_ecmp_free(&e);
 	hs_closed_free(&cl);
 	return HS_CMD_OK;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "closed.h"
 #include "cmd.h"
 #include "console.h"
 #include "fabric.h"
@@ -472,6 +473,8 @@ static int load(struct hs_ctx *ctx, struct hs_store *st, bool by_since, uint64_t
 	hs_flowtab_clear(ctx->flows);
 	hs_follow_reset(ctx);
 	ctx->ring_session = 0;
+	/* what the analyses say of them: whether every trace is there */
+	hs_closed_kept(st, &ctx->loaded_kept, &ctx->loaded_traced);
 	/* and whoever kept them as they were published forgets them too */
 	hs_publish_event(&ctx->subs, &replaced);
 	for (size_t i = 0; i < c.n; i++) {

@@ -104,6 +104,7 @@ int cmd_latency(struct hs_ctx *ctx, int argc, char **argv)
 	}
 	out_arr_close(o);
 	out_obj_close(o);
+	hs_closed_warn(ctx, &cl, "latency", "these figures are those of the kept traces alone");
 	hs_latency_free(&l);
 	hs_closed_free(&cl);
 	return HS_CMD_OK;

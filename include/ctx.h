@@ -82,6 +82,10 @@ struct hs_ctx {
 					 * NULL: hs_ctx_hold_store takes its lock */
 	int64_t ring_session;		/* history session of the traces in memory (the
 					 * last capture's, running or not), 0 none */
+	uint64_t loaded_kept;		/* the traces in memory are 'history load''s, */
+	uint64_t loaded_traced;		/* from a history that kept loaded_kept of the
+					 * loaded_traced its sessions traced; both 0
+					 * when not, or when it kept every one */
 	struct hs_tracer *tracer;
 	struct hs_flowtab *flows;
 	struct hs_filterset *filters;

@@ -172,6 +172,12 @@ struct hs_store_span {
 };
 int hs_store_span(struct hs_store *st, uint64_t from_ns, uint64_t to_ns, bool count,
 		  struct hs_store_span *sp, char *err, size_t errlen);
+/* how many traces the history holds of its ended sessions, and how many
+ * those sessions traced (fewer kept: their history setting kept a part,
+ * or retention took some); on PostgreSQL, whose default keeps every
+ * trace, both 0 without a read. 0, or -1 with err */
+int hs_store_kept(struct hs_store *st, uint64_t *kept, uint64_t *traced, char *err,
+		  size_t errlen);
 /* the stored traces first seen from from_ns on, cut by their time into
  * groups of n each, the last of fewer: each group's first time and size,
  * oldest first, to fn(arg, start, count), in one read (groups that begin

@@ -1048,6 +1048,7 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 	c->running = ctx->capturing = true;
 
 	ctx->session = ctx->ring_session = 0;
+	ctx->loaded_kept = ctx->loaded_traced = 0;
 	c->input[0] = '\0';
 	c->known = 0;
 	if (is_file && hs_file_identity(source, c->input, sizeof(c->input)) < 0)

@@ -289,6 +289,35 @@ int hs_store_span(struct hs_store *st, uint64_t from_ns, uint64_t to_ns, bool co
 	return read_rows(st, sql, p, 2, span_row, sp, err, errlen);
 }
 
+static void kept_row(void *arg, const struct hs_value *v, int ncol)
+{
+	uint64_t *k = arg;
+
+	if (ncol == 2) {
+		k[0] = uint_of(&v[0]);
+		k[1] = uint_of(&v[1]);
+	}
+}
+
+int hs_store_kept(struct hs_store *st, uint64_t *kept, uint64_t *traced, char *err,
+		  size_t errlen)
+{
+	static const char sql[] =
+		"SELECT (SELECT count(*) FROM traces WHERE session IN"
+		" (SELECT id FROM sessions WHERE ended IS NOT NULL)),"
+		" (SELECT coalesce(sum(traces), 0) FROM sessions WHERE ended IS NOT NULL)";
+	uint64_t k[2] = { 0, 0 };
+
+	*kept = *traced = 0;
+	if (IS_PG(st))
+		return 0;
+	if (read_rows(st, sql, NULL, 0, kept_row, k, err, errlen) < 0)
+		return -1;
+	*kept = k[0];
+	*traced = k[1];
+	return 0;
+}
+
 struct ranges {
 	void (*fn)(void *arg, uint64_t start, uint64_t count);
 	void *arg;

@@ -30,12 +30,26 @@ struct hs_closed {
 	struct hs_closed_name *names;
 	size_t nnames;
 	bool older;			/* the history holds older ones, not read */
+	/* read from a history (or loaded from one) that kept kept of the
+	 * traced traces its ended sessions traced: fewer, and the delivered
+	 * packets are not all there, so a link's crossings are not either
+	 * (0 and 0: every one kept, or not read from a history) */
+	uint64_t kept, traced;
 };
 
 /* the traces to answer from; 0, or -1 with the error printed (verb names
  * the verb) */
 int hs_closed_get(struct hs_ctx *ctx, const char *verb, struct hs_closed *c);
 void hs_closed_free(struct hs_closed *c);
+/* how many traces the history st kept of those its ended sessions
+ * traced (hs_store_kept), into *kept and *traced when it kept fewer, else
+ * both 0 (and when it cannot be read) */
+void hs_closed_kept(struct hs_store *st, uint64_t *kept, uint64_t *traced);
+/* after the answer of verb over c, when c's history kept fewer traces
+ * than its sessions traced: a warning saying so, and that what (a
+ * clause: "its loss is not shown") follows */
+void hs_closed_warn(struct hs_ctx *ctx, const struct hs_closed *c, const char *verb,
+		    const char *what);
 /* the name a trace of c (its id) is shown by and taken back by: N or
  * SESSION:N for the console's own, a stored one's SESSION:N */
 struct hs_closed_name hs_closed_name(const struct hs_closed *c, uint64_t id);

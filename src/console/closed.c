@@ -1,4 +1,5 @@
 /* closed.c - the closed traces the analyses answer from (closed.h) */
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,8 @@
 #include "closed.h"
 #include "console.h"
 #include "fabric.h"
+#include "out.h"
+#include "store.h"
 
 /* the console has traces of its own to answer from */
 static bool own_traces(struct hs_ctx *ctx)
@@ -46,10 +49,13 @@ int hs_closed_get(struct hs_ctx *ctx, const char *verb, struct hs_closed *c)
 	if (!ctx->tracer || own_traces(ctx) || !hs_ctx_has_history(ctx)) {
 		c->session = ctx->ring_session;
 		c->n = hs_an_closed(ctx->tracer, &c->t);
+		c->kept = ctx->loaded_kept;
+		c->traced = ctx->loaded_traced;
 		return 0;
 	}
 	if (hs_ctx_store_read(ctx, false, &st) < 0)
 		return -1;
+	hs_closed_kept(st, &c->kept, &c->traced);
 	/* while an analyzer captures, the newest packets' later parts may
 	 * still be on their way: those are left out */
 	uint64_t window = ctx->set.trace_timeout_ns ? ctx->set.trace_timeout_ns : HS_NS_PER_SEC;
@@ -70,6 +76,26 @@ int hs_closed_get(struct hs_ctx *ctx, const char *verb, struct hs_closed *c)
 	c->n = hs_an_closed(c->tr, &c->t);
 	c->older = fs.older;
 	return 0;
+}
+
+void hs_closed_kept(struct hs_store *st, uint64_t *kept, uint64_t *traced)
+{
+	char err[256];
+
+	if (hs_store_kept(st, kept, traced, err, sizeof(err)) < 0 || *kept >= *traced)
+		*kept = *traced = 0;
+}
+
+void hs_closed_warn(struct hs_ctx *ctx, const struct hs_closed *c, const char *verb,
+		    const char *what)
+{
+	if (c->kept >= c->traced)
+		return;
+	out_warn(ctx->out, "%s: the history kept %" PRIu64 " of the %" PRIu64 " traces its "
+		 "sessions traced (by default the dropped, looped, probe, filter-matched "
+		 "and partial ones): the delivered packets are not all there, so %s "
+		 "('set history all' before a capture keeps every trace)", verb, c->kept,
+		 c->traced, what);
 }
 
 struct hs_closed_name hs_closed_name(const struct hs_closed *c, uint64_t id)

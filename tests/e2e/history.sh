@@ -337,6 +337,27 @@ hs --db "$tmp/id.db" -r "$PCAP" --again --topo "$TOPO" -c "traces show 1:$no"
 check "traces show of another session's trace fails, pointing to history show" \
 	has "'history show 1:$no' reads the history" "$tmp/err"
 
+# --- the analyses over a history that kept a part of the traces ---------
+# the default keeps the dropped, looped, probe, filter-matched and partial
+# traces: a link's crossings are not all there, so drops claims no loss,
+# and each analysis says why; one that kept every trace gives the
+# capture's own figures
+hs --db "$tmp/part.db" -r "$PCAP" --topo "$TOPO" --json -c 'drops'
+cp "$tmp/out" "$tmp/own.json"
+hs --db "$tmp/part.db" --topo "$TOPO" --json -c 'history load; drops'
+check "drops over a history of the default: no loss claimed, a warning why (status $st)" \
+	eval '[ "$st" -eq 0 ] && tail -n 1 "$tmp/out" | python3 -c "import json, sys
+L = json.load(sys.stdin)[\"links\"]
+sys.exit(0 if L and all(l[\"loss\"] is None for l in L) else 1)" &&
+	has "warning: drops: the history kept [0-9]* of the 589 traces its sessions traced" "$tmp/err"'
+hs --db "$tmp/part.db" --topo "$TOPO" -c 'latency; ecmp leaf1; blame'
+check "latency, ecmp and blame read from it say so too (status $st)" \
+	eval '[ "$st" -eq 0 ] && [ "$(grep -c "warning: [a-z]*: the history kept [0-9]* of the 589" "$tmp/err")" = 3 ]'
+hs --db "$tmp/whole.db" --topo "$TOPO" -c "set history all; capture start $PCAP"
+hs --db "$tmp/whole.db" --topo "$TOPO" --json -c 'history load; drops'
+check "drops over a history that kept every trace: the capture's own links and loss, no warning" \
+	eval 'tail -n 1 "$tmp/out" | cmp -s - "$tmp/own.json" && [ ! -s "$tmp/err" ]'
+
 # a session with no end: running while its capture is, ended after
 if [ "$(id -u)" -eq 0 ]; then
 	hs --db "$tmp/live.db" -c 'capture start lo; history sessions; capture stop; history sessions --json'
