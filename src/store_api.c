@@ -83,16 +83,6 @@ const char *hs_store_errmsg(struct hs_store *st)
 	return IS_PG(st) ? pg_errmsg(PG(st)) : sq_errmsg(SQ(st));
 }
 
-const char *hs_store_reason(const char *msg, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (const char *p = strchr(msg, '\''); p; p = strchr(p + 1, '\''))
-		if (strncmp(p + 1, name, n) == 0 && strncmp(p + 1 + n, "': ", 3) == 0)
-			return p + n + 4;
-	return msg;
-}
-
 const char *hs_store_errwhy(struct hs_store *st)
 {
 	return hs_store_reason(hs_store_errmsg(st), hs_store_name(st));

@@ -208,6 +208,16 @@ int hs_store_row_fill(struct hs_store_row *r, int64_t session, const struct hs_t
 	return 0;
 }
 
+const char *hs_store_reason(const char *msg, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = strchr(msg, '\''); p; p = strchr(p + 1, '\''))
+		if (strncmp(p + 1, name, n) == 0 && strncmp(p + 1 + n, "': ", 3) == 0)
+			return p + n + 4;
+	return msg;
+}
+
 void hs_prune_add(struct hs_prune *res, int kind, uint64_t n)
 {
 	switch (kind) {
