@@ -205,12 +205,11 @@ static void take_one(void *arg, const struct hs_trace *t, bool foreign)
 	hs_tracer_adopt(ctx->tracer, t);
 }
 
-/* a read of the history failed (why in f->err, or in err): the view
- * stays where it was, and says since when */
-static void unread(struct hs_follow *f, const char *err)
+/* a read of history st failed, why in err: the view stays where it was,
+ * and says since when, naming the history */
+static void unread(struct hs_follow *f, const struct hs_store *st, const char *err)
 {
-	if (err)
-		snprintf(f->err, sizeof(f->err), "%s", err);
+	snprintf(f->err, sizeof(f->err), "cannot read '%.200s': %.280s", hs_store_name(st), err);
 	if (!f->failed_since)
 		f->failed_since = hs_wall_ns();
 }
@@ -232,9 +231,9 @@ static void tick(uv_timer_t *h)
 	hs_ctx_hold_store(ctx);
 	/* what the heartbeats tell of the others, the newest trace stored
 	 * with them */
-	if (hs_fabric_others(st, hs_ctx_analyzer(ctx), hs_wall_ns(), &p, f->err,
-			     sizeof(f->err)) < 0) {
-		unread(f, NULL);
+	char why[sizeof(f->err)];
+	if (hs_fabric_others(st, hs_ctx_analyzer(ctx), hs_wall_ns(), &p, why, sizeof(why)) < 0) {
+		unread(f, st, why);
 		return;
 	}
 	f->err[0] = '\0';
@@ -287,7 +286,7 @@ static void tick(uv_timer_t *h)
 	int rc = hs_fabric_load(st, ctx->topo, &r, take_one, ctx, &fs, err, sizeof(err));
 	f->feeding = false;
 	if (rc < 0) {
-		unread(f, err);
+		unread(f, st, err);
 		return;
 	}
 	f->err[0] = '\0';
