@@ -148,21 +148,27 @@ int hs_privs_drop(const struct hs_privs *p, char *err, size_t errlen)
 /* the reason f was not given away, or NULL: f is opened without following
  * a link and changed through that descriptor, and only when it is a regular
  * file with one name that this process owns (what SQLite made here), never a
- * link or a second name someone else planted; a missing f needs nothing */
+ * link or a second name someone else planted; a missing f needs nothing.
+ * The descriptor is an O_PATH one: SQLite holds the history open, with
+ * POSIX locks on it and its -shm that the close of any other descriptor
+ * of those files would drop (another process would then take the -shm as
+ * unused and truncate it under this one's map); closing an O_PATH
+ * descriptor drops none. */
 static const char *give_one(const struct hs_privs *p, const char *f)
 {
 	struct stat sb;
 	const char *why = NULL;
-	int fd = open(f, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	int fd = open(f, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 
 	if (fd < 0)
-		return errno == ENOENT ? NULL : errno == ELOOP ? "it is a symbolic link" :
-		       strerror(errno);
+		return errno == ENOENT ? NULL : strerror(errno);
 	if (fstat(fd, &sb) < 0)
 		why = strerror(errno);
+	else if (S_ISLNK(sb.st_mode))
+		why = "it is a symbolic link";
 	else if (!S_ISREG(sb.st_mode) || sb.st_nlink != 1 || sb.st_uid != geteuid())
 		why = "not a file of its own that hopscope made";
-	else if (fchown(fd, p->uid, p->gid) < 0)
+	else if (fchownat(fd, "", p->uid, p->gid, AT_EMPTY_PATH) < 0)
 		why = strerror(errno);
 	close(fd);
 	return why;
