@@ -21,12 +21,33 @@ not_crashed_san() { ! crashed && sane; }
 "$SYNTH" --packets "${CRASH_PACKETS:-300000}" --seed 8 -w "$tmp/big.pcap" -t "$tmp/big.topo" \
 	>/dev/null 2>"$tmp/synth.err" || hard "hs-synth failed: $(cat "$tmp/synth.err")"
 
+# slow_feed: the large capture into the FIFO $tmp/feed, 4 MiB every 0.1 s
+# (about 7 s in all), in the background ($feeder): an ingest that lasts as
+# long however fast the console reads
+slow_feed() {
+	rm -f "$tmp/feed"
+	mkfifo "$tmp/feed"
+	python3 - "$tmp/big.pcap" "$tmp/feed" 2>/dev/null <<'PY' &
+import sys, time
+with open(sys.argv[1], "rb") as src, open(sys.argv[2], "wb") as out:
+    while True:
+        b = src.read(4 << 20)
+        if not b:
+            break
+        out.write(b)
+        out.flush()
+        time.sleep(0.1)
+PY
+	feeder=$!
+}
+
 # --- kill -9 in the middle of an ingest ------------------------------------------
 # A second connection reads the file while the console writes it: what it sees
 # is committed. It kills the console right after a read that found rows
 # committed after the first batch; every row it saw must survive the kill.
 db=$tmp/kill.db
-"$HS" --db "$db" --topo "$tmp/big.topo" -c "set history all; capture start $tmp/big.pcap" \
+slow_feed
+"$HS" --db "$db" --topo "$tmp/big.topo" -c "set history all; capture start $tmp/feed" \
 	>"$tmp/out" 2>"$tmp/err" </dev/null &
 hspid=$!
 python3 - "$db" "$hspid" >"$tmp/seen" 2>"$tmp/seen.err" <<'PY'
@@ -53,6 +74,8 @@ print(len(counts), -1)
 PY
 wait "$hspid"
 killst=$?
+kill "$feeder" 2>/dev/null
+wait "$feeder"
 read -r nseen seen <"$tmp/seen" || seen=-1
 check "the reader saw batches committed during the ingest (last saw $seen traces)" \
 	[ "${seen:--1}" -gt 0 ]
@@ -90,7 +113,8 @@ sys.exit(not (s[1]["state"] == "unended" and s[1]["ended_ns"] is None and s[2]["
 
 # --- a second console on the same file while the first ingests ------------------
 db=$tmp/two.db
-"$HS" --db "$db" --topo "$tmp/big.topo" -c "set history all; capture start $tmp/big.pcap" \
+slow_feed
+"$HS" --db "$db" --topo "$tmp/big.topo" -c "set history all; capture start $tmp/feed" \
 	>"$tmp/first.out" 2>"$tmp/first.err" </dev/null &
 hspid=$!
 i=0
@@ -103,6 +127,7 @@ check "second console: its capture still runs and counts" has 'not stored' "$tmp
 check "second console: no crash (status $st)" not_crashed_san
 wait "$hspid"
 firstst=$?
+wait "$feeder"
 check "first console: finished its ingest (status $firstst)" [ "$firstst" -eq 0 ]
 check "first console: no error from the second" [ ! -s "$tmp/first.err" ]
 check "first console: one session, ended" \

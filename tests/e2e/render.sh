@@ -62,13 +62,18 @@ PY
 # --- help --------------------------------------------------------------------
 both -c help
 same "help: each verb's synopsis and summary, in order" '
+# within 80 columns: a synopsis goes on over lines indented a little, a
+# summary too long for its column over lines indented to it (or begins
+# on the line after a synopsis too long)
 rows, i = [], 0
-while i < len(T) and T[i].startswith("  "):
-    m = re.match(r"  (\S.*?)  +(\S.*)$", T[i])
-    if m:
-        rows.append((m[1], m[2])); i += 1
-    else:        # too long for its column: the summary on the next line
-        rows.append((T[i].strip(), T[i + 1].strip())); i += 2
+while i < len(T) and re.match(r"  \S", T[i]):
+    m = re.match(r"  (\S.*?)(?:  +(\S.*))?$", T[i])
+    syn, summ = [m[1]], [m[2]] if m[2] else []
+    i += 1
+    while i < len(T) and T[i].startswith("   "):
+        (summ if len(T[i]) - len(T[i].lstrip()) >= 20 else syn).append(T[i].strip())
+        i += 1
+    rows.append((" ".join(syn), " ".join(summ)))
 eq("verbs", rows, [(v["synopsis"], v["summary"]) for v in J["verbs"]])
 eq("names", [r[0].split()[0] for r in rows], [v["name"] for v in J["verbs"]])
 # (the text shows no aliases: each verb has the array, empty or not)
