@@ -52,6 +52,27 @@ own_ns_end() {
 	exit "$st"
 }
 in_ns() { ip netns exec "$ns" "$@"; }
+# ns_replay PCAP DEV LOG: netsniff-ng sends a capture's frames out of DEV
+# in the test's namespace, as fast as it can. -k 1000: its default flushes
+# its ring at every tick of a 10 us timer signal, which on a virtual
+# machine can stretch a replay of 14,000 frames to minutes (and fail it)
+ns_replay() {
+	in_ns netsniff-ng --in "$1" --out "$2" --silent -S 8MiB -k 1000 >"$3" 2>&1 &&
+		! grep -q "Cannot allocate\|failed" "$3"
+}
+# running FILE...: until the console writing each FILE has said that its
+# capture runs (a runbook starting 'set format json; capture status'),
+# 60 s at most, so that nothing is sent before every reader is there
+running() {
+	local f i
+	for f; do
+		for ((i = 0; i < 600; i++)); do
+			grep -q '"state":"running"' "$f" 2>/dev/null && continue 2
+			sleep 0.1
+		done
+		hard "the console writing $f never said its capture runs: $(tail -c 600 "$f" 2>/dev/null)"
+	done
+}
 
 lab_cleanup() {
 	local st=$?

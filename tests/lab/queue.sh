@@ -42,7 +42,8 @@ done
 # console PAIR OPEN: two workers holding OPEN open traces between them
 console() {
 	in_ns env HOPSCOPE_TEST_OPEN_MAX="$2" "$HOPSCOPE" --db "$tmp/h$1.db" --workers 2 \
-		-i "rx$1" -c "set trace-timeout 60s; sleep 5s; capture stop; set format json;
+		-i "rx$1" -c "set format json; capture status; set trace-timeout 60s; sleep 7s;
+			      capture stop;
 			      traces limit 100000; set format text; capture status" \
 		>"$tmp/out.$1" 2>"$tmp/err.$1" </dev/null
 }
@@ -50,16 +51,14 @@ console() {
 replay() {
 	local f
 	for f in old.pcap "many.$1.pcap"; do
-		in_ns netsniff-ng --in "$tmp/$f" --out "tx$1" --silent -S 8MiB >"$tmp/replay.$1" 2>&1 &&
-			! grep -q "Cannot allocate" "$tmp/replay.$1" ||
-			{ cat "$tmp/replay.$1" >&2; return 1; }
+		ns_replay "$tmp/$f" "tx$1" "$tmp/replay.$1" || { cat "$tmp/replay.$1" >&2; return 1; }
 	done
 }
 while read -r pair n open; do
 	console "$pair" "$open" &
 	pids="$pids $!"
 done <<<"$runs"
-sleep 2		# both capturing before the first frame
+running "$tmp/out.a" "$tmp/out.b"	# both capturing before the first frame
 replay a & ra=$!
 replay b || hard "netsniff-ng could not replay into txb"
 wait "$ra" || hard "netsniff-ng could not replay into txa"

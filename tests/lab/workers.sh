@@ -31,8 +31,8 @@ in_ns ip link set txa up && in_ns ip link set rxa up || hard "cannot bring the v
 # traces and the status
 console() {
 	in_ns "$HOPSCOPE" --db "$tmp/h$1.db" --topo "$tmp/fat.topo" --workers "$1" -i rxa \
-		-c "sleep 6s; capture stop; set format json; traces limit 100000;
-		    set format text; capture status" \
+		-c "set format json; capture status; set format text; sleep 8s; capture stop;
+		    set format json; traces limit 100000; set format text; capture status" \
 		>"$tmp/out.$1" 2>"$tmp/err.$1" </dev/null
 }
 # the kernel refusing the fanout group (hs-nofanout.so makes setsockopt
@@ -50,14 +50,15 @@ two=$!
 pids="$one $two"
 if [ "$cores" -gt 1 ]; then
 	nofanout --db "$tmp/h0.db" --topo "$tmp/fat.topo" -i rxa \
-		-c "sleep 6s; capture stop; set format json; traces limit 100000;
-		    capture status; set format text; capture status" \
+		-c "set format json; capture status; set format text; sleep 8s; capture stop;
+		    set format json; traces limit 100000; capture status; set format text;
+		    capture status" \
 		>"$tmp/out.0" 2>"$tmp/err.0" </dev/null &
 	pids="$pids $!"
 fi
-sleep 2		# both capturing before the first frame
-in_ns netsniff-ng --in "$tmp/fat.pcap" --out txa --silent -S 8MiB >"$tmp/replay" 2>&1 &&
-	! grep -q "Cannot allocate" "$tmp/replay" ||
+running "$tmp/out.1" "$tmp/out.2"	# all capturing before the first frame
+[ "$cores" -gt 1 ] && running "$tmp/out.0"
+ns_replay "$tmp/fat.pcap" txa "$tmp/replay" ||
 	{ cat "$tmp/replay" >&2; hard "netsniff-ng could not replay the capture"; }
 st1=0 st2=0 st0=0
 wait "$one" || st1=$?
