@@ -98,6 +98,17 @@ size_t hs_store_in_flight(struct hs_store *st);
  * a write does (wait), or failing at once when another program holds it.
  * 0 or -1. */
 int hs_store_begin(struct hs_store *st, bool wait);
+/* SQLite's log is copied into the file when it has grown past a mark, by
+ * the commit that crossed it; with apart, a thread other than the one
+ * that has the store takes it instead, so that no commit waits for it:
+ * hs_store_checkpoint_due() (the store's thread, after a commit) hands
+ * out the checkpoint due, NULL when none is (and always on PostgreSQL),
+ * and hs_store_checkpoint_run() takes it on any thread, on a connection
+ * of its own, and lets it go. A store closed meanwhile is no matter. */
+struct hs_store_ckpt;
+void hs_store_checkpoint_apart(struct hs_store *st, bool apart);
+struct hs_store_ckpt *hs_store_checkpoint_due(struct hs_store *st);
+void hs_store_checkpoint_run(struct hs_store_ckpt *k);
 uint64_t hs_store_written(const struct hs_store *st);	/* rows committed so far */
 uint64_t hs_store_lost(const struct hs_store *st);	/* rows queued, then rolled back */
 

@@ -37,6 +37,9 @@ struct hs_writer_ops {
 	void (*write)(void *arg, int64_t session, const struct hs_trace *t);
 	void (*commit)(void *arg);
 	void *arg;
+	/* on the writer thread after each of its turns, the lock let go: work
+	 * that must not keep the loop waiting for the history (NULL: none) */
+	void (*after)(void *arg);
 };
 
 /* the thread starts at once and sleeps while there is nothing to write;

@@ -84,6 +84,7 @@ struct hs_capture {
 	 * the counters above are touched under its lock. A file is read as fast
 	 * as its traces can be written: they are written here, in turn. */
 	struct hs_writer *writer;
+	struct hs_store_ckpt *ckpt;	/* due, taken after the writer's turn */
 	uint64_t behind;	/* traces the writer's full queue refused */
 	bool flush_again;	/* flows waited for a batch: the next tick */
 	uv_prepare_t release_prepare;	/* let the writer have the lock ... */
@@ -198,6 +199,21 @@ static void writer_commit(void *arg)
 	struct hs_ctx *ctx = arg;
 
 	commit(ctx);
+	if (ctx->store && !ctx->cap->ckpt)
+		ctx->cap->ckpt = hs_store_checkpoint_due(ctx->store);
+}
+
+/* the writer thread, the lock let go: the history's checkpoint, which
+ * copies and syncs tens of MB, keeps no answer waiting */
+static void writer_after(void *arg)
+{
+	struct hs_ctx *ctx = arg;
+	struct hs_capture *c = ctx->cap;
+
+	if (c->ckpt) {
+		hs_store_checkpoint_run(c->ckpt);
+		c->ckpt = NULL;
+	}
 }
 
 void hs_capture_pause(struct hs_ctx *ctx)
@@ -1096,11 +1112,14 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 	}
 	if (!is_file && ctx->session > 0) {
 		if (!c->writer) {
-			struct hs_writer_ops ops = { writer_ready, writer_write, writer_commit,
-						     ctx };
+			struct hs_writer_ops ops = { .ready = writer_ready, .write = writer_write,
+						     .commit = writer_commit, .after = writer_after,
+						     .arg = ctx };
 			c->writer = hs_writer_new(&ops);	/* NULL: written here */
 		}
 		ctx->store_writer = c->writer;
+		if (c->writer && st)
+			hs_store_checkpoint_apart(st, true);
 	}
 
 	if (ws) {
@@ -1148,6 +1167,8 @@ void hs_capture_stop(struct hs_ctx *ctx, const char *why)
 	if (ctx->store_writer) {
 		hs_writer_drain(c->writer);
 		ctx->store_writer = NULL;
+		if (ctx->store)
+			hs_store_checkpoint_apart(ctx->store, false);
 	}
 	c->done = NULL;
 	uv_timer_stop(&c->select_timer);

@@ -11,7 +11,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -481,9 +483,30 @@ _Static_assert(HS_ARRAY_SIZE(migrations) == HS_STORE_SCHEMA,
 #define BATCH_ROWS (1u << (BATCH_BITS - 1))	/* flow rows per INSERT, 64 */
 #define TRACE_BATCH 256		/* trace rows per INSERT */
 
+/* The log is copied into the file (a checkpoint) once it holds CKPT_PAGES
+ * pages, 64 MiB, not every 4 MiB: each checkpoint syncs, and writes once
+ * the pages that every commit rewrites (the right edge of each table);
+ * with 'history all' SQLite's default took a quarter of the run. A live
+ * capture's writer thread takes it on a connection of its own after it
+ * has let go of the history (hs_store_checkpoint_due()): taken by the
+ * commit that crossed the mark, it copied and synced 64 MiB while the
+ * console's next answer waited for the history. */
+#define CKPT_PAGES 16384
+
+struct hs_store_ckpt {
+	atomic_int refs;	/* the store's, and a thread's about to run it */
+	atomic_bool broken;	/* cannot be opened: commits checkpoint again */
+	pthread_mutex_t mu;	/* one checkpoint at a time on db */
+	sqlite3 *db;		/* opened by the first run */
+	char *path;
+};
+
 struct sq_store {
 	struct hs_store base;	/* first: the handle store.h's callers hold */
 	sqlite3 *db;
+	struct hs_store_ckpt *ckpt;	/* NULL: commits take checkpoints */
+	bool ckpt_due;
+	int ckpt_pages;		/* CKPT_PAGES (HOPSCOPE_TEST_CKPT_PAGES) */
 	char *path;
 	int lock_fd;		/* flock()ed while open: one console per file */
 	sqlite3_stmt *stmt[S__COUNT];
@@ -874,8 +897,82 @@ static const sqlite3_module qt_module = {
 	.xRowid = qt_rowid,
 };
 
+static void ckpt_put(struct hs_store_ckpt *k)
+{
+	if (!k || atomic_fetch_sub(&k->refs, 1) != 1)
+		return;
+	sqlite3_close_v2(k->db);
+	pthread_mutex_destroy(&k->mu);
+	free(k->path);
+	free(k);
+}
+
+/* after each commit: at the mark, the checkpoint is taken now, or marked
+ * due for the writer thread */
+static int wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
+{
+	struct sq_store *st = arg;
+
+	if (pages < st->ckpt_pages)
+		return SQLITE_OK;
+	if (st->ckpt && !atomic_load(&st->ckpt->broken))
+		st->ckpt_due = true;
+	else
+		sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+	return SQLITE_OK;
+}
+
+void sq_checkpoint_apart(struct sq_store *st, bool apart)
+{
+	if (apart && !st->ckpt && strcmp(st->path, ":memory:") != 0) {
+		struct hs_store_ckpt *k = hs_xcalloc(1, sizeof(*k));
+
+		atomic_init(&k->refs, 1);
+		atomic_init(&k->broken, false);
+		pthread_mutex_init(&k->mu, NULL);
+		k->path = hs_xstrdup(st->path);
+		st->ckpt = k;
+	} else if (!apart && st->ckpt) {
+		ckpt_put(st->ckpt);	/* one running finishes on its own */
+		st->ckpt = NULL;
+		st->ckpt_due = false;	/* the next commit past the mark takes it */
+	}
+}
+
+struct hs_store_ckpt *sq_checkpoint_due(struct sq_store *st)
+{
+	if (!st->ckpt || !st->ckpt_due)
+		return NULL;
+	st->ckpt_due = false;
+	atomic_fetch_add(&st->ckpt->refs, 1);
+	return st->ckpt;
+}
+
+void hs_store_checkpoint_run(struct hs_store_ckpt *k)
+{
+	if (!k)
+		return;
+	pthread_mutex_lock(&k->mu);
+	if (!k->db && !atomic_load(&k->broken) &&
+	    (sqlite3_open_v2(k->path, &k->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+			     NULL) != SQLITE_OK ||
+	     /* a read, so that the new connection knows the file is in WAL mode */
+	     sqlite3_exec(k->db, "PRAGMA user_version", NULL, NULL, NULL) != SQLITE_OK)) {
+		sqlite3_close_v2(k->db);
+		k->db = NULL;
+		atomic_store(&k->broken, true);
+	}
+	/* PASSIVE: copies what no reader still needs, waiting for nobody;
+	 * the writer goes on appending to the log meanwhile */
+	if (k->db)
+		sqlite3_wal_checkpoint_v2(k->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+	pthread_mutex_unlock(&k->mu);
+	ckpt_put(k);
+}
+
 static void store_destroy(struct sq_store *st)
 {
+	ckpt_put(st->ckpt);
 	for (int i = 0; i < S__COUNT; i++)
 		sqlite3_finalize(st->stmt[i]);
 	for (int i = 0; i < BATCH_BITS; i++)
@@ -1014,17 +1111,16 @@ struct sq_store *sq_open_notice(const char *path, char *err, size_t errlen,
 	     * 'history all' a page fault and an allocation for each of its
 	     * first 16,384 pages, a fifth of its writing; sorts (the sorter
 	     * takes the cache's size as its run) went no faster with it. */
-	    sqlite3_exec(st->db, "PRAGMA cache_size = -8192", NULL, NULL, NULL) != SQLITE_OK ||
-	    /* Checkpoint every 64 MiB of log, not every 4 MiB: each checkpoint
-	     * syncs, and writes once the pages that every commit rewrites (the
-	     * right edge of each table). With 'history all' the default took a
-	     * quarter of the run. */
-	    sqlite3_exec(st->db, "PRAGMA wal_autocheckpoint = 16384", NULL, NULL, NULL) !=
-		    SQLITE_OK) {
+	    sqlite3_exec(st->db, "PRAGMA cache_size = -8192", NULL, NULL, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "cannot set up '%s': %s", path,
 			 db_why(st->db, why, sizeof(why)));
 		goto fail;
 	}
+	uint64_t pages;
+	const char *env = getenv("HOPSCOPE_TEST_CKPT_PAGES");
+	st->ckpt_pages = env && hs_parse_uint(env, CKPT_PAGES, &pages) == 0 && pages > 0
+				 ? (int)pages : CKPT_PAGES;
+	sqlite3_wal_hook(st->db, wal_hook, st);	/* in place of wal_autocheckpoint */
 	if (version > 0 && version < HS_STORE_SCHEMA && notice) {
 		char msg[1024];
 		snprintf(msg, sizeof(msg), "upgrading history '%s' from schema %lld to %d (a large "

@@ -147,6 +147,17 @@ int hs_store_begin(struct hs_store *st, bool wait)
 	return IS_PG(st) ? pg_begin(PG(st), wait) : sq_begin(SQ(st), wait);
 }
 
+void hs_store_checkpoint_apart(struct hs_store *st, bool apart)
+{
+	if (!IS_PG(st))
+		sq_checkpoint_apart(SQ(st), apart);
+}
+
+struct hs_store_ckpt *hs_store_checkpoint_due(struct hs_store *st)
+{
+	return IS_PG(st) ? NULL : sq_checkpoint_due(SQ(st));
+}
+
 uint64_t hs_store_written(const struct hs_store *st)
 {
 	return IS_PG(st) ? pg_written((const struct pg_store *)st)

@@ -163,6 +163,8 @@ int sq_control(struct sq_store *st, int64_t session, uint64_t ts_ns, const char 
 int sq_commit(struct sq_store *st);
 size_t sq_pending(const struct sq_store *st);
 int sq_begin(struct sq_store *st, bool wait);
+void sq_checkpoint_apart(struct sq_store *st, bool apart);
+struct hs_store_ckpt *sq_checkpoint_due(struct sq_store *st);
 uint64_t sq_written(const struct sq_store *st);
 /* the first copy's time of the newest trace stored (or in the open
  * transaction, which a heartbeat joins), 0 none */

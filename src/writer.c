@@ -104,6 +104,8 @@ static void *writer_main(void *arg)
 			w->ops.commit(w->ops.arg);
 		pthread_cond_broadcast(&w->done);
 		pthread_mutex_unlock(&w->mu);
+		if (w->ops.after)
+			w->ops.after(w->ops.arg);
 	}
 	return NULL;
 }

@@ -1707,6 +1707,68 @@ static void test_retention(void **state)
 	assert_int_equal(q1(f->path, "SELECT count(*) FROM sessions"), 0);
 }
 
+static off_t file_size(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) == 0 ? sb.st_size : -1;
+}
+
+/* with the checkpoint apart (a live capture's writer), the commit that
+ * fills the log past its mark copies nothing into the file: the
+ * checkpoint is handed out, and taken by whoever runs it, on a connection
+ * of its own; without, the commit takes it as before */
+static void test_checkpoint_apart(void **state)
+{
+	struct fixture *f = *state;
+	struct hs_trace t;
+	struct hs_store_ckpt *k = NULL;
+	char wal[192];
+	uint64_t id = 0;
+
+	setenv("HOPSCOPE_TEST_CKPT_PAGES", "64", 1);
+	snprintf(wal, sizeof(wal), "%s-wal", f->path);
+	struct hs_store *st = open_ok(f->path);
+	unsetenv("HOPSCOPE_TEST_CKPT_PAGES");
+	int64_t sess = hs_store_session_begin(st, "x", NULL, T0);
+	assert_true(sess > 0);
+	assert_true(hs_store_commit(st) >= 0);
+	off_t before = file_size(f->path);
+
+	hs_store_checkpoint_apart(st, true);
+	assert_null(hs_store_checkpoint_due(st));
+	for (int b = 0; b < 200 && !k; b++) {
+		for (int i = 0; i < 100; i++) {
+			mktrace(&t, ++id, NULL);
+			assert_int_equal(hs_store_trace(st, sess, &t, NULL), 0);
+		}
+		assert_int_equal(hs_store_commit(st), 100);
+		k = hs_store_checkpoint_due(st);
+	}
+	assert_non_null(k);
+	assert_null(hs_store_checkpoint_due(st));	/* handed out once */
+	assert_int_equal(file_size(f->path), before);	/* all still in the log */
+	assert_true(file_size(wal) >= 64 * 4096);
+	hs_store_checkpoint_run(k);
+	assert_true(file_size(f->path) > before + 32 * 4096);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM traces"), (int64_t)id);
+
+	/* apart no more: the next commit past the mark copies it itself */
+	hs_store_checkpoint_apart(st, false);
+	before = file_size(f->path);
+	for (int b = 0; b < 200 && file_size(f->path) == before; b++) {
+		for (int i = 0; i < 100; i++) {
+			mktrace(&t, ++id, NULL);
+			assert_int_equal(hs_store_trace(st, sess, &t, NULL), 0);
+		}
+		assert_int_equal(hs_store_commit(st), 100);
+		assert_null(hs_store_checkpoint_due(st));
+	}
+	assert_true(file_size(f->path) > before);
+	hs_store_close(st);
+	assert_int_equal(q1(f->path, "SELECT count(*) FROM traces"), (int64_t)id);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1740,6 +1802,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_migrate_v14_analyzer_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_probe_ids_per_analyzer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_new_file_schema, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_checkpoint_apart, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

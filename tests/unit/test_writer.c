@@ -1,8 +1,10 @@
 /* test_writer.c - the history writer: every trace queued is written in
  * order and a commit asked for is done; with nothing to do its thread
  * sleeps until asked, and does not look again every few milliseconds nor
- * wake for each trace */
+ * wake for each trace; what it does after a turn (a history's checkpoint)
+ * keeps the loop from the history no longer */
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
@@ -82,7 +84,7 @@ static void until_asleep(struct hs_writer *w)
 static void test_writes_and_sleeps(void **state)
 {
 	struct sink s = { .in_order = true };
-	struct hs_writer_ops ops = { ready, write_one, commit, &s };
+	struct hs_writer_ops ops = { .ready = ready, .write = write_one, .commit = commit, .arg = &s };
 	struct hs_trace t;
 	struct timespec quiet = { 0, 300 * 1000 * 1000 };
 
@@ -136,7 +138,7 @@ static void test_writes_and_sleeps(void **state)
 static void test_woken_per_turn(void **state)
 {
 	struct sink s = { .in_order = true };
-	struct hs_writer_ops ops = { ready, write_one, commit, &s };
+	struct hs_writer_ops ops = { .ready = ready, .write = write_one, .commit = commit, .arg = &s };
 	struct hs_trace t;
 	struct timespec ms = { 0, 1000 * 1000 };
 	uint64_t id = 0;
@@ -182,11 +184,62 @@ static void test_woken_per_turn(void **state)
 	alarm(0);
 }
 
+struct later {
+	struct sink s;
+	atomic_bool in_after, held;
+	bool saw_held;
+};
+
+static void after(void *arg)
+{
+	struct later *l = arg;
+	struct timespec ms = { 0, 1000 * 1000 };
+
+	if (atomic_load(&l->in_after) || l->s.commits == 0)
+		return;
+	atomic_store(&l->in_after, true);
+	for (int i = 0; i < 5000 && !atomic_load(&l->held); i++)
+		nanosleep(&ms, NULL);
+	l->saw_held = atomic_load(&l->held);
+}
+
+static void later_commit(void *arg)
+{
+	((struct later *)arg)->s.commits++;
+}
+
+/* after a turn the writer works on with its lock let go: the loop has
+ * the history meanwhile (a checkpoint of 64 MiB kept answers waiting) */
+static void test_after_unlocked(void **state)
+{
+	struct later l = { .s = { .in_order = true } };
+	struct hs_writer_ops ops = { .ready = ready, .commit = later_commit, .after = after,
+				     .arg = &l };
+	struct timespec ms = { 0, 1000 * 1000 };
+
+	(void)state;
+	alarm(20);
+	struct hs_writer *w = hs_writer_new(&ops);
+	assert_non_null(w);
+	hs_writer_commit_soon(w);
+	for (int i = 0; i < 5000 && !atomic_load(&l.in_after); i++)
+		nanosleep(&ms, NULL);
+	assert_true(atomic_load(&l.in_after));
+	assert_true(hs_writer_try_hold(w));	/* while after() runs */
+	atomic_store(&l.held, true);
+	hs_writer_release(w);
+	hs_writer_free(w);
+	assert_int_equal(l.s.commits, 1);
+	assert_true(l.saw_held);
+	alarm(0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_writes_and_sleeps),
 		cmocka_unit_test(test_woken_per_turn),
+		cmocka_unit_test(test_after_unlocked),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
