@@ -614,6 +614,18 @@ static bool on_sender(const struct pg_store *st)
  * split batch by itself: the sender's part (the first traces, the
  * flows, the control rows) and the second connection's. 0, or -1 with
  * errmsg set when rows were not written (told by the next commit too). */
+/* whether the server is gone. One shutting down answers the statement
+ * it has with an error (terminating connection due to administrator
+ * command) before it closes, and the connection looks fine until it is
+ * used again: an empty statement tells. */
+static bool conn_gone(PGconn *c)
+{
+	if (PQstatus(c) != CONNECTION_OK)
+		return true;
+	PQclear(PQexec(c, ""));
+	return PQstatus(c) != CONNECTION_OK;
+}
+
 static int answer(struct pg_store *st)
 {
 	size_t n = st->fly_rows, nh;
@@ -631,8 +643,8 @@ static int answer(struct pg_store *st)
 	st->fly_rows = 0;
 	st->half_rows = 0;
 	bool own_ok = st->fly_rc == 0, half_ok = !nh || st->half_rc == 0;
-	bool own_waits = !own_ok && PQstatus(st->conn) != CONNECTION_OK;
-	bool half_waits = !half_ok && PQstatus(st->conn2) != CONNECTION_OK;
+	bool own_waits = !own_ok && conn_gone(st->conn);
+	bool half_waits = !half_ok && conn_gone(st->conn2);
 
 	st->written += (own_ok ? n - nh : 0) + (nh && half_ok ? nh : 0);
 	/* the newest taken only with the whole batch; what waits for the
