@@ -70,20 +70,22 @@ check "the file gave the pages back" [ "$(stat -c %s "$H")" -le 4194304 ]
 # a session being captured is never taken, not even over the size: a
 # capture from a FIFO (a file, as the console sees it) whose writer holds
 # it open, 10 s of capture time so that its traces are stored as it reads;
-# its console looks at the bounds every 100 ms
+# its console looks at the bounds every 100 ms. The writer holds it open
+# until half the traces are seen stored, and a second more (60 s at most)
 "$SYNTH" --packets 20000 --duration 10 --seed 3 -w "$tmp/3.pcap" -t "$tmp/3.topo" >/dev/null 2>&1 ||
 	hard "hs-synth failed"
 rm -f "$H"*
 store 1
 mkfifo "$tmp/fifo"
-(cat "$tmp/3.pcap"; sleep 5) >"$tmp/fifo" &
+(cat "$tmp/3.pcap"; i=0; while [ ! -e "$tmp/enough" ] && [ $i -lt 600 ]; do sleep 0.1;
+	i=$((i + 1)); done) >"$tmp/fifo" &
 writer=$!
 HOPSCOPE_RETENTION_PERIOD=100ms timeout 60 "$HS" --db "$H" --topo "$tmp/3.topo" \
 	-c "set retention 1MiB; set history all; capture start $tmp/fifo" >/dev/null 2>&1 &
 capturing=$!
 # (read while the console writes: wait for its commits)
 q() { sqlite3 -cmd '.timeout 10000' "$H" "$1"; }
-seen=0 taken=0 most=0
+seen=0 taken=0 most=0 after=0
 while kill -0 "$writer" 2>/dev/null; do
 	if [ "$(q 'select count(*) from sessions where id = 2')" = 1 ]; then
 		seen=1; k=$(q 'select count(*) from traces where session = 2')
@@ -91,6 +93,8 @@ while kill -0 "$writer" 2>/dev/null; do
 	elif [ "$seen" = 1 ]; then
 		taken=1
 	fi
+	[ "$most" -ge 10000 ] && after=$((after + 1))
+	[ "$after" -gt 3 ] && touch "$tmp/enough"
 	sleep 0.3
 done
 wait "$capturing"
