@@ -125,11 +125,16 @@ static const char q_show[] =
 	"t.dst, t.dport, " SQL_PROTO("t.proto") " AS proto, t.ip_id, t.len, t.outcome, "
 	"t.last_switch, t.expected_next, t.nhops, t.probe_id FROM traces t WHERE t.id = " SQL_P1;
 
-/* (read from the trace's own row, as SQL_PARTS_ROWS reads them) */
+/* (read from the trace's own row, as SQL_PARTS_ROWS reads them); a hop's
+ * latency is from the hop before by the switches' clock where both have
+ * a timestamp, by the capture's otherwise, as 'traces show' gives it
+ * (hs_hop_delta) */
+#define SQL_HOP_HW "t.first_hw_ts + " SQL_HOP(2)
+#define SQL_HOP_LAG(x) "(" x " - lag(" x ") OVER (ORDER BY " SQL_HOP_IDX "))"
 static const char q_hops[] =
 	"SELECT row_number() OVER (ORDER BY " SQL_HOP_IDX ") AS idx, "
 	"coalesce(m.switch, '-') AS switch, m.addr, " SQL_HOP_TS " AS ts, "
-	SQL_HOP_TS " - lag(" SQL_HOP_TS ") OVER (ORDER BY " SQL_HOP_IDX ") AS latency, "
+	"coalesce(" SQL_HOP_LAG(SQL_HOP_HW) ", " SQL_HOP_LAG(SQL_HOP_TS) ") AS latency, "
 	SQL_HOP(3) " AS ttl, " SQL_HOP(4) " AS tos, " SQL_HOP(5) " AS session "
 	"FROM traces t" SQL_HOP_ROWS " WHERE t.id = " SQL_P1 " ORDER BY " SQL_HOP_IDX;
 

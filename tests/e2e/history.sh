@@ -337,6 +337,32 @@ hs --db "$tmp/id.db" -r "$PCAP" --again --topo "$TOPO" -c "traces show 1:$no"
 check "traces show of another session's trace fails, pointing to history show" \
 	has "'history show 1:$no' reads the history" "$tmp/err"
 
+# --- a hop's latency, from memory and from the history alike --------------
+# (the sample's copies carry switch timestamps, and reach the analyzer in
+# another order than they left their switches: by the capture's clock a
+# hop can seem to come before the one it followed)
+hs --db "$tmp/lat.db" --topo "$TOPO" --json \
+	-c "set history all; capture start $PCAP; traces outcome delivered limit 20"
+python3 - "$tmp/out" >"$tmp/lat.ids" <<'PY'
+import json, sys
+for l in open(sys.argv[1]):
+    if l.startswith("{"):
+        print(" ".join(t["trace"] for t in json.loads(l).get("traces", [])))
+PY
+cmds=$(for r in $(cat "$tmp/lat.ids"); do printf 'traces show %s; history show %s; ' "$r" "$r"; done)
+hs --db "$tmp/lat.db" --topo "$TOPO" --json -c "capture start $PCAP; $cmds"
+python3 - "$tmp/out" <<'PY' && ok "history show gives each hop the latency traces show gives it" || not_ok "history show gives each hop the latency traces show gives it"
+import json, sys
+L = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+mem = [[h.get("latency_ns") for h in o["hops"]] for o in L if "id" in o and "hops" in o]
+hist = [[h.get("latency_ns") for h in o["hops"]] for o in L
+        if isinstance(o.get("trace"), dict) and "hops" in o]
+ok = len(mem) == 20 and mem == hist
+if not ok:
+    print("# %d in memory, %d stored; first: %s vs %s" % (len(mem), len(hist), mem[:1], hist[:1]))
+sys.exit(0 if ok else 1)
+PY
+
 # --- the analyses over a history that kept a part of the traces ---------
 # the default keeps the dropped, looped, probe, filter-matched and partial
 # traces: a link's crossings are not all there, so drops claims no loss,
