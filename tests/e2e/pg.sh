@@ -578,7 +578,11 @@ check "live: rows were written before the server stopped" \
 	eval 'hasnt "no capture on lo" "$tmp/live.log" && hasnt "no rows before" "$tmp/live.log"'
 check "live: the lost server is told, once" \
 	[ "$(grep -c "cannot write history 'postgresql://.*rows held, written when it answers" "$tmp/live.err")" = 1 ]
-check "live: the history named once" [ "$(grep -o "'postgresql://" "$tmp/live.err" | wc -l)" = 1 ]
+# (in each message: 'capture status' asked in the second after the server
+# returned may also warn that it could not read the analyzers, having
+# tried less than PG_RETRY_NS before)
+check "live: the history named once in each message" \
+	[ "$(grep -c "'postgresql://.*'postgresql://" "$tmp/live.err")" = 0 ]
 closed=$(j traces_closed)
 check "live: the capture went on ($closed traces)" [ "$closed" -gt 1000 ]
 check "live: nothing waits, nothing lost" eval '[ "$(j history_waiting)" = 0 ] && [ "$(j history_unstored)" = 0 ]'
