@@ -495,17 +495,18 @@ _Static_assert(HS_ARRAY_SIZE(migrations) == HS_STORE_SCHEMA,
 
 struct hs_store_ckpt {
 	atomic_int refs;	/* the store's, and a thread's about to run it */
-	atomic_bool broken;	/* cannot be opened: commits checkpoint again */
 	pthread_mutex_t mu;	/* one checkpoint at a time on db */
-	sqlite3 *db;		/* opened by the first run */
-	char *path;
+	sqlite3 *db;
 };
 
 struct sq_store {
 	struct hs_store base;	/* first: the handle store.h's callers hold */
 	sqlite3 *db;
-	struct hs_store_ckpt *ckpt;	/* NULL: commits take checkpoints */
-	bool ckpt_due;
+	/* the connection checkpoints are taken on apart, opened with the
+	 * history (a console that drops its privileges may not reach the
+	 * file's folder later); NULL where it could not be */
+	struct hs_store_ckpt *ckpt;
+	bool apart, ckpt_due;
 	int ckpt_pages;		/* CKPT_PAGES (HOPSCOPE_TEST_CKPT_PAGES) */
 	char *path;
 	int lock_fd;		/* flock()ed while open: one console per file */
@@ -903,7 +904,6 @@ static void ckpt_put(struct hs_store_ckpt *k)
 		return;
 	sqlite3_close_v2(k->db);
 	pthread_mutex_destroy(&k->mu);
-	free(k->path);
 	free(k);
 }
 
@@ -915,33 +915,43 @@ static int wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
 
 	if (pages < st->ckpt_pages)
 		return SQLITE_OK;
-	if (st->ckpt && !atomic_load(&st->ckpt->broken))
+	if (st->apart && st->ckpt)
 		st->ckpt_due = true;
 	else
 		sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
 	return SQLITE_OK;
 }
 
+/* the second connection, beside the store's own: NULL where it cannot
+ * be had (a checkpoint is then taken by the commit, as SQLite's own) */
+static struct hs_store_ckpt *ckpt_open(const char *path)
+{
+	struct hs_store_ckpt *k;
+
+	if (strcmp(path, ":memory:") == 0)
+		return NULL;
+	k = hs_xcalloc(1, sizeof(*k));
+	atomic_init(&k->refs, 1);
+	pthread_mutex_init(&k->mu, NULL);
+	if (sqlite3_open_v2(path, &k->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+		    SQLITE_OK ||
+	    /* a read, so that the new connection knows the file is in WAL mode */
+	    sqlite3_exec(k->db, "PRAGMA user_version", NULL, NULL, NULL) != SQLITE_OK) {
+		ckpt_put(k);
+		return NULL;
+	}
+	return k;
+}
+
 void sq_checkpoint_apart(struct sq_store *st, bool apart)
 {
-	if (apart && !st->ckpt && strcmp(st->path, ":memory:") != 0) {
-		struct hs_store_ckpt *k = hs_xcalloc(1, sizeof(*k));
-
-		atomic_init(&k->refs, 1);
-		atomic_init(&k->broken, false);
-		pthread_mutex_init(&k->mu, NULL);
-		k->path = hs_xstrdup(st->path);
-		st->ckpt = k;
-	} else if (!apart && st->ckpt) {
-		ckpt_put(st->ckpt);	/* one running finishes on its own */
-		st->ckpt = NULL;
-		st->ckpt_due = false;	/* the next commit past the mark takes it */
-	}
+	st->apart = apart && st->ckpt;
+	st->ckpt_due = false;	/* off: the next commit past the mark takes it */
 }
 
 struct hs_store_ckpt *sq_checkpoint_due(struct sq_store *st)
 {
-	if (!st->ckpt || !st->ckpt_due)
+	if (!st->apart || !st->ckpt_due)
 		return NULL;
 	st->ckpt_due = false;
 	atomic_fetch_add(&st->ckpt->refs, 1);
@@ -952,20 +962,10 @@ void hs_store_checkpoint_run(struct hs_store_ckpt *k)
 {
 	if (!k)
 		return;
-	pthread_mutex_lock(&k->mu);
-	if (!k->db && !atomic_load(&k->broken) &&
-	    (sqlite3_open_v2(k->path, &k->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
-			     NULL) != SQLITE_OK ||
-	     /* a read, so that the new connection knows the file is in WAL mode */
-	     sqlite3_exec(k->db, "PRAGMA user_version", NULL, NULL, NULL) != SQLITE_OK)) {
-		sqlite3_close_v2(k->db);
-		k->db = NULL;
-		atomic_store(&k->broken, true);
-	}
 	/* PASSIVE: copies what no reader still needs, waiting for nobody;
 	 * the writer goes on appending to the log meanwhile */
-	if (k->db)
-		sqlite3_wal_checkpoint_v2(k->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+	pthread_mutex_lock(&k->mu);
+	sqlite3_wal_checkpoint_v2(k->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
 	pthread_mutex_unlock(&k->mu);
 	ckpt_put(k);
 }
@@ -1144,6 +1144,7 @@ struct sq_store *sq_open_notice(const char *path, char *err, size_t errlen,
 			goto fail;
 		}
 	}
+	st->ckpt = ckpt_open(path);
 	return st;
 fail:
 	store_destroy(st);
