@@ -34,6 +34,12 @@ struct hs_writer {
 	pthread_mutex_t idle_mu;
 	pthread_cond_t more;
 	atomic_bool asleep;
+	/* The loop waits for the lock (hs_writer_hold()): the writer lets it
+	 * have it before its next turn. A mutex is not fair: with a backlog
+	 * (after a checkpoint) the writer took it back turn after turn, and
+	 * a 'capture status' waited the whole backlog, most of a second. */
+	atomic_bool wanted;
+	pthread_cond_t handed;	/* wanted went false (with idle_mu) */
 	/* single producer (the loop), single consumer (the writer) */
 	_Atomic size_t head, tail;	/* next to write, next to fill */
 	struct job *jobs;
@@ -89,6 +95,12 @@ static void *writer_main(void *arg)
 			sleep_idle(w);
 			continue;
 		}
+		if (atomic_load(&w->wanted)) {
+			pthread_mutex_lock(&w->idle_mu);
+			while (atomic_load(&w->wanted))
+				pthread_cond_wait(&w->handed, &w->idle_mu);
+			pthread_mutex_unlock(&w->idle_mu);
+		}
 		pthread_mutex_lock(&w->mu);
 		if (head != tail && !w->ops.ready(w->ops.arg) && !atomic_load(&w->stop)) {
 			pthread_mutex_unlock(&w->mu);
@@ -120,7 +132,9 @@ struct hs_writer *hs_writer_new(const struct hs_writer_ops *ops)
 	pthread_cond_init(&w->done, NULL);
 	pthread_mutex_init(&w->idle_mu, NULL);
 	pthread_cond_init(&w->more, NULL);
+	pthread_cond_init(&w->handed, NULL);
 	if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
+		pthread_cond_destroy(&w->handed);
 		pthread_cond_destroy(&w->more);
 		pthread_mutex_destroy(&w->idle_mu);
 		pthread_cond_destroy(&w->done);
@@ -140,6 +154,7 @@ void hs_writer_free(struct hs_writer *w)
 	atomic_store(&w->stop, true);
 	wake(w);
 	pthread_join(w->thread, NULL);	/* it writes what is queued first */
+	pthread_cond_destroy(&w->handed);
 	pthread_cond_destroy(&w->more);
 	pthread_mutex_destroy(&w->idle_mu);
 	pthread_cond_destroy(&w->done);
@@ -180,7 +195,12 @@ void hs_writer_commit_soon(struct hs_writer *w)
 void hs_writer_hold(struct hs_writer *w)
 {
 	if (w && !w->held) {
+		atomic_store(&w->wanted, true);
 		pthread_mutex_lock(&w->mu);
+		pthread_mutex_lock(&w->idle_mu);
+		atomic_store(&w->wanted, false);
+		pthread_cond_broadcast(&w->handed);
+		pthread_mutex_unlock(&w->idle_mu);
 		w->held = true;
 	}
 }

@@ -234,12 +234,72 @@ static void test_after_unlocked(void **state)
 	alarm(0);
 }
 
+struct slow {
+	struct sink s;
+	atomic_int written;
+};
+
+static void write_slow(void *arg, int64_t session, const struct hs_trace *t)
+{
+	struct slow *sl = arg;
+	struct timespec t0, now;
+
+	(void)session;
+	(void)t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do	/* 40 us a trace: a turn of HS_WRITER_TURN takes 40 ms */
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	while ((now.tv_sec - t0.tv_sec) * 1000000000L + now.tv_nsec - t0.tv_nsec < 40000);
+	atomic_fetch_add(&sl->written, 1);
+}
+
+static void commit_slow(void *arg)
+{
+	((struct slow *)arg)->s.commits++;
+}
+
+/* The loop asks for the lock while the writer works through a full queue:
+ * it has it once the writer's turn in progress ends, not after the whole
+ * queue (a mutex is not fair, and the writer took it back turn after turn
+ * while 'capture status' waited) */
+static void test_hold_not_starved(void **state)
+{
+	struct slow sl = { .s = { .in_order = true } };
+	struct hs_writer_ops ops = { .ready = ready, .write = write_slow, .commit = commit_slow,
+				     .arg = &sl };
+	struct hs_trace t;
+	struct timespec ms = { 0, 1000 * 1000 };
+
+	(void)state;
+	alarm(30);
+	struct hs_writer *w = hs_writer_new(&ops);
+	assert_non_null(w);
+	memset(&t, 0, sizeof(t));
+	for (int i = 0; i < HS_WRITER_SLOTS; i++) {
+		t.id = (uint64_t)i + 1;
+		assert_true(hs_writer_put(w, 7, &t));
+	}
+	hs_writer_kick(w);
+	for (int i = 0; i < 10000 && atomic_load(&sl.written) == 0; i++)
+		nanosleep(&ms, NULL);
+	hs_writer_hold(w);
+	int at = atomic_load(&sl.written);
+	hs_writer_release(w);
+	hs_writer_drain(w);
+	hs_writer_release(w);
+	assert_int_equal(atomic_load(&sl.written), HS_WRITER_SLOTS);
+	assert_in_range(at, 1, 2 * 1024);
+	hs_writer_free(w);
+	alarm(0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_writes_and_sleeps),
 		cmocka_unit_test(test_woken_per_turn),
 		cmocka_unit_test(test_after_unlocked),
+		cmocka_unit_test(test_hold_not_starved),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
