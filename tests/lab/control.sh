@@ -76,8 +76,11 @@ elif role == "responder":	# h8: NAK, PSN sequence error
 PY
 
 out=$LAB_STATE/control.json
+# (12 s of capture: the exchanges below start four Python programs in turn,
+# which on a loaded machine took long enough that the NAK, the last, came
+# after a 5 s capture had stopped)
 "$HOPSCOPE" --db "$LAB_STATE/h.db" --lab --state "$LAB_STATE" --json \
-	-c "sleep 5; capture stop; control limit 1000" >"$out" 2>"$LAB_STATE/err" </dev/null &
+	-c "sleep 12; capture stop; control limit 1000" >"$out" 2>"$LAB_STATE/err" </dev/null &
 pid=$!
 sleep 1.5
 ip netns exec hs-h8 python3 "$LAB_STATE/ctl.py" speaker &
