@@ -185,7 +185,7 @@ static void test_woken_per_turn(void **state)
 }
 
 struct later {
-	struct sink s;
+	struct sink s;		/* first: commit() counts in it */
 	atomic_bool in_after, held;
 	bool saw_held;
 };
@@ -203,17 +203,12 @@ static void after(void *arg)
 	l->saw_held = atomic_load(&l->held);
 }
 
-static void later_commit(void *arg)
-{
-	((struct later *)arg)->s.commits++;
-}
-
 /* after a turn the writer works on with its lock let go: the loop has
  * the history meanwhile (a checkpoint of 64 MiB kept answers waiting) */
 static void test_after_unlocked(void **state)
 {
 	struct later l = { .s = { .in_order = true } };
-	struct hs_writer_ops ops = { .ready = ready, .commit = later_commit, .after = after,
+	struct hs_writer_ops ops = { .ready = ready, .commit = commit, .after = after,
 				     .arg = &l };
 	struct timespec ms = { 0, 1000 * 1000 };
 
@@ -235,7 +230,7 @@ static void test_after_unlocked(void **state)
 }
 
 struct slow {
-	struct sink s;
+	struct sink s;		/* first: commit() counts in it */
 	atomic_int written;
 };
 
@@ -253,11 +248,6 @@ static void write_slow(void *arg, int64_t session, const struct hs_trace *t)
 	atomic_fetch_add(&sl->written, 1);
 }
 
-static void commit_slow(void *arg)
-{
-	((struct slow *)arg)->s.commits++;
-}
-
 /* The loop asks for the lock while the writer works through a full queue:
  * it has it once the writer's turn in progress ends, not after the whole
  * queue (a mutex is not fair, and the writer took it back turn after turn
@@ -265,7 +255,7 @@ static void commit_slow(void *arg)
 static void test_hold_not_starved(void **state)
 {
 	struct slow sl = { .s = { .in_order = true } };
-	struct hs_writer_ops ops = { .ready = ready, .write = write_slow, .commit = commit_slow,
+	struct hs_writer_ops ops = { .ready = ready, .write = write_slow, .commit = commit,
 				     .arg = &sl };
 	struct hs_trace t;
 	struct timespec ms = { 0, 1000 * 1000 };
