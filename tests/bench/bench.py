@@ -40,7 +40,9 @@ run the same way, so the figures are read as ratios and not as absolutes:
            other end by tcpdump -w /dev/null and by hopscope ('capture start',
            default history, then 'set history all', each with one worker and
            with two), in turn: loss and CPU
-           seconds per million frames of each, side by side (needs root and
+           seconds per million frames of each, side by side, and with
+           'history all' the share of the burst's traces the history did
+           not keep (it fell behind: counted, not stored) (needs root and
            trafgen; BENCH_ONLY=live runs it alone, without the input)
 
 Each figure is printed with PASS or MISS against its target; a miss never
@@ -884,7 +886,7 @@ sys.stdin.read()
                 med[name] = None
                 continue
             med[name] = {k: statistics.median(r[k] for r in ok)
-                         for k in ("read", "lost", "cpu", "kpps")}
+                         for k in ("read", "lost", "cpu", "kpps", "unkept") if k in ok[0]}
         td = med["tcpdump"]
         for name, label in (("tcpdump", "tcpdump -w /dev/null"),
                             ("default", "hopscope, default history, 1 worker"),
@@ -910,6 +912,10 @@ sys.stdin.read()
                      "<= 2x tcpdump" if tcpu else "", cpu_m <= 2 * tcpu if tcpu else None)
             if tcpu:
                 self.add("live.%s.cpu_ratio" % name, "  CPU, times tcpdump's", cpu_m / tcpu, "x")
+            if "unkept" in m:
+                # the history fell behind the burst: counted, not kept
+                self.add("live.%s.unkept_pct" % name, "  traces not kept in the history",
+                         m["unkept"], "%")
 
     # ---- two builds compared -----------------------------------------------------
 
@@ -1290,8 +1296,22 @@ class Live:
                 st = json.loads(line)
         if p.returncode != 0 or st is None:
             return {"error": "exit %d: %s" % (p.returncode, p.stderr.read().strip()[-200:])}
-        return {"read": st["packets"], "lost": self.n - st["packets"], "cpu": cpu,
-                "kpps": kpps, "drops": st["kernel_drops"], "error": None}
+        r = {"read": st["packets"], "lost": self.n - st["packets"], "cpu": cpu,
+             "kpps": kpps, "drops": st["kernel_drops"], "error": None}
+        if policy == "all":
+            # every trace should be in the history once the console quit
+            # (the open ones close at the stop): the CPU above is only
+            # the cost of keeping all when they all were kept
+            traces = st["traces_open"] + st["traces_closed"]
+            try:
+                con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+                kept = con.execute("SELECT count(*) FROM traces WHERE session = "
+                                   "(SELECT max(id) FROM sessions)").fetchone()[0]
+                con.close()
+            except sqlite3.Error as e:
+                return {"error": "cannot read the history: %s" % e}
+            r["unkept"] = 100.0 * (traces - kept) / traces if traces else 0.0
+        return r
 
 
 def remove_db(path):
