@@ -12,10 +12,22 @@
 #define HS_WRITER_TURN	1024	/* traces written per hold of the lock */
 #define HS_WRITER_NAP_NS 20000000	/* a history not ready is asked again after 20 ms */
 
+/* A queued trace takes the bytes of its hops, not of the most a trace
+ * may have: a fixed slot of the longest (896 bytes) left a queue of 8 MB
+ * room for 8192 traces, 8 ms of a burst at a million new traces a
+ * second, where a trace seen at one switch needs 192. Entries follow one
+ * another in a ring of bytes; one that would cross its end goes at its
+ * start, after a skip over the rest. */
 struct job {
+	uint32_t size;		/* bytes of the entry, this header counted */
+	uint32_t skip;		/* 1: no trace, the ring's end follows */
 	int64_t session;
-	struct hs_trace t;	/* hops past t.nhops are not copied */
+	struct hs_trace t;	/* hops past t.nhops are not there */
 };
+#define JOB_HEAD offsetof(struct job, t)
+#define JOB_ALIGN 16u	/* every entry, so the rest of the ring fits a header */
+_Static_assert(JOB_HEAD == JOB_ALIGN, "a skip is a header, and fits any rest");
+_Static_assert((HS_WRITER_BYTES & (HS_WRITER_BYTES - 1)) == 0, "a power of two");
 
 struct hs_writer {
 	struct hs_writer_ops ops;
@@ -40,10 +52,17 @@ struct hs_writer {
 	 * a 'capture status' waited the whole backlog, most of a second. */
 	atomic_bool wanted;
 	pthread_cond_t handed;	/* wanted went false (with idle_mu) */
-	/* single producer (the loop), single consumer (the writer) */
-	_Atomic size_t head, tail;	/* next to write, next to fill */
-	struct job *jobs;
+	/* single producer (the loop), single consumer (the writer): bytes
+	 * counted since the start, and the traces among them */
+	_Atomic uint64_t head, tail;	/* next to write, next to fill */
+	_Atomic uint64_t put, written;
+	unsigned char *ring;
 };
+
+static struct job *job_at(const struct hs_writer *w, uint64_t pos)
+{
+	return (struct job *)(w->ring + (pos & (HS_WRITER_BYTES - 1)));
+}
 
 static void nap(void)
 {
@@ -85,8 +104,8 @@ static void *writer_main(void *arg)
 	struct hs_writer *w = arg;
 
 	for (;;) {
-		size_t head = atomic_load_explicit(&w->head, memory_order_relaxed);
-		size_t tail = atomic_load_explicit(&w->tail, memory_order_acquire);
+		uint64_t head = atomic_load_explicit(&w->head, memory_order_relaxed);
+		uint64_t tail = atomic_load_explicit(&w->tail, memory_order_acquire);
 		bool commit = atomic_load(&w->commit);
 
 		if (head == tail && !commit) {
@@ -107,10 +126,15 @@ static void *writer_main(void *arg)
 			nap();
 			continue;
 		}
-		for (unsigned n = 0; head != tail && n < HS_WRITER_TURN; n++, head++) {
-			struct job *j = &w->jobs[head & (HS_WRITER_SLOTS - 1)];
-			w->ops.write(w->ops.arg, j->session, &j->t);
-			atomic_store_explicit(&w->head, head + 1, memory_order_release);
+		for (unsigned n = 0; head != tail && n < HS_WRITER_TURN;) {
+			struct job *j = job_at(w, head);
+			if (!j->skip) {
+				w->ops.write(w->ops.arg, j->session, &j->t);
+				atomic_fetch_add_explicit(&w->written, 1, memory_order_relaxed);
+				n++;
+			}
+			head += j->size;
+			atomic_store_explicit(&w->head, head, memory_order_release);
 		}
 		if (atomic_exchange(&w->commit, false))
 			w->ops.commit(w->ops.arg);
@@ -127,7 +151,9 @@ struct hs_writer *hs_writer_new(const struct hs_writer_ops *ops)
 	struct hs_writer *w = hs_xcalloc(1, sizeof(*w));
 
 	w->ops = *ops;
-	w->jobs = hs_xcalloc(HS_WRITER_SLOTS, sizeof(*w->jobs));
+	/* past its end, a trace's full size: one at the end, read whole
+	 * (its hops past nhops unset), stays inside */
+	w->ring = hs_xcalloc(1, HS_WRITER_BYTES + sizeof(struct hs_trace));
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->done, NULL);
 	pthread_mutex_init(&w->idle_mu, NULL);
@@ -139,7 +165,7 @@ struct hs_writer *hs_writer_new(const struct hs_writer_ops *ops)
 		pthread_mutex_destroy(&w->idle_mu);
 		pthread_cond_destroy(&w->done);
 		pthread_mutex_destroy(&w->mu);
-		free(w->jobs);
+		free(w->ring);
 		free(w);
 		return NULL;
 	}
@@ -159,22 +185,37 @@ void hs_writer_free(struct hs_writer *w)
 	pthread_mutex_destroy(&w->idle_mu);
 	pthread_cond_destroy(&w->done);
 	pthread_mutex_destroy(&w->mu);
-	free(w->jobs);
+	free(w->ring);
 	free(w);
 }
 
 bool hs_writer_put(struct hs_writer *w, int64_t session, const struct hs_trace *t)
 {
-	size_t tail = atomic_load_explicit(&w->tail, memory_order_relaxed);
-
-	if (tail - atomic_load_explicit(&w->head, memory_order_acquire) == HS_WRITER_SLOTS)
-		return false;
-	struct job *j = &w->jobs[tail & (HS_WRITER_SLOTS - 1)];
+	uint64_t tail = atomic_load_explicit(&w->tail, memory_order_relaxed);
 	unsigned n = t->nhops > HS_TRACE_MAX_HOPS ? HS_TRACE_MAX_HOPS : t->nhops;
+	size_t bytes = offsetof(struct hs_trace, hops) + n * sizeof(t->hops[0]);
+	uint32_t size = (uint32_t)((JOB_HEAD + bytes + JOB_ALIGN - 1) & ~(size_t)(JOB_ALIGN - 1));
+	uint32_t rest = (uint32_t)(HS_WRITER_BYTES - (tail & (HS_WRITER_BYTES - 1)));
+	uint32_t skip = size > rest ? rest : 0;
+
+	if (HS_WRITER_BYTES - (tail - atomic_load_explicit(&w->head, memory_order_acquire)) <
+	    (uint64_t)skip + size)
+		return false;
+	if (skip) {
+		struct job *s = job_at(w, tail);
+		s->size = skip;
+		s->skip = 1;
+		tail += skip;
+	}
+	struct job *j = job_at(w, tail);
+	j->size = size;
+	j->skip = 0;
 	j->session = session;
-	memcpy(&j->t, t, offsetof(struct hs_trace, hops) + n * sizeof(t->hops[0]));
-	atomic_store_explicit(&w->tail, tail + 1, memory_order_release);
-	if (((tail + 1) & (HS_WRITER_WAKE - 1)) == 0)
+	memcpy(&j->t, t, bytes);
+	uint64_t put = atomic_load_explicit(&w->put, memory_order_relaxed) + 1;
+	atomic_store_explicit(&w->put, put, memory_order_relaxed);
+	atomic_store_explicit(&w->tail, tail + size, memory_order_release);
+	if ((put & (HS_WRITER_WAKE - 1)) == 0)
 		wake(w);
 	return true;
 }
@@ -236,8 +277,11 @@ void hs_writer_drain(struct hs_writer *w)
 
 size_t hs_writer_queued(const struct hs_writer *w)
 {
-	return w ? atomic_load(&((struct hs_writer *)w)->tail) -
-		   atomic_load(&((struct hs_writer *)w)->head) : 0;
+	if (!w)
+		return 0;
+	/* written first: never more than put, read after */
+	uint64_t written = atomic_load(&((struct hs_writer *)w)->written);
+	return atomic_load(&((struct hs_writer *)w)->put) - written;
 }
 
 bool hs_writer_asleep(const struct hs_writer *w)

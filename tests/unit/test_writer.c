@@ -2,7 +2,8 @@
  * order and a commit asked for is done; with nothing to do its thread
  * sleeps until asked, and does not look again every few milliseconds nor
  * wake for each trace; what it does after a turn (a history's checkpoint)
- * keeps the loop from the history no longer */
+ * keeps the loop from the history no longer; its queue holds traces by
+ * their size */
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -248,6 +249,8 @@ static void write_slow(void *arg, int64_t session, const struct hs_trace *t)
 	atomic_fetch_add(&sl->written, 1);
 }
 
+#define QUEUED 8192	/* traces queued at once, 330 ms of write_slow() */
+
 /* The loop asks for the lock while the writer works through a full queue:
  * it has it once the writer's turn in progress ends, not after the whole
  * queue (a mutex is not fair, and the writer took it back turn after turn
@@ -265,7 +268,7 @@ static void test_hold_not_starved(void **state)
 	struct hs_writer *w = hs_writer_new(&ops);
 	assert_non_null(w);
 	memset(&t, 0, sizeof(t));
-	for (int i = 0; i < HS_WRITER_SLOTS; i++) {
+	for (int i = 0; i < QUEUED; i++) {
 		t.id = (uint64_t)i + 1;
 		assert_true(hs_writer_put(w, 7, &t));
 	}
@@ -277,9 +280,126 @@ static void test_hold_not_starved(void **state)
 	hs_writer_release(w);
 	hs_writer_drain(w);
 	hs_writer_release(w);
-	assert_int_equal(atomic_load(&sl.written), HS_WRITER_SLOTS);
+	assert_int_equal(atomic_load(&sl.written), QUEUED);
 	assert_in_range(at, 1, 2 * 1024);
 	hs_writer_free(w);
+	alarm(0);
+}
+
+/* ---- the queue holds traces by their size ---------------------------------- */
+
+struct sized {
+	atomic_bool open;	/* ready() */
+	atomic_uint_least64_t written;
+	uint64_t last_id;
+	bool intact;		/* every trace in order, its hops as they were put */
+};
+
+static bool sized_ready(void *arg)
+{
+	return atomic_load(&((struct sized *)arg)->open);
+}
+
+static unsigned hops_of(uint64_t id)
+{
+	return (unsigned)(id % (HS_TRACE_MAX_HOPS + 1));
+}
+
+static void sized_trace(struct hs_trace *t, uint64_t id, unsigned nhops)
+{
+	t->id = id;
+	t->nhops = (uint16_t)nhops;
+	for (unsigned k = 0; k < nhops; k++)
+		t->hops[k].ts_ns = id * 100 + k;
+}
+
+static void write_sized(void *arg, int64_t session, const struct hs_trace *t)
+{
+	struct sized *z = arg;
+
+	if (session != 7 || t->id != z->last_id + 1 || t->nhops > HS_TRACE_MAX_HOPS)
+		z->intact = false;
+	else
+		for (unsigned k = 0; k < t->nhops; k++)
+			if (t->hops[k].ts_ns != t->id * 100 + k)
+				z->intact = false;
+	z->last_id = t->id;
+	atomic_fetch_add(&z->written, 1);
+}
+
+static void sized_commit(void *arg)
+{
+	(void)arg;
+}
+
+/* until a put is refused, with nothing written: how many it took */
+static uint64_t fill(struct hs_writer *w, uint64_t *id, unsigned nhops, struct hs_trace *t)
+{
+	uint64_t n = 0;
+
+	for (;;) {
+		sized_trace(t, *id + 1, nhops);
+		if (!hs_writer_put(w, 7, t))
+			return n;
+		++*id;
+		n++;
+	}
+}
+
+/* A trace seen at one switch takes the queue's room of one switch's copy,
+ * not of the longest trace: the same bytes hold five times the traces the
+ * queue's fixed slots did (8192), the longest as many as before; the
+ * queue wraps round its end with every trace whole and in order, also
+ * while the writer takes them as they come */
+static void test_queue_by_size(void **state)
+{
+	struct sized z = { .intact = true };
+	struct hs_writer_ops ops = { .ready = sized_ready, .write = write_sized,
+				     .commit = sized_commit, .arg = &z };
+	struct hs_trace *t = calloc(1, sizeof(*t));
+	uint64_t id = 0;
+
+	(void)state;
+	alarm(60);
+	assert_non_null(t);
+	struct hs_writer *w = hs_writer_new(&ops);
+	assert_non_null(w);
+
+	uint64_t one = fill(w, &id, 1, t);
+	assert_true(one >= 5 * 8192);
+	assert_int_equal(hs_writer_queued(w), one);
+	atomic_store(&z.open, true);
+	hs_writer_drain(w);
+	hs_writer_release(w);
+	assert_int_equal(atomic_load(&z.written), id);
+	assert_true(z.intact);
+
+	/* the longest, from where the last ended: across the ring's end */
+	atomic_store(&z.open, false);
+	uint64_t longest = fill(w, &id, HS_TRACE_MAX_HOPS, t);
+	assert_true(longest >= 8192);
+	atomic_store(&z.open, true);
+	hs_writer_drain(w);
+	hs_writer_release(w);
+	assert_int_equal(atomic_load(&z.written), id);
+	assert_true(z.intact);
+
+	/* every size, put while the writer writes: refused ones are put again */
+	uint64_t end = id + 300000;
+	while (id < end) {
+		sized_trace(t, id + 1, hops_of(id + 1));
+		if (hs_writer_put(w, 7, t))
+			id++;
+		else
+			hs_writer_kick(w);
+	}
+	hs_writer_drain(w);
+	hs_writer_release(w);
+	assert_int_equal(atomic_load(&z.written), id);
+	assert_int_equal(hs_writer_queued(w), 0);
+	assert_true(z.intact);
+	hs_writer_free(w);
+	free(t);
 	alarm(0);
 }
 
@@ -290,6 +410,7 @@ int main(void)
 		cmocka_unit_test(test_woken_per_turn),
 		cmocka_unit_test(test_after_unlocked),
 		cmocka_unit_test(test_hold_not_starved),
+		cmocka_unit_test(test_queue_by_size),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
