@@ -847,7 +847,9 @@ sys.stdin.read()
         """Live capture against tcpdump on the same bursts. Not pinned: the
         sender and the capture need a core each. A tool's CPU is what all
         its threads ran (/proc/PID/task/*/schedstat) from just before the
-        burst to a second after it: reading the burst, not starting up.
+        burst to a second after it, and for hopscope on until the burst's
+        traces have closed (a trace-timeout after their last copy) and the
+        history holds them: the whole of the burst's cost, not starting up.
         Each tool starts just after WARM_MB were touched and freed, as
         each timed run of the ingest does, so that every one finds free
         memory alike whichever ran before it (warm_memory)."""
@@ -1113,6 +1115,13 @@ sys.stdin.read()
                              statistics.median(x[0] for x in lost),
                              statistics.median(x[1] for x in lost),
                              [b / a for a, b in lost if a > 0], False)
+            unkept = [(a["unkept"], b["unkept"]) for a, b in pairs if "unkept" in a]
+            if unkept:
+                self.compare_row("compare.live_%s.unkept_pct" % policy,
+                                 "  traces not kept in the history, %", "%",
+                                 statistics.median(x[0] for x in unkept),
+                                 statistics.median(x[1] for x in unkept),
+                                 [b / a for a, b in unkept if a > 0], False)
 
     # ---- driver -----------------------------------------------------------------
 
@@ -1234,9 +1243,11 @@ class Live:
                 pass    # a thread that just ended
         return ns / 1e9
 
-    def burst(self, p):
-        """send the burst while p captures: sender kpps, p's CPU seconds;
-        when the sender fails, p is ended and RuntimeError raised"""
+    def burst(self, p, settled=None):
+        """send the burst while p captures: sender kpps, p's CPU seconds
+        until a second after it, or until settled() says p is done with it
+        (30 s at most); when the sender fails, p is ended and RuntimeError
+        raised"""
         c0 = self.cpu(p)
         try:
             kpps = self.send()
@@ -1245,6 +1256,10 @@ class Live:
             p.wait()
             raise
         time.sleep(1.0)        # what is still in the ring is read
+        if settled:
+            until = time.monotonic() + 30
+            while not settled() and time.monotonic() < until:
+                time.sleep(0.1)
         return kpps, self.cpu(p) - c0
 
     def tcpdump(self):
@@ -1285,23 +1300,39 @@ class Live:
             p.kill()
             p.wait()
             return {"error": "the capture did not start: " + p.stderr.read().strip()[-200:]}
-        kpps, cpu = self.burst(p)
-        p.stdin.write("set format json\ncapture status\nquit\n")
+        p.stdin.write("set format json\n")
+
+        def status():
+            p.stdin.write("capture status\n")
+            p.stdin.flush()
+            while True:
+                line = p.stdout.readline()
+                if not line:
+                    return None
+                if line.startswith("{") and '"source":"rxa"' in line:
+                    return json.loads(line)
+
+        def settled():
+            # the CPU counted is the whole of the burst's: its traces
+            # closed (a trace-timeout after their last copy) and in the
+            # history, not only its frames read
+            s = status()
+            return s is None or (s["traces_open"] == 0 and s["history_queued"] == 0 and
+                                 s["history_waiting"] == 0)
+        kpps, cpu = self.burst(p, settled)
+        st = status()
+        p.stdin.write("quit\n")
         p.stdin.close()
-        out = p.stdout.read()
+        p.stdout.read()
         p.wait()
-        st = None
-        for line in out.splitlines():
-            if line.startswith("{") and '"source":"rxa"' in line:
-                st = json.loads(line)
         if p.returncode != 0 or st is None:
             return {"error": "exit %d: %s" % (p.returncode, p.stderr.read().strip()[-200:])}
         r = {"read": st["packets"], "lost": self.n - st["packets"], "cpu": cpu,
              "kpps": kpps, "drops": st["kernel_drops"], "error": None}
         if policy == "all":
-            # every trace should be in the history once the console quit
-            # (the open ones close at the stop): the CPU above is only
-            # the cost of keeping all when they all were kept
+            # every trace of the burst has closed by now: what the
+            # history does not hold, the writer refused while behind, and
+            # the CPU above did not pay for
             traces = st["traces_open"] + st["traces_closed"]
             try:
                 con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
