@@ -135,9 +135,10 @@ void hs_lane_time(struct hs_lane *l, uint64_t ts_ns, uint64_t frames);
 uint64_t hs_lane_oldest(const struct hs_lane *l);
 /* the tracer of a lane of one of n workers, made as the loop's is, with
  * its share of the loop's pool of open traces, and a ring of ring closed
- * traces */
-struct hs_tracer *hs_lane_tracer_new(struct hs_ctx *ctx, hs_trace_cb on_close, void *arg,
-				     unsigned n, size_t ring);
+ * traces; may_close as hs_tracer_cfg's (NULL: none) */
+struct hs_tracer *hs_lane_tracer_new(struct hs_ctx *ctx, hs_trace_cb on_close,
+				     bool (*may_close)(void *arg), void *arg, unsigned n,
+				     size_t ring);
 /* the configuration of the loop's tracer, closing traces to on_close */
 struct hs_tracer_cfg hs_lane_tracer_cfg(struct hs_ctx *ctx, hs_trace_cb on_close, void *arg);
 /* a bounded table's size: max, or the smaller one the environment variable
@@ -184,6 +185,10 @@ void hs_workers_resume(struct hs_workers *ws);
 void hs_workers_set_topo(struct hs_workers *ws, const struct hs_topo *topo);
 void hs_workers_set_timeout(struct hs_workers *ws, uint64_t ns);
 void hs_workers_set_partial(struct hs_workers *ws, bool partial);
+/* live: the history's writer, which the workers' quiet traces wait to
+ * have room in before they close (NULL: none, they close at once) */
+struct hs_writer;
+void hs_workers_set_writer(struct hs_workers *ws, struct hs_writer *writer);
 /* hs_freader_unsupported of the file read (worker 0 read every frame) */
 bool hs_workers_unsupported(const struct hs_workers *ws, unsigned *i, char *msg, size_t len);
 

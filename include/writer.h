@@ -68,6 +68,8 @@ void hs_writer_release(struct hs_writer *w);
 void hs_writer_drain(struct hs_writer *w);
 /* traces queued and not written yet */
 size_t hs_writer_queued(const struct hs_writer *w);
+/* any thread: whether n more traces of the most hops would be taken now */
+bool hs_writer_fits(const struct hs_writer *w, size_t n);
 /* the writer sleeps for want of work: the next put or kick must wake it */
 bool hs_writer_asleep(const struct hs_writer *w);
 

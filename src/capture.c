@@ -178,6 +178,15 @@ static void history_trace(void *arg, const struct hs_trace *t)
 			    hs_store_trace(ctx->store, ctx->session, t, ctx->topo) == 0);
 }
 
+/* A quiet trace of a live capture closes once the history's writer has
+ * room for it (workers.c: worker_may_close) */
+static bool history_room(void *arg)
+{
+	struct hs_ctx *ctx = arg;
+
+	return !ctx->store_writer || hs_writer_fits(ctx->store_writer, 1);
+}
+
 /* the writer thread, with its lock: rows wait in its queue while another
  * program holds the file, rather than each waiting for the file's lock */
 static bool writer_ready(void *arg)
@@ -502,6 +511,7 @@ int hs_pipeline_init(struct hs_ctx *ctx)
 	struct hs_tracer_cfg cfg = hs_lane_tracer_cfg(ctx, on_trace_close, ctx);
 
 	cfg.on_soon = on_trace_soon;
+	cfg.may_close = history_room;
 	c->ctx = ctx;
 	c->lane.ctx = ctx;
 	c->lane.stats = &ctx->last_stats;
@@ -1120,6 +1130,7 @@ int hs_capture_start(struct hs_ctx *ctx, const char *source, bool is_file, uint6
 		ctx->store_writer = c->writer;
 		if (c->writer && st)
 			hs_store_checkpoint_apart(st, true);
+		hs_workers_set_writer(ws, ctx->store_writer);
 	}
 
 	if (ws) {
@@ -1165,6 +1176,7 @@ void hs_capture_stop(struct hs_ctx *ctx, const char *why)
 		return;
 	/* the writer writes what it has; the rest is written here */
 	if (ctx->store_writer) {
+		hs_workers_set_writer(c->workers, NULL);
 		hs_writer_drain(c->writer);
 		ctx->store_writer = NULL;
 		if (ctx->store)

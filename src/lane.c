@@ -42,11 +42,13 @@ struct hs_tracer_cfg hs_lane_tracer_cfg(struct hs_ctx *ctx, hs_trace_cb on_close
 	return cfg;
 }
 
-struct hs_tracer *hs_lane_tracer_new(struct hs_ctx *ctx, hs_trace_cb on_close, void *arg,
-				     unsigned n, size_t ring)
+struct hs_tracer *hs_lane_tracer_new(struct hs_ctx *ctx, hs_trace_cb on_close,
+				     bool (*may_close)(void *arg), void *arg, unsigned n,
+				     size_t ring)
 {
 	struct hs_tracer_cfg cfg = hs_lane_tracer_cfg(ctx, on_close, arg);
 
+	cfg.may_close = may_close;
 	/* the n workers hold between them the open traces one tracer holds,
 	 * each its share: a trace is evicted at the age one tracer evicts it */
 	cfg.max_open = cfg.max_open / n ? cfg.max_open / n : 1;

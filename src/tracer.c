@@ -1070,9 +1070,11 @@ static bool head_quiet(const struct hs_tracer *tr, uint64_t now_ns)
 
 static __attribute__((noinline)) void close_quiet(struct hs_tracer *tr, uint64_t now_ns)
 {
-	do
+	do {
+		if (tr->cfg.may_close && !tr->cfg.may_close(tr->cfg.arg))
+			return;
 		close_slot(tr, tr->lru_head, 0);
-	while (tr->lru_head != NIL && head_quiet(tr, now_ns));
+	} while (tr->lru_head != NIL && head_quiet(tr, now_ns));
 }
 
 /* called for every copy, and nearly always with nothing to close: the

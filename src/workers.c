@@ -17,6 +17,7 @@
 #include "gate.h"
 #include "pfile.h"
 #include "workers.h"
+#include "writer.h"
 
 #define HS_WORKER_TRACES 4096	/* closed traces queued per worker; a power of two */
 /* the bytes of a trace of a fat tree's longest path, five hops: what is
@@ -198,6 +199,7 @@ struct hs_workers {
 	bool live;
 	int dlt;		/* live: the interface's link type */
 	uint64_t t0;		/* live: frames from before the group was whole are not read */
+	_Atomic(struct hs_writer *) writer;	/* live: hs_workers_set_writer() */
 	uv_async_t *wake;
 	unsigned n;
 	struct worker *w;
@@ -323,6 +325,27 @@ static void worker_on_close(void *arg, const struct hs_trace *t)
 		uv_async_send(w->ws->wake);
 		gate_sleep(&w->room, trace_room, w);
 	}
+}
+
+/* Live, a trace quiet for its timeout closes once the history's writer
+ * has room for it and for every trace queued on the way there: at a
+ * burst's end its traces all go quiet at once, and the writer's queue
+ * refused what it had no room for. They wait open instead (the pool of
+ * open traces holds them; one evicted for room closes whatever the
+ * writer has), and close as the writer takes the ones before. */
+static bool worker_may_close(void *arg)
+{
+	struct worker *w = arg;
+	struct hs_workers *ws = w->ws;
+	struct hs_writer *wr = atomic_load_explicit(&ws->writer, memory_order_acquire);
+	size_t queued = 0;
+
+	if (!wr || hs_writer_fits(wr, (size_t)ws->n * HS_WORKER_TRACES))
+		return true;
+	for (unsigned i = 0; i < ws->n; i++)
+		queued += atomic_load_explicit(&ws->w[i].t_tail, memory_order_relaxed) -
+			  atomic_load_explicit(&ws->w[i].t_head, memory_order_relaxed);
+	return hs_writer_fits(wr, queued + 1);
 }
 
 /* a packet for the loop's subscribers, with the bytes they read copied
@@ -1137,7 +1160,8 @@ static struct hs_workers *workers_new(struct hs_ctx *ctx, struct hs_tracer *merg
 		w->ctl = hs_xcalloc_big(HS_WORKER_CTL, sizeof(*w->ctl));
 		w->ctl_ring = hs_xcalloc_big(HS_WORKER_CTL_RING, 1);
 		w->lane.ctx = ctx;
-		w->lane.tracer = hs_lane_tracer_new(ctx, worker_on_close, w, n, HS_WORKER_TRACES);
+		w->lane.tracer = hs_lane_tracer_new(ctx, worker_on_close, worker_may_close, w, n,
+						    HS_WORKER_TRACES);
 		w->lane.stats = &w->st;
 		w->lane.derr = w->derr;
 		w->lane.shard = i;
@@ -1645,6 +1669,12 @@ void hs_workers_set_timeout(struct hs_workers *ws, uint64_t ns)
 {
 	for (unsigned i = 0; ws && i < ws->n; i++)
 		hs_tracer_set_timeout(ws->w[i].lane.tracer, ns);
+}
+
+void hs_workers_set_writer(struct hs_workers *ws, struct hs_writer *writer)
+{
+	if (ws)
+		atomic_store_explicit(&ws->writer, writer, memory_order_release);
 }
 
 void hs_workers_set_partial(struct hs_workers *ws, bool partial)

@@ -275,6 +275,20 @@ void hs_writer_drain(struct hs_writer *w)
 		pthread_cond_wait(&w->done, &w->mu);
 }
 
+/* an entry of the longest trace */
+#define JOB_LONGEST ((JOB_HEAD + offsetof(struct hs_trace, hops) + \
+		      HS_TRACE_MAX_HOPS * sizeof(struct hs_hop) + JOB_ALIGN - 1) & ~(size_t)(JOB_ALIGN - 1))
+
+bool hs_writer_fits(const struct hs_writer *w, size_t n)
+{
+	struct hs_writer *m = (struct hs_writer *)w;
+	uint64_t head = atomic_load_explicit(&m->head, memory_order_acquire);
+	uint64_t used = atomic_load_explicit(&m->tail, memory_order_acquire) - head;
+
+	/* and a skip over the ring's end, at most one entry's */
+	return HS_WRITER_BYTES - used >= (n + 1) * JOB_LONGEST;
+}
+
 size_t hs_writer_queued(const struct hs_writer *w)
 {
 	if (!w)

@@ -114,17 +114,24 @@ errs=$(grep -c "^error: capture on 'rxa' failed: The interface" "$tmp/err")
 ok "an interface deleted mid-capture: one error naming it, the console goes on"
 
 # another program holds the history's write lock through a whole burst: the
-# history waits in the writer's queue (and falls behind, counted) while
-# every frame is still read. A ring of 8 MiB is 32 of libpcap's 256 KiB
+# history waits in the writer's queue while every frame is still read.
+# Once the queue is full, traces past their timeout wait open, and are kept
+# when the writer has room again (or the capture stops); only those evicted
+# for room in the pool of open traces (made 30,000 here) are refused, and
+# counted: the history holds the queue's and the pool's, and every trace is
+# either stored or counted. A ring of 8 MiB is 32 of libpcap's 256 KiB
 # blocks, each handed over 5 ms (rounded up to the timer tick) after it was
 # begun at this rate: it holds a sixth to a quarter of a second of the
 # burst, about what a capture held with the history (a heartbeat waiting
 # out SQLite's busy timeout, 200 ms) would lose it. The lock lasts 7 s, the
-# burst 5.5 s: longer than the heartbeats' 5 s, so one falls inside
+# burst 5.5 s (the lock lasts until the burst is sent, if it takes longer):
+# longer than the heartbeats' 5 s, so one falls inside
 in_ns ip link add txa type veth peer name rxa && in_ns ip link set txa up &&
 	in_ns ip link set rxa up || hard "cannot make the veth pair again"
 mkfifo "$tmp/in2" || hard "cannot make a fifo"
-in_ns "$HOPSCOPE" --db "$tmp/h2.db" <"$tmp/in2" >"$tmp/out" 2>"$tmp/err" &
+OPEN=30000
+in_ns env HOPSCOPE_TEST_OPEN_MAX=$OPEN "$HOPSCOPE" --db "$tmp/h2.db" <"$tmp/in2" >"$tmp/out" \
+	2>"$tmp/err" &
 console=$! pids=$!
 exec 3>"$tmp/in2"
 say set history all
@@ -132,12 +139,15 @@ say set trace-timeout 100ms
 say capture start rxa buffer 8M
 say capture status
 wait_for '^state          running'
-python3 - "$tmp/h2.db" "$tmp/locked" <<'PY' &
-import sqlite3, sys, time
+python3 - "$tmp/h2.db" "$tmp/locked" "$tmp/sent" <<'PY' &
+import os, sqlite3, sys, time
 db = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10)
 db.execute("BEGIN IMMEDIATE")
 open(sys.argv[2], "w").close()
-time.sleep(7)
+t0 = time.monotonic()
+while time.monotonic() - t0 < 60 and (time.monotonic() - t0 < 7 or
+                                      not os.path.exists(sys.argv[3])):
+    time.sleep(0.1)
 db.execute("COMMIT")
 PY
 locker=$!
@@ -146,22 +156,40 @@ for ((i = 0; i < 100; i++)); do [ -e "$tmp/locked" ] && break; sleep 0.1; done
 M=110000	# about 5.5 s at a 50 us gap, all of it while the lock is held
 in_ns trafgen -o txa -i "$cfg" -n $M -P 1 -Q -t 50us >"$tmp/trafgen" 2>&1 ||
 	{ cat "$tmp/trafgen" >&2; hard "trafgen failed"; }
+: >"$tmp/sent"
 wait "$locker" || fail "the other program's transaction failed"
 say set format json
 count_until $M
+# every frame a trace of its own (random IP id, port and sequence number):
+# once all are in the tracers no more can be evicted, and what was refused
+# is all counted
+for ((i = 1; i <= 50; i++)); do
+	python3 -c 'import json, sys; s = json.loads(sys.argv[1])
+sys.exit(s["traces_open"] + s["traces_closed"] != int(sys.argv[2]))' "$st" $M && break
+	sleep 0.2
+	ask_status '"source":"rxa"'
+	st=$(grep '"source":"rxa"' "$tmp/out" | tail -n 1)
+done
 say quit
 exec 3>&-
 wait "$console"
 console= pids=
-python3 - "$st" $M <<'PY' || { cat "$tmp/err" >&2; fail "a history held by another program held the capture: $st"; }
-import json, sys
-s, n = json.loads(sys.argv[1]), int(sys.argv[2])
+python3 - "$st" $M "$tmp/h2.db" $OPEN <<'PY' || { cat "$tmp/err" >&2; fail "a history held by another program held the capture, or lost traces: $st"; }
+import json, sqlite3, sys
+s, n, pool = json.loads(sys.argv[1]), int(sys.argv[2]), int(sys.argv[4])
 assert s["packets"] == n, "packets %d, sent %d" % (s["packets"], n)
 assert s["kernel_drops"] == 0, "kernel drops %d" % s["kernel_drops"]
 assert s["history_behind"] > 0, "the writer's queue never filled: the test did not test"
 assert s["history_unstored"] >= s["history_behind"]
+traces = s["traces_open"] + s["traces_closed"]
+assert traces == n, "%d traces of %d frames" % (traces, n)
+kept = sqlite3.connect(sys.argv[3]).execute("SELECT count(*) FROM traces").fetchone()[0]
+assert kept + s["history_behind"] == traces, \
+    "%d traces: %d kept, %d counted as refused" % (traces, kept, s["history_behind"])
+# the queue (40,000 traces of one hop at least) and the pool's waiting ones
+assert kept >= 40000 + pool, "kept %d: the quiet traces did not wait open" % kept
 PY
-ok "the history locked by another program for a whole burst: every frame read, the history behind and counted"
+ok "the history locked by another program for a whole burst: every frame read, the quiet traces kept, the evicted counted"
 
 # two workers on one interface, one fanout group: the kernel shares the
 # frames out, every one read once, and 'set trace-timeout' during the

@@ -211,6 +211,68 @@ static void test_timeout_capture_time(void **state)
 	hs_tracer_free(tr);
 }
 
+/* how many more traces the taker has room for (may_close) */
+static int room;
+
+static bool has_room(void *arg)
+{
+	(void)arg;
+	return room > 0 && room--;
+}
+
+/* Quiet traces close only while may_close says the taker has room: the
+ * rest stay open, in order, and close at a later advance once it has;
+ * an eviction for room, and close_all, close whatever it says */
+static void test_may_close(void **state)
+{
+	struct sink s;
+	struct hs_tracer_cfg cfg = {
+		.timeout_ns = 1 * MS, .max_open = 4, .ring = 64,
+		.on_close = on_close, .may_close = has_room, .arg = &s,
+	};
+	struct hs_tracer_stats st;
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	struct hs_tracer *tr = hs_tracer_new(&cfg);
+	assert_non_null(tr);
+	for (int i = 0; i < 3; i++)
+		add(tr, tcp("10.1.1.10", "10.1.2.10", (uint16_t)i, 1, LEAF1, 64,
+			    T0 + (uint64_t)i * US));
+	room = 1;
+	hs_tracer_advance(tr, T0 + 5 * MS);	/* all quiet: room for one */
+	assert_int_equal(s.n, 1);
+	assert_int_equal(s.t[0].ip_id, 0);
+	hs_tracer_get_stats(tr, &st);
+	assert_int_equal(st.open, 2);
+	hs_tracer_advance(tr, T0 + 6 * MS);	/* no room: they wait */
+	assert_int_equal(s.n, 1);
+
+	/* a copy of a waiting one's packet still joins it */
+	add(tr, tcp("10.1.1.10", "10.1.2.10", 1, 1, SPINE1, 63, T0 + 6 * MS));
+	/* the pool full: the least recent (ip_id 2) is evicted without asking */
+	add(tr, tcp("10.1.1.10", "10.1.2.10", 7, 1, LEAF1, 64, T0 + 6 * MS + US));
+	add(tr, tcp("10.1.1.10", "10.1.2.10", 8, 1, LEAF1, 64, T0 + 6 * MS + 2 * US));
+	add(tr, tcp("10.1.1.10", "10.1.2.10", 9, 1, LEAF1, 64, T0 + 6 * MS + 3 * US));
+	assert_int_equal(s.n, 2);
+	assert_int_equal(s.t[1].ip_id, 2);
+	assert_true(s.t[1].flags & HS_TF_EVICTED);
+
+	room = 100;	/* room again: the quiet close, oldest first */
+	hs_tracer_advance(tr, T0 + 20 * MS);
+	assert_int_equal(s.n, 6);
+	assert_int_equal(s.t[2].ip_id, 1);
+	assert_int_equal(s.t[2].nhops, 2);
+	for (int i = 3; i < 6; i++)
+		assert_int_equal(s.t[i].ip_id, 4 + i);
+
+	room = 0;
+	add(tr, tcp("10.1.1.10", "10.1.2.10", 10, 1, LEAF1, 64, T0 + 21 * MS));
+	hs_tracer_close_all(tr);		/* does not ask */
+	assert_int_equal(s.n, 7);
+	hs_tracer_free(tr);
+}
+
 /* copy p of frame number frame, added in two steps as a lane adds it */
 static void add_frame(struct hs_tracer *tr, struct hs_pkt p, uint64_t frame)
 {
@@ -1569,6 +1631,7 @@ int main(void)
 		cmocka_unit_test(test_classify_unknown_switch),
 		cmocka_unit_test(test_topo_set_later),
 		cmocka_unit_test(test_eviction),
+		cmocka_unit_test(test_may_close),
 		cmocka_unit_test(test_ring),
 		cmocka_unit_test(test_hide),
 		cmocka_unit_test(test_flags_hw_and_long_paths),
