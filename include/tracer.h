@@ -114,9 +114,10 @@ struct hs_tracer_cfg {
 	void (*on_soon)(void *arg, const struct hs_soon *s, unsigned n);
 	/* optional: asked before each trace that closes for being quiet
 	 * (hs_tracer_advance); false leaves it, and those quiet after it,
-	 * open until an advance finds it true: whoever takes the closed
-	 * traces (the history's writer) has no room for one now. Traces
-	 * evicted for room, and hs_tracer_close_all(), do not ask. */
+	 * open until an advance finds it true, or the trace has been quiet
+	 * a second past its timeout: whoever takes the closed traces (the
+	 * history's writer) has no room for one now. Traces evicted for
+	 * room, and hs_tracer_close_all(), do not ask. */
 	bool (*may_close)(void *arg);
 	void *arg;
 };

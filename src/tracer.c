@@ -1068,10 +1068,22 @@ static bool head_quiet(const struct hs_tracer *tr, uint64_t now_ns)
 	return now_ns >= last && now_ns - last > tr->cfg.timeout_ns;
 }
 
+/* a quiet trace whose taker has no room waits open this long at most past
+ * its timeout: the console's own analyses wait no longer for the history */
+#define QUIET_WAIT_NS 1000000000ull
+
+static bool head_overdue(const struct hs_tracer *tr, uint64_t now_ns)
+{
+	const struct otrace *ot = &tr->pool[tr->lru_head];
+
+	return now_ns - (ot->first_ns + ot->last_dts) > tr->cfg.timeout_ns + QUIET_WAIT_NS;
+}
+
 static __attribute__((noinline)) void close_quiet(struct hs_tracer *tr, uint64_t now_ns)
 {
 	do {
-		if (tr->cfg.may_close && !tr->cfg.may_close(tr->cfg.arg))
+		if (tr->cfg.may_close && !tr->cfg.may_close(tr->cfg.arg) &&
+		    !head_overdue(tr, now_ns))
 			return;
 		close_slot(tr, tr->lru_head, 0);
 	} while (tr->lru_head != NIL && head_quiet(tr, now_ns));

@@ -332,7 +332,8 @@ static void worker_on_close(void *arg, const struct hs_trace *t)
  * burst's end its traces all go quiet at once, and the writer's queue
  * refused what it had no room for. They wait open instead (the pool of
  * open traces holds them; one evicted for room closes whatever the
- * writer has), and close as the writer takes the ones before. */
+ * writer has), and close as the writer takes the ones before, or a
+ * second past their timeout (hs_tracer_cfg.may_close). */
 static bool worker_may_close(void *arg)
 {
 	struct worker *w = arg;

@@ -221,8 +221,9 @@ static bool has_room(void *arg)
 }
 
 /* Quiet traces close only while may_close says the taker has room: the
- * rest stay open, in order, and close at a later advance once it has;
- * an eviction for room, and close_all, close whatever it says */
+ * rest stay open, in order, and close at a later advance once it has, or
+ * a second past their timeout; an eviction for room, and close_all,
+ * close whatever it says */
 static void test_may_close(void **state)
 {
 	struct sink s;
@@ -266,10 +267,17 @@ static void test_may_close(void **state)
 	for (int i = 3; i < 6; i++)
 		assert_int_equal(s.t[i].ip_id, 4 + i);
 
+	/* no room for long: a second past its timeout it closes anyway */
 	room = 0;
 	add(tr, tcp("10.1.1.10", "10.1.2.10", 10, 1, LEAF1, 64, T0 + 21 * MS));
-	hs_tracer_close_all(tr);		/* does not ask */
+	add(tr, tcp("10.1.1.10", "10.1.2.10", 11, 1, LEAF1, 64, T0 + 500 * MS));
+	hs_tracer_advance(tr, T0 + 21 * MS + 1001 * MS);
+	assert_int_equal(s.n, 6);
+	hs_tracer_advance(tr, T0 + 21 * MS + 1001 * MS + 1);
 	assert_int_equal(s.n, 7);
+	assert_int_equal(s.t[6].ip_id, 10);
+	hs_tracer_close_all(tr);		/* does not ask */
+	assert_int_equal(s.n, 8);
 	hs_tracer_free(tr);
 }
 
