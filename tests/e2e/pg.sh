@@ -578,8 +578,12 @@ check "live: the console ran to its end, its status saying the history failed" \
 	has "status 1" "$tmp/live.log"
 check "live: rows were written before the server stopped" \
 	eval 'hasnt "no capture on lo" "$tmp/live.log" && hasnt "no rows before" "$tmp/live.log"'
+# (once, in the first failed commit's words. Under load that commit may
+# fail with only the server's words, 'terminating connection due to
+# administrator command', before a later one says how many rows are held;
+# that one is then not shown. The rows wait all the same: checked below.)
 check "live: the lost server is told, once" \
-	[ "$(grep -c "cannot write history 'postgresql://.*rows held, written when it answers" "$tmp/live.err")" = 1 ]
+	[ "$(grep -c "cannot write history 'postgresql://" "$tmp/live.err")" = 1 ]
 # (in each message: 'capture status' asked in the second after the server
 # returned may also warn that it could not read the analyzers, having
 # tried less than PG_RETRY_NS before)
