@@ -1060,12 +1060,18 @@ void hs_tracer_add_prepared(struct hs_tracer *tr, const struct hs_pkt *p, uint8_
 	ot->nhops++;
 }
 
-static bool head_quiet(const struct hs_tracer *tr, uint64_t now_ns)
+/* the oldest open trace has had no copy for more than quiet_ns */
+static inline bool head_quiet_for(const struct hs_tracer *tr, uint64_t now_ns, uint64_t quiet_ns)
 {
 	const struct otrace *ot = &tr->pool[tr->lru_head];
 	uint64_t last = ot->first_ns + ot->last_dts;
 
-	return now_ns >= last && now_ns - last > tr->cfg.timeout_ns;
+	return now_ns >= last && now_ns - last > quiet_ns;
+}
+
+static bool head_quiet(const struct hs_tracer *tr, uint64_t now_ns)
+{
+	return head_quiet_for(tr, now_ns, tr->cfg.timeout_ns);
 }
 
 /* a quiet trace whose taker has no room waits open this long at most past
@@ -1074,9 +1080,7 @@ static bool head_quiet(const struct hs_tracer *tr, uint64_t now_ns)
 
 static bool head_overdue(const struct hs_tracer *tr, uint64_t now_ns)
 {
-	const struct otrace *ot = &tr->pool[tr->lru_head];
-
-	return now_ns - (ot->first_ns + ot->last_dts) > tr->cfg.timeout_ns + QUIET_WAIT_NS;
+	return head_quiet_for(tr, now_ns, tr->cfg.timeout_ns + QUIET_WAIT_NS);
 }
 
 static __attribute__((noinline)) void close_quiet(struct hs_tracer *tr, uint64_t now_ns)

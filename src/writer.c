@@ -59,6 +59,14 @@ struct hs_writer {
 	unsigned char *ring;
 };
 
+/* the bytes of the entry of a trace of nhops hops */
+static uint32_t job_size(unsigned nhops)
+{
+	size_t bytes = JOB_HEAD + offsetof(struct hs_trace, hops) + nhops * sizeof(struct hs_hop);
+
+	return (uint32_t)((bytes + JOB_ALIGN - 1) & ~(size_t)(JOB_ALIGN - 1));
+}
+
 static struct job *job_at(const struct hs_writer *w, uint64_t pos)
 {
 	return (struct job *)(w->ring + (pos & (HS_WRITER_BYTES - 1)));
@@ -194,7 +202,7 @@ bool hs_writer_put(struct hs_writer *w, int64_t session, const struct hs_trace *
 	uint64_t tail = atomic_load_explicit(&w->tail, memory_order_relaxed);
 	unsigned n = t->nhops > HS_TRACE_MAX_HOPS ? HS_TRACE_MAX_HOPS : t->nhops;
 	size_t bytes = offsetof(struct hs_trace, hops) + n * sizeof(t->hops[0]);
-	uint32_t size = (uint32_t)((JOB_HEAD + bytes + JOB_ALIGN - 1) & ~(size_t)(JOB_ALIGN - 1));
+	uint32_t size = job_size(n);
 	uint32_t rest = (uint32_t)(HS_WRITER_BYTES - (tail & (HS_WRITER_BYTES - 1)));
 	uint32_t skip = size > rest ? rest : 0;
 
@@ -275,10 +283,6 @@ void hs_writer_drain(struct hs_writer *w)
 		pthread_cond_wait(&w->done, &w->mu);
 }
 
-/* an entry of the longest trace */
-#define JOB_LONGEST ((JOB_HEAD + offsetof(struct hs_trace, hops) + \
-		      HS_TRACE_MAX_HOPS * sizeof(struct hs_hop) + JOB_ALIGN - 1) & ~(size_t)(JOB_ALIGN - 1))
-
 bool hs_writer_fits(const struct hs_writer *w, size_t n)
 {
 	struct hs_writer *m = (struct hs_writer *)w;
@@ -286,7 +290,7 @@ bool hs_writer_fits(const struct hs_writer *w, size_t n)
 	uint64_t used = atomic_load_explicit(&m->tail, memory_order_acquire) - head;
 
 	/* and a skip over the ring's end, at most one entry's */
-	return HS_WRITER_BYTES - used >= (n + 1) * JOB_LONGEST;
+	return HS_WRITER_BYTES - used >= (n + 1) * job_size(HS_TRACE_MAX_HOPS);
 }
 
 size_t hs_writer_queued(const struct hs_writer *w)
